@@ -1,0 +1,63 @@
+/** Architecture rules: the folder tree is the dependency rule (STYLE.md convention 1). */
+module.exports = {
+  forbidden: [
+    {
+      name: 'domain-is-pure',
+      comment: 'shared/domain is pure: it imports nothing outside itself, no SDK, no node I/O.',
+      severity: 'error',
+      from: { path: '^shared/domain/' },
+      to: { pathNot: '^shared/domain/' },
+    },
+    {
+      name: 'ports-only-know-domain',
+      severity: 'error',
+      from: { path: '^shared/ports/' },
+      to: { pathNot: '^shared/(domain|ports)/' },
+    },
+    {
+      name: 'application-uses-ports-not-adapters',
+      comment: 'use cases depend on the domain and ports; adapters are bound in the composition root.',
+      severity: 'error',
+      from: { path: '^shared/application/' },
+      to: { path: '^(shared/adapters|functions|cli|sim)/' },
+    },
+    {
+      name: 'only-adapters-import-cloud-sdks',
+      comment:
+        'Only shared/adapters/* import Azure or Kubernetes SDKs. The simulator and tests may use them to drive or emulate the wire.',
+      severity: 'error',
+      from: { pathNot: '^(shared/adapters/|sim/|tests/)' },
+      to: { path: 'node_modules/(@azure/(?!functions/)[^/]+|@kubernetes/[^/]+)/' },
+    },
+    {
+      name: 'durable-functions-only-in-shell',
+      comment: 'durable-functions is the shell: functions/ registers, cli/ runs orchestrators locally.',
+      severity: 'error',
+      from: { path: '^shared/' },
+      to: { path: 'node_modules/(durable-functions|@azure/functions)/' },
+    },
+    {
+      name: 'nothing-imports-the-simulator',
+      comment: 'the simulator is a test world; product code must not depend on it (cli reaches it by URL).',
+      severity: 'error',
+      from: { path: '^(shared|functions)/' },
+      to: { path: '^sim/' },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^dist/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+    },
+  },
+};
