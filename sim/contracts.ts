@@ -1,0 +1,130 @@
+/**
+ * Contracts between the simulator's parts: the world (sim/world, owns time, compute state, faults,
+ * request log) and the Kubernetes API server (sim/kube, owns the object store and API semantics).
+ * Both sides code against these interfaces so they can be built and tested separately.
+ */
+
+/** Simulated time. All durations the simulator reports are simulated seconds. */
+export interface SimClock {
+  /** Current simulated time in epoch milliseconds. */
+  nowMs(): number;
+  /** Current simulated time. */
+  now(): Date;
+}
+
+/** Discrete-event scheduler on simulated time. Due events run in time order, then insertion order. */
+export interface Scheduler {
+  /** Runs `action` once simulated time reaches `clock.nowMs() + delaySeconds * 1000`. Returns a cancel function. */
+  after(delaySeconds: number, label: string, action: () => void): () => void;
+  /** Runs every event that is due now (called before each request is served). */
+  runDue(): void;
+}
+
+/** The Kubernetes resources the simulator stores, by their plural REST name. */
+export type KubeResource =
+  | 'namespaces'
+  | 'nodes'
+  | 'pods'
+  | 'poddisruptionbudgets'
+  | 'daemonsets'
+  | 'replicasets'
+  | 'deployments'
+  | 'leases'
+  | 'serviceaccounts'
+  | 'secrets'
+  | 'events';
+
+export interface KubeObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: {
+    apiVersion: string;
+    kind: string;
+    name: string;
+    uid: string;
+    controller?: boolean;
+  }[];
+  finalizers?: string[];
+}
+
+/** Any stored Kubernetes object, as plain JSON. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: KubeObjectMeta;
+  [field: string]: unknown;
+}
+
+export interface KubeWatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  resource: KubeResource;
+  object: KubeObject;
+}
+
+/** Thrown by the store; the API server maps these to Status objects (404, 409). */
+export class KubeStoreError extends Error {
+  constructor(
+    readonly reason: 'NotFound' | 'AlreadyExists' | 'Conflict',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'KubeStoreError';
+  }
+}
+
+/**
+ * The Kubernetes object store. Objects go in and out as deep copies. Every write bumps a global
+ * resourceVersion (a decimal string) and notifies subscribers synchronously, after the write.
+ */
+export interface KubeStore {
+  get(resource: KubeResource, namespace: string | undefined, name: string): KubeObject | undefined;
+  /** All objects of a resource, in one namespace or (namespace undefined) all, sorted by namespace then name. */
+  list(resource: KubeResource, namespace?: string): KubeObject[];
+  /** Assigns uid, resourceVersion and creationTimestamp. Throws KubeStoreError('AlreadyExists'). */
+  create(resource: KubeResource, object: KubeObject): KubeObject;
+  /**
+   * Replaces an object. When `object.metadata.resourceVersion` is set and differs from the stored one,
+   * throws KubeStoreError('Conflict'). Throws KubeStoreError('NotFound').
+   */
+  update(resource: KubeResource, object: KubeObject): KubeObject;
+  /** Read-modify-write for simulator internals (no conflict check). Throws KubeStoreError('NotFound'). */
+  mutate(
+    resource: KubeResource,
+    namespace: string | undefined,
+    name: string,
+    change: (object: KubeObject) => void,
+  ): KubeObject;
+  /** Removes an object at once (grace periods are the API server's business). Returns false when absent. */
+  remove(resource: KubeResource, namespace: string | undefined, name: string): boolean;
+  /** Current global resourceVersion. */
+  resourceVersion(): string;
+  subscribe(listener: (event: KubeWatchEvent) => void): () => void;
+}
+
+/** A fault the simulator injects instead of serving a request. */
+export interface InjectedFault {
+  status: number;
+  /** Sent as `Retry-After` (seconds) when set. */
+  retryAfterSeconds?: number;
+  /** ARM error code or Kubernetes Status reason. */
+  code: string;
+  message: string;
+}
+
+/** Decides whether a request fails by injection. `operation` is e.g. `Microsoft.Compute/snapshots/write` or `pods/eviction:create`. */
+export interface FaultInjector {
+  check(api: 'arm' | 'kube', operation: string): InjectedFault | undefined;
+}
+
+/** Counts requests per API and operation, for tests and benchmarks. */
+export interface RequestLog {
+  record(api: 'arm' | 'kube', operation: string, status: number): void;
+}
