@@ -128,3 +128,60 @@ export interface FaultInjector {
 export interface RequestLog {
   record(api: 'arm' | 'kube', operation: string, status: number): void;
 }
+
+/**
+ * How long things take in the simulated world, in simulated seconds. `kamino-observed` comes from
+ * kamino's published run log (DESIGN.md §6): drain ≈14 s with 5 s grace, prep pod ≈49 s, instance
+ * stop ≈113 s, snapshot ≈65 s, image version ≈665 s, extension delete 13–67 s, scale-set update ≈3 s.
+ */
+export interface LatencyProfile {
+  readonly name: string;
+  /** Pod creation to Running. */
+  readonly podStartSeconds: number;
+  /** Prep pod creation to the moment it powers its host off. */
+  readonly prepPodSeconds: number;
+  /** powerOff (API or guest) until the instance reports `PowerState/stopped`. */
+  readonly instanceStopSeconds: number;
+  /** deallocate until `PowerState/deallocated`. */
+  readonly instanceDeallocateSeconds: number;
+  /** start/restart until the instance is running (the node turns Ready `nodeBootSeconds` later). */
+  readonly instanceStartSeconds: number;
+  /** Instance running until its node reports Ready again (existing node, already bootstrapped). */
+  readonly nodeBootSeconds: number;
+  /** New instance to Ready node when it must bootstrap from a marketplace image and extensions. */
+  readonly newNodeJoinFromMarketplaceSeconds: number;
+  /** New instance to Ready node when the model points at a prototype image and bootstrap extensions are gone. */
+  readonly newNodeJoinFromPrototypeSeconds: number;
+  readonly snapshotCreateSeconds: number;
+  readonly snapshotDeleteSeconds: number;
+  /** Image version creation (and replication) until Succeeded. */
+  readonly imageVersionCreateSeconds: number;
+  readonly imageVersionDeleteSeconds: number;
+  readonly galleryCreateSeconds: number;
+  readonly imageDefinitionCreateSeconds: number;
+  /** Extension delete takes between these two bounds (deterministic per extension name). */
+  readonly extensionDeleteSeconds: readonly [number, number];
+  readonly scaleSetUpdateSeconds: number;
+  readonly runCommandSeconds: number;
+}
+
+export const KAMINO_OBSERVED: LatencyProfile = {
+  name: 'kamino-observed',
+  podStartSeconds: 2,
+  prepPodSeconds: 49,
+  instanceStopSeconds: 113,
+  instanceDeallocateSeconds: 120,
+  instanceStartSeconds: 30,
+  nodeBootSeconds: 30,
+  newNodeJoinFromMarketplaceSeconds: 420,
+  newNodeJoinFromPrototypeSeconds: 90,
+  snapshotCreateSeconds: 65,
+  snapshotDeleteSeconds: 5,
+  imageVersionCreateSeconds: 665,
+  imageVersionDeleteSeconds: 30,
+  galleryCreateSeconds: 5,
+  imageDefinitionCreateSeconds: 5,
+  extensionDeleteSeconds: [13, 67],
+  scaleSetUpdateSeconds: 3,
+  runCommandSeconds: 30,
+};
