@@ -1,0 +1,147 @@
+/**
+ * The CLI commands: each runs one of the product's orchestrations through the local runner and
+ * returns a result for the printer. Instance ids are the same deterministic ids the function app
+ * uses, so a run interrupted here can be resumed with --resume.
+ */
+import type { PoolStatus } from '../shared/application/pool-status.js';
+import type { PoolRefreshResult, RefreshPoolInput } from '../shared/application/refresh-contracts.js';
+import { ORCHESTRATION } from '../shared/application/refresh-contracts.js';
+import type { ClusterRefreshResult } from '../functions/orchestrations/refresh-cluster.orchestration.js';
+import { poolInstanceId } from '../functions/orchestrations/refresh-cluster.orchestration.js';
+import type { CliOptions } from './args.js';
+import { UsageError } from './args.js';
+import type { OrchestrationStatus } from './runner/index.js';
+import type { Session } from './session.js';
+
+export interface StatusResult {
+  readonly kind: 'status';
+  readonly clusters: readonly { readonly cluster: string; readonly pools: readonly PoolStatus[] }[];
+}
+
+export interface RefreshResult {
+  readonly kind: 'plan' | 'refresh';
+  readonly clusters: readonly ClusterRefreshResult[];
+  /** Runs that did not complete: instance id and why. */
+  readonly failures: readonly { readonly instanceId: string; readonly message: string }[];
+}
+
+export type CommandResult = StatusResult | RefreshResult;
+
+function clustersOf(session: Session, options: CliOptions): string[] {
+  const names = session.composition.dependencies.clusterNames;
+  if (options.cluster === undefined) return [...names];
+  if (!names.includes(options.cluster)) {
+    throw new UsageError(`--cluster ${options.cluster} is not configured: use one of ${names.join(', ')}`);
+  }
+  return [options.cluster];
+}
+
+/** A unique suffix for read-only runs (status, plan) so they never collide with a running refresh. */
+function runSuffix(): string {
+  return new Date().toISOString().replaceAll(/[^0-9]/g, '');
+}
+
+function failureMessage(status: OrchestrationStatus): string {
+  return status.failure?.ErrorMessage ?? `the run ended ${status.runtimeStatus}`;
+}
+
+export async function runCommand(session: Session, options: CliOptions): Promise<CommandResult> {
+  const clusters = clustersOf(session, options);
+  switch (options.command) {
+    case 'status': {
+      const results = [];
+      for (const cluster of clusters) {
+        const status = await session.runner.startOrchestration(
+          ORCHESTRATION.clusterStatus,
+          { cluster },
+          `status:${cluster}:${runSuffix()}`,
+        );
+        if (status.runtimeStatus !== 'Completed') {
+          throw new Error(`reading status of cluster ${cluster}: ${failureMessage(status)}`);
+        }
+        results.push({ cluster, pools: status.output as PoolStatus[] });
+      }
+      return { kind: 'status', clusters: results };
+    }
+    case 'plan':
+    case 'refresh': {
+      const dryRun = options.command === 'plan';
+      const results: ClusterRefreshResult[] = [];
+      const failures: { instanceId: string; message: string }[] = [];
+      if (options.resume !== undefined) {
+        const status = await session.runner.resume(options.resume);
+        collect(status, options.resume, results, failures);
+        return { kind: 'refresh', clusters: results, failures };
+      }
+      for (const cluster of clusters) {
+        if (options.pool !== undefined) {
+          const input: RefreshPoolInput = {
+            cluster,
+            pool: options.pool,
+            trigger: 'cli',
+            ...(options.node === undefined ? {} : { node: options.node }),
+            ...(dryRun ? { dryRun: true } : {}),
+          };
+          const instanceId = dryRun
+            ? `plan:${cluster}:${options.pool}:${runSuffix()}`
+            : poolInstanceId(cluster, options.pool);
+          const status = await session.runner.startOrchestration(ORCHESTRATION.refreshPool, input, instanceId);
+          collect(status, instanceId, results, failures, cluster, options.pool);
+        } else {
+          const instanceId = dryRun ? `plan:${cluster}:${runSuffix()}` : `refresh:${cluster}`;
+          const status = await session.runner.startOrchestration(
+            ORCHESTRATION.refreshCluster,
+            { cluster, trigger: 'cli', ...(dryRun ? { dryRun: true } : {}) },
+            instanceId,
+          );
+          collect(status, instanceId, results, failures, cluster);
+        }
+      }
+      return { kind: dryRun ? 'plan' : 'refresh', clusters: results, failures };
+    }
+  }
+}
+
+/** Files the output of a finished run under its cluster; a failed run becomes a failure entry. */
+function collect(
+  status: OrchestrationStatus,
+  instanceId: string,
+  results: ClusterRefreshResult[],
+  failures: { instanceId: string; message: string }[],
+  cluster?: string,
+  pool?: string,
+): void {
+  if (status.runtimeStatus !== 'Completed') {
+    const message = failureMessage(status);
+    failures.push({ instanceId, message });
+    if (cluster !== undefined && pool !== undefined) {
+      const failed: PoolRefreshResult = {
+        cluster,
+        pool,
+        outcome: 'failed',
+        reason: message,
+        failure: { step: stepOf(status), message },
+      };
+      results.push({ cluster, pools: [failed] });
+    }
+    return;
+  }
+  const output = status.output as ClusterRefreshResult | PoolRefreshResult;
+  if ('pools' in output) {
+    results.push(output);
+  } else {
+    results.push({ cluster: output.cluster, pools: [output] });
+  }
+}
+
+function stepOf(status: OrchestrationStatus): string {
+  const custom = status.customStatus as { step?: unknown } | undefined;
+  return typeof custom?.step === 'string' ? custom.step : 'unknown';
+}
+
+/** 0: done; 1: a refresh failed. Refused and skipped pools are decisions, not failures. */
+export function exitCodeOf(result: CommandResult): number {
+  if (result.kind === 'status') return 0;
+  if (result.failures.length > 0) return 1;
+  return result.clusters.some((cluster) => cluster.pools.some((pool) => pool.outcome === 'failed')) ? 1 : 0;
+}

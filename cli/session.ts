@@ -1,0 +1,105 @@
+/**
+ * A CLI session: the settings, the composed activities and a local durable runner, either against
+ * real Azure (settings from the environment or a local.settings.json file, DefaultAzureCredential)
+ * or against an in-process simulator whose clock the runner drives.
+ */
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+
+import type { Composition } from '../shared/composition-root.js';
+import { compose } from '../shared/composition-root.js';
+import { ORCHESTRATORS } from '../functions/orchestrations/index.js';
+import type { Clock, DurableRunner } from './runner/index.js';
+import { createDurableRunner, createFileStore, createSystemClock } from './runner/index.js';
+import type { OrchestrationStatus } from './runner/index.js';
+import { UsageError } from './args.js';
+import type { SimulatorSession } from './sim-session.js';
+import { startSimulatorSession } from './sim-session.js';
+
+export interface Session {
+  readonly composition: Composition;
+  readonly runner: DurableRunner;
+  readonly simulator?: SimulatorSession;
+  close(): Promise<void>;
+}
+
+export interface SessionOptions {
+  readonly settingsFile?: string;
+  readonly sim?: string | true;
+  readonly timeFactor?: number;
+  readonly stateDir: string;
+  readonly onStatus?: (status: OrchestrationStatus) => void;
+  /** Extra activity wrapper (tests use it to stop a run at a chosen boundary). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+export const SAMPLE_SCENARIO = fileURLToPath(new URL('../../sim/scenarios/sample.yaml', import.meta.url));
+
+export async function openSession(options: SessionOptions): Promise<Session> {
+  if (options.sim !== undefined) {
+    const simulator = await startSimulatorSession({
+      scenarioPath: options.sim === true ? SAMPLE_SCENARIO : options.sim,
+      ...(options.timeFactor === undefined ? {} : { timeFactor: options.timeFactor }),
+    });
+    try {
+      const composition = compose({
+        env: simulator.env,
+        simulator: simulator.endpoints,
+        now: () => new Date(simulator.clock.now()),
+      });
+      const runner = createRunner(composition, simulator.clock, options);
+      return {
+        composition,
+        runner,
+        simulator,
+        close: () => simulator.stop(),
+      };
+    } catch (error) {
+      await simulator.stop();
+      throw error;
+    }
+  }
+  const env = options.settingsFile === undefined ? (options.env ?? process.env) : await readSettingsFile(options.settingsFile);
+  const composition = compose({ env });
+  const runner = createRunner(composition, createSystemClock(), options);
+  return { composition, runner, close: () => Promise.resolve() };
+}
+
+function createRunner(composition: Composition, clock: Clock, options: SessionOptions): DurableRunner {
+  return createDurableRunner({
+    orchestrators: ORCHESTRATORS,
+    activities: composition.activities,
+    clock,
+    store: createFileStore(options.stateDir),
+    maxConcurrentActivities: 8,
+    ...(options.onStatus === undefined ? {} : { onStatus: options.onStatus }),
+  });
+}
+
+/** Reads `{ "Values": { … } }` (local.settings.json) into an environment-like map. */
+async function readSettingsFile(path: string): Promise<Record<string, string>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    throw new UsageError(`--settings ${path}: the file cannot be read`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new UsageError(`--settings ${path}: the file is not JSON (expected local.settings.json form)`);
+  }
+  const values = (parsed as { Values?: unknown }).Values;
+  if (typeof values !== 'object' || values === null || Array.isArray(values)) {
+    throw new UsageError(`--settings ${path}: expected { "Values": { "<KEY>": "<value>", … } }`);
+  }
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(values)) {
+    if (typeof value !== 'string') {
+      throw new UsageError(`--settings ${path}: Values.${key} must be a string`);
+    }
+    if (value !== '') env[key] = value;
+  }
+  return env;
+}

@@ -1,0 +1,140 @@
+/**
+ * Runs the CLI against an in-process simulator: starts it with the product's own permissions (the
+ * Azure action list and the Kubernetes RBAC manifests in infra/), derives app settings that point at
+ * it, and gives the runner a clock that moves the simulated world when a durable timer is due.
+ */
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { parseAllDocuments } from 'yaml';
+
+import type { KubeObject } from '../sim/contracts.js';
+import type { RunningSimulator } from '../sim/index.js';
+import { startSimulator } from '../sim/index.js';
+import type { Clock } from './runner/index.js';
+
+export const ARM_ACTIONS_FILE = fileURLToPath(new URL('../../infra/azure/compute-actions.json', import.meta.url));
+export const RBAC_DIR = fileURLToPath(new URL('../../infra/kubernetes', import.meta.url));
+
+/** A digest-pinned image for the prep pod; the simulator does not pull images. */
+const SIM_PREP_IMAGE =
+  'mcr.microsoft.com/cbl-mariner/busybox:2.0@sha256:2f3b1f4e5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d';
+/** The simulator accepts any bearer token on ARM and authorizes by action list. */
+const SIM_ARM_TOKEN = 'vmss-prototype-sim-arm-token';
+
+export interface SimulatorSession {
+  readonly running: RunningSimulator;
+  /** App settings pointing the product at the simulator (service-account tokens by env reference). */
+  readonly env: Record<string, string>;
+  readonly endpoints: { readonly armEndpoint: string; readonly caPem: string; readonly armToken: string };
+  /** The runner's clock: simulated time; a due durable timer moves the world forward to it. */
+  readonly clock: Clock;
+  stop(): Promise<void>;
+}
+
+export interface SimulatorSessionOptions {
+  readonly scenarioPath: string;
+  readonly timeFactor?: number;
+  /** Enforce infra/ permissions (default true). */
+  readonly leastPrivilege?: boolean;
+}
+
+/** Default speed: a refresh (≈20 simulated minutes) takes seconds of wall time. */
+export const DEFAULT_TIME_FACTOR = 200;
+
+export async function startSimulatorSession(options: SimulatorSessionOptions): Promise<SimulatorSession> {
+  const outDir = await mkdtemp(join(tmpdir(), 'vmss-prototype-sim-'));
+  let running: RunningSimulator;
+  try {
+    running = await startSimulator({
+      scenario: options.scenarioPath,
+      outDir,
+      clock: 'scaled',
+      timeFactor: options.timeFactor ?? DEFAULT_TIME_FACTOR,
+      ...(options.leastPrivilege === false ? {} : { armActionsFile: ARM_ACTIONS_FILE, rbacDir: RBAC_DIR }),
+    });
+  } catch (error) {
+    await rm(outDir, { recursive: true, force: true });
+    throw error;
+  }
+  try {
+    await applyProductManifests(running);
+  } catch (error) {
+    await running.stop();
+    await rm(outDir, { recursive: true, force: true });
+    throw error;
+  }
+  const env = settingsFor(running);
+  const clock: Clock = {
+    virtual: true,
+    now: () => running.clock.nowMs(),
+    sleepUntil(epochMs: number): Promise<void> {
+      if (epochMs > running.clock.nowMs()) running.clock.advanceTo(epochMs);
+      return Promise.resolve();
+    },
+  };
+  return {
+    running,
+    env,
+    endpoints: { armEndpoint: running.armEndpoint, caPem: running.caPem, armToken: SIM_ARM_TOKEN },
+    clock,
+    async stop() {
+      await running.stop();
+      await rm(outDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One app-settings environment for every simulated cluster: pools discovered (`all`), defaults elsewhere. */
+export function settingsFor(running: RunningSimulator): Record<string, string> {
+  const env: Record<string, string> = {};
+  const clusters = running.clusters.map((endpoint) => {
+    const spec = running.world.cluster(endpoint.name).world.spec;
+    const tokenKey = `VMSSP_SECRET_SIM_${endpoint.name.toUpperCase().replaceAll(/[^A-Z0-9]/g, '_')}_TOKEN`;
+    env[tokenKey] = endpoint.tokens.serviceAccount;
+    return {
+      name: endpoint.name,
+      subscriptionId: running.subscriptionId,
+      resourceGroup: spec.resourceGroup,
+      apiServer: {
+        url: endpoint.kubeHttpsUrl,
+        caCertificate: { pem: running.caPem },
+        auth: { serviceAccountToken: { env: tokenKey } },
+      },
+      pools: 'all',
+      capture: { mode: 'drain-and-stop', prepImage: SIM_PREP_IMAGE, drainGracePeriod: '5s' },
+    };
+  });
+  env['VMSSP_CLUSTERS'] = JSON.stringify(clusters);
+  return env;
+}
+
+/**
+ * What an operator does once per cluster (`kubectl apply -k infra/kubernetes`): creates the product's
+ * namespace, service account and token Secret in every simulated cluster. RBAC objects are not stored:
+ * the simulator enforces them directly from the same files.
+ */
+async function applyProductManifests(running: RunningSimulator): Promise<void> {
+  const files = (await readdir(RBAC_DIR)).filter((name) => /\.ya?ml$/.test(name) && !name.startsWith('kustomization'));
+  const objects: KubeObject[] = [];
+  for (const file of files.sort()) {
+    for (const document of parseAllDocuments(await readFile(join(RBAC_DIR, file), 'utf8'))) {
+      const object = document.toJS() as KubeObject | null;
+      if (object === null) continue;
+      if (['Namespace', 'ServiceAccount', 'Secret'].includes(object.kind)) objects.push(object);
+    }
+  }
+  // Namespaces first: the others live in them.
+  objects.sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'));
+  for (const handle of running.world.clusters.values()) {
+    const store = handle.world.store;
+    for (const object of objects) {
+      const resource = object.kind === 'Namespace' ? 'namespaces' : object.kind === 'ServiceAccount' ? 'serviceaccounts' : 'secrets';
+      if (store.get(resource, object.metadata.namespace, object.metadata.name) === undefined) {
+        store.create(resource, structuredClone(object));
+      }
+    }
+  }
+}

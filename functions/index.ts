@@ -1,0 +1,2 @@
+/** Entry point of the function app (package.json `main`): importing a module registers its functions. */
+import './refresh.registrations.js';

@@ -1,0 +1,93 @@
+/**
+ * Building blocks shared by the orchestrators: a named step that calls one activity with retries,
+ * and the monitor pattern (read, decide, sleep on a durable timer) with a deadline. Both are
+ * generators to be delegated to with `yield*`, so they replay deterministically.
+ */
+import type { OrchestrationContext, Task } from 'durable-functions';
+import * as df from 'durable-functions';
+
+/** A failed step of a run: which step, and why, in words an operator can act on. */
+export class StepFailure extends Error {
+  constructor(
+    readonly step: string,
+    message: string,
+  ) {
+    super(`${step}: ${message}`);
+    this.name = 'StepFailure';
+  }
+}
+
+/**
+ * Activities retry on any error: transient ARM/Kubernetes failures are the common case, and a
+ * terminal one costs a few retries before the run fails. Bounded by attempts, never by
+ * `retryTimeoutInMilliseconds` (it hangs the orchestration: research/durable.md §0 #5).
+ */
+export function retryOptions(): df.RetryOptions {
+  const options = new df.RetryOptions(5_000, 4);
+  options.backoffCoefficient = 2;
+  options.maxRetryIntervalInMilliseconds = 60_000;
+  return options;
+}
+
+/** The message of a failure thrown into the orchestrator, without durable-functions' prefixes. */
+export function stepFailureMessage(error: unknown): string {
+  if (error instanceof StepFailure) return error.message;
+  if (error instanceof Error) {
+    // TaskFailedError messages read "<ErrorType>: <message>" (StepFailure for a failed sub-orchestration);
+    // keep the message the activity or child wrote.
+    const match = /^[A-Za-z]*(?:Error|Failure): ([\s\S]*)$/.exec(error.message);
+    return (match?.[1] ?? error.message).trim();
+  }
+  return String(error);
+}
+
+/** Calls one activity (with retries) as the named step; a failure becomes a StepFailure naming the step. */
+export function* callStep<T = void>(
+  context: OrchestrationContext,
+  step: string,
+  activity: string,
+  input: unknown,
+): Generator<Task, T, unknown> {
+  try {
+    return (yield context.df.callActivityWithRetry(activity, retryOptions(), input)) as T;
+  } catch (error) {
+    if (error instanceof StepFailure) throw error;
+    throw new StepFailure(step, stepFailureMessage(error));
+  }
+}
+
+export interface PollSpec<T> {
+  readonly step: string;
+  readonly intervalSeconds: number;
+  readonly timeoutSeconds: number;
+  /** Schedules the read (an activity call); called once per round. */
+  readonly read: () => Task;
+  /** True when done; may throw a StepFailure to stop early. */
+  readonly done: (value: T) => boolean;
+  /** The state in words, for the status and the timeout message. */
+  readonly describe: (value: T) => string;
+}
+
+/** Monitor pattern: read until `done`, sleeping on durable timers, failing after `timeoutSeconds`. */
+export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>): Generator<Task, T, unknown> {
+  const startedAt = context.df.currentUtcDateTime.getTime();
+  const deadline = startedAt + spec.timeoutSeconds * 1000;
+  for (;;) {
+    let value: T;
+    try {
+      value = (yield spec.read()) as T;
+    } catch (error) {
+      if (error instanceof StepFailure) throw error;
+      throw new StepFailure(spec.step, stepFailureMessage(error));
+    }
+    if (spec.done(value)) return value;
+    const now = context.df.currentUtcDateTime.getTime();
+    if (now >= deadline) {
+      throw new StepFailure(
+        spec.step,
+        `timed out after ${Math.round((now - startedAt) / 1000)} s: ${spec.describe(value)}`,
+      );
+    }
+    yield context.df.createTimer(new Date(Math.min(deadline, now + spec.intervalSeconds * 1000)));
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * Refreshes a whole cluster (auto mode): plan every pool, then refresh the pools that need it as
+ * sub-orchestrations, at most `maxParallelPools` at a time. One pool failing does not stop the others.
+ */
+import type { OrchestrationContext, Task } from 'durable-functions';
+
+import type { PoolPlan, PoolRefreshResult, RefreshPoolInput } from '../../shared/application/refresh-contracts.js';
+import { ACTIVITY, ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
+import { callStep, stepFailureMessage } from './orchestration-steps.js';
+
+export interface RefreshClusterInput {
+  readonly cluster: string;
+  readonly dryRun?: boolean;
+  readonly trigger: string;
+}
+
+export interface ClusterPools {
+  readonly pools: readonly string[];
+  readonly maxParallelPools: number;
+}
+
+export interface ClusterRefreshResult {
+  readonly cluster: string;
+  readonly pools: readonly PoolRefreshResult[];
+}
+
+/** Deterministic id of a pool's refresh: the singleton key, whatever starts it. */
+export function poolInstanceId(cluster: string, pool: string): string {
+  return `refresh:${cluster}:${pool}`;
+}
+
+export function* refreshClusterOrchestration(
+  context: OrchestrationContext,
+): Generator<Task, ClusterRefreshResult, unknown> {
+  const input = context.df.getInput<RefreshClusterInput>();
+  const { cluster } = input;
+  context.df.setCustomStatus({ cluster, step: 'planning' });
+  const { pools, maxParallelPools } = yield* callStep<ClusterPools>(context, 'listing-pools', ACTIVITY.listPools, {
+    cluster,
+  });
+  if (pools.length === 0) return { cluster, pools: [] };
+
+  // Plans are read-only and cheap: all in parallel (Task.all of a non-empty list).
+  const plans = (yield context.df.Task.all(
+    pools.map((pool) => context.df.callActivity(ACTIVITY.planPool, { cluster, pool })),
+  )) as PoolPlan[];
+
+  const results: PoolRefreshResult[] = [];
+  const toRefresh: PoolPlan[] = [];
+  for (const plan of plans) {
+    if (plan.decision.kind === 'refresh' && input.dryRun !== true) {
+      toRefresh.push(plan);
+    } else {
+      const outcome =
+        plan.decision.kind === 'refresh'
+          ? 'planned'
+          : plan.decision.kind === 'skip'
+            ? 'skipped'
+            : plan.decision.kind;
+      results.push({ cluster, pool: plan.pool, outcome, reason: plan.decision.reason, plan });
+    }
+  }
+
+  // Sliding window of sub-orchestrations: a finished pool makes room for the next one.
+  const inFlight: { pool: string; task: Task }[] = [];
+  let next = 0;
+  while (next < toRefresh.length || inFlight.length > 0) {
+    while (next < toRefresh.length && inFlight.length < Math.max(1, maxParallelPools)) {
+      const plan = toRefresh[next++];
+      if (plan === undefined) break;
+      const childInput: RefreshPoolInput = { cluster, pool: plan.pool, trigger: input.trigger };
+      inFlight.push({
+        pool: plan.pool,
+        task: context.df.callSubOrchestrator(
+          ORCHESTRATION.refreshPool,
+          childInput,
+          `${poolInstanceId(cluster, plan.pool)}:${context.df.instanceId}`,
+        ),
+      });
+      context.df.setCustomStatus({ cluster, step: 'refreshing', pools: inFlight.map((f) => f.pool) });
+    }
+    const winner = (yield context.df.Task.any(inFlight.map((f) => f.task))) as Task;
+    const index = inFlight.findIndex((f) => f.task === winner);
+    const finished = inFlight.splice(index, 1)[0];
+    if (finished === undefined) continue;
+    if (winner.isFaulted) {
+      // The child's message reads "<step>: <cause>" (a StepFailure): keep the step it failed in.
+      const message = stepFailureMessage(winner.result);
+      const separator = message.indexOf(': ');
+      const step = separator > 0 && !message.slice(0, separator).includes(' ') ? message.slice(0, separator) : 'refreshing';
+      results.push({
+        cluster,
+        pool: finished.pool,
+        outcome: 'failed',
+        reason: message,
+        failure: { step, message: step === 'refreshing' ? message : message.slice(separator + 2) },
+      });
+    } else {
+      results.push(winner.result as PoolRefreshResult);
+    }
+  }
+  results.sort((a, b) => a.pool.localeCompare(b.pool));
+  context.df.setCustomStatus({ cluster, step: 'done' });
+  return { cluster, pools: results };
+}

@@ -1,0 +1,589 @@
+/**
+ * Refreshes one node pool (DESIGN.md §2): plan, capture the donor's OS disk, build a gallery image
+ * version, point the scale set at it, clean up. A deterministic generator: every effect is an
+ * activity, every wait a durable timer, every decision a pure domain function.
+ */
+import type { OrchestrationContext, Task } from 'durable-functions';
+
+import type {
+  DrainStepResult,
+  ImageVersionRequestResult,
+  ImageVersionView,
+  InstanceView,
+  NodePriorState,
+  PoolPlan,
+  PoolRefreshResult,
+  RefreshPoolInput,
+  RefreshStatus,
+  ScaleSetImageView,
+  SnapshotView,
+} from '../../shared/application/refresh-contracts.js';
+import { ACTIVITY } from '../../shared/application/refresh-contracts.js';
+import type { ImageVersionRef, StorageAccountType } from '../../shared/domain/compute.js';
+import { buildImageVersionTags, nextImageVersionName } from '../../shared/domain/image-version.js';
+import { buildPrepScript } from '../../shared/domain/prep-script.js';
+import { callStep, pollUntil, retryOptions, StepFailure, stepFailureMessage } from './orchestration-steps.js';
+
+/** How often each wait polls, and how long it may take before the run fails (seconds). */
+export const POLL = {
+  drain: { interval: 5, timeout: 0 /* from settings */ },
+  prepPod: { interval: 10, timeout: 15 * 60 },
+  powerOff: { interval: 15, timeout: 20 * 60 },
+  snapshot: { interval: 15, timeout: 60 * 60 },
+  start: { interval: 15, timeout: 20 * 60 },
+  nodeReady: { interval: 15, timeout: 20 * 60 },
+  imageVersion: { interval: 60, timeout: 8 * 60 * 60 },
+  imageVersionDeletion: { interval: 30, timeout: 60 * 60 },
+  scaleSetUpdate: { interval: 10, timeout: 30 * 60 },
+  extensionDeletion: { interval: 15, timeout: 60 * 60 },
+} as const;
+
+/** Marks the nodes we hold, so an operator sees which run cordoned a node and why. */
+export const RUN_ANNOTATION = 'vmss-prototype.io/capture-run';
+
+function isoAt(context: OrchestrationContext): string {
+  return context.df.currentUtcDateTime.toISOString();
+}
+
+function setStatus(context: OrchestrationContext, input: RefreshPoolInput, step: string, extra?: Partial<RefreshStatus>): void {
+  const status: RefreshStatus = { cluster: input.cluster, pool: input.pool, step, since: isoAt(context), ...extra };
+  context.df.setCustomStatus(status);
+}
+
+function terminalOutcome(plan: PoolPlan): PoolRefreshResult['outcome'] {
+  switch (plan.decision.kind) {
+    case 'up-to-date':
+      return 'up-to-date';
+    case 'skip':
+      return 'skipped';
+    case 'refused':
+      return 'refused';
+    case 'refresh':
+      return 'planned';
+  }
+}
+
+/** Snapshot names allow 80 characters of `[A-Za-z0-9_.-]`. */
+function snapshotNameFor(plan: PoolPlan, versionName: string): string {
+  const base = `vmssp-${plan.scaleSet.name}-${versionName.replaceAll('.', '-')}`;
+  return base.replaceAll(/[^A-Za-z0-9_.-]/g, '-').slice(0, 80);
+}
+
+/** Pod names are DNS labels (63 characters, lowercase alphanumerics and `-`). */
+function prepPodNameFor(versionName: string): string {
+  return `vmssp-prep-${versionName.replaceAll('.', '-')}`.toLowerCase().slice(0, 63);
+}
+
+export function* refreshPoolOrchestration(context: OrchestrationContext): Generator<Task, PoolRefreshResult, unknown> {
+  const input = context.df.getInput<RefreshPoolInput>();
+  const { cluster, pool } = input;
+
+  setStatus(context, input, 'planning');
+  const plan = yield* callStep<PoolPlan>(context, 'planning', ACTIVITY.planPool, {
+    cluster,
+    pool,
+    node: input.node,
+  });
+  if (plan.decision.kind !== 'refresh' || input.dryRun === true || plan.image === undefined) {
+    const outcome = terminalOutcome(plan);
+    const reason = plan.decision.reason;
+    setStatus(context, input, 'done', { detail: `${outcome}: ${reason}` });
+    return { cluster, pool, outcome, reason, plan };
+  }
+  const decision = plan.decision;
+  const donor = decision.node;
+  const image = plan.image;
+  const settings = plan.settings;
+
+  setStatus(context, input, 'ensuring-image-definition', { node: donor });
+  const existingVersions = yield* callStep<string[]>(context, 'ensuring-image-definition', ACTIVITY.ensureImageDefinition, {
+    cluster,
+    definition: image.definition,
+    location: plan.scaleSet.location,
+    spec: image.definitionSpec,
+    galleryTags: image.galleryTags,
+  });
+  const versionName = nextImageVersionName(context.df.currentUtcDateTime, existingVersions);
+  const versionRef: ImageVersionRef = { ...image.definition, versionName };
+  const snapshotName = snapshotNameFor(plan, versionName);
+  const prepPodName = prepPodNameFor(versionName);
+  const runTag = context.df.instanceId;
+
+  // The node's state before we touch it, recorded in history: a replay or a resumed run restores
+  // exactly this, never "uncordoned" for a node an administrator had cordoned.
+  const prior = yield* callStep<NodePriorState>(context, 'recording-node-state', ACTIVITY.readNodeState, {
+    cluster,
+    node: donor,
+  });
+
+  let snapshotRequested = false;
+  let cordonedAt: Date | undefined;
+  let capturedSnapshotId: { snapshotId: string; vmId?: string } | undefined;
+  let captureError: unknown;
+  try {
+    setStatus(context, input, 'cordoning', { node: donor, version: versionName });
+    yield* callStep(context, 'cordoning', ACTIVITY.protectNode, { cluster, node: donor, runTag });
+    cordonedAt = context.df.currentUtcDateTime;
+    capturedSnapshotId = yield* captureDisk(context, input, plan, {
+      donor,
+      instanceId: decision.instanceId,
+      versionName,
+      snapshotName,
+      prepPodName,
+      runTag,
+      onSnapshotRequested: () => {
+        snapshotRequested = true;
+      },
+    });
+  } catch (error) {
+    captureError = error;
+  }
+
+  // Whatever happened above (success, failure, timeout), give the donor back: start it, wait for it to
+  // be Ready, then restore exactly its prior state. Restore failures are reported with the cause.
+  const restore = yield* restoreDonor(context, input, plan, {
+    donor,
+    instanceId: decision.instanceId,
+    prior,
+    runTag,
+    prepPodName,
+    cordoned: cordonedAt !== undefined,
+  });
+  if (captureError !== undefined || restore.failures.length > 0) {
+    if (snapshotRequested) {
+      yield* deleteSnapshot(context, input, plan, snapshotName);
+    }
+    throw combineFailures(captureError, restore.failures);
+  }
+  const restoredAt = restore.restoredAt;
+
+  const outOfService =
+    cordonedAt === undefined ? undefined : Math.round((restoredAt.getTime() - cordonedAt.getTime()) / 1000);
+
+  let version: ImageVersionRef & { id: string; storageAccountType: StorageAccountType };
+  try {
+    if (capturedSnapshotId === undefined) {
+      throw new StepFailure('snapshotting', `snapshot ${snapshotName} has no id`);
+    }
+    version = yield* buildImageVersion(
+      context,
+      input,
+      plan,
+      versionRef,
+      capturedSnapshotId.snapshotId,
+      donor,
+      capturedSnapshotId.vmId,
+      runTag,
+    );
+  } finally {
+    yield* deleteSnapshot(context, input, plan, snapshotName);
+  }
+
+  // Point new instances at the image. Only after the model verifiably points at it are the bootstrap
+  // extensions removed: a model without them but with the old image would build broken nodes.
+  const targetImageId = settings.pinVersion ? version.id : idOfDefinition(version.id);
+  setStatus(context, input, 'updating-scale-set-model', { node: donor, version: versionName });
+  yield* callStep(context, 'updating-scale-set-model', ACTIVITY.requestScaleSetImageUpdate, {
+    cluster,
+    scaleSet: plan.scaleSet,
+    imageId: targetImageId,
+  });
+  yield* pollUntil<ScaleSetImageView>(context, {
+    step: 'updating-scale-set-model',
+    intervalSeconds: POLL.scaleSetUpdate.interval,
+    timeoutSeconds: POLL.scaleSetUpdate.timeout,
+    read: () =>
+      context.df.callActivityWithRetry(ACTIVITY.readScaleSetImage, retryOptions(), { cluster, scaleSet: plan.scaleSet }),
+    done: (view) => {
+      if (view.provisioningState === 'Failed') {
+        throw new StepFailure('updating-scale-set-model', `scale set ${plan.scaleSet.name} update failed`);
+      }
+      return view.provisioningState === 'Succeeded' && sameId(view.imageId, targetImageId);
+    },
+    describe: (view) => `model image ${view.imageId ?? 'none'} (${view.provisioningState})`,
+  });
+
+  setStatus(context, input, 'removing-bootstrap-extensions', { node: donor, version: versionName });
+  const removable = yield* callStep<string[]>(context, 'removing-bootstrap-extensions', ACTIVITY.listRemovableExtensions, {
+    cluster,
+    scaleSet: plan.scaleSet,
+    keepExtensionTypes: settings.keepExtensionTypes,
+  });
+  for (const extensionName of removable) {
+    yield* callStep(context, 'removing-bootstrap-extensions', ACTIVITY.requestExtensionDeletion, {
+      cluster,
+      scaleSet: plan.scaleSet,
+      extensionName,
+    });
+  }
+  if (removable.length > 0) {
+    yield* pollUntil<string[]>(context, {
+      step: 'removing-bootstrap-extensions',
+      intervalSeconds: POLL.extensionDeletion.interval,
+      timeoutSeconds: POLL.extensionDeletion.timeout,
+      read: () =>
+        context.df.callActivityWithRetry(ACTIVITY.listRemovableExtensions, retryOptions(), {
+          cluster,
+          scaleSet: plan.scaleSet,
+          keepExtensionTypes: settings.keepExtensionTypes,
+        }),
+      done: (left) => left.length === 0,
+      describe: (left) => `extensions still present: ${left.join(', ')}`,
+    });
+  }
+
+  setStatus(context, input, 'pruning-versions', { node: donor, version: versionName });
+  const pruned = yield* callStep<string[]>(context, 'pruning-versions', ACTIVITY.pruneImageVersions, {
+    cluster,
+    definition: image.definition,
+    history: settings.history,
+    keep: [versionName],
+    modelImageId: targetImageId,
+  });
+
+  setStatus(context, input, 'done', { node: donor, version: versionName, detail: 'refreshed' });
+  return {
+    cluster,
+    pool,
+    outcome: 'refreshed',
+    reason: decision.reason,
+    plan,
+    version,
+    donor,
+    donorOutOfServiceSeconds: outOfService,
+    removedExtensions: removable,
+    prunedVersions: pruned,
+  };
+}
+
+/** Starts the donor if needed, waits until its node is Ready, and restores its prior state. */
+function* restoreDonor(
+  context: OrchestrationContext,
+  input: RefreshPoolInput,
+  plan: PoolPlan,
+  donor: {
+    donor: string;
+    instanceId: string;
+    prior: NodePriorState;
+    runTag: string;
+    prepPodName: string;
+    cordoned: boolean;
+  },
+): Generator<Task, { restoredAt: Date; failures: string[] }, unknown> {
+  const { cluster } = input;
+  const failures: string[] = [];
+  setStatus(context, input, 'restoring-node', { node: donor.donor });
+  try {
+    yield* callStep(context, 'restoring-node', ACTIVITY.deletePrepPod, {
+      cluster,
+      namespace: plan.settings.prepNamespace,
+      name: donor.prepPodName,
+    });
+    const view = yield* callStep<InstanceView>(context, 'restoring-node', ACTIVITY.readInstance, {
+      cluster,
+      scaleSet: plan.scaleSet,
+      instanceId: donor.instanceId,
+    });
+    if (view.powerState !== 'running' && view.powerState !== 'starting') {
+      yield* callStep(context, 'restoring-node', ACTIVITY.requestInstanceStart, {
+        cluster,
+        scaleSet: plan.scaleSet,
+        instanceId: donor.instanceId,
+      });
+    }
+    yield* pollUntil<InstanceView>(context, {
+      step: 'starting-instance',
+      intervalSeconds: POLL.start.interval,
+      timeoutSeconds: POLL.start.timeout,
+      read: () =>
+        context.df.callActivityWithRetry(ACTIVITY.readInstance, retryOptions(), {
+          cluster,
+          scaleSet: plan.scaleSet,
+          instanceId: donor.instanceId,
+        }),
+      done: (v) => v.powerState === 'running',
+      describe: (v) => `instance ${donor.instanceId} is ${v.powerState}`,
+    });
+  } catch (error) {
+    failures.push(stepFailureMessage(error));
+  }
+  {
+    try {
+      // Restoring annotations and schedulability is what matters most: it runs even if the start failed.
+      yield* callStep(context, 'restoring-node', ACTIVITY.restoreNode, {
+        cluster,
+        node: donor.donor,
+        prior: donor.prior,
+        runTag: donor.runTag,
+      });
+    } catch (error) {
+      failures.push(stepFailureMessage(error));
+    }
+  }
+  return { restoredAt: context.df.currentUtcDateTime, failures };
+}
+
+/** Creates the version (ZRS, falling back to LRS), waits for it, then makes it visible to `latest`. */
+function* buildImageVersion(
+  context: OrchestrationContext,
+  input: RefreshPoolInput,
+  plan: PoolPlan,
+  ref: ImageVersionRef,
+  snapshotId: string,
+  donor: string,
+  sourceVmId: string | undefined,
+  runTag: string,
+): Generator<Task, ImageVersionRef & { id: string; storageAccountType: StorageAccountType }, unknown> {
+  const { cluster } = input;
+  const preferences: StorageAccountType[] =
+    plan.settings.storageAccountType === 'Standard_ZRS' ? ['Standard_ZRS', 'Standard_LRS'] : [plan.settings.storageAccountType];
+  const decision = plan.decision;
+  const tags = buildImageVersionTags({
+    sourceNode: donor,
+    sourceVmId: sourceVmId ?? 'unknown',
+    cluster,
+    pool: input.pool,
+    // A donor without a usable last-patch time (fallback or operator-named) holds every patch applied
+    // up to its capture: the capture time is then the honest lower bound for the next run's patch rule.
+    patchedAt: (decision.kind === 'refresh' ? decision.patchedAt : undefined) ?? isoAt(context),
+    runId: runTag,
+  });
+  for (const [index, storageAccountType] of preferences.entries()) {
+    const last = index === preferences.length - 1;
+    setStatus(context, input, 'building-image-version', { node: donor, version: ref.versionName, detail: storageAccountType });
+    const request = yield* callStep<ImageVersionRequestResult>(context, 'building-image-version', ACTIVITY.requestImageVersion, {
+      cluster,
+      ref,
+      location: plan.scaleSet.location,
+      snapshotId,
+      storageAccountType,
+      extraRegions: plan.settings.extraRegions,
+      tags,
+    });
+    if (request.kind === 'zrs-unsupported') {
+      if (last) throw new StepFailure('building-image-version', request.message);
+      continue;
+    }
+    const built = yield* pollUntil<ImageVersionView>(context, {
+      step: 'building-image-version',
+      intervalSeconds: POLL.imageVersion.interval,
+      timeoutSeconds: POLL.imageVersion.timeout,
+      read: () => context.df.callActivityWithRetry(ACTIVITY.readImageVersion, retryOptions(), { cluster, ref }),
+      done: (view) =>
+        view.provisioningState === 'Failed' ||
+        (view.provisioningState === 'Succeeded' && view.replicationState !== 'Replicating'),
+      describe: (view) => `version ${ref.versionName} ${view.provisioningState ?? 'absent'}, replication ${view.replicationState ?? 'unknown'}`,
+    });
+    if (built.provisioningState === 'Failed' || built.replicationState === 'Failed') {
+      // A failed version still exists and blocks a retry under the same name: delete it first.
+      yield* deleteImageVersion(context, input, ref);
+      if (last) {
+        throw new StepFailure('building-image-version', `image version ${ref.versionName} failed (${storageAccountType})`);
+      }
+      continue;
+    }
+    setStatus(context, input, 'publishing-image-version', { node: donor, version: ref.versionName });
+    yield* callStep(context, 'publishing-image-version', ACTIVITY.requestImageVersionExclusion, {
+      cluster,
+      ref,
+      excludeFromLatest: false,
+    });
+    const published = yield* pollUntil<ImageVersionView>(context, {
+      step: 'publishing-image-version',
+      intervalSeconds: POLL.scaleSetUpdate.interval,
+      timeoutSeconds: POLL.scaleSetUpdate.timeout,
+      read: () => context.df.callActivityWithRetry(ACTIVITY.readImageVersion, retryOptions(), { cluster, ref }),
+      done: (view) => view.provisioningState === 'Succeeded' && view.excludeFromLatest === false,
+      describe: (view) => `version ${ref.versionName} ${view.provisioningState ?? 'absent'}`,
+    });
+    if (published.id === undefined) {
+      throw new StepFailure('publishing-image-version', `image version ${ref.versionName} has no id`);
+    }
+    return { ...ref, id: published.id, storageAccountType };
+  }
+  throw new StepFailure('building-image-version', 'no storage account type left to try');
+}
+
+function* deleteImageVersion(
+  context: OrchestrationContext,
+  input: RefreshPoolInput,
+  ref: ImageVersionRef,
+): Generator<Task, void, unknown> {
+  const { cluster } = input;
+  setStatus(context, input, 'deleting-failed-image-version', { version: ref.versionName });
+  yield* callStep(context, 'deleting-failed-image-version', ACTIVITY.requestImageVersionDeletion, { cluster, ref });
+  yield* pollUntil<ImageVersionView>(context, {
+    step: 'deleting-failed-image-version',
+    intervalSeconds: POLL.imageVersionDeletion.interval,
+    timeoutSeconds: POLL.imageVersionDeletion.timeout,
+    read: () => context.df.callActivityWithRetry(ACTIVITY.readImageVersion, retryOptions(), { cluster, ref }),
+    done: (view) => !view.exists,
+    describe: (view) => `version ${ref.versionName} ${view.provisioningState ?? 'deleting'}`,
+  });
+}
+
+function idOfDefinition(versionId: string): string {
+  const marker = '/versions/';
+  const at = versionId.toLowerCase().lastIndexOf(marker);
+  return at < 0 ? versionId : versionId.slice(0, at);
+}
+
+function sameId(a: string | undefined, b: string): boolean {
+  return a !== undefined && a.toLowerCase() === b.toLowerCase();
+}
+
+
+/** Drains the donor, prepares and powers off its disk, and snapshots it. Returns the snapshot id. */
+function* captureDisk(
+  context: OrchestrationContext,
+  input: RefreshPoolInput,
+  plan: PoolPlan,
+  run: {
+    donor: string;
+    instanceId: string;
+    versionName: string;
+    snapshotName: string;
+    prepPodName: string;
+    runTag: string;
+    onSnapshotRequested: () => void;
+  },
+): Generator<Task, { snapshotId: string; vmId?: string }, unknown> {
+  const { cluster } = input;
+  const { donor, versionName, snapshotName } = run;
+  const settings = plan.settings;
+
+  setStatus(context, input, 'draining', { node: donor, version: versionName });
+  yield* pollUntil<DrainStepResult>(context, {
+    step: 'draining',
+    intervalSeconds: POLL.drain.interval,
+    timeoutSeconds: settings.drainTimeoutSeconds,
+    read: () =>
+      context.df.callActivityWithRetry(ACTIVITY.drainNodeStep, retryOptions(), {
+        cluster,
+        node: donor,
+        gracePeriodSeconds: settings.drainGracePeriodSeconds,
+        deleteEmptyDirData: settings.deleteEmptyDirData,
+        force: settings.forceUnreplicated,
+      }),
+    done: (result) => {
+      if (result.blockers.length > 0) {
+        throw new StepFailure(
+          'draining',
+          `node ${donor} cannot be drained: ` + result.blockers.map((b) => `${b.pod} ${b.reason}`).join('; '),
+        );
+      }
+      return result.done;
+    },
+    describe: (result) =>
+      result.pending.length === 0
+        ? 'no pods left'
+        : `${result.pending.length} pods left: ` +
+          result.pending
+            .slice(0, 5)
+            .map((p) => `${p.pod} (${p.state}${p.message === undefined ? '' : `: ${p.message}`})`)
+            .join(', '),
+  });
+
+  setStatus(context, input, 'preparing-disk', { node: donor, version: versionName });
+  const ancestry = `${isoAt(context)} built image ${versionName} of ${cluster}/${input.pool} from node ${donor} (run ${run.runTag})`;
+  yield* callStep(context, 'preparing-disk', ACTIVITY.startDiskPrep, {
+    cluster,
+    node: donor,
+    namespace: settings.prepNamespace,
+    podName: run.prepPodName,
+    image: settings.prepImage,
+    script: buildPrepScript({ ancestry }),
+  });
+
+  setStatus(context, input, 'waiting-for-power-off', { node: donor, version: versionName });
+  const stopped = yield* pollUntil<InstanceView>(context, {
+    step: 'waiting-for-power-off',
+    intervalSeconds: POLL.powerOff.interval,
+    timeoutSeconds: POLL.powerOff.timeout,
+    read: () =>
+      context.df.callActivityWithRetry(ACTIVITY.readInstance, retryOptions(), {
+        cluster,
+        scaleSet: plan.scaleSet,
+        instanceId: run.instanceId,
+      }),
+    done: (view) => view.powerState === 'stopped' || view.powerState === 'deallocated',
+    describe: (view) => `instance ${run.instanceId} is ${view.powerState}`,
+  });
+  if (stopped.osDiskId === undefined) {
+    throw new StepFailure('snapshotting', `instance ${run.instanceId} has no managed OS disk to snapshot`);
+  }
+
+  setStatus(context, input, 'snapshotting', { node: donor, version: versionName });
+  run.onSnapshotRequested();
+  yield* callStep(context, 'snapshotting', ACTIVITY.requestSnapshot, {
+    cluster,
+    subscriptionId: plan.scaleSet.subscriptionId,
+    resourceGroup: plan.scaleSet.resourceGroup,
+    name: snapshotName,
+    location: stopped.location,
+    sourceDiskId: stopped.osDiskId,
+    tags: { 'vmss-prototype.io/source-node': donor, 'vmss-prototype.io/run': run.runTag },
+  });
+  const snapshot = yield* pollUntil<SnapshotView>(context, {
+    step: 'snapshotting',
+    intervalSeconds: POLL.snapshot.interval,
+    timeoutSeconds: POLL.snapshot.timeout,
+    read: () =>
+      context.df.callActivityWithRetry(ACTIVITY.readSnapshot, retryOptions(), {
+        cluster,
+        subscriptionId: plan.scaleSet.subscriptionId,
+        resourceGroup: plan.scaleSet.resourceGroup,
+        name: snapshotName,
+      }),
+    done: (view) => {
+      if (view.provisioningState === 'Failed') {
+        throw new StepFailure('snapshotting', `snapshot ${snapshotName} failed`);
+      }
+      return view.exists && view.provisioningState === 'Succeeded';
+    },
+    describe: (view) =>
+      `snapshot ${snapshotName} ${view.exists ? (view.provisioningState ?? 'unknown') : 'not yet visible'}`,
+  });
+  if (snapshot.id === undefined) {
+    throw new StepFailure('snapshotting', `snapshot ${snapshotName} has no id`);
+  }
+  return { snapshotId: snapshot.id, vmId: stopped.vmId };
+}
+
+/** Deletes the run's snapshot and waits until it is gone; a no-op when it never existed. */
+function* deleteSnapshot(
+  context: OrchestrationContext,
+  input: RefreshPoolInput,
+  plan: PoolPlan,
+  snapshotName: string,
+): Generator<Task, void, unknown> {
+  const { cluster } = input;
+  const where = {
+    cluster,
+    subscriptionId: plan.scaleSet.subscriptionId,
+    resourceGroup: plan.scaleSet.resourceGroup,
+    name: snapshotName,
+  };
+  setStatus(context, input, 'deleting-snapshot');
+  yield* callStep(context, 'deleting-snapshot', ACTIVITY.requestSnapshotDeletion, where);
+  yield* pollUntil<SnapshotView>(context, {
+    step: 'deleting-snapshot',
+    intervalSeconds: POLL.snapshot.interval,
+    timeoutSeconds: POLL.snapshot.timeout,
+    read: () => context.df.callActivityWithRetry(ACTIVITY.readSnapshot, retryOptions(), where),
+    done: (view) => !view.exists,
+    describe: (view) => `snapshot ${snapshotName} ${view.provisioningState ?? 'deleting'}`,
+  });
+}
+
+/** One error for the run: the capture failure first (it is the cause), then anything restore could not do. */
+function combineFailures(captureError: unknown, restoreFailures: readonly string[]): StepFailure {
+  const restore = restoreFailures.length === 0 ? '' : `; restoring the node also failed: ${restoreFailures.join('; ')}`;
+  if (captureError instanceof StepFailure) {
+    return new StepFailure(captureError.step, captureError.message.slice(captureError.step.length + 2) + restore);
+  }
+  if (captureError !== undefined) {
+    return new StepFailure('capturing', stepFailureMessage(captureError) + restore);
+  }
+  return new StepFailure('restoring-node', restoreFailures.join('; '));
+}

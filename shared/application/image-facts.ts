@@ -1,0 +1,30 @@
+/** Small readers shared by planning, status and activities: which version is current, who built it. */
+import type { ImageVersion } from '../domain/compute.js';
+import { compareImageVersions, parseImageVersionTags } from '../domain/image-version.js';
+import type { ScaleSetRef } from '../domain/provider-id.js';
+import { parseProviderId, sameScaleSet } from '../domain/provider-id.js';
+
+/** The newest version built by us that the model would use: Succeeded and not excluded from latest. */
+export function newestUsableVersion(versions: readonly ImageVersion[]): ImageVersion | undefined {
+  return versions
+    .filter((version) => version.provisioningState === 'Succeeded' && !version.excludeFromLatest)
+    .sort((a, b) => compareImageVersions(b.ref.versionName, a.ref.versionName))[0];
+}
+
+/** Provenance of a version from its tags, when we built it. */
+export function provenanceOf(version: ImageVersion): { sourceNode: string; patchedAt: string } | undefined {
+  const parsed = parseImageVersionTags(version.tags);
+  return parsed.kind === 'ours' ? { sourceNode: parsed.provenance.sourceNode, patchedAt: parsed.provenance.patchedAt } : undefined;
+}
+
+/** Instance id (Uniform) or VM name (Flexible) of a node, from its providerID, if it belongs to the scale set. */
+export function instanceOfNode(providerId: string | undefined, scaleSet: ScaleSetRef): string | undefined {
+  const parsed = parseProviderId(providerId);
+  if (!parsed.ok) return undefined;
+  const id = parsed.providerId;
+  if (id.kind === 'scale-set-instance') {
+    return sameScaleSet(id.scaleSet, scaleSet) ? id.instanceId : undefined;
+  }
+  return id.virtualMachine.name;
+}
+

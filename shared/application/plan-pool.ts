@@ -1,0 +1,235 @@
+/**
+ * Plans one pool: reads the scale set and the cluster's nodes, asks the pure domain which node (if
+ * any) should become the prototype, and returns everything a refresh run needs. Read-only: a dry run
+ * is exactly this and changes nothing.
+ */
+import type { ImageVersion } from '../domain/compute.js';
+import { isNotFound, NotFoundError } from '../domain/errors.js';
+import { formatDuration } from '../config/duration.js';
+import type { ScaleSetRef } from '../domain/provider-id.js';
+import { scaleSetKey } from '../domain/provider-id.js';
+import type { NodeVerdict, PoolImageFacts } from '../domain/prototype-selection.js';
+import { groupNodesByScaleSet, parseRfc3339, selectPrototypeNodeForPool } from '../domain/prototype-selection.js';
+import { planPoolRefresh } from '../domain/refresh-plan.js';
+import type { ScaleSet } from '../domain/scale-set.js';
+import { checkScaleSetEligibility } from '../domain/scale-set.js';
+import type { NodeVerdictView, PoolDecision, PoolPlan } from './refresh-contracts.js';
+import type { ClusterHandle, ConfiguredPool, PoolConfiguration } from './refresh-dependencies.js';
+import { instanceOfNode, newestUsableVersion, provenanceOf } from './image-facts.js';
+
+/** The pools of a cluster: configured ones, or every scale set that has nodes in it (`all`). */
+export async function listPoolsOfCluster(handle: ClusterHandle): Promise<ConfiguredPool[]> {
+  const configured = handle.configuration.pools;
+  if (configured !== 'all') return [...configured];
+  const nodes = await handle.kube.listNodes();
+  const groups = groupNodesByScaleSet(nodes);
+  const pools = new Map<string, ConfiguredPool>();
+  for (const members of groups.byScaleSet.values()) {
+    const first = members[0];
+    if (first === undefined || !first.providerId.ok) continue;
+    const id = first.providerId.providerId;
+    if (id.kind !== 'scale-set-instance') continue;
+    pools.set(scaleSetKey(id.scaleSet), { name: id.scaleSet.name.toLowerCase(), scaleSet: id.scaleSet });
+  }
+  return [...pools.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+export async function findPool(handle: ClusterHandle, poolName: string): Promise<ConfiguredPool> {
+  const pools = await listPoolsOfCluster(handle);
+  const pool = pools.find((candidate) => candidate.name === poolName);
+  if (pool === undefined) {
+    throw new NotFoundError(
+      'PoolNotFound',
+      `finding pool ${poolName} of cluster ${handle.configuration.name}: known pools are ${
+        pools.map((p) => p.name).join(', ') || 'none'
+      }`,
+    );
+  }
+  return pool;
+}
+
+/** Facts about the image the model points at, when it is one of our gallery versions. */
+export async function currentImageFacts(
+  handle: ClusterHandle,
+  scaleSet: ScaleSet,
+  configuration: PoolConfiguration,
+): Promise<{ facts?: PoolImageFacts; version?: ImageVersion; versions: ImageVersion[]; pointsAtOurs: boolean; pinned: boolean }> {
+  const reference = scaleSet.imageReference;
+  const definitionId = definitionIdOf(configuration).toLowerCase();
+  if (reference === undefined || reference.kind !== 'gallery') {
+    return { versions: [], pointsAtOurs: false, pinned: false };
+  }
+  const id = reference.id.toLowerCase();
+  const pinned = id.startsWith(`${definitionId}/versions/`);
+  if (id !== definitionId && !pinned) return { versions: [], pointsAtOurs: false, pinned: false };
+  let versions: ImageVersion[];
+  try {
+    versions = await handle.compute.listImageVersions({
+      subscriptionId: configuration.gallery.subscriptionId,
+      resourceGroup: configuration.gallery.resourceGroup,
+      galleryName: configuration.gallery.galleryName,
+      imageName: configuration.gallery.imageDefinitionName,
+    });
+  } catch (error) {
+    if (isNotFound(error)) return { versions: [], pointsAtOurs: true, pinned };
+    throw error;
+  }
+  const version = pinned
+    ? versions.find((candidate) => candidate.id.toLowerCase() === id)
+    : newestUsableVersion(versions);
+  if (version === undefined) return { versions, pointsAtOurs: true, pinned };
+  const provenance = provenanceOf(version);
+  const patchedAt = provenance === undefined ? undefined : parseRfc3339(provenance.patchedAt);
+  const builtAt = version.publishedAt === undefined ? undefined : parseRfc3339(version.publishedAt);
+  return {
+    facts: {
+      version: version.ref.versionName,
+      ...(patchedAt === undefined ? {} : { patchedAt: new Date(patchedAt) }),
+      ...(builtAt === undefined ? {} : { builtAt: new Date(builtAt) }),
+    },
+    version,
+    versions,
+    pointsAtOurs: true,
+    pinned,
+  };
+}
+
+export function definitionIdOf(configuration: PoolConfiguration): string {
+  const g = configuration.gallery;
+  return (
+    `/subscriptions/${g.subscriptionId}/resourceGroups/${g.resourceGroup}/providers/Microsoft.Compute/` +
+    `galleries/${g.galleryName}/images/${g.imageDefinitionName}`
+  );
+}
+
+export async function planPoolForCluster(
+  handle: ClusterHandle,
+  poolName: string,
+  requestedNode: string | undefined,
+  now: Date,
+): Promise<PoolPlan> {
+  const cluster = handle.configuration;
+  const pool = await findPool(handle, poolName);
+  const configuration = cluster.poolConfiguration(pool);
+  const scaleSet = await handle.compute.getScaleSet(pool.scaleSet);
+  const eligibility = checkScaleSetEligibility(scaleSet);
+  const nodes = await handle.kube.listNodes();
+  const image = eligibility.eligible ? await currentImageFacts(handle, scaleSet, configuration) : undefined;
+  const selection = selectPrototypeNodeForPool(groupNodesByScaleSet(nodes), {
+    pool: { scaleSet: pool.scaleSet },
+    policy: configuration.policy,
+    ...(image?.facts === undefined ? {} : { image: image.facts }),
+    now,
+  });
+  const plan = planPoolRefresh({
+    eligibility,
+    selection,
+    enabled: configuration.enabled,
+    ...(requestedNode === undefined ? {} : { requestedNode }),
+    now,
+  });
+
+  let decision: PoolDecision;
+  switch (plan.kind) {
+    case 'refresh': {
+      const node = nodes.find((candidate) => candidate.name === plan.node);
+      const instanceId = instanceOfNode(node?.providerId, pool.scaleSet);
+      const verdict = selection.verdicts.find((candidate) => candidate.name === plan.node);
+      if (instanceId === undefined) {
+        decision = { kind: 'skip', reason: `node ${plan.node} has no scale set instance id in its providerID` };
+      } else {
+        decision = {
+          kind: 'refresh',
+          node: plan.node,
+          instanceId,
+          reason: plan.why,
+          warnings: plan.warnings,
+          ...(verdict?.status === 'candidate' && verdict.lastPatchedAt !== undefined
+            ? { patchedAt: verdict.lastPatchedAt }
+            : {}),
+        };
+      }
+      break;
+    }
+    case 'up-to-date':
+      decision = { kind: 'up-to-date', reason: plan.reason };
+      break;
+    case 'skip':
+      decision = { kind: 'skip', reason: plan.reason };
+      break;
+    case 'refused':
+      decision = { kind: 'refused', reason: plan.reason };
+      break;
+  }
+
+  // The model does not carry the Hyper-V generation; the donor's instance view does, and the image
+  // definition must match it or the version is refused (research/azure.md §2).
+  let hyperVGeneration = scaleSet.hyperVGeneration;
+  if (hyperVGeneration === undefined && decision.kind === 'refresh') {
+    hyperVGeneration = (await handle.compute.getInstance(pool.scaleSet, decision.instanceId)).hyperVGeneration;
+  }
+  const g = configuration.gallery;
+  return {
+    cluster: cluster.name,
+    pool: pool.name,
+    scaleSet: { ...refOf(pool.scaleSet), id: scaleSet.id, location: scaleSet.location },
+    decision,
+    verdicts: selection.verdicts.map(verdictView),
+    settings: configuration.run,
+    ...(image?.version === undefined ? {} : { currentImageId: image.version.id }),
+    image: {
+      definition: {
+        subscriptionId: g.subscriptionId,
+        resourceGroup: g.resourceGroup,
+        galleryName: g.galleryName,
+        imageName: g.imageDefinitionName,
+      },
+      definitionSpec: {
+        osType: scaleSet.osType,
+        // A scale set with an osProfile can only use Generalized images (research/azure.md §2).
+        osState: 'Generalized',
+        hyperVGeneration: hyperVGeneration ?? 'V1',
+        architecture: scaleSet.architecture ?? 'x64',
+        ...(galleryFeatureFor(scaleSet.securityType) === undefined
+          ? {}
+          : { securityType: galleryFeatureFor(scaleSet.securityType) }),
+        identifier: { publisher: 'vmss-prototype', offer: cluster.name, sku: pool.name },
+        description: `Prototype images of pool ${pool.name} of cluster ${cluster.name}, built by vmss-prototype`,
+        tags: { 'vmss-prototype.cluster': cluster.name, 'vmss-prototype.pool': pool.name },
+      },
+      galleryTags: { 'vmss-prototype.created-by': 'vmss-prototype' },
+    },
+  };
+}
+
+/** A Trusted Launch scale set needs a definition that declares support for it, or VM creation fails. */
+function galleryFeatureFor(securityType: string | undefined): string | undefined {
+  switch (securityType?.toLowerCase()) {
+    case undefined:
+    case 'standard':
+      return undefined;
+    case 'trustedlaunch':
+      return 'TrustedLaunchSupported';
+    case 'confidentialvm':
+      return 'ConfidentialVmSupported';
+    default:
+      return securityType;
+  }
+}
+
+function refOf(ref: ScaleSetRef): ScaleSetRef {
+  return { subscriptionId: ref.subscriptionId, resourceGroup: ref.resourceGroup, name: ref.name };
+}
+
+function verdictView(verdict: NodeVerdict): NodeVerdictView {
+  if (verdict.status === 'candidate') {
+    const waived = verdict.waived === undefined ? '' : ` (waived: ${verdict.waived.reason})`;
+    return {
+      node: verdict.name,
+      candidate: true,
+      code: 'candidate',
+      detail: `candidate (ready for ${formatDuration(verdict.readyForSeconds)})${waived}`,
+    };
+  }
+  return { node: verdict.name, candidate: false, code: verdict.rule, detail: verdict.reason };
+}

@@ -1,0 +1,183 @@
+/**
+ * The composition root (STYLE.md convention 15): validated settings + identity → gateways → the
+ * activity table. The only place that reads `process.env` (through loadSettings) and that knows which
+ * adapter implements which port.
+ */
+import { ArmComputeGateway } from './adapters/azure/arm-compute-gateway.js';
+import type { AzureCredential } from './adapters/azure/credentials.js';
+import { createAzureCredential, createStaticCredential, entraTokenProvider } from './adapters/azure/credentials.js';
+import { KeyVaultSecretReader } from './adapters/azure/key-vault-secrets.js';
+import { ClientNodeClusterGateway } from './adapters/kubernetes/client-node-cluster-gateway.js';
+import type { ActivityHandler } from './application/refresh-activities.js';
+import { createRefreshActivities } from './application/refresh-activities.js';
+import type { ActivityName, PoolRunSettings } from './application/refresh-contracts.js';
+import type {
+  ClusterConfiguration,
+  ClusterHandle,
+  ConfiguredPool,
+  PoolConfiguration,
+  RefreshDependencies,
+} from './application/refresh-dependencies.js';
+import type { SecretReference } from './config/secret-reference.js';
+import { readEnvSecret } from './config/secret-reference.js';
+import type { CaCertificate, ClusterSettings, Settings } from './config/settings.js';
+import { loadSettings, selectionPolicyFor } from './config/settings.js';
+import { NotFoundError, TerminalError } from './domain/errors.js';
+import { imageDefinitionNameFor } from './domain/gallery-naming.js';
+
+/** How long a service-account token read from Key Vault or settings is reused before it is read again. */
+const TOKEN_CACHE_MS = 5 * 60_000;
+
+export interface CompositionOptions {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /**
+   * Simulator only: its ARM endpoint, the CA bundle that signs its certificates, and the bearer token
+   * it accepts. Real deployments leave this out and use the managed identity against Azure.
+   */
+  readonly simulator?: { readonly armEndpoint: string; readonly caPem: string; readonly armToken: string };
+  readonly now?: () => Date;
+}
+
+export interface Composition {
+  readonly settings: Settings;
+  readonly dependencies: RefreshDependencies;
+  readonly activities: Record<ActivityName, ActivityHandler>;
+}
+
+export function compose(options: CompositionOptions): Composition {
+  const settings = loadSettings(options.env);
+  const credential: AzureCredential =
+    options.simulator === undefined
+      ? createAzureCredential(settings.azureClientId)
+      : createStaticCredential(options.simulator.armToken);
+  const vault = new KeyVaultSecretReader(credential);
+  const readSecret = (reference: SecretReference): Promise<string> =>
+    reference.source === 'env'
+      ? Promise.resolve(readEnvSecret(options.env, reference.name))
+      : vault.read(reference.vaultUrl, reference.secretName, reference.version);
+
+  const compute = new ArmComputeGateway({
+    credential,
+    subscriptionIds: [...new Set(settings.clusters.map((cluster) => cluster.subscriptionId))],
+    ...(options.simulator === undefined
+      ? {}
+      : { endpoint: options.simulator.armEndpoint, ca: options.simulator.caPem }),
+  });
+
+  const handles = new Map<string, Promise<ClusterHandle>>();
+  const dependencies: RefreshDependencies = {
+    clusterNames: settings.clusters.map((cluster) => cluster.name),
+    now: options.now ?? (() => new Date()),
+    cluster(name: string): Promise<ClusterHandle> {
+      const existing = handles.get(name);
+      if (existing !== undefined) return existing;
+      const cluster = settings.clusters.find((candidate) => candidate.name === name);
+      if (cluster === undefined) {
+        return Promise.reject(
+          new NotFoundError(
+            'ClusterNotConfigured',
+            `finding cluster ${name}: it is not configured (configured: ${settings.clusters.map((c) => c.name).join(', ')})`,
+          ),
+        );
+      }
+      const handle = (async (): Promise<ClusterHandle> => {
+        const caPem = await resolveCa(cluster.apiServer.caCertificate, readSecret);
+        const token =
+          cluster.apiServer.auth.kind === 'entra-id'
+            ? entraTokenProvider(credential, cluster.apiServer.auth.scope)
+            : cachedSecret(cluster.apiServer.auth.token, readSecret);
+        const kube = new ClientNodeClusterGateway({ server: cluster.apiServer.url, caPem, token });
+        return { configuration: clusterConfiguration(settings, cluster), compute, kube };
+      })();
+      // A failed resolution (vault down) must not be cached forever: the next activity tries again.
+      handle.catch(() => handles.delete(name));
+      handles.set(name, handle);
+      return handle;
+    },
+  };
+  return { settings, dependencies, activities: createRefreshActivities(dependencies) };
+}
+
+let workerComposition: Composition | undefined;
+
+/** The function app's activity table, built once per worker from the app settings. */
+export function refreshActivities(): Promise<Record<ActivityName, ActivityHandler>> {
+  workerComposition ??= compose({ env: process.env });
+  return Promise.resolve(workerComposition.activities);
+}
+
+async function resolveCa(
+  certificate: CaCertificate,
+  readSecret: (reference: SecretReference) => Promise<string>,
+): Promise<string> {
+  if ('pem' in certificate) return certificate.pem;
+  return readSecret(certificate);
+}
+
+function cachedSecret(
+  reference: SecretReference,
+  readSecret: (reference: SecretReference) => Promise<string>,
+): () => Promise<string> {
+  let cached: { value: string; at: number } | undefined;
+  return async () => {
+    const now = Date.now();
+    if (cached === undefined || now - cached.at > TOKEN_CACHE_MS) {
+      cached = { value: (await readSecret(reference)).trim(), at: now };
+    }
+    return cached.value;
+  };
+}
+
+/** The application's view of one cluster's settings. */
+export function clusterConfiguration(settings: Settings, cluster: ClusterSettings): ClusterConfiguration {
+  const pools: 'all' | ConfiguredPool[] =
+    cluster.pools === 'all'
+      ? 'all'
+      : cluster.pools.map((pool) => ({
+          name: pool.name,
+          scaleSet: { subscriptionId: cluster.subscriptionId, resourceGroup: pool.resourceGroup, name: pool.scaleSet },
+        }));
+  return {
+    name: cluster.name,
+    subscriptionId: cluster.subscriptionId,
+    resourceGroup: cluster.resourceGroup,
+    maxParallelPools: settings.maxParallelPools,
+    pools,
+    poolConfiguration(pool: ConfiguredPool): PoolConfiguration {
+      const configured = cluster.pools === 'all' ? undefined : cluster.pools.find((p) => p.name === pool.name);
+      if (cluster.capture.mode !== 'drain-and-stop' || cluster.capture.prepImage === undefined) {
+        throw new TerminalError(
+          'CaptureModeUnsupported',
+          `configuring pool ${pool.name} of cluster ${cluster.name}: capture mode ${cluster.capture.mode} is not ` +
+            `implemented yet; use "drain-and-stop" with a prepImage`,
+        );
+      }
+      const run: PoolRunSettings = {
+        drainGracePeriodSeconds: cluster.capture.drainGracePeriod,
+        drainTimeoutSeconds: cluster.capture.drainTimeout,
+        prepNamespace: cluster.capture.prepNamespace,
+        prepImage: cluster.capture.prepImage,
+        keepExtensionTypes: cluster.capture.keepExtensions,
+        history: cluster.history,
+        storageAccountType: cluster.gallery.storageAccountType,
+        extraRegions: cluster.gallery.targetRegions ?? [],
+        pinVersion: cluster.gallery.pinVersion,
+        // kubectl drain --delete-emptydir-data: node-local scratch data is expendable by definition.
+        deleteEmptyDirData: true,
+        // Unreplicated pods block the drain (kubectl's default): nothing would bring them back.
+        forceUnreplicated: false,
+      };
+      return {
+        enabled: configured?.enabled ?? true,
+        policy: selectionPolicyFor(cluster, pool.name),
+        run,
+        gallery: {
+          subscriptionId: cluster.subscriptionId,
+          resourceGroup: cluster.gallery.resourceGroup,
+          galleryName: cluster.gallery.name,
+          imageDefinitionName: imageDefinitionNameFor(cluster.name, pool.name),
+        },
+      };
+    },
+  };
+}

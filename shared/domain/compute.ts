@@ -1,0 +1,123 @@
+/**
+ * The domain's view of the Azure compute resources the pipeline touches besides the scale set itself:
+ * instances, snapshots, galleries, image definitions and versions, extensions.
+ */
+import type { ScaleSetRef } from './provider-id.js';
+
+/** Instance power states as ARM reports them in `PowerState/<state>` statuses. */
+export type PowerState =
+  | 'starting'
+  | 'running'
+  | 'stopping'
+  | 'stopped'
+  | 'deallocating'
+  | 'deallocated'
+  | 'unknown';
+
+/** ARM `provisioningState` values we act on; anything else is carried as is. */
+export type ProvisioningState =
+  | 'Creating'
+  | 'Updating'
+  | 'Succeeded'
+  | 'Failed'
+  | 'Deleting'
+  | 'Canceled'
+  | 'Migrating'
+  | (string & {});
+
+/** A member of a scale set: a Uniform instance (`instanceId`) or a Flexible member VM (`vmName`). */
+export interface ScaleSetInstance {
+  readonly scaleSet: ScaleSetRef;
+  /** Uniform: the decimal instance id. Flexible: the VM name. */
+  readonly instanceId: string;
+  /** ARM resource id of the instance (Uniform) or VM (Flexible). */
+  readonly resourceId: string;
+  /** The VM's unique id (`vmId`, a GUID), stable across restarts; tags the image it produced. */
+  readonly vmId?: string;
+  readonly computerName?: string;
+  readonly powerState: PowerState;
+  readonly provisioningState: ProvisioningState;
+  /** Managed OS disk id; absent for ephemeral OS disks. */
+  readonly osDiskId?: string;
+  readonly ephemeralOsDisk: boolean;
+  readonly location: string;
+  readonly zones: readonly string[];
+  /** From the instance view; the scale set model does not say it, the gallery definition must match it. */
+  readonly hyperVGeneration?: 'V1' | 'V2';
+}
+
+export interface Snapshot {
+  readonly id: string;
+  readonly name: string;
+  readonly resourceGroup: string;
+  readonly location: string;
+  readonly provisioningState: ProvisioningState;
+  readonly sourceResourceId?: string;
+  readonly incremental: boolean;
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+export interface GalleryRef {
+  readonly subscriptionId: string;
+  readonly resourceGroup: string;
+  readonly galleryName: string;
+}
+
+export interface ImageDefinitionRef extends GalleryRef {
+  readonly imageName: string;
+}
+
+export interface ImageVersionRef extends ImageDefinitionRef {
+  readonly versionName: string;
+}
+
+/** Immutable features of an image definition; they must match the scale set or VM creation fails later. */
+export interface ImageDefinitionSpec {
+  readonly osType: 'Linux' | 'Windows';
+  /** Always Generalized for scale sets with an osProfile (research/azure.md §2). */
+  readonly osState: 'Generalized' | 'Specialized';
+  readonly hyperVGeneration: 'V1' | 'V2';
+  readonly architecture: 'x64' | 'Arm64';
+  /** Gallery `SecurityType` feature value (e.g. `TrustedLaunchSupported`), when the scale set uses one. */
+  readonly securityType?: string;
+  readonly identifier: { readonly publisher: string; readonly offer: string; readonly sku: string };
+  readonly description?: string;
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+export interface ImageDefinition {
+  readonly id: string;
+  readonly ref: ImageDefinitionRef;
+  readonly location: string;
+  readonly provisioningState: ProvisioningState;
+  readonly spec: ImageDefinitionSpec;
+}
+
+export type StorageAccountType = 'Standard_ZRS' | 'Standard_LRS' | 'Premium_LRS';
+
+export type ReplicationState = 'Unknown' | 'Replicating' | 'Completed' | 'Failed';
+
+export interface ImageVersion {
+  readonly id: string;
+  readonly ref: ImageVersionRef;
+  readonly location: string;
+  readonly provisioningState: ProvisioningState;
+  readonly excludeFromLatest: boolean;
+  readonly storageAccountType?: StorageAccountType;
+  /** Aggregated replication state (from `$expand=ReplicationStatus`), when known. */
+  readonly replicationState: ReplicationState;
+  readonly sourceId?: string;
+  readonly publishedAt?: string;
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+export interface ScaleSetExtension {
+  readonly name: string;
+  readonly publisher: string;
+  /** Extension type, e.g. `CustomScript`. */
+  readonly type: string;
+  readonly provisioningState?: ProvisioningState;
+}
+
+/** The cloud-init customData we put on a refreshed model: bootstrap already happened on the prototype. */
+export const NO_OP_CLOUD_CONFIG = '#cloud-config\n';

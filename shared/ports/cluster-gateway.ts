@@ -1,0 +1,54 @@
+/**
+ * The port to one Kubernetes cluster's API server, through the product's scoped service account.
+ * Implemented by shared/adapters/kubernetes over @kubernetes/client-node.
+ *
+ * Contract: domain types in and out; a missing object is `NotFoundError` for reads and a no-op for
+ * deletions; 429 (other than a PDB refusal), 5xx and connection failures are `TransientError`;
+ * 401/403 and invalid requests are `TerminalError` (they name the permission that is missing).
+ * Every write is idempotent.
+ */
+import type { ClusterNode } from '../domain/cluster-node.js';
+import type { PodOnNode } from '../domain/drain.js';
+
+/** What an eviction request came to. */
+export type EvictionOutcome =
+  | { readonly kind: 'evicted' }
+  /** The pod is already gone. */
+  | { readonly kind: 'gone' }
+  /** A PodDisruptionBudget refuses for now (HTTP 429): retry later. */
+  | { readonly kind: 'blocked'; readonly message: string };
+
+/** The one-shot privileged pod that prepares a node's disk and powers it off. */
+export interface PrepPodSpec {
+  readonly namespace: string;
+  readonly name: string;
+  readonly nodeName: string;
+  readonly image: string;
+  /** Shell script run in the host's namespaces (nsenter into PID 1). */
+  readonly script: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+
+export interface ClusterGateway {
+  listNodes(): Promise<ClusterNode[]>;
+  getNode(name: string): Promise<ClusterNode>;
+  /** Sets (string) or removes (null) annotations; other annotations are untouched. */
+  patchNodeAnnotations(name: string, changes: Readonly<Record<string, string | null>>): Promise<void>;
+  setNodeUnschedulable(name: string, unschedulable: boolean): Promise<void>;
+
+  /** Every pod bound to the node, across namespaces (paged). */
+  listPodsOnNode(nodeName: string): Promise<PodOnNode[]>;
+  /** Undefined when the pod is gone. */
+  getPod(namespace: string, name: string): Promise<(PodOnNode & { readonly nodeName?: string }) | undefined>;
+  daemonSetExists(namespace: string, name: string): Promise<boolean>;
+  /** Eviction API (policy/v1); honours PodDisruptionBudgets. */
+  evictPod(namespace: string, name: string, gracePeriodSeconds: number | undefined): Promise<EvictionOutcome>;
+
+  /** Creates the prep pod; when it already exists (a retried activity), leaves it. */
+  createPrepPod(spec: PrepPodSpec): Promise<void>;
+  getPodPhase(namespace: string, name: string): Promise<PodPhase | undefined>;
+  /** Deletes with grace period 0; no-op when absent. */
+  deletePod(namespace: string, name: string): Promise<void>;
+}
