@@ -52,7 +52,15 @@ options:
 exit codes: 0 done (refused and skipped pools are decisions, not failures), 1 a run failed, 2 bad usage or settings`;
 
 const COMMANDS: readonly Command[] = ['status', 'plan', 'refresh'];
-const VALUE_FLAGS = new Set(['--cluster', '--pool', '--node', '--time-factor', '--settings', '--state-dir', '--resume']);
+const VALUE_FLAGS = new Set([
+  '--cluster',
+  '--pool',
+  '--node',
+  '--time-factor',
+  '--settings',
+  '--state-dir',
+  '--resume',
+]);
 const NAME = /^[A-Za-z0-9]([A-Za-z0-9._:-]{0,251}[A-Za-z0-9])?$/;
 
 export function parseArgs(argv: readonly string[]): CliOptions | 'help' {
@@ -93,7 +101,9 @@ export function parseArgs(argv: readonly string[]): CliOptions | 'help' {
   for (const flag of ['--cluster', '--pool', '--node', '--resume']) {
     const value = values.get(flag);
     if (value !== undefined && !NAME.test(value)) {
-      throw new UsageError(`${flag} "${value.slice(0, 80)}" is not a valid name: letters, digits, ".", "_", "-", ":"`);
+      throw new UsageError(
+        `${flag} "${value.slice(0, 80)}" is not a valid name: letters, digits, ".", "_", "-", ":"`,
+      );
     }
   }
   if (values.has('--node') && !values.has('--pool')) {

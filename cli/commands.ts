@@ -3,11 +3,11 @@
  * returns a result for the printer. Instance ids are the same deterministic ids the function app
  * uses, so a run interrupted here can be resumed with --resume.
  */
+import type { ClusterRefreshResult } from '../functions/orchestrations/refresh-cluster.orchestration.js';
+import { poolInstanceId } from '../functions/orchestrations/refresh-cluster.orchestration.js';
 import type { PoolStatus } from '../shared/application/pool-status.js';
 import type { PoolRefreshResult, RefreshPoolInput } from '../shared/application/refresh-contracts.js';
 import { ORCHESTRATION } from '../shared/application/refresh-contracts.js';
-import type { ClusterRefreshResult } from '../functions/orchestrations/refresh-cluster.orchestration.js';
-import { poolInstanceId } from '../functions/orchestrations/refresh-cluster.orchestration.js';
 import type { CliOptions } from './args.js';
 import { UsageError } from './args.js';
 import type { OrchestrationStatus } from './runner/index.js';
@@ -85,7 +85,11 @@ export async function runCommand(session: Session, options: CliOptions): Promise
           const instanceId = dryRun
             ? `plan:${cluster}:${options.pool}:${runSuffix()}`
             : poolInstanceId(cluster, options.pool);
-          const status = await session.runner.startOrchestration(ORCHESTRATION.refreshPool, input, instanceId);
+          const status = await session.runner.startOrchestration(
+            ORCHESTRATION.refreshPool,
+            input,
+            instanceId,
+          );
           collect(status, instanceId, results, failures, cluster, options.pool);
         } else {
           const instanceId = dryRun ? `plan:${cluster}:${runSuffix()}` : `refresh:${cluster}`;

@@ -4,9 +4,9 @@
  * end-to-end tests.
  */
 import type { ClusterRefreshResult } from '../functions/orchestrations/refresh-cluster.orchestration.js';
+import { CAPTURE_RUN_ANNOTATION } from '../shared/application/refresh-activities.js';
 import { SCALE_DOWN_DISABLED_ANNOTATION } from '../shared/domain/cluster-node.js';
 import { NO_OP_CLOUD_CONFIG } from '../shared/domain/compute.js';
-import { CAPTURE_RUN_ANNOTATION } from '../shared/application/refresh-activities.js';
 import type { RunningSimulator } from '../sim/index.js';
 
 export interface WorldCheck {
@@ -42,33 +42,45 @@ export function checkRefreshedWorld(
       check(
         `${where}: image version ${pool.version.versionName} Succeeded and visible to latest`,
         version?.provisioningState === 'Succeeded' && version.excludeFromLatest === false,
-        version === undefined ? 'missing' : `${version.provisioningState}, excludeFromLatest ${String(version.excludeFromLatest)}`,
+        version === undefined
+          ? 'missing'
+          : `${version.provisioningState}, excludeFromLatest ${String(version.excludeFromLatest)}`,
       );
       const scaleSet = compute.getScaleSet(pool.plan.scaleSet.id);
       const imageId = typeof scaleSet?.imageReference['id'] === 'string' ? scaleSet.imageReference['id'] : '';
       const definitionId = pool.version.id.replace(/\/versions\/[^/]+$/i, '');
       check(
         `${where}: scale set model points at the image definition`,
-        imageId.toLowerCase() === definitionId.toLowerCase() && scaleSet?.imageReference['publisher'] === undefined,
+        imageId.toLowerCase() === definitionId.toLowerCase() &&
+          scaleSet?.imageReference['publisher'] === undefined,
         imageId,
       );
       const customData =
-        scaleSet?.customData === undefined ? undefined : Buffer.from(scaleSet.customData, 'base64').toString('utf8');
+        scaleSet?.customData === undefined
+          ? undefined
+          : Buffer.from(scaleSet.customData, 'base64').toString('utf8');
       check(`${where}: customData replaced by a no-op #cloud-config`, customData === NO_OP_CLOUD_CONFIG);
       const extensions = scaleSet?.extensions ?? [];
       check(
         `${where}: bootstrap extensions gone, allow-listed ones kept`,
-        extensions.every((extension) => !extension.bootstrap) && scaleSet?.bootstrapExtensionsRemain === false,
-        extensions.map((extension) => `${extension.name}${extension.bootstrap ? ' (bootstrap)' : ''}`).join(', ') ||
-          'none left',
+        extensions.every((extension) => !extension.bootstrap) &&
+          scaleSet?.bootstrapExtensionsRemain === false,
+        extensions
+          .map((extension) => `${extension.name}${extension.bootstrap ? ' (bootstrap)' : ''}`)
+          .join(', ') || 'none left',
       );
       const snapshots = compute
         .listSnapshots()
         .filter((snapshot) => snapshot.tags['vmss-prototype.io/source-node'] === pool.donor);
-      check(`${where}: snapshot deleted`, snapshots.length === 0, snapshots.map((s) => s.name).join(', ') || undefined);
+      check(
+        `${where}: snapshot deleted`,
+        snapshots.length === 0,
+        snapshots.map((s) => s.name).join(', ') || undefined,
+      );
       if (pool.donor !== undefined) {
         const node = store.get('nodes', undefined, pool.donor) as NodeObject | undefined;
-        const ready = node?.status?.conditions?.find((condition) => condition.type === 'Ready')?.status === 'True';
+        const ready =
+          node?.status?.conditions?.find((condition) => condition.type === 'Ready')?.status === 'True';
         check(`${where}: donor ${pool.donor} Ready`, ready);
         const wasCordoned = options.cordonedBefore?.has(pool.donor) === true;
         check(
@@ -83,9 +95,16 @@ export function checkRefreshedWorld(
       const node = object as unknown as NodeObject;
       const annotations = node.metadata.annotations ?? {};
       if (annotations[CAPTURE_RUN_ANNOTATION] !== undefined) {
-        check(`node ${node.metadata.name} released by every run`, false, `${CAPTURE_RUN_ANNOTATION} still set`);
+        check(
+          `node ${node.metadata.name} released by every run`,
+          false,
+          `${CAPTURE_RUN_ANNOTATION} still set`,
+        );
       }
-      if (annotations[SCALE_DOWN_DISABLED_ANNOTATION] !== undefined && !options.cordonedBefore?.has(node.metadata.name)) {
+      if (
+        annotations[SCALE_DOWN_DISABLED_ANNOTATION] !== undefined &&
+        !options.cordonedBefore?.has(node.metadata.name)
+      ) {
         check(`node ${node.metadata.name} without our scale-down-disabled annotation`, false);
       }
     }

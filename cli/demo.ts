@@ -7,8 +7,8 @@
  */
 import { performance } from 'node:perf_hooks';
 
-import { ORCHESTRATION } from '../shared/application/refresh-contracts.js';
 import type { ClusterRefreshResult } from '../functions/orchestrations/refresh-cluster.orchestration.js';
+import { ORCHESTRATION } from '../shared/application/refresh-contracts.js';
 import type { CommandResult } from './commands.js';
 import { checkRefreshedWorld } from './demo-checks.js';
 import { formatSeconds, render, table } from './output.js';
@@ -54,14 +54,18 @@ async function demo(): Promise<number> {
         if (pool.outcome !== 'refreshed' || pool.version === undefined) continue;
         const scaleSet = pool.plan?.scaleSet;
         const model =
-          scaleSet === undefined ? undefined : simulator.running.world.compute.getScaleSet(scaleSet.id)?.imageReference;
+          scaleSet === undefined
+            ? undefined
+            : simulator.running.world.compute.getScaleSet(scaleSet.id)?.imageReference;
         const modelId = typeof model?.['id'] === 'string' ? model['id'] : '';
         statusRows.push([
           pool.pool,
           pool.version.versionName,
           pool.donor ?? '-',
           String(pool.version.storageAccountType),
-          modelId.toLowerCase().endsWith(`/images/${pool.version.imageName}`.toLowerCase()) ? 'yes (latest)' : 'no',
+          modelId.toLowerCase().endsWith(`/images/${pool.version.imageName}`.toLowerCase())
+            ? 'yes (latest)'
+            : 'no',
           formatSeconds(pool.donorOutOfServiceSeconds),
         ]);
       }
@@ -72,7 +76,9 @@ async function demo(): Promise<number> {
 
     const checks = checkRefreshedWorld(simulator.running, clusters);
     for (const check of checks) {
-      process.stdout.write(`${check.ok ? 'ok  ' : 'FAIL'} ${check.name}${check.detail === undefined ? '' : `: ${check.detail}`}\n`);
+      process.stdout.write(
+        `${check.ok ? 'ok  ' : 'FAIL'} ${check.name}${check.detail === undefined ? '' : `: ${check.detail}`}\n`,
+      );
     }
     const simulatedSeconds = Math.round((simulator.clock.now() - simStart) / 1000);
     const requests = simulator.running.log.snapshot();
@@ -92,7 +98,9 @@ demo().then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`demo: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `demo: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exitCode = 1;
   },
 );

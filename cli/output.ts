@@ -56,11 +56,17 @@ export function render(result: CommandResult): string {
         pool.eligible ? 'yes' : `no: ${oneLine(pool.refusal ?? '', 70)}`,
       ]),
     );
-    return table(['CLUSTER', 'POOL', 'VERSION', 'BUILT FROM', 'BUILT AT', 'AGE', 'MODEL USES IT', 'ELIGIBLE'], rows);
+    return table(
+      ['CLUSTER', 'POOL', 'VERSION', 'BUILT FROM', 'BUILT AT', 'AGE', 'MODEL USES IT', 'ELIGIBLE'],
+      rows,
+    );
   }
   const pools = result.clusters.flatMap((cluster) => cluster.pools);
   const parts = [
-    table(['CLUSTER', 'POOL', 'OUTCOME', 'VERSION', 'DONOR', 'OUT OF SERVICE', 'REASON'], pools.map(refreshRow)),
+    table(
+      ['CLUSTER', 'POOL', 'OUTCOME', 'VERSION', 'DONOR', 'OUT OF SERVICE', 'REASON'],
+      pools.map(refreshRow),
+    ),
   ];
   if (result.kind === 'plan') {
     for (const pool of pools) {

@@ -9,7 +9,8 @@ export function createProgressPrinter(stream: NodeJS.WriteStream): (status: Orch
   const lastStep = new Map<string, string>();
   const interactive = stream.isTTY === true;
   return (status) => {
-    const custom = status.customStatus as { step?: unknown; detail?: unknown; node?: unknown; pool?: unknown } | undefined;
+    const custom = status.customStatus as
+      { step?: unknown; detail?: unknown; node?: unknown; pool?: unknown } | undefined;
     const step = typeof custom?.step === 'string' ? custom.step : status.runtimeStatus.toLowerCase();
     const detail = typeof custom?.detail === 'string' ? ` (${custom.detail})` : '';
     const node = typeof custom?.node === 'string' ? ` node ${custom.node}` : '';

@@ -6,13 +6,13 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
+import { ORCHESTRATORS } from '../functions/orchestrations/index.js';
 import type { Composition } from '../shared/composition-root.js';
 import { compose } from '../shared/composition-root.js';
-import { ORCHESTRATORS } from '../functions/orchestrations/index.js';
-import type { Clock, DurableRunner } from './runner/index.js';
-import { createDurableRunner, createFileStore, createSystemClock } from './runner/index.js';
-import type { OrchestrationStatus } from './runner/index.js';
 import { UsageError } from './args.js';
+import type { Clock, DurableRunner } from './runner/index.js';
+import type { OrchestrationStatus } from './runner/index.js';
+import { createDurableRunner, createFileStore, createSystemClock } from './runner/index.js';
 import type { SimulatorSession } from './sim-session.js';
 import { startSimulatorSession } from './sim-session.js';
 
@@ -59,7 +59,10 @@ export async function openSession(options: SessionOptions): Promise<Session> {
       throw error;
     }
   }
-  const env = options.settingsFile === undefined ? (options.env ?? process.env) : await readSettingsFile(options.settingsFile);
+  const env =
+    options.settingsFile === undefined
+      ? (options.env ?? process.env)
+      : await readSettingsFile(options.settingsFile);
   const composition = compose({ env });
   const runner = createRunner(composition, createSystemClock(), options);
   return { composition, runner, close: () => Promise.resolve() };

@@ -15,7 +15,9 @@ import type { RunningSimulator } from '../sim/index.js';
 import { startSimulator } from '../sim/index.js';
 import type { Clock } from './runner/index.js';
 
-export const ARM_ACTIONS_FILE = fileURLToPath(new URL('../../infra/azure/compute-actions.json', import.meta.url));
+export const ARM_ACTIONS_FILE = fileURLToPath(
+  new URL('../../infra/azure/compute-actions.json', import.meta.url),
+);
 export const RBAC_DIR = fileURLToPath(new URL('../../infra/kubernetes', import.meta.url));
 
 /** A digest-pinned image for the prep pod; the simulator does not pull images. */
@@ -117,7 +119,9 @@ export function settingsFor(running: RunningSimulator): Record<string, string> {
  * the simulator enforces them directly from the same files.
  */
 async function applyProductManifests(running: RunningSimulator): Promise<void> {
-  const files = (await readdir(RBAC_DIR)).filter((name) => /\.ya?ml$/.test(name) && !name.startsWith('kustomization'));
+  const files = (await readdir(RBAC_DIR)).filter(
+    (name) => /\.ya?ml$/.test(name) && !name.startsWith('kustomization'),
+  );
   const objects: KubeObject[] = [];
   for (const file of files.sort()) {
     for (const document of parseAllDocuments(await readFile(join(RBAC_DIR, file), 'utf8'))) {
@@ -131,7 +135,12 @@ async function applyProductManifests(running: RunningSimulator): Promise<void> {
   for (const handle of running.world.clusters.values()) {
     const store = handle.world.store;
     for (const object of objects) {
-      const resource = object.kind === 'Namespace' ? 'namespaces' : object.kind === 'ServiceAccount' ? 'serviceaccounts' : 'secrets';
+      const resource =
+        object.kind === 'Namespace'
+          ? 'namespaces'
+          : object.kind === 'ServiceAccount'
+            ? 'serviceaccounts'
+            : 'secrets';
       if (store.get(resource, object.metadata.namespace, object.metadata.name) === undefined) {
         store.create(resource, structuredClone(object));
       }

@@ -5,7 +5,11 @@
  */
 import { ArmComputeGateway } from './adapters/azure/arm-compute-gateway.js';
 import type { AzureCredential } from './adapters/azure/credentials.js';
-import { createAzureCredential, createStaticCredential, entraTokenProvider } from './adapters/azure/credentials.js';
+import {
+  createAzureCredential,
+  createStaticCredential,
+  entraTokenProvider,
+} from './adapters/azure/credentials.js';
 import { KeyVaultSecretReader } from './adapters/azure/key-vault-secrets.js';
 import { ClientNodeClusterGateway } from './adapters/kubernetes/client-node-cluster-gateway.js';
 import type { ActivityHandler } from './application/refresh-activities.js';
@@ -135,7 +139,11 @@ export function clusterConfiguration(settings: Settings, cluster: ClusterSetting
       ? 'all'
       : cluster.pools.map((pool) => ({
           name: pool.name,
-          scaleSet: { subscriptionId: cluster.subscriptionId, resourceGroup: pool.resourceGroup, name: pool.scaleSet },
+          scaleSet: {
+            subscriptionId: cluster.subscriptionId,
+            resourceGroup: pool.resourceGroup,
+            name: pool.scaleSet,
+          },
         }));
   return {
     name: cluster.name,
@@ -144,7 +152,8 @@ export function clusterConfiguration(settings: Settings, cluster: ClusterSetting
     maxParallelPools: settings.maxParallelPools,
     pools,
     poolConfiguration(pool: ConfiguredPool): PoolConfiguration {
-      const configured = cluster.pools === 'all' ? undefined : cluster.pools.find((p) => p.name === pool.name);
+      const configured =
+        cluster.pools === 'all' ? undefined : cluster.pools.find((p) => p.name === pool.name);
       if (cluster.capture.mode !== 'drain-and-stop' || cluster.capture.prepImage === undefined) {
         throw new TerminalError(
           'CaptureModeUnsupported',

@@ -4,7 +4,11 @@
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
-import type { PoolPlan, PoolRefreshResult, RefreshPoolInput } from '../../shared/application/refresh-contracts.js';
+import type {
+  PoolPlan,
+  PoolRefreshResult,
+  RefreshPoolInput,
+} from '../../shared/application/refresh-contracts.js';
 import { ACTIVITY, ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
 import { callStep, stepFailureMessage } from './orchestration-steps.js';
 
@@ -35,9 +39,14 @@ export function* refreshClusterOrchestration(
   const input = context.df.getInput<RefreshClusterInput>();
   const { cluster } = input;
   context.df.setCustomStatus({ cluster, step: 'planning' });
-  const { pools, maxParallelPools } = yield* callStep<ClusterPools>(context, 'listing-pools', ACTIVITY.listPools, {
-    cluster,
-  });
+  const { pools, maxParallelPools } = yield* callStep<ClusterPools>(
+    context,
+    'listing-pools',
+    ACTIVITY.listPools,
+    {
+      cluster,
+    },
+  );
   if (pools.length === 0) return { cluster, pools: [] };
 
   // Plans are read-only and cheap: all in parallel (Task.all of a non-empty list).
@@ -87,7 +96,10 @@ export function* refreshClusterOrchestration(
       // The child's message reads "<step>: <cause>" (a StepFailure): keep the step it failed in.
       const message = stepFailureMessage(winner.result);
       const separator = message.indexOf(': ');
-      const step = separator > 0 && !message.slice(0, separator).includes(' ') ? message.slice(0, separator) : 'refreshing';
+      const step =
+        separator > 0 && !message.slice(0, separator).includes(' ')
+          ? message.slice(0, separator)
+          : 'refreshing';
       results.push({
         cluster,
         pool: finished.pool,

@@ -5,6 +5,7 @@
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
+import type { RemovableExtension } from '../../shared/application/refresh-activities.js';
 import type {
   DrainStepResult,
   ImageVersionRequestResult,
@@ -45,8 +46,19 @@ function isoAt(context: OrchestrationContext): string {
   return context.df.currentUtcDateTime.toISOString();
 }
 
-function setStatus(context: OrchestrationContext, input: RefreshPoolInput, step: string, extra?: Partial<RefreshStatus>): void {
-  const status: RefreshStatus = { cluster: input.cluster, pool: input.pool, step, since: isoAt(context), ...extra };
+function setStatus(
+  context: OrchestrationContext,
+  input: RefreshPoolInput,
+  step: string,
+  extra?: Partial<RefreshStatus>,
+): void {
+  const status: RefreshStatus = {
+    cluster: input.cluster,
+    pool: input.pool,
+    step,
+    since: isoAt(context),
+    ...extra,
+  };
   context.df.setCustomStatus(status);
 }
 
@@ -74,7 +86,9 @@ function prepPodNameFor(versionName: string): string {
   return `vmssp-prep-${versionName.replaceAll('.', '-')}`.toLowerCase().slice(0, 63);
 }
 
-export function* refreshPoolOrchestration(context: OrchestrationContext): Generator<Task, PoolRefreshResult, unknown> {
+export function* refreshPoolOrchestration(
+  context: OrchestrationContext,
+): Generator<Task, PoolRefreshResult, unknown> {
   const input = context.df.getInput<RefreshPoolInput>();
   const { cluster, pool } = input;
 
@@ -96,13 +110,18 @@ export function* refreshPoolOrchestration(context: OrchestrationContext): Genera
   const settings = plan.settings;
 
   setStatus(context, input, 'ensuring-image-definition', { node: donor });
-  const existingVersions = yield* callStep<string[]>(context, 'ensuring-image-definition', ACTIVITY.ensureImageDefinition, {
-    cluster,
-    definition: image.definition,
-    location: plan.scaleSet.location,
-    spec: image.definitionSpec,
-    galleryTags: image.galleryTags,
-  });
+  const existingVersions = yield* callStep<string[]>(
+    context,
+    'ensuring-image-definition',
+    ACTIVITY.ensureImageDefinition,
+    {
+      cluster,
+      definition: image.definition,
+      location: plan.scaleSet.location,
+      spec: image.definitionSpec,
+      galleryTags: image.galleryTags,
+    },
+  );
   const versionName = nextImageVersionName(context.df.currentUtcDateTime, existingVersions);
   const versionRef: ImageVersionRef = { ...image.definition, versionName };
   const snapshotName = snapshotNameFor(plan, versionName);
@@ -193,7 +212,10 @@ export function* refreshPoolOrchestration(context: OrchestrationContext): Genera
     intervalSeconds: POLL.scaleSetUpdate.interval,
     timeoutSeconds: POLL.scaleSetUpdate.timeout,
     read: () =>
-      context.df.callActivityWithRetry(ACTIVITY.readScaleSetImage, retryOptions(), { cluster, scaleSet: plan.scaleSet }),
+      context.df.callActivityWithRetry(ACTIVITY.readScaleSetImage, retryOptions(), {
+        cluster,
+        scaleSet: plan.scaleSet,
+      }),
     done: (view) => {
       if (view.provisioningState === 'Failed') {
         throw new StepFailure('updating-scale-set-model', `scale set ${plan.scaleSet.name} update failed`);
@@ -204,20 +226,23 @@ export function* refreshPoolOrchestration(context: OrchestrationContext): Genera
   });
 
   setStatus(context, input, 'removing-bootstrap-extensions', { node: donor, version: versionName });
-  const removable = yield* callStep<string[]>(context, 'removing-bootstrap-extensions', ACTIVITY.listRemovableExtensions, {
-    cluster,
-    scaleSet: plan.scaleSet,
-    keepExtensionTypes: settings.keepExtensionTypes,
-  });
-  for (const extensionName of removable) {
+  const extensions = yield* callStep<RemovableExtension[]>(
+    context,
+    'removing-bootstrap-extensions',
+    ACTIVITY.listRemovableExtensions,
+    { cluster, scaleSet: plan.scaleSet, keepExtensionTypes: settings.keepExtensionTypes },
+  );
+  const removable = extensions.map((extension) => extension.name);
+  for (const extension of extensions) {
+    if (extension.deleting) continue;
     yield* callStep(context, 'removing-bootstrap-extensions', ACTIVITY.requestExtensionDeletion, {
       cluster,
       scaleSet: plan.scaleSet,
-      extensionName,
+      extensionName: extension.name,
     });
   }
   if (removable.length > 0) {
-    yield* pollUntil<string[]>(context, {
+    yield* pollUntil<RemovableExtension[]>(context, {
       step: 'removing-bootstrap-extensions',
       intervalSeconds: POLL.extensionDeletion.interval,
       timeoutSeconds: POLL.extensionDeletion.timeout,
@@ -228,7 +253,7 @@ export function* refreshPoolOrchestration(context: OrchestrationContext): Genera
           keepExtensionTypes: settings.keepExtensionTypes,
         }),
       done: (left) => left.length === 0,
-      describe: (left) => `extensions still present: ${left.join(', ')}`,
+      describe: (left) => `extensions still present: ${left.map((extension) => extension.name).join(', ')}`,
     });
   }
 
@@ -336,7 +361,9 @@ function* buildImageVersion(
 ): Generator<Task, ImageVersionRef & { id: string; storageAccountType: StorageAccountType }, unknown> {
   const { cluster } = input;
   const preferences: StorageAccountType[] =
-    plan.settings.storageAccountType === 'Standard_ZRS' ? ['Standard_ZRS', 'Standard_LRS'] : [plan.settings.storageAccountType];
+    plan.settings.storageAccountType === 'Standard_ZRS'
+      ? ['Standard_ZRS', 'Standard_LRS']
+      : [plan.settings.storageAccountType];
   const decision = plan.decision;
   const tags = buildImageVersionTags({
     sourceNode: donor,
@@ -350,16 +377,25 @@ function* buildImageVersion(
   });
   for (const [index, storageAccountType] of preferences.entries()) {
     const last = index === preferences.length - 1;
-    setStatus(context, input, 'building-image-version', { node: donor, version: ref.versionName, detail: storageAccountType });
-    const request = yield* callStep<ImageVersionRequestResult>(context, 'building-image-version', ACTIVITY.requestImageVersion, {
-      cluster,
-      ref,
-      location: plan.scaleSet.location,
-      snapshotId,
-      storageAccountType,
-      extraRegions: plan.settings.extraRegions,
-      tags,
+    setStatus(context, input, 'building-image-version', {
+      node: donor,
+      version: ref.versionName,
+      detail: storageAccountType,
     });
+    const request = yield* callStep<ImageVersionRequestResult>(
+      context,
+      'building-image-version',
+      ACTIVITY.requestImageVersion,
+      {
+        cluster,
+        ref,
+        location: plan.scaleSet.location,
+        snapshotId,
+        storageAccountType,
+        extraRegions: plan.settings.extraRegions,
+        tags,
+      },
+    );
     if (request.kind === 'zrs-unsupported') {
       if (last) throw new StepFailure('building-image-version', request.message);
       continue;
@@ -368,17 +404,22 @@ function* buildImageVersion(
       step: 'building-image-version',
       intervalSeconds: POLL.imageVersion.interval,
       timeoutSeconds: POLL.imageVersion.timeout,
-      read: () => context.df.callActivityWithRetry(ACTIVITY.readImageVersion, retryOptions(), { cluster, ref }),
+      read: () =>
+        context.df.callActivityWithRetry(ACTIVITY.readImageVersion, retryOptions(), { cluster, ref }),
       done: (view) =>
         view.provisioningState === 'Failed' ||
         (view.provisioningState === 'Succeeded' && view.replicationState !== 'Replicating'),
-      describe: (view) => `version ${ref.versionName} ${view.provisioningState ?? 'absent'}, replication ${view.replicationState ?? 'unknown'}`,
+      describe: (view) =>
+        `version ${ref.versionName} ${view.provisioningState ?? 'absent'}, replication ${view.replicationState ?? 'unknown'}`,
     });
     if (built.provisioningState === 'Failed' || built.replicationState === 'Failed') {
       // A failed version still exists and blocks a retry under the same name: delete it first.
       yield* deleteImageVersion(context, input, ref);
       if (last) {
-        throw new StepFailure('building-image-version', `image version ${ref.versionName} failed (${storageAccountType})`);
+        throw new StepFailure(
+          'building-image-version',
+          `image version ${ref.versionName} failed (${storageAccountType})`,
+        );
       }
       continue;
     }
@@ -392,7 +433,8 @@ function* buildImageVersion(
       step: 'publishing-image-version',
       intervalSeconds: POLL.scaleSetUpdate.interval,
       timeoutSeconds: POLL.scaleSetUpdate.timeout,
-      read: () => context.df.callActivityWithRetry(ACTIVITY.readImageVersion, retryOptions(), { cluster, ref }),
+      read: () =>
+        context.df.callActivityWithRetry(ACTIVITY.readImageVersion, retryOptions(), { cluster, ref }),
       done: (view) => view.provisioningState === 'Succeeded' && view.excludeFromLatest === false,
       describe: (view) => `version ${ref.versionName} ${view.provisioningState ?? 'absent'}`,
     });
@@ -411,7 +453,10 @@ function* deleteImageVersion(
 ): Generator<Task, void, unknown> {
   const { cluster } = input;
   setStatus(context, input, 'deleting-failed-image-version', { version: ref.versionName });
-  yield* callStep(context, 'deleting-failed-image-version', ACTIVITY.requestImageVersionDeletion, { cluster, ref });
+  yield* callStep(context, 'deleting-failed-image-version', ACTIVITY.requestImageVersionDeletion, {
+    cluster,
+    ref,
+  });
   yield* pollUntil<ImageVersionView>(context, {
     step: 'deleting-failed-image-version',
     intervalSeconds: POLL.imageVersionDeletion.interval,
@@ -431,7 +476,6 @@ function idOfDefinition(versionId: string): string {
 function sameId(a: string | undefined, b: string): boolean {
   return a !== undefined && a.toLowerCase() === b.toLowerCase();
 }
-
 
 /** Drains the donor, prepares and powers off its disk, and snapshots it. Returns the snapshot id. */
 function* captureDisk(
@@ -578,9 +622,13 @@ function* deleteSnapshot(
 
 /** One error for the run: the capture failure first (it is the cause), then anything restore could not do. */
 function combineFailures(captureError: unknown, restoreFailures: readonly string[]): StepFailure {
-  const restore = restoreFailures.length === 0 ? '' : `; restoring the node also failed: ${restoreFailures.join('; ')}`;
+  const restore =
+    restoreFailures.length === 0 ? '' : `; restoring the node also failed: ${restoreFailures.join('; ')}`;
   if (captureError instanceof StepFailure) {
-    return new StepFailure(captureError.step, captureError.message.slice(captureError.step.length + 2) + restore);
+    return new StepFailure(
+      captureError.step,
+      captureError.message.slice(captureError.step.length + 2) + restore,
+    );
   }
   if (captureError !== undefined) {
     return new StepFailure('capturing', stepFailureMessage(captureError) + restore);

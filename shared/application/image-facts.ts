@@ -14,7 +14,9 @@ export function newestUsableVersion(versions: readonly ImageVersion[]): ImageVer
 /** Provenance of a version from its tags, when we built it. */
 export function provenanceOf(version: ImageVersion): { sourceNode: string; patchedAt: string } | undefined {
   const parsed = parseImageVersionTags(version.tags);
-  return parsed.kind === 'ours' ? { sourceNode: parsed.provenance.sourceNode, patchedAt: parsed.provenance.patchedAt } : undefined;
+  return parsed.kind === 'ours'
+    ? { sourceNode: parsed.provenance.sourceNode, patchedAt: parsed.provenance.patchedAt }
+    : undefined;
 }
 
 /** Instance id (Uniform) or VM name (Flexible) of a node, from its providerID, if it belongs to the scale set. */
@@ -27,4 +29,3 @@ export function instanceOfNode(providerId: string | undefined, scaleSet: ScaleSe
   }
   return id.virtualMachine.name;
 }
-

@@ -3,19 +3,23 @@
  * any) should become the prototype, and returns everything a refresh run needs. Read-only: a dry run
  * is exactly this and changes nothing.
  */
+import { formatDuration } from '../config/duration.js';
 import type { ImageVersion } from '../domain/compute.js';
 import { isNotFound, NotFoundError } from '../domain/errors.js';
-import { formatDuration } from '../config/duration.js';
+import type { NodeVerdict, PoolImageFacts } from '../domain/prototype-selection.js';
+import {
+  groupNodesByScaleSet,
+  parseRfc3339,
+  selectPrototypeNodeForPool,
+} from '../domain/prototype-selection.js';
 import type { ScaleSetRef } from '../domain/provider-id.js';
 import { scaleSetKey } from '../domain/provider-id.js';
-import type { NodeVerdict, PoolImageFacts } from '../domain/prototype-selection.js';
-import { groupNodesByScaleSet, parseRfc3339, selectPrototypeNodeForPool } from '../domain/prototype-selection.js';
 import { planPoolRefresh } from '../domain/refresh-plan.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
+import { instanceOfNode, newestUsableVersion, provenanceOf } from './image-facts.js';
 import type { NodeVerdictView, PoolDecision, PoolPlan } from './refresh-contracts.js';
 import type { ClusterHandle, ConfiguredPool, PoolConfiguration } from './refresh-dependencies.js';
-import { instanceOfNode, newestUsableVersion, provenanceOf } from './image-facts.js';
 
 /** The pools of a cluster: configured ones, or every scale set that has nodes in it (`all`). */
 export async function listPoolsOfCluster(handle: ClusterHandle): Promise<ConfiguredPool[]> {
@@ -53,7 +57,13 @@ export async function currentImageFacts(
   handle: ClusterHandle,
   scaleSet: ScaleSet,
   configuration: PoolConfiguration,
-): Promise<{ facts?: PoolImageFacts; version?: ImageVersion; versions: ImageVersion[]; pointsAtOurs: boolean; pinned: boolean }> {
+): Promise<{
+  facts?: PoolImageFacts;
+  version?: ImageVersion;
+  versions: ImageVersion[];
+  pointsAtOurs: boolean;
+  pinned: boolean;
+}> {
   const reference = scaleSet.imageReference;
   const definitionId = definitionIdOf(configuration).toLowerCase();
   if (reference === undefined || reference.kind !== 'gallery') {
@@ -136,7 +146,10 @@ export async function planPoolForCluster(
       const instanceId = instanceOfNode(node?.providerId, pool.scaleSet);
       const verdict = selection.verdicts.find((candidate) => candidate.name === plan.node);
       if (instanceId === undefined) {
-        decision = { kind: 'skip', reason: `node ${plan.node} has no scale set instance id in its providerID` };
+        decision = {
+          kind: 'skip',
+          reason: `node ${plan.node} has no scale set instance id in its providerID`,
+        };
       } else {
         decision = {
           kind: 'refresh',
@@ -166,7 +179,8 @@ export async function planPoolForCluster(
   // definition must match it or the version is refused (research/azure.md §2).
   let hyperVGeneration = scaleSet.hyperVGeneration;
   if (hyperVGeneration === undefined && decision.kind === 'refresh') {
-    hyperVGeneration = (await handle.compute.getInstance(pool.scaleSet, decision.instanceId)).hyperVGeneration;
+    hyperVGeneration = (await handle.compute.getInstance(pool.scaleSet, decision.instanceId))
+      .hyperVGeneration;
   }
   const g = configuration.gallery;
   return {

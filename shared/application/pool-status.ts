@@ -3,8 +3,8 @@
  * how old it is. Read-only; used by the status orchestration, the CLI and the HTTP API.
  */
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
-import { currentImageFacts, findPool } from './plan-pool.js';
 import { provenanceOf } from './image-facts.js';
+import { currentImageFacts, findPool } from './plan-pool.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
 
 export interface PoolStatus {
@@ -30,7 +30,11 @@ export interface PoolStatus {
   readonly refusal?: string;
 }
 
-export async function readPoolStatus(handle: ClusterHandle, poolName: string, now: Date): Promise<PoolStatus> {
+export async function readPoolStatus(
+  handle: ClusterHandle,
+  poolName: string,
+  now: Date,
+): Promise<PoolStatus> {
   const pool = await findPool(handle, poolName);
   const configuration = handle.configuration.poolConfiguration(pool);
   const scaleSet = await handle.compute.getScaleSet(pool.scaleSet);
@@ -59,11 +63,18 @@ export async function readPoolStatus(handle: ClusterHandle, poolName: string, no
           currentVersion: {
             name: version.ref.versionName,
             id: version.id,
-            ...(provenance === undefined ? {} : { sourceNode: provenance.sourceNode, patchedAt: provenance.patchedAt }),
+            ...(provenance === undefined
+              ? {}
+              : { sourceNode: provenance.sourceNode, patchedAt: provenance.patchedAt }),
             ...(builtAt === undefined
               ? {}
-              : { builtAt, ageSeconds: Math.max(0, Math.round((now.getTime() - Date.parse(builtAt)) / 1000)) }),
-            ...(version.storageAccountType === undefined ? {} : { storageAccountType: version.storageAccountType }),
+              : {
+                  builtAt,
+                  ageSeconds: Math.max(0, Math.round((now.getTime() - Date.parse(builtAt)) / 1000)),
+                }),
+            ...(version.storageAccountType === undefined
+              ? {}
+              : { storageAccountType: version.storageAccountType }),
           },
         }),
     versionCount: image.versions.length,

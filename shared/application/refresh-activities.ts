@@ -30,6 +30,12 @@ import type {
 import { ACTIVITY } from './refresh-contracts.js';
 import type { ClusterHandle, ConfiguredPool, RefreshDependencies } from './refresh-dependencies.js';
 
+/** An extension the prototype image makes redundant (bootstrap), and whether its deletion is under way. */
+export interface RemovableExtension {
+  readonly name: string;
+  readonly deleting: boolean;
+}
+
 /** Marks the node we hold: which run cordoned it (visible to operators, and the proof we own the cordon). */
 export const CAPTURE_RUN_ANNOTATION = 'vmss-prototype.io/capture-run';
 
@@ -52,8 +58,13 @@ const StorageAccountTypeInput = z.enum(['Standard_ZRS', 'Standard_LRS', 'Premium
 function parseInput<T extends z.ZodType>(activity: string, schema: T, input: unknown): z.infer<T> {
   const result = schema.safeParse(input);
   if (!result.success) {
-    const issues = result.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`);
-    throw new TerminalError('InvalidActivityInput', `parsing input of activity ${activity}: ${issues.join('; ')}`);
+    const issues = result.error.issues.map(
+      (issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`,
+    );
+    throw new TerminalError(
+      'InvalidActivityInput',
+      `parsing input of activity ${activity}: ${issues.join('; ')}`,
+    );
   }
   return result.data;
 }
@@ -69,7 +80,10 @@ export function createRefreshActivities(deps: RefreshDependencies): Record<Activ
       const { cluster } = parseInput(ACTIVITY.listPools, z.object({ cluster: Name }), input);
       const handle = await clusterOf(cluster);
       const pools = await listPoolsOfCluster(handle);
-      return { pools: pools.map((pool) => pool.name), maxParallelPools: handle.configuration.maxParallelPools };
+      return {
+        pools: pools.map((pool) => pool.name),
+        maxParallelPools: handle.configuration.maxParallelPools,
+      };
     },
 
     [ACTIVITY.planPool]: async (input): Promise<PoolPlan> => {
@@ -149,7 +163,11 @@ export function createRefreshActivities(deps: RefreshDependencies): Record<Activ
     },
 
     [ACTIVITY.protectNode]: async (input) => {
-      const args = parseInput(ACTIVITY.protectNode, z.object({ cluster: Name, node: Name, runTag: Name }), input);
+      const args = parseInput(
+        ACTIVITY.protectNode,
+        z.object({ cluster: Name, node: Name, runTag: Name }),
+        input,
+      );
       const { kube } = await clusterOf(args.cluster);
       // The autoscaler must not remove the node while it is drained and stopped: cordoning alone
       // does not protect it (research/kube.md §4). Annotate first, then cordon.
@@ -201,19 +219,30 @@ export function createRefreshActivities(deps: RefreshDependencies): Record<Activ
         nodeName: args.node,
         image: args.image,
         script: args.script,
-        labels: { 'app.kubernetes.io/name': 'vmss-prototype-prep', 'app.kubernetes.io/managed-by': 'vmss-prototype' },
+        labels: {
+          'app.kubernetes.io/name': 'vmss-prototype-prep',
+          'app.kubernetes.io/managed-by': 'vmss-prototype',
+        },
       });
       return null;
     },
 
     [ACTIVITY.readPrepPod]: async (input) => {
-      const args = parseInput(ACTIVITY.readPrepPod, z.object({ cluster: Name, namespace: Name, name: Name }), input);
+      const args = parseInput(
+        ACTIVITY.readPrepPod,
+        z.object({ cluster: Name, namespace: Name, name: Name }),
+        input,
+      );
       const { kube } = await clusterOf(args.cluster);
       return (await kube.getPodPhase(args.namespace, args.name)) ?? 'Absent';
     },
 
     [ACTIVITY.deletePrepPod]: async (input) => {
-      const args = parseInput(ACTIVITY.deletePrepPod, z.object({ cluster: Name, namespace: Name, name: Name }), input);
+      const args = parseInput(
+        ACTIVITY.deletePrepPod,
+        z.object({ cluster: Name, namespace: Name, name: Name }),
+        input,
+      );
       const { kube } = await clusterOf(args.cluster);
       await kube.deletePod(args.namespace, args.name);
       return null;
@@ -349,7 +378,11 @@ export function createRefreshActivities(deps: RefreshDependencies): Record<Activ
     },
 
     [ACTIVITY.readImageVersion]: async (input): Promise<ImageVersionView> => {
-      const args = parseInput(ACTIVITY.readImageVersion, z.object({ cluster: Name, ref: VersionRefInput }), input);
+      const args = parseInput(
+        ACTIVITY.readImageVersion,
+        z.object({ cluster: Name, ref: VersionRefInput }),
+        input,
+      );
       const { compute } = await clusterOf(args.cluster);
       try {
         const version = await compute.getImageVersion(args.ref);
@@ -418,7 +451,7 @@ export function createRefreshActivities(deps: RefreshDependencies): Record<Activ
       };
     },
 
-    [ACTIVITY.listRemovableExtensions]: async (input): Promise<string[]> => {
+    [ACTIVITY.listRemovableExtensions]: async (input): Promise<RemovableExtension[]> => {
       const args = parseInput(
         ACTIVITY.listRemovableExtensions,
         z.object({ cluster: Name, scaleSet: ScaleSetRefInput, keepExtensionTypes: z.array(z.string()) }),
@@ -427,13 +460,14 @@ export function createRefreshActivities(deps: RefreshDependencies): Record<Activ
       const { compute } = await clusterOf(args.cluster);
       const keep = new Set(args.keepExtensionTypes.map((type) => type.toLowerCase()));
       const extensions = await compute.listExtensions(args.scaleSet);
+      // Extensions already being deleted are listed too: the caller waits until none is left.
       return extensions
         .filter((extension) => {
           const type = extension.type.toLowerCase();
           const qualified = `${extension.publisher}/${extension.type}`.toLowerCase();
-          return !keep.has(type) && !keep.has(qualified) && extension.provisioningState !== 'Deleting';
+          return !keep.has(type) && !keep.has(qualified);
         })
-        .map((extension) => extension.name);
+        .map((extension) => ({ name: extension.name, deleting: extension.provisioningState === 'Deleting' }));
     },
 
     [ACTIVITY.requestExtensionDeletion]: async (input) => {
@@ -532,7 +566,8 @@ export async function drainStep(
     const controller = pod.controller;
     if (controller?.kind === 'DaemonSet') {
       const key = `${pod.namespace}/${controller.name}`;
-      if (!daemonSets.has(key)) daemonSets.set(key, await kube.daemonSetExists(pod.namespace, controller.name));
+      if (!daemonSets.has(key))
+        daemonSets.set(key, await kube.daemonSetExists(pod.namespace, controller.name));
     }
   }
   const plan = planDrain(pods, options, (namespace, name) => daemonSets.get(`${namespace}/${name}`) ?? true);

@@ -131,7 +131,11 @@ export interface DrainStepResult {
   readonly done: boolean;
   readonly evictedNow: number;
   /** Pods still on the node: evicting (terminating) or refused by a PDB for now. */
-  readonly pending: readonly { readonly pod: string; readonly state: 'terminating' | 'blocked'; readonly message?: string }[];
+  readonly pending: readonly {
+    readonly pod: string;
+    readonly state: 'terminating' | 'blocked';
+    readonly message?: string;
+  }[];
   /** Pods that make kubectl-style drain refuse before evicting anything. */
   readonly blockers: readonly { readonly pod: string; readonly reason: string }[];
   readonly warnings: readonly string[];
@@ -160,8 +164,7 @@ export interface ImageVersionView {
 }
 
 export type ImageVersionRequestResult =
-  | { readonly kind: 'accepted' }
-  | { readonly kind: 'zrs-unsupported'; readonly message: string };
+  { readonly kind: 'accepted' } | { readonly kind: 'zrs-unsupported'; readonly message: string };
 
 export interface ScaleSetImageView {
   readonly imageId?: string;
@@ -172,7 +175,10 @@ export interface PoolRefreshResult extends PoolTarget {
   readonly outcome: 'refreshed' | 'up-to-date' | 'skipped' | 'refused' | 'planned' | 'failed';
   readonly reason: string;
   readonly plan?: PoolPlan;
-  readonly version?: ImageVersionRef & { readonly id: string; readonly storageAccountType: StorageAccountType };
+  readonly version?: ImageVersionRef & {
+    readonly id: string;
+    readonly storageAccountType: StorageAccountType;
+  };
   readonly donor?: string;
   /** Simulated or real seconds between cordon and uncordon of the donor. */
   readonly donorOutOfServiceSeconds?: number;

@@ -54,7 +54,16 @@ export interface RefreshDependencies {
 }
 
 /** Storage types the gallery accepts for a version; ZRS falls back to LRS where a region has no zones. */
-export const STORAGE_ACCOUNT_TYPES: readonly StorageAccountType[] = ['Standard_ZRS', 'Standard_LRS', 'Premium_LRS'];
+export const STORAGE_ACCOUNT_TYPES: readonly StorageAccountType[] = [
+  'Standard_ZRS',
+  'Standard_LRS',
+  'Premium_LRS',
+];
 
 /** Provisioning states in which a resource is still being worked on by ARM. */
-export const IN_PROGRESS_STATES: readonly ProvisioningState[] = ['Creating', 'Updating', 'Deleting', 'Migrating'];
+export const IN_PROGRESS_STATES: readonly ProvisioningState[] = [
+  'Creating',
+  'Updating',
+  'Deleting',
+  'Migrating',
+];

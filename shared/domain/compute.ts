@@ -6,24 +6,11 @@ import type { ScaleSetRef } from './provider-id.js';
 
 /** Instance power states as ARM reports them in `PowerState/<state>` statuses. */
 export type PowerState =
-  | 'starting'
-  | 'running'
-  | 'stopping'
-  | 'stopped'
-  | 'deallocating'
-  | 'deallocated'
-  | 'unknown';
+  'starting' | 'running' | 'stopping' | 'stopped' | 'deallocating' | 'deallocated' | 'unknown';
 
 /** ARM `provisioningState` values we act on; anything else is carried as is. */
 export type ProvisioningState =
-  | 'Creating'
-  | 'Updating'
-  | 'Succeeded'
-  | 'Failed'
-  | 'Deleting'
-  | 'Canceled'
-  | 'Migrating'
-  | (string & {});
+  'Creating' | 'Updating' | 'Succeeded' | 'Failed' | 'Deleting' | 'Canceled' | 'Migrating' | (string & {});
 
 /** A member of a scale set: a Uniform instance (`instanceId`) or a Flexible member VM (`vmName`). */
 export interface ScaleSetInstance {

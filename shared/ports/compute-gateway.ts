@@ -75,7 +75,11 @@ export interface ComputeGateway {
   ensureGallery(ref: GalleryRef, location: string, tags: Readonly<Record<string, string>>): Promise<void>;
   getImageDefinition(ref: ImageDefinitionRef): Promise<ImageDefinition>;
   /** Creates the definition when absent and waits (seconds). Never changes an existing one. */
-  ensureImageDefinition(ref: ImageDefinitionRef, location: string, spec: ImageDefinitionSpec): Promise<ImageDefinition>;
+  ensureImageDefinition(
+    ref: ImageDefinitionRef,
+    location: string,
+    spec: ImageDefinitionSpec,
+  ): Promise<ImageDefinition>;
 
   listImageVersions(ref: ImageDefinitionRef): Promise<ImageVersion[]>;
   getImageVersion(ref: ImageVersionRef): Promise<ImageVersion>;

@@ -1,0 +1,160 @@
+/**
+ * Debounces reboot notices for one pool (instance `signal:<cluster>:<pool>`): absorbs notices until
+ * the pool has been quiet for `quietPeriod` and `minimumReadyTime` has passed since the last one,
+ * then runs auto mode for the pool ONCE as its singleton refresh (`refresh:<cluster>:<pool>`).
+ */
+import type { OrchestrationContext, Task, TimerTask } from 'durable-functions';
+
+import type { RebootNotice } from '../../shared/application/reboot-notices.js';
+import type { PoolRefreshResult, RefreshPoolInput } from '../../shared/application/refresh-contracts.js';
+import { ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
+import { stepFailureMessage } from './orchestration-steps.js';
+import { poolInstanceId } from './refresh-cluster.orchestration.js';
+
+export const POOL_SIGNAL_ORCHESTRATION = 'poolSignal';
+/** The external event a running debounce absorbs. */
+export const REBOOT_NOTICE_EVENT = 'rebootNotice';
+
+/** Deterministic id of a pool's debounce: at most one per pool absorbs notices. */
+export function signalInstanceId(cluster: string, pool: string): string {
+  return `signal:${cluster}:${pool}`;
+}
+
+export interface PoolSignalInput {
+  readonly cluster: string;
+  readonly pool: string;
+  readonly quietPeriodSeconds: number;
+  readonly minimumReadySeconds: number;
+  /** The notice that started the debounce. */
+  readonly notice: RebootNotice;
+}
+
+export interface PoolSignalRun {
+  readonly instanceId: string;
+  readonly outcome: PoolRefreshResult['outcome'] | 'gave-up';
+  readonly reason: string;
+}
+
+export interface PoolSignalResult {
+  readonly cluster: string;
+  readonly pool: string;
+  readonly notices: number;
+  readonly runs: readonly PoolSignalRun[];
+}
+
+export interface PoolSignalStatus {
+  readonly cluster: string;
+  readonly pool: string;
+  readonly step: 'waiting-quiet-period' | 'refreshing' | 'waiting-for-running-refresh' | 'done';
+  readonly notices: number;
+  readonly refreshAt?: string;
+  readonly refreshInstanceId?: string;
+}
+
+/**
+ * Bounds on history size: a notice storm beyond this many notices in one cycle refreshes anyway (auto
+ * mode only picks nodes Ready for minimumReadyTime, so an early run is safe, just less useful).
+ */
+const MAX_NOTICES_PER_CYCLE = 200;
+/** Notices that arrive while the refresh runs start one more cycle; at most this many in all. */
+const MAX_CYCLES = 3;
+/** A refresh started by someone else (timer, HTTP) is waited for, polling this often, this many times. */
+const BUSY_RETRY_SECONDS = 300;
+const MAX_BUSY_WAITS = 48;
+
+/** The message a refused sub-orchestration start carries: DTFx's, and the local runner's. */
+const ALREADY_RUNNING =
+  /\bis already (Running|Pending|ContinuedAsNew|Suspended)\b|\bstatus (Running|Pending|ContinuedAsNew|Suspended) already exists\b|OrchestrationAlreadyExists/i;
+
+export function* poolSignalOrchestration(
+  context: OrchestrationContext,
+): Generator<Task, PoolSignalResult, unknown> {
+  const input = context.df.getInput<PoolSignalInput>();
+  const { cluster, pool } = input;
+  const waitMs = Math.max(input.quietPeriodSeconds, input.minimumReadySeconds, 0) * 1000;
+  let notices = 1;
+  const runs: PoolSignalRun[] = [];
+  const status = (step: PoolSignalStatus['step'], extra?: Partial<PoolSignalStatus>): void => {
+    const value: PoolSignalStatus = { cluster, pool, step, notices, ...extra };
+    context.df.setCustomStatus(value);
+  };
+
+  for (let cycle = 0; cycle < MAX_CYCLES; cycle++) {
+    // Quiet period: every notice restarts both clocks (quiet period and minimum ready time).
+    let last = context.df.currentUtcDateTime.getTime();
+    for (let absorbed = 0; absorbed < MAX_NOTICES_PER_CYCLE; absorbed++) {
+      const refreshAt = new Date(last + waitMs);
+      status('waiting-quiet-period', { refreshAt: refreshAt.toISOString() });
+      const timer: TimerTask = context.df.createTimer(refreshAt);
+      const notice = context.df.waitForExternalEvent(REBOOT_NOTICE_EVENT);
+      const winner = (yield context.df.Task.any([timer, notice])) as Task;
+      if (winner === timer) break;
+      // Un-fired timers keep the instance alive until they fire: cancel the superseded one.
+      timer.cancel();
+      notices += 1;
+      last = context.df.currentUtcDateTime.getTime();
+    }
+
+    runs.push(yield* refreshOnce(context, input, (step, extra) => status(step, extra)));
+
+    // Notices buffered while the refresh ran are in the history before this timer fires: one of
+    // them wins, and the pool gets one more cycle (the rebooted node may hold newer patches).
+    const probe: TimerTask = context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime()));
+    const late = context.df.waitForExternalEvent(REBOOT_NOTICE_EVENT);
+    const first = (yield context.df.Task.any([probe, late])) as Task;
+    if (first === probe) break;
+    probe.cancel();
+    notices += 1;
+  }
+  status('done');
+  return { cluster, pool, notices, runs };
+}
+
+/**
+ * Runs refreshPool as the pool's singleton id. When another trigger's refresh holds the id, waits for
+ * it and tries again: that run chose its donor before this reboot, so only a run after it can pick up
+ * newer patches (auto mode answers "up to date" cheaply when there are none).
+ */
+function* refreshOnce(
+  context: OrchestrationContext,
+  input: PoolSignalInput,
+  status: (step: PoolSignalStatus['step'], extra?: Partial<PoolSignalStatus>) => void,
+): Generator<Task, PoolSignalRun, unknown> {
+  const instanceId = poolInstanceId(input.cluster, input.pool);
+  const refreshInput: RefreshPoolInput = {
+    cluster: input.cluster,
+    pool: input.pool,
+    trigger: 'reboot-notice',
+  };
+  for (let attempt = 1; ; attempt++) {
+    status('refreshing', { refreshInstanceId: instanceId });
+    try {
+      const result = (yield context.df.callSubOrchestrator(
+        ORCHESTRATION.refreshPool,
+        refreshInput,
+        instanceId,
+      )) as PoolRefreshResult | undefined;
+      return {
+        instanceId,
+        outcome: result?.outcome ?? 'failed',
+        reason: result?.reason ?? 'the refresh returned nothing',
+      };
+    } catch (error) {
+      const message = stepFailureMessage(error);
+      if (!ALREADY_RUNNING.test(message)) return { instanceId, outcome: 'failed', reason: message };
+      if (attempt >= MAX_BUSY_WAITS) {
+        return {
+          instanceId,
+          outcome: 'gave-up',
+          reason: `refresh ${instanceId} was still running after ${attempt} checks`,
+        };
+      }
+      const retryAt = new Date(context.df.currentUtcDateTime.getTime() + BUSY_RETRY_SECONDS * 1000);
+      status('waiting-for-running-refresh', {
+        refreshInstanceId: instanceId,
+        refreshAt: retryAt.toISOString(),
+      });
+      yield context.df.createTimer(retryAt);
+    }
+  }
+}
