@@ -13,6 +13,8 @@ export interface CliOptions {
   readonly json: boolean;
   /** Run against an in-process simulator with this scenario (`true`: the sample scenario). */
   readonly sim?: string | true;
+  /** Connection file of a simulator running in another process (`npm run sim` writes one). */
+  readonly simConnect?: string;
   /** Simulator time factor (simulated seconds per wall second) for --sim. */
   readonly timeFactor?: number;
   /** Settings file in local.settings.json form (`{ "Values": { … } }`); default: the environment. */
@@ -43,6 +45,7 @@ options:
   --node <name>          refresh from this node instead of auto selection (needs --pool)
   --json                 machine-readable output on stdout
   --sim [scenario.yaml]  run against an in-process simulator (default: the sample scenario)
+  --sim-connect <file>   use a simulator running in another process (its connection.json)
   --time-factor <n>      simulator speed, simulated seconds per wall second (default 200)
   --settings <file>      app settings in local.settings.json form (default: environment)
   --state-dir <dir>      where run histories are kept (default .runs)
@@ -115,8 +118,9 @@ export function parseArgs(argv: readonly string[]): CliOptions | 'help' {
   if (values.has('--resume') && command !== 'refresh') {
     throw new UsageError(`--resume only applies to refresh, not ${command}`);
   }
-  if (values.has('--settings') && sim !== undefined) {
-    throw new UsageError('--settings and --sim exclude each other: the simulator brings its own settings');
+  const sources = [values.has('--settings'), sim !== undefined, values.has('--sim-connect')].filter(Boolean).length;
+  if (sources > 1) {
+    throw new UsageError('--settings, --sim and --sim-connect exclude each other: give one of them');
   }
   let timeFactor: number | undefined;
   const factorText = values.get('--time-factor');
@@ -137,6 +141,7 @@ export function parseArgs(argv: readonly string[]): CliOptions | 'help' {
     ...(optional('--node') === undefined ? {} : { node: optional('--node') }),
     ...(optional('--settings') === undefined ? {} : { settingsFile: optional('--settings') }),
     ...(optional('--resume') === undefined ? {} : { resume: optional('--resume') }),
+    ...(optional('--sim-connect') === undefined ? {} : { simConnect: optional('--sim-connect') }),
     ...(sim === undefined ? {} : { sim }),
     ...(timeFactor === undefined ? {} : { timeFactor }),
   };

@@ -29,6 +29,7 @@ async function main(argv: readonly string[]): Promise<number> {
       stateDir: options.stateDir,
       ...(options.settingsFile === undefined ? {} : { settingsFile: options.settingsFile }),
       ...(options.sim === undefined ? {} : { sim: options.sim }),
+      ...(options.simConnect === undefined ? {} : { simConnect: options.simConnect }),
       ...(options.timeFactor === undefined ? {} : { timeFactor: options.timeFactor }),
       ...(options.json ? {} : { onStatus: createProgressPrinter(process.stderr) }),
     });

@@ -13,6 +13,7 @@ import { UsageError } from './args.js';
 import type { Clock, DurableRunner } from './runner/index.js';
 import type { OrchestrationStatus } from './runner/index.js';
 import { createDurableRunner, createFileStore, createSystemClock } from './runner/index.js';
+import { connectSimulator } from './sim-connection.js';
 import type { SimulatorSession } from './sim-session.js';
 import { startSimulatorSession } from './sim-session.js';
 
@@ -26,6 +27,7 @@ export interface Session {
 export interface SessionOptions {
   readonly settingsFile?: string;
   readonly sim?: string | true;
+  readonly simConnect?: string;
   readonly timeFactor?: number;
   readonly stateDir: string;
   readonly onStatus?: (status: OrchestrationStatus) => void;
@@ -58,6 +60,15 @@ export async function openSession(options: SessionOptions): Promise<Session> {
       await simulator.stop();
       throw error;
     }
+  }
+  if (options.simConnect !== undefined) {
+    const connected = await connectSimulator(options.simConnect);
+    const composition = compose({
+      env: connected.env,
+      simulator: connected.endpoints,
+      now: () => new Date(connected.clock.now()),
+    });
+    return { composition, runner: createRunner(composition, connected.clock, options), close: () => Promise.resolve() };
   }
   const env =
     options.settingsFile === undefined

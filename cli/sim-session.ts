@@ -20,6 +20,8 @@ export const ARM_ACTIONS_FILE = fileURLToPath(
 );
 export const RBAC_DIR = fileURLToPath(new URL('../../infra/kubernetes', import.meta.url));
 
+export { SIM_ARM_TOKEN };
+
 /** A digest-pinned image for the prep pod; the simulator does not pull images. */
 const SIM_PREP_IMAGE =
   'mcr.microsoft.com/cbl-mariner/busybox:2.0@sha256:2f3b1f4e5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d';
@@ -37,7 +39,8 @@ export interface SimulatorSession {
 }
 
 export interface SimulatorSessionOptions {
-  readonly scenarioPath: string;
+  /** A scenario file, or scenario data (tests vary the sample). */
+  readonly scenarioPath: string | Record<string, unknown>;
   readonly timeFactor?: number;
   /** Enforce infra/ permissions (default true). */
   readonly leastPrivilege?: boolean;
@@ -89,20 +92,53 @@ export async function startSimulatorSession(options: SimulatorSessionOptions): P
   };
 }
 
+/** What a client needs to reach a running simulator: written by one process, read by another. */
+export interface SimulatorConnection {
+  readonly armEndpoint: string;
+  readonly caPem: string;
+  readonly subscriptionId: string;
+  /** Opens `/_sim/` on the ARM endpoint (time, faults, world state). */
+  readonly adminToken: string;
+  readonly clusters: readonly {
+    readonly name: string;
+    readonly resourceGroup: string;
+    readonly kubeHttpsUrl: string;
+    readonly serviceAccountToken: string;
+  }[];
+}
+
+export function connectionOf(running: RunningSimulator): SimulatorConnection {
+  return {
+    armEndpoint: running.armEndpoint,
+    caPem: running.caPem,
+    subscriptionId: running.subscriptionId,
+    adminToken: running.tokens.admin,
+    clusters: running.clusters.map((endpoint) => ({
+      name: endpoint.name,
+      resourceGroup: running.world.cluster(endpoint.name).world.spec.resourceGroup,
+      kubeHttpsUrl: endpoint.kubeHttpsUrl,
+      serviceAccountToken: endpoint.tokens.serviceAccount,
+    })),
+  };
+}
+
 /** One app-settings environment for every simulated cluster: pools discovered (`all`), defaults elsewhere. */
 export function settingsFor(running: RunningSimulator): Record<string, string> {
+  return settingsForConnection(connectionOf(running));
+}
+
+export function settingsForConnection(connection: SimulatorConnection): Record<string, string> {
   const env: Record<string, string> = {};
-  const clusters = running.clusters.map((endpoint) => {
-    const spec = running.world.cluster(endpoint.name).world.spec;
-    const tokenKey = `VMSSP_SECRET_SIM_${endpoint.name.toUpperCase().replaceAll(/[^A-Z0-9]/g, '_')}_TOKEN`;
-    env[tokenKey] = endpoint.tokens.serviceAccount;
+  const clusters = connection.clusters.map((cluster) => {
+    const tokenKey = `VMSSP_SECRET_SIM_${cluster.name.toUpperCase().replaceAll(/[^A-Z0-9]/g, '_')}_TOKEN`;
+    env[tokenKey] = cluster.serviceAccountToken;
     return {
-      name: endpoint.name,
-      subscriptionId: running.subscriptionId,
-      resourceGroup: spec.resourceGroup,
+      name: cluster.name,
+      subscriptionId: connection.subscriptionId,
+      resourceGroup: cluster.resourceGroup,
       apiServer: {
-        url: endpoint.kubeHttpsUrl,
-        caCertificate: { pem: running.caPem },
+        url: cluster.kubeHttpsUrl,
+        caCertificate: { pem: connection.caPem },
         auth: { serviceAccountToken: { env: tokenKey } },
       },
       pools: 'all',

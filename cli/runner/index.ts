@@ -1,0 +1,19 @@
+// Public surface of the local durable runner (see runner.ts for what it reproduces of the host).
+export {
+  type Clock,
+  createSystemClock,
+  createVirtualClock,
+  type VirtualClock,
+  type VirtualClockOptions,
+} from './clock.js';
+export { createFileStore, type FileStoreOptions } from './file-store.js';
+export { type FailureDetails, type HistoryEvent, historyEventName, HistoryEventType } from './history.js';
+export { NonDeterminismError } from './non-determinism.js';
+export {
+  createDurableRunner,
+  type DurableRunner,
+  type OrchestrationStatus,
+  type RunnerOptions,
+  type RunnerRegistry,
+} from './runner.js';
+export { createMemoryStore, type InstanceRecord, type InstanceStore, type RuntimeStatus } from './store.js';

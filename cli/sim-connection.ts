@@ -1,0 +1,94 @@
+/**
+ * Connects the CLI to a simulator running in another process (its connection file), so a runner can
+ * be killed and resumed while the simulated world lives on. The runner's clock follows the
+ * simulator's scaled clock and moves it forward (admin endpoint) when a durable timer is due.
+ */
+import { request } from 'node:https';
+import { readFile, writeFile } from 'node:fs/promises';
+
+import type { Clock } from './runner/index.js';
+import { UsageError } from './args.js';
+import type { SimulatorConnection } from './sim-session.js';
+import { SIM_ARM_TOKEN, settingsForConnection } from './sim-session.js';
+
+export interface ConnectedSimulator {
+  readonly connection: SimulatorConnection;
+  readonly env: Record<string, string>;
+  readonly endpoints: { readonly armEndpoint: string; readonly caPem: string; readonly armToken: string };
+  readonly clock: Clock;
+}
+
+interface SimTime {
+  now: string;
+  mode: 'manual' | 'scaled';
+  timeFactor: number;
+}
+
+export async function writeConnectionFile(path: string, connection: SimulatorConnection): Promise<void> {
+  await writeFile(path, `${JSON.stringify(connection, null, 2)}\n`, { encoding: 'utf8', mode: 0o600 });
+}
+
+export async function connectSimulator(path: string): Promise<ConnectedSimulator> {
+  let connection: SimulatorConnection;
+  try {
+    connection = JSON.parse(await readFile(path, 'utf8')) as SimulatorConnection;
+  } catch {
+    throw new UsageError(`--sim-connect ${path}: not a readable simulator connection file`);
+  }
+  const admin = (method: 'GET' | 'POST', path: string, body?: unknown): Promise<SimTime> =>
+    adminCall(connection, method, path, body);
+  let time = await admin('GET', '/time');
+  // Local estimate of simulated time: the last answer plus wall time elapsed × factor.
+  let anchor = { simMs: Date.parse(time.now), wallMs: performance.now() };
+  const now = (): number =>
+    time.mode === 'scaled' ? anchor.simMs + (performance.now() - anchor.wallMs) * time.timeFactor : anchor.simMs;
+  return {
+    connection,
+    env: settingsForConnection(connection),
+    endpoints: { armEndpoint: connection.armEndpoint, caPem: connection.caPem, armToken: SIM_ARM_TOKEN },
+    clock: {
+      virtual: true,
+      now,
+      async sleepUntil(epochMs: number): Promise<void> {
+        time = await admin('POST', '/time/advance', { to: new Date(Math.max(epochMs, now())).toISOString() });
+        anchor = { simMs: Date.parse(time.now), wallMs: performance.now() };
+      },
+    },
+  };
+}
+
+function adminCall(connection: SimulatorConnection, method: string, path: string, body?: unknown): Promise<SimTime> {
+  const url = new URL(`/_sim${path}`, connection.armEndpoint);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const call = request(
+      url,
+      {
+        method,
+        ca: connection.caPem,
+        headers: {
+          authorization: `Bearer ${connection.adminToken}`,
+          ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if ((response.statusCode ?? 500) >= 300) {
+            reject(new Error(`calling simulator ${method} ${path}: HTTP ${response.statusCode}: ${text.slice(0, 200)}`));
+            return;
+          }
+          try {
+            resolve(JSON.parse(text) as SimTime);
+          } catch {
+            reject(new Error(`calling simulator ${method} ${path}: the answer is not JSON`));
+          }
+        });
+      },
+    );
+    call.on('error', (error) => reject(new Error(`calling simulator ${method} ${path}: ${error.message}`)));
+    call.end(payload);
+  });
+}

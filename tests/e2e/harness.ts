@@ -1,0 +1,97 @@
+/**
+ * End-to-end harness: an in-process simulator (sample scenario, optionally changed), the product
+ * composed against it with least privilege, and the local durable runner driving the real
+ * orchestrators with the simulator's clock.
+ */
+import { readFileSync } from 'node:fs';
+
+import { parse as parseYaml } from 'yaml';
+
+import type { OrchestrationStatus } from '../../cli/runner/index.js';
+import { createDurableRunner, createMemoryStore, type DurableRunner } from '../../cli/runner/index.js';
+import { SAMPLE_SCENARIO } from '../../cli/session.js';
+import type { SimulatorSession } from '../../cli/sim-session.js';
+import { startSimulatorSession } from '../../cli/sim-session.js';
+import { ORCHESTRATORS } from '../../functions/orchestrations/index.js';
+import type { Composition } from '../../shared/composition-root.js';
+import { compose } from '../../shared/composition-root.js';
+
+export type ScenarioData = Record<string, unknown> & {
+  region: { zoneRedundantStorage: boolean };
+  clusters: (Record<string, unknown> & { workloads: Record<string, unknown>[]; scaleSets: Record<string, unknown>[] })[];
+};
+
+export type ClusterSettingsData = Record<string, unknown> & {
+  capture: Record<string, unknown>;
+  gallery?: Record<string, unknown>;
+  history?: number;
+  selection?: Record<string, unknown>;
+};
+
+export interface HarnessOptions {
+  /** Changes the sample scenario before the world is built. */
+  readonly scenario?: (scenario: ScenarioData) => void;
+  /** Changes the first cluster's settings (VMSSP_CLUSTERS[0]). */
+  readonly settings?: (cluster: ClusterSettingsData) => void;
+  readonly leastPrivilege?: boolean;
+}
+
+export interface Harness {
+  readonly sim: SimulatorSession;
+  readonly composition: Composition;
+  readonly runner: DurableRunner;
+  /** Every status the runner reported, in order. */
+  readonly statuses: OrchestrationStatus[];
+  run(name: string, input: unknown, instanceId: string): Promise<OrchestrationStatus>;
+  stop(): Promise<void>;
+}
+
+export function sampleScenario(): ScenarioData {
+  return parseYaml(readFileSync(SAMPLE_SCENARIO, 'utf8')) as ScenarioData;
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const scenario = sampleScenario();
+  options.scenario?.(scenario);
+  const sim = await startSimulatorSession({
+    scenarioPath: scenario,
+    timeFactor: 200,
+    ...(options.leastPrivilege === false ? { leastPrivilege: false } : {}),
+  });
+  try {
+    const env = { ...sim.env };
+    if (options.settings !== undefined) {
+      const clusters = JSON.parse(env['VMSSP_CLUSTERS'] ?? '[]') as ClusterSettingsData[];
+      const first = clusters[0];
+      if (first !== undefined) options.settings(first);
+      env['VMSSP_CLUSTERS'] = JSON.stringify(clusters);
+    }
+    const composition = compose({ env, simulator: sim.endpoints, now: () => new Date(sim.clock.now()) });
+    const statuses: OrchestrationStatus[] = [];
+    const runner = createDurableRunner({
+      orchestrators: ORCHESTRATORS,
+      activities: composition.activities,
+      clock: sim.clock,
+      store: createMemoryStore(),
+      maxConcurrentActivities: 8,
+      onStatus: (status) => statuses.push(status),
+    });
+    return {
+      sim,
+      composition,
+      runner,
+      statuses,
+      run: (name, input, instanceId) => runner.startOrchestration(name, input, instanceId),
+      stop: () => sim.stop(),
+    };
+  } catch (error) {
+    await sim.stop();
+    throw error;
+  }
+}
+
+export const POOL1 = 'k8s-pool1-12345678-vmss';
+export const POOL2 = 'k8s-pool2-12345678-vmss';
+export function nodeOf(pool: string, index: number): string {
+  return `${pool}${index.toString(36).padStart(6, '0')}`;
+}

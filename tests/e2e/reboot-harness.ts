@@ -1,0 +1,93 @@
+/**
+ * The reboot-notice path wired for tests: a real Azurite queue, the in-process simulator, the
+ * product's composition against it, the local durable runner (virtual time) with the refresh
+ * orchestrators plus the debounce, and a queue pump that does what the Functions host does.
+ */
+import azureFunctions from '@azure/functions';
+
+import { SAMPLE_SCENARIO } from '../../cli/session.js';
+import { startSimulatorSession, type SimulatorSession } from '../../cli/sim-session.js';
+import { createDurableRunner, type DurableRunner, type RunnerOptions } from '../../cli/runner/index.js';
+import { ORCHESTRATORS } from '../../functions/orchestrations/index.js';
+import { POOL_SIGNAL_ORCHESTRATION, poolSignalOrchestration } from '../../functions/orchestrations/pool-signal.orchestration.js';
+import { handleRebootQueueMessage, type QueueMessageResult } from '../../functions/triggers/reboot-notice.queue.js';
+import { createTriggerDependencies, type TriggerDependencies } from '../../functions/triggers/trigger-dependencies.js';
+import { StorageRebootQueue } from '../../shared/adapters/storage-queue/reboot-queue.js';
+import { compose } from '../../shared/composition-root.js';
+import { runnerClient } from '../functions/triggers/durable-client-double.js';
+import type { HttpOrchestrationClient } from '../../functions/triggers/refresh-api.http.js';
+import { type RunningAzurite, startAzurite } from '../shared/adapters/storage-queue/azurite.js';
+
+/** host.json `queues.maxDequeueCount`. */
+export const MAX_DEQUEUE_COUNT = 5;
+
+export interface RebootHarness {
+  readonly azurite: RunningAzurite;
+  readonly session: SimulatorSession;
+  readonly queue: StorageRebootQueue;
+  readonly deps: TriggerDependencies;
+  readonly runner: DurableRunner;
+  readonly client: HttpOrchestrationClient;
+  /** Receives and handles every visible message once, as the host's queue listener does. */
+  pump(): Promise<{ results: QueueMessageResult[]; failures: number }>;
+  /** Lets durable timers fire (until then they wait, so notices can arrive within the quiet period). */
+  releaseTimers(): void;
+  stop(): Promise<void>;
+}
+
+export async function startRebootHarness(options: { leastPrivilege?: boolean } = {}): Promise<RebootHarness> {
+  const azurite = await startAzurite();
+  let session: SimulatorSession;
+  try {
+    session = await startSimulatorSession({ scenarioPath: SAMPLE_SCENARIO, ...options });
+  } catch (error) {
+    await azurite.stop();
+    throw error;
+  }
+  const composition = compose({
+    env: { ...session.env, VMSSP_QUIET_PERIOD: '10m' },
+    simulator: session.endpoints,
+    now: () => new Date(session.clock.now()),
+  });
+  const queue = new StorageRebootQueue({ connectionString: azurite.connectionString }, composition.settings.rebootQueue);
+  const deps = createTriggerDependencies(composition, queue);
+  const runnerOptions: RunnerOptions = {
+    orchestrators: { ...ORCHESTRATORS, [POOL_SIGNAL_ORCHESTRATION]: poolSignalOrchestration },
+    activities: composition.activities,
+    clock: session.clock,
+    maxConcurrentActivities: 8,
+    timerHorizonMs: session.clock.now(),
+  };
+  const runner = createDurableRunner(runnerOptions);
+  const client = runnerClient(runner);
+  const context = new azureFunctions.InvocationContext({ invocationId: 'queue', functionName: 'rebootNoticeQueue', logHandler: () => undefined });
+  return {
+    azurite,
+    session,
+    queue,
+    deps,
+    runner,
+    client,
+    async pump() {
+      const results: QueueMessageResult[] = [];
+      let failures = 0;
+      for (const message of await queue.receive(32, 1)) {
+        try {
+          results.push(await handleRebootQueueMessage(message.text, client, context, deps));
+          await queue.delete(message);
+        } catch {
+          failures += 1;
+          if (message.dequeueCount >= MAX_DEQUEUE_COUNT) await queue.moveToPoison(message);
+        }
+      }
+      return { results, failures };
+    },
+    releaseTimers() {
+      runnerOptions.timerHorizonMs = Number.POSITIVE_INFINITY;
+    },
+    async stop() {
+      await session.stop();
+      await azurite.stop();
+    },
+  };
+}
