@@ -118,7 +118,9 @@ export function parseArgs(argv: readonly string[]): CliOptions | 'help' {
   if (values.has('--resume') && command !== 'refresh') {
     throw new UsageError(`--resume only applies to refresh, not ${command}`);
   }
-  const sources = [values.has('--settings'), sim !== undefined, values.has('--sim-connect')].filter(Boolean).length;
+  const sources = [values.has('--settings'), sim !== undefined, values.has('--sim-connect')].filter(
+    Boolean,
+  ).length;
   if (sources > 1) {
     throw new UsageError('--settings, --sim and --sim-connect exclude each other: give one of them');
   }

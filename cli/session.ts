@@ -68,7 +68,11 @@ export async function openSession(options: SessionOptions): Promise<Session> {
       simulator: connected.endpoints,
       now: () => new Date(connected.clock.now()),
     });
-    return { composition, runner: createRunner(composition, connected.clock, options), close: () => Promise.resolve() };
+    return {
+      composition,
+      runner: createRunner(composition, connected.clock, options),
+      close: () => Promise.resolve(),
+    };
   }
   const env =
     options.settingsFile === undefined

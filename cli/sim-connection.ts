@@ -3,13 +3,14 @@
  * be killed and resumed while the simulated world lives on. The runner's clock follows the
  * simulator's scaled clock and moves it forward (admin endpoint) when a durable timer is due.
  */
+import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
-import { readFile, writeFile } from 'node:fs/promises';
 
-import type { Clock } from './runner/index.js';
+import { writeConnectionFile } from '../sim/connection.js';
 import { UsageError } from './args.js';
+import type { Clock } from './runner/index.js';
 import type { SimulatorConnection } from './sim-session.js';
-import { SIM_ARM_TOKEN, settingsForConnection } from './sim-session.js';
+import { settingsForConnection, SIM_ARM_TOKEN } from './sim-session.js';
 
 export interface ConnectedSimulator {
   readonly connection: SimulatorConnection;
@@ -22,10 +23,6 @@ interface SimTime {
   now: string;
   mode: 'manual' | 'scaled';
   timeFactor: number;
-}
-
-export async function writeConnectionFile(path: string, connection: SimulatorConnection): Promise<void> {
-  await writeFile(path, `${JSON.stringify(connection, null, 2)}\n`, { encoding: 'utf8', mode: 0o600 });
 }
 
 export async function connectSimulator(path: string): Promise<ConnectedSimulator> {
@@ -41,7 +38,9 @@ export async function connectSimulator(path: string): Promise<ConnectedSimulator
   // Local estimate of simulated time: the last answer plus wall time elapsed × factor.
   let anchor = { simMs: Date.parse(time.now), wallMs: performance.now() };
   const now = (): number =>
-    time.mode === 'scaled' ? anchor.simMs + (performance.now() - anchor.wallMs) * time.timeFactor : anchor.simMs;
+    time.mode === 'scaled'
+      ? anchor.simMs + (performance.now() - anchor.wallMs) * time.timeFactor
+      : anchor.simMs;
   return {
     connection,
     env: settingsForConnection(connection),
@@ -57,7 +56,12 @@ export async function connectSimulator(path: string): Promise<ConnectedSimulator
   };
 }
 
-function adminCall(connection: SimulatorConnection, method: string, path: string, body?: unknown): Promise<SimTime> {
+function adminCall(
+  connection: SimulatorConnection,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<SimTime> {
   const url = new URL(`/_sim${path}`, connection.armEndpoint);
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
@@ -77,7 +81,11 @@ function adminCall(connection: SimulatorConnection, method: string, path: string
         response.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
           if ((response.statusCode ?? 500) >= 300) {
-            reject(new Error(`calling simulator ${method} ${path}: HTTP ${response.statusCode}: ${text.slice(0, 200)}`));
+            reject(
+              new Error(
+                `calling simulator ${method} ${path}: HTTP ${response.statusCode}: ${text.slice(0, 200)}`,
+              ),
+            );
             return;
           }
           try {
@@ -92,3 +100,5 @@ function adminCall(connection: SimulatorConnection, method: string, path: string
     call.end(payload);
   });
 }
+
+export { writeConnectionFile };

@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 
 import { parseAllDocuments } from 'yaml';
 
+import type { SimulatorConnection } from '../sim/connection.js';
+import { connectionOf } from '../sim/connection.js';
 import type { KubeObject } from '../sim/contracts.js';
 import type { RunningSimulator } from '../sim/index.js';
 import { startSimulator } from '../sim/index.js';
@@ -20,7 +22,7 @@ export const ARM_ACTIONS_FILE = fileURLToPath(
 );
 export const RBAC_DIR = fileURLToPath(new URL('../../infra/kubernetes', import.meta.url));
 
-export { SIM_ARM_TOKEN };
+export { connectionOf, SIM_ARM_TOKEN, type SimulatorConnection };
 
 /** A digest-pinned image for the prep pod; the simulator does not pull images. */
 const SIM_PREP_IMAGE =
@@ -89,36 +91,6 @@ export async function startSimulatorSession(options: SimulatorSessionOptions): P
       await running.stop();
       await rm(outDir, { recursive: true, force: true });
     },
-  };
-}
-
-/** What a client needs to reach a running simulator: written by one process, read by another. */
-export interface SimulatorConnection {
-  readonly armEndpoint: string;
-  readonly caPem: string;
-  readonly subscriptionId: string;
-  /** Opens `/_sim/` on the ARM endpoint (time, faults, world state). */
-  readonly adminToken: string;
-  readonly clusters: readonly {
-    readonly name: string;
-    readonly resourceGroup: string;
-    readonly kubeHttpsUrl: string;
-    readonly serviceAccountToken: string;
-  }[];
-}
-
-export function connectionOf(running: RunningSimulator): SimulatorConnection {
-  return {
-    armEndpoint: running.armEndpoint,
-    caPem: running.caPem,
-    subscriptionId: running.subscriptionId,
-    adminToken: running.tokens.admin,
-    clusters: running.clusters.map((endpoint) => ({
-      name: endpoint.name,
-      resourceGroup: running.world.cluster(endpoint.name).world.spec.resourceGroup,
-      kubeHttpsUrl: endpoint.kubeHttpsUrl,
-      serviceAccountToken: endpoint.tokens.serviceAccount,
-    })),
   };
 }
 

@@ -21,7 +21,12 @@
 //    `innerTask`, `isWaitingOnTimer`, `attemptNumber`) stand for retry timers and retried attempts;
 //    `DFTimerTask`/`LongTimerTask` children carry `CreateTimerAction` (`fireAt`, `isCanceled`).
 // 5. lib/src/actions/ActionType.js and lib/src/history/HistoryEventType.js numbering (mirrored in
-//    history.ts), and the `\n\n$OutOfProcData$:` label in lib/src/error/OrchestrationFailureError.js.
+//    history.ts and non-determinism.ts), and the `\n\n$OutOfProcData$:` label in
+//    lib/src/error/OrchestrationFailureError.js (the failed state travels inside the error message).
+// 6. lib/src/util/Utils.js `parseTimestampsAsDates` turns string `Timestamp`s into Dates, so stored
+//    histories keep ISO strings; `processInput` JSON-encodes string inputs of activity and
+//    continue-as-new actions (not of sub-orchestrations).
+// tests/cli/runner/durable-internals.test.ts is the canary for all of the above.
 import { createRequire } from 'node:module';
 
 import type { InvocationContext } from '@azure/functions';

@@ -18,7 +18,10 @@ import { compose } from '../../shared/composition-root.js';
 
 export type ScenarioData = Record<string, unknown> & {
   region: { zoneRedundantStorage: boolean };
-  clusters: (Record<string, unknown> & { workloads: Record<string, unknown>[]; scaleSets: Record<string, unknown>[] })[];
+  clusters: (Record<string, unknown> & {
+    workloads: Record<string, unknown>[];
+    scaleSets: Record<string, unknown>[];
+  })[];
 };
 
 export type ClusterSettingsData = Record<string, unknown> & {

@@ -5,17 +5,26 @@
  */
 import azureFunctions from '@azure/functions';
 
-import { SAMPLE_SCENARIO } from '../../cli/session.js';
-import { startSimulatorSession, type SimulatorSession } from '../../cli/sim-session.js';
 import { createDurableRunner, type DurableRunner, type RunnerOptions } from '../../cli/runner/index.js';
+import { SAMPLE_SCENARIO } from '../../cli/session.js';
+import { type SimulatorSession, startSimulatorSession } from '../../cli/sim-session.js';
 import { ORCHESTRATORS } from '../../functions/orchestrations/index.js';
-import { POOL_SIGNAL_ORCHESTRATION, poolSignalOrchestration } from '../../functions/orchestrations/pool-signal.orchestration.js';
-import { handleRebootQueueMessage, type QueueMessageResult } from '../../functions/triggers/reboot-notice.queue.js';
-import { createTriggerDependencies, type TriggerDependencies } from '../../functions/triggers/trigger-dependencies.js';
+import {
+  POOL_SIGNAL_ORCHESTRATION,
+  poolSignalOrchestration,
+} from '../../functions/orchestrations/pool-signal.orchestration.js';
+import {
+  handleRebootQueueMessage,
+  type QueueMessageResult,
+} from '../../functions/triggers/reboot-notice.queue.js';
+import type { HttpOrchestrationClient } from '../../functions/triggers/refresh-api.http.js';
+import {
+  createTriggerDependencies,
+  type TriggerDependencies,
+} from '../../functions/triggers/trigger-dependencies.js';
 import { StorageRebootQueue } from '../../shared/adapters/storage-queue/reboot-queue.js';
 import { compose } from '../../shared/composition-root.js';
 import { runnerClient } from '../functions/triggers/durable-client-double.js';
-import type { HttpOrchestrationClient } from '../../functions/triggers/refresh-api.http.js';
 import { type RunningAzurite, startAzurite } from '../shared/adapters/storage-queue/azurite.js';
 
 /** host.json `queues.maxDequeueCount`. */
@@ -49,7 +58,12 @@ export async function startRebootHarness(options: { leastPrivilege?: boolean } =
     simulator: session.endpoints,
     now: () => new Date(session.clock.now()),
   });
-  const queue = new StorageRebootQueue({ connectionString: azurite.connectionString }, composition.settings.rebootQueue);
+  const queue = new StorageRebootQueue(
+    { connectionString: azurite.connectionString },
+    composition.settings.rebootQueue,
+  );
+  // Event Grid's subscription (and infra/) creates the queue before anything is delivered.
+  await queue.queue.createIfNotExists();
   const deps = createTriggerDependencies(composition, queue);
   const runnerOptions: RunnerOptions = {
     orchestrators: { ...ORCHESTRATORS, [POOL_SIGNAL_ORCHESTRATION]: poolSignalOrchestration },
@@ -60,7 +74,11 @@ export async function startRebootHarness(options: { leastPrivilege?: boolean } =
   };
   const runner = createDurableRunner(runnerOptions);
   const client = runnerClient(runner);
-  const context = new azureFunctions.InvocationContext({ invocationId: 'queue', functionName: 'rebootNoticeQueue', logHandler: () => undefined });
+  const context = new azureFunctions.InvocationContext({
+    invocationId: 'queue',
+    functionName: 'rebootNoticeQueue',
+    logHandler: () => undefined,
+  });
   return {
     azurite,
     session,
@@ -78,6 +96,7 @@ export async function startRebootHarness(options: { leastPrivilege?: boolean } =
         } catch {
           failures += 1;
           if (message.dequeueCount >= MAX_DEQUEUE_COUNT) await queue.moveToPoison(message);
+          else await queue.releaseForRetry(message);
         }
       }
       return { results, failures };

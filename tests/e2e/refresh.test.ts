@@ -24,7 +24,7 @@ interface NodeObject {
 function node(harness: Harness, name: string): NodeObject {
   const object = harness.sim.running.world.cluster('prod').world.store.get('nodes', undefined, name);
   assert.ok(object, `node ${name} exists`);
-  return object as unknown as NodeObject;
+  return object;
 }
 
 function versionsOf(harness: Harness, result: PoolRefreshResult): { name: string; state: string }[] {
@@ -35,15 +35,30 @@ function versionsOf(harness: Harness, result: PoolRefreshResult): { name: string
     .map((version) => ({ name: version.name, state: version.provisioningState }));
 }
 
-async function refreshPool(harness: Harness, pool: string, extra: Record<string, unknown> = {}, id = `t-${pool}`) {
-  const status = await harness.run(ORCHESTRATION.refreshPool, { cluster: 'prod', pool, trigger: 'test', ...extra }, id);
+async function refreshPool(
+  harness: Harness,
+  pool: string,
+  extra: Record<string, unknown> = {},
+  id = `t-${pool}`,
+) {
+  const status = await harness.run(
+    ORCHESTRATION.refreshPool,
+    { cluster: 'prod', pool, trigger: 'test', ...extra },
+    id,
+  );
   return status;
 }
 
-function assertWorldOk(harness: Harness, results: ClusterRefreshResult[], cordonedBefore?: ReadonlySet<string>): void {
-  const failed = checkRefreshedWorld(harness.sim.running, results, cordonedBefore ? { cordonedBefore } : {}).filter(
-    (check) => !check.ok,
-  );
+function assertWorldOk(
+  harness: Harness,
+  results: ClusterRefreshResult[],
+  cordonedBefore?: ReadonlySet<string>,
+): void {
+  const failed = checkRefreshedWorld(
+    harness.sim.running,
+    results,
+    cordonedBefore ? { cordonedBefore } : {},
+  ).filter((check) => !check.ok);
   assert.deepEqual(failed, [], 'every world check passes');
 }
 
@@ -51,7 +66,11 @@ void describe('refresh pipeline on the simulator', { concurrency: false }, () =>
   void it('auto mode refreshes both eligible pools in parallel and explains every other pool', async () => {
     const harness = await startHarness();
     try {
-      const status = await harness.run(ORCHESTRATION.refreshCluster, { cluster: 'prod', trigger: 'test' }, 'auto-1');
+      const status = await harness.run(
+        ORCHESTRATION.refreshCluster,
+        { cluster: 'prod', trigger: 'test' },
+        'auto-1',
+      );
       assert.equal(status.runtimeStatus, 'Completed', JSON.stringify(status.failure));
       const result = status.output as ClusterRefreshResult;
       const outcomes = Object.fromEntries(result.pools.map((pool) => [pool.pool, pool.outcome]));
@@ -138,7 +157,9 @@ void describe('refresh pipeline on the simulator', { concurrency: false }, () =>
       assert.equal(status.runtimeStatus, 'Completed', JSON.stringify(status.failure));
       const result = status.output as PoolRefreshResult;
       assert.equal(result.version?.storageAccountType, 'Standard_LRS');
-      assert.deepEqual(versionsOf(harness, result), [{ name: result.version?.versionName, state: 'Succeeded' }]);
+      assert.deepEqual(versionsOf(harness, result), [
+        { name: result.version?.versionName, state: 'Succeeded' },
+      ]);
       assertWorldOk(harness, [{ cluster: 'prod', pools: [result] }]);
     } finally {
       await harness.stop();
@@ -166,14 +187,19 @@ void describe('refresh pipeline on the simulator', { concurrency: false }, () =>
         assert.equal(result.outcome, 'refreshed', `round ${round}: ${result.reason}`);
         const name = result.version?.versionName ?? '';
         if (names.length > 0) {
-          assert.ok(compareImageVersions(name, names.at(-1) ?? '') > 0, `${name} sorts after ${names.at(-1)}`);
+          assert.ok(
+            compareImageVersions(name, names.at(-1) ?? '') > 0,
+            `${name} sorts after ${names.at(-1)}`,
+          );
         }
         names.push(name);
         if (round === 2) {
           assert.deepEqual(result.prunedVersions, [names[0]]);
           harness.sim.running.clock.advanceBy(600);
           assert.deepEqual(
-            versionsOf(harness, result).map((version) => version.name).sort(compareImageVersions),
+            versionsOf(harness, result)
+              .map((version) => version.name)
+              .sort(compareImageVersions),
             names.slice(1),
             'the oldest version was pruned, history 2 kept',
           );
@@ -199,12 +225,17 @@ void describe('refresh pipeline on the simulator', { concurrency: false }, () =>
         'plan-1',
       );
       assert.equal(status.runtimeStatus, 'Completed');
-      const planned = (status.output as ClusterRefreshResult).pools.filter((pool) => pool.outcome === 'planned');
+      const planned = (status.output as ClusterRefreshResult).pools.filter(
+        (pool) => pool.outcome === 'planned',
+      );
       assert.deepEqual(planned.map((pool) => pool.pool).sort(), [POOL1, POOL2]);
       assert.equal(JSON.stringify(worldState(harness)), before, 'world state is byte-for-byte the same');
       const writes = world.log
         .snapshot()
-        .entries.filter((entry) => !/(\/read|:get|:list|:watch)$/.test(entry.operation) && !entry.operation.startsWith('GET '));
+        .entries.filter(
+          (entry) =>
+            !/(\/read|:get|:list|:watch)$/.test(entry.operation) && !entry.operation.startsWith('GET '),
+        );
       assert.deepEqual(writes, [], 'no write request reached ARM or Kubernetes');
     } finally {
       await harness.stop();
@@ -237,7 +268,12 @@ void describe('refresh pipeline on the simulator', { concurrency: false }, () =>
       harness.sim.running.clock.advanceBy(600);
       cases.push({ pool: POOL1, node: stopped, outcome: 'skipped', reason: /not Ready|NotReady|not ready/i });
       for (const [index, item] of cases.entries()) {
-        const status = await refreshPool(harness, item.pool, item.node === undefined ? {} : { node: item.node }, `r-${index}`);
+        const status = await refreshPool(
+          harness,
+          item.pool,
+          item.node === undefined ? {} : { node: item.node },
+          `r-${index}`,
+        );
         assert.equal(status.runtimeStatus, 'Completed', JSON.stringify(status.failure));
         const result = status.output as PoolRefreshResult;
         assert.equal(result.outcome, item.outcome, `${item.pool} ${item.node ?? ''}: ${result.reason}`);
@@ -298,10 +334,16 @@ function worldState(harness: Harness): unknown {
       ),
     );
   return {
-    scaleSets: compute.listScaleSets().map((scaleSet) => ({ ...scaleSet, instances: compute.listInstances(scaleSet.id) })),
+    scaleSets: compute
+      .listScaleSets()
+      .map((scaleSet) => ({ ...scaleSet, instances: compute.listInstances(scaleSet.id) })),
     snapshots: compute.listSnapshots(),
     galleries: compute.listGalleries(world.scenario.subscriptionId, 'rg-K8s-Prod'),
     nodes: strip(store.list('nodes').map((n) => ({ metadata: n.metadata, spec: n['spec'] }))),
-    pods: strip(store.list('pods').map((p) => ({ name: p.metadata.name, node: (p['spec'] as { nodeName?: string }).nodeName }))),
+    pods: strip(
+      store
+        .list('pods')
+        .map((p) => ({ name: p.metadata.name, node: (p['spec'] as { nodeName?: string }).nodeName })),
+    ),
   };
 }

@@ -1,0 +1,41 @@
+/**
+ * The simulator's connection file: what a client in another process needs to reach a running
+ * simulator (endpoints, CA, tokens). `npm run sim` writes it; `vmss-prototype --sim-connect` reads it.
+ */
+import { writeFile } from 'node:fs/promises';
+
+import type { RunningSimulator } from './index.js';
+
+/** What a client needs to reach a running simulator: written by one process, read by another. */
+export interface SimulatorConnection {
+  readonly armEndpoint: string;
+  readonly caPem: string;
+  readonly subscriptionId: string;
+  /** Opens `/_sim/` on the ARM endpoint (time, faults, world state). */
+  readonly adminToken: string;
+  readonly clusters: readonly {
+    readonly name: string;
+    readonly resourceGroup: string;
+    readonly kubeHttpsUrl: string;
+    readonly serviceAccountToken: string;
+  }[];
+}
+
+export function connectionOf(running: RunningSimulator): SimulatorConnection {
+  return {
+    armEndpoint: running.armEndpoint,
+    caPem: running.caPem,
+    subscriptionId: running.subscriptionId,
+    adminToken: running.tokens.admin,
+    clusters: running.clusters.map((endpoint) => ({
+      name: endpoint.name,
+      resourceGroup: running.world.cluster(endpoint.name).world.spec.resourceGroup,
+      kubeHttpsUrl: endpoint.kubeHttpsUrl,
+      serviceAccountToken: endpoint.tokens.serviceAccount,
+    })),
+  };
+}
+
+export async function writeConnectionFile(path: string, connection: SimulatorConnection): Promise<void> {
+  await writeFile(path, `${JSON.stringify(connection, null, 2)}\n`, { encoding: 'utf8', mode: 0o600 });
+}
