@@ -100,7 +100,8 @@ function assertEndState(sim: SimulatorSession, result: PoolRefreshResult, label:
 }
 
 void describe('crash and resume at every activity boundary', { concurrency: false }, () => {
-  void it('reaches the same end state wherever the runner is killed', async (t) => {
+  // One child process and one resume per activity boundary: minutes on two shared cores.
+  void it('reaches the same end state wherever the runner is killed', { timeout: 30 * 60_000 }, async (t) => {
     const total = await withWorld(async (sim, dir) => {
       const outcome = await runChild([
         join(dir, 'connection.json'),
