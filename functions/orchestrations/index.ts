@@ -3,6 +3,7 @@ import type { OrchestrationHandler } from 'durable-functions';
 
 import { ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
 import { clusterStatusOrchestration } from './cluster-status.orchestration.js';
+import { poolSignalOrchestration } from './pool-signal.orchestration.js';
 import { refreshClusterOrchestration } from './refresh-cluster.orchestration.js';
 import { refreshPoolOrchestration } from './refresh-pool.orchestration.js';
 
@@ -10,4 +11,5 @@ export const ORCHESTRATORS: Readonly<Record<string, OrchestrationHandler>> = {
   [ORCHESTRATION.refreshPool]: refreshPoolOrchestration,
   [ORCHESTRATION.refreshCluster]: refreshClusterOrchestration,
   [ORCHESTRATION.clusterStatus]: clusterStatusOrchestration,
+  [ORCHESTRATION.poolSignal]: poolSignalOrchestration,
 };

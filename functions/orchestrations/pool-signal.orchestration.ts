@@ -11,7 +11,7 @@ import { ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
 import { stepFailureMessage } from './orchestration-steps.js';
 import { poolInstanceId } from './refresh-cluster.orchestration.js';
 
-export const POOL_SIGNAL_ORCHESTRATION = 'poolSignal';
+export const POOL_SIGNAL_ORCHESTRATION = ORCHESTRATION.poolSignal;
 /** The external event a running debounce absorbs. */
 export const REBOOT_NOTICE_EVENT = 'rebootNotice';
 
@@ -74,6 +74,24 @@ export function* poolSignalOrchestration(
   const waitMs = Math.max(input.quietPeriodSeconds, input.minimumReadySeconds, 0) * 1000;
   let notices = 1;
   const runs: PoolSignalRun[] = [];
+  // One outstanding wait at a time: a wait that lost a Task.any stays open in the SDK and would take
+  // the next notice, so it is reused until it has delivered one (even one that arrived during a refresh).
+  let noticeTask: Task | undefined;
+  /**
+   * True when a notice arrives before `timer` fires (the timer is then cancelled: un-fired timers keep
+   * the instance alive). A notice that already arrived wins at once: Task.any never hears from a
+   * child that completed before it was built.
+   */
+  function* noticeBefore(timer: TimerTask): Generator<Task, boolean, unknown> {
+    noticeTask ??= context.df.waitForExternalEvent(REBOOT_NOTICE_EVENT);
+    const winner = noticeTask.isCompleted
+      ? noticeTask
+      : ((yield context.df.Task.any([timer, noticeTask])) as Task);
+    if (winner === timer) return false;
+    timer.cancel();
+    noticeTask = undefined;
+    return true;
+  }
   const status = (step: PoolSignalStatus['step'], extra?: Partial<PoolSignalStatus>): void => {
     const value: PoolSignalStatus = { cluster, pool, step, notices, ...extra };
     context.df.setCustomStatus(value);
@@ -85,12 +103,7 @@ export function* poolSignalOrchestration(
     for (let absorbed = 0; absorbed < MAX_NOTICES_PER_CYCLE; absorbed++) {
       const refreshAt = new Date(last + waitMs);
       status('waiting-quiet-period', { refreshAt: refreshAt.toISOString() });
-      const timer: TimerTask = context.df.createTimer(refreshAt);
-      const notice = context.df.waitForExternalEvent(REBOOT_NOTICE_EVENT);
-      const winner = (yield context.df.Task.any([timer, notice])) as Task;
-      if (winner === timer) break;
-      // Un-fired timers keep the instance alive until they fire: cancel the superseded one.
-      timer.cancel();
+      if (!(yield* noticeBefore(context.df.createTimer(refreshAt)))) break;
       notices += 1;
       last = context.df.currentUtcDateTime.getTime();
     }
@@ -99,11 +112,8 @@ export function* poolSignalOrchestration(
 
     // Notices buffered while the refresh ran are in the history before this timer fires: one of
     // them wins, and the pool gets one more cycle (the rebooted node may hold newer patches).
-    const probe: TimerTask = context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime()));
-    const late = context.df.waitForExternalEvent(REBOOT_NOTICE_EVENT);
-    const first = (yield context.df.Task.any([probe, late])) as Task;
-    if (first === probe) break;
-    probe.cancel();
+    if (!(yield* noticeBefore(context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime())))))
+      break;
     notices += 1;
   }
   status('done');

@@ -80,10 +80,12 @@ export function* refreshClusterOrchestration(
       const childInput: RefreshPoolInput = { cluster, pool: plan.pool, trigger: input.trigger };
       inFlight.push({
         pool: plan.pool,
+        // The pool's singleton id: a reboot debounce or an HTTP request for the same pool sees this
+        // run and waits (or answers 409) instead of refreshing the pool a second time.
         task: context.df.callSubOrchestrator(
           ORCHESTRATION.refreshPool,
           childInput,
-          `${poolInstanceId(cluster, plan.pool)}:${context.df.instanceId}`,
+          poolInstanceId(cluster, plan.pool),
         ),
       });
       context.df.setCustomStatus({ cluster, step: 'refreshing', pools: inFlight.map((f) => f.pool) });

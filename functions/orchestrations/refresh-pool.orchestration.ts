@@ -5,7 +5,6 @@
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
-import type { RemovableExtension } from '../../shared/application/refresh-activities.js';
 import type {
   DrainStepResult,
   ImageVersionRequestResult,
@@ -16,6 +15,7 @@ import type {
   PoolRefreshResult,
   RefreshPoolInput,
   RefreshStatus,
+  RemovableExtension,
   ScaleSetImageView,
   SnapshotView,
 } from '../../shared/application/refresh-contracts.js';

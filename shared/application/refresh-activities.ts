@@ -24,17 +24,12 @@ import type {
   InstanceView,
   NodePriorState,
   PoolPlan,
+  RemovableExtension,
   ScaleSetImageView,
   SnapshotView,
 } from './refresh-contracts.js';
 import { ACTIVITY } from './refresh-contracts.js';
 import type { ClusterHandle, ConfiguredPool, RefreshDependencies } from './refresh-dependencies.js';
-
-/** An extension the prototype image makes redundant (bootstrap), and whether its deletion is under way. */
-export interface RemovableExtension {
-  readonly name: string;
-  readonly deleting: boolean;
-}
 
 /** Marks the node we hold: which run cordoned it (visible to operators, and the proof we own the cordon). */
 export const CAPTURE_RUN_ANNOTATION = 'vmss-prototype.io/capture-run';

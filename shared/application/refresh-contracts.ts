@@ -50,6 +50,7 @@ export const ORCHESTRATION = {
   refreshPool: 'refreshPool',
   refreshCluster: 'refreshCluster',
   clusterStatus: 'clusterStatus',
+  poolSignal: 'poolSignal',
 } as const;
 
 export interface PoolTarget {
@@ -165,6 +166,12 @@ export interface ImageVersionView {
 
 export type ImageVersionRequestResult =
   { readonly kind: 'accepted' } | { readonly kind: 'zrs-unsupported'; readonly message: string };
+
+/** An extension the prototype image makes redundant (bootstrap), and whether its deletion is under way. */
+export interface RemovableExtension {
+  readonly name: string;
+  readonly deleting: boolean;
+}
 
 export interface ScaleSetImageView {
   readonly imageId?: string;

@@ -91,7 +91,11 @@ export function decidePodDrain(
     return { action: 'evict', pod, warning: `evicting unreplicated pod ${pod.namespace}/${pod.name}` };
   }
   if (pod.usesEmptyDir && !finished) {
-    return { action: 'evict', pod, warning: `evicting ${pod.namespace}/${pod.name} deletes its emptyDir data` };
+    return {
+      action: 'evict',
+      pod,
+      warning: `evicting ${pod.namespace}/${pod.name} deletes its emptyDir data`,
+    };
   }
   return { action: 'evict', pod };
 }

@@ -1,0 +1,320 @@
+/**
+ * The HTTP API (function key): start a refresh of a cluster, a pool or a named node
+ * (`POST /api/clusters/{cluster}/refresh`), read per-pool status and in-flight runs (`GET …/status`),
+ * and show what auto mode would do (`GET …/plan`). Starts answer 202 with the durable status links.
+ */
+import type { HttpRequest, HttpResponse, InvocationContext } from '@azure/functions';
+import * as df from 'durable-functions';
+import { z } from 'zod';
+
+import type { PoolStatus } from '../../shared/application/pool-status.js';
+import type {
+  PoolPlan,
+  RefreshPoolInput,
+  RefreshStatus,
+} from '../../shared/application/refresh-contracts.js';
+import { ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
+import type { InstanceStatus, OrchestrationClient } from '../../shared/application/singleton.js';
+import { isActive, readStatus, startSingleton } from '../../shared/application/singleton.js';
+import { DNS_SUBDOMAIN_RULE } from '../../shared/config/names.js';
+import { isNotFound } from '../../shared/domain/errors.js';
+import { signalInstanceId } from '../orchestrations/pool-signal.orchestration.js';
+import type { RefreshClusterInput } from '../orchestrations/refresh-cluster.orchestration.js';
+import { poolInstanceId } from '../orchestrations/refresh-cluster.orchestration.js';
+import { isClusterName, isPoolName, json, problem, readJsonBody, shown } from './http-io.js';
+import { clusterInstanceId } from './refresh-schedule.timer.js';
+import type { TriggerDependencies } from './trigger-dependencies.js';
+import { workerTriggerDependencies } from './trigger-dependencies.js';
+
+/** The durable client of an HTTP trigger: the singleton port plus the status links. */
+export interface HttpOrchestrationClient extends OrchestrationClient {
+  createCheckStatusResponse(request: HttpRequest | undefined, instanceId: string): HttpResponse;
+}
+
+export type ApiDependencies = Pick<
+  TriggerDependencies,
+  'clusters' | 'listPools' | 'readPoolStatus' | 'planPool'
+>;
+
+const PoolField = z
+  .string()
+  .refine((value) => value === value.toLowerCase() && /^[a-z0-9][-\w.]{0,62}$/.test(value), {
+    error: 'a pool name: lowercase letters, digits, "-", "_" and ".", at most 64 characters',
+  });
+
+export const RefreshRequest = z
+  .strictObject({
+    pool: PoolField.optional(),
+    node: z.string().refine(DNS_SUBDOMAIN_RULE.test, { error: DNS_SUBDOMAIN_RULE.accepts }).optional(),
+    dryRun: z.boolean().optional(),
+  })
+  .refine((body) => body.node === undefined || body.pool !== undefined, {
+    error: 'a node needs its pool',
+    path: ['node'],
+  });
+export type RefreshRequest = z.output<typeof RefreshRequest>;
+
+/** A running instance as the API shows it: id, state and the step from its custom status. */
+function runView(status: InstanceStatus): Record<string, unknown> {
+  const custom = status.customStatus as Partial<RefreshStatus> | null | undefined;
+  return {
+    instanceId: status.instanceId,
+    runtimeStatus: status.runtimeStatus,
+    ...(custom?.step === undefined ? {} : { step: custom.step }),
+    ...(custom?.detail === undefined ? {} : { detail: custom.detail }),
+    ...(custom?.node === undefined ? {} : { node: custom.node }),
+    ...(custom?.since === undefined ? {} : { since: custom.since }),
+  };
+}
+
+function iso(value: Date | string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const date = typeof value === 'string' ? new Date(value) : value;
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}
+
+function conflict(what: string, running: InstanceStatus): HttpResponse {
+  return problem(409, 'AlreadyRefreshing', `${what} is already refreshing (instance ${running.instanceId})`, {
+    running: runView(running),
+  });
+}
+
+function dependencyFailure(context: InvocationContext, action: string, error: unknown): HttpResponse {
+  const message = error instanceof Error ? error.message : String(error);
+  if (isNotFound(error)) return problem(404, 'NotFound', message);
+  context.error('refresh api: a dependency failed', { action, error: message });
+  return problem(502, 'DependencyFailed', `${action}: ${message}`);
+}
+
+type Resolved<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly response: HttpResponse };
+
+/** Validates the route's cluster (name rule first: nothing unvalidated reaches an id or a call). */
+function resolveCluster(request: HttpRequest, deps: ApiDependencies): Resolved<string> {
+  const cluster = request.params['cluster'];
+  const known = deps.clusters.map((c) => c.name);
+  if (!isClusterName(cluster) || !known.includes(cluster)) {
+    return {
+      ok: false,
+      response: problem(
+        404,
+        'ClusterNotFound',
+        `cluster ${shown(cluster ?? '')} is not configured; known clusters: ${known.join(', ')}`,
+      ),
+    };
+  }
+  return { ok: true, value: cluster };
+}
+
+async function resolvePools(
+  context: InvocationContext,
+  deps: ApiDependencies,
+  cluster: string,
+  pool: string | undefined,
+): Promise<Resolved<string[]>> {
+  let pools: string[];
+  try {
+    pools = await deps.listPools(cluster);
+  } catch (error) {
+    return { ok: false, response: dependencyFailure(context, `listing pools of cluster ${cluster}`, error) };
+  }
+  if (pool === undefined) return { ok: true, value: pools };
+  if (!isPoolName(pool) || !pools.includes(pool)) {
+    return {
+      ok: false,
+      response: problem(
+        404,
+        'PoolNotFound',
+        `pool ${shown(pool)} is not a pool of cluster ${cluster}; known pools: ${pools.join(', ') || 'none'}`,
+      ),
+    };
+  }
+  return { ok: true, value: [pool] };
+}
+
+/** POST /api/clusters/{cluster}/refresh: body `{ pool?, node?, dryRun? }`. */
+export async function handleRefreshRequest(
+  request: HttpRequest,
+  client: HttpOrchestrationClient,
+  context: InvocationContext,
+  deps: ApiDependencies,
+): Promise<HttpResponse> {
+  const cluster = resolveCluster(request, deps);
+  if (!cluster.ok) return cluster.response;
+  const body = await readJsonBody(request, RefreshRequest, {});
+  if (!body.ok) return body.response;
+  const { pool, node, dryRun } = body.value;
+  const pools = await resolvePools(context, deps, cluster.value, pool);
+  if (!pools.ok) return pools.response;
+
+  const clusterId = clusterInstanceId(cluster.value);
+  const start =
+    pool === undefined
+      ? {
+          name: ORCHESTRATION.refreshCluster,
+          instanceId: clusterId,
+          input: {
+            cluster: cluster.value,
+            trigger: 'http',
+            ...(dryRun === undefined ? {} : { dryRun }),
+          } satisfies RefreshClusterInput,
+          blockers: pools.value.map((p) => poolInstanceId(cluster.value, p)),
+        }
+      : {
+          name: ORCHESTRATION.refreshPool,
+          instanceId: poolInstanceId(cluster.value, pool),
+          input: {
+            cluster: cluster.value,
+            pool,
+            trigger: 'http',
+            ...(node === undefined ? {} : { node }),
+            ...(dryRun === undefined ? {} : { dryRun }),
+          } satisfies RefreshPoolInput,
+          // A cluster run refreshes this pool too.
+          blockers: [clusterId],
+        };
+  try {
+    const outcome = await startSingleton(client, start);
+    if (outcome.kind === 'running') {
+      return conflict(
+        pool === undefined ? `cluster ${cluster.value}` : `pool ${pool} of cluster ${cluster.value}`,
+        outcome.status,
+      );
+    }
+    context.log('refresh api: started', { instanceId: outcome.instanceId, dryRun: dryRun ?? false });
+    return client.createCheckStatusResponse(request, outcome.instanceId);
+  } catch (error) {
+    context.error('refresh api: starting the refresh failed', {
+      instanceId: start.instanceId,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return problem(503, 'StartFailed', `starting refresh ${start.instanceId} failed; try again`);
+  }
+}
+
+/** GET /api/clusters/{cluster}/status: per pool, the image in use, the last run and any run in flight. */
+export async function handleStatusRequest(
+  request: HttpRequest,
+  client: OrchestrationClient,
+  context: InvocationContext,
+  deps: ApiDependencies,
+): Promise<HttpResponse> {
+  const cluster = resolveCluster(request, deps);
+  if (!cluster.ok) return cluster.response;
+  const pools = await resolvePools(context, deps, cluster.value, undefined);
+  if (!pools.ok) return pools.response;
+  const clusterRun = await readStatus(client, clusterInstanceId(cluster.value));
+  const views = await Promise.all(
+    pools.value.map(async (pool) => {
+      const [image, run, signal] = await Promise.all([
+        deps.readPoolStatus(cluster.value, pool).then(
+          (status): PoolStatus | { error: string } => status,
+          (error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }),
+        ),
+        readStatus(client, poolInstanceId(cluster.value, pool)),
+        readStatus(client, signalInstanceId(cluster.value, pool)),
+      ]);
+      return {
+        pool,
+        image,
+        ...(run === undefined
+          ? {}
+          : isActive(run)
+            ? { inFlight: runView(run) }
+            : {
+                lastRun: {
+                  ...runView(run),
+                  finishedAt: iso(run.lastUpdatedTime),
+                  outcome: outcomeOf(run.output),
+                },
+              }),
+        ...(signal !== undefined && isActive(signal)
+          ? { pendingRebootSignal: signal.customStatus ?? {} }
+          : {}),
+      };
+    }),
+  );
+  return json(200, {
+    cluster: cluster.value,
+    ...(clusterRun === undefined
+      ? {}
+      : isActive(clusterRun)
+        ? { clusterRun: runView(clusterRun) }
+        : { lastClusterRun: { ...runView(clusterRun), finishedAt: iso(clusterRun.lastUpdatedTime) } }),
+    pools: views,
+  });
+}
+
+function outcomeOf(output: unknown): unknown {
+  if (typeof output !== 'object' || output === null) return undefined;
+  const { outcome, reason } = output as { outcome?: unknown; reason?: unknown };
+  return outcome === undefined ? undefined : { outcome, reason };
+}
+
+/** GET /api/clusters/{cluster}/plan[?pool=]: auto mode's decision per pool, with every node's verdict. */
+export async function handlePlanRequest(
+  request: HttpRequest,
+  context: InvocationContext,
+  deps: ApiDependencies,
+): Promise<HttpResponse> {
+  const cluster = resolveCluster(request, deps);
+  if (!cluster.ok) return cluster.response;
+  const pool = request.query.get('pool') ?? undefined;
+  const pools = await resolvePools(context, deps, cluster.value, pool);
+  if (!pools.ok) return pools.response;
+  try {
+    const plans: PoolPlan[] = await Promise.all(pools.value.map((p) => deps.planPool(cluster.value, p)));
+    return json(200, {
+      cluster: cluster.value,
+      pools: plans.map((plan) => ({
+        pool: plan.pool,
+        scaleSet: plan.scaleSet.name,
+        decision: plan.decision,
+        verdicts: plan.verdicts,
+        ...(plan.currentImageId === undefined ? {} : { currentImageId: plan.currentImageId }),
+      })),
+    });
+  } catch (error) {
+    return dependencyFailure(context, `planning cluster ${cluster.value}`, error);
+  }
+}
+
+/** Any failure not answered above is a 500 without internals (logged with the invocation id). */
+async function guarded(context: InvocationContext, run: () => Promise<HttpResponse>): Promise<HttpResponse> {
+  try {
+    return await run();
+  } catch (error) {
+    context.error('refresh api: unexpected failure', {
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return problem(
+      500,
+      'InternalError',
+      `the request failed; see the logs of invocation ${context.invocationId}`,
+    );
+  }
+}
+
+export function registerRefreshApi(): void {
+  df.app.client.http('refreshClusterApi', {
+    route: 'clusters/{cluster}/refresh',
+    methods: ['POST'],
+    authLevel: 'function',
+    handler: (request: HttpRequest, client: df.DurableClient, context: InvocationContext) =>
+      guarded(context, () => handleRefreshRequest(request, client, context, workerTriggerDependencies())),
+  });
+  df.app.client.http('clusterStatusApi', {
+    route: 'clusters/{cluster}/status',
+    methods: ['GET'],
+    authLevel: 'function',
+    handler: (request: HttpRequest, client: df.DurableClient, context: InvocationContext) =>
+      guarded(context, () => handleStatusRequest(request, client, context, workerTriggerDependencies())),
+  });
+  df.app.client.http('clusterPlanApi', {
+    route: 'clusters/{cluster}/plan',
+    methods: ['GET'],
+    authLevel: 'function',
+    handler: (request: HttpRequest, _client: df.DurableClient, context: InvocationContext) =>
+      guarded(context, () => handlePlanRequest(request, context, workerTriggerDependencies())),
+  });
+}

@@ -1,0 +1,95 @@
+/**
+ * What the trigger handlers need, bound once per worker: the validated settings, read-only use cases
+ * (pools, status, plan) through the composition's activity table, node lookups for kured notices, and
+ * the reboot queue. Handlers take it as an argument, so tests pass a simulator-backed one.
+ */
+import { createAzureCredential } from '../../shared/adapters/azure/credentials.js';
+import type { RebootNoticeSender } from '../../shared/adapters/storage-queue/reboot-queue.js';
+import { hostQueueConnection, StorageRebootQueue } from '../../shared/adapters/storage-queue/reboot-queue.js';
+import type { PoolStatus } from '../../shared/application/pool-status.js';
+import type { NoticeClusterScope } from '../../shared/application/reboot-notices.js';
+import { resourceIdOfProviderId } from '../../shared/application/reboot-notices.js';
+import type { PoolPlan } from '../../shared/application/refresh-contracts.js';
+import { ACTIVITY } from '../../shared/application/refresh-contracts.js';
+import type { Composition } from '../../shared/composition-root.js';
+import { compose } from '../../shared/composition-root.js';
+import { selectionPolicyFor } from '../../shared/config/settings.js';
+import { isNotFound } from '../../shared/domain/errors.js';
+
+export interface TriggerDependencies {
+  readonly clusters: readonly NoticeClusterScope[];
+  readonly quietPeriodSeconds: number;
+  readonly notices: RebootNoticeSender;
+  /** Pool names of a configured cluster (pools `all` are discovered from its nodes). */
+  listPools(cluster: string): Promise<string[]>;
+  readPoolStatus(cluster: string, pool: string): Promise<PoolStatus>;
+  planPool(cluster: string, pool: string): Promise<PoolPlan>;
+  minimumReadySeconds(cluster: string, pool: string): number;
+  /** The ARM id of a node's VM; undefined when the node does not exist or has no Azure providerID. */
+  nodeResourceId(cluster: string, node: string): Promise<string | undefined>;
+  now(): Date;
+}
+
+export function createTriggerDependencies(
+  composition: Composition,
+  notices: RebootNoticeSender,
+): TriggerDependencies {
+  const { settings, activities, dependencies } = composition;
+  const clusterSettings = (name: string) => {
+    const cluster = settings.clusters.find((candidate) => candidate.name === name);
+    if (cluster === undefined) throw new Error(`finding cluster ${name}: it is not configured`);
+    return cluster;
+  };
+  return {
+    clusters: settings.clusters,
+    quietPeriodSeconds: settings.quietPeriod,
+    notices,
+    async listPools(cluster) {
+      const listed = (await activities[ACTIVITY.listPools]({ cluster })) as { pools: string[] };
+      return listed.pools;
+    },
+    async readPoolStatus(cluster, pool) {
+      return (await activities[ACTIVITY.readPoolStatus]({ cluster, pool })) as PoolStatus;
+    },
+    async planPool(cluster, pool) {
+      return (await activities[ACTIVITY.planPool]({ cluster, pool })) as PoolPlan;
+    },
+    minimumReadySeconds(cluster, pool) {
+      return selectionPolicyFor(clusterSettings(cluster), pool).minimumReadySeconds;
+    },
+    async nodeResourceId(cluster, node) {
+      const handle = await dependencies.cluster(cluster);
+      try {
+        return resourceIdOfProviderId((await handle.kube.getNode(node)).providerId);
+      } catch (error) {
+        if (isNotFound(error)) return undefined;
+        throw error;
+      }
+    },
+    now: () => dependencies.now(),
+  };
+}
+
+let worker: TriggerDependencies | undefined;
+
+/**
+ * The function app's trigger dependencies, from the app settings. The queue lives in the host's own
+ * storage account (`AzureWebJobsStorage`, the same connection the queue trigger listens on).
+ */
+export function workerTriggerDependencies(): TriggerDependencies {
+  if (worker !== undefined) return worker;
+  const composition = compose({ env: process.env });
+  const connection = hostQueueConnection(process.env, () =>
+    createAzureCredential(process.env['AzureWebJobsStorage__clientId'] ?? process.env['AZURE_CLIENT_ID']),
+  );
+  if (connection === undefined) {
+    throw new Error(
+      'configuring the reboot queue: AzureWebJobsStorage (or AzureWebJobsStorage__accountName) is not set',
+    );
+  }
+  worker = createTriggerDependencies(
+    composition,
+    new StorageRebootQueue(connection, composition.settings.rebootQueue),
+  );
+  return worker;
+}

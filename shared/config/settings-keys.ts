@@ -1,0 +1,72 @@
+/**
+ * The exact set of app settings (environment keys) the app reads, and the Functions host's own keys, so that
+ * Bicep `appSettings` and local.settings.sample.json can be checked against them.
+ */
+
+import { SECRET_SETTING_PREFIX } from './secret-reference.js';
+
+/** Every key `loadSettings` reads. Nothing else in the codebase reads the environment. */
+export const SETTINGS_KEYS = [
+  /** Required. JSON array of clusters (schema in settings.ts); secrets only as references. */
+  'VMSSP_CLUSTERS',
+  /** Timer trigger NCRONTAB, 6 fields, UTC; default `0 0 3 * * *`. Bind as `%VMSSP_SCHEDULE%`. */
+  'VMSSP_SCHEDULE',
+  /** Durable task hub name; default `vmssprototype`. host.json `hubName` should read `%VMSSP_TASK_HUB%`. */
+  'VMSSP_TASK_HUB',
+  /** Pools refreshed at the same time across all clusters, 1–20; default 4. */
+  'VMSSP_MAX_PARALLEL_POOLS',
+  /** Storage queue Event Grid delivers reboot notices to; default `vmss-prototype-reboots`. */
+  'VMSSP_REBOOT_QUEUE',
+  /** Wait after the last reboot notice of a pool before refreshing it; default `10m`. */
+  'VMSSP_QUIET_PERIOD',
+  /** Optional Event Grid topic endpoint for run events (published with the managed identity, no key). */
+  'VMSSP_EVENTS_TOPIC_ENDPOINT',
+  /** Optional client id of the user-assigned managed identity the app authenticates with. */
+  'AZURE_CLIENT_ID',
+] as const;
+
+export type SettingsKey = (typeof SETTINGS_KEYS)[number];
+
+/** Keys that must be set; the others have defaults or are optional. */
+export const REQUIRED_SETTINGS_KEYS: readonly SettingsKey[] = ['VMSSP_CLUSTERS'];
+
+/** Prefix of this app's keys: an unknown key with it is a typo and is reported. */
+export const SETTINGS_KEY_PREFIX = 'VMSSP_';
+
+export { SECRET_SETTING_PREFIX };
+
+/**
+ * Keys the Functions host and its extensions read. They are not part of `Settings`.
+ * - `AzureWebJobsStorage`: connection string; locally `UseDevelopmentStorage=true` (Azurite).
+ * - `AzureWebJobsStorage__*`: identity-based connection used in Azure (no account keys): `accountName`,
+ *   `credential` (`managedidentity`), `clientId` (user-assigned identity), or explicit service URIs.
+ *   Durable Functions' storage provider and the reboot-queue trigger both use this connection.
+ * - `FUNCTIONS_WORKER_RUNTIME`: `node`; needed locally. On Flex Consumption the runtime is set in
+ *   `functionAppConfig.runtime` and this key must not be an app setting (research/durable.md §6.1).
+ * - `APPLICATIONINSIGHTS_CONNECTION_STRING`, `APPLICATIONINSIGHTS_AUTHENTICATION_STRING`: telemetry, the
+ *   latter for Entra-authenticated ingestion (`Authorization=AAD;ClientId=<identity>`).
+ */
+export const HOST_SETTINGS_KEYS = [
+  'AzureWebJobsStorage',
+  'FUNCTIONS_WORKER_RUNTIME',
+  'APPLICATIONINSIGHTS_CONNECTION_STRING',
+  'APPLICATIONINSIGHTS_AUTHENTICATION_STRING',
+] as const;
+
+export const HOST_SETTINGS_KEY_PREFIXES = ['AzureWebJobsStorage__'] as const;
+
+export type SettingsKeyKind = 'app' | 'secret' | 'host' | 'unknown';
+
+/**
+ * Classifies an app-setting key: one of ours, a secret setting (`VMSSP_SECRET_*`) referenced from
+ * `VMSSP_CLUSTERS`, a host key, or unknown (a typo, or something nothing reads).
+ */
+export function classifySettingsKey(key: string): SettingsKeyKind {
+  if ((SETTINGS_KEYS as readonly string[]).includes(key)) return 'app';
+  if (key.startsWith(SECRET_SETTING_PREFIX) && key.length > SECRET_SETTING_PREFIX.length) return 'secret';
+  if ((HOST_SETTINGS_KEYS as readonly string[]).includes(key)) return 'host';
+  if (HOST_SETTINGS_KEY_PREFIXES.some((prefix) => key.startsWith(prefix) && key.length > prefix.length)) {
+    return 'host';
+  }
+  return 'unknown';
+}

@@ -1,0 +1,671 @@
+/**
+ * The app's one validated settings object (STYLE.md convention 9): the zod schema, `loadSettings` that builds
+ * it from the environment and reports every problem at once, and the per-pool selection policy it produces.
+ */
+
+import { z } from 'zod';
+
+import { galleryNameFor, galleryNameProblem } from '../domain/gallery-naming.js';
+import { DEFAULT_SELECTION_POLICY, type SelectionPolicy } from '../domain/selection-policy.js';
+import { DURATION_FORMAT, formatDuration, parseDuration } from './duration.js';
+import {
+  ANNOTATION_KEY_RULE,
+  DNS_LABEL_RULE,
+  DNS_SUBDOMAIN_RULE,
+  EXTENSION_TYPE_RULE,
+  GUID_RULE,
+  IDENTIFIER_RULE,
+  type NameRule,
+  PINNED_IMAGE_RULE,
+  QUEUE_NAME_RULE,
+  REGION_RULE,
+  RESOURCE_GROUP_RULE,
+  SCALE_SET_RULE,
+  TASK_HUB_RULE,
+} from './names.js';
+import { NCRONTAB_FORMAT, ncrontabProblem } from './ncrontab.js';
+import {
+  INLINE_SECRET_HINT,
+  isSecretEnvName,
+  KEY_VAULT_SECRET_URI_FORMAT,
+  parseKeyVaultSecretUri,
+  SECRET_ENV_NAME_FORMAT,
+  SECRET_REFERENCE_FORMAT,
+  SECRET_SETTING_PREFIX,
+  secretKind,
+  type SecretReference as SecretReferenceValue,
+} from './secret-reference.js';
+import {
+  checkEnvReferences,
+  didYouMean,
+  FIELDS_MARKER,
+  findInlineSecrets,
+  formatIssue,
+  fromZodIssue,
+  isRecord,
+  parseJson,
+  type RawIssue,
+  type SettingsIssue,
+  toSettingsIssues,
+} from './settings-issues.js';
+import { SETTINGS_KEY_PREFIX, SETTINGS_KEYS, type SettingsKey } from './settings-keys.js';
+
+export type { SettingsIssue };
+
+// ---------------------------------------------------------------------------------------------------------
+// Building blocks. Every schema carries the sentence "what is accepted" as its error message; the issue
+// formatter adds the field path and the (redacted, truncated) value received.
+
+/** A strict object (unknown keys are errors, typos must not be ignored) whose messages name its fields. */
+function strictObject<T extends z.ZodRawShape>(shape: T, accepts: string) {
+  return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code === 'unrecognized_keys') return `${FIELDS_MARKER}${Object.keys(shape).join(',')}`;
+      if (
+        issue.code === 'invalid_type' &&
+        typeof issue.input === 'string' &&
+        secretKind(issue.input) !== undefined
+      ) {
+        return INLINE_SECRET_HINT;
+      }
+      return accepts;
+    },
+  });
+}
+
+function named(rule: NameRule) {
+  return z.string({ error: rule.accepts }).refine(rule.test, { error: rule.accepts });
+}
+
+function integer(min: number, max: number) {
+  const accepts = `an integer from ${min} to ${max}`;
+  return z.union([z.number(), z.string()], { error: accepts }).transform((value, ctx) => {
+    const number = typeof value === 'number' ? value : /^\s*\d{1,10}\s*$/.test(value) ? Number(value) : NaN;
+    if (!Number.isInteger(number) || number < min || number > max) {
+      ctx.issues.push({ code: 'custom', message: accepts, input: value });
+      return z.NEVER;
+    }
+    return number;
+  });
+}
+
+/** A duration in settings, parsed to whole seconds. */
+function duration(minSeconds: number, maxSeconds: number) {
+  const accepts = `${DURATION_FORMAT}; from ${formatDuration(minSeconds)} to ${formatDuration(maxSeconds)}`;
+  return z.union([z.string(), z.number()], { error: accepts }).transform((value, ctx) => {
+    const parsed = parseDuration(value);
+    if (!parsed.ok) {
+      ctx.issues.push({ code: 'custom', message: `${accepts} (${parsed.problem})`, input: value });
+      return z.NEVER;
+    }
+    if (parsed.seconds < minSeconds || parsed.seconds > maxSeconds) {
+      ctx.issues.push({
+        code: 'custom',
+        message: `${accepts} (it is ${formatDuration(parsed.seconds)})`,
+        input: value,
+      });
+      return z.NEVER;
+    }
+    return parsed.seconds;
+  });
+}
+
+function uniqueList<T extends z.ZodType>(item: T, accepts: string, max: number) {
+  return z
+    .array(item, { error: accepts })
+    .max(max, { error: `${accepts}, at most ${max}` })
+    .superRefine((values, ctx) => {
+      const seen = new Set<string>();
+      for (const [index, value] of values.entries()) {
+        const key = String(value).toLowerCase();
+        if (seen.has(key))
+          ctx.issues.push({ code: 'custom', message: `${accepts}, each once`, input: value, path: [index] });
+        seen.add(key);
+      }
+    });
+}
+
+const HTTPS_URL_ACCEPTS = 'an https URL without credentials, query or fragment';
+
+function httpsUrl(accepts: string) {
+  return z.string({ error: accepts }).refine(
+    (value) => {
+      try {
+        const url = new URL(value);
+        return (
+          url.protocol === 'https:' &&
+          url.username === '' &&
+          url.password === '' &&
+          url.search === '' &&
+          url.hash === '' &&
+          !value.includes('?')
+        );
+      } catch {
+        return false;
+      }
+    },
+    { error: accepts },
+  );
+}
+
+const Flag = z.boolean({ error: 'true or false' });
+
+const KeyVaultSecretUri = z.string({ error: KEY_VAULT_SECRET_URI_FORMAT }).transform((value, ctx) => {
+  const parsed = parseKeyVaultSecretUri(value);
+  if (typeof parsed === 'string') {
+    ctx.issues.push({ code: 'custom', message: `${KEY_VAULT_SECRET_URI_FORMAT} (${parsed})`, input: value });
+    return z.NEVER;
+  }
+  return parsed;
+});
+
+const SecretEnvName = z
+  .string({ error: SECRET_ENV_NAME_FORMAT })
+  .refine(isSecretEnvName, { error: SECRET_ENV_NAME_FORMAT })
+  .transform((name): SecretReferenceValue => ({ source: 'env', name }));
+
+/** Requires exactly one of an object's (all optional) fields. */
+function exactlyOne<T extends Record<string, unknown>>(accepts: string) {
+  return (value: T, ctx: z.RefinementCtx<T>): void => {
+    const present = Object.values(value).filter((v) => v !== undefined).length;
+    if (present !== 1) ctx.issues.push({ code: 'custom', message: accepts, input: value });
+  };
+}
+
+/** `{ keyVaultSecretUri }` or `{ env }`: where a secret is, never the secret. */
+export const SecretReference = strictObject(
+  { keyVaultSecretUri: KeyVaultSecretUri.optional(), env: SecretEnvName.optional() },
+  SECRET_REFERENCE_FORMAT,
+)
+  .superRefine(exactlyOne(`exactly one of keyVaultSecretUri and env: ${SECRET_REFERENCE_FORMAT}`))
+  .transform((value): SecretReferenceValue => {
+    const reference = value.keyVaultSecretUri ?? value.env;
+    if (reference === undefined)
+      throw new Error('validating a secret reference: refinement let an empty one through');
+    return reference;
+  });
+export type SecretReference = z.output<typeof SecretReference>;
+
+const PEM_FORMAT =
+  'PEM text of one or more certificates: -----BEGIN CERTIFICATE-----\\n<base64>\\n-----END CERTIFICATE-----';
+const PEM_BLOCK = /-----BEGIN CERTIFICATE-----\s*([A-Za-z0-9+/=\s]+?)\s*-----END CERTIFICATE-----/g;
+
+const PemCertificate = z.string({ error: PEM_FORMAT }).superRefine((value, ctx) => {
+  const blocks = [...value.matchAll(PEM_BLOCK)];
+  const rest = value.replace(PEM_BLOCK, '').trim();
+  if (blocks.length > 0 && rest.length === 0) return;
+  const hint = value.startsWith('LS0tLS1CRUdJTi')
+    ? ' (this is base64 of PEM text, as in kubeconfig certificate-authority-data: decode it first)'
+    : '';
+  ctx.issues.push({ code: 'custom', message: `${PEM_FORMAT}${hint}`, input: value });
+});
+
+const CA_ACCEPTS = `a CA certificate: { "pem": "-----BEGIN CERTIFICATE-----…" }, { "keyVaultSecretUri": … } or { "env": … }`;
+
+export type CaCertificate = { readonly source: 'inline'; readonly pem: string } | SecretReferenceValue;
+
+const CaCertificateSchema = strictObject(
+  {
+    pem: PemCertificate.optional(),
+    keyVaultSecretUri: KeyVaultSecretUri.optional(),
+    env: SecretEnvName.optional(),
+  },
+  CA_ACCEPTS,
+)
+  .superRefine(exactlyOne(`exactly one of pem, keyVaultSecretUri and env: ${CA_ACCEPTS}`))
+  .transform((value): CaCertificate => {
+    if (value.pem !== undefined) return { source: 'inline', pem: value.pem };
+    const reference = value.keyVaultSecretUri ?? value.env;
+    if (reference === undefined)
+      throw new Error('validating a CA certificate: refinement let an empty one through');
+    return reference;
+  });
+
+const ENTRA_ACCEPTS =
+  'Entra ID settings: { "serverAppId": "<GUID of the API server application>" } or { "scope": "<app id URI>/.default" }';
+
+const EntraId = strictObject(
+  {
+    serverAppId: named(GUID_RULE).optional(),
+    scope: z
+      .string({ error: 'a token scope ending in /.default' })
+      .regex(/^[^\s]{1,250}\/\.default$/, {
+        error: 'a token scope ending in /.default, e.g. api://k8s-prod/.default',
+      })
+      .optional(),
+  },
+  ENTRA_ACCEPTS,
+)
+  .superRefine(exactlyOne(`exactly one of serverAppId and scope: ${ENTRA_ACCEPTS}`))
+  .transform((value) => value.scope ?? `${value.serverAppId ?? ''}/.default`);
+
+const AUTH_ACCEPTS =
+  'how to authenticate: { "serviceAccountToken": <secret reference> } or { "entraId": { "serverAppId": "<GUID>" } }';
+
+export type ClusterAuth =
+  | { readonly kind: 'service-account-token'; readonly token: SecretReferenceValue }
+  | { readonly kind: 'entra-id'; readonly scope: string };
+
+const Auth = strictObject(
+  { serviceAccountToken: SecretReference.optional(), entraId: EntraId.optional() },
+  AUTH_ACCEPTS,
+)
+  .superRefine(exactlyOne(`exactly one of serviceAccountToken and entraId: ${AUTH_ACCEPTS}`))
+  .transform((value): ClusterAuth => {
+    if (value.serviceAccountToken !== undefined)
+      return { kind: 'service-account-token', token: value.serviceAccountToken };
+    return { kind: 'entra-id', scope: value.entraId ?? '' };
+  });
+
+const ApiServer = strictObject(
+  {
+    url: httpsUrl(
+      `the API server URL: ${HTTPS_URL_ACCEPTS}, e.g. https://k8s-prod.westeurope.cloudapp.azure.com:6443`,
+    ),
+    caCertificate: CaCertificateSchema,
+    /** TLS server name to verify when the URL's host is not in the certificate (an IP, a private endpoint). */
+    tlsServerName: z
+      .string({ error: 'a DNS name the API server certificate is issued for' })
+      .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/i, {
+        error: 'a DNS name the API server certificate is issued for',
+      })
+      .optional(),
+    auth: Auth,
+  },
+  'how to reach the API server: { "url", "caCertificate", "auth", "tlsServerName"? }',
+);
+
+const MAX_READY_SECONDS = 30 * 86_400;
+
+const SELECTION_FIELDS = {
+  lastPatchAnnotation: named(ANNOTATION_KEY_RULE),
+  pendingRebootAnnotation: named(ANNOTATION_KEY_RULE),
+  ignoreAnnotations: uniqueList(named(ANNOTATION_KEY_RULE), 'a list of annotation keys', 50),
+  excludeNodeNames: uniqueList(named(DNS_SUBDOMAIN_RULE), 'a list of node names', 1000),
+  minimumReadyTime: duration(0, MAX_READY_SECONDS),
+  minimumCandidates: integer(1, 1000),
+  maximumImageAge: duration(3_600, 3_650 * 86_400),
+};
+
+const SELECTION_ACCEPTS = `a selection policy: { ${Object.keys(SELECTION_FIELDS).join(', ')} }, all optional`;
+
+/** Cluster-level selection: defaults from DEFAULT_SELECTION_POLICY (kured ≥ 1.7 `--annotate-nodes`). */
+const ClusterSelection = strictObject(
+  {
+    lastPatchAnnotation: SELECTION_FIELDS.lastPatchAnnotation.default(
+      DEFAULT_SELECTION_POLICY.lastPatchAnnotation,
+    ),
+    pendingRebootAnnotation: SELECTION_FIELDS.pendingRebootAnnotation.default(
+      DEFAULT_SELECTION_POLICY.pendingRebootAnnotation,
+    ),
+    ignoreAnnotations: SELECTION_FIELDS.ignoreAnnotations.default([
+      ...DEFAULT_SELECTION_POLICY.ignoreAnnotations,
+    ]),
+    excludeNodeNames: SELECTION_FIELDS.excludeNodeNames.default([
+      ...DEFAULT_SELECTION_POLICY.excludeNodeNames,
+    ]),
+    minimumReadyTime: SELECTION_FIELDS.minimumReadyTime.default(DEFAULT_SELECTION_POLICY.minimumReadySeconds),
+    minimumCandidates: SELECTION_FIELDS.minimumCandidates.default(DEFAULT_SELECTION_POLICY.minimumCandidates),
+    maximumImageAge: SELECTION_FIELDS.maximumImageAge.optional(),
+  },
+  SELECTION_ACCEPTS,
+);
+
+/** Pool-level overrides: a field set here replaces the cluster's (lists are replaced, not merged). */
+const PoolSelection = strictObject(
+  {
+    lastPatchAnnotation: SELECTION_FIELDS.lastPatchAnnotation.optional(),
+    pendingRebootAnnotation: SELECTION_FIELDS.pendingRebootAnnotation.optional(),
+    ignoreAnnotations: SELECTION_FIELDS.ignoreAnnotations.optional(),
+    excludeNodeNames: SELECTION_FIELDS.excludeNodeNames.optional(),
+    minimumReadyTime: SELECTION_FIELDS.minimumReadyTime.optional(),
+    minimumCandidates: SELECTION_FIELDS.minimumCandidates.optional(),
+    maximumImageAge: SELECTION_FIELDS.maximumImageAge.optional(),
+  },
+  SELECTION_ACCEPTS,
+);
+
+export const CAPTURE_MODES = ['drain-and-stop', 'run-command'] as const;
+
+/**
+ * Extensions kept on the scale set model when the bootstrap ones are deleted (DESIGN.md §2 step 7), as
+ * `publisher/type`. Each carries something other than bootstrap, so removing it would lose it for new nodes:
+ * - AKS and aks-engine billing extensions: billing and provenance of the node (kamino kept
+ *   `computeAksLinuxBilling` for this reason).
+ * - Application Health: the health signal automatic instance repairs and rolling upgrades rely on.
+ * - Azure Monitor Agent: monitoring the operator installed on purpose.
+ * - Guest Configuration: Azure Policy compliance auditing.
+ * Custom Script, cloud-init and AKS node bootstrap (`Compute.AKS.Linux.AKSNode`) are not kept: the prototype
+ * image already holds what they did.
+ */
+export const DEFAULT_KEEP_EXTENSIONS: readonly string[] = [
+  'Microsoft.AKS/Compute.AKS.Linux.Billing',
+  'Microsoft.AKS/Compute.AKS-Engine.Linux.Billing',
+  'Microsoft.ManagedServices/ApplicationHealthLinux',
+  'Microsoft.Azure.Monitor/AzureMonitorLinuxAgent',
+  'Microsoft.GuestConfiguration/ConfigurationForLinux',
+];
+
+const Capture = strictObject(
+  {
+    mode: z
+      .enum(CAPTURE_MODES, {
+        error:
+          '"drain-and-stop" (privileged prep pod, then power off) or "run-command" (Azure Run Command, for clusters that forbid privileged pods)',
+      })
+      .default('drain-and-stop'),
+    drainGracePeriod: duration(0, 3_600).default(300),
+    drainTimeout: duration(60, 6 * 3_600).default(900),
+    prepNamespace: named(DNS_LABEL_RULE).default('vmss-prototype'),
+    prepImage: named(PINNED_IMAGE_RULE).optional(),
+    keepExtensions: uniqueList(named(EXTENSION_TYPE_RULE), 'a list of extension types', 50).default([
+      ...DEFAULT_KEEP_EXTENSIONS,
+    ]),
+  },
+  'capture options: { mode, drainGracePeriod, drainTimeout, prepNamespace, prepImage, keepExtensions }',
+).superRefine((capture, ctx) => {
+  if (capture.mode === 'drain-and-stop' && capture.prepImage === undefined) {
+    ctx.issues.push({
+      code: 'custom',
+      path: ['prepImage'],
+      input: undefined,
+      message: `${PINNED_IMAGE_RULE.accepts}; required with mode "drain-and-stop": the prep pod runs nsenter (e.g. busybox) and you pin the digest your nodes can pull`,
+    });
+  }
+  if (capture.mode === 'run-command' && capture.prepImage !== undefined) {
+    ctx.issues.push({
+      code: 'custom',
+      path: ['prepImage'],
+      input: capture.prepImage,
+      message: 'no prepImage with mode "run-command" (it prepares the disk without a pod)',
+    });
+  }
+  if (capture.drainTimeout <= capture.drainGracePeriod) {
+    ctx.issues.push({
+      code: 'custom',
+      path: ['drainTimeout'],
+      input: formatDuration(capture.drainTimeout),
+      message: `a drain timeout longer than the drain grace period (${formatDuration(capture.drainGracePeriod)})`,
+    });
+  }
+});
+
+export const STORAGE_ACCOUNT_TYPES = ['Standard_ZRS', 'Standard_LRS'] as const;
+
+const GalleryOptions = strictObject(
+  {
+    name: z
+      .string({ error: 'a gallery name' })
+      .superRefine((name, ctx) => {
+        const problem = galleryNameProblem(name);
+        if (problem !== undefined) ctx.issues.push({ code: 'custom', message: problem, input: name });
+      })
+      .optional(),
+    resourceGroup: named(RESOURCE_GROUP_RULE).optional(),
+    storageAccountType: z
+      .enum(STORAGE_ACCOUNT_TYPES, {
+        error: '"Standard_ZRS" (falls back to Standard_LRS where the region has no ZRS) or "Standard_LRS"',
+      })
+      .default('Standard_ZRS'),
+    replicaCount: integer(1, 100).default(1),
+    targetRegions: uniqueList(named(REGION_RULE), 'a list of Azure regions', 100).optional(),
+    pinVersion: Flag.default(false),
+  },
+  'gallery options: { name, resourceGroup, storageAccountType, replicaCount, targetRegions, pinVersion }',
+);
+
+const Pool = strictObject(
+  {
+    name: named(IDENTIFIER_RULE),
+    scaleSet: named(SCALE_SET_RULE).optional(),
+    resourceGroup: named(RESOURCE_GROUP_RULE).optional(),
+    enabled: Flag.default(true),
+    selection: PoolSelection.optional(),
+  },
+  'a pool: { "name", "scaleSet"?, "resourceGroup"?, "enabled"?, "selection"? }',
+);
+
+const POOLS_ACCEPTS = '"all" (every scale set in the resource group) or a non-empty list of pools';
+
+const Cluster = strictObject(
+  {
+    name: named(IDENTIFIER_RULE),
+    subscriptionId: named(GUID_RULE),
+    resourceGroup: named(RESOURCE_GROUP_RULE),
+    apiServer: ApiServer,
+    pools: z.union([z.literal('all'), z.array(Pool).min(1, { error: POOLS_ACCEPTS })], {
+      error: POOLS_ACCEPTS,
+    }),
+    selection: ClusterSelection.prefault({}),
+    capture: Capture.prefault({}),
+    gallery: GalleryOptions.prefault({}),
+    history: integer(1, 50).default(3),
+  },
+  'a cluster: { "name", "subscriptionId", "resourceGroup", "apiServer", "pools", "selection"?, "capture"?, "gallery"?, "history"? }',
+).transform((cluster) => ({
+  ...cluster,
+  pools:
+    cluster.pools === 'all'
+      ? ('all' as const)
+      : cluster.pools.map((pool) => ({
+          name: pool.name,
+          scaleSet: pool.scaleSet ?? pool.name,
+          resourceGroup: pool.resourceGroup ?? cluster.resourceGroup,
+          enabled: pool.enabled,
+          ...(pool.selection === undefined ? {} : { selection: pool.selection }),
+        })),
+  gallery: {
+    ...cluster.gallery,
+    name: cluster.gallery.name ?? galleryNameFor(cluster.resourceGroup),
+    resourceGroup: cluster.gallery.resourceGroup ?? cluster.resourceGroup,
+  },
+}));
+
+const Clusters = z
+  .array(Cluster, { error: 'a JSON array of clusters' })
+  .min(1, { error: 'a JSON array of at least one cluster' })
+  .superRefine(checkClusterUniqueness, { when: () => true });
+
+/** Duplicate cluster names, pools, and scale sets claimed twice. Reads defensively: it also runs on input with other issues. */
+function checkClusterUniqueness(clusters: readonly unknown[], ctx: z.RefinementCtx<unknown[]>): void {
+  // With `when`, this also runs when the value is not even an array.
+  if (!Array.isArray(clusters)) return;
+  const clusterNames = new Map<string, number>();
+  const scaleSets = new Map<string, string>();
+  for (const [index, cluster] of clusters.entries()) {
+    if (!isRecord(cluster)) continue;
+    const name = stringField(cluster, 'name');
+    if (name !== undefined) {
+      const first = clusterNames.get(name);
+      if (first !== undefined) {
+        ctx.issues.push({
+          code: 'custom',
+          path: [index, 'name'],
+          input: name,
+          message: `a cluster name not used before (clusters[${first}] has it)`,
+        });
+      } else clusterNames.set(name, index);
+    }
+    const pools = cluster['pools'];
+    if (!Array.isArray(pools)) continue;
+    const subscription = (stringField(cluster, 'subscriptionId') ?? '').toLowerCase();
+    const clusterGroup = stringField(cluster, 'resourceGroup') ?? '';
+    const poolNames = new Map<string, number>();
+    for (const [poolIndex, pool] of pools.entries()) {
+      if (!isRecord(pool)) continue;
+      const poolName = stringField(pool, 'name');
+      if (poolName === undefined) continue;
+      const firstPool = poolNames.get(poolName);
+      if (firstPool !== undefined) {
+        ctx.issues.push({
+          code: 'custom',
+          path: [index, 'pools', poolIndex, 'name'],
+          input: poolName,
+          message: `a pool name not used before in this cluster (pools[${firstPool}] has it)`,
+        });
+        continue;
+      }
+      poolNames.set(poolName, poolIndex);
+      const scaleSet = stringField(pool, 'scaleSet') ?? poolName;
+      const group = stringField(pool, 'resourceGroup') ?? clusterGroup;
+      const key = `${subscription}/${group}/${scaleSet}`.toLowerCase();
+      const owner = scaleSets.get(key);
+      if (owner !== undefined) {
+        ctx.issues.push({
+          code: 'custom',
+          path: [index, 'pools', poolIndex, 'scaleSet'],
+          input: scaleSet,
+          message: `a scale set no other pool manages (${owner} already does; two refreshes would fight over it)`,
+        });
+      } else scaleSets.set(key, `${name ?? `clusters[${index}]`}/${poolName}`);
+    }
+  }
+}
+
+/** The validated settings of the app. Durations are whole seconds. */
+export const Settings = z.object({
+  clusters: Clusters,
+  schedule: z
+    .string({ error: NCRONTAB_FORMAT })
+    .superRefine((value, ctx) => {
+      const problem = ncrontabProblem(value);
+      if (problem !== undefined)
+        ctx.issues.push({ code: 'custom', message: `${NCRONTAB_FORMAT} (${problem})`, input: value });
+    })
+    .default('0 0 3 * * *'),
+  taskHub: named(TASK_HUB_RULE).default('vmssprototype'),
+  maxParallelPools: integer(1, 20).default(4),
+  rebootQueue: named(QUEUE_NAME_RULE).default('vmss-prototype-reboots'),
+  quietPeriod: duration(0, 86_400).default(600),
+  eventsTopicEndpoint: httpsUrl(`an Event Grid topic endpoint: ${HTTPS_URL_ACCEPTS}`).optional(),
+  azureClientId: named(GUID_RULE).optional(),
+});
+export type Settings = z.output<typeof Settings>;
+export type ClusterSettings = Settings['clusters'][number];
+export type CaptureSettings = ClusterSettings['capture'];
+export type GallerySettings = ClusterSettings['gallery'];
+export type PoolSettings = Exclude<ClusterSettings['pools'], 'all'>[number];
+
+/** Which environment key feeds each top-level field. */
+const KEY_OF_FIELD: Readonly<Record<keyof z.input<typeof Settings>, SettingsKey>> = {
+  clusters: 'VMSSP_CLUSTERS',
+  schedule: 'VMSSP_SCHEDULE',
+  taskHub: 'VMSSP_TASK_HUB',
+  maxParallelPools: 'VMSSP_MAX_PARALLEL_POOLS',
+  rebootQueue: 'VMSSP_REBOOT_QUEUE',
+  quietPeriod: 'VMSSP_QUIET_PERIOD',
+  eventsTopicEndpoint: 'VMSSP_EVENTS_TOPIC_ENDPOINT',
+  azureClientId: 'AZURE_CLIENT_ID',
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Loading
+
+export class SettingsError extends Error {
+  readonly issues: readonly SettingsIssue[];
+
+  constructor(issues: readonly SettingsIssue[]) {
+    super(
+      `loading settings: ${issues.length} problem${issues.length === 1 ? '' : 's'}\n` +
+        issues.map((issue) => `  - ${formatIssue(issue)}`).join('\n'),
+    );
+    this.name = 'SettingsError';
+    this.issues = issues;
+  }
+}
+
+/**
+ * Builds the settings from app settings (environment). Empty values count as unset. Throws a SettingsError
+ * listing every problem at once; it never contains a secret value.
+ */
+export function loadSettings(env: Readonly<Record<string, string | undefined>>): Settings {
+  const issues: RawIssue[] = [];
+  const read = (key: SettingsKey): string | undefined => {
+    const value = env[key]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  };
+
+  for (const key of Object.keys(env).sort()) {
+    if (!key.startsWith(SETTINGS_KEY_PREFIX) || (SETTINGS_KEYS as readonly string[]).includes(key)) continue;
+    if (key.startsWith(SECRET_SETTING_PREFIX) && isSecretEnvName(key)) continue;
+    issues.push({
+      path: [key],
+      received: 'an unknown app setting',
+      expected: `one of ${SETTINGS_KEYS.join(', ')} or ${SECRET_SETTING_PREFIX}<NAME>${didYouMean(key, SETTINGS_KEYS)}`,
+    });
+  }
+
+  const clustersText = read('VMSSP_CLUSTERS');
+  let clusters: unknown;
+  let clustersUnreadable = false;
+  if (clustersText !== undefined) {
+    const parsed = parseJson(clustersText);
+    if (parsed.ok) {
+      clusters = parsed.value;
+      issues.push(...findInlineSecrets(clusters, ['clusters']));
+      issues.push(...checkEnvReferences(clusters, ['clusters'], env));
+    } else {
+      clustersUnreadable = true;
+      issues.push({
+        path: ['clusters'],
+        received: `text that is not JSON (${parsed.problem})`,
+        expected: 'a JSON array of clusters',
+      });
+    }
+  }
+
+  const input = {
+    clusters,
+    schedule: read('VMSSP_SCHEDULE'),
+    taskHub: read('VMSSP_TASK_HUB'),
+    maxParallelPools: read('VMSSP_MAX_PARALLEL_POOLS'),
+    rebootQueue: read('VMSSP_REBOOT_QUEUE'),
+    quietPeriod: read('VMSSP_QUIET_PERIOD'),
+    eventsTopicEndpoint: read('VMSSP_EVENTS_TOPIC_ENDPOINT'),
+    azureClientId: read('AZURE_CLIENT_ID'),
+  };
+  const result = Settings.safeParse(input, { reportInput: true });
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      if (clustersUnreadable && issue.path[0] === 'clusters') continue;
+      issues.push(...fromZodIssue(issue, []));
+    }
+  }
+  if (issues.length > 0 || !result.success) throw new SettingsError(toSettingsIssues(issues, KEY_OF_FIELD));
+  return result.data;
+}
+
+/** The selection policy of one pool: the pool's overrides over the cluster's policy (over the defaults). */
+export function selectionPolicyFor(cluster: ClusterSettings, poolName: string): SelectionPolicy {
+  let overrides: PoolSettings['selection'];
+  if (cluster.pools !== 'all') {
+    const pool = cluster.pools.find((candidate) => candidate.name === poolName);
+    if (pool === undefined) {
+      throw new Error(
+        `building the selection policy of pool ${poolName} in cluster ${cluster.name}: no such pool`,
+      );
+    }
+    overrides = pool.selection;
+  }
+  const merged = { ...cluster.selection, ...withoutUndefined(overrides ?? {}) };
+  const policy: SelectionPolicy = {
+    lastPatchAnnotation: merged.lastPatchAnnotation,
+    pendingRebootAnnotation: merged.pendingRebootAnnotation,
+    ignoreAnnotations: merged.ignoreAnnotations,
+    excludeNodeNames: merged.excludeNodeNames,
+    minimumReadySeconds: merged.minimumReadyTime,
+    minimumCandidates: merged.minimumCandidates,
+  };
+  return merged.maximumImageAge === undefined
+    ? policy
+    : { ...policy, maximumImageAgeSeconds: merged.maximumImageAge };
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function stringField(record: Record<string, unknown>, key: string): string | undefined {
+  const value = record[key];
+  return typeof value === 'string' ? value : undefined;
+}

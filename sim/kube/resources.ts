@@ -1,0 +1,253 @@
+/**
+ * The resources the simulated API server serves, with what discovery advertises for each (group,
+ * version, kind, scope, verbs, subresources) and which fields their `fieldSelector` may use.
+ */
+import type { KubeResource } from '../contracts.js';
+
+export interface ResourceInfo {
+  resource: KubeResource;
+  group: string;
+  version: string;
+  kind: string;
+  singular: string;
+  namespaced: boolean;
+  verbs: string[];
+  shortNames?: string[];
+  /** Subresource name → kind, for discovery (`pods/eviction` → `Eviction` in policy/v1). */
+  subresources?: Record<string, { kind: string; group?: string; version?: string; verbs: string[] }>;
+  fieldSelectors: string[];
+}
+
+const READ_WRITE = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+const METADATA_FIELDS = ['metadata.name', 'metadata.namespace'];
+
+export const RESOURCES: readonly ResourceInfo[] = [
+  {
+    resource: 'namespaces',
+    group: '',
+    version: 'v1',
+    kind: 'Namespace',
+    singular: 'namespace',
+    namespaced: false,
+    verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+    shortNames: ['ns'],
+    fieldSelectors: ['metadata.name', 'status.phase'],
+  },
+  {
+    resource: 'nodes',
+    group: '',
+    version: 'v1',
+    kind: 'Node',
+    singular: 'node',
+    namespaced: false,
+    verbs: READ_WRITE,
+    shortNames: ['no'],
+    subresources: { status: { kind: 'Node', verbs: ['get', 'patch', 'update'] } },
+    fieldSelectors: ['metadata.name', 'spec.unschedulable'],
+  },
+  {
+    resource: 'pods',
+    group: '',
+    version: 'v1',
+    kind: 'Pod',
+    singular: 'pod',
+    namespaced: true,
+    verbs: READ_WRITE,
+    shortNames: ['po'],
+    subresources: {
+      eviction: { kind: 'Eviction', group: 'policy', version: 'v1', verbs: ['create'] },
+      status: { kind: 'Pod', verbs: ['get', 'patch', 'update'] },
+    },
+    fieldSelectors: [
+      ...METADATA_FIELDS,
+      'spec.nodeName',
+      'spec.restartPolicy',
+      'spec.schedulerName',
+      'spec.serviceAccountName',
+      'spec.hostNetwork',
+      'status.phase',
+      'status.podIP',
+      'status.nominatedNodeName',
+    ],
+  },
+  {
+    resource: 'serviceaccounts',
+    group: '',
+    version: 'v1',
+    kind: 'ServiceAccount',
+    singular: 'serviceaccount',
+    namespaced: true,
+    verbs: READ_WRITE,
+    shortNames: ['sa'],
+    fieldSelectors: METADATA_FIELDS,
+  },
+  {
+    resource: 'secrets',
+    group: '',
+    version: 'v1',
+    kind: 'Secret',
+    singular: 'secret',
+    namespaced: true,
+    verbs: READ_WRITE,
+    fieldSelectors: [...METADATA_FIELDS, 'type'],
+  },
+  {
+    resource: 'events',
+    group: '',
+    version: 'v1',
+    kind: 'Event',
+    singular: 'event',
+    namespaced: true,
+    verbs: READ_WRITE,
+    shortNames: ['ev'],
+    fieldSelectors: [
+      ...METADATA_FIELDS,
+      'involvedObject.kind',
+      'involvedObject.name',
+      'involvedObject.namespace',
+      'involvedObject.uid',
+      'reason',
+      'type',
+    ],
+  },
+  {
+    resource: 'daemonsets',
+    group: 'apps',
+    version: 'v1',
+    kind: 'DaemonSet',
+    singular: 'daemonset',
+    namespaced: true,
+    verbs: READ_WRITE,
+    shortNames: ['ds'],
+    fieldSelectors: METADATA_FIELDS,
+  },
+  {
+    resource: 'replicasets',
+    group: 'apps',
+    version: 'v1',
+    kind: 'ReplicaSet',
+    singular: 'replicaset',
+    namespaced: true,
+    verbs: READ_WRITE,
+    shortNames: ['rs'],
+    fieldSelectors: METADATA_FIELDS,
+  },
+  {
+    resource: 'deployments',
+    group: 'apps',
+    version: 'v1',
+    kind: 'Deployment',
+    singular: 'deployment',
+    namespaced: true,
+    verbs: READ_WRITE,
+    shortNames: ['deploy'],
+    fieldSelectors: METADATA_FIELDS,
+  },
+  {
+    resource: 'poddisruptionbudgets',
+    group: 'policy',
+    version: 'v1',
+    kind: 'PodDisruptionBudget',
+    singular: 'poddisruptionbudget',
+    namespaced: true,
+    verbs: READ_WRITE,
+    shortNames: ['pdb'],
+    fieldSelectors: METADATA_FIELDS,
+  },
+  {
+    resource: 'leases',
+    group: 'coordination.k8s.io',
+    version: 'v1',
+    kind: 'Lease',
+    singular: 'lease',
+    namespaced: true,
+    verbs: READ_WRITE,
+    fieldSelectors: METADATA_FIELDS,
+  },
+];
+
+export function apiVersionOf(info: ResourceInfo): string {
+  return info.group === '' ? info.version : `${info.group}/${info.version}`;
+}
+
+export function findResource(group: string, version: string, plural: string): ResourceInfo | undefined {
+  return RESOURCES.find(
+    (info) => info.group === group && info.version === version && info.resource === plural,
+  );
+}
+
+export function resourceInfo(resource: KubeResource): ResourceInfo {
+  const info = RESOURCES.find((candidate) => candidate.resource === resource);
+  if (!info) throw new Error(`looking up resource ${resource}: not served`);
+  return info;
+}
+
+/** Group versions served under `/apis`, besides the legacy core group under `/api/v1`. */
+export const API_GROUPS: readonly { group: string; version: string }[] = [
+  { group: 'apps', version: 'v1' },
+  { group: 'policy', version: 'v1' },
+  { group: 'coordination.k8s.io', version: 'v1' },
+];
+
+export const SERVER_VERSION = {
+  major: '1',
+  minor: '32',
+  gitVersion: 'v1.32.4',
+  gitCommit: '59526cd4867447956156ae3a602fcbac10a2c335',
+  gitTreeState: 'clean',
+  buildDate: '2025-04-22T16:02:27Z',
+  goVersion: 'go1.23.6',
+  compiler: 'gc',
+  platform: 'linux/amd64',
+};
+
+export function apiResourceList(group: string, version: string): object {
+  const resources: object[] = [];
+  for (const info of RESOURCES.filter(
+    (candidate) => candidate.group === group && candidate.version === version,
+  )) {
+    resources.push({
+      name: info.resource,
+      singularName: info.singular,
+      namespaced: info.namespaced,
+      kind: info.kind,
+      verbs: info.verbs,
+      ...(info.shortNames ? { shortNames: info.shortNames } : {}),
+    });
+    for (const [sub, subInfo] of Object.entries(info.subresources ?? {})) {
+      resources.push({
+        name: `${info.resource}/${sub}`,
+        singularName: '',
+        namespaced: info.namespaced,
+        ...(subInfo.group !== undefined ? { group: subInfo.group, version: subInfo.version } : {}),
+        kind: subInfo.kind,
+        verbs: subInfo.verbs,
+      });
+    }
+  }
+  return {
+    kind: 'APIResourceList',
+    apiVersion: 'v1',
+    groupVersion: group === '' ? version : `${group}/${version}`,
+    resources,
+  };
+}
+
+export function apiGroupList(): object {
+  return {
+    kind: 'APIGroupList',
+    apiVersion: 'v1',
+    groups: API_GROUPS.map(({ group, version }) => {
+      const groupVersion = { groupVersion: `${group}/${version}`, version };
+      return { name: group, versions: [groupVersion], preferredVersion: groupVersion };
+    }),
+  };
+}
+
+export function apiVersions(serverAddress: string): object {
+  return {
+    kind: 'APIVersions',
+    versions: ['v1'],
+    serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+  };
+}

@@ -1,0 +1,864 @@
+/**
+ * One simulated cluster bound to the compute world: its nodes follow their VMs (kubelet up/down, Ready,
+ * heartbeats, leases), a privileged power-off pod stops its VM, new instances join as nodes after a
+ * bootstrap delay, and a small Deployment controller keeps ReplicaSets and Deployment status.
+ */
+import type { ComputeEvent, ComputeState, InstanceInfo, InstanceSeed } from '../arm/compute-state.js';
+import type { KubeObject, KubeStore, LatencyProfile } from '../contracts.js';
+import { KubeStoreError } from '../contracts.js';
+import { type KubeControllers, startKubeControllers } from '../kube/controllers.js';
+import {
+  controllerOf,
+  isTerminating,
+  nodeNameOf as podNodeName,
+  podPhase,
+  specOf,
+  statusOf,
+  timestamp,
+  tolerates,
+  tolerationsOf,
+} from '../kube/objects.js';
+import { createInMemoryKubeStore } from '../kube/store.js';
+import type { WorldClock } from './clock.js';
+import {
+  bootIdOf,
+  buildNode,
+  healthyConditions,
+  KURED_MOST_RECENT_REBOOT_NEEDED,
+  KURED_REBOOT_IN_PROGRESS,
+  type NodeCondition,
+  nodeNameOf,
+  unknownConditions,
+  UNREACHABLE_TAINT,
+} from './nodes.js';
+import { isHostPowerOffPod, podScript, type PrepEffect, prepEffects } from './prep-pod.js';
+import {
+  type Cluster,
+  type KuredAnnotations,
+  parseDurationMs,
+  resolveTime,
+  type ScaleSet,
+} from './scenario.js';
+import { buildPdb, buildWorkloadObjects, replicaSetFor } from './workloads.js';
+
+/** kube-controller-manager `--node-monitor-grace-period`: silence before a node turns Unknown. */
+export const NODE_MONITOR_GRACE_SECONDS = 40;
+/** Kubelet lease renewal interval (kube-node-lease). */
+export const LEASE_RENEW_SECONDS = 10;
+/** Kubelet node status report interval when leases carry liveness. */
+export const NODE_STATUS_REPORT_SECONDS = 300;
+
+export interface PrepRecord {
+  at: string;
+  cluster: string;
+  via: 'pod' | 'run-command';
+  namespace?: string;
+  pod?: string;
+  nodeName: string;
+  instanceId: string;
+  vmId: string;
+  script: string;
+  effects: PrepEffect[];
+}
+
+export interface JoinRecord {
+  cluster: string;
+  nodeName: string;
+  instanceId: string;
+  fromPrototype: boolean;
+  createdAt: string;
+  joinedAt: string;
+  seconds: number;
+}
+
+interface PoolEntry {
+  spec: ScaleSet;
+  index: number;
+  scaleSetId: string;
+}
+
+export interface ClusterWorldOptions {
+  spec: Cluster;
+  subscriptionId: string;
+  location: string;
+  clock: WorldClock;
+  compute: ComputeState;
+  latency: LatencyProfile;
+  /** Offset so pools of several clusters get distinct address blocks. */
+  poolIndexBase: number;
+  /**
+   * 'world' (default) starts the Kubernetes control-loop stand-ins here; 'external' leaves them to the
+   * API server handler, which starts its own, and `attachControllers` hands them over.
+   */
+  kubeControllers?: 'world' | 'external';
+}
+
+export class ClusterWorld {
+  readonly name: string;
+  readonly resourceGroup: string;
+  readonly spec: Cluster;
+  readonly store: KubeStore;
+  private kubeControllers: KubeControllers | undefined;
+  private readonly ownsControllers: boolean;
+  readonly prepRecords: PrepRecord[] = [];
+  readonly joinRecords: JoinRecord[] = [];
+
+  private readonly clock: WorldClock;
+  private readonly compute: ComputeState;
+  private readonly latency: LatencyProfile;
+  private readonly pools = new Map<string, PoolEntry>();
+  /** Nodes whose kubelet is posting status (VM running and booted). */
+  private readonly kubeletUp = new Set<string>();
+  private readonly bootCounts = new Map<string, number>();
+  private readonly nodeTimers = new Map<string, () => void>();
+  private readonly prepPods = new Map<string, () => void>();
+  private readonly joinTimers = new Map<string, () => void>();
+  private readonly cleanups: (() => void)[] = [];
+  private deploymentSync: (() => void) | undefined;
+  private heartbeat: (() => void) | undefined;
+  private stopped = false;
+
+  constructor(options: ClusterWorldOptions) {
+    this.name = options.spec.name;
+    this.resourceGroup = options.spec.resourceGroup;
+    this.spec = options.spec;
+    this.clock = options.clock;
+    this.compute = options.compute;
+    this.latency = options.latency;
+    this.store = createInMemoryKubeStore({ clock: options.clock });
+    this.ownsControllers = (options.kubeControllers ?? 'world') === 'world';
+    if (this.ownsControllers) {
+      this.kubeControllers = startKubeControllers({
+        store: this.store,
+        clock: options.clock,
+        scheduler: options.clock,
+        latency: options.latency,
+      });
+    }
+    this.seedCompute(options);
+    this.seedKubernetes();
+    this.cleanups.push(
+      this.store.subscribe((event) => this.onKubeEvent(event.resource, event.type, event.object)),
+    );
+    this.scheduleHeartbeats();
+  }
+
+  // ------------------------------------------------------------------------------ seeding
+
+  private seedCompute(options: ClusterWorldOptions): void {
+    const nowMs = this.clock.nowMs();
+    options.spec.scaleSets.forEach((pool, index) => {
+      const overrides = new Map(pool.nodes.map((node) => [node.index, node]));
+      const instances: InstanceSeed[] = [];
+      for (let position = 0; position < pool.capacity; position++) {
+        const powerState = overrides.get(position)?.powerState ?? 'running';
+        instances.push({ powerState });
+      }
+      const info = this.compute.addScaleSet({
+        subscriptionId: options.subscriptionId,
+        resourceGroup: options.spec.resourceGroup,
+        name: pool.name,
+        location: options.location,
+        orchestrationMode: pool.orchestrationMode,
+        skuName: pool.vmSize,
+        instances,
+        ...(pool.computerNamePrefix ? { computerNamePrefix: pool.computerNamePrefix } : {}),
+        imageReference: pool.imageReference,
+        osType: pool.osType,
+        hyperVGeneration: pool.hyperVGeneration,
+        ephemeralOsDisk: pool.ephemeralOsDisk,
+        ...(pool.securityType ? { securityType: pool.securityType } : {}),
+        ...(pool.customData === undefined
+          ? {}
+          : { customData: Buffer.from(pool.customData).toString('base64') }),
+        extensions: pool.extensions.map((extension) => ({
+          name: extension.name,
+          publisher: extension.publisher,
+          type: extension.type,
+          typeHandlerVersion: extension.typeHandlerVersion,
+          ...(extension.settings ? { settings: extension.settings } : {}),
+        })),
+        tags: pool.tags,
+        upgradePolicy: { mode: pool.upgradePolicy, enableAutomaticOSUpgrade: pool.automaticOSUpgrade },
+        ...(pool.zones ? { zones: pool.zones } : {}),
+      });
+      const entry: PoolEntry = { spec: pool, index: options.poolIndexBase + index, scaleSetId: info.id };
+      this.pools.set(info.id.toLowerCase(), entry);
+      for (const instance of this.compute.listInstances(info.id)) {
+        const override = overrides.get(Number(instance.instanceId));
+        const running = instance.powerState === 'running';
+        const readyFor = override?.readyFor ?? pool.readyFor;
+        const readySinceMs = running ? nowMs - Math.abs(parseDurationMs(readyFor)) : undefined;
+        const kured = { ...(pool.kured ?? {}), ...(override?.kured ?? {}) };
+        const node = buildNode({
+          instance,
+          clusterName: this.name,
+          resourceGroup: this.resourceGroup,
+          poolName: poolNameOf(pool),
+          role: pool.role,
+          osType: pool.osType,
+          vmSize: pool.vmSize,
+          kubernetesVersion: this.spec.kubernetesVersion,
+          poolIndex: entry.index,
+          labels: { ...pool.labels, ...(override?.labels ?? {}) },
+          annotations: { ...kuredAnnotations(kured, nowMs), ...(override?.annotations ?? {}) },
+          taints: [...pool.taints, ...(override?.taints ?? [])],
+          unschedulable: override?.cordoned === true,
+          readySinceMs,
+          conditions: (override?.conditions ?? []).map((condition) =>
+            scenarioCondition(condition, readySinceMs ?? nowMs, nowMs),
+          ),
+          nowMs,
+          bootCount: 0,
+        });
+        this.store.create('nodes', node);
+        if (running) this.kubeletUp.add(node.metadata.name);
+      }
+    });
+    this.cleanups.push(this.compute.subscribe((event) => this.onComputeEvent(event)));
+  }
+
+  private seedKubernetes(): void {
+    for (const namespace of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
+      this.store.create('namespaces', {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: namespace, labels: { 'kubernetes.io/metadata.name': namespace } },
+        spec: { finalizers: ['kubernetes'] },
+        status: { phase: 'Active' },
+      });
+    }
+    const namespaces = new Set(['default', 'kube-system', 'kube-public', 'kube-node-lease']);
+    const ensureNamespace = (namespace: string): void => {
+      if (namespaces.has(namespace)) return;
+      namespaces.add(namespace);
+      this.store.create('namespaces', {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: namespace, labels: { 'kubernetes.io/metadata.name': namespace } },
+        spec: { finalizers: ['kubernetes'] },
+        status: { phase: 'Active' },
+      });
+    };
+    const account = this.spec.serviceAccount;
+    ensureNamespace(account.namespace);
+    this.store.create('serviceaccounts', {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: account.name, namespace: account.namespace },
+    });
+    for (const workload of this.spec.workloads) {
+      ensureNamespace(workload.namespace);
+      for (const { resource, object } of buildWorkloadObjects(workload)) {
+        const created = this.store.create(resource, object);
+        if (resource === 'deployments') this.store.create('replicasets', replicaSetFor(created));
+      }
+      if ((workload.kind === 'Deployment' || workload.kind === 'ReplicaSet') && workload.pdb) {
+        this.store.create(
+          'poddisruptionbudgets',
+          buildPdb(workload.name, workload.namespace, { app: workload.name }, workload.pdb),
+        );
+      }
+    }
+    for (const node of this.store.list('nodes')) this.renewLease(node.metadata.name);
+  }
+
+  /** The control loops (kubelet, scheduler, ReplicaSet/DaemonSet controllers) serving this store. */
+  get controllers(): KubeControllers {
+    if (!this.kubeControllers)
+      throw new Error(`using cluster ${this.name}: no Kubernetes controllers attached`);
+    return this.kubeControllers;
+  }
+
+  /**
+   * Takes over controllers the API server handler started, and nudges every ReplicaSet and DaemonSet
+   * so the (event-driven) loops create the pods of objects seeded before they subscribed.
+   */
+  attachControllers(controllers: KubeControllers): void {
+    if (this.kubeControllers) throw new Error(`attaching controllers to cluster ${this.name}: it has some`);
+    this.kubeControllers = controllers;
+    for (const resource of ['replicasets', 'daemonsets'] as const) {
+      for (const object of this.store.list(resource)) {
+        this.store.mutate(resource, object.metadata.namespace, object.metadata.name, () => undefined);
+      }
+    }
+    for (const node of this.store.list('nodes')) {
+      this.store.mutate('nodes', undefined, node.metadata.name, () => undefined);
+    }
+  }
+
+  // ------------------------------------------------------------------------------ lookups
+
+  owns(scaleSetId: string): boolean {
+    return this.pools.has(scaleSetId.toLowerCase());
+  }
+
+  poolOf(instance: InstanceInfo): PoolEntry | undefined {
+    return this.pools.get(instance.scaleSetId.toLowerCase());
+  }
+
+  scaleSetIds(): string[] {
+    return [...this.pools.values()].map((pool) => pool.scaleSetId);
+  }
+
+  /** The instance behind a node, by its providerID. */
+  instanceOfNode(nodeName: string): InstanceInfo | undefined {
+    const node = this.store.get('nodes', undefined, nodeName);
+    const providerId = node ? specOf(node).providerID : undefined;
+    if (typeof providerId === 'string') {
+      const found = this.compute.findInstanceByProviderId(providerId);
+      if (found) return found;
+    }
+    for (const pool of this.pools.values()) {
+      const found = this.compute
+        .listInstances(pool.scaleSetId)
+        .find((instance) => nodeNameOf(instance) === nodeName);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  isKubeletUp(nodeName: string): boolean {
+    return this.kubeletUp.has(nodeName);
+  }
+
+  // ------------------------------------------------------------------------------ compute coupling
+
+  private onComputeEvent(event: ComputeEvent): void {
+    if (this.stopped || event.type === 'scale-set-model-changed') return;
+    const instance = event.instance;
+    if (!this.owns(instance.scaleSetId)) return;
+    const nodeName = nodeNameOf(instance);
+    switch (event.type) {
+      case 'instance-power-changed':
+        if (instance.powerState === 'running') {
+          if (this.store.get('nodes', undefined, nodeName)) {
+            this.setNodeTimer(nodeName, this.latency.nodeBootSeconds, `kubelet up ${nodeName}`, () =>
+              this.kubeletStarted(nodeName),
+            );
+          }
+        } else if (event.previous === 'running') {
+          this.kubeletStopped(nodeName);
+        }
+        break;
+      case 'instance-created': {
+        const fromPrototype = event.bootsFromGalleryImage && !event.bootstrapExtensionsRemain;
+        const seconds = fromPrototype
+          ? this.latency.newNodeJoinFromPrototypeSeconds
+          : this.latency.newNodeJoinFromMarketplaceSeconds;
+        const createdAtMs = this.clock.nowMs();
+        const cancel = this.clock.after(seconds, `join ${nodeName}`, () => {
+          this.joinTimers.delete(instance.id.toLowerCase());
+          this.join(instance.id, fromPrototype, createdAtMs);
+        });
+        this.joinTimers.set(instance.id.toLowerCase(), cancel);
+        break;
+      }
+      case 'instance-deleted': {
+        this.joinTimers.get(instance.id.toLowerCase())?.();
+        this.joinTimers.delete(instance.id.toLowerCase());
+        this.nodeTimers.get(nodeName)?.();
+        this.nodeTimers.delete(nodeName);
+        this.kubeletUp.delete(nodeName);
+        // The cloud node controller deletes the Node object; pod GC then removes its pods.
+        this.store.remove('nodes', undefined, nodeName);
+        this.store.remove('leases', 'kube-node-lease', nodeName);
+        break;
+      }
+    }
+  }
+
+  private join(instanceId: string, fromPrototype: boolean, createdAtMs: number): void {
+    const instance = this.compute.getInstance(instanceId);
+    if (!instance) return;
+    if (instance.powerState !== 'running') {
+      // The bootstrap finishes only once the VM runs; try again when it does.
+      this.joinTimers.set(
+        instanceId.toLowerCase(),
+        this.clock.after(5, `join ${nodeNameOf(instance)}`, () =>
+          this.join(instanceId, fromPrototype, createdAtMs),
+        ),
+      );
+      return;
+    }
+    const pool = this.poolOf(instance);
+    if (!pool) return;
+    const nowMs = this.clock.nowMs();
+    const node = buildNode({
+      instance,
+      clusterName: this.name,
+      resourceGroup: this.resourceGroup,
+      poolName: poolNameOf(pool.spec),
+      role: pool.spec.role,
+      osType: pool.spec.osType,
+      vmSize: pool.spec.vmSize,
+      kubernetesVersion: this.spec.kubernetesVersion,
+      poolIndex: pool.index,
+      labels: { ...pool.spec.labels },
+      annotations: {},
+      taints: [...pool.spec.taints],
+      unschedulable: false,
+      readySinceMs: nowMs,
+      conditions: [],
+      nowMs,
+      bootCount: 0,
+    });
+    const nodeName = node.metadata.name;
+    if (this.store.get('nodes', undefined, nodeName)) this.store.remove('nodes', undefined, nodeName);
+    // The node carries no heartbeat older than its registration.
+    this.store.create('nodes', withHeartbeat(node, nowMs));
+    this.kubeletUp.add(nodeName);
+    this.renewLease(nodeName);
+    this.joinRecords.push({
+      cluster: this.name,
+      nodeName,
+      instanceId: instance.id,
+      fromPrototype,
+      createdAt: timestamp(createdAtMs),
+      joinedAt: timestamp(nowMs),
+      seconds: Math.round((nowMs - createdAtMs) / 1000),
+    });
+  }
+
+  private setNodeTimer(nodeName: string, seconds: number, label: string, action: () => void): void {
+    this.nodeTimers.get(nodeName)?.();
+    const cancel = this.clock.after(seconds, label, () => {
+      this.nodeTimers.delete(nodeName);
+      action();
+    });
+    this.nodeTimers.set(nodeName, cancel);
+  }
+
+  /** The VM left `running`: the kubelet stops posting; the node lifecycle controller notices after the grace period. */
+  private kubeletStopped(nodeName: string): void {
+    const wasUp = this.kubeletUp.delete(nodeName);
+    if (!wasUp && !this.nodeTimers.has(nodeName)) return;
+    this.setNodeTimer(nodeName, NODE_MONITOR_GRACE_SECONDS, `node unreachable ${nodeName}`, () =>
+      this.markUnreachable(nodeName),
+    );
+  }
+
+  private markUnreachable(nodeName: string): void {
+    if (this.kubeletUp.has(nodeName)) return;
+    const nowMs = this.clock.nowMs();
+    this.mutateNode(nodeName, (node) => {
+      const status = statusOf(node);
+      status.conditions = unknownConditions(conditionsOfNode(node), nowMs);
+      node.status = status;
+      const spec = specOf(node);
+      const taints = taintList(spec.taints).filter((taint) => taint.key !== UNREACHABLE_TAINT);
+      taints.push(
+        { key: UNREACHABLE_TAINT, effect: 'NoSchedule', timeAdded: timestamp(nowMs) },
+        { key: UNREACHABLE_TAINT, effect: 'NoExecute', timeAdded: timestamp(nowMs) },
+      );
+      spec.taints = taints;
+      node.spec = spec;
+    });
+    this.scheduleTaintEvictions(nodeName, nowMs);
+  }
+
+  /**
+   * The taint manager: pods that do not tolerate `unreachable:NoExecute` are deleted once their
+   * toleration runs out — DefaultTolerationSeconds gives pods without one 300 s. On a dead node the
+   * deletion cannot complete (the kubelet must confirm), so they stay Terminating while their
+   * controllers create replacements elsewhere, as in a real cluster.
+   */
+  private scheduleTaintEvictions(nodeName: string, taintedAtMs: number): void {
+    const taint = { key: UNREACHABLE_TAINT, effect: 'NoExecute' };
+    const deadlines = new Map<string, number>();
+    for (const pod of this.store.list('pods')) {
+      if (podNodeName(pod) !== nodeName || isTerminating(pod)) continue;
+      const phase = podPhase(pod);
+      if (phase === 'Succeeded' || phase === 'Failed') continue;
+      const matching = tolerationsOf(pod).filter((toleration) => tolerates(toleration, taint));
+      if (matching.some((toleration) => toleration.tolerationSeconds === undefined)) continue;
+      const seconds = matching.length > 0 ? Math.min(...matching.map((t) => t.tolerationSeconds ?? 0)) : 300;
+      deadlines.set(
+        `${pod.metadata.namespace ?? ''}/${pod.metadata.name}/${pod.metadata.uid ?? ''}`,
+        seconds,
+      );
+    }
+    for (const [key, seconds] of deadlines) {
+      const [namespace = '', name = '', uid = ''] = key.split('/');
+      this.clock.at(taintedAtMs + seconds * 1000, `taint eviction ${name}`, () => {
+        if (this.stopped || this.kubeletUp.has(nodeName)) return;
+        const pod = this.store.get('pods', namespace, name);
+        if (!pod || pod.metadata.uid !== uid || isTerminating(pod)) return;
+        this.kubeControllers?.deletePod(namespace, name, undefined);
+      });
+    }
+  }
+
+  /** The kubelet is back after a boot: Ready with a fresh transition time and boot id, unreachable taints gone. */
+  private kubeletStarted(nodeName: string): void {
+    const instance = this.instanceOfNode(nodeName);
+    if (!instance || instance.powerState !== 'running') return;
+    this.kubeletUp.add(nodeName);
+    const nowMs = this.clock.nowMs();
+    const boots = (this.bootCounts.get(instance.vmId) ?? 0) + 1;
+    this.bootCounts.set(instance.vmId, boots);
+    this.mutateNode(nodeName, (node) => {
+      const status = statusOf(node);
+      // After a boot the kubelet first reports NotReady, so Ready's transition time is always the boot.
+      const fresh = healthyConditions(nowMs, nowMs);
+      const others = conditionsOfNode(node).filter(
+        (condition) => !fresh.some((candidate) => candidate.type === condition.type),
+      );
+      status.conditions = [...fresh, ...others];
+      const nodeInfo = (status.nodeInfo ?? {}) as Record<string, unknown>;
+      nodeInfo.bootID = bootIdOf(instance.vmId, boots);
+      status.nodeInfo = nodeInfo;
+      node.status = status;
+      const spec = specOf(node);
+      const taints = taintList(spec.taints).filter(
+        (taint) => taint.key !== UNREACHABLE_TAINT && taint.key !== 'node.kubernetes.io/not-ready',
+      );
+      if (taints.length > 0) spec.taints = taints;
+      else delete spec.taints;
+      node.spec = spec;
+    });
+    this.renewLease(nodeName);
+  }
+
+  private mutateNode(nodeName: string, change: (node: KubeObject) => void): boolean {
+    try {
+      this.store.mutate('nodes', undefined, nodeName, change);
+      return true;
+    } catch (error) {
+      if (error instanceof KubeStoreError) return false;
+      throw error;
+    }
+  }
+
+  // ------------------------------------------------------------------------------ heartbeats
+
+  private renewLease(nodeName: string): void {
+    const renewTime = new Date(this.clock.nowMs()).toISOString().replace('Z', '000Z');
+    try {
+      this.store.mutate('leases', 'kube-node-lease', nodeName, (lease) => {
+        lease.spec = { ...specOf(lease), renewTime };
+      });
+      return;
+    } catch (error) {
+      if (!(error instanceof KubeStoreError)) throw error;
+    }
+    const node = this.store.get('nodes', undefined, nodeName);
+    if (!node) return;
+    this.store.create('leases', {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {
+        name: nodeName,
+        namespace: 'kube-node-lease',
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: node.metadata.uid ?? '' }],
+      },
+      spec: { holderIdentity: nodeName, leaseDurationSeconds: 40, renewTime },
+    });
+  }
+
+  private scheduleHeartbeats(): void {
+    let ticks = 0;
+    const everyStatus = Math.max(1, Math.round(NODE_STATUS_REPORT_SECONDS / LEASE_RENEW_SECONDS));
+    const tick = (): void => {
+      if (this.stopped) return;
+      ticks += 1;
+      for (const nodeName of [...this.kubeletUp]) {
+        this.renewLease(nodeName);
+        if (ticks % everyStatus === 0) this.reportStatus(nodeName);
+      }
+      this.heartbeat = this.clock.after(LEASE_RENEW_SECONDS, `heartbeats ${this.name}`, tick);
+    };
+    this.heartbeat = this.clock.after(LEASE_RENEW_SECONDS, `heartbeats ${this.name}`, tick);
+  }
+
+  private reportStatus(nodeName: string): void {
+    const heartbeat = timestamp(this.clock.nowMs());
+    this.mutateNode(nodeName, (node) => {
+      const status = statusOf(node);
+      status.conditions = conditionsOfNode(node).map((condition) =>
+        condition.status === 'Unknown' ? condition : { ...condition, lastHeartbeatTime: heartbeat },
+      );
+      node.status = status;
+    });
+  }
+
+  // ------------------------------------------------------------------------------ kube coupling
+
+  private onKubeEvent(resource: string, type: string, object: KubeObject): void {
+    if (this.stopped) return;
+    if (resource === 'pods' && type !== 'DELETED') this.watchPrepPod(object);
+    if (resource === 'pods' && type === 'DELETED') {
+      const key = `${object.metadata.namespace ?? ''}/${object.metadata.name}/${object.metadata.uid ?? ''}`;
+      this.prepPods.get(key)?.();
+      this.prepPods.delete(key);
+    }
+    if (resource === 'replicasets' || resource === 'deployments') this.queueDeploymentSync();
+  }
+
+  private watchPrepPod(pod: KubeObject): void {
+    const key = `${pod.metadata.namespace ?? ''}/${pod.metadata.name}/${pod.metadata.uid ?? ''}`;
+    if (this.prepPods.has(key) || isTerminating(pod)) return;
+    const phase = podPhase(pod);
+    if (phase === 'Succeeded' || phase === 'Failed') return;
+    if (podNodeName(pod) === undefined || !isHostPowerOffPod(pod)) return;
+    const createdMs = Date.parse(pod.metadata.creationTimestamp ?? '') || this.clock.nowMs();
+    const dueMs = createdMs + this.latency.prepPodSeconds * 1000;
+    this.prepPods.set(
+      key,
+      this.clock.at(dueMs, `prep pod ${pod.metadata.name}`, () =>
+        this.runPrepPod(pod.metadata.namespace ?? '', pod.metadata.name, pod.metadata.uid),
+      ),
+    );
+  }
+
+  private runPrepPod(namespace: string, name: string, uid: string | undefined): void {
+    const pod = this.store.get('pods', namespace, name);
+    if (!pod || pod.metadata.uid !== uid || isTerminating(pod)) return;
+    const nodeName = podNodeName(pod);
+    if (nodeName === undefined) return;
+    if (podPhase(pod) !== 'Running') {
+      // Not started yet (node not Ready): the script runs once the kubelet starts it.
+      const key = `${namespace}/${name}/${uid ?? ''}`;
+      this.prepPods.set(
+        key,
+        this.clock.after(this.latency.podStartSeconds || 1, `prep pod ${name}`, () =>
+          this.runPrepPod(namespace, name, uid),
+        ),
+      );
+      return;
+    }
+    const instance = this.instanceOfNode(nodeName);
+    if (!instance) return;
+    const script = podScript(pod);
+    const nowMs = this.clock.nowMs();
+    this.prepRecords.push({
+      at: timestamp(nowMs),
+      cluster: this.name,
+      via: 'pod',
+      namespace,
+      pod: name,
+      nodeName,
+      instanceId: instance.id,
+      vmId: instance.vmId,
+      script,
+      effects: prepEffects(script),
+    });
+    const finishedAt = timestamp(nowMs);
+    this.store.mutate('pods', namespace, name, (target) => {
+      const status = statusOf(target);
+      const containers = Array.isArray(specOf(target).containers)
+        ? (specOf(target).containers as { name?: string; image?: string }[])
+        : [];
+      status.phase = 'Succeeded';
+      status.conditions = (
+        Array.isArray(status.conditions) ? (status.conditions as { type: string }[]) : []
+      ).map((condition) =>
+        condition.type === 'Ready' || condition.type === 'ContainersReady'
+          ? { ...condition, status: 'False', reason: 'PodCompleted', lastTransitionTime: finishedAt }
+          : condition,
+      );
+      status.containerStatuses = containers.map((container) => ({
+        name: container.name ?? 'main',
+        image: container.image ?? '',
+        imageID: '',
+        ready: false,
+        started: false,
+        restartCount: 0,
+        state: {
+          terminated: {
+            exitCode: 0,
+            reason: 'Completed',
+            startedAt: status.startTime ?? finishedAt,
+            finishedAt,
+          },
+        },
+      }));
+      target.status = status;
+    });
+    this.compute.powerOffInstance(instance.id, { cause: 'guest' });
+  }
+
+  /** Run Command on an instance of this cluster: record it like a prep pod; a power-off in it stops the VM. */
+  handleRunCommand(instance: InstanceInfo, script: string): void {
+    const nowMs = this.clock.nowMs();
+    this.prepRecords.push({
+      at: timestamp(nowMs),
+      cluster: this.name,
+      via: 'run-command',
+      nodeName: nodeNameOf(instance),
+      instanceId: instance.id,
+      vmId: instance.vmId,
+      script,
+      effects: prepEffects(script),
+    });
+    if (prepEffects(script).includes('powers-off')) {
+      // The guest powers itself off once the agent has run the script.
+      this.clock.after(1, `run command power-off ${instance.name}`, () => {
+        if (this.compute.getInstance(instance.id)?.powerState === 'running') {
+          this.compute.powerOffInstance(instance.id, { cause: 'guest' });
+        }
+      });
+    }
+  }
+
+  /** Keeps each Deployment's ReplicaSet at the Deployment's scale and the Deployment's status in step. */
+  private queueDeploymentSync(): void {
+    if (this.deploymentSync) return;
+    this.deploymentSync = this.clock.after(0, `deployments ${this.name}`, () => {
+      this.deploymentSync = undefined;
+      this.syncDeployments();
+    });
+  }
+
+  private syncDeployments(): void {
+    for (const deployment of this.store.list('deployments')) {
+      const namespace = deployment.metadata.namespace ?? 'default';
+      const owned = this.store
+        .list('replicasets', namespace)
+        .filter((replicaSet) => controllerOf(replicaSet)?.uid === deployment.metadata.uid);
+      const replicas = Number(specOf(deployment).replicas ?? 1);
+      if (owned.length === 0) {
+        this.store.create('replicasets', replicaSetFor(deployment));
+        continue;
+      }
+      for (const replicaSet of owned) {
+        if (Number(specOf(replicaSet).replicas ?? 1) !== replicas) {
+          this.store.mutate('replicasets', namespace, replicaSet.metadata.name, (target) => {
+            target.spec = { ...specOf(target), replicas };
+          });
+        }
+      }
+      const sum = (field: string): number =>
+        owned.reduce((total, rs) => total + Number(statusOf(rs)[field] ?? 0), 0);
+      const available = sum('availableReplicas');
+      const status = {
+        observedGeneration: deployment.metadata.generation ?? 1,
+        replicas: sum('replicas'),
+        updatedReplicas: sum('replicas'),
+        readyReplicas: sum('readyReplicas'),
+        availableReplicas: available,
+        ...(available < replicas ? { unavailableReplicas: replicas - available } : {}),
+      };
+      const current = statusOf(deployment);
+      const same = Object.entries(status).every(([key, value]) => current[key] === value);
+      if (!same) {
+        this.store.mutate('deployments', namespace, deployment.metadata.name, (target) => {
+          target.status = {
+            ...status,
+            conditions: deploymentConditions(status.availableReplicas >= replicas, this.clock.nowMs()),
+          };
+        });
+      }
+    }
+  }
+
+  /** Pods counted as "workload" on a node: not DaemonSet-owned, not mirror, not finished. */
+  workloadPodsOn(nodeName: string): KubeObject[] {
+    return this.store.list('pods').filter((pod) => {
+      if (podNodeName(pod) !== nodeName) return false;
+      const phase = podPhase(pod);
+      if (phase === 'Succeeded' || phase === 'Failed') return false;
+      if (controllerOf(pod)?.kind === 'DaemonSet') return false;
+      return !(pod.metadata.annotations ?? {})['kubernetes.io/config.mirror'];
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const cancel of this.cleanups) cancel();
+    this.heartbeat?.();
+    this.deploymentSync?.();
+    for (const cancel of this.nodeTimers.values()) cancel();
+    for (const cancel of this.prepPods.values()) cancel();
+    for (const cancel of this.joinTimers.values()) cancel();
+    if (this.ownsControllers) this.kubeControllers?.stop();
+  }
+}
+
+function deploymentConditions(available: boolean, nowMs: number): unknown[] {
+  const at = timestamp(nowMs);
+  return [
+    {
+      type: 'Available',
+      status: available ? 'True' : 'False',
+      reason: available ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable',
+      message: available
+        ? 'Deployment has minimum availability.'
+        : 'Deployment does not have minimum availability.',
+      lastUpdateTime: at,
+      lastTransitionTime: at,
+    },
+    {
+      type: 'Progressing',
+      status: 'True',
+      reason: 'NewReplicaSetAvailable',
+      message: 'ReplicaSet has successfully progressed.',
+      lastUpdateTime: at,
+      lastTransitionTime: at,
+    },
+  ];
+}
+
+/** The pool name nodes carry in `agentpool`: aks-engine's `k8s-<pool>-<suffix>-vmss` → `<pool>`. */
+export function poolNameOf(pool: ScaleSet): string {
+  const aks = pool.tags['aks-managed-poolName'];
+  if (aks) return aks;
+  const poolTag = pool.tags.poolName;
+  if (poolTag) return poolTag;
+  const engine = /^k8s-([a-z0-9]+)-\d+-vmss$/i.exec(pool.name);
+  if (engine?.[1]) return engine[1];
+  return pool.name.replace(/-?vmss$/i, '');
+}
+
+function kuredAnnotations(kured: KuredAnnotations, nowMs: number): Record<string, string> {
+  const annotations: Record<string, string> = {};
+  if (kured.mostRecentRebootNeeded !== undefined) {
+    annotations[KURED_MOST_RECENT_REBOOT_NEEDED] = timestamp(
+      resolveTime(kured.mostRecentRebootNeeded, nowMs),
+    );
+  }
+  if (kured.rebootInProgress !== undefined) {
+    annotations[KURED_REBOOT_IN_PROGRESS] = timestamp(resolveTime(kured.rebootInProgress, nowMs));
+  }
+  return annotations;
+}
+
+function scenarioCondition(
+  condition: {
+    type: string;
+    status: 'True' | 'False' | 'Unknown';
+    reason?: string | undefined;
+    message?: string | undefined;
+    since?: string | undefined;
+  },
+  defaultSinceMs: number,
+  nowMs: number,
+): NodeCondition {
+  const since = condition.since === undefined ? defaultSinceMs : resolveTime(condition.since, nowMs);
+  return {
+    type: condition.type,
+    status: condition.status,
+    lastHeartbeatTime: timestamp(nowMs),
+    lastTransitionTime: timestamp(since),
+    reason: condition.reason ?? (condition.status === 'True' ? condition.type : `No${condition.type}`),
+    message: condition.message ?? '',
+  };
+}
+
+function conditionsOfNode(node: KubeObject): NodeCondition[] {
+  const conditions = statusOf(node).conditions;
+  return Array.isArray(conditions) ? (conditions as NodeCondition[]) : [];
+}
+
+function taintList(value: unknown): { key: string; value?: string; effect: string; timeAdded?: string }[] {
+  return Array.isArray(value) ? (value as { key: string; effect: string }[]) : [];
+}
+
+function withHeartbeat(node: KubeObject, nowMs: number): KubeObject {
+  const status = statusOf(node);
+  status.conditions = conditionsOfNode(node).map((condition) => ({
+    ...condition,
+    lastHeartbeatTime: timestamp(nowMs),
+  }));
+  return { ...node, status };
+}

@@ -1,0 +1,101 @@
+/**
+ * A throwaway certificate authority and a server certificate for 127.0.0.1/localhost, so the Azure SDK
+ * (which refuses bearer tokens over plain HTTP) and kubectl can talk TLS to the simulator.
+ */
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import forge from 'node-forge';
+
+export interface SimTls {
+  caPem: string;
+  certPem: string;
+  keyPem: string;
+}
+
+function rsaKeyPair(): { privateKey: forge.pki.rsa.PrivateKey; publicKey: forge.pki.rsa.PublicKey } {
+  // node:crypto generates in native code in milliseconds; forge's pure-JS keygen takes seconds.
+  const { privateKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+    publicKeyEncoding: { type: 'pkcs1', format: 'pem' },
+  });
+  const forgeKey = forge.pki.privateKeyFromPem(privateKey);
+  return { privateKey: forgeKey, publicKey: forge.pki.setRsaPublicKey(forgeKey.n, forgeKey.e) };
+}
+
+function serialNumber(): string {
+  // Positive (high bit clear) 16-byte serial, as RFC 5280 requires.
+  const bytes = randomBytes(16);
+  bytes[0] = (bytes[0] ?? 0) & 0x7f;
+  return bytes.toString('hex');
+}
+
+/**
+ * `now` is wall-clock time on purpose: clients check validity against the machine's clock, not the
+ * simulated one, so the certificates must be valid in real time whatever the scenario's start.
+ */
+export function generateSimTls(now: Date, hostnames: readonly string[] = ['localhost']): SimTls {
+  const notBefore = new Date(now.getTime() - 24 * 3600 * 1000);
+  const notAfter = new Date(now.getTime() + 365 * 24 * 3600 * 1000);
+
+  const caKeys = rsaKeyPair();
+  const ca = forge.pki.createCertificate();
+  ca.publicKey = caKeys.publicKey;
+  ca.serialNumber = serialNumber();
+  ca.validity.notBefore = notBefore;
+  ca.validity.notAfter = notAfter;
+  const caSubject = [
+    { name: 'commonName', value: 'vmss-prototype simulator CA' },
+    { name: 'organizationName', value: 'vmss-prototype' },
+  ];
+  ca.setSubject(caSubject);
+  ca.setIssuer(caSubject);
+  ca.setExtensions([
+    { name: 'basicConstraints', cA: true, critical: true },
+    { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    { name: 'subjectKeyIdentifier' },
+  ]);
+  ca.sign(caKeys.privateKey, forge.md.sha256.create());
+
+  const serverKeys = rsaKeyPair();
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = serverKeys.publicKey;
+  cert.serialNumber = serialNumber();
+  cert.validity.notBefore = notBefore;
+  cert.validity.notAfter = notAfter;
+  cert.setSubject([{ name: 'commonName', value: 'localhost' }]);
+  cert.setIssuer(caSubject);
+  cert.setExtensions([
+    { name: 'basicConstraints', cA: false },
+    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+    { name: 'extKeyUsage', serverAuth: true },
+    {
+      name: 'subjectAltName',
+      // type 2 = DNS name, type 7 = IP address.
+      altNames: [
+        ...hostnames.map((value) => ({ type: 2, value })),
+        { type: 7, ip: '127.0.0.1' },
+        { type: 7, ip: '::1' },
+      ],
+    },
+    { name: 'subjectKeyIdentifier' },
+    { name: 'authorityKeyIdentifier', keyIdentifier: ca.generateSubjectKeyIdentifier().getBytes() },
+  ]);
+  cert.sign(caKeys.privateKey, forge.md.sha256.create());
+
+  return {
+    caPem: forge.pki.certificateToPem(ca),
+    certPem: forge.pki.certificateToPem(cert),
+    keyPem: forge.pki.privateKeyToPem(serverKeys.privateKey),
+  };
+}
+
+/** Writes `ca.pem` into `outDir` (created if needed) and returns its path. */
+export async function writeCaPem(outDir: string, tls: SimTls): Promise<string> {
+  await mkdir(outDir, { recursive: true });
+  const path = join(outDir, 'ca.pem');
+  await writeFile(path, tls.caPem, 'utf8');
+  return path;
+}

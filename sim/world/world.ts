@@ -1,0 +1,412 @@
+/**
+ * The simulated world: builds the compute state and one Kubernetes store per cluster from a scenario,
+ * couples them (cluster.ts), and owns time, faults, the request log and the kured/autoscaler stand-ins.
+ */
+import { ComputeState } from '../arm/compute-state.js';
+import type { KubeObject, LatencyProfile } from '../contracts.js';
+import { isNodeReady, isUnschedulable, specOf, statusOf, timestamp } from '../kube/objects.js';
+import { AutoscalerStandIn } from './autoscaler.js';
+import { type ClockMode, createClock, type WorldClock } from './clock.js';
+import { ClusterWorld, type JoinRecord, type PrepRecord } from './cluster.js';
+import {
+  arm5xxBurst,
+  arm429Storm,
+  createFaultInjector,
+  type FaultRule,
+  imageVersionLroFailure,
+  kubeApiDown,
+  snapshotQuotaExceeded,
+  type WorldFaults,
+} from './faults.js';
+import { KuredStandIn } from './kured.js';
+import { KURED_MOST_RECENT_REBOOT_NEEDED, KURED_REBOOT_IN_PROGRESS } from './nodes.js';
+import { createRequestLog, type WorldRequestLog } from './request-log.js';
+import {
+  type FaultEntry,
+  type FaultPreset,
+  latencyOf,
+  parseDurationMs,
+  resolveTime,
+  type Scenario,
+} from './scenario.js';
+import { buildPdb } from './workloads.js';
+
+export interface WorldOptions {
+  scenario: Scenario;
+  /** Use this clock; otherwise one is created from `clockMode`, `startMs` and `timeFactor`. */
+  clock?: WorldClock;
+  clockMode?: ClockMode;
+  /** Simulated start when the scenario has no `start` (the caller passes wall time; the world never reads it). */
+  startMs?: number;
+  /** Overrides the scenario's time factor (scaled mode). */
+  timeFactor?: number;
+  /** 'external' when an API server handler runs the Kubernetes control loops (see ClusterWorld). */
+  kubeControllers?: 'world' | 'external';
+}
+
+export interface GuestRebootEvent {
+  at: string;
+  cluster: string;
+  nodeName: string;
+  vmId: string;
+}
+
+export interface ClusterHandle {
+  readonly world: ClusterWorld;
+  readonly kured: KuredStandIn;
+  readonly autoscaler: AutoscalerStandIn;
+}
+
+/** What a fault entry did, for logs and the admin endpoint. */
+export interface AppliedFault {
+  kind: string;
+  /** Rule ids added to the injector (empty for world facts). */
+  ruleIds: string[];
+  /** When it takes effect, RFC3339. */
+  at: string;
+}
+
+export class World {
+  readonly scenario: Scenario;
+  readonly clock: WorldClock;
+  readonly compute: ComputeState;
+  readonly faults: WorldFaults;
+  readonly log: WorldRequestLog;
+  readonly latency: LatencyProfile;
+  readonly clusters: ReadonlyMap<string, ClusterHandle>;
+  readonly guestReboots: GuestRebootEvent[] = [];
+  private readonly rebootListeners = new Set<(event: GuestRebootEvent) => void>();
+  private readonly timers = new Set<() => void>();
+  private readonly ownsClock: boolean;
+
+  constructor(options: WorldOptions) {
+    const { scenario } = options;
+    this.scenario = scenario;
+    const startMs = scenario.start !== undefined ? Date.parse(scenario.start) : options.startMs;
+    if (options.clock) {
+      this.clock = options.clock;
+      this.ownsClock = false;
+    } else {
+      if (startMs === undefined) {
+        throw new Error('creating world: the scenario has no start time, pass startMs');
+      }
+      this.clock = createClock({
+        mode: options.clockMode ?? 'manual',
+        startMs,
+        timeFactor: options.timeFactor ?? scenario.timeFactor,
+      });
+      this.ownsClock = true;
+    }
+    this.latency = latencyOf(scenario);
+    this.compute = new ComputeState({
+      clock: this.clock,
+      scheduler: this.clock,
+      latency: this.latency,
+      defaultLocation: scenario.location,
+      defaultSubscriptionId: scenario.subscriptionId,
+    });
+    this.compute.setRegionCapabilities(scenario.location, { zrs: scenario.region.zoneRedundantStorage });
+    this.faults = createFaultInjector({ clock: this.clock, seed: scenario.seed });
+    this.log = createRequestLog();
+
+    const clusters = new Map<string, ClusterHandle>();
+    let poolIndexBase = 0;
+    for (const spec of scenario.clusters) {
+      const world = new ClusterWorld({
+        spec,
+        subscriptionId: scenario.subscriptionId,
+        location: scenario.location,
+        clock: this.clock,
+        compute: this.compute,
+        latency: this.latency,
+        poolIndexBase,
+        ...(options.kubeControllers ? { kubeControllers: options.kubeControllers } : {}),
+      });
+      poolIndexBase += spec.scaleSets.length;
+      const kured = new KuredStandIn({
+        cluster: world,
+        clock: this.clock,
+        compute: this.compute,
+        onGuestReboot: (vmId, nodeName) => this.emitGuestReboot(spec.name, vmId, nodeName),
+      });
+      const autoscaler = new AutoscalerStandIn({ cluster: world, clock: this.clock, compute: this.compute });
+      if (spec.autoscaler.enabled) autoscaler.enable(spec.autoscaler.intervalSeconds);
+      clusters.set(spec.name, { world, kured, autoscaler });
+    }
+    this.clusters = clusters;
+
+    this.compute.setRunCommandHandler((instance, record) => {
+      const owner = [...clusters.values()].find((handle) => handle.world.owns(instance.scaleSetId));
+      owner?.world.handleRunCommand(instance, record.script.join('\n'));
+      return { stdout: 'Enable succeeded', stderr: '' };
+    });
+
+    for (const entry of scenario.faults) this.applyFault(entry, startMs ?? this.clock.nowMs());
+  }
+
+  /** The first cluster, or the one named. */
+  cluster(name?: string): ClusterHandle {
+    const handle = name === undefined ? this.clusters.values().next().value : this.clusters.get(name);
+    if (!handle) {
+      throw new Error(
+        `finding cluster ${name ?? '(first)'}: known clusters are ${[...this.clusters.keys()].join(', ')}`,
+      );
+    }
+    return handle;
+  }
+
+  /** The cluster a node belongs to. */
+  clusterOfNode(nodeName: string): ClusterHandle | undefined {
+    return [...this.clusters.values()].find((handle) => handle.world.store.get('nodes', undefined, nodeName));
+  }
+
+  onGuestReboot(listener: (event: GuestRebootEvent) => void): () => void {
+    this.rebootListeners.add(listener);
+    return () => this.rebootListeners.delete(listener);
+  }
+
+  private emitGuestReboot(cluster: string, vmId: string, nodeName: string): void {
+    const event = { at: timestamp(this.clock.nowMs()), cluster, nodeName, vmId };
+    this.guestReboots.push(event);
+    for (const listener of [...this.rebootListeners]) listener(event);
+  }
+
+  /** Deletes a node's instance (the cloud then removes the Node). Throws when the node is unknown. */
+  deleteNode(nodeName: string): void {
+    const handle = this.clusterOfNode(nodeName);
+    const instance = handle?.world.instanceOfNode(nodeName);
+    if (!handle || !instance) throw new Error(`deleting node ${nodeName}: no such node`);
+    this.compute.deleteInstance(instance.id);
+  }
+
+  prepRecords(): PrepRecord[] {
+    return [...this.clusters.values()].flatMap((handle) => handle.world.prepRecords);
+  }
+
+  joinRecords(): JoinRecord[] {
+    return [...this.clusters.values()].flatMap((handle) => handle.world.joinRecords);
+  }
+
+  /**
+   * Applies a scenario fault entry: a rule goes to the injector; a preset becomes rules or a scheduled
+   * world change. Times in the entry are relative to `baseMs` (the scenario start, or now at run time).
+   */
+  applyFault(entry: FaultEntry, baseMs = this.clock.nowMs()): AppliedFault {
+    if (!('preset' in entry)) {
+      const rule = this.faults.add({
+        api: entry.api,
+        operation: entry.operation,
+        status: entry.status,
+        code: entry.code,
+        message: entry.message,
+        ...(entry.id === undefined ? {} : { id: entry.id }),
+        ...(entry.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: entry.retryAfterSeconds }),
+        ...(entry.times === undefined ? {} : { times: entry.times }),
+        ...(entry.probability === undefined ? {} : { probability: entry.probability }),
+        ...(entry.from === undefined ? {} : { fromMs: resolveTime(entry.from, baseMs) }),
+        ...(entry.until === undefined ? {} : { untilMs: resolveTime(entry.until, baseMs) }),
+      });
+      return { kind: 'rule', ruleIds: [rule.id], at: timestamp(rule.fromMs ?? this.clock.nowMs()) };
+    }
+    return this.applyPreset(entry, baseMs);
+  }
+
+  private applyPreset(preset: FaultPreset, baseMs: number): AppliedFault {
+    const startMs = baseMs + parseDurationMs(preset.at);
+    const startIn = Math.max(0, (startMs - this.clock.nowMs()) / 1000);
+    const seconds = preset.for === undefined ? undefined : parseDurationMs(preset.for) / 1000;
+    const at = timestamp(Math.max(startMs, this.clock.nowMs()));
+    const rule = (spec: Parameters<WorldFaults['add']>[0]): AppliedFault => {
+      const added = this.faults.add(spec);
+      return { kind: preset.preset, ruleIds: [added.id], at };
+    };
+    const operation = preset.operation === undefined ? {} : { operation: preset.operation };
+    switch (preset.preset) {
+      case 'arm-429-storm':
+        return rule(
+          arm429Storm(this.clock, {
+            seconds: seconds ?? 60,
+            startInSeconds: startIn,
+            ...operation,
+            ...(preset.retryAfterSeconds === undefined
+              ? {}
+              : { retryAfterSeconds: preset.retryAfterSeconds }),
+          }),
+        );
+      case 'arm-5xx-burst':
+        return rule({ ...arm5xxBurst({ count: preset.count ?? 3, ...operation }), fromMs: startMs });
+      case 'image-version-lro-failure':
+        return rule({ ...imageVersionLroFailure({ count: preset.count ?? 1 }), fromMs: startMs });
+      case 'snapshot-quota-exceeded':
+        return rule({
+          ...snapshotQuotaExceeded(preset.count === undefined ? {} : { count: preset.count }),
+          fromMs: startMs,
+        });
+      case 'kube-api-down':
+        return rule(
+          kubeApiDown(this.clock, { seconds: seconds ?? 60, startInSeconds: startIn, ...operation }),
+        );
+      case 'zrs-unsupported': {
+        const location = this.scenario.location;
+        this.at(startMs, 'zrs unsupported', () =>
+          this.compute.setRegionCapabilities(location, { zrs: false }),
+        );
+        if (seconds !== undefined) {
+          this.at(startMs + seconds * 1000, 'zrs supported again', () =>
+            this.compute.setRegionCapabilities(location, { zrs: this.scenario.region.zoneRedundantStorage }),
+          );
+        }
+        return { kind: preset.preset, ruleIds: [], at };
+      }
+      case 'pdb-never-allows': {
+        const handle = this.cluster(preset.cluster);
+        const workload = preset.workload ?? '';
+        const namespace = preset.namespace ?? 'default';
+        this.at(startMs, `pdb never allows ${workload}`, () => {
+          handle.world.store.create(
+            'poddisruptionbudgets',
+            buildPdb(`${workload}-never`, namespace, { app: workload }, { maxUnavailable: 0 }),
+          );
+        });
+        return { kind: preset.preset, ruleIds: [], at };
+      }
+      case 'node-deleted': {
+        const node = preset.node ?? '';
+        this.at(startMs, `delete node ${node}`, () => {
+          if (this.clusterOfNode(node)) this.deleteNode(node);
+        });
+        return { kind: preset.preset, ruleIds: [], at };
+      }
+    }
+  }
+
+  private at(ms: number, label: string, action: () => void): void {
+    const cancel = this.clock.at(ms, label, () => {
+      this.timers.delete(cancel);
+      action();
+    });
+    this.timers.add(cancel);
+  }
+
+  /** A JSON view of the world for the admin endpoint and debugging. */
+  dump(): WorldDump {
+    return {
+      now: new Date(this.clock.nowMs()).toISOString(),
+      latencyProfile: this.latency.name,
+      clock: {
+        mode: this.clock.mode,
+        timeFactor: this.clock.timeFactor,
+        pendingEvents: this.clock.pending().length,
+        nextEventAt: nextAt(this.clock),
+      },
+      regionCapabilities: this.compute.regionCapabilities(this.scenario.location),
+      clusters: [...this.clusters.values()].map(({ world, kured, autoscaler }) => ({
+        name: world.name,
+        resourceGroup: world.resourceGroup,
+        nodes: world.store.list('nodes').map((node) => nodeSummary(node, world)),
+        pods: world.store.list('pods').length,
+        kuredBusy: kured.isBusy(),
+        kuredEvents: kured.events.length,
+        autoscalerEnabled: autoscaler.isEnabled(),
+        scaledDown: autoscaler.removed,
+      })),
+      scaleSets: this.compute.listScaleSets().map((scaleSet) => ({
+        id: scaleSet.id,
+        capacity: scaleSet.capacity,
+        imageReference: scaleSet.imageReference,
+        bootstrapExtensionsRemain: scaleSet.bootstrapExtensionsRemain,
+        provisioningState: scaleSet.provisioningState,
+        instances: this.compute.listInstances(scaleSet.id).map((instance) => ({
+          instanceId: instance.instanceId,
+          computerName: instance.computerName,
+          powerState: instance.powerState,
+          latestModelApplied: instance.latestModelApplied,
+        })),
+      })),
+      snapshots: this.compute
+        .listSnapshots()
+        .map((snapshot) => ({ id: snapshot.id, state: snapshot.provisioningState })),
+      faults: this.faults.rules(),
+      requests: this.log.snapshot(),
+      joins: this.joinRecords(),
+      prep: this.prepRecords(),
+      guestReboots: this.guestReboots,
+    };
+  }
+
+  stop(): void {
+    for (const cancel of this.timers) cancel();
+    this.timers.clear();
+    for (const handle of this.clusters.values()) {
+      handle.kured.stop();
+      handle.autoscaler.disable();
+      handle.world.stop();
+    }
+    if (this.ownsClock) this.clock.stop();
+  }
+}
+
+export interface WorldDump {
+  now: string;
+  latencyProfile: string;
+  clock: { mode: ClockMode; timeFactor: number; pendingEvents: number; nextEventAt: string | undefined };
+  regionCapabilities: { zrs: boolean };
+  clusters: {
+    name: string;
+    resourceGroup: string;
+    nodes: NodeSummary[];
+    pods: number;
+    kuredBusy: boolean;
+    kuredEvents: number;
+    autoscalerEnabled: boolean;
+    scaledDown: unknown[];
+  }[];
+  scaleSets: unknown[];
+  snapshots: unknown[];
+  faults: FaultRule[];
+  requests: unknown;
+  joins: JoinRecord[];
+  prep: PrepRecord[];
+  guestReboots: GuestRebootEvent[];
+}
+
+export interface NodeSummary {
+  name: string;
+  ready: string;
+  unschedulable: boolean;
+  kubeletUp: boolean;
+  providerID: string;
+  mostRecentRebootNeeded?: string;
+  rebootInProgress?: string;
+}
+
+function nextAt(clock: WorldClock): string | undefined {
+  const next = clock.nextEventAt();
+  return next === undefined ? undefined : new Date(next).toISOString();
+}
+
+function nodeSummary(node: KubeObject, world: ClusterWorld): NodeSummary {
+  const annotations = node.metadata.annotations ?? {};
+  const conditions = Array.isArray(statusOf(node).conditions)
+    ? (statusOf(node).conditions as { type: string; status: string }[])
+    : [];
+  const summary: NodeSummary = {
+    name: node.metadata.name,
+    ready: isNodeReady(node)
+      ? 'True'
+      : (conditions.find((condition) => condition.type === 'Ready')?.status ?? 'Unknown'),
+    unschedulable: isUnschedulable(node),
+    kubeletUp: world.isKubeletUp(node.metadata.name),
+    providerID: typeof specOf(node).providerID === 'string' ? (specOf(node).providerID as string) : '',
+  };
+  const needed = annotations[KURED_MOST_RECENT_REBOOT_NEEDED];
+  const inProgress = annotations[KURED_REBOOT_IN_PROGRESS];
+  if (needed !== undefined) summary.mostRecentRebootNeeded = needed;
+  if (inProgress !== undefined) summary.rebootInProgress = inProgress;
+  return summary;
+}
+
+/** Builds a world in manual time (tests, the local runner) or scaled time (`npm run sim`). */
+export function createWorld(options: WorldOptions): World {
+  return new World(options);
+}

@@ -1,0 +1,225 @@
+/** Shared fixtures for the trigger tests: configured clusters, event builders, a recording context. */
+import azureFunctions, { type HttpRequest, type InvocationContext } from '@azure/functions';
+
+import type { TriggerDependencies } from '../../../functions/triggers/trigger-dependencies.js';
+import type { PoolStatus } from '../../../shared/application/pool-status.js';
+import type { NoticeClusterScope, RebootNotice } from '../../../shared/application/reboot-notices.js';
+import type { PoolPlan } from '../../../shared/application/refresh-contracts.js';
+import { NotFoundError } from '../../../shared/domain/errors.js';
+
+export const SUB = '3f2b8c1e-4d5a-4b6c-9e7f-0a1b2c3d4e5f';
+export const OTHER_SUB = '11111111-2222-3333-4444-555555555555';
+export const NOW = new Date('2026-11-22T12:00:00.000Z');
+
+export const CLUSTERS: readonly NoticeClusterScope[] = [
+  {
+    name: 'prod',
+    subscriptionId: SUB,
+    resourceGroup: 'rg-K8s-Prod',
+    pools: [
+      { name: 'pool1', scaleSet: 'k8s-pool1-12345678-vmss', resourceGroup: 'rg-K8s-Prod', enabled: true },
+      { name: 'flex', scaleSet: 'k8s-flex-vmss', resourceGroup: 'rg-K8s-Prod', enabled: true },
+      { name: 'off', scaleSet: 'k8s-off-vmss', resourceGroup: 'rg-K8s-Prod', enabled: false },
+    ],
+  },
+  { name: 'dev', subscriptionId: SUB, resourceGroup: 'rg-dev', pools: 'all' },
+];
+
+export function uniformVm(
+  scaleSet = 'k8s-pool1-12345678-vmss',
+  instance = '3',
+  group = 'rg-K8s-Prod',
+  sub = SUB,
+): string {
+  return `/subscriptions/${sub}/resourceGroups/${group}/providers/Microsoft.Compute/virtualMachineScaleSets/${scaleSet}/virtualMachines/${instance}`;
+}
+
+export function flexVm(name = 'k8s-flex-vmss_1a2b3c4d', group = 'rg-K8s-Prod', sub = SUB): string {
+  return `/subscriptions/${sub}/resourceGroups/${group}/providers/Microsoft.Compute/virtualMachines/${name}`;
+}
+
+export function annotatedEvent(
+  resourceId: string,
+  annotation = 'VirtualMachineRestarted',
+  id = 'evt-1',
+): Record<string, unknown> {
+  return {
+    id,
+    topic: `/subscriptions/${SUB}`,
+    subject: resourceId,
+    eventType: 'Microsoft.ResourceNotifications.HealthResources.ResourceAnnotated',
+    eventTime: '2026-11-22T11:58:00Z',
+    dataVersion: '2023-12-01',
+    metadataVersion: '1',
+    data: {
+      resourceInfo: {
+        id: `${resourceId}/providers/Microsoft.ResourceHealth/availabilityStatuses/current`,
+        properties: {
+          targetResourceId: resourceId,
+          targetResourceType: 'Microsoft.Compute/virtualMachines',
+          occurredTime: '2026-11-22T11:57:30Z',
+          annotationName: annotation,
+        },
+      },
+      apiVersion: '2023-12-01',
+    },
+  };
+}
+
+export function availabilityEvent(
+  resourceId: string,
+  previous: string,
+  current: string,
+  id = 'evt-2',
+): Record<string, unknown> {
+  return {
+    id,
+    subject: resourceId,
+    eventType: 'Microsoft.ResourceNotifications.HealthResources.AvailabilityStatusChanged',
+    eventTime: '2026-11-22T11:58:00Z',
+    dataVersion: '2023-12-01',
+    data: {
+      resourceInfo: {
+        properties: {
+          targetResourceId: resourceId,
+          occurredTime: '2026-11-22T11:57:40Z',
+          previousAvailabilityState: previous,
+          availabilityState: current,
+        },
+      },
+    },
+  };
+}
+
+export function actionEvent(resourceId: string, operation: string, id = 'evt-3'): Record<string, unknown> {
+  return {
+    id,
+    subject: resourceId,
+    eventType: 'Microsoft.Resources.ResourceActionSuccess',
+    eventTime: '2026-11-22T11:58:00Z',
+    dataVersion: '2',
+    data: { operationName: operation, resourceUri: resourceId, status: 'Succeeded', subscriptionId: SUB },
+  };
+}
+
+export function asCloudEvent(event: Record<string, unknown>): Record<string, unknown> {
+  return {
+    specversion: '1.0',
+    id: event['id'],
+    type: event['eventType'],
+    source: `/subscriptions/${SUB}`,
+    subject: event['subject'],
+    time: event['eventTime'],
+    data: event['data'],
+  };
+}
+
+export interface RecordedLog {
+  readonly level: string;
+  readonly args: unknown[];
+}
+
+export function recordingContext(logs: RecordedLog[] = []): InvocationContext & { logs: RecordedLog[] } {
+  const context = new azureFunctions.InvocationContext({
+    invocationId: 'inv-0001',
+    functionName: 'test',
+    logHandler: (level, ...args) => logs.push({ level, args }),
+  });
+  return Object.assign(context, { logs });
+}
+
+export function request(init: {
+  method?: string;
+  url?: string;
+  params?: Record<string, string>;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+}): HttpRequest {
+  return new azureFunctions.HttpRequest({
+    method: init.method ?? 'POST',
+    url: init.url ?? 'https://vmssp.example.net/api/clusters/prod/refresh',
+    params: init.params ?? {},
+    headers: init.headers ?? {},
+    ...(init.body === undefined
+      ? {}
+      : { body: typeof init.body === 'string' ? { string: init.body } : { bytes: init.body } }),
+  });
+}
+
+export interface FakeDependencies extends TriggerDependencies {
+  readonly sent: RebootNotice[];
+  readonly nodes: Map<string, string>;
+  failSends: boolean;
+}
+
+/** Trigger dependencies over in-memory data: pools per cluster, node → resource id, a recording queue. */
+export function fakeDependencies(
+  pools: Record<string, string[]> = { prod: ['flex', 'off', 'pool1'], dev: ['k8s-dev-vmss'] },
+): FakeDependencies {
+  const sent: RebootNotice[] = [];
+  const nodes = new Map<string, string>([['prod/k8s-pool1-12345678-vmss000003', uniformVm()]]);
+  const deps: FakeDependencies = {
+    clusters: CLUSTERS,
+    quietPeriodSeconds: 600,
+    sent,
+    nodes,
+    failSends: false,
+    notices: {
+      send(notice) {
+        if (deps.failSends) return Promise.reject(new Error('enqueueing reboot notice: queue unavailable'));
+        sent.push(notice);
+        return Promise.resolve();
+      },
+    },
+    listPools(cluster) {
+      const list = pools[cluster];
+      return list === undefined
+        ? Promise.reject(
+            new NotFoundError('ClusterNotConfigured', `finding cluster ${cluster}: it is not configured`),
+          )
+        : Promise.resolve([...list]);
+    },
+    readPoolStatus(cluster, pool) {
+      const status: PoolStatus = {
+        cluster,
+        pool,
+        scaleSet: `${pool}-vmss`,
+        modelImage: 'gallery',
+        pointsAtOurImage: true,
+        pinned: false,
+        currentVersion: {
+          name: '2026.11.20',
+          id: 'img-id',
+          sourceNode: 'node-1',
+          builtAt: '2026-11-20T03:00:00Z',
+          ageSeconds: 3600,
+        },
+        versionCount: 2,
+        eligible: true,
+      };
+      return Promise.resolve(status);
+    },
+    planPool(cluster, pool) {
+      return Promise.resolve({
+        cluster,
+        pool,
+        scaleSet: {
+          subscriptionId: SUB,
+          resourceGroup: 'rg',
+          name: `${pool}-vmss`,
+          id: 'id',
+          location: 'westeurope',
+        },
+        decision: { kind: 'up-to-date', reason: 'the newest image holds every patch' },
+        verdicts: [],
+        settings: {} as PoolPlan['settings'],
+      } satisfies PoolPlan);
+    },
+    minimumReadySeconds: () => 3600,
+    nodeResourceId(cluster, node) {
+      return Promise.resolve(nodes.get(`${cluster}/${node}`));
+    },
+    now: () => NOW,
+  };
+  return deps;
+}

@@ -1,0 +1,283 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import type { HttpResponse } from '@azure/functions';
+
+import { MAX_BODY_BYTES } from '../../../functions/triggers/http-io.js';
+import {
+  handlePlanRequest,
+  handleRefreshRequest,
+  handleStatusRequest,
+} from '../../../functions/triggers/refresh-api.http.js';
+import { FakeDurableClient } from './durable-client-double.js';
+import { fakeDependencies, recordingContext, request } from './fixtures.js';
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+async function refresh(
+  body: string | undefined,
+  options: { cluster?: string; headers?: Record<string, string>; client?: FakeDurableClient } = {},
+): Promise<{ response: HttpResponse; client: FakeDurableClient; json: Record<string, unknown> }> {
+  const client = options.client ?? new FakeDurableClient();
+  const response = await handleRefreshRequest(
+    request({
+      params: { cluster: options.cluster ?? 'prod' },
+      headers: options.headers ?? (body === undefined ? {} : JSON_HEADERS),
+      ...(body === undefined ? {} : { body }),
+    }),
+    client,
+    recordingContext(),
+    fakeDependencies(),
+  );
+  const json = (response.body === null ? {} : await response.json()) as Record<string, unknown>;
+  return { response, client, json };
+}
+
+function errorOf(json: Record<string, unknown>): {
+  code: string;
+  message: string;
+  field?: string;
+  running?: Record<string, unknown>;
+} {
+  return json['error'] as {
+    code: string;
+    message: string;
+    field?: string;
+    running?: Record<string, unknown>;
+  };
+}
+
+void describe('POST /api/clusters/{cluster}/refresh', () => {
+  void it('starts a cluster run for an empty body: 202 with status links', async () => {
+    const { response, client, json } = await refresh(undefined);
+    assert.equal(response.status, 202);
+    assert.equal(json['id'], 'refresh:prod');
+    assert.match(String(json['statusQueryGetUri']), /instances\/refresh%3Aprod$/);
+    assert.deepEqual(client.started, [
+      { name: 'refreshCluster', instanceId: 'refresh:prod', input: { cluster: 'prod', trigger: 'http' } },
+    ]);
+  });
+
+  void it('starts one pool, one node, dry run', async () => {
+    const { response, client } = await refresh(
+      '{"pool":"pool1","node":"k8s-pool1-12345678-vmss000003","dryRun":true}',
+    );
+    assert.equal(response.status, 202);
+    assert.deepEqual(client.started[0], {
+      name: 'refreshPool',
+      instanceId: 'refresh:prod:pool1',
+      input: {
+        cluster: 'prod',
+        pool: 'pool1',
+        trigger: 'http',
+        node: 'k8s-pool1-12345678-vmss000003',
+        dryRun: true,
+      },
+    });
+  });
+
+  void it('404 names the known clusters', async () => {
+    const { response, json } = await refresh('{}', { cluster: 'staging' });
+    assert.equal(response.status, 404);
+    assert.match(errorOf(json).message, /cluster staging is not configured; known clusters: prod, dev/);
+  });
+
+  void it('404 names the known pools', async () => {
+    const { response, json } = await refresh('{"pool":"pool9"}');
+    assert.equal(response.status, 404);
+    assert.match(errorOf(json).message, /known pools: flex, off, pool1/);
+  });
+
+  void it('409 with the running instance and its step', async () => {
+    const client = new FakeDurableClient();
+    client.seed('refresh:prod:pool1', 'Running', {
+      cluster: 'prod',
+      pool: 'pool1',
+      step: 'draining',
+      node: 'n-1',
+      since: 'x',
+    });
+    const { response, json } = await refresh('{"pool":"pool1"}', { client });
+    assert.equal(response.status, 409);
+    assert.equal(errorOf(json).running?.['instanceId'], 'refresh:prod:pool1');
+    assert.equal(errorOf(json).running?.['step'], 'draining');
+    assert.equal(client.started.length, 0);
+  });
+
+  void it('409 for a pool while its cluster run is active', async () => {
+    const client = new FakeDurableClient();
+    client.seed('refresh:prod', 'Running', { cluster: 'prod', step: 'refreshing' }, 'refreshCluster');
+    const { response, json } = await refresh('{"pool":"pool1"}', { client });
+    assert.equal(response.status, 409);
+    assert.equal(errorOf(json).running?.['instanceId'], 'refresh:prod');
+  });
+
+  void it('409 for the cluster while one of its pools refreshes', async () => {
+    const client = new FakeDurableClient();
+    client.seed('refresh:prod:flex', 'Pending');
+    const { response } = await refresh('{}', { client });
+    assert.equal(response.status, 409);
+  });
+
+  void it('413 by content-length', async () => {
+    const { response, client } = await refresh('{}', {
+      headers: { ...JSON_HEADERS, 'content-length': String(MAX_BODY_BYTES + 1) },
+    });
+    assert.equal(response.status, 413);
+    assert.equal(client.started.length, 0);
+  });
+
+  void it('413 by the bytes actually read (no content-length)', async () => {
+    const { response } = await refresh(`{"pool":"${'a'.repeat(MAX_BODY_BYTES)}"}`);
+    assert.equal(response.status, 413);
+  });
+
+  void it('413 when content-length lies', async () => {
+    const { response } = await refresh(`{"x":"${'a'.repeat(MAX_BODY_BYTES)}"}`, {
+      headers: { ...JSON_HEADERS, 'content-length': '10' },
+    });
+    assert.equal(response.status, 413);
+  });
+
+  void it('415 for a non-JSON content type', async () => {
+    const { response } = await refresh('pool=pool1', {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(response.status, 415);
+  });
+
+  void it('415 for a body without a content type', async () => {
+    const { response } = await refresh('{}', { headers: {} });
+    assert.equal(response.status, 415);
+  });
+
+  void it('400 for invalid JSON', async () => {
+    const { response, json } = await refresh('{"pool": ');
+    assert.equal(response.status, 400);
+    assert.equal(errorOf(json).code, 'InvalidJson');
+  });
+
+  void it('400 names an unknown field', async () => {
+    const { response, json } = await refresh('{"pool":"pool1","force":true}');
+    assert.equal(response.status, 400);
+    assert.equal(errorOf(json).field, 'force');
+    assert.match(errorOf(json).message, /unknown field force/);
+  });
+
+  void it('400 with the path of a wrong type', async () => {
+    const { response, json } = await refresh('{"dryRun":"yes"}');
+    assert.equal(response.status, 400);
+    assert.equal(errorOf(json).field, 'dryRun');
+  });
+
+  void it('400: a node needs its pool', async () => {
+    const { response, json } = await refresh('{"node":"n-1"}');
+    assert.equal(response.status, 400);
+    assert.equal(errorOf(json).field, 'node');
+  });
+
+  void it('accepts application/json with a charset', async () => {
+    const { response } = await refresh('{"pool":"pool1"}', {
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
+    assert.equal(response.status, 202);
+  });
+});
+
+void describe('GET /api/clusters/{cluster}/status', () => {
+  void it('shows each pool with its image, last run and in-flight run', async () => {
+    const client = new FakeDurableClient();
+    client.seed('refresh:prod:pool1', 'Running', {
+      cluster: 'prod',
+      pool: 'pool1',
+      step: 'snapshotting',
+      since: '2026-11-22T11:00:00Z',
+    });
+    client.instances.set('refresh:prod:flex', {
+      instanceId: 'refresh:prod:flex',
+      runtimeStatus: 'Completed',
+      name: 'refreshPool',
+      input: undefined,
+      output: { outcome: 'refreshed', reason: 'newer patches' },
+      lastUpdatedTime: new Date('2026-11-21T03:30:00Z'),
+    });
+    client.seed('signal:prod:off', 'Running', { step: 'waiting-quiet-period', notices: 3 }, 'poolSignal');
+    const response = await handleStatusRequest(
+      request({ method: 'GET', params: { cluster: 'prod' } }),
+      client,
+      recordingContext(),
+      fakeDependencies(),
+    );
+    assert.equal(response.status, 200);
+    const json = (await response.json()) as { pools: Record<string, unknown>[] };
+    const byPool = new Map(json.pools.map((p) => [String(p['pool']), p]));
+    assert.deepEqual((byPool.get('pool1')?.['inFlight'] as Record<string, unknown>)['step'], 'snapshotting');
+    assert.deepEqual((byPool.get('flex')?.['lastRun'] as Record<string, unknown>)['outcome'], {
+      outcome: 'refreshed',
+      reason: 'newer patches',
+    });
+    assert.deepEqual((byPool.get('off')?.['pendingRebootSignal'] as Record<string, unknown>)['notices'], 3);
+    assert.equal(
+      (
+        (byPool.get('pool1')?.['image'] as Record<string, unknown>)['currentVersion'] as Record<
+          string,
+          unknown
+        >
+      )['name'],
+      '2026.11.20',
+    );
+  });
+
+  void it('404 for an unknown cluster', async () => {
+    const response = await handleStatusRequest(
+      request({ method: 'GET', params: { cluster: 'Prod' } }),
+      new FakeDurableClient(),
+      recordingContext(),
+      fakeDependencies(),
+    );
+    assert.equal(response.status, 404);
+  });
+});
+
+void describe('GET /api/clusters/{cluster}/plan', () => {
+  void it('plans one pool with ?pool=', async () => {
+    const response = await handlePlanRequest(
+      request({
+        method: 'GET',
+        url: 'https://x/api/clusters/prod/plan?pool=pool1',
+        params: { cluster: 'prod' },
+      }),
+      recordingContext(),
+      fakeDependencies(),
+    );
+    assert.equal(response.status, 200);
+    const json = (await response.json()) as { pools: { pool: string; decision: { kind: string } }[] };
+    assert.deepEqual(
+      json.pools.map((p) => [p.pool, p.decision.kind]),
+      [['pool1', 'up-to-date']],
+    );
+  });
+
+  void it('plans every pool without ?pool=', async () => {
+    const response = await handlePlanRequest(
+      request({ method: 'GET', url: 'https://x/api/clusters/prod/plan', params: { cluster: 'prod' } }),
+      recordingContext(),
+      fakeDependencies(),
+    );
+    const json = (await response.json()) as { pools: unknown[] };
+    assert.equal(json.pools.length, 3);
+  });
+
+  void it('404 for an unknown pool', async () => {
+    const response = await handlePlanRequest(
+      request({
+        method: 'GET',
+        url: 'https://x/api/clusters/prod/plan?pool=..%2Fetc',
+        params: { cluster: 'prod' },
+      }),
+      recordingContext(),
+      fakeDependencies(),
+    );
+    assert.equal(response.status, 404);
+  });
+});

@@ -1,0 +1,70 @@
+// Checks infra/azure/compute-actions.json, the one list of Microsoft.Compute actions the custom role grants.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { z } from 'zod';
+
+import { readRepoFile } from './bicep-text.js';
+
+const ComputeAction = z.strictObject({ action: z.string(), why: z.string() });
+const ComputeActions = z.array(ComputeAction).min(1);
+
+/**
+ * Microsoft.Compute/<type>[/<name-free subtype>…]/(read|write|delete) or …/<verb>/action: ARM operation
+ * syntax, no wildcard, no placeholder.
+ */
+const ACTION = /^Microsoft\.Compute(?:\/[a-z][A-Za-z]*)+\/(?:read|write|delete|[a-z][A-Za-z]*\/action)$/;
+
+const entries = ComputeActions.parse(JSON.parse(readRepoFile('infra/azure/compute-actions.json')));
+
+void describe('infra/azure/compute-actions.json', () => {
+  for (const entry of entries) {
+    void it(`${entry.action} is a Microsoft.Compute action with a reason`, () => {
+      assert.match(entry.action, ACTION);
+      assert.ok(!entry.action.includes('*'));
+      assert.ok(entry.why.trim().length >= 10, 'the reason is a sentence');
+      assert.equal(entry.why, entry.why.trim());
+    });
+  }
+
+  void it('lists each action once', () => {
+    const lower = entries.map((entry) => entry.action.toLowerCase());
+    assert.equal(new Set(lower).size, lower.length);
+  });
+
+  void it('grants no delete on scale sets, virtual machines, disks or galleries', () => {
+    const forbidden = [
+      'Microsoft.Compute/virtualMachineScaleSets/delete',
+      'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/delete',
+      'Microsoft.Compute/virtualMachines/delete',
+      'Microsoft.Compute/disks/delete',
+      'Microsoft.Compute/galleries/delete',
+      'Microsoft.Compute/galleries/images/delete',
+    ];
+    const granted = entries.map((entry) => entry.action);
+    assert.deepEqual(
+      forbidden.filter((action) => granted.includes(action)),
+      [],
+    );
+  });
+});
+
+void describe('compute action syntax', () => {
+  const cases: readonly (readonly [string, boolean])[] = [
+    ['Microsoft.Compute/snapshots/read', true],
+    ['Microsoft.Compute/virtualMachineScaleSets/virtualMachines/powerOff/action', true],
+    ['Microsoft.Compute/locations/capsOperations/read', true],
+    ['Microsoft.Compute/*', false],
+    ['Microsoft.Compute/snapshots/*', false],
+    ['Microsoft.Compute/*/read', false],
+    ['Microsoft.Storage/storageAccounts/read', false],
+    ['Microsoft.Compute/snapshots', false],
+    ['Microsoft.Compute/snapshots/action', false],
+    ['microsoft.compute/snapshots/read', false],
+    ['Microsoft.Compute/snapshots/read ', false],
+  ];
+  for (const [action, valid] of cases) {
+    void it(`${JSON.stringify(action)} is ${valid ? 'valid' : 'rejected'}`, () =>
+      assert.equal(ACTION.test(action), valid));
+  }
+});

@@ -1,0 +1,597 @@
+/**
+ * ArmComputeGateway end to end: the real @azure/arm-compute client over HTTPS (throwaway CA) against
+ * the simulator's ARM handler, on simulated time. Covers every port method, idempotency of the
+ * request* methods, error mapping (404, 403, 429, 5xx, ZRS) and the scale set PATCH on the wire.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { ArmComputeGateway } from '../../../../shared/adapters/azure/arm-compute-gateway.js';
+import {
+  type ImageDefinitionRef,
+  type ImageDefinitionSpec,
+  type ImageVersionRef,
+  NO_OP_CLOUD_CONFIG,
+} from '../../../../shared/domain/compute.js';
+import { NotFoundError, TerminalError, TransientError } from '../../../../shared/domain/errors.js';
+import { type ScaleSetRef, scaleSetResourceId } from '../../../../shared/domain/provider-id.js';
+import { createActionListAuthorizer } from '../../../../sim/arm/action-authorizer.js';
+import type { ComputeState } from '../../../../sim/arm/compute-state.js';
+import {
+  type ArmTestWorld,
+  startArmTestWorld,
+  staticCredential,
+  SUBSCRIPTION,
+} from '../../../sim/arm/arm-test-world.js';
+
+const COMPUTE_ACTIONS = new URL('../../../../../infra/azure/compute-actions.json', import.meta.url);
+const RG = 'rg-k8s';
+const uniform: ScaleSetRef = { subscriptionId: SUBSCRIPTION, resourceGroup: RG, name: 'vmss-pool-a' };
+const flexible: ScaleSetRef = { subscriptionId: SUBSCRIPTION, resourceGroup: RG, name: 'vmss-flex' };
+const gallery = { subscriptionId: SUBSCRIPTION, resourceGroup: 'rg-images', galleryName: 'gal_prototype' };
+const definition: ImageDefinitionRef = { ...gallery, imageName: 'vmss-pool-a' };
+const spec: ImageDefinitionSpec = {
+  osType: 'Linux',
+  osState: 'Generalized',
+  hyperVGeneration: 'V2',
+  architecture: 'x64',
+  securityType: 'TrustedLaunchSupported',
+  identifier: { publisher: 'VMSS-Prototype-Pattern', offer: RG, sku: 'vmss-pool-a' },
+  description: 'prototype images of rg-k8s/vmss-pool-a',
+  tags: { 'managed-by': 'vmss-prototype' },
+};
+const OLD_CUSTOM_DATA = Buffer.from('#!/bin/bash\necho bootstrap\n').toString('base64');
+const NEW_CUSTOM_DATA = Buffer.from(NO_OP_CLOUD_CONFIG).toString('base64');
+
+function gatewayFor(world: ArmTestWorld, maxInlineThrottleWaitMs = 2_000): ArmComputeGateway {
+  return new ArmComputeGateway({
+    credential: staticCredential(),
+    subscriptionIds: [SUBSCRIPTION],
+    endpoint: world.url,
+    ca: world.ca,
+    retry: { maxRetries: 3, retryDelayInMs: 5, maxRetryDelayInMs: 20, maxInlineThrottleWaitMs },
+    pollIntervalMs: 1,
+  });
+}
+
+function seed(state: ComputeState): void {
+  state.addScaleSet({
+    resourceGroup: RG,
+    name: 'vmss-pool-a',
+    instances: 2,
+    customData: OLD_CUSTOM_DATA,
+    extensions: [
+      { name: 'vmss-cse', publisher: 'Microsoft.Azure.Extensions', type: 'CustomScript' },
+      {
+        name: 'HealthExtension',
+        publisher: 'Microsoft.ManagedServices',
+        type: 'ApplicationHealthLinux',
+        bootstrap: false,
+      },
+    ],
+    securityType: 'TrustedLaunch',
+    tags: { cluster: 'c1' },
+    zones: ['1', '2'],
+  });
+  state.addScaleSet({ resourceGroup: RG, name: 'vmss-flex', orchestrationMode: 'Flexible', instances: 2 });
+  state.addScaleSet({ resourceGroup: RG, name: 'vmss-flex-2', orchestrationMode: 'Flexible', instances: 1 });
+  state.addScaleSet({
+    resourceGroup: RG,
+    name: 'vmss-ephemeral',
+    instances: 1,
+    ephemeralOsDisk: 'ResourceDisk',
+  });
+  state.setRegionCapabilities('southindia', { zrs: false });
+}
+
+/** Number of requests the simulated ARM served for an RBAC action (e.g. `…/snapshots/write`). */
+function served(world: ArmTestWorld, action: string): number {
+  return world.log.statuses(action).length;
+}
+
+void describe('ArmComputeGateway against the simulated ARM', () => {
+  let world: ArmTestWorld;
+  let gateway: ArmComputeGateway;
+  // RBAC as deployed: the custom role's action list, so a call outside it fails here as it would in Azure.
+  const role = createActionListAuthorizer(fileURLToPath(COMPUTE_ACTIONS));
+
+  void before(async () => {
+    world = await startArmTestWorld({ seed, authorizer: role });
+    gateway = gatewayFor(world);
+  });
+
+  void after(async () => {
+    await world.close();
+  });
+
+  void describe('scale sets and instances', () => {
+    void it('reads a Uniform scale set into the domain view', async () => {
+      const scaleSet = await gateway.getScaleSet(uniform);
+
+      assert.equal(scaleSet.id.toLowerCase(), scaleSetResourceId(uniform).toLowerCase());
+      assert.equal(scaleSet.orchestrationMode, 'Uniform');
+      assert.equal(scaleSet.osType, 'Linux');
+      assert.equal(scaleSet.upgradePolicyMode, 'Manual');
+      assert.equal(scaleSet.automaticOsUpgrade, false);
+      assert.equal(scaleSet.ephemeralOsDisk, false);
+      assert.deepEqual(scaleSet.extensionNames, ['vmss-cse', 'HealthExtension']);
+      assert.deepEqual(scaleSet.tags, { cluster: 'c1' });
+      assert.deepEqual(scaleSet.zones, ['1', '2']);
+      assert.equal(scaleSet.securityType, 'TrustedLaunch');
+      assert.equal(scaleSet.hyperVGeneration, 'V2');
+      assert.equal(scaleSet.imageReference?.kind, 'marketplace');
+    });
+
+    void it('reports an ephemeral OS disk and its placement', async () => {
+      const scaleSet = await gateway.getScaleSet({ ...uniform, name: 'vmss-ephemeral' });
+
+      assert.equal(scaleSet.ephemeralOsDisk, true);
+      assert.equal(scaleSet.ephemeralOsDiskPlacement, 'ResourceDisk');
+    });
+
+    void it('maps a missing scale set to NotFoundError with a gerund message', async () => {
+      await assert.rejects(gateway.getScaleSet({ ...uniform, name: 'vmss-missing' }), (error: unknown) => {
+        assert.ok(error instanceof NotFoundError);
+        assert.match(error.message, /^reading scale set rg-k8s\/vmss-missing: /);
+        return true;
+      });
+    });
+
+    void it('reads a Uniform instance with its power state and OS disk', async () => {
+      const instance = await gateway.getInstance(uniform, '0');
+
+      const simulated = world.state.listInstances(scaleSetResourceId(uniform))[0];
+      assert.ok(simulated);
+      assert.equal(instance.instanceId, '0');
+      assert.equal(instance.powerState, 'running');
+      assert.equal(instance.provisioningState, 'Succeeded');
+      assert.equal(instance.vmId, simulated.vmId);
+      assert.equal(instance.osDiskId?.toLowerCase(), simulated.osDiskId?.toLowerCase());
+      assert.equal(instance.ephemeralOsDisk, false);
+      assert.equal(instance.hyperVGeneration, 'V2');
+    });
+
+    void it('reads a Flexible member by VM name and refuses a VM of another scale set', async () => {
+      const [member] = world.state.listInstances(scaleSetResourceId(flexible));
+      assert.ok(member);
+
+      const instance = await gateway.getInstance(flexible, member.name);
+
+      assert.equal(instance.instanceId, member.name);
+      assert.equal(instance.powerState, 'running');
+      assert.match(instance.resourceId, /\/providers\/Microsoft\.Compute\/virtualMachines\//i);
+      await assert.rejects(
+        gateway.getInstance({ ...flexible, name: 'vmss-flex-2' }, member.name),
+        (error: unknown) => error instanceof NotFoundError && error.code === 'InstanceNotFound',
+      );
+    });
+
+    void it('takes the orchestration mode from a ScaleSet without reading it again', async () => {
+      const fresh = gatewayFor(world);
+      const [member] = world.state.listInstances(scaleSetResourceId(flexible));
+      assert.ok(member);
+      const scaleSet = await fresh.getScaleSet(flexible);
+      const reads = served(world, 'Microsoft.Compute/virtualMachineScaleSets/read');
+
+      const instance = await fresh.getInstance(scaleSet, member.name);
+
+      assert.equal(served(world, 'Microsoft.Compute/virtualMachineScaleSets/read'), reads);
+      assert.deepEqual(instance.scaleSet, flexible, 'only the ref travels with the instance');
+    });
+
+    void it('maps a missing instance to NotFoundError', async () => {
+      await assert.rejects(gateway.getInstance(uniform, '99'), NotFoundError);
+    });
+
+    void it('requests power off without waiting, once, and start likewise (Uniform)', async () => {
+      const instance = await gateway.getInstance(uniform, '1');
+      const powerOff = 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/powerOff/action';
+      const start = 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/start/action';
+
+      await gateway.requestPowerOff(instance);
+      await gateway.requestPowerOff(instance);
+
+      assert.equal((await gateway.getInstance(uniform, '1')).powerState, 'stopping');
+      assert.equal(served(world, powerOff), 1, 'the second request saw "stopping" and did nothing');
+      world.clock.advance(world.latency.instanceStopSeconds + 1);
+      assert.equal((await gateway.getInstance(uniform, '1')).powerState, 'stopped');
+      await gateway.requestPowerOff(instance);
+      assert.equal(served(world, powerOff), 1);
+
+      await gateway.requestStart(instance);
+      await gateway.requestStart(instance);
+      assert.equal(served(world, start), 1);
+      world.clock.advance(world.latency.instanceStartSeconds + 1);
+      assert.equal((await gateway.getInstance(uniform, '1')).powerState, 'running');
+    });
+
+    void it('powers a Flexible member off and on through the virtual machine API', async () => {
+      const [member] = world.state.listInstances(scaleSetResourceId(flexible));
+      assert.ok(member);
+      const instance = await gateway.getInstance(flexible, member.name);
+
+      await gateway.requestPowerOff(instance);
+      world.clock.advance(world.latency.instanceStopSeconds + 1);
+      assert.equal((await gateway.getInstance(flexible, member.name)).powerState, 'stopped');
+      await gateway.requestStart(instance);
+      world.clock.advance(world.latency.instanceStartSeconds + 1);
+
+      assert.equal((await gateway.getInstance(flexible, member.name)).powerState, 'running');
+      assert.equal(served(world, 'Microsoft.Compute/virtualMachines/powerOff/action'), 1);
+      assert.equal(served(world, 'Microsoft.Compute/virtualMachines/start/action'), 1);
+    });
+  });
+
+  void describe('snapshot → gallery → image version → scale set model', () => {
+    const snapshotName = 'snap-vmss-pool-a-0';
+    let osDiskId = '';
+    let snapshotId = '';
+    const versionRef: ImageVersionRef = { ...definition, versionName: '20261122.1000.1' };
+
+    void it('requests an incremental snapshot once and reads it back', async () => {
+      const instance = await gateway.getInstance(uniform, '0');
+      osDiskId = instance.osDiskId ?? '';
+      const request = {
+        subscriptionId: SUBSCRIPTION,
+        resourceGroup: RG,
+        name: snapshotName,
+        location: instance.location,
+        sourceDiskId: osDiskId,
+        incremental: true,
+        tags: { 'vmss-prototype/source-vm-id': instance.vmId ?? '' },
+      };
+
+      await gateway.requestSnapshot(request);
+      await gateway.requestSnapshot(request);
+
+      assert.equal(served(world, 'Microsoft.Compute/snapshots/write'), 1);
+      world.clock.advance(world.latency.snapshotCreateSeconds + 1);
+      const snapshot = await gateway.getSnapshot(SUBSCRIPTION, RG, snapshotName);
+      snapshotId = snapshot.id;
+      assert.equal(snapshot.provisioningState, 'Succeeded');
+      assert.equal(snapshot.incremental, true);
+      assert.equal(snapshot.sourceResourceId?.toLowerCase(), osDiskId.toLowerCase());
+      assert.deepEqual(snapshot.tags, request.tags);
+      await assert.rejects(
+        gateway.requestSnapshot({ ...request, sourceDiskId: `${osDiskId}-other` }),
+        (error: unknown) => error instanceof TerminalError && error.code === 'SnapshotNameTaken',
+      );
+    });
+
+    void it('ensures the gallery and the image definition once, waiting for them', async () => {
+      await world.settle(gateway.ensureGallery(gallery, 'westeurope', { 'managed-by': 'vmss-prototype' }));
+      await gateway.ensureGallery(gallery, 'westeurope', {});
+
+      const created = await world.settle(gateway.ensureImageDefinition(definition, 'westeurope', spec));
+      const again = await gateway.ensureImageDefinition(definition, 'westeurope', {
+        ...spec,
+        hyperVGeneration: 'V1',
+      });
+
+      assert.equal(served(world, 'Microsoft.Compute/galleries/write'), 1);
+      assert.equal(served(world, 'Microsoft.Compute/galleries/images/write'), 1);
+      assert.equal(created.provisioningState, 'Succeeded');
+      assert.deepEqual(created.spec, spec);
+      assert.deepEqual(again.spec, spec, 'an existing definition is returned unchanged');
+      assert.deepEqual((await gateway.getImageDefinition(definition)).spec, spec);
+    });
+
+    void it('requests the image version once, hidden from latest, and follows it to Succeeded', async () => {
+      const request = {
+        ref: versionRef,
+        location: 'westeurope',
+        snapshotId,
+        storageAccountType: 'Standard_ZRS' as const,
+        extraRegions: [],
+        excludeFromLatest: true,
+        tags: { 'vmss-prototype/snapshot': snapshotName },
+      };
+
+      await gateway.requestImageVersion(request);
+      await gateway.requestImageVersion(request);
+
+      assert.equal(served(world, 'Microsoft.Compute/galleries/images/versions/write'), 1);
+      const creating = await gateway.getImageVersion(versionRef);
+      assert.equal(creating.provisioningState, 'Creating');
+      assert.equal(creating.replicationState, 'Replicating');
+      assert.equal(creating.excludeFromLatest, true);
+      assert.equal(creating.storageAccountType, 'Standard_ZRS');
+      assert.equal(creating.sourceId?.toLowerCase(), snapshotId.toLowerCase());
+      world.clock.advance(world.latency.imageVersionCreateSeconds + 1);
+      const done = await gateway.getImageVersion(versionRef);
+      assert.equal(done.provisioningState, 'Succeeded');
+      assert.equal(done.replicationState, 'Completed');
+      const listed = await gateway.listImageVersions(definition);
+      assert.deepEqual(
+        listed.map((version) => version.ref.versionName),
+        ['20261122.1000.1'],
+      );
+    });
+
+    void it('flips excludeFromLatest with one PATCH, and not again once settled', async () => {
+      await gateway.requestImageVersionExclusion(versionRef, false);
+      world.clock.advance(60);
+      await gateway.requestImageVersionExclusion(versionRef, false);
+
+      assert.equal(served(world, 'Microsoft.Compute/galleries/images/versions/write'), 2);
+      assert.equal((await gateway.getImageVersion(versionRef)).excludeFromLatest, false);
+    });
+
+    void it('points the scale set at the definition: marketplace fields nulled, customData replaced', async () => {
+      const update = {
+        imageId: `/subscriptions/${SUBSCRIPTION}/resourceGroups/rg-images/providers/Microsoft.Compute/galleries/gal_prototype/images/vmss-pool-a`,
+        customDataBase64: NEW_CUSTOM_DATA,
+      };
+
+      await gateway.requestScaleSetImageUpdate(uniform, update);
+      world.clock.advance(world.latency.scaleSetUpdateSeconds + 1);
+      await gateway.requestScaleSetImageUpdate(uniform, update);
+      world.clock.advance(world.latency.scaleSetUpdateSeconds + 1);
+
+      const model = world.state.getScaleSetModel(scaleSetResourceId(uniform)) as {
+        virtualMachineProfile: { storageProfile: { imageReference: unknown } };
+      };
+      // A merge patch only removes publisher/offer/sku/version if they were sent as explicit nulls.
+      assert.deepEqual(model.virtualMachineProfile.storageProfile.imageReference, { id: update.imageId });
+      assert.equal(world.state.getScaleSet(scaleSetResourceId(uniform))?.customData, NEW_CUSTOM_DATA);
+      const scaleSet = await gateway.getScaleSet(uniform);
+      assert.deepEqual(scaleSet.imageReference, { kind: 'gallery', id: update.imageId });
+      assert.equal(scaleSet.hyperVGeneration, 'V2', 'read from the gallery image definition');
+      assert.equal(scaleSet.architecture, 'x64');
+    });
+
+    void it('lists extensions and deletes one, idempotently', async () => {
+      const before = await gateway.listExtensions(uniform);
+      assert.deepEqual(
+        before.map((extension) => [extension.name, extension.publisher, extension.type]),
+        [
+          ['vmss-cse', 'Microsoft.Azure.Extensions', 'CustomScript'],
+          ['HealthExtension', 'Microsoft.ManagedServices', 'ApplicationHealthLinux'],
+        ],
+      );
+
+      await gateway.requestExtensionDeletion(uniform, 'vmss-cse');
+      await gateway.requestExtensionDeletion(uniform, 'vmss-cse');
+      await gateway.requestExtensionDeletion(uniform, 'never-installed');
+
+      const during = await gateway.listExtensions(uniform);
+      assert.deepEqual(
+        during.map((extension) => [extension.name, extension.provisioningState]),
+        [
+          ['vmss-cse', 'Deleting'],
+          ['HealthExtension', 'Succeeded'],
+        ],
+        'the deletion was accepted and not waited for',
+      );
+      assert.deepEqual(
+        world.log.statuses('Microsoft.Compute/virtualMachineScaleSets/extensions/delete'),
+        [202, 202, 204],
+      );
+    });
+
+    void it('deletes the image version and the snapshot, idempotently', async () => {
+      await gateway.requestImageVersionDeletion(versionRef);
+      world.clock.advance(world.latency.imageVersionDeleteSeconds + 1);
+      await gateway.requestImageVersionDeletion(versionRef);
+      await gateway.requestSnapshotDeletion(SUBSCRIPTION, RG, snapshotName);
+      await assert.rejects(
+        gateway.requestSnapshot({
+          subscriptionId: SUBSCRIPTION,
+          resourceGroup: RG,
+          name: snapshotName,
+          location: 'westeurope',
+          sourceDiskId: osDiskId,
+          incremental: true,
+          tags: {},
+        }),
+        (error: unknown) => error instanceof TransientError && error.code === 'ResourceDeleting',
+      );
+      world.clock.advance(world.latency.snapshotDeleteSeconds + 1);
+      await gateway.requestSnapshotDeletion(SUBSCRIPTION, RG, snapshotName);
+
+      await assert.rejects(gateway.getImageVersion(versionRef), NotFoundError);
+      await assert.rejects(gateway.getSnapshot(SUBSCRIPTION, RG, snapshotName), (error: unknown) => {
+        assert.ok(error instanceof NotFoundError);
+        assert.match(error.message, /^reading snapshot rg-k8s\/snap-vmss-pool-a-0: /);
+        return true;
+      });
+    });
+
+    void it('a ZRS version in a region without zones fails; after its deletion an LRS retry goes through', async () => {
+      const snapshotRequest = {
+        subscriptionId: SUBSCRIPTION,
+        resourceGroup: RG,
+        name: 'snap-zrs',
+        location: 'westeurope',
+        sourceDiskId: osDiskId,
+        incremental: true,
+        tags: {},
+      };
+      await gateway.requestSnapshot(snapshotRequest);
+      world.clock.advance(world.latency.snapshotCreateSeconds + 1);
+      const snapshot = await gateway.getSnapshot(SUBSCRIPTION, RG, 'snap-zrs');
+      const ref = { ...definition, versionName: '20261122.1100.1' };
+      const request = {
+        ref,
+        location: 'westeurope',
+        snapshotId: snapshot.id,
+        storageAccountType: 'Standard_ZRS' as const,
+        extraRegions: ['southindia'],
+        excludeFromLatest: true,
+        tags: {},
+      };
+
+      try {
+        await gateway.requestImageVersion(request);
+      } catch (error: unknown) {
+        // Real ARM may refuse at once: then it must be the dedicated code.
+        assert.ok(error instanceof TerminalError && error.code === 'ZrsUnsupported', String(error));
+        return;
+      }
+      world.clock.advance(31);
+      const failed = await gateway.getImageVersion(ref);
+      assert.equal(failed.provisioningState, 'Failed');
+      assert.equal(failed.replicationState, 'Failed');
+      assert.equal(failed.storageAccountType, 'Standard_ZRS');
+      // Requesting it again is a no-op (it exists); the caller deletes it before retrying with LRS.
+      await gateway.requestImageVersion(request);
+      await gateway.requestImageVersionDeletion(ref);
+      const lrs = { ...request, storageAccountType: 'Standard_LRS' as const };
+      await assert.rejects(gateway.requestImageVersion(lrs), (error: unknown) => {
+        assert.ok(error instanceof TransientError, String(error));
+        assert.equal(error.code, 'ResourceDeleting');
+        return true;
+      });
+      world.clock.advance(world.latency.imageVersionDeleteSeconds + 1);
+      await gateway.requestImageVersion(lrs);
+      const retried = await gateway.getImageVersion(ref);
+      assert.equal(retried.provisioningState, 'Creating');
+      assert.equal(retried.storageAccountType, 'Standard_LRS');
+    });
+  });
+
+  void describe('throttling, faults and configuration', () => {
+    void it('lets the SDK retry a 429 with a short Retry-After', async () => {
+      world.faults.inject('Microsoft.Compute/snapshots/read', {
+        status: 429,
+        retryAfterSeconds: 0,
+        code: 'TooManyRequests',
+        message: 'The request is being throttled.',
+      });
+
+      await assert.rejects(gateway.getSnapshot(SUBSCRIPTION, RG, 'snap-none'), NotFoundError);
+
+      assert.deepEqual(world.log.statuses('Microsoft.Compute/snapshots/read').slice(-2), [429, 404]);
+    });
+
+    void it('fails fast with TransientError(retryAfterMs) when ARM asks for a long wait', async () => {
+      const before = served(world, 'Microsoft.Compute/virtualMachineScaleSets/read');
+      world.faults.inject('Microsoft.Compute/virtualMachineScaleSets/read', {
+        status: 429,
+        retryAfterSeconds: 120,
+        code: 'TooManyRequests',
+        message: 'The request is being throttled.',
+      });
+
+      await assert.rejects(gateway.getScaleSet(uniform), (error: unknown) => {
+        assert.ok(error instanceof TransientError);
+        assert.equal(error.code, 'ArmThrottled');
+        assert.equal(error.retryAfterMs, 120_000);
+        assert.match(error.message, /^reading scale set rg-k8s\/vmss-pool-a: /);
+        return true;
+      });
+      assert.equal(
+        served(world, 'Microsoft.Compute/virtualMachineScaleSets/read') - before,
+        1,
+        'no inline retry',
+      );
+    });
+
+    void it('gives up on persistent 5xx after the SDK retries, as TransientError', async () => {
+      const before = served(world, 'Microsoft.Compute/galleries/read');
+      world.faults.inject(
+        'Microsoft.Compute/galleries/read',
+        { status: 500, code: 'InternalServerError', message: 'An internal error occurred.' },
+        10,
+      );
+
+      await assert.rejects(gateway.ensureGallery(gallery, 'westeurope', {}), (error: unknown) => {
+        assert.ok(error instanceof TransientError);
+        assert.equal(error.code, 'InternalServerError');
+        return true;
+      });
+      assert.equal(
+        served(world, 'Microsoft.Compute/galleries/read') - before,
+        4,
+        'one call and three retries',
+      );
+    });
+
+    void it('maps a failed request on a busy resource (409) to TransientError', async () => {
+      world.faults.inject('Microsoft.Compute/virtualMachineScaleSets/write', {
+        status: 409,
+        code: 'OperationNotAllowed',
+        message: "Operation 'Update' is not allowed since another operation is in progress on the scale set.",
+      });
+
+      await assert.rejects(
+        gateway.requestScaleSetImageUpdate(uniform, { imageId: '/x', customDataBase64: NEW_CUSTOM_DATA }),
+        (error: unknown) => error instanceof TransientError && error.code === 'OperationNotAllowed',
+      );
+    });
+
+    void it('refuses subscriptions it was not configured for, without calling ARM', async () => {
+      await assert.rejects(
+        gateway.getScaleSet({ ...uniform, subscriptionId: '99999999-0000-0000-0000-000000000000' }),
+        (error: unknown) => error instanceof TerminalError && error.code === 'SubscriptionNotConfigured',
+      );
+    });
+
+    void it('needed no action outside the custom role in infra/azure/compute-actions.json', () => {
+      assert.deepEqual(role.denied(), []);
+      assert.ok(role.used().includes('Microsoft.Compute/snapshots/write'));
+    });
+
+    void it('refuses a plain-HTTP endpoint at construction', () => {
+      assert.throws(
+        () => new ArmComputeGateway({ credential: staticCredential(), endpoint: 'http://127.0.0.1:1' }),
+        (error: unknown) => error instanceof TerminalError && error.code === 'InsecureEndpoint',
+      );
+    });
+
+    void it('does not trust the endpoint without the simulator CA', async () => {
+      const untrusting = new ArmComputeGateway({
+        credential: staticCredential(),
+        endpoint: world.url,
+        retry: { maxRetries: 0 },
+      });
+
+      await assert.rejects(
+        untrusting.getScaleSet(uniform),
+        (error: unknown) => error instanceof TerminalError && error.code === 'TlsVerificationFailed',
+      );
+    });
+  });
+});
+
+void describe('ArmComputeGateway with missing permissions', () => {
+  let world: ArmTestWorld;
+
+  void before(async () => {
+    world = await startArmTestWorld({
+      seed: (state) => state.addScaleSet({ resourceGroup: RG, name: 'vmss-pool-a', instances: 1 }),
+      authorizer: (action) => action !== 'Microsoft.Compute/snapshots/write',
+    });
+  });
+
+  void after(async () => {
+    await world.close();
+  });
+
+  void it('maps AuthorizationFailed to TerminalError naming the missing action', async () => {
+    const gateway = gatewayFor(world);
+    const instance = await gateway.getInstance(uniform, '0');
+
+    await assert.rejects(
+      gateway.requestSnapshot({
+        subscriptionId: SUBSCRIPTION,
+        resourceGroup: RG,
+        name: 'snap-denied',
+        location: instance.location,
+        sourceDiskId: instance.osDiskId ?? '',
+        incremental: true,
+        tags: {},
+      }),
+      (error: unknown) => {
+        assert.ok(error instanceof TerminalError);
+        assert.equal(error.code, 'AuthorizationFailed');
+        assert.match(
+          error.message,
+          /^requesting snapshot rg-k8s\/snap-denied: the identity lacks permission Microsoft\.Compute\/snapshots\/write on scope /,
+        );
+        return true;
+      },
+    );
+  });
+});

@@ -1,0 +1,26 @@
+// Tests for the app-setting key classification used to check Bicep and the local sample.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { classifySettingsKey, SETTINGS_KEYS } from '../../../shared/config/settings-keys.js';
+
+void describe('classifySettingsKey', () => {
+  const cases: readonly (readonly [string, string])[] = [
+    ['VMSSP_CLUSTERS', 'app'],
+    ['AZURE_CLIENT_ID', 'app'],
+    ['VMSSP_SECRET_PROD_TOKEN', 'secret'],
+    ['VMSSP_SECRET_', 'unknown'],
+    ['AzureWebJobsStorage', 'host'],
+    ['AzureWebJobsStorage__accountName', 'host'],
+    ['AzureWebJobsStorage__', 'unknown'],
+    ['FUNCTIONS_WORKER_RUNTIME', 'host'],
+    ['APPLICATIONINSIGHTS_CONNECTION_STRING', 'host'],
+    ['VMSSP_SCHEDUEL', 'unknown'],
+  ];
+  for (const [key, kind] of cases)
+    void it(`${key} → ${kind}`, () => assert.equal(classifySettingsKey(key), kind));
+
+  void it('lists each app key once', () => {
+    assert.equal(new Set(SETTINGS_KEYS).size, SETTINGS_KEYS.length);
+  });
+});
