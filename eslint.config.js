@@ -4,7 +4,7 @@ import simpleImportSort from 'eslint-plugin-simple-import-sort';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.ci/**', '.sim/**', '.runs/**'] },
+  { ignores: ['dist/**', 'dist-*/**', 'node_modules/**', '.ci/**', '.sim/**', '.runs/**'] },
   js.configs.recommended,
   {
     files: ['**/*.ts'],
