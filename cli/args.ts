@@ -61,6 +61,7 @@ const VALUE_FLAGS = new Set([
   '--node',
   '--time-factor',
   '--settings',
+  '--sim-connect',
   '--state-dir',
   '--resume',
 ]);

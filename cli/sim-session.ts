@@ -46,6 +46,9 @@ export interface SimulatorSessionOptions {
   readonly timeFactor?: number;
   /** Enforce infra/ permissions (default true). */
   readonly leastPrivilege?: boolean;
+  /** Other permission files than infra/'s (tests remove one rule at a time). */
+  readonly armActionsFile?: string;
+  readonly rbacDir?: string;
 }
 
 /** Default speed: a refresh (≈20 simulated minutes) takes seconds of wall time. */
@@ -60,7 +63,12 @@ export async function startSimulatorSession(options: SimulatorSessionOptions): P
       outDir,
       clock: 'scaled',
       timeFactor: options.timeFactor ?? DEFAULT_TIME_FACTOR,
-      ...(options.leastPrivilege === false ? {} : { armActionsFile: ARM_ACTIONS_FILE, rbacDir: RBAC_DIR }),
+      ...(options.leastPrivilege === false
+        ? {}
+        : {
+            armActionsFile: options.armActionsFile ?? ARM_ACTIONS_FILE,
+            rbacDir: options.rbacDir ?? RBAC_DIR,
+          }),
     });
   } catch (error) {
     await rm(outDir, { recursive: true, force: true });

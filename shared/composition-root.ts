@@ -90,7 +90,12 @@ export function compose(options: CompositionOptions): Composition {
           cluster.apiServer.auth.kind === 'entra-id'
             ? entraTokenProvider(credential, cluster.apiServer.auth.scope)
             : cachedSecret(cluster.apiServer.auth.token, readSecret);
-        const kube = new ClientNodeClusterGateway({ server: cluster.apiServer.url, caPem, token });
+        const kube = new ClientNodeClusterGateway({
+          server: cluster.apiServer.url,
+          caPem,
+          token,
+          cluster: cluster.name,
+        });
         return { configuration: clusterConfiguration(settings, cluster), compute, kube };
       })();
       // A failed resolution (vault down) must not be cached forever: the next activity tries again.

@@ -180,7 +180,9 @@ class Runner implements DurableRunner {
   ): Promise<OrchestrationStatus> {
     validateInstanceId(instanceId);
     const fn = this.orchestrator(name, `starting orchestration ${name}`);
-    const existing = this.live.get(instanceId)?.record ?? (await this.store.load(instanceId));
+    const loaded = this.live.get(instanceId)?.record ?? (await this.store.load(instanceId));
+    // A concurrent start of the same id may have created it while the store was read: refuse it too.
+    const existing = this.live.get(instanceId)?.record ?? loaded;
     if (existing !== undefined && !isTerminal(existing)) {
       throw new Error(
         `starting orchestration ${name}: instance ${instanceId} is already ${existing.runtimeStatus}`,

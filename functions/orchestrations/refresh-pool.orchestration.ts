@@ -37,6 +37,8 @@ export const POLL = {
   imageVersionDeletion: { interval: 30, timeout: 60 * 60 },
   scaleSetUpdate: { interval: 10, timeout: 30 * 60 },
   extensionDeletion: { interval: 15, timeout: 60 * 60 },
+  // Giving the donor back outlasts an API server outage: the activity retries alone span ~35 s.
+  restore: { interval: 60, timeout: 30 * 60 },
 } as const;
 
 /** Marks the nodes we hold, so an operator sees which run cordoned a node and why. */
@@ -81,9 +83,19 @@ function snapshotNameFor(plan: PoolPlan, versionName: string): string {
   return base.replaceAll(/[^A-Za-z0-9_.-]/g, '-').slice(0, 80);
 }
 
-/** Pod names are DNS labels (63 characters, lowercase alphanumerics and `-`). */
-function prepPodNameFor(versionName: string): string {
-  return `vmssp-prep-${versionName.replaceAll('.', '-')}`.toLowerCase().slice(0, 63);
+/**
+ * Pod names are DNS labels (63 characters, lowercase alphanumerics and `-`). Version names are only
+ * unique per pool (to the second), and pools of a cluster share the prep namespace: the scale set's
+ * hash keeps two pools captured in the same second from colliding.
+ */
+function prepPodNameFor(plan: PoolPlan, versionName: string): string {
+  let hash = 0x811c9dc5;
+  for (const char of plan.scaleSet.id.toLowerCase()) {
+    hash = Math.imul(hash ^ char.charCodeAt(0), 0x01000193) >>> 0;
+  }
+  return `vmssp-prep-${versionName.replaceAll('.', '-')}-${hash.toString(16).padStart(8, '0')}`
+    .toLowerCase()
+    .slice(0, 63);
 }
 
 export function* refreshPoolOrchestration(
@@ -125,7 +137,7 @@ export function* refreshPoolOrchestration(
   const versionName = nextImageVersionName(context.df.currentUtcDateTime, existingVersions);
   const versionRef: ImageVersionRef = { ...image.definition, versionName };
   const snapshotName = snapshotNameFor(plan, versionName);
-  const prepPodName = prepPodNameFor(versionName);
+  const prepPodName = prepPodNameFor(plan, versionName);
   const runTag = context.df.instanceId;
 
   // The node's state before we touch it, recorded in history: a replay or a resumed run restores
@@ -298,12 +310,16 @@ function* restoreDonor(
   const { cluster } = input;
   const failures: string[] = [];
   setStatus(context, input, 'restoring-node', { node: donor.donor });
+  const prepPod = { cluster, namespace: plan.settings.prepNamespace, name: donor.prepPodName };
+  // A prep pod we cannot delete yet (API server down) must not keep the VM from starting again:
+  // its deletion is retried after the node is restored.
+  let prepPodDeleted = true;
   try {
-    yield* callStep(context, 'restoring-node', ACTIVITY.deletePrepPod, {
-      cluster,
-      namespace: plan.settings.prepNamespace,
-      name: donor.prepPodName,
-    });
+    yield* callStep(context, 'restoring-node', ACTIVITY.deletePrepPod, prepPod);
+  } catch {
+    prepPodDeleted = false;
+  }
+  try {
     const view = yield* callStep<InstanceView>(context, 'restoring-node', ACTIVITY.readInstance, {
       cluster,
       scaleSet: plan.scaleSet,
@@ -335,7 +351,7 @@ function* restoreDonor(
   {
     try {
       // Restoring annotations and schedulability is what matters most: it runs even if the start failed.
-      yield* callStep(context, 'restoring-node', ACTIVITY.restoreNode, {
+      yield* callStepPersistently(context, 'restoring-node', ACTIVITY.restoreNode, {
         cluster,
         node: donor.donor,
         prior: donor.prior,
@@ -345,7 +361,35 @@ function* restoreDonor(
       failures.push(stepFailureMessage(error));
     }
   }
-  return { restoredAt: context.df.currentUtcDateTime, failures };
+  const restoredAt = context.df.currentUtcDateTime;
+  if (!prepPodDeleted) {
+    try {
+      yield* callStepPersistently(context, 'restoring-node', ACTIVITY.deletePrepPod, prepPod);
+    } catch (error) {
+      failures.push(stepFailureMessage(error));
+    }
+  }
+  return { restoredAt, failures };
+}
+
+/** Calls a restore step until it succeeds, retrying on durable timers for up to `POLL.restore.timeout`. */
+function* callStepPersistently(
+  context: OrchestrationContext,
+  step: string,
+  activity: string,
+  input: unknown,
+): Generator<Task, void, unknown> {
+  const deadline = context.df.currentUtcDateTime.getTime() + POLL.restore.timeout * 1000;
+  for (;;) {
+    try {
+      yield* callStep(context, step, activity, input);
+      return;
+    } catch (error) {
+      const now = context.df.currentUtcDateTime.getTime();
+      if (now >= deadline) throw error;
+      yield context.df.createTimer(new Date(Math.min(deadline, now + POLL.restore.interval * 1000)));
+    }
+  }
 }
 
 /** Creates the version (ZRS, falling back to LRS), waits for it, then makes it visible to `latest`. */
@@ -540,18 +584,39 @@ function* captureDisk(
   });
 
   setStatus(context, input, 'waiting-for-power-off', { node: donor, version: versionName });
-  const stopped = yield* pollUntil<InstanceView>(context, {
+  // Watch the prep pod too: a script that fails (image pull, missing nsenter…) never powers the host
+  // off, and waiting the full power-off timeout for it would keep the donor out of service for nothing.
+  const [stopped] = yield* pollUntil<[InstanceView, string]>(context, {
     step: 'waiting-for-power-off',
     intervalSeconds: POLL.powerOff.interval,
     timeoutSeconds: POLL.powerOff.timeout,
     read: () =>
-      context.df.callActivityWithRetry(ACTIVITY.readInstance, retryOptions(), {
-        cluster,
-        scaleSet: plan.scaleSet,
-        instanceId: run.instanceId,
-      }),
-    done: (view) => view.powerState === 'stopped' || view.powerState === 'deallocated',
-    describe: (view) => `instance ${run.instanceId} is ${view.powerState}`,
+      context.df.Task.all([
+        context.df.callActivityWithRetry(ACTIVITY.readInstance, retryOptions(), {
+          cluster,
+          scaleSet: plan.scaleSet,
+          instanceId: run.instanceId,
+        }),
+        context.df.callActivityWithRetry(ACTIVITY.readPrepPod, retryOptions(), {
+          cluster,
+          namespace: settings.prepNamespace,
+          name: run.prepPodName,
+        }),
+      ]),
+    done: ([view, prepPhase]) => {
+      if (view.powerState === 'stopped' || view.powerState === 'deallocated') return true;
+      if (prepPhase === 'Failed') {
+        throw new StepFailure(
+          'preparing-disk',
+          `prep pod ${settings.prepNamespace}/${run.prepPodName} on node ${donor} failed before powering the ` +
+            `host off; see its logs (kubectl -n ${settings.prepNamespace} logs ${run.prepPodName}) and check ` +
+            `capture.prepImage (it needs nsenter and must be pullable on the node)`,
+        );
+      }
+      return false;
+    },
+    describe: ([view, prepPhase]) =>
+      `instance ${run.instanceId} is ${view.powerState}, prep pod ${prepPhase}`,
   });
   if (stopped.osDiskId === undefined) {
     throw new StepFailure('snapshotting', `instance ${run.instanceId} has no managed OS disk to snapshot`);

@@ -8,7 +8,7 @@ import azureFunctions from '@azure/functions';
 
 import { deserializeEvent } from '../../shared/adapters/eventgrid/event-envelopes.js';
 import type { RejectionReason } from '../../shared/application/reboot-notices.js';
-import { normalizeEnvelope } from '../../shared/application/reboot-notices.js';
+import { normalizeEnvelope, resolvePoolTarget } from '../../shared/application/reboot-notices.js';
 import type { TriggerDependencies } from './trigger-dependencies.js';
 import { workerTriggerDependencies } from './trigger-dependencies.js';
 
@@ -23,13 +23,24 @@ export type EventGridOutcome =
 export async function handleRebootEvent(
   event: unknown,
   context: InvocationContext,
-  deps: Pick<TriggerDependencies, 'notices' | 'now'>,
+  deps: Pick<TriggerDependencies, 'clusters' | 'notices' | 'now'>,
 ): Promise<EventGridOutcome> {
   const envelope = await deserializeEvent(event);
   const normalized = 'ok' in envelope ? envelope : normalizeEnvelope(envelope, deps.now());
   if (!normalized.ok) {
     context.warn('reboot event dropped', { reason: normalized.reason, message: normalized.message });
     return { kind: 'dropped', reason: normalized.reason, message: normalized.message };
+  }
+  // A VM outside every configured pool (another subscription or resource group) is dropped here, not
+  // queued; the queue trigger checks again, since Event Grid may also deliver to the queue directly.
+  const resourceId = normalized.notice.resourceId;
+  const target =
+    resourceId === undefined
+      ? undefined
+      : resolvePoolTarget(resourceId, deps.clusters, normalized.notice.cluster);
+  if (target !== undefined && !target.ok) {
+    context.warn('reboot event dropped', { reason: target.reason, message: target.message });
+    return { kind: 'dropped', reason: target.reason, message: target.message };
   }
   await deps.notices.send(normalized.notice);
   context.log('reboot event enqueued', {

@@ -27,7 +27,6 @@ export const ACTIVITY = {
   readPrepPod: 'readPrepPod',
   deletePrepPod: 'deletePrepPod',
   readInstance: 'readInstance',
-  requestInstancePowerOff: 'requestInstancePowerOff',
   requestInstanceStart: 'requestInstanceStart',
   requestSnapshot: 'requestSnapshot',
   readSnapshot: 'readSnapshot',

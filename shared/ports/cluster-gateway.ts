@@ -40,8 +40,6 @@ export interface ClusterGateway {
 
   /** Every pod bound to the node, across namespaces (paged). */
   listPodsOnNode(nodeName: string): Promise<PodOnNode[]>;
-  /** Undefined when the pod is gone. */
-  getPod(namespace: string, name: string): Promise<(PodOnNode & { readonly nodeName?: string }) | undefined>;
   daemonSetExists(namespace: string, name: string): Promise<boolean>;
   /** Eviction API (policy/v1); honours PodDisruptionBudgets. */
   evictPod(namespace: string, name: string, gracePeriodSeconds: number | undefined): Promise<EvictionOutcome>;

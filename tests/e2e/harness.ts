@@ -37,6 +37,8 @@ export interface HarnessOptions {
   /** Changes the first cluster's settings (VMSSP_CLUSTERS[0]). */
   readonly settings?: (cluster: ClusterSettingsData) => void;
   readonly leastPrivilege?: boolean;
+  readonly armActionsFile?: string;
+  readonly rbacDir?: string;
 }
 
 export interface Harness {
@@ -60,6 +62,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     scenarioPath: scenario,
     timeFactor: 200,
     ...(options.leastPrivilege === false ? { leastPrivilege: false } : {}),
+    ...(options.armActionsFile === undefined ? {} : { armActionsFile: options.armActionsFile }),
+    ...(options.rbacDir === undefined ? {} : { rbacDir: options.rbacDir }),
   });
   try {
     const env = { ...sim.env };

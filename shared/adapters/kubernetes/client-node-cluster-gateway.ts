@@ -26,7 +26,7 @@ import type { PodOnNode } from '../../domain/drain.js';
 import { isNotFound, isRefreshError, TerminalError, TransientError } from '../../domain/errors.js';
 import type { ClusterGateway, EvictionOutcome, PodPhase, PrepPodSpec } from '../../ports/cluster-gateway.js';
 import { disruptionBudgetRefusal, type KubeCallContext, parseStatusBody, toRefreshError } from './errors.js';
-import { toClusterNode, toPodOnNode, toPodPhase, toPodWithNode } from './to-domain.js';
+import { toClusterNode, toPodOnNode, toPodPhase } from './to-domain.js';
 
 export interface ClientNodeClusterGatewayOptions {
   /** API server URL; must be `https:`. */
@@ -35,6 +35,8 @@ export interface ClientNodeClusterGatewayOptions {
   readonly caPem: string;
   /** A bearer token, or a provider called before every request (it should cache, e.g. Entra ID tokens). */
   readonly token: string | (() => Promise<string>);
+  /** The cluster's name: connection failures say which cluster's CA or URL to check. */
+  readonly cluster?: string;
   /** Per-request deadline, including reading the body. Default 30 s. */
   readonly requestTimeoutMs?: number;
 }
@@ -226,12 +228,17 @@ export function prepPodManifest(spec: PrepPodSpec): V1Pod {
 }
 
 export class ClientNodeClusterGateway implements ClusterGateway {
+  readonly #apiServer: string;
   readonly #core: CoreV1Api;
   readonly #apps: AppsV1Api;
   readonly #authentication: PooledKubeConfigAuthentication;
 
   constructor(options: ClientNodeClusterGatewayOptions) {
     const { server, timeoutMs } = validated(options);
+    this.#apiServer =
+      options.cluster === undefined
+        ? `the API server ${server}`
+        : `the API server of cluster ${options.cluster} (${server})`;
     const kubeConfig = new KubeConfig();
     kubeConfig.addAuthenticator(tokenAuthenticator(options.token));
     kubeConfig.loadFromClusterAndUser(
@@ -304,14 +311,6 @@ export class ClientNodeClusterGateway implements ClusterGateway {
     return pods.map(toPodOnNode);
   }
 
-  async getPod(
-    namespace: string,
-    name: string,
-  ): Promise<(PodOnNode & { readonly nodeName?: string }) | undefined> {
-    const pod = await this.#readPod(namespace, name);
-    return pod === undefined ? undefined : toPodWithNode(pod);
-  }
-
   async daemonSetExists(namespace: string, name: string): Promise<boolean> {
     try {
       await this.#call(
@@ -344,7 +343,7 @@ export class ClientNodeClusterGateway implements ClusterGateway {
       });
       return { kind: 'evicted' };
     } catch (error) {
-      const mapped = toRefreshError(error, context);
+      const mapped = toRefreshError(error, { ...context, apiServer: this.#apiServer });
       if (isNotFound(mapped)) return { kind: 'gone' };
       if (mapped.code === 'EvictionBlockedByDisruptionBudget') {
         const status = parseStatusBody((error as { body?: unknown }).body);
@@ -412,7 +411,7 @@ export class ClientNodeClusterGateway implements ClusterGateway {
     try {
       return await request();
     } catch (error) {
-      throw toRefreshError(error, context);
+      throw toRefreshError(error, { ...context, apiServer: this.#apiServer });
     }
   }
 

@@ -22,6 +22,8 @@ export interface KubeCallContext {
   readonly action: string;
   /** Kind of the object the call is about (`Node`, `Pod`…), giving not-found codes like `NodeNotFound`. */
   readonly kind: string;
+  /** Which API server, for connection failures (`the API server of cluster prod (https://…)`). */
+  readonly apiServer?: string;
 }
 
 /**
@@ -281,20 +283,21 @@ function fromApiException(error: ApiException<unknown>, context: KubeCallContext
 
 function fromNetworkError(error: unknown, context: KubeCallContext): RefreshError | undefined {
   const { action } = context;
+  const server = context.apiServer ?? 'the API server';
   for (const link of causeChain(error)) {
     const code = stringField(link, 'code');
     const name = stringField(link, 'name');
     if (code !== undefined && TLS_VERIFICATION_CODES.has(code)) {
       return new TerminalError(
         'ClusterTlsVerificationFailed',
-        `${action}: the API server's TLS certificate failed verification (${code}) — check the configured CA certificate and server URL`,
+        `${action}: the TLS certificate of ${server} failed verification (${code}) — check the configured CA certificate and server URL`,
         { cause: error },
       );
     }
     if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'EPROTO') {
       return new TerminalError(
         'ClusterTlsHandshakeFailed',
-        `${action}: the TLS handshake with the API server failed (${code}) — check that the server URL points at an HTTPS endpoint`,
+        `${action}: the TLS handshake with ${server} failed (${code}) — check that the server URL points at an HTTPS endpoint`,
         { cause: error },
       );
     }
