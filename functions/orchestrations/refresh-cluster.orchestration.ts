@@ -10,7 +10,7 @@ import type {
   RefreshPoolInput,
 } from '../../shared/application/refresh-contracts.js';
 import { ACTIVITY, ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
-import { callStep, stepFailureMessage } from './orchestration-steps.js';
+import { callStep, retryOptions, stepFailureMessage } from './orchestration-steps.js';
 
 export interface RefreshClusterInput {
   readonly cluster: string;
@@ -49,9 +49,12 @@ export function* refreshClusterOrchestration(
   );
   if (pools.length === 0) return { cluster, pools: [] };
 
-  // Plans are read-only and cheap: all in parallel (Task.all of a non-empty list).
+  // Plans are read-only and cheap: all in parallel (Task.all of a non-empty list). Retried like every
+  // other step: one throttled read must not fail the whole cluster's run.
   const plans = (yield context.df.Task.all(
-    pools.map((pool) => context.df.callActivity(ACTIVITY.planPool, { cluster, pool })),
+    pools.map((pool) =>
+      context.df.callActivityWithRetry(ACTIVITY.planPool, retryOptions(), { cluster, pool }),
+    ),
   )) as PoolPlan[];
 
   const results: PoolRefreshResult[] = [];

@@ -586,12 +586,17 @@ function* captureDisk(
   setStatus(context, input, 'waiting-for-power-off', { node: donor, version: versionName });
   // Watch the prep pod too: a script that fails (image pull, missing nsenter…) never powers the host
   // off, and waiting the full power-off timeout for it would keep the donor out of service for nothing.
-  const [stopped] = yield* pollUntil<[InstanceView, string]>(context, {
-    step: 'waiting-for-power-off',
-    intervalSeconds: POLL.powerOff.interval,
-    timeoutSeconds: POLL.powerOff.timeout,
-    read: () =>
-      context.df.Task.all([
+  // A script that ran to its end (disk prepared and synced) while the guest is still up gets the power
+  // off through the API instead.
+  const waitStartedAt = context.df.currentUtcDateTime.getTime();
+  const deadline = waitStartedAt + POLL.powerOff.timeout * 1000;
+  let poweredOffThroughApi = false;
+  let stopped: InstanceView;
+  for (;;) {
+    let view: InstanceView;
+    let prepPhase: string;
+    try {
+      [view, prepPhase] = (yield context.df.Task.all([
         context.df.callActivityWithRetry(ACTIVITY.readInstance, retryOptions(), {
           cluster,
           scaleSet: plan.scaleSet,
@@ -602,22 +607,40 @@ function* captureDisk(
           namespace: settings.prepNamespace,
           name: run.prepPodName,
         }),
-      ]),
-    done: ([view, prepPhase]) => {
-      if (view.powerState === 'stopped' || view.powerState === 'deallocated') return true;
-      if (prepPhase === 'Failed') {
-        throw new StepFailure(
-          'preparing-disk',
-          `prep pod ${settings.prepNamespace}/${run.prepPodName} on node ${donor} failed before powering the ` +
-            `host off; see its logs (kubectl -n ${settings.prepNamespace} logs ${run.prepPodName}) and check ` +
-            `capture.prepImage (it needs nsenter and must be pullable on the node)`,
-        );
-      }
-      return false;
-    },
-    describe: ([view, prepPhase]) =>
-      `instance ${run.instanceId} is ${view.powerState}, prep pod ${prepPhase}`,
-  });
+      ])) as [InstanceView, string];
+    } catch (error) {
+      throw new StepFailure('waiting-for-power-off', stepFailureMessage(error));
+    }
+    if (view.powerState === 'stopped' || view.powerState === 'deallocated') {
+      stopped = view;
+      break;
+    }
+    if (prepPhase === 'Failed') {
+      throw new StepFailure(
+        'preparing-disk',
+        `prep pod ${settings.prepNamespace}/${run.prepPodName} on node ${donor} failed before powering the ` +
+          `host off; see its logs (kubectl -n ${settings.prepNamespace} logs ${run.prepPodName}) and check ` +
+          `capture.prepImage (it needs nsenter and must be pullable on the node)`,
+      );
+    }
+    if (prepPhase === 'Succeeded' && view.powerState === 'running' && !poweredOffThroughApi) {
+      yield* callStep(context, 'waiting-for-power-off', ACTIVITY.requestInstancePowerOff, {
+        cluster,
+        scaleSet: plan.scaleSet,
+        instanceId: run.instanceId,
+      });
+      poweredOffThroughApi = true;
+    }
+    const now = context.df.currentUtcDateTime.getTime();
+    if (now >= deadline) {
+      throw new StepFailure(
+        'waiting-for-power-off',
+        `timed out after ${Math.round((now - waitStartedAt) / 1000)} s: instance ${run.instanceId} is ` +
+          `${view.powerState}, prep pod ${prepPhase}`,
+      );
+    }
+    yield context.df.createTimer(new Date(Math.min(deadline, now + POLL.powerOff.interval * 1000)));
+  }
   if (stopped.osDiskId === undefined) {
     throw new StepFailure('snapshotting', `instance ${run.instanceId} has no managed OS disk to snapshot`);
   }

@@ -260,6 +260,17 @@ export function createRefreshActivities(deps: RefreshDependencies): Record<Activ
       };
     },
 
+    [ACTIVITY.requestInstancePowerOff]: async (input) => {
+      const args = parseInput(
+        ACTIVITY.requestInstancePowerOff,
+        z.object({ cluster: Name, scaleSet: ScaleSetRefInput, instanceId: Name }),
+        input,
+      );
+      const { compute } = await clusterOf(args.cluster);
+      await compute.requestPowerOff(await compute.getInstance(args.scaleSet, args.instanceId));
+      return null;
+    },
+
     [ACTIVITY.requestInstanceStart]: async (input) => {
       const args = parseInput(
         ACTIVITY.requestInstanceStart,

@@ -27,6 +27,7 @@ export const ACTIVITY = {
   readPrepPod: 'readPrepPod',
   deletePrepPod: 'deletePrepPod',
   readInstance: 'readInstance',
+  requestInstancePowerOff: 'requestInstancePowerOff',
   requestInstanceStart: 'requestInstanceStart',
   requestSnapshot: 'requestSnapshot',
   readSnapshot: 'readSnapshot',

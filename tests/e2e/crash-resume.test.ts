@@ -99,44 +99,56 @@ function assertEndState(sim: SimulatorSession, result: PoolRefreshResult, label:
   assert.equal(sim.running.world.compute.listSnapshots().length, 0, `${label}: no snapshot left`);
 }
 
-void describe('crash and resume at every activity boundary', { concurrency: false }, () => {
-  // One child process and one resume per activity boundary: minutes on two shared cores.
-  void it('reaches the same end state wherever the runner is killed', { timeout: 30 * 60_000 }, async (t) => {
-    const total = await withWorld(async (sim, dir) => {
-      const outcome = await runChild([
-        join(dir, 'connection.json'),
-        join(dir, 'state'),
-        'crash-0',
-        '0',
-        POOL2,
-      ]);
-      assert.equal(outcome.result?.runtimeStatus, 'Completed', outcome.stderr);
-      assertEndState(sim, outcome.result.output, 'uninterrupted');
-      return outcome.result.completed;
-    });
-    assert.ok(total > 10, `a refresh runs many activities (${total})`);
+void describe(
+  'crash and resume at every activity boundary',
+  { concurrency: false, timeout: 30 * 60_000 },
+  () => {
+    // One child process and one resume per activity boundary: minutes on two shared cores.
+    void it(
+      'reaches the same end state wherever the runner is killed',
+      { timeout: 30 * 60_000 },
+      async (t) => {
+        const total = await withWorld(async (sim, dir) => {
+          const outcome = await runChild([
+            join(dir, 'connection.json'),
+            join(dir, 'state'),
+            'crash-0',
+            '0',
+            POOL2,
+          ]);
+          assert.equal(outcome.result?.runtimeStatus, 'Completed', outcome.stderr);
+          assertEndState(sim, outcome.result.output, 'uninterrupted');
+          return outcome.result.completed;
+        });
+        assert.ok(total > 10, `a refresh runs many activities (${total})`);
 
-    let survived = 0;
-    for (let killAfter = 1; killAfter < total; killAfter++) {
-      await withWorld(async (sim, dir) => {
-        const args = [join(dir, 'connection.json'), join(dir, 'state'), `crash-${killAfter}`];
-        const killed = await runChild([...args, String(killAfter), POOL2]);
-        assert.equal(killed.signal, 'SIGKILL', `kill point ${killAfter}: the runner died (${killed.stderr})`);
-        const resumed = await resumeHere(
-          join(dir, 'connection.json'),
-          join(dir, 'state'),
-          `crash-${killAfter}`,
-        );
-        assert.equal(
-          resumed.runtimeStatus,
-          'Completed',
-          `kill point ${killAfter}: ${JSON.stringify(resumed.failure)}`,
-        );
-        assertEndState(sim, resumed.output as PoolRefreshResult, `kill point ${killAfter}`);
-        survived += 1;
-      });
-    }
-    t.diagnostic(`kill points survived: ${survived} of ${total - 1} activity boundaries`);
-    assert.equal(survived, total - 1);
-  });
-});
+        let survived = 0;
+        for (let killAfter = 1; killAfter < total; killAfter++) {
+          await withWorld(async (sim, dir) => {
+            const args = [join(dir, 'connection.json'), join(dir, 'state'), `crash-${killAfter}`];
+            const killed = await runChild([...args, String(killAfter), POOL2]);
+            assert.equal(
+              killed.signal,
+              'SIGKILL',
+              `kill point ${killAfter}: the runner died (${killed.stderr})`,
+            );
+            const resumed = await resumeHere(
+              join(dir, 'connection.json'),
+              join(dir, 'state'),
+              `crash-${killAfter}`,
+            );
+            assert.equal(
+              resumed.runtimeStatus,
+              'Completed',
+              `kill point ${killAfter}: ${JSON.stringify(resumed.failure)}`,
+            );
+            assertEndState(sim, resumed.output as PoolRefreshResult, `kill point ${killAfter}`);
+            survived += 1;
+          });
+        }
+        t.diagnostic(`kill points survived: ${survived} of ${total - 1} activity boundaries`);
+        assert.equal(survived, total - 1);
+      },
+    );
+  },
+);

@@ -29,6 +29,10 @@ const NOT_EXERCISED: Readonly<Record<string, string>> = {
     'Flexible scale sets: members are virtualMachines (sim-tested in tests/sim/arm)',
   'Microsoft.Compute/virtualMachines/instanceView/read': 'Flexible scale sets: member power state',
   'Microsoft.Compute/virtualMachines/start/action': 'Flexible scale sets: start the donor again',
+  'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/powerOff/action':
+    'fallback: power off through the API when the prep pod finished but the guest stayed up (the guest powers ' +
+    'itself off in a normal run)',
+  'Microsoft.Compute/virtualMachines/powerOff/action': 'the same fallback for Flexible scale set members',
   'Microsoft.Compute/disks/read':
     'linked authorization: creating a snapshot reads its source disk (the simulator checks it on snapshots/write, ' +
     'it is not a request of its own)',
