@@ -56,6 +56,44 @@ export function* callStep<T = void>(
   }
 }
 
+/** External event an operator raises to stop a run; the run then gives the node back and fails. */
+export const CANCEL_EVENT = 'cancel';
+
+/**
+ * One wait for the cancel event per run, shared by every poll (a wait that loses a Task.any stays open
+ * and would swallow a later event, so it is created once). `active` is turned off once the node is
+ * being given back: from then on the run finishes what it must.
+ */
+export interface CancelWatch {
+  readonly task: Task;
+  active: boolean;
+}
+
+export function watchCancel(context: OrchestrationContext): CancelWatch {
+  return { task: context.df.waitForExternalEvent(CANCEL_EVENT), active: true };
+}
+
+/** Sleeps until `fireAt`, or fails the step at once when the operator cancels the run. */
+export function* sleepUnlessCancelled(
+  context: OrchestrationContext,
+  step: string,
+  fireAt: Date,
+  cancel: CancelWatch | undefined,
+): Generator<Task, void, unknown> {
+  const timer = context.df.createTimer(fireAt);
+  if (cancel === undefined || !cancel.active) {
+    yield timer;
+    return;
+  }
+  const winner = (yield context.df.Task.any([timer, cancel.task])) as Task;
+  if (winner === cancel.task) {
+    timer.cancel();
+    cancel.active = false;
+    const reason = typeof cancel.task.result === 'string' ? `: ${cancel.task.result}` : '';
+    throw new StepFailure(step, `cancelled by the operator${reason}`);
+  }
+}
+
 export interface PollSpec<T> {
   readonly step: string;
   readonly intervalSeconds: number;
@@ -66,6 +104,8 @@ export interface PollSpec<T> {
   readonly done: (value: T) => boolean;
   /** The state in words, for the status and the timeout message. */
   readonly describe: (value: T) => string;
+  /** When given and active, a cancel event ends the wait with a StepFailure. */
+  readonly cancel?: CancelWatch;
 }
 
 /** Monitor pattern: read until `done`, sleeping on durable timers, failing after `timeoutSeconds`. */
@@ -88,6 +128,11 @@ export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>):
         `timed out after ${Math.round((now - startedAt) / 1000)} s: ${spec.describe(value)}`,
       );
     }
-    yield context.df.createTimer(new Date(Math.min(deadline, now + spec.intervalSeconds * 1000)));
+    yield* sleepUnlessCancelled(
+      context,
+      spec.step,
+      new Date(Math.min(deadline, now + spec.intervalSeconds * 1000)),
+      spec.cancel,
+    );
   }
 }

@@ -23,7 +23,16 @@ import { ACTIVITY } from '../../shared/application/refresh-contracts.js';
 import type { ImageVersionRef, StorageAccountType } from '../../shared/domain/compute.js';
 import { buildImageVersionTags, nextImageVersionName } from '../../shared/domain/image-version.js';
 import { buildPrepScript } from '../../shared/domain/prep-script.js';
-import { callStep, pollUntil, retryOptions, StepFailure, stepFailureMessage } from './orchestration-steps.js';
+import type { CancelWatch } from './orchestration-steps.js';
+import {
+  callStep,
+  pollUntil,
+  retryOptions,
+  sleepUnlessCancelled,
+  StepFailure,
+  stepFailureMessage,
+  watchCancel,
+} from './orchestration-steps.js';
 
 /** How often each wait polls, and how long it may take before the run fails (seconds). */
 export const POLL = {
@@ -147,6 +156,7 @@ export function* refreshPoolOrchestration(
     node: donor,
   });
 
+  const cancel = watchCancel(context);
   let snapshotRequested = false;
   let cordonedAt: Date | undefined;
   let capturedSnapshotId: { snapshotId: string; vmId?: string } | undefined;
@@ -156,6 +166,7 @@ export function* refreshPoolOrchestration(
     yield* callStep(context, 'cordoning', ACTIVITY.protectNode, { cluster, node: donor, runTag });
     cordonedAt = context.df.currentUtcDateTime;
     capturedSnapshotId = yield* captureDisk(context, input, plan, {
+      cancel,
       donor,
       instanceId: decision.instanceId,
       versionName,
@@ -169,6 +180,8 @@ export function* refreshPoolOrchestration(
   } catch (error) {
     captureError = error;
   }
+  // From here on the run gives the node back and finishes what it started: cancelling stops nothing.
+  cancel.active = false;
 
   // Whatever happened above (success, failure, timeout), give the donor back: start it, wait for it to
   // be Ready, then restore exactly its prior state. Restore failures are reported with the cause.
@@ -527,6 +540,7 @@ function* captureDisk(
   input: RefreshPoolInput,
   plan: PoolPlan,
   run: {
+    cancel: CancelWatch;
     donor: string;
     instanceId: string;
     versionName: string;
@@ -545,6 +559,7 @@ function* captureDisk(
     step: 'draining',
     intervalSeconds: POLL.drain.interval,
     timeoutSeconds: settings.drainTimeoutSeconds,
+    cancel: run.cancel,
     read: () =>
       context.df.callActivityWithRetry(ACTIVITY.drainNodeStep, retryOptions(), {
         cluster,
@@ -639,7 +654,12 @@ function* captureDisk(
           `${view.powerState}, prep pod ${prepPhase}`,
       );
     }
-    yield context.df.createTimer(new Date(Math.min(deadline, now + POLL.powerOff.interval * 1000)));
+    yield* sleepUnlessCancelled(
+      context,
+      'waiting-for-power-off',
+      new Date(Math.min(deadline, now + POLL.powerOff.interval * 1000)),
+      run.cancel,
+    );
   }
   if (stopped.osDiskId === undefined) {
     throw new StepFailure('snapshotting', `instance ${run.instanceId} has no managed OS disk to snapshot`);
@@ -660,6 +680,7 @@ function* captureDisk(
     step: 'snapshotting',
     intervalSeconds: POLL.snapshot.interval,
     timeoutSeconds: POLL.snapshot.timeout,
+    cancel: run.cancel,
     read: () =>
       context.df.callActivityWithRetry(ACTIVITY.readSnapshot, retryOptions(), {
         cluster,

@@ -350,6 +350,46 @@ void describe('refresh pipeline on the simulator', { concurrency: false }, () =>
       await harness.stop();
     }
   });
+
+  void it('an operator can cancel a run while it drains; the node is given back', async () => {
+    const donor = nodeOf(POOL2, 1);
+    const harness = await startHarness({
+      scenario: (scenario) => {
+        scenario.clusters[0]?.workloads.push({
+          kind: 'Deployment',
+          namespace: 'default',
+          name: 'singleton-db',
+          replicas: 1,
+          nodeSelector: { 'kubernetes.io/hostname': donor },
+          pdb: { minAvailable: 1 },
+        });
+      },
+    });
+    try {
+      const run = refreshPool(harness, POOL2, { node: donor }, 'cancel-me');
+      const draining = (): boolean =>
+        harness.statuses.some(
+          (status) =>
+            status.instanceId === 'cancel-me' &&
+            (status.customStatus as { step?: string } | undefined)?.step === 'draining',
+        );
+      for (let i = 0; i < 500 && !draining(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.ok(draining(), 'the run reached the drain');
+      await harness.runner.raiseEvent('cancel-me', 'cancel', 'maintenance window closed');
+      const status = await run;
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.match(
+        status.failure?.ErrorMessage ?? '',
+        /^draining: cancelled by the operator: maintenance window closed/,
+      );
+      const after = node(harness, donor);
+      assert.notEqual(after.spec?.unschedulable, true, 'uncordoned again');
+      assert.equal(after.metadata.annotations?.[CAPTURE_RUN_ANNOTATION], undefined);
+      assert.equal(harness.sim.running.world.compute.listSnapshots().length, 0);
+    } finally {
+      await harness.stop();
+    }
+  });
 });
 
 /** What a dry run must not change: compute resources and Kubernetes objects, minus clock-driven fields. */
