@@ -1,7 +1,9 @@
 /**
  * The HTTP API (function key): start a refresh of a cluster, a pool or a named node
  * (`POST /api/clusters/{cluster}/refresh`), read per-pool status and in-flight runs (`GET …/status`),
- * and show what auto mode would do (`GET …/plan`). Starts answer 202 with the durable status links.
+ * show what auto mode would do (`GET …/plan`), and cancel a pool's capture
+ * (`POST /api/clusters/{cluster}/pools/{pool}/cancel`: the run gives the node back, then fails).
+ * Starts answer 202 with the durable status links.
  */
 import type { HttpRequest, HttpResponse, InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
@@ -18,6 +20,7 @@ import type { InstanceStatus, OrchestrationClient } from '../../shared/applicati
 import { isActive, readStatus, startSingleton } from '../../shared/application/singleton.js';
 import { DNS_SUBDOMAIN_RULE } from '../../shared/config/names.js';
 import { isNotFound } from '../../shared/domain/errors.js';
+import { CANCEL_EVENT } from '../orchestrations/orchestration-steps.js';
 import { signalInstanceId } from '../orchestrations/pool-signal.orchestration.js';
 import type { RefreshClusterInput } from '../orchestrations/refresh-cluster.orchestration.js';
 import { poolInstanceId } from '../orchestrations/refresh-cluster.orchestration.js';
@@ -279,6 +282,43 @@ export async function handlePlanRequest(
   }
 }
 
+const CancelRequest = z.strictObject({
+  reason: z
+    .string()
+    .max(200, { error: 'a reason of at most 200 characters' })
+    .refine((value) => ![...value].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f), {
+      error: 'a reason without control characters',
+    })
+    .optional(),
+});
+
+/**
+ * Cancels the running refresh of one pool: raises the `cancel` event the orchestration waits for while
+ * it holds the node. 202 when delivered; 409 when no refresh of that pool is running.
+ */
+export async function handleCancelRequest(
+  request: HttpRequest,
+  client: OrchestrationClient,
+  context: InvocationContext,
+  deps: ApiDependencies,
+): Promise<HttpResponse> {
+  const cluster = resolveCluster(request, deps);
+  if (!cluster.ok) return cluster.response;
+  const pools = await resolvePools(context, deps, cluster.value, request.params['pool']);
+  if (!pools.ok) return pools.response;
+  const pool = pools.value[0] ?? '';
+  const body = await readJsonBody(request, CancelRequest, {});
+  if (!body.ok) return body.response;
+  const instanceId = poolInstanceId(cluster.value, pool);
+  const running = await readStatus(client, instanceId);
+  if (running === undefined || !isActive(running)) {
+    return problem(409, 'NotRefreshing', `pool ${pool} of cluster ${cluster.value} has no refresh running`);
+  }
+  await client.raiseEvent(instanceId, CANCEL_EVENT, body.value.reason ?? 'cancelled through the API');
+  context.log('refresh api: cancel requested', { instanceId });
+  return json(202, { id: instanceId, cancelRequested: true, running: runView(running) });
+}
+
 /** Any failure not answered above is a 500 without internals (logged with the invocation id). */
 async function guarded(context: InvocationContext, run: () => Promise<HttpResponse>): Promise<HttpResponse> {
   try {
@@ -309,6 +349,13 @@ export function registerRefreshApi(): void {
     authLevel: 'function',
     handler: (request: HttpRequest, client: df.DurableClient, context: InvocationContext) =>
       guarded(context, () => handleStatusRequest(request, client, context, workerTriggerDependencies())),
+  });
+  df.app.client.http('cancelPoolRefreshApi', {
+    route: 'clusters/{cluster}/pools/{pool}/cancel',
+    methods: ['POST'],
+    authLevel: 'function',
+    handler: (request: HttpRequest, client: df.DurableClient, context: InvocationContext) =>
+      guarded(context, () => handleCancelRequest(request, client, context, workerTriggerDependencies())),
   });
   df.app.client.http('clusterPlanApi', {
     route: 'clusters/{cluster}/plan',

@@ -5,6 +5,7 @@ import type { HttpResponse } from '@azure/functions';
 
 import { MAX_BODY_BYTES } from '../../../functions/triggers/http-io.js';
 import {
+  handleCancelRequest,
   handlePlanRequest,
   handleRefreshRequest,
   handleStatusRequest,
@@ -279,5 +280,62 @@ void describe('GET /api/clusters/{cluster}/plan', () => {
       fakeDependencies(),
     );
     assert.equal(response.status, 404);
+  });
+});
+
+void describe('POST /api/clusters/{cluster}/pools/{pool}/cancel', () => {
+  async function cancel(
+    pool: string,
+    client: FakeDurableClient,
+    body?: string,
+  ): Promise<{ response: HttpResponse; json: Record<string, unknown> }> {
+    const response = await handleCancelRequest(
+      request({
+        params: { cluster: 'prod', pool },
+        headers: body === undefined ? {} : JSON_HEADERS,
+        ...(body === undefined ? {} : { body }),
+      }),
+      client,
+      recordingContext(),
+      fakeDependencies(),
+    );
+    const json = (response.body === null ? {} : await response.json()) as Record<string, unknown>;
+    return { response, json };
+  }
+
+  void it('raises the cancel event on the running refresh of the pool: 202', async () => {
+    const client = new FakeDurableClient();
+    client.seed('refresh:prod:pool1', 'Running', { step: 'draining' });
+
+    const { response, json } = await cancel('pool1', client, '{"reason":"maintenance window closed"}');
+
+    assert.equal(response.status, 202);
+    assert.equal(json['id'], 'refresh:prod:pool1');
+    assert.deepEqual(client.raised, [
+      { instanceId: 'refresh:prod:pool1', eventName: 'cancel', data: 'maintenance window closed' },
+    ]);
+  });
+
+  void it('409 when no refresh of the pool is running, and nothing is raised', async () => {
+    const client = new FakeDurableClient();
+    client.seed('refresh:prod:pool1', 'Completed');
+
+    const { response, json } = await cancel('pool1', client);
+
+    assert.equal(response.status, 409);
+    assert.equal(errorOf(json).code, 'NotRefreshing');
+    assert.deepEqual(client.raised, []);
+  });
+
+  void it('404 for an unknown pool and 400 for a bad reason, raising nothing', async () => {
+    const client = new FakeDurableClient();
+    client.seed('refresh:prod:pool1', 'Running');
+
+    assert.equal((await cancel('../pool1', client)).response.status, 404);
+    const bad = await cancel('pool1', client, '{"reason":"a\\u0007b"}');
+    assert.equal(bad.response.status, 400);
+    const unknownField = await cancel('pool1', client, '{"why":"x"}');
+    assert.equal(unknownField.response.status, 400);
+    assert.deepEqual(client.raised, []);
   });
 });
