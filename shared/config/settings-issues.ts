@@ -90,7 +90,7 @@ function describeReceived(input: unknown, path: Path): string {
     );
     if (secretKind(input) !== undefined) return redact(input);
     if (sensitive && !looksLikeReference(input, path.at(-1))) return redact(input);
-    return quote(input);
+    return quote(withoutUserInfo(input));
   }
   if (typeof input === 'number' || typeof input === 'boolean' || input === null) return String(input);
   if (Array.isArray(input)) return `a list of ${input.length} item${input.length === 1 ? '' : 's'}`;
@@ -101,6 +101,14 @@ function describeReceived(input: unknown, path: Path): string {
     return `an object with field${keys.length === 1 ? '' : 's'} ${shown}${keys.length > 8 ? ', …' : ''}`;
   }
   return typeof input;
+}
+
+/**
+ * A URL's user-info (`https://user:password@host`) is a credential: shown as `<redacted>`. Up to the
+ * last `@`, since a pasted password may hold `/`, `?` or `@` unencoded.
+ */
+function withoutUserInfo(value: string): string {
+  return value.replaceAll(/(:\/\/)\S*@/g, '$1<redacted>@');
 }
 
 /** Under `auth`, a value is shown only when it is plainly a reference: an https URI or an app-setting name. */
