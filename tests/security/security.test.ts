@@ -584,7 +584,7 @@ void describe('security', { concurrency: false }, () => {
         (error: unknown) => {
           capture.add('unknown token: first use', error);
           check(
-            /token was rejected|401|unauthori[sz]ed/i.test(messageOf(error)),
+            /rejected the service account token|401|unauthori[sz]ed/i.test(messageOf(error)),
             `unknown token: ${messageOf(error)}`,
           );
           return true;

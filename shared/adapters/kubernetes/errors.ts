@@ -174,7 +174,8 @@ function fromApiException(error: ApiException<unknown>, context: KubeCallContext
     case 401:
       return new TerminalError(
         'ClusterUnauthorized',
-        `${action}: the service account token was rejected — check the token reference`,
+        `${action}: ${context.apiServer ?? 'the API server'} rejected the service account token — check the ` +
+          `cluster's token reference (apiServer.auth) and that the token Secret still exists`,
         { cause },
       );
     case 403: {

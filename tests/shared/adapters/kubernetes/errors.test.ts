@@ -76,7 +76,8 @@ const CASES: Case[] = [
     error: new ApiException(401, 'Unauthorized', undefined, {}),
     kind: 'terminal',
     code: 'ClusterUnauthorized',
-    message: /^evicting pod shop\/web-1: the service account token was rejected — check the token reference$/,
+    message:
+      /^evicting pod shop\/web-1: the API server rejected the service account token — check the cluster's token reference/,
   },
   {
     name: '403 RBAC denial names the missing permission',

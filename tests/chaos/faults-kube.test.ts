@@ -1,0 +1,163 @@
+/**
+ * Kubernetes and donor faults during a pool refresh: the API server down while draining or restoring,
+ * a PodDisruptionBudget that never allows, the donor deleted by the autoscaler, a donor VM that does
+ * not start again. Each scenario asserts the outcome and every invariant.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+
+import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
+import { kubeApiDown } from '../../sim/world/faults.js';
+import { nodeOf, POOL2 } from '../e2e/harness.js';
+import { assertInvariants, failureOf, startChaos, summaryTable } from './chaos-harness.js';
+
+const DONOR = nodeOf(POOL2, 1);
+
+function outcomeOf(status: {
+  runtimeStatus: string;
+  failure?: { ErrorMessage?: string } | undefined;
+}): string {
+  return status.runtimeStatus === 'Completed'
+    ? 'refreshed'
+    : `failed at ${(status.failure?.ErrorMessage ?? '').split(':')[0] ?? ''}`;
+}
+
+void describe('Kubernetes and donor faults during a refresh', { concurrency: false }, () => {
+  after(() => {
+    console.log(summaryTable('chaos: Kubernetes and donor faults'));
+  });
+
+  void it('the API server down for 30 s while draining: retried, the run succeeds', async () => {
+    const chaos = await startChaos();
+    try {
+      const running = chaos.harness.sim.running;
+      chaos.onStep('draining', () => running.faults.add(kubeApiDown(running.clock, { seconds: 30 })));
+      const status = await chaos.refreshPool(POOL2, { node: DONOR });
+      assert.ok(
+        running.faults.rules().some((rule) => rule.fired > 0),
+        'the outage hit the run',
+      );
+      assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+      assert.equal((status.output as PoolRefreshResult).outcome, 'refreshed');
+      assertInvariants(chaos, 'kube API down 30 s while draining', 'refreshed', {
+        message: failureOf(status),
+      });
+    } finally {
+      await chaos.stop();
+    }
+  });
+
+  void it('the API server down for 10 min while draining: the node is restored once it is back', async () => {
+    const chaos = await startChaos();
+    try {
+      const running = chaos.harness.sim.running;
+      chaos.onStep('draining', () => running.faults.add(kubeApiDown(running.clock, { seconds: 600 })));
+      const status = await chaos.refreshPool(POOL2, { node: DONOR });
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.match(failureOf(status), /^draining: /);
+      assertInvariants(chaos, 'kube API down 10 min while draining', outcomeOf(status), {
+        message: failureOf(status),
+      });
+    } finally {
+      await chaos.stop();
+    }
+  });
+
+  void it('the API server down for 30 s while restoring: retried, the run succeeds', async () => {
+    const chaos = await startChaos();
+    try {
+      const running = chaos.harness.sim.running;
+      chaos.onStep('restoring-node', () => running.faults.add(kubeApiDown(running.clock, { seconds: 30 })));
+      const status = await chaos.refreshPool(POOL2, { node: DONOR });
+      assert.ok(
+        running.faults.rules().some((rule) => rule.fired > 0),
+        'the outage hit the run',
+      );
+      assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+      assertInvariants(chaos, 'kube API down 30 s while restoring', 'refreshed', {
+        message: failureOf(status),
+      });
+    } finally {
+      await chaos.stop();
+    }
+  });
+
+  void it('the API server down for 10 min while restoring: the node is restored once it is back', async () => {
+    const chaos = await startChaos();
+    try {
+      const running = chaos.harness.sim.running;
+      chaos.onStep('restoring-node', () => running.faults.add(kubeApiDown(running.clock, { seconds: 600 })));
+      const status = await chaos.refreshPool(POOL2, { node: DONOR });
+      assertInvariants(chaos, 'kube API down 10 min while restoring', outcomeOf(status), {
+        message: failureOf(status),
+      });
+    } finally {
+      await chaos.stop();
+    }
+  });
+
+  void it('eviction blocked forever by a PodDisruptionBudget: drain timeout, clean failure', async () => {
+    const chaos = await startChaos({
+      scenario: (scenario) => {
+        scenario.clusters[0]?.workloads.push({
+          kind: 'Deployment',
+          namespace: 'default',
+          name: 'singleton-db',
+          replicas: 1,
+          nodeSelector: { 'kubernetes.io/hostname': DONOR },
+          pdb: { maxUnavailable: 0 },
+        });
+      },
+      settings: (cluster) => {
+        cluster.capture = { ...cluster.capture, drainTimeout: '3m' };
+      },
+    });
+    try {
+      const status = await chaos.refreshPool(POOL2, { node: DONOR });
+      assert.equal(status.runtimeStatus, 'Failed');
+      const message = failureOf(status);
+      assert.match(message, /^draining: timed out after \d+ s: 1 pods left: default\/singleton-db-/);
+      assert.match(message, /disruption budget/i);
+      assertInvariants(chaos, 'PDB blocks eviction forever', 'failed at draining (timeout)', {
+        message: failureOf(status),
+      });
+    } finally {
+      await chaos.stop();
+    }
+  });
+
+  void it('the donor deleted by the autoscaler mid-run: clean failure, nothing left', async () => {
+    const chaos = await startChaos();
+    try {
+      const world = chaos.harness.sim.running.world;
+      chaos.onStep('waiting-for-power-off', () => world.deleteNode(DONOR));
+      const status = await chaos.refreshPool(POOL2, { node: DONOR });
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.match(failureOf(status), new RegExp(`${DONOR}|instance 1`));
+      assertInvariants(chaos, 'donor deleted mid-run', outcomeOf(status), { message: failureOf(status) });
+    } finally {
+      await chaos.stop();
+    }
+  });
+
+  void it('the donor VM fails to start again: clean failure naming the instance', async () => {
+    const chaos = await startChaos();
+    try {
+      const running = chaos.harness.sim.running;
+      running.faults.add({
+        api: 'arm',
+        operation: 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/start/action#lro',
+        status: 500,
+        code: 'AllocationFailed',
+        message:
+          'Allocation failed. We do not have sufficient capacity for the requested VM size in this region.',
+      });
+      const status = await chaos.refreshPool(POOL2, { node: DONOR });
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.match(failureOf(status), /starting-instance|restoring-node/);
+      assertInvariants(chaos, 'donor VM fails to start', outcomeOf(status), { message: failureOf(status) });
+    } finally {
+      await chaos.stop();
+    }
+  });
+});
