@@ -23,7 +23,10 @@ export class StepFailure extends Error {
  * `retryTimeoutInMilliseconds` (it hangs the orchestration: research/durable.md §0 #5).
  */
 export function retryOptions(): df.RetryOptions {
-  const options = new df.RetryOptions(5_000, 4);
+  // 5, 10, 20, 40, 60 s between six attempts: about 2 min 15 s of transient failure (ARM throttling with
+  // long Retry-After, an API server restart) is absorbed; a terminal error costs that much before it is
+  // reported.
+  const options = new df.RetryOptions(5_000, 6);
   options.backoffCoefficient = 2;
   options.maxRetryIntervalInMilliseconds = 60_000;
   return options;

@@ -49,17 +49,31 @@ export function* refreshClusterOrchestration(
   );
   if (pools.length === 0) return { cluster, pools: [] };
 
-  // Plans are read-only and cheap: all in parallel (Task.all of a non-empty list). Retried like every
-  // other step: one throttled read must not fail the whole cluster's run.
-  const plans = (yield context.df.Task.all(
-    pools.map((pool) =>
-      context.df.callActivityWithRetry(ACTIVITY.planPool, retryOptions(), { cluster, pool }),
-    ),
-  )) as PoolPlan[];
-
+  // Plans are read-only and cheap: all in parallel, each retried like every other step. Collected one
+  // by one (Task.any) so that a pool whose plan still fails is reported on its own, not the whole run.
   const results: PoolRefreshResult[] = [];
   const toRefresh: PoolPlan[] = [];
-  for (const plan of plans) {
+  const planning = pools.map((pool) => ({
+    pool,
+    task: context.df.callActivityWithRetry(ACTIVITY.planPool, retryOptions(), { cluster, pool }),
+  }));
+  while (planning.length > 0) {
+    const winner = (yield context.df.Task.any(planning.map((entry) => entry.task))) as Task;
+    const index = planning.findIndex((entry) => entry.task === winner);
+    const [done] = planning.splice(index, 1);
+    if (done === undefined) continue;
+    if (winner.isFaulted) {
+      const message = stepFailureMessage(winner.result);
+      results.push({
+        cluster,
+        pool: done.pool,
+        outcome: 'failed',
+        reason: message,
+        failure: { step: 'planning', message },
+      });
+      continue;
+    }
+    const plan = winner.result as PoolPlan;
     if (plan.decision.kind === 'refresh' && input.dryRun !== true) {
       toRefresh.push(plan);
     } else {
@@ -72,6 +86,8 @@ export function* refreshClusterOrchestration(
       results.push({ cluster, pool: plan.pool, outcome, reason: plan.decision.reason, plan });
     }
   }
+  // Pools in name order, whatever order their plans finished in: deterministic and readable.
+  toRefresh.sort((a, b) => a.pool.localeCompare(b.pool));
 
   // Sliding window of sub-orchestrations: a finished pool makes room for the next one.
   const inFlight: { pool: string; task: Task }[] = [];
