@@ -50,13 +50,19 @@ export function* callStep<T = void>(
   step: string,
   activity: string,
   input: unknown,
+  advice?: string,
 ): Generator<Task, T, unknown> {
   try {
     return (yield context.df.callActivityWithRetry(activity, retryOptions(), input)) as T;
   } catch (error) {
     if (error instanceof StepFailure) throw error;
-    throw new StepFailure(step, stepFailureMessage(error));
+    throw new StepFailure(step, withAdvice(stepFailureMessage(error), advice));
   }
+}
+
+/** Appends what the operator can do, once. */
+export function withAdvice(message: string, advice: string | undefined): string {
+  return advice === undefined || message.includes(advice) ? message : `${message} — ${advice}`;
 }
 
 /** External event an operator raises to stop a run; the run then gives the node back and fails. */
@@ -109,6 +115,8 @@ export interface PollSpec<T> {
   readonly describe: (value: T) => string;
   /** When given and active, a cancel event ends the wait with a StepFailure. */
   readonly cancel?: CancelWatch;
+  /** What the operator can do when the wait times out. */
+  readonly advice?: string;
 }
 
 /** Monitor pattern: read until `done`, sleeping on durable timers, failing after `timeoutSeconds`. */
@@ -128,7 +136,10 @@ export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>):
     if (now >= deadline) {
       throw new StepFailure(
         spec.step,
-        `timed out after ${Math.round((now - startedAt) / 1000)} s: ${spec.describe(value)}`,
+        withAdvice(
+          `timed out after ${Math.round((now - startedAt) / 1000)} s: ${spec.describe(value)}`,
+          spec.advice,
+        ),
       );
     }
     yield* sleepUnlessCancelled(

@@ -357,6 +357,9 @@ function* restoreDonor(
         }),
       done: (v) => v.powerState === 'running',
       describe: (v) => `instance ${donor.instanceId} is ${v.powerState}`,
+      advice:
+        `start it by hand (az vmss start -g ${plan.scaleSet.resourceGroup} -n ${plan.scaleSet.name} ` +
+        `--instance-ids ${donor.instanceId}) and check its activity log for the cause (e.g. AllocationFailed)`,
     });
   } catch (error) {
     failures.push(stepFailureMessage(error));
@@ -475,7 +478,8 @@ function* buildImageVersion(
       if (last) {
         throw new StepFailure(
           'building-image-version',
-          `image version ${ref.versionName} failed (${storageAccountType})`,
+          `image version ${ref.versionName} failed (${storageAccountType}); it was deleted, and so was the ` +
+            `snapshot — see the gallery's activity log for ARM's reason, then run again`,
         );
       }
       continue;
@@ -560,6 +564,9 @@ function* captureDisk(
     intervalSeconds: POLL.drain.interval,
     timeoutSeconds: settings.drainTimeoutSeconds,
     cancel: run.cancel,
+    advice:
+      'the node was given back; relax the PodDisruptionBudget or wait until it allows a disruption, raise ' +
+      'capture.drainTimeout, or refresh from another node (--node)',
     read: () =>
       context.df.callActivityWithRetry(ACTIVITY.drainNodeStep, retryOptions(), {
         cluster,
@@ -667,15 +674,22 @@ function* captureDisk(
 
   setStatus(context, input, 'snapshotting', { node: donor, version: versionName });
   run.onSnapshotRequested();
-  yield* callStep(context, 'snapshotting', ACTIVITY.requestSnapshot, {
-    cluster,
-    subscriptionId: plan.scaleSet.subscriptionId,
-    resourceGroup: plan.scaleSet.resourceGroup,
-    name: snapshotName,
-    location: stopped.location,
-    sourceDiskId: stopped.osDiskId,
-    tags: { 'vmss-prototype.io/source-node': donor, 'vmss-prototype.io/run': run.runTag },
-  });
+  yield* callStep(
+    context,
+    'snapshotting',
+    ACTIVITY.requestSnapshot,
+    {
+      cluster,
+      subscriptionId: plan.scaleSet.subscriptionId,
+      resourceGroup: plan.scaleSet.resourceGroup,
+      name: snapshotName,
+      location: stopped.location,
+      sourceDiskId: stopped.osDiskId,
+      tags: { 'vmss-prototype.io/source-node': donor, 'vmss-prototype.io/run': run.runTag },
+    },
+    `the node was started and given back; check the snapshot quota and permissions in resource group ` +
+      `${plan.scaleSet.resourceGroup} (az snapshot list -g ${plan.scaleSet.resourceGroup}), then run again`,
+  );
   const snapshot = yield* pollUntil<SnapshotView>(context, {
     step: 'snapshotting',
     intervalSeconds: POLL.snapshot.interval,
