@@ -12,6 +12,8 @@ import {
 } from './adapters/azure/credentials.js';
 import { KeyVaultSecretReader } from './adapters/azure/key-vault-secrets.js';
 import { ClientNodeClusterGateway } from './adapters/kubernetes/client-node-cluster-gateway.js';
+import type { RebootNoticeSender } from './adapters/storage-queue/reboot-queue.js';
+import { hostQueueConnection, StorageRebootQueue } from './adapters/storage-queue/reboot-queue.js';
 import type { ActivityHandler } from './application/refresh-activities.js';
 import { createRefreshActivities } from './application/refresh-activities.js';
 import type { ActivityName, PoolRunSettings } from './application/refresh-contracts.js';
@@ -46,6 +48,12 @@ export interface Composition {
   readonly settings: Settings;
   readonly dependencies: RefreshDependencies;
   readonly activities: Record<ActivityName, ActivityHandler>;
+  /**
+   * The reboot-notice queue in the host's own storage account (`AzureWebJobsStorage`, or its
+   * identity-based `__accountName`/`__queueServiceUri` form, the connection the queue trigger listens on).
+   * Built on first use; throws when the host has no storage configured.
+   */
+  rebootQueue(): RebootNoticeSender;
 }
 
 export function compose(options: CompositionOptions): Composition {
@@ -104,15 +112,36 @@ export function compose(options: CompositionOptions): Composition {
       return handle;
     },
   };
-  return { settings, dependencies, activities: createRefreshActivities(dependencies) };
+  let queue: RebootNoticeSender | undefined;
+  const rebootQueue = (): RebootNoticeSender => {
+    if (queue !== undefined) return queue;
+    const env = options.env;
+    const connection = hostQueueConnection(env, () =>
+      createAzureCredential(env['AzureWebJobsStorage__clientId'] ?? settings.azureClientId),
+    );
+    if (connection === undefined) {
+      throw new TerminalError(
+        'RebootQueueNotConfigured',
+        'configuring the reboot queue: AzureWebJobsStorage (or AzureWebJobsStorage__accountName) is not set',
+      );
+    }
+    queue = new StorageRebootQueue(connection, settings.rebootQueue);
+    return queue;
+  };
+  return { settings, dependencies, activities: createRefreshActivities(dependencies), rebootQueue };
 }
 
-let workerComposition: Composition | undefined;
+let worker: Composition | undefined;
 
-/** The function app's activity table, built once per worker from the app settings. */
+/** The function app's composition, built once per worker from the app settings (the one process.env read). */
+export function workerComposition(): Composition {
+  worker ??= compose({ env: process.env });
+  return worker;
+}
+
+/** The function app's activity table. */
 export function refreshActivities(): Promise<Record<ActivityName, ActivityHandler>> {
-  workerComposition ??= compose({ env: process.env });
-  return Promise.resolve(workerComposition.activities);
+  return Promise.resolve(workerComposition().activities);
 }
 
 async function resolveCa(

@@ -3,16 +3,14 @@
  * (pools, status, plan) through the composition's activity table, node lookups for kured notices, and
  * the reboot queue. Handlers take it as an argument, so tests pass a simulator-backed one.
  */
-import { createAzureCredential } from '../../shared/adapters/azure/credentials.js';
 import type { RebootNoticeSender } from '../../shared/adapters/storage-queue/reboot-queue.js';
-import { hostQueueConnection, StorageRebootQueue } from '../../shared/adapters/storage-queue/reboot-queue.js';
 import type { PoolStatus } from '../../shared/application/pool-status.js';
 import type { NoticeClusterScope } from '../../shared/application/reboot-notices.js';
 import { resourceIdOfProviderId } from '../../shared/application/reboot-notices.js';
 import type { PoolPlan } from '../../shared/application/refresh-contracts.js';
 import { ACTIVITY } from '../../shared/application/refresh-contracts.js';
 import type { Composition } from '../../shared/composition-root.js';
-import { compose } from '../../shared/composition-root.js';
+import { workerComposition } from '../../shared/composition-root.js';
 import { selectionPolicyFor } from '../../shared/config/settings.js';
 import { isNotFound } from '../../shared/domain/errors.js';
 
@@ -78,18 +76,7 @@ let worker: TriggerDependencies | undefined;
  */
 export function workerTriggerDependencies(): TriggerDependencies {
   if (worker !== undefined) return worker;
-  const composition = compose({ env: process.env });
-  const connection = hostQueueConnection(process.env, () =>
-    createAzureCredential(process.env['AzureWebJobsStorage__clientId'] ?? process.env['AZURE_CLIENT_ID']),
-  );
-  if (connection === undefined) {
-    throw new Error(
-      'configuring the reboot queue: AzureWebJobsStorage (or AzureWebJobsStorage__accountName) is not set',
-    );
-  }
-  worker = createTriggerDependencies(
-    composition,
-    new StorageRebootQueue(connection, composition.settings.rebootQueue),
-  );
+  const composition = workerComposition();
+  worker = createTriggerDependencies(composition, composition.rebootQueue());
   return worker;
 }
