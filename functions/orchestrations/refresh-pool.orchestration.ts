@@ -338,29 +338,32 @@ function* restoreDonor(
       scaleSet: plan.scaleSet,
       instanceId: donor.instanceId,
     });
-    if (view.powerState !== 'running' && view.powerState !== 'starting') {
-      yield* callStep(context, 'restoring-node', ACTIVITY.requestInstanceStart, {
-        cluster,
-        scaleSet: plan.scaleSet,
-        instanceId: donor.instanceId,
-      });
-    }
-    yield* pollUntil<InstanceView>(context, {
-      step: 'starting-instance',
-      intervalSeconds: POLL.start.interval,
-      timeoutSeconds: POLL.start.timeout,
-      read: () =>
-        context.df.callActivityWithRetry(ACTIVITY.readInstance, retryOptions(), {
+    // Scaled in while we held it: there is no VM to start, and its node goes with it.
+    if (view.exists) {
+      if (view.powerState !== 'running' && view.powerState !== 'starting') {
+        yield* callStep(context, 'restoring-node', ACTIVITY.requestInstanceStart, {
           cluster,
           scaleSet: plan.scaleSet,
           instanceId: donor.instanceId,
-        }),
-      done: (v) => v.powerState === 'running',
-      describe: (v) => `instance ${donor.instanceId} is ${v.powerState}`,
-      advice:
-        `start it by hand (az vmss start -g ${plan.scaleSet.resourceGroup} -n ${plan.scaleSet.name} ` +
-        `--instance-ids ${donor.instanceId}) and check its activity log for the cause (e.g. AllocationFailed)`,
-    });
+        });
+      }
+      yield* pollUntil<InstanceView>(context, {
+        step: 'starting-instance',
+        intervalSeconds: POLL.start.interval,
+        timeoutSeconds: POLL.start.timeout,
+        read: () =>
+          context.df.callActivityWithRetry(ACTIVITY.readInstance, retryOptions(), {
+            cluster,
+            scaleSet: plan.scaleSet,
+            instanceId: donor.instanceId,
+          }),
+        done: (v) => v.powerState === 'running',
+        describe: (v) => `instance ${donor.instanceId} is ${v.powerState}`,
+        advice:
+          `start it by hand (az vmss start -g ${plan.scaleSet.resourceGroup} -n ${plan.scaleSet.name} ` +
+          `--instance-ids ${donor.instanceId}) and check its activity log for the cause (e.g. AllocationFailed)`,
+      });
+    }
   } catch (error) {
     failures.push(stepFailureMessage(error));
   }
@@ -632,6 +635,14 @@ function* captureDisk(
       ])) as [InstanceView, string];
     } catch (error) {
       throw new StepFailure('waiting-for-power-off', stepFailureMessage(error));
+    }
+    if (!view.exists) {
+      throw new StepFailure(
+        'waiting-for-power-off',
+        `instance ${run.instanceId} of scale set ${plan.scaleSet.name} was deleted during the capture ` +
+          `(scaled in by cluster-autoscaler or an operator?); nothing was captured — run again, or name another ` +
+          `node (--node)`,
+      );
     }
     if (view.powerState === 'stopped' || view.powerState === 'deallocated') {
       stopped = view;

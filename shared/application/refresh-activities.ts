@@ -250,8 +250,17 @@ export function createRefreshActivities(deps: RefreshDependencies): Record<Activ
         input,
       );
       const { compute } = await clusterOf(args.cluster);
-      const instance = await compute.getInstance(args.scaleSet, args.instanceId);
+      let instance;
+      try {
+        instance = await compute.getInstance(args.scaleSet, args.instanceId);
+      } catch (error) {
+        if (isNotFound(error)) {
+          return { exists: false, powerState: 'unknown', provisioningState: 'Deleted', location: '' };
+        }
+        throw error;
+      }
       return {
+        exists: true,
         powerState: instance.powerState,
         provisioningState: instance.provisioningState,
         osDiskId: instance.osDiskId,

@@ -143,6 +143,8 @@ export interface DrainStepResult {
 }
 
 export interface InstanceView {
+  /** False when the instance no longer exists (scaled in by the autoscaler or an operator mid-run). */
+  readonly exists: boolean;
   readonly powerState: PowerState;
   readonly provisioningState: ProvisioningState;
   readonly osDiskId?: string;
