@@ -65,6 +65,10 @@ export function withAdvice(message: string, advice: string | undefined): string 
   return advice === undefined || message.includes(advice) ? message : `${message} — ${advice}`;
 }
 
+/** The message a refused sub-orchestration start carries: DTFx's, and the local runner's. */
+export const ALREADY_RUNNING =
+  /\bis already (Running|Pending|ContinuedAsNew|Suspended)\b|\bstatus (Running|Pending|ContinuedAsNew|Suspended) already exists\b|OrchestrationAlreadyExists/i;
+
 /** External event an operator raises to stop a run; the run then gives the node back and fails. */
 export const CANCEL_EVENT = 'cancel';
 

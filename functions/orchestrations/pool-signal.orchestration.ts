@@ -8,7 +8,7 @@ import type { OrchestrationContext, Task, TimerTask } from 'durable-functions';
 import type { RebootNotice } from '../../shared/application/reboot-notices.js';
 import type { PoolRefreshResult, RefreshPoolInput } from '../../shared/application/refresh-contracts.js';
 import { ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
-import { stepFailureMessage } from './orchestration-steps.js';
+import { ALREADY_RUNNING, stepFailureMessage } from './orchestration-steps.js';
 import { poolInstanceId } from './refresh-cluster.orchestration.js';
 
 export const POOL_SIGNAL_ORCHESTRATION = ORCHESTRATION.poolSignal;
@@ -61,10 +61,6 @@ const MAX_CYCLES = 3;
 /** A refresh started by someone else (timer, HTTP) is waited for, polling this often, this many times. */
 const BUSY_RETRY_SECONDS = 300;
 const MAX_BUSY_WAITS = 48;
-
-/** The message a refused sub-orchestration start carries: DTFx's, and the local runner's. */
-const ALREADY_RUNNING =
-  /\bis already (Running|Pending|ContinuedAsNew|Suspended)\b|\bstatus (Running|Pending|ContinuedAsNew|Suspended) already exists\b|OrchestrationAlreadyExists/i;
 
 export function* poolSignalOrchestration(
   context: OrchestrationContext,

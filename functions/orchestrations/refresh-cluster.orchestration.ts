@@ -10,7 +10,7 @@ import type {
   RefreshPoolInput,
 } from '../../shared/application/refresh-contracts.js';
 import { ACTIVITY, ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
-import { callStep, retryOptions, stepFailureMessage } from './orchestration-steps.js';
+import { ALREADY_RUNNING, callStep, retryOptions, stepFailureMessage } from './orchestration-steps.js';
 
 export interface RefreshClusterInput {
   readonly cluster: string;
@@ -113,7 +113,15 @@ export function* refreshClusterOrchestration(
     const index = inFlight.findIndex((f) => f.task === winner);
     const finished = inFlight.splice(index, 1)[0];
     if (finished === undefined) continue;
-    if (winner.isFaulted) {
+    if (winner.isFaulted && ALREADY_RUNNING.test(stepFailureMessage(winner.result))) {
+      // Another trigger (HTTP, a reboot notice) is refreshing this pool right now: that run is the refresh.
+      results.push({
+        cluster,
+        pool: finished.pool,
+        outcome: 'skipped',
+        reason: `already refreshing (instance ${poolInstanceId(cluster, finished.pool)}, started by another trigger)`,
+      });
+    } else if (winner.isFaulted) {
       // The child's message reads "<step>: <cause>" (a StepFailure): keep the step it failed in.
       const message = stepFailureMessage(winner.result);
       const separator = message.indexOf(': ');
