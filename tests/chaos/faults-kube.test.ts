@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import { kubeApiDown } from '../../sim/world/faults.js';
-import { nodeOf, POOL2 } from '../e2e/harness.js';
+import { nodeOf, POOL2, withUndrainablePod } from '../e2e/harness.js';
 import { assertInvariants, failureOf, startChaos, summaryTable } from './chaos-harness.js';
 
 const DONOR = nodeOf(POOL2, 1);
@@ -98,16 +98,7 @@ void describe('Kubernetes and donor faults during a refresh', { concurrency: fal
 
   void it('eviction blocked forever by a PodDisruptionBudget: drain timeout, clean failure', async () => {
     const chaos = await startChaos({
-      scenario: (scenario) => {
-        scenario.clusters[0]?.workloads.push({
-          kind: 'Deployment',
-          namespace: 'default',
-          name: 'singleton-db',
-          replicas: 1,
-          nodeSelector: { 'kubernetes.io/hostname': DONOR },
-          pdb: { maxUnavailable: 0 },
-        });
-      },
+      scenario: withUndrainablePod(DONOR),
       settings: (cluster) => {
         cluster.capture = { ...cluster.capture, drainTimeout: '3m' };
       },

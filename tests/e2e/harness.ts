@@ -102,3 +102,20 @@ export const POOL2 = 'k8s-pool2-12345678-vmss';
 export function nodeOf(pool: string, index: number): string {
   return `${pool}${index.toString(36).padStart(6, '0')}`;
 }
+
+/**
+ * A scenario change that pins a one-replica Deployment to `node` behind a PodDisruptionBudget that never
+ * allows a disruption: the node cannot be drained.
+ */
+export function withUndrainablePod(node: string): (scenario: ScenarioData) => void {
+  return (scenario) => {
+    scenario.clusters[0]?.workloads.push({
+      kind: 'Deployment',
+      namespace: 'default',
+      name: 'singleton-db',
+      replicas: 1,
+      nodeSelector: { 'kubernetes.io/hostname': node },
+      pdb: { minAvailable: 1 },
+    });
+  };
+}
