@@ -31,7 +31,7 @@ export interface SessionOptions {
   readonly timeFactor?: number;
   readonly stateDir: string;
   readonly onStatus?: (status: OrchestrationStatus) => void;
-  /** Extra activity wrapper (tests use it to stop a run at a chosen boundary). */
+  /** App settings to use instead of the process environment (real Azure mode, without --settings). */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 

@@ -6,7 +6,6 @@
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
 
-import { writeConnectionFile } from '../sim/connection.js';
 import { UsageError } from './args.js';
 import type { Clock } from './runner/index.js';
 import type { SimulatorConnection } from './sim-session.js';
@@ -100,5 +99,3 @@ function adminCall(
     call.end(payload);
   });
 }
-
-export { writeConnectionFile };

@@ -121,6 +121,8 @@ export interface PollSpec<T> {
   readonly cancel?: CancelWatch;
   /** What the operator can do when the wait times out. */
   readonly advice?: string;
+  /** Runs after a round that is not done, before the sleep: a wait that must act on what it sees. */
+  readonly between?: (value: T) => Generator<Task, void, unknown>;
 }
 
 /** Monitor pattern: read until `done`, sleeping on durable timers, failing after `timeoutSeconds`. */
@@ -136,6 +138,7 @@ export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>):
       throw new StepFailure(spec.step, stepFailureMessage(error));
     }
     if (spec.done(value)) return value;
+    if (spec.between !== undefined) yield* spec.between(value);
     const now = context.df.currentUtcDateTime.getTime();
     if (now >= deadline) {
       throw new StepFailure(

@@ -9,7 +9,7 @@ import type {
   PoolRefreshResult,
   RefreshPoolInput,
 } from '../../shared/application/refresh-contracts.js';
-import { ACTIVITY, ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
+import { ACTIVITY, ORCHESTRATION, outcomeOfPlan } from '../../shared/application/refresh-contracts.js';
 import { ALREADY_RUNNING, callStep, retryOptions, stepFailureMessage } from './orchestration-steps.js';
 
 export interface RefreshClusterInput {
@@ -77,13 +77,13 @@ export function* refreshClusterOrchestration(
     if (plan.decision.kind === 'refresh' && input.dryRun !== true) {
       toRefresh.push(plan);
     } else {
-      const outcome =
-        plan.decision.kind === 'refresh'
-          ? 'planned'
-          : plan.decision.kind === 'skip'
-            ? 'skipped'
-            : plan.decision.kind;
-      results.push({ cluster, pool: plan.pool, outcome, reason: plan.decision.reason, plan });
+      results.push({
+        cluster,
+        pool: plan.pool,
+        outcome: outcomeOfPlan(plan.decision),
+        reason: plan.decision.reason,
+        plan,
+      });
     }
   }
   // Pools in name order, whatever order their plans finished in: deterministic and readable.

@@ -19,7 +19,7 @@ import type {
   ScaleSetImageView,
   SnapshotView,
 } from '../../shared/application/refresh-contracts.js';
-import { ACTIVITY } from '../../shared/application/refresh-contracts.js';
+import { ACTIVITY, outcomeOfPlan } from '../../shared/application/refresh-contracts.js';
 import type { ImageVersionRef, StorageAccountType } from '../../shared/domain/compute.js';
 import { buildImageVersionTags, nextImageVersionName } from '../../shared/domain/image-version.js';
 import { buildPrepScript } from '../../shared/domain/prep-script.js';
@@ -28,7 +28,6 @@ import {
   callStep,
   pollUntil,
   retryOptions,
-  sleepUnlessCancelled,
   StepFailure,
   stepFailureMessage,
   watchCancel,
@@ -37,11 +36,9 @@ import {
 /** How often each wait polls, and how long it may take before the run fails (seconds). */
 export const POLL = {
   drain: { interval: 5, timeout: 0 /* from settings */ },
-  prepPod: { interval: 10, timeout: 15 * 60 },
   powerOff: { interval: 15, timeout: 20 * 60 },
   snapshot: { interval: 15, timeout: 60 * 60 },
   start: { interval: 15, timeout: 20 * 60 },
-  nodeReady: { interval: 15, timeout: 20 * 60 },
   imageVersion: { interval: 60, timeout: 8 * 60 * 60 },
   imageVersionDeletion: { interval: 30, timeout: 60 * 60 },
   scaleSetUpdate: { interval: 10, timeout: 30 * 60 },
@@ -49,9 +46,6 @@ export const POLL = {
   // Giving the donor back outlasts an API server outage: the activity retries alone span ~35 s.
   restore: { interval: 60, timeout: 30 * 60 },
 } as const;
-
-/** Marks the nodes we hold, so an operator sees which run cordoned a node and why. */
-export const RUN_ANNOTATION = 'vmss-prototype.io/capture-run';
 
 function isoAt(context: OrchestrationContext): string {
   return context.df.currentUtcDateTime.toISOString();
@@ -71,19 +65,6 @@ function setStatus(
     ...extra,
   };
   context.df.setCustomStatus(status);
-}
-
-function terminalOutcome(plan: PoolPlan): PoolRefreshResult['outcome'] {
-  switch (plan.decision.kind) {
-    case 'up-to-date':
-      return 'up-to-date';
-    case 'skip':
-      return 'skipped';
-    case 'refused':
-      return 'refused';
-    case 'refresh':
-      return 'planned';
-  }
 }
 
 /** Snapshot names allow 80 characters of `[A-Za-z0-9_.-]`. */
@@ -120,7 +101,7 @@ export function* refreshPoolOrchestration(
     node: input.node,
   });
   if (plan.decision.kind !== 'refresh' || input.dryRun === true || plan.image === undefined) {
-    const outcome = terminalOutcome(plan);
+    const outcome = outcomeOfPlan(plan.decision);
     const reason = plan.decision.reason;
     setStatus(context, input, 'done', { detail: `${outcome}: ${reason}` });
     return { cluster, pool, outcome, reason, plan };
@@ -191,7 +172,6 @@ export function* refreshPoolOrchestration(
     prior,
     runTag,
     prepPodName,
-    cordoned: cordonedAt !== undefined,
   });
   if (captureError !== undefined || restore.failures.length > 0) {
     if (snapshotRequested) {
@@ -306,7 +286,10 @@ export function* refreshPoolOrchestration(
   };
 }
 
-/** Starts the donor if needed, waits until its node is Ready, and restores its prior state. */
+/**
+ * Deletes the prep pod, starts the donor if needed and waits until it runs, then restores the node's prior
+ * state (uncordoned only if we cordoned it; our annotations removed). Failures are returned, not thrown.
+ */
 function* restoreDonor(
   context: OrchestrationContext,
   input: RefreshPoolInput,
@@ -317,7 +300,6 @@ function* restoreDonor(
     prior: NodePriorState;
     runTag: string;
     prepPodName: string;
-    cordoned: boolean;
   },
 ): Generator<Task, { restoredAt: Date; failures: string[] }, unknown> {
   const { cluster } = input;
@@ -367,18 +349,16 @@ function* restoreDonor(
   } catch (error) {
     failures.push(stepFailureMessage(error));
   }
-  {
-    try {
-      // Restoring annotations and schedulability is what matters most: it runs even if the start failed.
-      yield* callStepPersistently(context, 'restoring-node', ACTIVITY.restoreNode, {
-        cluster,
-        node: donor.donor,
-        prior: donor.prior,
-        runTag: donor.runTag,
-      });
-    } catch (error) {
-      failures.push(stepFailureMessage(error));
-    }
+  try {
+    // Restoring annotations and schedulability is what matters most: it runs even if the start failed.
+    yield* callStepPersistently(context, 'restoring-node', ACTIVITY.restoreNode, {
+      cluster,
+      node: donor.donor,
+      prior: donor.prior,
+      runTag: donor.runTag,
+    });
+  } catch (error) {
+    failures.push(stepFailureMessage(error));
   }
   const restoredAt = context.df.currentUtcDateTime;
   if (!prepPodDeleted) {
@@ -613,15 +593,14 @@ function* captureDisk(
   // off, and waiting the full power-off timeout for it would keep the donor out of service for nothing.
   // A script that ran to its end (disk prepared and synced) while the guest is still up gets the power
   // off through the API instead.
-  const waitStartedAt = context.df.currentUtcDateTime.getTime();
-  const deadline = waitStartedAt + POLL.powerOff.timeout * 1000;
   let poweredOffThroughApi = false;
-  let stopped: InstanceView;
-  for (;;) {
-    let view: InstanceView;
-    let prepPhase: string;
-    try {
-      [view, prepPhase] = (yield context.df.Task.all([
+  const [stopped] = yield* pollUntil<[InstanceView, string]>(context, {
+    step: 'waiting-for-power-off',
+    intervalSeconds: POLL.powerOff.interval,
+    timeoutSeconds: POLL.powerOff.timeout,
+    cancel: run.cancel,
+    read: () =>
+      context.df.Task.all([
         context.df.callActivityWithRetry(ACTIVITY.readInstance, retryOptions(), {
           cluster,
           scaleSet: plan.scaleSet,
@@ -632,53 +611,40 @@ function* captureDisk(
           namespace: settings.prepNamespace,
           name: run.prepPodName,
         }),
-      ])) as [InstanceView, string];
-    } catch (error) {
-      throw new StepFailure('waiting-for-power-off', stepFailureMessage(error));
-    }
-    if (!view.exists) {
-      throw new StepFailure(
-        'waiting-for-power-off',
-        `instance ${run.instanceId} of scale set ${plan.scaleSet.name} was deleted during the capture ` +
-          `(scaled in by cluster-autoscaler or an operator?); nothing was captured — run again, or name another ` +
-          `node (--node)`,
-      );
-    }
-    if (view.powerState === 'stopped' || view.powerState === 'deallocated') {
-      stopped = view;
-      break;
-    }
-    if (prepPhase === 'Failed') {
-      throw new StepFailure(
-        'preparing-disk',
-        `prep pod ${settings.prepNamespace}/${run.prepPodName} on node ${donor} failed before powering the ` +
-          `host off; see its logs (kubectl -n ${settings.prepNamespace} logs ${run.prepPodName}) and check ` +
-          `capture.prepImage (it needs nsenter and must be pullable on the node)`,
-      );
-    }
-    if (prepPhase === 'Succeeded' && view.powerState === 'running' && !poweredOffThroughApi) {
-      yield* callStep(context, 'waiting-for-power-off', ACTIVITY.requestInstancePowerOff, {
-        cluster,
-        scaleSet: plan.scaleSet,
-        instanceId: run.instanceId,
-      });
-      poweredOffThroughApi = true;
-    }
-    const now = context.df.currentUtcDateTime.getTime();
-    if (now >= deadline) {
-      throw new StepFailure(
-        'waiting-for-power-off',
-        `timed out after ${Math.round((now - waitStartedAt) / 1000)} s: instance ${run.instanceId} is ` +
-          `${view.powerState}, prep pod ${prepPhase}`,
-      );
-    }
-    yield* sleepUnlessCancelled(
-      context,
-      'waiting-for-power-off',
-      new Date(Math.min(deadline, now + POLL.powerOff.interval * 1000)),
-      run.cancel,
-    );
-  }
+      ]),
+    done: ([view, prepPhase]) => {
+      if (!view.exists) {
+        throw new StepFailure(
+          'waiting-for-power-off',
+          `instance ${run.instanceId} of scale set ${plan.scaleSet.name} was deleted during the capture ` +
+            `(scaled in by cluster-autoscaler or an operator?); nothing was captured — run again, or name ` +
+            `another node (--node)`,
+        );
+      }
+      if (view.powerState === 'stopped' || view.powerState === 'deallocated') return true;
+      if (prepPhase === 'Failed') {
+        throw new StepFailure(
+          'preparing-disk',
+          `prep pod ${settings.prepNamespace}/${run.prepPodName} on node ${donor} failed before powering the ` +
+            `host off; see its logs (kubectl -n ${settings.prepNamespace} logs ${run.prepPodName}) and check ` +
+            `capture.prepImage (it needs nsenter and must be pullable on the node)`,
+        );
+      }
+      return false;
+    },
+    between: function* ([view, prepPhase]) {
+      if (prepPhase === 'Succeeded' && view.powerState === 'running' && !poweredOffThroughApi) {
+        yield* callStep(context, 'waiting-for-power-off', ACTIVITY.requestInstancePowerOff, {
+          cluster,
+          scaleSet: plan.scaleSet,
+          instanceId: run.instanceId,
+        });
+        poweredOffThroughApi = true;
+      }
+    },
+    describe: ([view, prepPhase]) =>
+      `instance ${run.instanceId} is ${view.powerState}, prep pod ${prepPhase}`,
+  });
   if (stopped.osDiskId === undefined) {
     throw new StepFailure('snapshotting', `instance ${run.instanceId} has no managed OS disk to snapshot`);
   }

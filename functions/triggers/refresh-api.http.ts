@@ -335,33 +335,49 @@ async function guarded(context: InvocationContext, run: () => Promise<HttpRespon
   }
 }
 
-export function registerRefreshApi(): void {
-  df.app.client.http('refreshClusterApi', {
+type ApiHandler = (
+  request: HttpRequest,
+  client: df.DurableClient,
+  context: InvocationContext,
+  deps: TriggerDependencies,
+) => Promise<HttpResponse>;
+
+/** The API's routes; every one needs a function key (never anonymous). */
+const ROUTES: readonly { name: string; route: string; method: 'GET' | 'POST'; handle: ApiHandler }[] = [
+  {
+    name: 'refreshClusterApi',
     route: 'clusters/{cluster}/refresh',
-    methods: ['POST'],
-    authLevel: 'function',
-    handler: (request: HttpRequest, client: df.DurableClient, context: InvocationContext) =>
-      guarded(context, () => handleRefreshRequest(request, client, context, workerTriggerDependencies())),
-  });
-  df.app.client.http('clusterStatusApi', {
+    method: 'POST',
+    handle: handleRefreshRequest,
+  },
+  {
+    name: 'clusterStatusApi',
     route: 'clusters/{cluster}/status',
-    methods: ['GET'],
-    authLevel: 'function',
-    handler: (request: HttpRequest, client: df.DurableClient, context: InvocationContext) =>
-      guarded(context, () => handleStatusRequest(request, client, context, workerTriggerDependencies())),
-  });
-  df.app.client.http('cancelPoolRefreshApi', {
+    method: 'GET',
+    handle: handleStatusRequest,
+  },
+  {
+    name: 'cancelPoolRefreshApi',
     route: 'clusters/{cluster}/pools/{pool}/cancel',
-    methods: ['POST'],
-    authLevel: 'function',
-    handler: (request: HttpRequest, client: df.DurableClient, context: InvocationContext) =>
-      guarded(context, () => handleCancelRequest(request, client, context, workerTriggerDependencies())),
-  });
-  df.app.client.http('clusterPlanApi', {
+    method: 'POST',
+    handle: handleCancelRequest,
+  },
+  {
+    name: 'clusterPlanApi',
     route: 'clusters/{cluster}/plan',
-    methods: ['GET'],
-    authLevel: 'function',
-    handler: (request: HttpRequest, _client: df.DurableClient, context: InvocationContext) =>
-      guarded(context, () => handlePlanRequest(request, context, workerTriggerDependencies())),
-  });
+    method: 'GET',
+    handle: (request, _client, context, deps) => handlePlanRequest(request, context, deps),
+  },
+];
+
+export function registerRefreshApi(): void {
+  for (const { name, route, method, handle } of ROUTES) {
+    df.app.client.http(name, {
+      route,
+      methods: [method],
+      authLevel: 'function',
+      handler: (request: HttpRequest, client: df.DurableClient, context: InvocationContext) =>
+        guarded(context, () => handle(request, client, context, workerTriggerDependencies())),
+    });
+  }
 }

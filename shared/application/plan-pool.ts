@@ -4,6 +4,7 @@
  * is exactly this and changes nothing.
  */
 import { formatDuration } from '../config/duration.js';
+import type { ClusterNode } from '../domain/cluster-node.js';
 import type { ImageVersion } from '../domain/compute.js';
 import { isNotFound, NotFoundError } from '../domain/errors.js';
 import type { NodeVerdict, PoolImageFacts } from '../domain/prototype-selection.js';
@@ -21,11 +22,17 @@ import { instanceOfNode, newestUsableVersion, provenanceOf } from './image-facts
 import type { NodeVerdictView, PoolDecision, PoolPlan } from './refresh-contracts.js';
 import type { ClusterHandle, ConfiguredPool, PoolConfiguration } from './refresh-dependencies.js';
 
-/** The pools of a cluster: configured ones, or every scale set that has nodes in it (`all`). */
-export async function listPoolsOfCluster(handle: ClusterHandle): Promise<ConfiguredPool[]> {
+/**
+ * The pools of a cluster: configured ones, or every scale set that has nodes in it (`all`). Pass the
+ * cluster's nodes when the caller has them already: `all` is discovered from them instead of listing again.
+ */
+export async function listPoolsOfCluster(
+  handle: ClusterHandle,
+  listed?: readonly ClusterNode[],
+): Promise<ConfiguredPool[]> {
   const configured = handle.configuration.pools;
   if (configured !== 'all') return [...configured];
-  const nodes = await handle.kube.listNodes();
+  const nodes = listed ?? (await handle.kube.listNodes());
   const groups = groupNodesByScaleSet(nodes);
   const pools = new Map<string, ConfiguredPool>();
   for (const members of groups.byScaleSet.values()) {
@@ -38,8 +45,12 @@ export async function listPoolsOfCluster(handle: ClusterHandle): Promise<Configu
   return [...pools.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
-export async function findPool(handle: ClusterHandle, poolName: string): Promise<ConfiguredPool> {
-  const pools = await listPoolsOfCluster(handle);
+export async function findPool(
+  handle: ClusterHandle,
+  poolName: string,
+  listed?: readonly ClusterNode[],
+): Promise<ConfiguredPool> {
+  const pools = await listPoolsOfCluster(handle, listed);
   const pool = pools.find((candidate) => candidate.name === poolName);
   if (pool === undefined) {
     throw new NotFoundError(
@@ -119,11 +130,14 @@ export async function planPoolForCluster(
   now: Date,
 ): Promise<PoolPlan> {
   const cluster = handle.configuration;
-  const pool = await findPool(handle, poolName);
+  // One listing serves both pool discovery (`all`) and the selection; a configured pool is checked first,
+  // so an unknown name costs no request.
+  const configuredPool = cluster.pools === 'all' ? undefined : await findPool(handle, poolName);
+  const nodes = await handle.kube.listNodes();
+  const pool = configuredPool ?? (await findPool(handle, poolName, nodes));
   const configuration = cluster.poolConfiguration(pool);
   const scaleSet = await handle.compute.getScaleSet(pool.scaleSet);
   const eligibility = checkScaleSetEligibility(scaleSet);
-  const nodes = await handle.kube.listNodes();
   const image = eligibility.eligible ? await currentImageFacts(handle, scaleSet, configuration) : undefined;
   const selection = selectPrototypeNodeForPool(groupNodesByScaleSet(nodes), {
     pool: { scaleSet: pool.scaleSet },

@@ -9,7 +9,7 @@ import { SCALE_DOWN_DISABLED_ANNOTATION } from '../domain/cluster-node.js';
 import type { ImageVersion } from '../domain/compute.js';
 import { NO_OP_CLOUD_CONFIG } from '../domain/compute.js';
 import { planDrain } from '../domain/drain.js';
-import { isNotFound, isRefreshError, NotFoundError, TerminalError } from '../domain/errors.js';
+import { isNotFound, isRefreshError, TerminalError } from '../domain/errors.js';
 import type { PrunableImageVersion } from '../domain/pruning.js';
 import { selectVersionsToPrune } from '../domain/pruning.js';
 import type { ClusterGateway } from '../ports/cluster-gateway.js';
@@ -29,7 +29,7 @@ import type {
   SnapshotView,
 } from './refresh-contracts.js';
 import { ACTIVITY } from './refresh-contracts.js';
-import type { ClusterHandle, ConfiguredPool, RefreshDependencies } from './refresh-dependencies.js';
+import type { ClusterHandle, RefreshDependencies } from './refresh-dependencies.js';
 
 /** Marks the node we hold: which run cordoned it (visible to operators, and the proof we own the cordon). */
 export const CAPTURE_RUN_ANNOTATION = 'vmss-prototype.io/capture-run';
@@ -626,9 +626,3 @@ function pinnedVersionName(modelImageId: string): string | undefined {
   const match = /\/versions\/([^/]+)$/i.exec(modelImageId);
   return match?.[1];
 }
-
-export function notConfigured(kind: string, name: string): NotFoundError {
-  return new NotFoundError(`${kind}NotConfigured`, `${kind.toLowerCase()} ${name} is not configured`);
-}
-
-export type { ConfiguredPool };

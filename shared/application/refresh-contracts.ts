@@ -106,6 +106,20 @@ export type PoolDecision =
   | { readonly kind: 'skip'; readonly reason: string }
   | { readonly kind: 'refused'; readonly reason: string };
 
+/** What a run that stops after planning reports: a `refresh` decision not carried out is `planned`. */
+export function outcomeOfPlan(decision: PoolDecision): 'planned' | 'up-to-date' | 'skipped' | 'refused' {
+  switch (decision.kind) {
+    case 'refresh':
+      return 'planned';
+    case 'up-to-date':
+      return 'up-to-date';
+    case 'skip':
+      return 'skipped';
+    case 'refused':
+      return 'refused';
+  }
+}
+
 export interface PoolPlan extends PoolTarget {
   readonly scaleSet: ScaleSetRef & { readonly id: string; readonly location: string };
   readonly decision: PoolDecision;

@@ -150,13 +150,7 @@ export function renderScaleSetVm(
     vmId: record.vmId,
     hardwareProfile: { vmSize: details.vmSize },
     storageProfile: instanceStorageProfile(details),
-    osProfile: {
-      computerName: record.computerName,
-      adminUsername: details.adminUsername,
-      linuxConfiguration: { disablePasswordAuthentication: true, provisionVMAgent: true },
-      allowExtensionOperations: true,
-      requireGuestProvisionSignal: true,
-    },
+    osProfile: instanceOsProfile(details),
     networkProfile: { networkInterfaces: [] },
     provisioningState: record.provisioningState,
     timeCreated: record.timeCreated,
@@ -174,6 +168,17 @@ export function renderScaleSetVm(
   };
 }
 
+/** The OS profile ARM shows on an instance or member VM (the same for Uniform and Flexible). */
+function instanceOsProfile(details: NonNullable<ReturnType<ComputeState['instanceDetails']>>): JsonObject {
+  return {
+    computerName: details.record.computerName,
+    adminUsername: details.adminUsername,
+    linuxConfiguration: { disablePasswordAuthentication: true, provisionVMAgent: true },
+    allowExtensionOperations: true,
+    requireGuestProvisionSignal: true,
+  };
+}
+
 /** A Flexible scale-set member (`Microsoft.Compute/virtualMachines` with `virtualMachineScaleSet.id`). */
 export function renderVirtualMachine(
   state: ComputeState,
@@ -187,13 +192,7 @@ export function renderVirtualMachine(
     vmId: record.vmId,
     hardwareProfile: { vmSize: details.vmSize },
     storageProfile: instanceStorageProfile(details),
-    osProfile: {
-      computerName: record.computerName,
-      adminUsername: details.adminUsername,
-      linuxConfiguration: { disablePasswordAuthentication: true, provisionVMAgent: true },
-      allowExtensionOperations: true,
-      requireGuestProvisionSignal: true,
-    },
+    osProfile: instanceOsProfile(details),
     networkProfile: { networkInterfaces: [] },
     virtualMachineScaleSet: { id: record.scaleSetId },
     provisioningState: record.provisioningState,

@@ -14,12 +14,13 @@ import { fileURLToPath } from 'node:url';
 
 import { checkRefreshedWorld } from '../../cli/demo-checks.js';
 import { createDurableRunner, createFileStore } from '../../cli/runner/index.js';
-import { connectSimulator, writeConnectionFile } from '../../cli/sim-connection.js';
+import { connectSimulator } from '../../cli/sim-connection.js';
 import type { SimulatorSession } from '../../cli/sim-session.js';
 import { connectionOf, startSimulatorSession } from '../../cli/sim-session.js';
 import { ORCHESTRATORS } from '../../functions/orchestrations/index.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import { compose } from '../../shared/composition-root.js';
+import { writeConnectionFile } from '../../sim/connection.js';
 import { POOL2, sampleScenario } from './harness.js';
 
 const RUNNER = fileURLToPath(new URL('./fixtures/crash-runner.js', import.meta.url));
