@@ -25,7 +25,7 @@ param clusters array
 
 @description('Resource groups besides the clusters\' own where the compute role is needed: pools (pools[].resourceGroup) or galleries (gallery.resourceGroup) kept elsewhere.')
 @maxLength(3)
-param extraResourceGroups array = []
+param extraResourceGroups string[] = []
 
 @description('VMSSP_SCHEDULE: six-field NCRONTAB (UTC) of the timer that refreshes every cluster.')
 param schedule string = '0 0 3 * * *'
@@ -83,7 +83,7 @@ param instanceMemoryMB int = 2048
 param logRetentionInDays int = 30
 
 @description('Tags applied to every resource created.')
-param tags object = {}
+param tags { *: string } = {}
 
 // ---------------------------------------------------------------------------------------------------------
 // Names and derived values
@@ -173,7 +173,7 @@ var rebootOperations = [
 // ---------------------------------------------------------------------------------------------------------
 // The app's resource group
 
-resource rg 'Microsoft.Resources/resourceGroups@2024-03-01' = {
+resource rg 'Microsoft.Resources/resourceGroups@2025-04-01' = {
   name: names.resourceGroup
   location: location
   tags: allTags
@@ -262,7 +262,7 @@ module functionApp 'modules/function-app.bicep' = {
     rebootQueueName: storage.outputs.rebootQueueName
     quietPeriod: quietPeriod
     eventsTopicEndpoint: eventsTopicEndpoint
-    secretSettings: tokenSettings
+    keyVaultReferences: tokenSettings
   }
 }
 
@@ -308,7 +308,7 @@ module healthSender 'modules/queue-sender-role.bicep' = if (healthResourcesEvent
   name: 'vmssp-health-sender'
   scope: rg
   params: {
-    principalId: healthTopic.outputs.principalId
+    principalId: healthTopic!.outputs.principalId
     storageAccountName: storage.outputs.name
     queueName: storage.outputs.rebootQueueName
   }
@@ -319,7 +319,7 @@ module healthSubscription 'modules/event-subscription.bicep' = if (healthResourc
   scope: rg
   dependsOn: [healthSender]
   params: {
-    topicName: healthTopic.outputs.name
+    topicName: healthTopic!.outputs.name
     name: 'vmssp-reboots'
     includedEventTypes: [
       'Microsoft.ResourceNotifications.HealthResources.AvailabilityStatusChanged'
@@ -349,7 +349,7 @@ module resourceGroupSenders 'modules/queue-sender-role.bicep' = [
     name: 'vmssp-rg-sender-${uniqueString(group)}'
     scope: rg
     params: {
-      principalId: resourceGroupTopics[index].outputs.principalId
+      principalId: resourceGroupTopics[index]!.outputs.principalId
       storageAccountName: storage.outputs.name
       queueName: storage.outputs.rebootQueueName
     }
@@ -362,7 +362,7 @@ module resourceGroupSubscriptions 'modules/event-subscription.bicep' = [
     scope: resourceGroup(group)
     dependsOn: [resourceGroupSenders[index]]
     params: {
-      topicName: resourceGroupTopics[index].outputs.name
+      topicName: resourceGroupTopics[index]!.outputs.name
       name: 'vmssp-reboots'
       includedEventTypes: ['Microsoft.Resources.ResourceActionSuccess']
       advancedFilters: [

@@ -8,11 +8,11 @@ param roleName string
 
 @description('Microsoft.Compute actions the role grants (from infra/azure/compute-actions.json).')
 @minLength(1)
-param actions array
+param actions string[]
 
 @description('Resource group ids the role may be assigned on: the cluster resource groups, nothing wider.')
 @minLength(1)
-param assignableScopes array
+param assignableScopes string[]
 
 resource role 'Microsoft.Authorization/roleDefinitions@2022-04-01' = {
   name: guid(subscription().id, roleName)

@@ -9,10 +9,10 @@ param name string
 
 @description('Event types delivered; everything else is dropped by Event Grid.')
 @minLength(1)
-param includedEventTypes array
+param includedEventTypes string[]
 
 @description('Advanced filters, all of which must match (Event Grid allows 25 filter values in total).')
-param advancedFilters array = []
+param advancedFilters resourceInput<'Microsoft.EventGrid/systemTopics/eventSubscriptions@2025-02-15'>.properties.filter.advancedFilters = []
 
 @description('Resource id of the storage account holding the queue.')
 param storageAccountId string

@@ -12,7 +12,7 @@ param planName string
 param location string
 
 @description('Tags applied to the plan and app.')
-param tags object = {}
+param tags { *: string } = {}
 
 @description('Resource id of the user-assigned identity the app runs as.')
 param identityId string
@@ -62,10 +62,10 @@ param quietPeriod string
 @description('VMSSP_EVENTS_TOPIC_ENDPOINT: Event Grid topic endpoint, or empty.')
 param eventsTopicEndpoint string
 
-@description('VMSSP_SECRET_<CLUSTER>_TOKEN settings: name → @Microsoft.KeyVault(SecretUri=…) reference.')
-param secretSettings object
+@description('VMSSP_SECRET_<CLUSTER>_TOKEN settings: name → @Microsoft.KeyVault(SecretUri=…) reference. Only where the token is kept, never a token: the platform resolves each reference with the app\'s identity.')
+param keyVaultReferences { *: string }
 
-resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
+resource plan 'Microsoft.Web/serverfarms@2025-03-01' = {
   name: planName
   location: location
   tags: tags
@@ -79,7 +79,7 @@ resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
   }
 }
 
-resource site 'Microsoft.Web/sites@2024-04-01' = {
+resource site 'Microsoft.Web/sites@2025-03-01' = {
   name: name
   location: location
   tags: tags
@@ -125,7 +125,7 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
 }
 
 // Publishing with a user name and password (FTP, SCM basic auth) would be a credential outside Entra ID.
-resource ftpCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = {
+resource ftpCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2025-03-01' = {
   parent: site
   name: 'ftp'
   properties: {
@@ -133,7 +133,7 @@ resource ftpCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@
   }
 }
 
-resource scmCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = {
+resource scmCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2025-03-01' = {
   parent: site
   name: 'scm'
   properties: {
@@ -141,33 +141,31 @@ resource scmCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@
   }
 }
 
-var appSettings = union(
-  {
-    // Host: identity-based storage connection (no connection string, no key).
-    AzureWebJobsStorage__accountName: storageAccountName
-    AzureWebJobsStorage__credential: 'managedidentity'
-    AzureWebJobsStorage__clientId: identityClientId
-    // Host: telemetry, ingested with an Entra token of the identity.
-    APPLICATIONINSIGHTS_CONNECTION_STRING: applicationInsightsConnectionString
-    APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identityClientId};Authorization=AAD'
-    // App: read by loadSettings (shared/config/settings.ts).
-    VMSSP_CLUSTERS: clustersJson
-    VMSSP_SCHEDULE: schedule
-    VMSSP_TASK_HUB: taskHub
-    VMSSP_MAX_PARALLEL_POOLS: string(maxParallelPools)
-    VMSSP_REBOOT_QUEUE: rebootQueueName
-    VMSSP_QUIET_PERIOD: quietPeriod
-    VMSSP_EVENTS_TOPIC_ENDPOINT: eventsTopicEndpoint
-    AZURE_CLIENT_ID: identityClientId
-  },
-  secretSettings
-)
+// The app's own settings and the host's; the token references are added where the settings are written.
+var appSettings = {
+  // Host: identity-based storage connection (no connection string, no key).
+  AzureWebJobsStorage__accountName: storageAccountName
+  AzureWebJobsStorage__credential: 'managedidentity'
+  AzureWebJobsStorage__clientId: identityClientId
+  // Host: telemetry, ingested with an Entra token of the identity.
+  APPLICATIONINSIGHTS_CONNECTION_STRING: applicationInsightsConnectionString
+  APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identityClientId};Authorization=AAD'
+  // App: read by loadSettings (shared/config/settings.ts).
+  VMSSP_CLUSTERS: clustersJson
+  VMSSP_SCHEDULE: schedule
+  VMSSP_TASK_HUB: taskHub
+  VMSSP_MAX_PARALLEL_POOLS: string(maxParallelPools)
+  VMSSP_REBOOT_QUEUE: rebootQueueName
+  VMSSP_QUIET_PERIOD: quietPeriod
+  VMSSP_EVENTS_TOPIC_ENDPOINT: eventsTopicEndpoint
+  AZURE_CLIENT_ID: identityClientId
+}
 
 // Replaces the whole set: a setting removed here disappears from the app on the next deployment.
-resource settings 'Microsoft.Web/sites/config@2024-04-01' = {
+resource settings 'Microsoft.Web/sites/config@2025-03-01' = {
   parent: site
   name: 'appsettings'
-  properties: appSettings
+  properties: union(appSettings, keyVaultReferences)
 }
 
 output name string = site.name

@@ -8,9 +8,9 @@ param name string
 param location string
 
 @description('Tags applied to the identity.')
-param tags object = {}
+param tags { *: string } = {}
 
-resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
+resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2024-11-30' = {
   name: name
   location: location
   tags: tags

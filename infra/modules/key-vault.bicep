@@ -10,9 +10,9 @@ param name string
 param location string
 
 @description('Tags applied to the vault.')
-param tags object = {}
+param tags { *: string } = {}
 
-resource vault 'Microsoft.KeyVault/vaults@2023-07-01' = {
+resource vault 'Microsoft.KeyVault/vaults@2025-05-01' = {
   name: name
   location: location
   tags: tags

@@ -12,14 +12,14 @@ param applicationInsightsName string
 param location string
 
 @description('Tags applied to both resources.')
-param tags object = {}
+param tags { *: string } = {}
 
 @description('Days Log Analytics keeps data (30 is included in the ingestion price).')
 @minValue(30)
 @maxValue(730)
 param retentionInDays int = 30
 
-resource workspace 'Microsoft.OperationalInsights/workspaces@2023-09-01' = {
+resource workspace 'Microsoft.OperationalInsights/workspaces@2025-07-01' = {
   name: logAnalyticsName
   location: location
   tags: tags

@@ -14,16 +14,16 @@ param queueName string
 // Storage Queue Data Message Sender: add messages only (no read, peek or delete).
 var storageQueueDataMessageSender = 'c6a89b2d-59bc-44d0-9896-0f6e12d7b80a'
 
-resource account 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
+resource account 'Microsoft.Storage/storageAccounts@2025-06-01' existing = {
   name: storageAccountName
 }
 
-resource queueService 'Microsoft.Storage/storageAccounts/queueServices@2023-05-01' existing = {
+resource queueService 'Microsoft.Storage/storageAccounts/queueServices@2025-06-01' existing = {
   parent: account
   name: 'default'
 }
 
-resource queue 'Microsoft.Storage/storageAccounts/queueServices/queues@2023-05-01' existing = {
+resource queue 'Microsoft.Storage/storageAccounts/queueServices/queues@2025-06-01' existing = {
   parent: queueService
   name: queueName
 }

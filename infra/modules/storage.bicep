@@ -11,7 +11,7 @@ param name string
 param location string
 
 @description('Tags applied to the account.')
-param tags object = {}
+param tags { *: string } = {}
 
 @description('Replication of the account. ZRS survives a zone outage where the region has zones.')
 @allowed(['Standard_LRS', 'Standard_ZRS', 'Standard_GRS', 'Standard_GZRS'])
@@ -25,7 +25,7 @@ param deploymentContainerName string
 @maxLength(56)
 param rebootQueueName string
 
-resource account 'Microsoft.Storage/storageAccounts@2023-05-01' = {
+resource account 'Microsoft.Storage/storageAccounts@2025-06-01' = {
   name: name
   location: location
   tags: tags
@@ -50,12 +50,12 @@ resource account 'Microsoft.Storage/storageAccounts@2023-05-01' = {
   }
 }
 
-resource blobService 'Microsoft.Storage/storageAccounts/blobServices@2023-05-01' = {
+resource blobService 'Microsoft.Storage/storageAccounts/blobServices@2025-06-01' = {
   parent: account
   name: 'default'
 }
 
-resource deploymentContainer 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' = {
+resource deploymentContainer 'Microsoft.Storage/storageAccounts/blobServices/containers@2025-06-01' = {
   parent: blobService
   name: deploymentContainerName
   properties: {
@@ -63,19 +63,19 @@ resource deploymentContainer 'Microsoft.Storage/storageAccounts/blobServices/con
   }
 }
 
-resource queueService 'Microsoft.Storage/storageAccounts/queueServices@2023-05-01' = {
+resource queueService 'Microsoft.Storage/storageAccounts/queueServices@2025-06-01' = {
   parent: account
   name: 'default'
 }
 
-resource rebootQueue 'Microsoft.Storage/storageAccounts/queueServices/queues@2023-05-01' = {
+resource rebootQueue 'Microsoft.Storage/storageAccounts/queueServices/queues@2025-06-01' = {
   parent: queueService
   name: rebootQueueName
 }
 
 // The Functions host moves a message here after maxDequeueCount failed attempts. Created up front so an
 // alert or a dashboard can point at it before the first failure.
-resource rebootPoisonQueue 'Microsoft.Storage/storageAccounts/queueServices/queues@2023-05-01' = {
+resource rebootPoisonQueue 'Microsoft.Storage/storageAccounts/queueServices/queues@2025-06-01' = {
   parent: queueService
   name: '${rebootQueueName}-poison'
 }

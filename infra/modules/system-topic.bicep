@@ -11,7 +11,7 @@ param source string
 param topicType string
 
 @description('Tags applied to the topic.')
-param tags object = {}
+param tags { *: string } = {}
 
 resource topic 'Microsoft.EventGrid/systemTopics@2025-02-15' = {
   name: name
