@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 
 import { z } from 'zod';
 
-import { readRepoFile } from './bicep-text.js';
+import { readRepoFile } from './repo-files.js';
 
 const ComputeAction = z.strictObject({ action: z.string(), why: z.string() });
 const ComputeActions = z.array(ComputeAction).min(1);

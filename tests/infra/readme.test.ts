@@ -1,14 +1,16 @@
 // Keeps infra/README.md true to the templates: the role table lists exactly compute-actions.json, every
-// parameter and output is documented, and the deployment command is the one that works.
+// parameter and output of the compiled template is documented, and the deployment command is the one that
+// works.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 
 import { z } from 'zod';
 
-import { outputDeclarations, paramDeclarations, readRepoFile, stripComments } from './bicep-text.js';
+import { type ArmTemplate, parseTemplate } from './arm-template.js';
+import { mainTemplate, pinnedBicepVersion } from './bicep-cli.js';
+import { readRepoFile } from './repo-files.js';
 
 const readme = readRepoFile('infra/README.md');
-const main = stripComments(readRepoFile('infra/main.bicep'));
 const actions = z
   .array(z.object({ action: z.string(), why: z.string() }))
   .parse(JSON.parse(readRepoFile('infra/azure/compute-actions.json')));
@@ -51,7 +53,7 @@ void describe('infra/README.md', () => {
   void it('shows the subscription deployment command', () => {
     assert.ok(
       readme.includes(
-        'az deployment sub create --location <region> --template-file infra/main.bicep --parameters @infra/main.parameters.json',
+        'az deployment sub create --location <region> --template-file infra/main.bicep --parameters infra/main.bicepparam',
       ),
     );
   });
@@ -66,22 +68,23 @@ void describe('infra/README.md', () => {
   });
 
   const documented = codeRows(section('## Parameters', '## App settings')).map(([name]) => name);
+  let main: ArmTemplate;
 
-  for (const param of paramDeclarations(main)) {
-    void it(`documents parameter ${param.name}`, () => assert.ok(documented.includes(param.name)));
-  }
+  before(async () => {
+    main = parseTemplate(await mainTemplate());
+  });
 
-  void it('documents no parameter main.bicep lacks', () => {
-    const declared = paramDeclarations(main).map((param) => param.name);
-    assert.deepEqual(
-      documented.filter((name) => !declared.includes(name)),
-      [],
-    );
+  void it('documents every parameter of the compiled template, and no other', () => {
+    assert.deepEqual([...documented].sort(), Object.keys(main.parameters).sort());
   });
 
   void it('names every output', () => {
     const outputs = section('Outputs:', 'None is a secret');
-    for (const output of outputDeclarations(main))
-      assert.ok(outputs.includes(`\`${output.name}\``), output.name);
+    for (const name of Object.keys(main.outputs)) assert.ok(outputs.includes(`\`${name}\``), name);
+  });
+
+  void it('names the pinned Bicep version and the command that installs it', () => {
+    assert.ok(readme.includes(`Bicep CLI ${pinnedBicepVersion()}`), `Bicep CLI ${pinnedBicepVersion()}`);
+    assert.ok(readme.includes('npm run bicep:install'));
   });
 });
