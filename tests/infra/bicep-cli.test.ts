@@ -21,6 +21,7 @@ import {
   passed,
   pinnedBicepVersion,
   runBicep,
+  summary,
 } from './bicep-cli.js';
 import { readRepoFile, REPO_ROOT } from './repo-files.js';
 
@@ -78,6 +79,7 @@ void describe('the pinned Bicep CLI', () => {
 void describe('bicep build, build-params and lint of infra/', () => {
   void it('builds infra/main.bicep with no compiler diagnostic and no error', async (t) => {
     const { run, json } = await buildToJson('infra/main.bicep');
+    t.diagnostic(summary('bicep build infra/main.bicep', run));
     assert.ok(passed(run), describeRun(run));
     assert.ok(json !== undefined, 'an ARM template was written');
     const warnings = run.diagnostics.filter((diagnostic) => diagnostic.level !== 'error');
@@ -91,8 +93,9 @@ void describe('bicep build, build-params and lint of infra/', () => {
   });
 
   for (const file of parameterFiles) {
-    void it(`builds ${file} against the template it names`, async () => {
+    void it(`builds ${file} against the template it names`, async (t) => {
       const { run, json } = await buildToJson(file);
+      t.diagnostic(summary(`bicep build-params ${file}`, run));
       assert.ok(passed(run), describeRun(run));
       const parameters = z.object({ parameters: z.record(z.string(), z.unknown()) }).parse(json).parameters;
       assert.ok(Object.keys(parameters).length > 0);
@@ -101,6 +104,7 @@ void describe('bicep build, build-params and lint of infra/', () => {
 
   void it('lints every .bicep and .bicepparam file under infra/ with no error', async (t) => {
     const run = await runBicep(['lint', '--pattern', 'infra/**/*.bicep*']);
+    t.diagnostic(summary("bicep lint --pattern 'infra/**/*.bicep*'", run));
     assert.ok(passed(run), describeRun(run));
     const warnings = run.diagnostics.filter((diagnostic) => diagnostic.level !== 'error');
     if (warnings.length > 0) t.diagnostic(`bicep lint warnings:\n${formatDiagnostics(warnings)}`);

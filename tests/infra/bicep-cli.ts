@@ -132,11 +132,11 @@ function sarifDiagnostics(sarif: z.infer<typeof Sarif>, root: string): BicepDiag
   );
 }
 
-/** Runs `bicep <args> --diagnostics-format sarif` and parses the diagnostics it writes to stderr. */
-export async function runBicep(
-  args: readonly string[],
-  options: { root?: string; cwd?: string } = {},
-): Promise<BicepRun> {
+/**
+ * Runs `bicep <args> --diagnostics-format sarif` in `root` (the repository, or a copy of infra/) and parses
+ * the diagnostics.
+ */
+export async function runBicep(args: readonly string[], options: { root?: string } = {}): Promise<BicepRun> {
   const root = options.root ?? REPO_ROOT;
   const binary = bicepBinary(REPO_ROOT);
   const withFormat = args.includes('--version') ? [...args] : [...args, '--diagnostics-format', 'sarif'];
@@ -145,7 +145,7 @@ export async function runBicep(
       binary,
       withFormat,
       {
-        cwd: options.cwd ?? root,
+        cwd: root,
         maxBuffer: 64 * 1024 * 1024,
         timeout: 180_000,
       },
@@ -181,6 +181,13 @@ export function failures(run: BicepRun): BicepDiagnostic[] {
   return run.diagnostics.filter(
     (diagnostic) => diagnostic.level === 'error' || /^BCP\d+$/.test(diagnostic.code),
   );
+}
+
+/** One line for the test output, e.g. "bicep build infra/main.bicep (Bicep CLI 0.49.2): exit 0, 0 errors, 0 warnings". */
+export function summary(step: string, run: BicepRun): string {
+  const count = (level: BicepDiagnostic['level']): number =>
+    run.diagnostics.filter((diagnostic) => diagnostic.level === level).length;
+  return `${step} (Bicep CLI ${pinnedBicepVersion()}): exit ${run.exitCode}, ${count('error')} errors, ${count('warning')} warnings`;
 }
 
 export function formatDiagnostics(diagnostics: readonly BicepDiagnostic[]): string {
