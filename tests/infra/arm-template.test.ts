@@ -1,7 +1,7 @@
-// Checks the ARM template the pinned Bicep compiler makes of infra/main.bicep (and the parameters file it
-// makes of infra/main.bicepparam): the resources deployed, least privilege, no secrets, app settings equal
-// to the keys the app reads, and the wiring an operator relies on. Compiling and linting themselves are
-// tested in bicep-cli.test.ts.
+// Builds infra/main.bicep and every .bicepparam with the pinned Bicep CLI (any compiler diagnostic or error
+// fails), then checks the ARM template and parameters it makes: the resources deployed, least privilege,
+// no secrets, app settings equal to the keys the app reads, and the wiring an operator relies on. The
+// linter and deliberately broken templates are tested in bicep-cli.test.ts.
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,7 +31,15 @@ import {
   prop,
   resourcesOf,
 } from './arm-template.js';
-import { mainParameters, mainTemplate } from './bicep-cli.js';
+import {
+  buildOnce,
+  describeRun,
+  formatDiagnostics,
+  mainParameters,
+  mainTemplate,
+  passed,
+  summary,
+} from './bicep-cli.js';
 import { readRepoFile, REPO_ROOT } from './repo-files.js';
 
 /** App settings only Azure needs: identity-based host storage and Entra-authenticated telemetry. */
@@ -102,6 +110,40 @@ before(async () => {
   const json = await mainTemplate();
   main = parseTemplate(json);
   mainText = JSON.stringify(json);
+});
+
+function filesUnder(directory: string, suffix: string): string[] {
+  return readdirSync(join(REPO_ROOT, directory), { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith(suffix))
+    .map((name) => `${directory}/${name.split('\\').join('/')}`)
+    .sort();
+}
+
+void describe('bicep build and build-params of infra/', () => {
+  void it('builds infra/main.bicep with no compiler diagnostic and no error', async (t) => {
+    const { run, json } = await buildOnce('infra/main.bicep');
+    t.diagnostic(summary('bicep build infra/main.bicep', run));
+    assert.ok(passed(run), describeRun(run));
+    assert.ok(json !== undefined, 'an ARM template was written');
+    const warnings = run.diagnostics.filter((diagnostic) => diagnostic.level !== 'error');
+    if (warnings.length > 0) t.diagnostic(`bicep build warnings:\n${formatDiagnostics(warnings)}`);
+  });
+
+  const parameterFiles = filesUnder('infra', '.bicepparam');
+
+  void it('has a parameters file to build', () => {
+    assert.ok(parameterFiles.includes('infra/main.bicepparam'), parameterFiles.join(', '));
+  });
+
+  for (const file of parameterFiles) {
+    void it(`builds ${file} against the template it names`, async (t) => {
+      const { run, json } = await buildOnce(file);
+      t.diagnostic(summary(`bicep build-params ${file}`, run));
+      assert.ok(passed(run), describeRun(run));
+      const parameters = z.object({ parameters: z.record(z.string(), z.unknown()) }).parse(json).parameters;
+      assert.ok(Object.keys(parameters).length > 0);
+    });
+  }
 });
 
 function module(symbol: string): ArmTemplate {

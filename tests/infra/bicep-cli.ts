@@ -222,22 +222,29 @@ export async function buildToJson(
   }
 }
 
-let compiledMain: Promise<{ run: BicepRun; json: unknown }> | undefined;
-let compiledParameters: Promise<{ run: BicepRun; json: unknown }> | undefined;
+const builds = new Map<string, Promise<{ run: BicepRun; json: unknown }>>();
 
-/**
- * infra/main.bicep compiled to an ARM template (once per test process). Throws, with the diagnostics, when
- * the build fails: the ARM checks only make sense on a template that compiles.
- */
-export async function mainTemplate(): Promise<unknown> {
-  compiledMain ??= buildToJson('infra/main.bicep');
-  return passedJson(await compiledMain, 'infra/main.bicep');
+/** `buildToJson(file)` in the repository, once per test process. */
+export function buildOnce(file: string): Promise<{ run: BicepRun; json: unknown }> {
+  let build = builds.get(file);
+  if (build === undefined) {
+    build = buildToJson(file);
+    builds.set(file, build);
+  }
+  return build;
 }
 
-/** infra/main.bicepparam compiled to a deployment parameters file (once per test process). */
+/**
+ * infra/main.bicep compiled to an ARM template. Throws, with the diagnostics, when the build fails: the ARM
+ * checks only make sense on a template that compiles.
+ */
+export async function mainTemplate(): Promise<unknown> {
+  return passedJson(await buildOnce('infra/main.bicep'), 'infra/main.bicep');
+}
+
+/** infra/main.bicepparam compiled to a deployment parameters file. */
 export async function mainParameters(): Promise<unknown> {
-  compiledParameters ??= buildToJson('infra/main.bicepparam');
-  return passedJson(await compiledParameters, 'infra/main.bicepparam');
+  return passedJson(await buildOnce('infra/main.bicepparam'), 'infra/main.bicepparam');
 }
 
 function passedJson(result: { run: BicepRun; json: unknown }, file: string): unknown {
