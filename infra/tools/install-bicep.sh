@@ -21,8 +21,8 @@ esac
 version="$(sed -n 's:.*<BicepVersion>\(.*\)</BicepVersion>.*:\1:p' "$project")"
 binary="$cache/packages/azure.bicep.commandline.$runtime/$version/tools/bicep"
 
-if [ -x "$binary" ] && "$binary" --version >/dev/null 2>&1; then
-  echo "bicep: $("$binary" --version) already installed in .ci/.bicep"
+if [ -x "$binary" ] && installed="$("$binary" --version 2>/dev/null)"; then
+  echo "bicep: $installed already installed in .ci/.bicep"
   exit 0
 fi
 if ! command -v dotnet >/dev/null 2>&1; then
