@@ -36,12 +36,27 @@ export function describeFailure(error: unknown): FailureReport {
   if (!(error instanceof Error)) return { exitCode: 1, message: String(error) };
   // The simulator's scenario file is given on the command line: a mistake in it is a usage error.
   if (error.name === 'ScenarioError') return { exitCode: 2, message: error.message };
-  if (isRefreshError(error) || !BUG_ERRORS.has(error.name)) return { exitCode: 1, message: error.message };
+  if (isRefreshError(error) || !BUG_ERRORS.has(error.name)) {
+    return { exitCode: 1, message: withResumeHint(error.message) };
+  }
   return {
     exitCode: 1,
     message: `unexpected failure (a bug; please report it with the trace below): ${error.message}`,
     ...(error.stack === undefined ? {} : { stack: error.stack }),
   };
+}
+
+/**
+ * The local runner refuses to start an instance whose earlier run is still recorded as running: that
+ * run was interrupted (killed, Ctrl-C), and resuming it is what gives its node back.
+ */
+function withResumeHint(message: string): string {
+  const running = /\binstance (\S+) is already (?:Running|Pending)\b/.exec(message);
+  if (running === null) return message;
+  return (
+    `${message}: an earlier run was interrupted; continue it with \`vmss-prototype refresh --resume ${running[1] ?? ''}\` ` +
+    '(same settings and --state-dir), see docs/interrupted-runs.md'
+  );
 }
 
 /** The text written to stderr for a failure. */

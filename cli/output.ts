@@ -10,8 +10,8 @@ import type { CommandResult } from './commands.js';
 export const DEFAULT_WIDTH = 120;
 
 const GAP = '  ';
-/** A column is not wrapped narrower than this (or than its header or its longest word). */
-const MIN_COLUMN = 12;
+/** A column is not wrapped narrower than this, nor than its longest unbreakable piece. */
+const MIN_COLUMN = 8;
 
 export interface RenderOptions {
   /** Total width to fit tables into (the terminal's columns; DEFAULT_WIDTH otherwise). */
@@ -20,8 +20,8 @@ export interface RenderOptions {
 
 /**
  * Aligns columns. When the table is wider than `width`, the widest columns are narrowed and their cells
- * wrap at word boundaries onto continuation lines; no text is dropped. A table that cannot fit without
- * splitting words is left wider than `width`. The last column is not padded.
+ * wrap at spaces (or after "/") onto continuation lines; no text is dropped. A table that cannot fit
+ * without splitting a name is left wider than `width`. The last column is not padded.
  */
 export function table(
   header: readonly string[],
@@ -35,15 +35,11 @@ export function table(
   const widths = header.map((title, column) =>
     Math.max(title.length, ...body.map((row) => (row[column] ?? '').length)),
   );
-  // A column is narrowed no further than its longest word: names and ids stay whole, prose wraps.
+  // A column is narrowed no further than its longest unbreakable piece: names and ids stay whole.
   const floors = header.map((title, column) =>
     Math.min(
       widths[column] ?? 0,
-      Math.max(
-        title.length,
-        MIN_COLUMN,
-        ...body.map((row) => Math.max(0, ...(row[column] ?? '').split(' ').map((word) => word.length))),
-      ),
+      Math.max(MIN_COLUMN, longestPiece(title), ...body.map((row) => longestPiece(row[column] ?? ''))),
     ),
   );
   const total = (): number => widths.reduce((sum, w) => sum + w, 0) + GAP.length * (widths.length - 1);
@@ -75,26 +71,38 @@ export function table(
   return [...render(cellsOf(header)), ...body.flatMap(render)].join('\n');
 }
 
-/** Breaks text into lines of at most `width` characters at spaces; a longer word is split. */
+/** Where a line may break: at spaces, and after a "/" inside a word (resource paths, scale set ids). */
+function pieces(text: string): { readonly text: string; readonly spaced: boolean }[] {
+  return text
+    .split(' ')
+    .flatMap((word, index) =>
+      word.split(/(?<=\/)/).map((part, partIndex) => ({ text: part, spaced: index > 0 && partIndex === 0 })),
+    );
+}
+
+/** The longest piece of text that a line break cannot split (a name, an id). */
+function longestPiece(text: string): number {
+  return Math.max(0, ...pieces(text).map((piece) => piece.text.length));
+}
+
+/** Breaks text into lines of at most `width` characters at spaces or after "/"; a longer piece is split. */
 export function wrap(text: string, width: number): string[] {
   if (text.length <= width) return [text];
   const lines: string[] = [];
   let current = '';
-  for (let word of text.split(' ')) {
-    while (word.length > width) {
-      if (current !== '') {
-        lines.push(current);
-        current = '';
-      }
-      lines.push(word.slice(0, width));
-      word = word.slice(width);
+  for (const piece of pieces(text)) {
+    let rest = piece.text;
+    const separator = current !== '' && piece.spaced ? ' ' : '';
+    if (current !== '' && current.length + separator.length + rest.length <= width) {
+      current += separator + rest;
+      continue;
     }
-    if (current === '') current = word;
-    else if (current.length + 1 + word.length <= width) current += ` ${word}`;
-    else {
-      lines.push(current);
-      current = word;
+    if (current !== '') lines.push(current);
+    while (rest.length > width) {
+      lines.push(rest.slice(0, width));
+      rest = rest.slice(width);
     }
+    current = rest;
   }
   if (current !== '') lines.push(current);
   return lines;

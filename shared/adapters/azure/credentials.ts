@@ -23,12 +23,18 @@ export const NO_CREDENTIAL_FIX =
   'user-assigned managed identity and set AZURE_CLIENT_ID to its client id';
 
 /** DefaultAzureCredential, pinned to a user-assigned managed identity when `clientId` is given. */
-export function createAzureCredential(clientId?: string): AzureCredential {
+export function createAzureCredential(
+  clientId?: string,
+  options: Pick<ExplainOptions, 'deadlineMs'> = {},
+): AzureCredential {
   const credential =
     clientId === undefined
       ? new DefaultAzureCredential()
       : new DefaultAzureCredential({ managedIdentityClientId: clientId });
-  return explainCredentialFailures(credential, clientId === undefined ? {} : { clientId });
+  return explainCredentialFailures(credential, {
+    ...options,
+    ...(clientId === undefined ? {} : { clientId }),
+  });
 }
 
 export interface ExplainOptions {
@@ -63,7 +69,6 @@ export function explainCredentialFailures(
             ),
           );
         }, deadlineMs);
-        timer.unref();
       });
       const caller = getOptions?.abortSignal;
       if (caller?.aborted === true) controller.abort();
