@@ -7,14 +7,8 @@ import { readFileSync } from 'node:fs';
 
 import type { CliOptions } from './args.js';
 import { helpText, parseArgs } from './args.js';
-import { runCommand } from './commands.js';
-import { exitCodeOf } from './exit-codes.js';
 import { describeFailure, failureText } from './failures.js';
-import { DEFAULT_WIDTH, render } from './output.js';
-import { checkPreconditions } from './preconditions.js';
-import { createProgressPrinter } from './progress.js';
 import type { Session } from './session.js';
-import { openSession } from './session.js';
 
 function version(): string {
   const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -23,7 +17,23 @@ function version(): string {
   return typeof manifest.version === 'string' ? manifest.version : 'unknown';
 }
 
+/** Runs a command. Its modules (the Azure and Kubernetes clients, the runner) load only now: help is instant. */
 async function run(options: CliOptions): Promise<number> {
+  const [
+    { runCommand },
+    { exitCodeOf },
+    { DEFAULT_WIDTH, render },
+    { checkPreconditions },
+    progress,
+    { openSession },
+  ] = await Promise.all([
+    import('./commands.js'),
+    import('./exit-codes.js'),
+    import('./output.js'),
+    import('./preconditions.js'),
+    import('./progress.js'),
+    import('./session.js'),
+  ]);
   let session: Session | undefined;
   try {
     session = await openSession({
@@ -32,7 +42,7 @@ async function run(options: CliOptions): Promise<number> {
       ...(options.sim === undefined ? {} : { sim: options.sim }),
       ...(options.simConnect === undefined ? {} : { simConnect: options.simConnect }),
       ...(options.timeFactor === undefined ? {} : { timeFactor: options.timeFactor }),
-      onStatus: createProgressPrinter(process.stderr, { json: options.json }),
+      onStatus: progress.createProgressPrinter(process.stderr, { json: options.json }),
     });
     await checkPreconditions(session, options);
     const result = await runCommand(session, options);
