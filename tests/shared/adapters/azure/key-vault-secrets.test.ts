@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { RestError } from '@azure/core-rest-pipeline';
 
 import { createStaticCredential } from '../../../../shared/adapters/azure/credentials.js';
-import { keyVaultError,KeyVaultSecretReader } from '../../../../shared/adapters/azure/key-vault-secrets.js';
+import { keyVaultError, KeyVaultSecretReader } from '../../../../shared/adapters/azure/key-vault-secrets.js';
 import { NotFoundError, TerminalError, TransientError } from '../../../../shared/domain/errors.js';
 
 const ACTION = 'reading secret prod-token from https://kv-vmssp.vault.azure.net';
