@@ -84,7 +84,7 @@ async function demo(): Promise<number> {
     const simulatedSeconds = Math.round((simulator.clock.now() - simStart) / 1000);
     const requests = simulator.running.log.snapshot();
     process.stdout.write(
-      `\nsimulated time ${formatSeconds(simulatedSeconds)}, wall time ${((performance.now() - wallStart) / 1000).toFixed(1)} s, ` +
+      `\nsimulated time ${formatSeconds(simulatedSeconds)}, wall time ${formatSeconds((performance.now() - wallStart) / 1000)}, ` +
         `ARM requests ${requests.byApi.arm}, Kubernetes requests ${requests.byApi.kube}\n`,
     );
     const failed = failures.length > 0 || checks.some((check) => !check.ok);

@@ -7,6 +7,7 @@
 import type { AccessToken, GetTokenOptions, TokenCredential } from '@azure/core-auth';
 import { DefaultAzureCredential } from '@azure/identity';
 
+import { formatDuration } from '../../domain/duration-text.js';
 import { TerminalError, TransientError } from '../../domain/errors.js';
 
 export type AzureCredential = TokenCredential;
@@ -65,7 +66,7 @@ export function explainCredentialFailures(
             new TransientError(
               'AzureCredentialTimeout',
               `getting an Azure token for ${scope}: no credential source answered within ` +
-                `${Math.round(deadlineMs / 1000)}s; ${NO_CREDENTIAL_FIX}`,
+                `${formatDuration(deadlineMs / 1000)}; ${NO_CREDENTIAL_FIX}`,
             ),
           );
         }, deadlineMs);

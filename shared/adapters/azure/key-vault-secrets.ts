@@ -8,6 +8,7 @@
  */
 import { SecretClient } from '@azure/keyvault-secrets';
 
+import { formatDuration } from '../../domain/duration-text.js';
 import { isRefreshError, NotFoundError, TerminalError, TransientError } from '../../domain/errors.js';
 import type { AzureCredential } from './credentials.js';
 
@@ -165,7 +166,7 @@ function unreachable(
   elapsedMs: number,
 ): TerminalError {
   const code = transportCode(rest);
-  const waited = `${Math.max(1, Math.round(elapsedMs / 1000))}s`;
+  const waited = formatDuration(Math.max(1, elapsedMs / 1000));
   if (code === 'ENOTFOUND') {
     return new TerminalError(
       'KeyVaultNotFound',
