@@ -13,7 +13,7 @@ import { isRefreshError, NotFoundError, TerminalError, TransientError } from '..
 import type { AzureCredential } from './credentials.js';
 
 /** The whole read, retries included. */
-export const VAULT_DEADLINE_MS = 12_000;
+export const VAULT_DEADLINE_MS = 10_000;
 /** One attempt: Key Vault answers in well under a second when it is reachable. */
 const VAULT_TRY_TIMEOUT_MS = 5_000;
 const VAULT_RETRY = { maxRetries: 2, retryDelayInMs: 500, maxRetryDelayInMs: 2_000 } as const;
