@@ -1,7 +1,8 @@
 /**
- * Command-line parsing for `vmss-prototype`. Every mistake is reported with the flag, what was wrong
- * and what is accepted, and nothing starts.
+ * Command-line parsing for `vmss-prototype`: the commands, their options and help texts. Every mistake is
+ * reported with the flag, what was wrong and what is accepted, and nothing starts.
  */
+import { didYouMean } from '../shared/config/settings-issues.js';
 
 export type Command = 'status' | 'plan' | 'refresh';
 
@@ -10,6 +11,7 @@ export interface CliOptions {
   readonly cluster?: string;
   readonly pool?: string;
   readonly node?: string;
+  /** Machine-readable: the result as JSON on stdout, progress as one JSON event per line on stderr. */
   readonly json: boolean;
   /** Run against an in-process simulator with this scenario (`true`: the sample scenario). */
   readonly sim?: string | true;
@@ -25,67 +27,224 @@ export interface CliOptions {
   readonly resume?: string;
 }
 
+/** What the command line asks for: a run, a help text, or the version. */
+export type ParsedArgs =
+  | { readonly kind: 'run'; readonly options: CliOptions }
+  | { readonly kind: 'help'; readonly command?: Command }
+  | { readonly kind: 'version' };
+
+/** A mistake on the command line or in what it points at; exit code 2, nothing started. */
 export class UsageError extends Error {
-  constructor(message: string) {
+  /** The command whose help the message refers to, when there is one. */
+  readonly command: Command | undefined;
+
+  constructor(message: string, command?: Command) {
     super(message);
     this.name = 'UsageError';
+    this.command = command;
   }
 }
 
-export const USAGE = `usage: vmss-prototype <command> [options]
+interface OptionSpec {
+  /** `<value>` placeholder, or undefined for a switch. */
+  readonly value?: string;
+  /** The value may be left out (`--sim` alone: the sample scenario). */
+  readonly optionalValue?: boolean;
+  readonly help: string;
+}
 
-commands:
-  status                 per pool: image version in use, what built it, how old it is
-  plan                   dry run of auto mode: what would be refreshed and why, per node
-  refresh                refresh pools: auto mode, one pool (--pool), or from a named node (--pool --node)
+const OPTIONS = {
+  '--cluster': { value: '<name>', help: 'cluster from the settings (default: every configured cluster)' },
+  '--pool': {
+    value: '<name>',
+    help: 'one pool (its name in the settings, or the scale set name with "all")',
+  },
+  '--node': { value: '<name>', help: 'capture this node instead of choosing one (needs --pool)' },
+  '--resume': { value: '<instance id>', help: 'continue a run that was interrupted (ids: see --state-dir)' },
+  '--json': { help: 'result as JSON on stdout; progress as one JSON object per line on stderr' },
+  '--settings': {
+    value: '<file>',
+    help: 'app settings in local.settings.json form (default: the environment)',
+  },
+  '--sim': {
+    value: '[scenario.yaml]',
+    optionalValue: true,
+    help: 'run against an in-process simulator (default: the sample cluster)',
+  },
+  '--sim-connect': { value: '<file>', help: 'a simulator started with `npm run sim` (its connection.json)' },
+  '--time-factor': { value: '<n>', help: 'simulated seconds per wall second with --sim (default 200)' },
+  '--state-dir': { value: '<dir>', help: 'where run histories are kept for --resume (default .runs)' },
+  '-h, --help': { help: 'this text' },
+} as const satisfies Record<string, OptionSpec>;
 
-options:
-  --cluster <name>       cluster from the settings (default: the only configured one)
-  --pool <name>          restrict to one pool
-  --node <name>          refresh from this node instead of auto selection (needs --pool)
-  --json                 machine-readable output on stdout
-  --sim [scenario.yaml]  run against an in-process simulator (default: the sample scenario)
-  --sim-connect <file>   use a simulator running in another process (its connection.json)
-  --time-factor <n>      simulator speed, simulated seconds per wall second (default 200)
-  --settings <file>      app settings in local.settings.json form (default: environment)
-  --state-dir <dir>      where run histories are kept (default .runs)
-  --resume <instanceId>  resume a run that was interrupted (refresh only)
-  -h, --help             this text
+type OptionName = Exclude<keyof typeof OPTIONS, '-h, --help'>;
 
-exit codes: 0 done (refused and skipped pools are decisions, not failures), 1 a run failed, 2 bad usage or settings`;
-
-const COMMANDS: readonly Command[] = ['status', 'plan', 'refresh'];
-const VALUE_FLAGS = new Set([
+const COMMON: readonly OptionName[] = [
   '--cluster',
-  '--pool',
-  '--node',
-  '--time-factor',
+  '--json',
   '--settings',
+  '--sim',
   '--sim-connect',
+  '--time-factor',
   '--state-dir',
-  '--resume',
-]);
+];
+
+interface CommandSpec {
+  readonly summary: string;
+  readonly usage: readonly string[];
+  readonly description: string;
+  readonly options: readonly OptionName[];
+  readonly examples: readonly string[];
+}
+
+const COMMANDS: Readonly<Record<Command, CommandSpec>> = {
+  status: {
+    summary: 'per pool: the image version in use, the node it was built from, its age',
+    usage: ['vmss-prototype status [--cluster <name>] [--json] [source]'],
+    description:
+      'Reads every pool of each cluster and shows the gallery image version its new instances get, which\n' +
+      'node it was built from and when, and whether the pool can be refreshed (or why not). Changes nothing.',
+    options: COMMON,
+    examples: ['vmss-prototype status --sim', 'vmss-prototype status --settings local.settings.json'],
+  },
+  plan: {
+    summary: 'dry run of auto mode: what would be refreshed and why, with a verdict per node',
+    usage: ['vmss-prototype plan [--cluster <name>] [--pool <name>] [--json] [source]'],
+    description:
+      'Runs auto mode up to its decision: per pool, the node that would be captured (or why none), and\n' +
+      "every node's verdict. Changes nothing in Azure or the cluster.",
+    options: ['--pool', ...COMMON],
+    examples: [
+      'vmss-prototype plan --sim',
+      'vmss-prototype plan --pool=agents --settings local.settings.json',
+    ],
+  },
+  refresh: {
+    summary: 'refresh pools: auto mode, one pool (--pool), or from a named node (--pool --node)',
+    usage: [
+      'vmss-prototype refresh [--cluster <name>] [--pool <name> [--node <name>]] [--json] [source]',
+      'vmss-prototype refresh --resume <instance id> [source]',
+    ],
+    description:
+      'Captures the chosen node of each pool into a new gallery image version and points the scale set at\n' +
+      'it. The node is cordoned and drained for the capture and always given back as it was. Progress goes\n' +
+      'to stderr; an interrupted run continues with --resume (histories are kept in --state-dir).',
+    options: ['--pool', '--node', '--resume', ...COMMON],
+    examples: [
+      'vmss-prototype refresh --sim',
+      'vmss-prototype refresh --pool agents --node k8s-agents-31415926-vmss000002 --settings local.settings.json',
+      'vmss-prototype refresh --resume refresh:prod-weu:agents --settings local.settings.json',
+    ],
+  },
+};
+
+const COMMAND_NAMES = Object.keys(COMMANDS) as Command[];
+
+const SOURCES =
+  'source: --settings <file> (real Azure, DefaultAzureCredential: `az login` or a managed identity), the\n' +
+  'environment when none is given, --sim [scenario.yaml], or --sim-connect <connection.json>.';
+
+export const EXIT_CODES =
+  'exit codes:\n' +
+  '  0  done (pools that auto mode refused or skipped are decisions, not failures)\n' +
+  '  1  a run failed, Azure or the cluster could not be reached, or the pool or node you named was\n' +
+  '     refused or skipped\n' +
+  '  2  bad usage or settings: nothing was started';
+
+function optionLines(names: readonly (OptionName | '-h, --help')[]): string {
+  const rows = names.map((name) => {
+    const spec: OptionSpec = OPTIONS[name];
+    return [`${name}${spec.value === undefined ? '' : ` ${spec.value}`}`, spec.help] as const;
+  });
+  const width = Math.max(...rows.map(([flag]) => flag.length));
+  return rows.map(([flag, help]) => `  ${flag.padEnd(width)}  ${help}`).join('\n');
+}
+
+/** The help text: of one command, or the overview. */
+export function helpText(command?: Command): string {
+  if (command === undefined) {
+    const width = Math.max(...COMMAND_NAMES.map((name) => name.length));
+    return [
+      'vmss-prototype: keeps the OS image of self-managed Kubernetes node pools on Azure VM Scale Sets fresh',
+      '',
+      'usage: vmss-prototype <command> [options]',
+      '       vmss-prototype <command> --help',
+      '       vmss-prototype --version',
+      '',
+      'commands:',
+      ...COMMAND_NAMES.map((name) => `  ${name.padEnd(width)}  ${COMMANDS[name].summary}`),
+      '',
+      SOURCES,
+      'Options take their value as `--pool agents` or `--pool=agents`.',
+      'Documentation: docs/README.md in the repository.',
+      '',
+      EXIT_CODES,
+    ].join('\n');
+  }
+  const spec = COMMANDS[command];
+  return [
+    `usage: ${spec.usage.join('\n       ')}`,
+    '',
+    spec.description,
+    '',
+    'options:',
+    optionLines([...spec.options, '-h, --help']),
+    '',
+    SOURCES,
+    '',
+    'examples:',
+    ...spec.examples.map((example) => `  ${example}`),
+    '',
+    EXIT_CODES,
+  ].join('\n');
+}
+
 const NAME = /^[A-Za-z0-9]([A-Za-z0-9._:-]{0,251}[A-Za-z0-9])?$/;
 
-export function parseArgs(argv: readonly string[]): CliOptions | 'help' {
-  if (argv.includes('-h') || argv.includes('--help')) return 'help';
-  const [command, ...rest] = argv;
-  if (command === undefined) throw new UsageError(`a command is required: one of ${COMMANDS.join(', ')}`);
-  if (!(COMMANDS as readonly string[]).includes(command)) {
-    throw new UsageError(`unknown command "${command}": use one of ${COMMANDS.join(', ')}`);
+/** Splits `--flag=value` into its parts; anything else is a flag with no inline value. */
+function splitInline(argument: string): { flag: string; inline?: string } {
+  const equals = argument.indexOf('=');
+  if (!argument.startsWith('--') || equals === -1) return { flag: argument };
+  return { flag: argument.slice(0, equals), inline: argument.slice(equals + 1) };
+}
+
+export function parseArgs(argv: readonly string[]): ParsedArgs {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === '-h' || first === '--help') return { kind: 'help' };
+  if (first === '--version' || first === '-V') return { kind: 'version' };
+  if (first === 'help') {
+    const topic = rest[0];
+    if (topic === undefined) return { kind: 'help' };
+    return { kind: 'help', command: commandNamed(topic) };
   }
-  const values = new Map<string, string>();
+  const command = commandNamed(first);
+  if (rest.includes('-h') || rest.includes('--help')) return { kind: 'help', command };
+  const spec = COMMANDS[command];
+  const allowed = new Set<string>(spec.options);
+  const values = new Map<OptionName, string>();
   let json = false;
   let sim: string | true | undefined;
   for (let i = 0; i < rest.length; i++) {
-    const flag = rest[i] ?? '';
-    if (flag === '--json') {
+    const argument = rest[i] ?? '';
+    const { flag, inline } = splitInline(argument);
+    if (!allowed.has(flag)) {
+      throw new UsageError(unknownOption(flag, command, spec), command);
+    }
+    const name = flag as OptionName;
+    if (name === '--json') {
+      if (inline !== undefined) throw new UsageError('--json takes no value: give --json alone', command);
       json = true;
       continue;
     }
-    if (flag === '--sim') {
+    if (name === '--sim') {
+      if (sim !== undefined) throw new UsageError('--sim is given twice: give it once', command);
+      if (inline !== undefined) {
+        if (inline === '') throw new UsageError('--sim= needs a scenario file after the "="', command);
+        sim = inline;
+        continue;
+      }
       const next = rest[i + 1];
-      if (next !== undefined && !next.startsWith('--')) {
+      if (next !== undefined && !next.startsWith('-')) {
         sim = next;
         i++;
       } else {
@@ -93,59 +252,91 @@ export function parseArgs(argv: readonly string[]): CliOptions | 'help' {
       }
       continue;
     }
-    if (!VALUE_FLAGS.has(flag)) {
-      throw new UsageError(`unknown option "${flag}": see --help for the options of ${command}`);
+    let value = inline;
+    if (value === undefined) {
+      const next = rest[i + 1];
+      if (next !== undefined && !next.startsWith('--')) {
+        value = next;
+        i++;
+      }
     }
-    const value = rest[i + 1];
-    if (value === undefined || value.startsWith('--')) throw new UsageError(`${flag} needs a value`);
-    if (values.has(flag)) throw new UsageError(`${flag} is given twice: give it once`);
-    values.set(flag, value);
-    i++;
+    if (value === undefined || value === '') {
+      throw new UsageError(`${name} needs a value: ${name} ${OPTIONS[name].value}`, command);
+    }
+    if (values.has(name)) throw new UsageError(`${name} is given twice: give it once`, command);
+    values.set(name, value);
   }
-  for (const flag of ['--cluster', '--pool', '--node', '--resume']) {
+  for (const flag of ['--cluster', '--pool', '--node', '--resume'] as const) {
     const value = values.get(flag);
     if (value !== undefined && !NAME.test(value)) {
       throw new UsageError(
         `${flag} "${value.slice(0, 80)}" is not a valid name: letters, digits, ".", "_", "-", ":"`,
+        command,
       );
     }
   }
   if (values.has('--node') && !values.has('--pool')) {
-    throw new UsageError('--node needs --pool: name the pool the node belongs to');
+    throw new UsageError('--node needs --pool: name the pool the node belongs to', command);
   }
-  if (values.has('--node') && command !== 'refresh') {
-    throw new UsageError(`--node only applies to refresh, not ${command}`);
-  }
-  if (values.has('--resume') && command !== 'refresh') {
-    throw new UsageError(`--resume only applies to refresh, not ${command}`);
+  if (values.has('--resume') && (values.has('--pool') || values.has('--node') || values.has('--cluster'))) {
+    throw new UsageError(
+      '--resume continues a run as it was started: give it without --cluster, --pool or --node',
+      command,
+    );
   }
   const sources = [values.has('--settings'), sim !== undefined, values.has('--sim-connect')].filter(
     Boolean,
   ).length;
   if (sources > 1) {
-    throw new UsageError('--settings, --sim and --sim-connect exclude each other: give one of them');
+    throw new UsageError('--settings, --sim and --sim-connect exclude each other: give one of them', command);
   }
   let timeFactor: number | undefined;
   const factorText = values.get('--time-factor');
   if (factorText !== undefined) {
     timeFactor = Number(factorText);
     if (!Number.isFinite(timeFactor) || timeFactor < 1 || timeFactor > 100_000) {
-      throw new UsageError(`--time-factor "${factorText}" must be a number from 1 to 100000`);
+      throw new UsageError(`--time-factor "${factorText}" must be a number from 1 to 100000`, command);
     }
-    if (sim === undefined) throw new UsageError('--time-factor only applies with --sim');
+    if (sim === undefined) throw new UsageError('--time-factor only applies with --sim', command);
   }
-  const optional = (flag: string): string | undefined => values.get(flag);
+  const optional = (flag: OptionName): string | undefined => values.get(flag);
   return {
-    command: command as Command,
-    json,
-    stateDir: values.get('--state-dir') ?? '.runs',
-    ...(optional('--cluster') === undefined ? {} : { cluster: optional('--cluster') }),
-    ...(optional('--pool') === undefined ? {} : { pool: optional('--pool') }),
-    ...(optional('--node') === undefined ? {} : { node: optional('--node') }),
-    ...(optional('--settings') === undefined ? {} : { settingsFile: optional('--settings') }),
-    ...(optional('--resume') === undefined ? {} : { resume: optional('--resume') }),
-    ...(optional('--sim-connect') === undefined ? {} : { simConnect: optional('--sim-connect') }),
-    ...(sim === undefined ? {} : { sim }),
-    ...(timeFactor === undefined ? {} : { timeFactor }),
+    kind: 'run',
+    options: {
+      command,
+      json,
+      stateDir: values.get('--state-dir') ?? '.runs',
+      ...(optional('--cluster') === undefined ? {} : { cluster: optional('--cluster') }),
+      ...(optional('--pool') === undefined ? {} : { pool: optional('--pool') }),
+      ...(optional('--node') === undefined ? {} : { node: optional('--node') }),
+      ...(optional('--settings') === undefined ? {} : { settingsFile: optional('--settings') }),
+      ...(optional('--resume') === undefined ? {} : { resume: optional('--resume') }),
+      ...(optional('--sim-connect') === undefined ? {} : { simConnect: optional('--sim-connect') }),
+      ...(sim === undefined ? {} : { sim }),
+      ...(timeFactor === undefined ? {} : { timeFactor }),
+    },
   };
+}
+
+function commandNamed(word: string): Command {
+  if ((COMMAND_NAMES as readonly string[]).includes(word)) return word as Command;
+  if (word.startsWith('-')) {
+    throw new UsageError(`a command comes first: one of ${COMMAND_NAMES.join(', ')} (then ${word})`);
+  }
+  throw new UsageError(
+    `unknown command "${word.slice(0, 80)}"${didYouMean(word, COMMAND_NAMES)}: use one of ${COMMAND_NAMES.join(', ')}`,
+  );
+}
+
+function unknownOption(flag: string, command: Command, spec: CommandSpec): string {
+  const elsewhere = COMMAND_NAMES.filter(
+    (other) => other !== command && (COMMANDS[other].options as readonly string[]).includes(flag),
+  );
+  if (elsewhere.length > 0) {
+    return `${flag} does not apply to ${command} (only to ${elsewhere.join(', ')})`;
+  }
+  if (!flag.startsWith('-')) {
+    return `unexpected argument "${flag.slice(0, 80)}": ${command} takes options only (see vmss-prototype ${command} --help)`;
+  }
+  return `unknown option "${flag.slice(0, 80)}" for ${command}${didYouMean(flag, spec.options)}`;
 }

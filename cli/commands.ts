@@ -142,10 +142,3 @@ function stepOf(status: OrchestrationStatus): string {
   const custom = status.customStatus as { step?: unknown } | undefined;
   return typeof custom?.step === 'string' ? custom.step : 'unknown';
 }
-
-/** 0: done; 1: a refresh failed. Refused and skipped pools are decisions, not failures. */
-export function exitCodeOf(result: CommandResult): number {
-  if (result.kind === 'status') return 0;
-  if (result.failures.length > 0) return 1;
-  return result.clusters.some((cluster) => cluster.pools.some((pool) => pool.outcome === 'failed')) ? 1 : 0;
-}

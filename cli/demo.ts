@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * `npm run demo`: starts the simulator with the sample scenario, runs auto mode for the whole
  * cluster through the local durable runner, prints what happened and checks the world ended as it
@@ -11,12 +10,14 @@ import type { ClusterRefreshResult } from '../functions/orchestrations/refresh-c
 import { ORCHESTRATION } from '../shared/application/refresh-contracts.js';
 import type { CommandResult } from './commands.js';
 import { checkRefreshedWorld } from './demo-checks.js';
-import { formatSeconds, render, table } from './output.js';
+import { describeFailure, failureText } from './failures.js';
+import { DEFAULT_WIDTH, formatSeconds, render, table } from './output.js';
 import { createProgressPrinter } from './progress.js';
 import { openSession } from './session.js';
 
 async function demo(): Promise<number> {
   const wallStart = performance.now();
+  const width = process.stdout.isTTY ? process.stdout.columns : DEFAULT_WIDTH;
   const session = await openSession({
     sim: true,
     stateDir: '.runs/demo',
@@ -46,7 +47,7 @@ async function demo(): Promise<number> {
       }
     }
     const result: CommandResult = { kind: 'refresh', clusters, failures };
-    process.stdout.write(`\n${render(result)}\n\n`);
+    process.stdout.write(`\n${render(result, { width })}\n\n`);
 
     const statusRows: string[][] = [];
     for (const cluster of clusters) {
@@ -71,7 +72,7 @@ async function demo(): Promise<number> {
       }
     }
     process.stdout.write(
-      `${table(['POOL', 'IMAGE VERSION', 'BUILT FROM', 'STORAGE', 'MODEL POINTS AT IT', 'DONOR OUT OF SERVICE'], statusRows)}\n\n`,
+      `${table(['POOL', 'IMAGE VERSION', 'BUILT FROM', 'STORAGE', 'MODEL POINTS AT IT', 'DONOR OUT OF SERVICE'], statusRows, { width })}\n\n`,
     );
 
     const checks = checkRefreshedWorld(simulator.running, clusters);
@@ -83,7 +84,7 @@ async function demo(): Promise<number> {
     const simulatedSeconds = Math.round((simulator.clock.now() - simStart) / 1000);
     const requests = simulator.running.log.snapshot();
     process.stdout.write(
-      `\nsimulated time ${formatSeconds(simulatedSeconds)}, wall time ${((performance.now() - wallStart) / 1000).toFixed(1)} s, ` +
+      `\nsimulated time ${formatSeconds(simulatedSeconds)}, wall time ${formatSeconds((performance.now() - wallStart) / 1000)}, ` +
         `ARM requests ${requests.byApi.arm}, Kubernetes requests ${requests.byApi.kube}\n`,
     );
     const failed = failures.length > 0 || checks.some((check) => !check.ok);
@@ -98,9 +99,7 @@ demo().then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(
-      `demo: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
+    process.stderr.write(failureText(describeFailure(error), 'demo'));
     process.exitCode = 1;
   },
 );

@@ -1,29 +1,40 @@
-#!/usr/bin/env node
-/** `vmss-prototype` command line: status, plan and refresh through the local durable runner. */
-import { SettingsError } from '../shared/config/settings.js';
-import { parseArgs, USAGE, UsageError } from './args.js';
-import { exitCodeOf, runCommand } from './commands.js';
-import { render } from './output.js';
-import { createProgressPrinter } from './progress.js';
-import { openSession } from './session.js';
+/**
+ * `vmss-prototype` command line: status, plan and refresh through the local durable runner. Started by
+ * cli/vmss-prototype.cjs, which checks the Node.js version before this module and its dependencies load.
+ * The result goes to stdout, progress and failures to stderr; exit codes in cli/args.ts (EXIT_CODES).
+ */
+import { readFileSync } from 'node:fs';
 
-async function main(argv: readonly string[]): Promise<number> {
-  let options;
-  try {
-    const parsed = parseArgs(argv);
-    if (parsed === 'help') {
-      process.stdout.write(`${USAGE}\n`);
-      return 0;
-    }
-    options = parsed;
-  } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`vmss-prototype: ${error.message}\n${USAGE}\n`);
-      return 2;
-    }
-    throw error;
-  }
-  let session;
+import type { CliOptions } from './args.js';
+import { helpText, parseArgs } from './args.js';
+import { describeFailure, failureText } from './failures.js';
+import type { Session } from './session.js';
+
+function version(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version?: unknown;
+  };
+  return typeof manifest.version === 'string' ? manifest.version : 'unknown';
+}
+
+/** Runs a command. Its modules (the Azure and Kubernetes clients, the runner) load only now: help is instant. */
+async function run(options: CliOptions): Promise<number> {
+  const [
+    { runCommand },
+    { exitCodeOf },
+    { DEFAULT_WIDTH, render },
+    { checkPreconditions },
+    progress,
+    { openSession },
+  ] = await Promise.all([
+    import('./commands.js'),
+    import('./exit-codes.js'),
+    import('./output.js'),
+    import('./preconditions.js'),
+    import('./progress.js'),
+    import('./session.js'),
+  ]);
+  let session: Session | undefined;
   try {
     session = await openSession({
       stateDir: options.stateDir,
@@ -31,39 +42,43 @@ async function main(argv: readonly string[]): Promise<number> {
       ...(options.sim === undefined ? {} : { sim: options.sim }),
       ...(options.simConnect === undefined ? {} : { simConnect: options.simConnect }),
       ...(options.timeFactor === undefined ? {} : { timeFactor: options.timeFactor }),
-      ...(options.json ? {} : { onStatus: createProgressPrinter(process.stderr) }),
+      onStatus: progress.createProgressPrinter(process.stderr, { json: options.json }),
     });
-  } catch (error) {
-    if (error instanceof UsageError || error instanceof SettingsError) {
-      process.stderr.write(`vmss-prototype: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
-  }
-  try {
+    await checkPreconditions(session, options);
     const result = await runCommand(session, options);
-    process.stdout.write(options.json ? `${JSON.stringify(result, null, 2)}\n` : `${render(result)}\n`);
-    return exitCodeOf(result);
-  } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`vmss-prototype: ${error.message}\n`);
-      return 2;
-    }
-    process.stderr.write(`vmss-prototype: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
+    const width = process.stdout.isTTY ? process.stdout.columns : DEFAULT_WIDTH;
+    process.stdout.write(
+      options.json ? `${JSON.stringify(result, null, 2)}\n` : `${render(result, { width })}\n`,
+    );
+    return exitCodeOf(result, options);
   } finally {
-    await session.close();
+    await session?.close();
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(
-      `vmss-prototype: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exitCode = 1;
-  },
-);
+async function main(argv: readonly string[]): Promise<number> {
+  try {
+    const parsed = parseArgs(argv);
+    switch (parsed.kind) {
+      case 'help':
+        process.stdout.write(`${helpText(parsed.command)}\n`);
+        return 0;
+      case 'version':
+        process.stdout.write(`vmss-prototype ${version()}\n`);
+        return 0;
+      case 'run':
+        return await run(parsed.options);
+    }
+  } catch (error) {
+    const report = describeFailure(error);
+    process.stderr.write(failureText(report));
+    return report.exitCode;
+  }
+}
+
+void main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+  // A request that never answers (a blackholed endpoint the SDK gave up waiting for) may still hold a
+  // socket: exit anyway once the result is out. Unref'd, so a clean exit is not delayed.
+  setTimeout(() => process.exit(code), 2_000).unref();
+});

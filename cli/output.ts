@@ -1,33 +1,124 @@
-/** Renders command results for people (aligned tables) and machines (`--json`). */
+/**
+ * Renders command results for people: aligned tables whose long cells wrap onto more lines (never cut,
+ * also when written to a file) and durations as `2d2h5m`. `--json` output does not come through here.
+ */
 import type { PoolRefreshResult } from '../shared/application/refresh-contracts.js';
+import { formatDuration } from '../shared/config/duration.js';
 import type { CommandResult } from './commands.js';
 
-/** Aligns columns; the last column is not padded. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+/** Width tables are fitted to when the output is not a terminal (a file, a pipe, a CI log). */
+export const DEFAULT_WIDTH = 120;
+
+const GAP = '  ';
+/** A column is not wrapped narrower than this, nor than its longest unbreakable piece. */
+const MIN_COLUMN = 8;
+
+export interface RenderOptions {
+  /** Total width to fit tables into (the terminal's columns; DEFAULT_WIDTH otherwise). */
+  readonly width?: number;
+}
+
+/**
+ * Aligns columns. When the table is wider than `width`, the widest columns are narrowed and their cells
+ * wrap at spaces (or after "/") onto continuation lines; no text is dropped. A table that cannot fit
+ * without splitting a name is left wider than `width`. The last column is not padded.
+ */
+export function table(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  options: RenderOptions = {},
+): string {
+  const width = Math.max(40, options.width ?? DEFAULT_WIDTH);
+  const cellsOf = (row: readonly string[]): string[] =>
+    header.map((_, column) => (row[column] ?? '').replaceAll(/\s+/g, ' ').trim());
+  const body = rows.map(cellsOf);
   const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+    Math.max(title.length, ...body.map((row) => (row[column] ?? '').length)),
   );
-  const line = (cells: readonly string[]): string =>
-    cells
-      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  return [line(header), ...rows.map(line)].join('\n');
+  // A column is narrowed no further than its longest unbreakable piece: names and ids stay whole.
+  const floors = header.map((title, column) =>
+    Math.min(
+      widths[column] ?? 0,
+      Math.max(MIN_COLUMN, longestPiece(title), ...body.map((row) => longestPiece(row[column] ?? ''))),
+    ),
+  );
+  const total = (): number => widths.reduce((sum, w) => sum + w, 0) + GAP.length * (widths.length - 1);
+  while (total() > width) {
+    let widest = -1;
+    for (const [column, w] of widths.entries()) {
+      if (w > (floors[column] ?? 0) && (widest === -1 || w > (widths[widest] ?? 0))) widest = column;
+    }
+    if (widest === -1) break;
+    widths[widest] = (widths[widest] ?? 0) - 1;
+  }
+  const render = (cells: readonly string[]): string[] => {
+    const wrapped = cells.map((cell, column) => wrap(cell, widths[column] ?? cell.length));
+    const height = Math.max(1, ...wrapped.map((lines) => lines.length));
+    const lines: string[] = [];
+    for (let line = 0; line < height; line++) {
+      lines.push(
+        wrapped
+          .map((parts, column) => {
+            const text = parts[line] ?? '';
+            return column === wrapped.length - 1 ? text : text.padEnd(widths[column] ?? 0);
+          })
+          .join(GAP)
+          .trimEnd(),
+      );
+    }
+    return lines;
+  };
+  return [...render(cellsOf(header)), ...body.flatMap(render)].join('\n');
 }
 
+/** Where a line may break: at spaces, and after a "/" inside a word (resource paths, scale set ids). */
+function pieces(text: string): { readonly text: string; readonly spaced: boolean }[] {
+  return text
+    .split(' ')
+    .flatMap((word, index) =>
+      word.split(/(?<=\/)/).map((part, partIndex) => ({ text: part, spaced: index > 0 && partIndex === 0 })),
+    );
+}
+
+/** The longest piece of text that a line break cannot split (a name, an id). */
+function longestPiece(text: string): number {
+  return Math.max(0, ...pieces(text).map((piece) => piece.text.length));
+}
+
+/** Breaks text into lines of at most `width` characters at spaces or after "/"; a longer piece is split. */
+export function wrap(text: string, width: number): string[] {
+  if (text.length <= width) return [text];
+  const lines: string[] = [];
+  let current = '';
+  for (const piece of pieces(text)) {
+    let rest = piece.text;
+    const separator = current !== '' && piece.spaced ? ' ' : '';
+    if (current !== '' && current.length + separator.length + rest.length <= width) {
+      current += separator + rest;
+      continue;
+    }
+    if (current !== '') lines.push(current);
+    while (rest.length > width) {
+      lines.push(rest.slice(0, width));
+      rest = rest.slice(width);
+    }
+    current = rest;
+  }
+  if (current !== '') lines.push(current);
+  return lines;
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n');
+}
+
+/** A duration in seconds as `2d2h5m8s`; `-` when unknown. */
 export function formatSeconds(seconds: number | undefined): string {
-  if (seconds === undefined) return '-';
-  if (seconds < 60) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) return `${minutes}m${seconds % 60 === 0 ? '' : `${seconds % 60}s`}`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 48) return `${hours}h${minutes % 60 === 0 ? '' : `${minutes % 60}m`}`;
-  return `${Math.floor(hours / 24)}d`;
-}
-
-function oneLine(text: string, max = 110): string {
-  const flat = text.replaceAll(/\s+/g, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+  if (seconds === undefined || !Number.isFinite(seconds)) return '-';
+  return formatDuration(Math.max(0, Math.round(seconds)));
 }
 
 function refreshRow(pool: PoolRefreshResult): string[] {
@@ -38,11 +129,11 @@ function refreshRow(pool: PoolRefreshResult): string[] {
     pool.version?.versionName ?? '-',
     pool.donor ?? (pool.plan?.decision.kind === 'refresh' ? pool.plan.decision.node : '-'),
     formatSeconds(pool.donorOutOfServiceSeconds),
-    oneLine(pool.failure === undefined ? pool.reason : `${pool.failure.step}: ${pool.failure.message}`),
+    pool.failure === undefined ? pool.reason : `${pool.failure.step}: ${pool.failure.message}`,
   ];
 }
 
-export function render(result: CommandResult): string {
+export function render(result: CommandResult, options: RenderOptions = {}): string {
   if (result.kind === 'status') {
     const rows = result.clusters.flatMap((cluster) =>
       cluster.pools.map((pool) => [
@@ -53,12 +144,13 @@ export function render(result: CommandResult): string {
         pool.currentVersion?.builtAt ?? '-',
         formatSeconds(pool.currentVersion?.ageSeconds),
         pool.pointsAtOurImage ? (pool.pinned ? 'yes (pinned)' : 'yes (latest)') : 'no',
-        pool.eligible ? 'yes' : `no: ${oneLine(pool.refusal ?? '', 70)}`,
+        pool.eligible ? 'yes' : `no: ${pool.refusal ?? ''}`,
       ]),
     );
     return table(
       ['CLUSTER', 'POOL', 'VERSION', 'BUILT FROM', 'BUILT AT', 'AGE', 'MODEL USES IT', 'ELIGIBLE'],
       rows,
+      options,
     );
   }
   const pools = result.clusters.flatMap((cluster) => cluster.pools);
@@ -66,6 +158,7 @@ export function render(result: CommandResult): string {
     table(
       ['CLUSTER', 'POOL', 'OUTCOME', 'VERSION', 'DONOR', 'OUT OF SERVICE', 'REASON'],
       pools.map(refreshRow),
+      options,
     ),
   ];
   if (result.kind === 'plan') {
@@ -74,9 +167,12 @@ export function render(result: CommandResult): string {
       if (verdicts.length === 0) continue;
       parts.push(
         `\n${pool.cluster}/${pool.pool}: ${pool.plan?.decision.kind ?? pool.outcome}\n` +
-          table(
-            ['  NODE', 'VERDICT'],
-            verdicts.map((verdict) => [`  ${verdict.node}`, oneLine(verdict.detail, 120)]),
+          indent(
+            table(
+              ['NODE', 'VERDICT'],
+              verdicts.map((verdict) => [verdict.node, verdict.detail]),
+              { width: (options.width ?? DEFAULT_WIDTH) - 2 },
+            ),
           ),
       );
     }

@@ -31,9 +31,31 @@ export async function connectSimulator(path: string): Promise<ConnectedSimulator
   } catch {
     throw new UsageError(`--sim-connect ${path}: not a readable simulator connection file`);
   }
+  const fields = connection as Partial<Record<keyof SimulatorConnection, unknown>> | null;
+  if (
+    typeof fields !== 'object' ||
+    fields === null ||
+    typeof fields.armEndpoint !== 'string' ||
+    typeof fields.adminToken !== 'string' ||
+    !Array.isArray(fields.clusters)
+  ) {
+    throw new UsageError(
+      `--sim-connect ${path}: not a simulator connection file (the one \`npm run sim\` writes, e.g. .sim/connection.json)`,
+    );
+  }
   const admin = (method: 'GET' | 'POST', path: string, body?: unknown): Promise<SimTime> =>
     adminCall(connection, method, path, body);
-  let time = await admin('GET', '/time');
+  let time: SimTime;
+  try {
+    time = await admin('GET', '/time');
+  } catch (error) {
+    throw new Error(
+      `--sim-connect ${path}: the simulator at ${connection.armEndpoint} does not answer ` +
+        `(${error instanceof Error ? error.message : String(error)}): start it with \`npm run sim\` ` +
+        `(it writes a new connection file) and run the command again`,
+      { cause: error },
+    );
+  }
   // Local estimate of simulated time: the last answer plus wall time elapsed × factor.
   let anchor = { simMs: Date.parse(time.now), wallMs: performance.now() };
   const now = (): number =>

@@ -3,10 +3,14 @@
  * that say what is accepted.
  */
 
-/** Units in the order they must appear in a compound duration. */
-const UNIT_SECONDS = { d: 86_400, h: 3_600, m: 60, s: 1 } as const;
-type Unit = keyof typeof UNIT_SECONDS;
-const UNIT_ORDER: readonly Unit[] = ['d', 'h', 'm', 's'];
+import {
+  DURATION_UNIT_ORDER as UNIT_ORDER,
+  DURATION_UNIT_SECONDS as UNIT_SECONDS,
+  type DurationUnit as Unit,
+  formatDuration,
+} from '../domain/duration-text.js';
+
+export { formatDuration };
 
 /** Upper bound of any duration: int32 seconds (68 years) keeps every consumer's arithmetic exact. */
 export const MAX_DURATION_SECONDS = 2_147_483_647;
@@ -47,21 +51,6 @@ export function parseDuration(input: string | number): DurationResult {
   }
   if (consumed !== text.length || consumed === 0) return failure('it is not a number with an optional unit');
   return checkTotal(total);
-}
-
-/** Renders seconds the way an operator would write them back (`5400` → `1h30m`, `0` → `0s`). */
-export function formatDuration(seconds: number): string {
-  if (seconds === 0) return '0s';
-  let rest = seconds;
-  let text = '';
-  for (const unit of UNIT_ORDER) {
-    const amount = Math.floor(rest / UNIT_SECONDS[unit]);
-    if (amount > 0) {
-      text += `${amount}${unit}`;
-      rest -= amount * UNIT_SECONDS[unit];
-    }
-  }
-  return text;
 }
 
 function fromSecondsNumber(value: number): DurationResult {

@@ -9,6 +9,7 @@ import {
   CONTROL_PLANE_LABELS,
   type NodeCondition,
 } from './cluster-node.js';
+import { formatDuration } from './duration-text.js';
 import {
   describeScaleSet,
   parseComputeResourceId,
@@ -407,7 +408,7 @@ function evaluateMember(node: ClusterNode, input: PoolSelectionInput): Evaluated
     } else if (nowMs - since < minimumMs) {
       fail(
         'ready-too-short',
-        `Ready for ${wholeSeconds(nowMs - since)}s, less than the minimum ${policy.minimumReadySeconds}s`,
+        `Ready for ${formatDuration(wholeSeconds(nowMs - since))}, less than the minimum ${formatDuration(policy.minimumReadySeconds)}`,
       );
     } else {
       readySinceMs = since;
@@ -509,7 +510,7 @@ function checkPatch(node: ClusterNode, input: PoolSelectionInput, nowMs: number)
       failure: {
         rule: 'patch-in-future',
         reason:
-          `annotation ${key}=${raw} is ${wholeSeconds(patchedAtMs - nowMs)}s after now ` +
+          `annotation ${key}=${raw} is ${formatDuration(wholeSeconds(patchedAtMs - nowMs))} after now ` +
           `(${input.now.toISOString()}): the node's clock is skewed, so the timestamp cannot be trusted`,
       },
       patchedAtMs,
@@ -625,7 +626,7 @@ function decide(
       outcome: 'chosen',
       chosen: best,
       reason:
-        `${best.name} is Ready longest (${best.readyForSeconds}s, ${patched}) among ${candidates.length} ` +
+        `${best.name} is Ready longest (${formatDuration(best.readyForSeconds)}, ${patched}) among ${candidates.length} ` +
         `candidate(s) in ${poolName}` +
         (fallback.used ? `; patch rules waived: ${fallback.reason}` : ''),
     };
@@ -659,26 +660,29 @@ function decide(
 function fallbackDecision(input: PoolSelectionInput): { used: boolean; reason: string } {
   const maximum = input.policy.maximumImageAgeSeconds;
   if (maximum === undefined) {
-    return { used: false, reason: 'disabled (no maximumImageAgeSeconds)' };
+    return { used: false, reason: 'disabled (no maximumImageAge)' };
   }
   const image = input.image;
   const referenceMs = image?.patchedAt?.getTime() ?? image?.builtAt?.getTime();
   if (referenceMs === undefined) {
     // A marketplace image (or one without dates) cannot be shown to be fresh, and replacing it with any
     // proven node is the point of the product.
-    return { used: true, reason: `the current image's age is unknown, treated as older than ${maximum}s` };
+    return {
+      used: true,
+      reason: `the current image's age is unknown, treated as older than ${formatDuration(maximum)}`,
+    };
   }
   const ageSeconds = wholeSeconds(input.now.getTime() - referenceMs);
   const basis = image?.patchedAt !== undefined ? 'patched' : 'built';
   if (ageSeconds > maximum) {
     return {
       used: true,
-      reason: `the current image was ${basis} ${ageSeconds}s ago, more than maximumImageAgeSeconds ${maximum}`,
+      reason: `the current image was ${basis} ${formatDuration(ageSeconds)} ago, more than maximumImageAge ${formatDuration(maximum)}`,
     };
   }
   return {
     used: false,
-    reason: `not used: the current image was ${basis} ${ageSeconds}s ago, within maximumImageAgeSeconds ${maximum}`,
+    reason: `not used: the current image was ${basis} ${formatDuration(ageSeconds)} ago, within maximumImageAge ${formatDuration(maximum)}`,
   };
 }
 

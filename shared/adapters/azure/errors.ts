@@ -220,7 +220,7 @@ function authorization(
     const where = scope === undefined ? '' : ` on scope ${scope}`;
     return new TerminalError(
       code,
-      `${action}: the identity lacks permission ${missing}${where} (${code}, HTTP ${status}); add it to the role assigned to the function app`,
+      `${action}: the identity lacks permission ${missing}${where} (${code}, HTTP ${status}); add it to the role of the identity that runs this (the function app's managed identity, or yours when you run the CLI: docs/prerequisites.md)`,
       { cause },
     );
   }

@@ -213,7 +213,7 @@ void describe('selectPrototypeNode: every rule rejects', () => {
       name: 'Ready for 30 minutes (minimum 1 hour)',
       node: aNode({ readySince: secondsBefore(30 * 60) }),
       rule: 'ready-too-short',
-      reason: /Ready for 1800s, less than the minimum 3600s/,
+      reason: /Ready for 30m, less than the minimum 1h/,
     },
     {
       name: 'Ready one second short of the minimum',
@@ -254,7 +254,7 @@ void describe('selectPrototypeNode: every rule rejects', () => {
       name: 'last patch an hour in the future (clock skew)',
       node: aNode({ lastPatch: secondsBefore(-HOUR) }),
       rule: 'patch-in-future',
-      reason: /3600s after now.*skewed/,
+      reason: /1h after now.*skewed/,
     },
     {
       name: 'last patch exactly at the image patch time',
@@ -711,7 +711,7 @@ void describe('selectPrototypeNode: maximum image age fallback', () => {
     const selection = select(patchedOnly, { image: young, policy: thirtyDays });
     assert.equal(selection.outcome, 'no-newer-patch');
     assert.equal(selection.fallback.used, false);
-    assert.match(selection.fallback.reason, /within maximumImageAgeSeconds/);
+    assert.match(selection.fallback.reason, /within maximumImageAge 30d/);
   });
 
   void it('an image older than the maximum waives the patch rules, never the others', () => {

@@ -1,0 +1,65 @@
+/**
+ * How the CLI reports a failure: the message (which says what to do) and the exit code. Expected failures
+ * — bad usage, bad settings or scenario files, Azure, the cluster or the simulator refusing or not
+ * answering — print their message only; a stack trace is printed only for a programming error (a bug).
+ */
+import { SettingsError } from '../shared/config/settings.js';
+import { isRefreshError } from '../shared/domain/errors.js';
+import { UsageError } from './args.js';
+
+export interface FailureReport {
+  /** 1: something failed or could not be reached; 2: bad usage or settings, nothing started. */
+  readonly exitCode: 1 | 2;
+  readonly message: string;
+  /** Only for programming errors, so that the report of a bug carries its trace. */
+  readonly stack?: string;
+}
+
+/** Errors that only a mistake in the code raises. */
+const BUG_ERRORS = new Set([
+  'TypeError',
+  'ReferenceError',
+  'RangeError',
+  'SyntaxError',
+  'EvalError',
+  'URIError',
+  'AssertionError',
+]);
+
+export function describeFailure(error: unknown): FailureReport {
+  if (error instanceof UsageError) {
+    const help =
+      error.command === undefined ? 'vmss-prototype --help' : `vmss-prototype ${error.command} --help`;
+    return { exitCode: 2, message: `${error.message}\n(see ${help})` };
+  }
+  if (error instanceof SettingsError) return { exitCode: 2, message: error.message };
+  if (!(error instanceof Error)) return { exitCode: 1, message: String(error) };
+  // The simulator's scenario file is given on the command line: a mistake in it is a usage error.
+  if (error.name === 'ScenarioError') return { exitCode: 2, message: error.message };
+  if (isRefreshError(error) || !BUG_ERRORS.has(error.name)) {
+    return { exitCode: 1, message: withResumeHint(error.message) };
+  }
+  return {
+    exitCode: 1,
+    message: `unexpected failure (a bug; please report it with the trace below): ${error.message}`,
+    ...(error.stack === undefined ? {} : { stack: error.stack }),
+  };
+}
+
+/**
+ * The local runner refuses to start an instance whose earlier run is still recorded as running: that
+ * run was interrupted (killed, Ctrl-C), and resuming it is what gives its node back.
+ */
+function withResumeHint(message: string): string {
+  const running = /\binstance (\S+) is already (?:Running|Pending)\b/.exec(message);
+  if (running === null) return message;
+  return (
+    `${message}: an earlier run was interrupted; continue it with \`vmss-prototype refresh --resume ${running[1] ?? ''}\` ` +
+    '(same settings and --state-dir), see docs/interrupted-runs.md'
+  );
+}
+
+/** The text written to stderr for a failure. */
+export function failureText(report: FailureReport, program = 'vmss-prototype'): string {
+  return `${program}: ${report.message}${report.stack === undefined ? '' : `\n${report.stack}`}\n`;
+}

@@ -1,0 +1,72 @@
+/**
+ * Checks before any run starts, all of them reads: what the command line names exists (the run to
+ * resume, the pool in every cluster the command covers), so that a typo is a usage error (exit 2) rather
+ * than a failed run; and against real Azure, that a token can be had and each cluster's Key Vault
+ * secrets can be read, so a missing login or a closed vault is reported in seconds with its fix, not
+ * after a run's activity retries.
+ */
+import { createAzureCredential } from '../shared/adapters/azure/credentials.js';
+import { listPoolsOfCluster } from '../shared/application/plan-pool.js';
+import type { CliOptions } from './args.js';
+import { UsageError } from './args.js';
+import type { Session } from './session.js';
+
+const ARM_SCOPE = 'https://management.azure.com/.default';
+
+export async function checkPreconditions(session: Session, options: CliOptions): Promise<void> {
+  if (options.resume !== undefined) {
+    await checkResumable(session, options.resume, options.stateDir);
+  }
+  if (options.sim === undefined && options.simConnect === undefined) await checkAzureAccess(session, options);
+  if (options.pool !== undefined && options.resume === undefined) await checkPool(session, options);
+}
+
+/**
+ * The Azure token and every cluster's Key Vault reads (its CA; the service-account token is read with
+ * the first Kubernetes call). The cluster handles are cached by the composition, so the run reuses them.
+ */
+async function checkAzureAccess(session: Session, options: CliOptions): Promise<void> {
+  const credential = createAzureCredential(session.composition.settings.azureClientId);
+  await credential.getToken(ARM_SCOPE);
+  for (const cluster of clustersInScope(session, options)) {
+    await session.composition.dependencies.cluster(cluster);
+  }
+}
+
+function clustersInScope(session: Session, options: CliOptions): readonly string[] {
+  const names = session.composition.dependencies.clusterNames;
+  return options.cluster === undefined ? names : names.filter((name) => name === options.cluster);
+}
+
+async function checkResumable(session: Session, instanceId: string, stateDir: string): Promise<void> {
+  if ((await session.runner.getStatus(instanceId)) !== undefined) return;
+  const runs = (await session.runner.listInstances())
+    .filter((status) => status.parentInstanceId === undefined)
+    .sort((a, b) => b.lastUpdatedTime.getTime() - a.lastUpdatedTime.getTime())
+    .slice(0, 5)
+    .map((status) => `${status.instanceId} (${status.runtimeStatus})`);
+  throw new UsageError(
+    `--resume ${instanceId}: no run with this id in ${stateDir}` +
+      (runs.length === 0
+        ? ' (it holds none: give the --state-dir the run was started with)'
+        : `; the latest there: ${runs.join(', ')}`),
+    'refresh',
+  );
+}
+
+async function checkPool(session: Session, options: CliOptions): Promise<void> {
+  const pool = options.pool;
+  if (pool === undefined) return;
+  const clusters = clustersInScope(session, options);
+  for (const cluster of clusters) {
+    const pools = (await listPoolsOfCluster(await session.composition.dependencies.cluster(cluster))).map(
+      (candidate) => candidate.name,
+    );
+    if (pools.includes(pool)) continue;
+    const hint = clusters.length > 1 ? '; give --cluster for a pool of one cluster only' : '';
+    throw new UsageError(
+      `--pool ${pool}: cluster ${cluster} has no such pool; its pools are ${pools.join(', ') || 'none (no node belongs to a scale set)'}${hint}`,
+      options.command,
+    );
+  }
+}

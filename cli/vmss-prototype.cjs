@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+// The `vmss-prototype` command (package.json `bin`, `npx vmss-prototype …`): checks the Node.js version
+// before the compiled CLI (dist/cli/main.js) and its dependencies are loaded, then hands over to it.
+// dist/ is built by `npm ci` (the `prepare` script) and by `npm run build`; this file is plain CommonJS
+// so that it runs, and explains, on any Node.js.
+/* global __dirname */
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const url = require('url');
+
+const preflight = require('./preflight.cjs');
+
+preflight.exitUnlessSupported('vmss-prototype');
+
+const root = path.join(__dirname, '..');
+const main = path.join(root, 'dist', 'cli', 'main.js');
+if (!fs.existsSync(main)) {
+  process.stderr.write(
+    `vmss-prototype: not built yet (${path.relative(process.cwd(), main) || main} is missing): ` +
+      `run \`npm run build\` in ${root}\n`,
+  );
+  process.exit(2);
+}
+const stale = newerSource(root, main);
+if (stale !== null) {
+  process.stderr.write(
+    `vmss-prototype: note: ${stale} changed after the last build; run \`npm run build\` to use it\n`,
+  );
+}
+import(url.pathToFileURL(main).href).catch((error) => {
+  process.stderr.write(`vmss-prototype: cannot load ${main}: ${error && error.message}\n`);
+  process.exitCode = 1;
+});
+
+/** A product source file newer than the build (a developer edited it), or null. A few ms: stat only. */
+function newerSource(rootDir, built) {
+  let builtAt;
+  try {
+    const info = path.join(rootDir, 'dist', 'tsconfig.tsbuildinfo');
+    builtAt = fs.statSync(fs.existsSync(info) ? info : built).mtimeMs;
+  } catch {
+    return null;
+  }
+  const pending = ['cli', 'functions', 'shared', 'sim'].map((dir) => path.join(rootDir, dir));
+  while (pending.length > 0) {
+    const dir = pending.pop();
+    let entries;
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) pending.push(full);
+      else if (entry.name.endsWith('.ts') && fs.statSync(full).mtimeMs > builtAt) {
+        return path.relative(rootDir, full);
+      }
+    }
+  }
+  return null;
+}

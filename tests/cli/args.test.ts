@@ -1,0 +1,156 @@
+// Command-line parsing: per-command help, --version, --opt=value, and a usage error for every mistake.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import type { CliOptions, Command, ParsedArgs } from '../../cli/args.js';
+import { helpText, parseArgs, UsageError } from '../../cli/args.js';
+
+function options(argv: readonly string[]): CliOptions {
+  const parsed: ParsedArgs = parseArgs(argv);
+  assert.equal(parsed.kind, 'run');
+  return parsed.options;
+}
+
+function usageError(argv: readonly string[]): UsageError {
+  try {
+    parseArgs(argv);
+  } catch (error) {
+    assert.ok(error instanceof UsageError, String(error));
+    return error;
+  }
+  assert.fail(`expected a usage error for ${argv.join(' ')}`);
+}
+
+void describe('parseArgs: help and version', () => {
+  const cases: readonly (readonly [string[], ParsedArgs])[] = [
+    [[], { kind: 'help' }],
+    [['--help'], { kind: 'help' }],
+    [['-h'], { kind: 'help' }],
+    [['help'], { kind: 'help' }],
+    [['help', 'refresh'], { kind: 'help', command: 'refresh' }],
+    [['status', '--help'], { kind: 'help', command: 'status' }],
+    [['plan', '-h'], { kind: 'help', command: 'plan' }],
+    [['refresh', '--pool', 'x', '--help'], { kind: 'help', command: 'refresh' }],
+    [['--version'], { kind: 'version' }],
+    [['-V'], { kind: 'version' }],
+  ];
+  for (const [argv, expected] of cases) {
+    void it(`${argv.join(' ') || '(nothing)'} → ${expected.kind}${'command' in expected ? ` ${expected.command}` : ''}`, () => {
+      assert.deepEqual(parseArgs(argv), expected);
+    });
+  }
+});
+
+void describe('helpText', () => {
+  const commands: Command[] = ['status', 'plan', 'refresh'];
+
+  void it('differs per command and names the command in its usage line', () => {
+    const texts = commands.map((command) => helpText(command));
+    assert.equal(new Set(texts).size, commands.length);
+    for (const [index, command] of commands.entries()) {
+      assert.match(texts[index] ?? '', new RegExp(`^usage: vmss-prototype ${command}\\b`));
+      assert.match(texts[index] ?? '', /exit codes:\n {2}0 {2}done/);
+    }
+  });
+
+  void it('lists only the options a command accepts', () => {
+    assert.doesNotMatch(helpText('status'), /^ +--(pool|node|resume)\b/m);
+    assert.doesNotMatch(helpText('plan'), /^ +--(node|resume)\b/m);
+    assert.match(helpText('plan'), /--pool <name>/);
+    assert.match(helpText('refresh'), /--node <name>[\s\S]*--resume <instance id>/);
+  });
+
+  void it('the overview lists every command and how to get its help', () => {
+    const text = helpText();
+    for (const command of commands) assert.match(text, new RegExp(`^ {2}${command} `, 'm'));
+    assert.match(text, /vmss-prototype <command> --help/);
+    assert.match(text, /--pool=agents/);
+  });
+});
+
+void describe('parseArgs: options', () => {
+  void it('takes values after a space or an "="', () => {
+    const spaced = options([
+      'refresh',
+      '--pool',
+      'agents',
+      '--node',
+      'n1',
+      '--cluster',
+      'prod',
+      '--state-dir',
+      'x',
+    ]);
+    const joined = options(['refresh', '--pool=agents', '--node=n1', '--cluster=prod', '--state-dir=x']);
+    assert.deepEqual(joined, spaced);
+    assert.deepEqual(joined, {
+      command: 'refresh',
+      json: false,
+      stateDir: 'x',
+      cluster: 'prod',
+      pool: 'agents',
+      node: 'n1',
+    });
+  });
+
+  void it('keeps an "=" inside the value', () => {
+    assert.equal(
+      options(['status', '--settings=dir=a/local.settings.json']).settingsFile,
+      'dir=a/local.settings.json',
+    );
+  });
+
+  void it('--sim alone is the sample scenario; --sim <file> and --sim=<file> name one', () => {
+    assert.equal(options(['plan', '--sim']).sim, true);
+    assert.equal(options(['plan', '--sim', '--json']).sim, true);
+    assert.equal(options(['plan', '--sim', 'my.yaml']).sim, 'my.yaml');
+    assert.equal(options(['plan', '--sim=my.yaml', '--json']).sim, 'my.yaml');
+  });
+
+  void it('reads the rest', () => {
+    assert.deepEqual(options(['plan', '--sim', '--time-factor=500', '--json']), {
+      command: 'plan',
+      json: true,
+      stateDir: '.runs',
+      sim: true,
+      timeFactor: 500,
+    });
+    assert.equal(options(['refresh', '--resume=refresh:prod:agents']).resume, 'refresh:prod:agents');
+    assert.equal(
+      options(['status', '--sim-connect', '.sim/connection.json']).simConnect,
+      '.sim/connection.json',
+    );
+  });
+});
+
+void describe('parseArgs: usage errors', () => {
+  const cases: readonly (readonly [string[], RegExp, Command | undefined])[] = [
+    [['frobnicate'], /unknown command "frobnicate": use one of status, plan, refresh/, undefined],
+    [['stauts'], /did you mean status\?/, undefined],
+    [['--pool', 'x'], /a command comes first/, undefined],
+    [['help', 'nope'], /unknown command "nope"/, undefined],
+    [['plan', '--pol', 'x'], /unknown option "--pol" for plan \(did you mean --pool\?\)/, 'plan'],
+    [['plan', '--node', 'n'], /--node does not apply to plan \(only to refresh\)/, 'plan'],
+    [['status', '--pool=x'], /--pool does not apply to status \(only to plan, refresh\)/, 'status'],
+    [['status', 'extra'], /unexpected argument "extra"/, 'status'],
+    [['plan', '--pool'], /--pool needs a value: --pool <name>/, 'plan'],
+    [['plan', '--pool='], /--pool needs a value/, 'plan'],
+    [['plan', '--pool', '--json'], /--pool needs a value/, 'plan'],
+    [['plan', '--json=yes'], /--json takes no value/, 'plan'],
+    [['plan', '--sim='], /--sim= needs a scenario file/, 'plan'],
+    [['plan', '--pool', 'a', '--pool=b'], /--pool is given twice/, 'plan'],
+    [['plan', '--pool', 'a b'], /--pool "a b" is not a valid name/, 'plan'],
+    [['refresh', '--node', 'n'], /--node needs --pool/, 'refresh'],
+    [['refresh', '--resume', 'r', '--pool', 'p'], /--resume continues a run as it was started/, 'refresh'],
+    [['status', '--sim', '--settings', 'f'], /exclude each other/, 'status'],
+    [['status', '--time-factor', '5'], /--time-factor only applies with --sim/, 'status'],
+    [['status', '--sim', '--time-factor=0'], /must be a number from 1 to 100000/, 'status'],
+  ];
+  for (const [argv, message, command] of cases) {
+    void it(argv.join(' '), () => {
+      const error = usageError(argv);
+      assert.match(error.message, message);
+      assert.equal(error.command, command);
+    });
+  }
+});
