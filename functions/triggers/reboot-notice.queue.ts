@@ -9,6 +9,7 @@ import type { InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 
 import { deserializeEvent } from '../../shared/adapters/eventgrid/event-envelopes.js';
+import { EVENT, ORCHESTRATION, signalInstanceId } from '../../shared/application/orchestration-ids.js';
 import type { RebootNotice, RejectionReason } from '../../shared/application/reboot-notices.js';
 import {
   decodeQueueMessage,
@@ -19,11 +20,6 @@ import type { OrchestrationClient } from '../../shared/application/singleton.js'
 import { signalSingleton } from '../../shared/application/singleton.js';
 import { isTerminal } from '../../shared/domain/errors.js';
 import type { PoolSignalInput } from '../orchestrations/pool-signal.orchestration.js';
-import {
-  POOL_SIGNAL_ORCHESTRATION,
-  REBOOT_NOTICE_EVENT,
-  signalInstanceId,
-} from '../orchestrations/pool-signal.orchestration.js';
 import type { TriggerDependencies } from './trigger-dependencies.js';
 import { workerTriggerDependencies } from './trigger-dependencies.js';
 
@@ -138,9 +134,9 @@ export async function applyNotice(
     notice,
   };
   const how = await signalSingleton(client, {
-    name: POOL_SIGNAL_ORCHESTRATION,
+    name: ORCHESTRATION.poolSignal,
     instanceId: signalInstanceId(target.cluster, target.pool),
-    eventName: REBOOT_NOTICE_EVENT,
+    eventName: EVENT.rebootNotice,
     eventData: notice,
     input,
   });

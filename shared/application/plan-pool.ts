@@ -13,13 +13,13 @@ import {
   parseRfc3339,
   selectPrototypeNodeForPool,
 } from '../domain/prototype-selection.js';
-import type { ScaleSetRef } from '../domain/provider-id.js';
-import { scaleSetKey } from '../domain/provider-id.js';
 import { planPoolRefresh } from '../domain/refresh-plan.js';
+import type { ScaleSetRef } from '../domain/resource-id.js';
+import { galleryImageResourceId, scaleSetKey } from '../domain/resource-id.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
 import { instanceOfNode, newestUsableVersion, provenanceOf } from './image-facts.js';
-import type { NodeVerdictView, PoolDecision, PoolPlan } from './refresh-contracts.js';
+import type { NodeVerdictView, PoolDecision, PoolPlan } from './pool-plan.js';
 import type { ClusterHandle, ConfiguredPool, PoolConfiguration } from './refresh-dependencies.js';
 
 /**
@@ -117,10 +117,7 @@ export async function currentImageFacts(
 
 export function definitionIdOf(configuration: PoolConfiguration): string {
   const g = configuration.gallery;
-  return (
-    `/subscriptions/${g.subscriptionId}/resourceGroups/${g.resourceGroup}/providers/Microsoft.Compute/` +
-    `galleries/${g.galleryName}/images/${g.imageDefinitionName}`
-  );
+  return galleryImageResourceId({ ...g, imageName: g.imageDefinitionName });
 }
 
 export async function planPoolForCluster(

@@ -17,7 +17,7 @@ import {
   scaleSetKey,
   type ScaleSetRef,
   virtualMachineKey,
-} from './provider-id.js';
+} from './resource-id.js';
 import type { SelectionPolicy } from './selection-policy.js';
 
 /**

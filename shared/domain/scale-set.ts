@@ -3,7 +3,7 @@
  * pools a prototype refresh would break or that another controller would silently revert.
  */
 
-import { describeScaleSet, type ScaleSetRef } from './provider-id.js';
+import { describeScaleSet, type ScaleSetRef } from './resource-id.js';
 
 export type OrchestrationMode = 'Uniform' | 'Flexible';
 export type UpgradePolicyMode = 'Manual' | 'Automatic' | 'Rolling';

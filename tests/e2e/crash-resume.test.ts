@@ -17,7 +17,7 @@ import { createDurableRunner, createFileStore } from '../../cli/runner/index.js'
 import { connectSimulator } from '../../cli/sim-connection.js';
 import type { SimulatorSession } from '../../cli/sim-session.js';
 import { connectionOf, startSimulatorSession } from '../../cli/sim-session.js';
-import { ORCHESTRATORS } from '../../functions/orchestrations/index.js';
+import { durableRegistry } from '../../functions/durable-registry.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import { compose } from '../../shared/composition-root.js';
 import { writeConnectionFile } from '../../sim/connection.js';
@@ -75,8 +75,7 @@ async function resumeHere(connectionFile: string, stateDir: string, instanceId: 
     now: () => new Date(connected.clock.now()),
   });
   const runner = createDurableRunner({
-    orchestrators: ORCHESTRATORS,
-    activities: composition.activities,
+    ...durableRegistry(composition.dependencies),
     clock: connected.clock,
     store: createFileStore(stateDir),
   });

@@ -33,7 +33,7 @@ import {
   TerminalError,
   TransientError,
 } from '../../domain/errors.js';
-import { describeScaleSet, scaleSetKey, type ScaleSetRef } from '../../domain/provider-id.js';
+import { describeScaleSet, scaleSetKey, type ScaleSetRef } from '../../domain/resource-id.js';
 import type { OrchestrationMode, ScaleSet } from '../../domain/scale-set.js';
 import type {
   ComputeGateway,

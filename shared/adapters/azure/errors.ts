@@ -220,8 +220,8 @@ function authorization(
     const where = scope === undefined ? '' : ` on scope ${scope}`;
     return new TerminalError(
       code,
-      `${action}: the identity lacks permission ${missing}${where} (${code}, HTTP ${status}); add it to the role assigned to the function app`,
-      { cause },
+      `${action}: the identity lacks permission ${missing}${where} (${code}, HTTP ${status})`,
+      { cause, advice: 'add it to the role assigned to the function app' },
     );
   }
   const detail = armMessage === '' ? 'access denied' : armMessage;
@@ -274,18 +274,19 @@ function fromNonHttpError(
 
 function rewrap(error: RefreshError, action: string): RefreshError {
   const message = `${action}: ${error.message}`;
+  const options = { cause: error, ...(error.advice === undefined ? {} : { advice: error.advice }) };
   switch (error.kind) {
     case 'not-found':
-      return new NotFoundError(error.code, message, { cause: error });
+      return new NotFoundError(error.code, message, options);
     case 'transient':
       return new TransientError(error.code, message, {
-        cause: error,
+        ...options,
         ...(error instanceof TransientError && error.retryAfterMs !== undefined
           ? { retryAfterMs: error.retryAfterMs }
           : {}),
       });
     case 'terminal':
-      return new TerminalError(error.code, message, { cause: error });
+      return new TerminalError(error.code, message, options);
   }
 }
 

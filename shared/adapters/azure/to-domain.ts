@@ -27,7 +27,7 @@ import type {
   Snapshot,
   StorageAccountType,
 } from '../../domain/compute.js';
-import { parseScaleSetResourceId, type ScaleSetRef, scaleSetResourceId } from '../../domain/provider-id.js';
+import { parseScaleSetResourceId, type ScaleSetRef, scaleSetResourceId } from '../../domain/resource-id.js';
 import type {
   Architecture,
   HyperVGeneration,

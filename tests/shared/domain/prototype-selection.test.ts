@@ -14,7 +14,7 @@ import {
   selectPrototypeNode,
   selectPrototypeNodeForPool,
 } from '../../../shared/domain/prototype-selection.js';
-import { type ScaleSetRef, virtualMachineResourceId } from '../../../shared/domain/provider-id.js';
+import { type ScaleSetRef, virtualMachineResourceId } from '../../../shared/domain/resource-id.js';
 import { DEFAULT_SELECTION_POLICY, type SelectionPolicy } from '../../../shared/domain/selection-policy.js';
 import {
   aNode,

@@ -13,7 +13,7 @@ import {
   scaleSetKey,
   scaleSetResourceId,
   virtualMachineResourceId,
-} from '../../../shared/domain/provider-id.js';
+} from '../../../shared/domain/resource-id.js';
 
 const SUB = '6b1f9c2e-3a4d-4e5f-8a9b-0c1d2e3f4a5b';
 const VMSS_PREFIX = `azure:///subscriptions/${SUB}/resourceGroups/rg-cluster/providers/Microsoft.Compute`;
