@@ -287,6 +287,10 @@ function combineFailures(captureError: unknown, giveBackFailures: readonly StepF
     step: 'restoring-node',
     kind: first?.kind ?? 'terminal',
     code: first?.code ?? 'RestoreFailed',
-    detail: giveBackFailures.map((failure) => failure.message).join('; ') || 'the node was not given back',
+    // A failure of give-back's own calls names the step already; a wait's (starting-instance) is kept.
+    detail:
+      giveBackFailures
+        .map((failure) => (failure.step === 'restoring-node' ? failure.reason : failure.message))
+        .join('; ') || 'the node was not given back',
   });
 }

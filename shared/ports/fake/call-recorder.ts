@@ -1,0 +1,70 @@
+/**
+ * What every in-memory fake of a port shares (karpenter's cloudprovider/fake shape): a log of the calls
+ * it received, one-shot errors queued per method, and `reset()` for a fresh start.
+ */
+
+export interface RecordedCall<Method extends string> {
+  readonly method: Method;
+  readonly args: readonly unknown[];
+  /** The fake's clock when the call arrived (epoch ms). */
+  readonly at: number;
+}
+
+export class CallRecorder<Method extends string> {
+  readonly #calls: RecordedCall<Method>[] = [];
+  readonly #errors = new Map<
+    Method,
+    { readonly error: unknown; readonly when?: (args: readonly unknown[]) => boolean }[]
+  >();
+
+  constructor(private readonly now: () => number) {}
+
+  /** Every call so far, in order. */
+  get calls(): readonly RecordedCall<Method>[] {
+    return this.#calls;
+  }
+
+  /** The calls of one method, in order. */
+  callsTo(method: Method): readonly RecordedCall<Method>[] {
+    return this.#calls.filter((call) => call.method === method);
+  }
+
+  /**
+   * Makes the next call(s) of `method` throw: one error per call, in the order given. Pass the errors
+   * the real adapter would throw (e.g. what its error mapping makes of an HTTP 429) to test the callers.
+   */
+  nextError(method: Method, ...errors: unknown[]): void {
+    const queued = this.#errors.get(method) ?? [];
+    queued.push(...errors.map((error) => ({ error })));
+    this.#errors.set(method, queued);
+  }
+
+  /** Like `nextError`, for the next call(s) of `method` whose arguments match (e.g. one scale set). */
+  nextErrorWhen(method: Method, when: (args: readonly unknown[]) => boolean, ...errors: unknown[]): void {
+    const queued = this.#errors.get(method) ?? [];
+    queued.push(...errors.map((error) => ({ error, when })));
+    this.#errors.set(method, queued);
+  }
+
+  /** Errors still queued for `method`. */
+  pendingErrors(method: Method): number {
+    return this.#errors.get(method)?.length ?? 0;
+  }
+
+  /** Records the call; throws the next queued error of the method, if any. */
+  record(method: Method, ...args: unknown[]): void {
+    this.#calls.push({ method, args, at: this.now() });
+    const queued = this.#errors.get(method) ?? [];
+    const index = queued.findIndex((entry) => entry.when === undefined || entry.when(args));
+    const entry = queued[index];
+    if (entry !== undefined) {
+      queued.splice(index, 1);
+      throw entry.error;
+    }
+  }
+
+  reset(): void {
+    this.#calls.length = 0;
+    this.#errors.clear();
+  }
+}
