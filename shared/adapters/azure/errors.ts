@@ -317,3 +317,17 @@ function sanitise(message: string): string {
     ? `${redacted.slice(0, MAX_ARM_MESSAGE_LENGTH)}…`
     : redacted;
 }
+
+/** Snapshot and image version deletions take seconds to a minute (research/azure.md, kamino's log). */
+const DELETING_RETRY_AFTER_MS = 15_000;
+
+/** Deletion is asynchronous: a request for the same name must wait until the old resource is gone. */
+export function throwIfDeleting(provisioningState: string | undefined, action: string, what: string): void {
+  if (provisioningState?.toLowerCase() === 'deleting') {
+    throw new TransientError(
+      'ResourceDeleting',
+      `${action}: the previous ${what} of this name is still being deleted`,
+      { retryAfterMs: DELETING_RETRY_AFTER_MS },
+    );
+  }
+}

@@ -5,6 +5,7 @@
  * puts them). It keeps the port's contract: NotFoundError for missing reads, no-op deletions of absent
  * resources, idempotent requests, ARM's refusals (a name taken, a resource still being deleted, ZRS where
  * a region has no zones). Calls are logged; `nextError` queues one-shot failures; `reset` starts afresh.
+ * Over 400 lines on purpose: one class holds the whole simulated estate, so one `reset` and one clock rule it.
  */
 import type {
   GalleryRef,
