@@ -8,14 +8,11 @@ import type { ClusterNode } from '../domain/cluster-node.js';
 import type { ImageVersion } from '../domain/compute.js';
 import { isNotFound, NotFoundError } from '../domain/errors.js';
 import type { NodeVerdict, PoolImageFacts } from '../domain/prototype-selection.js';
-import {
-  groupNodesByScaleSet,
-  parseRfc3339,
-  selectPrototypeNodeForPool,
-} from '../domain/prototype-selection.js';
+import { groupNodesByScaleSet, selectPrototypeNodeForPool } from '../domain/prototype-selection.js';
 import { planPoolRefresh } from '../domain/refresh-plan.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import { galleryImageResourceId, scaleSetKey } from '../domain/resource-id.js';
+import { parseRfc3339 } from '../domain/rfc3339.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
 import { instanceOfNode, newestUsableVersion, provenanceOf } from './image-facts.js';

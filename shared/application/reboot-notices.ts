@@ -12,6 +12,7 @@ import {
   RESOURCE_GROUP_RULE,
   SCALE_SET_RULE,
 } from '../config/names.js';
+import { parseComputeResourceId } from '../domain/resource-id.js';
 
 /** Marks our own queue messages, so the queue trigger tells them from raw Event Grid deliveries. */
 export const REBOOT_NOTICE_SCHEMA = 'vmss-prototype/reboot-notice@1';
@@ -78,37 +79,30 @@ export type VmResource =
 const VM_NAME = /^[A-Za-z0-9](?:[-\w.]{0,62}[A-Za-z0-9_])?$/;
 
 /**
- * Parses a VM's ARM id. Keywords compare case-insensitively (as ARM does); every name is checked
- * against Azure's naming rules, so `..`, `%2F`, quotes or control characters never get through.
+ * Parses a VM's ARM id (the grammar is the domain's: resource-id.ts), then holds every name to Azure's
+ * naming rules, because these ids come from events: `..`, `%2F`, quotes, whitespace or control characters
+ * never get through.
  */
 export function parseVmResourceId(id: string): VmResource | undefined {
-  if (id.length > MAX_RESOURCE_ID || hasControlCharacters(id)) return undefined;
-  const parts = id.split('/');
-  if (parts[0] !== '') return undefined;
-  const [, subscriptions, subscriptionId, groups, resourceGroup, providers, namespace, ...rest] = parts;
-  if (
-    subscriptions?.toLowerCase() !== 'subscriptions' ||
-    groups?.toLowerCase() !== 'resourcegroups' ||
-    providers?.toLowerCase() !== 'providers' ||
-    namespace?.toLowerCase() !== 'microsoft.compute' ||
-    subscriptionId === undefined ||
-    !GUID_RULE.test(subscriptionId) ||
-    resourceGroup === undefined ||
-    !RESOURCE_GROUP_RULE.test(resourceGroup)
-  ) {
-    return undefined;
+  if (id.length > MAX_RESOURCE_ID || hasControlCharacters(id) || id !== id.trim()) return undefined;
+  const parsed = parseComputeResourceId(id);
+  if (!parsed.ok) return undefined;
+  const resource = parsed.providerId;
+  const { subscriptionId, resourceGroup, name } =
+    resource.kind === 'scale-set-instance' ? resource.scaleSet : resource.virtualMachine;
+  if (!GUID_RULE.test(subscriptionId) || !RESOURCE_GROUP_RULE.test(resourceGroup)) return undefined;
+  if (resource.kind === 'scale-set-instance') {
+    if (!SCALE_SET_RULE.test(name) || !/^\d{1,10}$/.test(resource.instanceId)) return undefined;
+    return {
+      kind: 'scale-set-instance',
+      subscriptionId,
+      resourceGroup,
+      scaleSet: name,
+      instanceId: resource.instanceId,
+    };
   }
-  const [type, name, childType, child, ...extra] = rest;
-  if (name === undefined || extra.length > 0) return undefined;
-  if (type?.toLowerCase() === 'virtualmachinescalesets' && childType?.toLowerCase() === 'virtualmachines') {
-    if (!SCALE_SET_RULE.test(name) || child === undefined || !/^\d{1,10}$/.test(child)) return undefined;
-    return { kind: 'scale-set-instance', subscriptionId, resourceGroup, scaleSet: name, instanceId: child };
-  }
-  if (type?.toLowerCase() === 'virtualmachines' && childType === undefined) {
-    if (!VM_NAME.test(name)) return undefined;
-    return { kind: 'virtual-machine', subscriptionId, resourceGroup, name };
-  }
-  return undefined;
+  if (!VM_NAME.test(name)) return undefined;
+  return { kind: 'virtual-machine', subscriptionId, resourceGroup, name };
 }
 
 /** The ARM id of a node's `azure:///…` providerID, when it names a VM. */

@@ -2,6 +2,7 @@
  * Names, ordering and provenance tags of the gallery image versions this product creates
  * (DESIGN.md §2 step 3). Pure: time comes in as an argument.
  */
+import { isRfc3339 } from './rfc3339.js';
 
 /** Largest value of each version component: Azure requires "numbers within the range of a 32-bit integer". */
 export const INT32_MAX = 2_147_483_647;
@@ -253,8 +254,6 @@ export const IMAGE_VERSION_TAG_KEYS = {
 /** Value of the `created-by` tag; its presence marks a version as ours. */
 export const CREATED_BY_TAG_VALUE = 'vmss-prototype';
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
-
 /**
  * Builds the tag set of a new version. Throws a RangeError listing every field that is empty, too long for a
  * tag value, or (for `patchedAt`) not an RFC 3339 timestamp.
@@ -318,8 +317,4 @@ function provenanceProblems(provenance: ImageVersionProvenance): string[] {
     );
   }
   return problems;
-}
-
-function isRfc3339(value: string): boolean {
-  return RFC3339.test(value) && !Number.isNaN(Date.parse(value));
 }

@@ -10,7 +10,7 @@ import type { ClusterNode } from '../../domain/cluster-node.js';
 import type { PodOnNode } from '../../domain/drain.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { ClusterGateway, EvictionOutcome, PodPhase, PrepPodSpec } from '../cluster-gateway.js';
-import { CallRecorder } from './call-recorder.js';
+import { RecordingFake } from './recording-fake.js';
 
 export type ClusterMethod = keyof ClusterGateway;
 
@@ -42,52 +42,22 @@ interface PrepPodRecord {
   readonly cancel?: () => void;
 }
 
-export class FakeClusterGateway implements ClusterGateway {
-  readonly #now: () => number;
+export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements ClusterGateway {
   readonly #options: FakeClusterOptions;
-  readonly #recorder: CallRecorder<ClusterMethod>;
   #nodes = new Map<string, ClusterNode>();
   #pods = new Map<string, PodRecord>();
   #daemonSets = new Set<string>();
   #prepPods = new Map<string, PrepPodRecord>();
 
   constructor(options: FakeClusterOptions = {}) {
-    this.#now = options.now ?? (() => Date.now());
+    super(options.now ?? (() => Date.now()));
     this.#options = options;
-    this.#recorder = new CallRecorder(this.#now);
   }
 
   // ---- test controls -----------------------------------------------------------------------------
 
-  get calls(): CallRecorder<ClusterMethod>['calls'] {
-    return this.#recorder.calls;
-  }
-
-  callsTo(method: ClusterMethod): CallRecorder<ClusterMethod>['calls'] {
-    return this.#recorder.callsTo(method);
-  }
-
-  /** The next call(s) of `method` throw these errors, one per call. */
-  nextError(method: ClusterMethod, ...errors: unknown[]): void {
-    this.#recorder.nextError(method, ...errors);
-  }
-
-  /** Like `nextError`, for calls whose arguments match (e.g. one scale set of several). */
-  nextErrorWhen(
-    method: ClusterMethod,
-    when: (args: readonly unknown[]) => boolean,
-    ...errors: unknown[]
-  ): void {
-    this.#recorder.nextErrorWhen(method, when, ...errors);
-  }
-
-  /** Errors still queued for `method`. */
-  pendingErrors(method: ClusterMethod): number {
-    return this.#recorder.pendingErrors(method);
-  }
-
-  reset(): void {
-    this.#recorder.reset();
+  override reset(): void {
+    super.reset();
     this.#nodes = new Map();
     this.#pods = new Map();
     this.#daemonSets = new Set();
@@ -135,15 +105,15 @@ export class FakeClusterGateway implements ClusterGateway {
   // ---- the port ----------------------------------------------------------------------------------
 
   listNodes(): Promise<ClusterNode[]> {
-    return this.#call('listNodes', [], () => [...this.#nodes.values()]);
+    return this.call('listNodes', [], () => [...this.#nodes.values()]);
   }
 
   getNode(name: string): Promise<ClusterNode> {
-    return this.#call('getNode', [name], () => this.#node(name, `reading node ${name}`));
+    return this.call('getNode', [name], () => this.#node(name, `reading node ${name}`));
   }
 
   patchNodeAnnotations(name: string, changes: Readonly<Record<string, string | null>>): Promise<void> {
-    return this.#call('patchNodeAnnotations', [name, changes], () => {
+    return this.call('patchNodeAnnotations', [name, changes], () => {
       const node = this.#node(name, `annotating node ${name}`);
       const annotations: Record<string, string> = { ...node.annotations };
       for (const [key, value] of Object.entries(changes)) {
@@ -155,18 +125,18 @@ export class FakeClusterGateway implements ClusterGateway {
   }
 
   setNodeUnschedulable(name: string, unschedulable: boolean): Promise<void> {
-    return this.#call('setNodeUnschedulable', [name, unschedulable], () => {
+    return this.call('setNodeUnschedulable', [name, unschedulable], () => {
       const node = this.#node(name, `${unschedulable ? 'cordoning' : 'uncordoning'} node ${name}`);
       this.#nodes.set(name, { ...node, unschedulable });
     });
   }
 
   listPodsOnNode(nodeName: string): Promise<PodOnNode[]> {
-    return this.#call('listPodsOnNode', [nodeName], () => this.podsOn(nodeName));
+    return this.call('listPodsOnNode', [nodeName], () => this.podsOn(nodeName));
   }
 
   daemonSetExists(namespace: string, name: string): Promise<boolean> {
-    return this.#call('daemonSetExists', [namespace, name], () =>
+    return this.call('daemonSetExists', [namespace, name], () =>
       this.#daemonSets.has(podKey(namespace, name)),
     );
   }
@@ -176,7 +146,7 @@ export class FakeClusterGateway implements ClusterGateway {
     name: string,
     gracePeriodSeconds: number | undefined,
   ): Promise<EvictionOutcome> {
-    return this.#call('evictPod', [namespace, name, gracePeriodSeconds], (): EvictionOutcome => {
+    return this.call('evictPod', [namespace, name, gracePeriodSeconds], (): EvictionOutcome => {
       const key = podKey(namespace, name);
       const record = this.#pods.get(key);
       if (record === undefined) return { kind: 'gone' };
@@ -188,10 +158,10 @@ export class FakeClusterGateway implements ClusterGateway {
   }
 
   createPrepPod(spec: PrepPodSpec): Promise<void> {
-    return this.#call('createPrepPod', [spec], () => {
+    return this.call('createPrepPod', [spec], () => {
       const key = podKey(spec.namespace, spec.name);
       if (this.#prepPods.has(key)) return;
-      const finishesAt = this.#now() + (this.#options.prepPodRunMs ?? 45_000);
+      const finishesAt = this.now() + (this.#options.prepPodRunMs ?? 45_000);
       const outcome = this.#options.prepPodOutcome ?? 'Succeeded';
       const cancel = outcome === 'Succeeded' ? this.#options.onPrepPodCreated?.(spec, finishesAt) : undefined;
       this.#prepPods.set(key, { spec, finishesAt, outcome, ...(cancel === undefined ? {} : { cancel }) });
@@ -199,33 +169,24 @@ export class FakeClusterGateway implements ClusterGateway {
   }
 
   getPodPhase(namespace: string, name: string): Promise<PodPhase | undefined> {
-    return this.#call('getPodPhase', [namespace, name], () => {
+    return this.call('getPodPhase', [namespace, name], () => {
       const record = this.#prepPods.get(podKey(namespace, name));
       return record === undefined ? undefined : this.#phase(record);
     });
   }
 
   deletePod(namespace: string, name: string): Promise<void> {
-    return this.#call('deletePod', [namespace, name], () => {
+    return this.call('deletePod', [namespace, name], () => {
       const key = podKey(namespace, name);
       const prepPod = this.#prepPods.get(key);
       // A pod deleted before its script ended never powers the host off.
-      if (prepPod !== undefined && this.#now() < prepPod.finishesAt) prepPod.cancel?.();
+      if (prepPod !== undefined && this.now() < prepPod.finishesAt) prepPod.cancel?.();
       this.#prepPods.delete(key);
       this.#pods.delete(key);
     });
   }
 
   // ---- internals ---------------------------------------------------------------------------------
-
-  #call<T>(method: ClusterMethod, args: unknown[], body: () => T): Promise<T> {
-    try {
-      this.#recorder.record(method, ...args);
-      return Promise.resolve(structuredClone(body()));
-    } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
-  }
 
   #node(name: string, action: string): ClusterNode {
     const node = this.#nodes.get(name);
@@ -234,7 +195,7 @@ export class FakeClusterGateway implements ClusterGateway {
   }
 
   #phase(record: PrepPodRecord): PodPhase {
-    return this.#now() >= record.finishesAt ? record.outcome : 'Running';
+    return this.now() >= record.finishesAt ? record.outcome : 'Running';
   }
 }
 

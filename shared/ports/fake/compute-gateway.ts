@@ -34,7 +34,7 @@ import type {
   ScaleSetImageUpdate,
   SnapshotRequest,
 } from '../compute-gateway.js';
-import { CallRecorder } from './call-recorder.js';
+import { RecordingFake } from './recording-fake.js';
 
 export type ComputeMethod = keyof ComputeGateway;
 
@@ -97,11 +97,9 @@ interface TimedRecord<T> {
   pending?: Pending<T | 'gone'>;
 }
 
-export class FakeComputeGateway implements ComputeGateway {
-  readonly #now: () => number;
+export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements ComputeGateway {
   readonly #timings: FakeComputeTimings;
   readonly #noZrs: Set<string>;
-  readonly #recorder: CallRecorder<ComputeMethod>;
   #scaleSets = new Map<string, ScaleSetRecord>();
   #instances = new Map<string, InstanceRecord>();
   #snapshots = new Map<string, TimedRecord<Snapshot>>();
@@ -112,40 +110,12 @@ export class FakeComputeGateway implements ComputeGateway {
   #outcomes = { snapshot: [] as ('Succeeded' | 'Failed')[], imageVersion: [] as ('Succeeded' | 'Failed')[] };
 
   constructor(options: FakeComputeOptions = {}) {
-    this.#now = options.now ?? (() => Date.now());
+    super(options.now ?? (() => Date.now()));
     this.#timings = { ...DEFAULT_COMPUTE_TIMINGS, ...options.timings };
     this.#noZrs = new Set((options.regionsWithoutZrs ?? []).map(normaliseRegion));
-    this.#recorder = new CallRecorder(this.#now);
   }
 
   // ---- test controls -----------------------------------------------------------------------------
-
-  get calls(): CallRecorder<ComputeMethod>['calls'] {
-    return this.#recorder.calls;
-  }
-
-  callsTo(method: ComputeMethod): CallRecorder<ComputeMethod>['calls'] {
-    return this.#recorder.callsTo(method);
-  }
-
-  /** The next call(s) of `method` throw these errors, one per call. */
-  nextError(method: ComputeMethod, ...errors: unknown[]): void {
-    this.#recorder.nextError(method, ...errors);
-  }
-
-  /** Like `nextError`, for calls whose arguments match (e.g. one scale set of several). */
-  nextErrorWhen(
-    method: ComputeMethod,
-    when: (args: readonly unknown[]) => boolean,
-    ...errors: unknown[]
-  ): void {
-    this.#recorder.nextErrorWhen(method, when, ...errors);
-  }
-
-  /** Errors still queued for `method`. */
-  pendingErrors(method: ComputeMethod): number {
-    return this.#recorder.pendingErrors(method);
-  }
 
   /** The next snapshot or image version created ends in this state. */
   nextOutcome(kind: 'snapshot' | 'imageVersion', outcome: 'Succeeded' | 'Failed'): void {
@@ -153,8 +123,8 @@ export class FakeComputeGateway implements ComputeGateway {
   }
 
   /** Forgets every resource, call and queued error. */
-  reset(): void {
-    this.#recorder.reset();
+  override reset(): void {
+    super.reset();
     this.#scaleSets = new Map();
     this.#instances = new Map();
     this.#snapshots = new Map();
@@ -264,7 +234,7 @@ export class FakeComputeGateway implements ComputeGateway {
   // ---- the port ----------------------------------------------------------------------------------
 
   getScaleSet(ref: ScaleSetRef): Promise<ScaleSet> {
-    return this.#call('getScaleSet', [ref], () => {
+    return this.call('getScaleSet', [ref], () => {
       const record = this.#scaleSetRecord(ref, `reading scale set ${describeScaleSet(ref)}`);
       this.#settleScaleSet(record);
       return { ...record.scaleSet };
@@ -272,34 +242,34 @@ export class FakeComputeGateway implements ComputeGateway {
   }
 
   getInstance(scaleSet: ScaleSetRef, instanceId: string): Promise<ScaleSetInstance> {
-    return this.#call('getInstance', [scaleSet, instanceId], () =>
+    return this.call('getInstance', [scaleSet, instanceId], () =>
       this.#settleInstance(this.#instanceRecord(scaleSet, instanceId)),
     );
   }
 
   requestPowerOff(instance: ScaleSetInstance): Promise<void> {
-    return this.#call('requestPowerOff', [instance], () => {
+    return this.call('requestPowerOff', [instance], () => {
       const record = this.#instanceRecord(instance.scaleSet, instance.instanceId);
       const state = this.#settleInstance(record).powerState;
       if (state !== 'running' && state !== 'starting') return;
       record.instance = { ...record.instance, powerState: 'stopping' };
-      record.pending = { to: 'stopped', at: this.#now() + this.#timings.powerOff };
+      record.pending = { to: 'stopped', at: this.now() + this.#timings.powerOff };
     });
   }
 
   requestStart(instance: ScaleSetInstance): Promise<void> {
-    return this.#call('requestStart', [instance], () => {
+    return this.call('requestStart', [instance], () => {
       const record = this.#instanceRecord(instance.scaleSet, instance.instanceId);
       const state = this.#settleInstance(record).powerState;
       if (state === 'running' || state === 'starting') return;
       if (record.startFails) return;
       record.instance = { ...record.instance, powerState: 'starting' };
-      record.pending = { to: 'running', at: this.#now() + this.#timings.start };
+      record.pending = { to: 'running', at: this.now() + this.#timings.start };
     });
   }
 
   getSnapshot(subscriptionId: string, resourceGroup: string, name: string): Promise<Snapshot> {
-    return this.#call('getSnapshot', [subscriptionId, resourceGroup, name], () => {
+    return this.call('getSnapshot', [subscriptionId, resourceGroup, name], () => {
       const key = snapshotKey(subscriptionId, resourceGroup, name);
       const value = this.#settleKey(this.#snapshots, key);
       if (value === undefined) {
@@ -310,7 +280,7 @@ export class FakeComputeGateway implements ComputeGateway {
   }
 
   requestSnapshot(request: SnapshotRequest): Promise<void> {
-    return this.#call('requestSnapshot', [request], () => {
+    return this.call('requestSnapshot', [request], () => {
       const action = `requesting snapshot ${request.resourceGroup}/${request.name}`;
       const key = snapshotKey(request.subscriptionId, request.resourceGroup, request.name);
       const existing = this.#settleKey(this.#snapshots, key);
@@ -334,30 +304,30 @@ export class FakeComputeGateway implements ComputeGateway {
       };
       this.#snapshots.set(key, {
         value,
-        pending: { to: { ...value, provisioningState: outcome }, at: this.#now() + this.#timings.snapshot },
+        pending: { to: { ...value, provisioningState: outcome }, at: this.now() + this.#timings.snapshot },
       });
     });
   }
 
   requestSnapshotDeletion(subscriptionId: string, resourceGroup: string, name: string): Promise<void> {
-    return this.#call('requestSnapshotDeletion', [subscriptionId, resourceGroup, name], () => {
+    return this.call('requestSnapshotDeletion', [subscriptionId, resourceGroup, name], () => {
       const key = snapshotKey(subscriptionId, resourceGroup, name);
       const existing = this.#settleKey(this.#snapshots, key);
       const record = this.#snapshots.get(key);
       if (existing === undefined || record === undefined || existing.provisioningState === 'Deleting') return;
       record.value = { ...existing, provisioningState: 'Deleting' };
-      record.pending = { to: 'gone', at: this.#now() + this.#timings.snapshotDeletion };
+      record.pending = { to: 'gone', at: this.now() + this.#timings.snapshotDeletion };
     });
   }
 
   ensureGallery(ref: GalleryRef, location: string, tags: Readonly<Record<string, string>>): Promise<void> {
-    return this.#call('ensureGallery', [ref, location, tags], () => {
+    return this.call('ensureGallery', [ref, location, tags], () => {
       this.#galleries.add(galleryKey(ref));
     });
   }
 
   getImageDefinition(ref: ImageDefinitionRef): Promise<ImageDefinition> {
-    return this.#call('getImageDefinition', [ref], () => this.#definition(ref, 'reading image definition'));
+    return this.call('getImageDefinition', [ref], () => this.#definition(ref, 'reading image definition'));
   }
 
   ensureImageDefinition(
@@ -365,7 +335,7 @@ export class FakeComputeGateway implements ComputeGateway {
     location: string,
     spec: ImageDefinitionSpec,
   ): Promise<ImageDefinition> {
-    return this.#call('ensureImageDefinition', [ref, location, spec], () => {
+    return this.call('ensureImageDefinition', [ref, location, spec], () => {
       const existing = this.#definitions.get(definitionKey(ref));
       if (existing !== undefined) return existing;
       if (!this.#galleries.has(galleryKey(ref))) {
@@ -387,14 +357,14 @@ export class FakeComputeGateway implements ComputeGateway {
   }
 
   listImageVersions(ref: ImageDefinitionRef): Promise<ImageVersion[]> {
-    return this.#call('listImageVersions', [ref], () => {
+    return this.call('listImageVersions', [ref], () => {
       this.#definition(ref, 'listing image versions');
       return this.imageVersionsNow(ref);
     });
   }
 
   getImageVersion(ref: ImageVersionRef): Promise<ImageVersion> {
-    return this.#call('getImageVersion', [ref], () => {
+    return this.call('getImageVersion', [ref], () => {
       const value = this.#settleKey(this.#versions, versionKey(ref));
       if (value === undefined) {
         throw new NotFoundError(
@@ -407,7 +377,7 @@ export class FakeComputeGateway implements ComputeGateway {
   }
 
   requestImageVersion(request: ImageVersionRequest): Promise<void> {
-    return this.#call('requestImageVersion', [request], () => {
+    return this.call('requestImageVersion', [request], () => {
       const { ref } = request;
       const action = `requesting image version ${ref.imageName}/${ref.versionName}`;
       this.#definition(ref, action);
@@ -442,7 +412,7 @@ export class FakeComputeGateway implements ComputeGateway {
         storageAccountType: request.storageAccountType,
         replicationState: 'Replicating',
         sourceId: request.snapshotId,
-        publishedAt: new Date(this.#now()).toISOString(),
+        publishedAt: new Date(this.now()).toISOString(),
         tags: { ...request.tags },
       };
       this.#versions.set(key, {
@@ -453,14 +423,14 @@ export class FakeComputeGateway implements ComputeGateway {
             provisioningState: outcome,
             replicationState: outcome === 'Succeeded' ? 'Completed' : 'Failed',
           },
-          at: this.#now() + this.#timings.imageVersion,
+          at: this.now() + this.#timings.imageVersion,
         },
       });
     });
   }
 
   requestImageVersionExclusion(ref: ImageVersionRef, excludeFromLatest: boolean): Promise<void> {
-    return this.#call('requestImageVersionExclusion', [ref, excludeFromLatest], () => {
+    return this.call('requestImageVersionExclusion', [ref, excludeFromLatest], () => {
       const key = versionKey(ref);
       const existing = this.#settleKey(this.#versions, key);
       const record = this.#versions.get(key);
@@ -471,24 +441,24 @@ export class FakeComputeGateway implements ComputeGateway {
       record.value = { ...existing, provisioningState: 'Updating' };
       record.pending = {
         to: { ...existing, excludeFromLatest, provisioningState: 'Succeeded' },
-        at: this.#now() + this.#timings.imageVersionUpdate,
+        at: this.now() + this.#timings.imageVersionUpdate,
       };
     });
   }
 
   requestImageVersionDeletion(ref: ImageVersionRef): Promise<void> {
-    return this.#call('requestImageVersionDeletion', [ref], () => {
+    return this.call('requestImageVersionDeletion', [ref], () => {
       const key = versionKey(ref);
       const existing = this.#settleKey(this.#versions, key);
       const record = this.#versions.get(key);
       if (existing === undefined || record === undefined || existing.provisioningState === 'Deleting') return;
       record.value = { ...existing, provisioningState: 'Deleting' };
-      record.pending = { to: 'gone', at: this.#now() + this.#timings.imageVersionDeletion };
+      record.pending = { to: 'gone', at: this.now() + this.#timings.imageVersionDeletion };
     });
   }
 
   requestScaleSetImageUpdate(ref: ScaleSetRef, update: ScaleSetImageUpdate): Promise<void> {
-    return this.#call('requestScaleSetImageUpdate', [ref, update], () => {
+    return this.call('requestScaleSetImageUpdate', [ref, update], () => {
       const record = this.#scaleSetRecord(
         ref,
         `requesting image update of scale set ${describeScaleSet(ref)}`,
@@ -496,12 +466,12 @@ export class FakeComputeGateway implements ComputeGateway {
       this.#settleScaleSet(record);
       record.scaleSet = { ...record.scaleSet, provisioningState: 'Updating' };
       record.customDataBase64 = update.customDataBase64;
-      record.pendingImage = { to: update.imageId, at: this.#now() + this.#timings.scaleSetUpdate };
+      record.pendingImage = { to: update.imageId, at: this.now() + this.#timings.scaleSetUpdate };
     });
   }
 
   listExtensions(ref: ScaleSetRef): Promise<ScaleSetExtension[]> {
-    return this.#call('listExtensions', [ref], () => {
+    return this.call('listExtensions', [ref], () => {
       const record = this.#scaleSetRecord(ref, `listing extensions of scale set ${describeScaleSet(ref)}`);
       this.#settleScaleSet(record);
       return record.extensions.map((extension) => ({ ...extension }));
@@ -509,28 +479,18 @@ export class FakeComputeGateway implements ComputeGateway {
   }
 
   requestExtensionDeletion(ref: ScaleSetRef, extensionName: string): Promise<void> {
-    return this.#call('requestExtensionDeletion', [ref, extensionName], () => {
+    return this.call('requestExtensionDeletion', [ref, extensionName], () => {
       const record = this.#scaleSetRecord(ref, `deleting extension ${extensionName}`);
       this.#settleScaleSet(record);
       const index = record.extensions.findIndex((extension) => extension.name === extensionName);
       const extension = record.extensions[index];
       if (extension === undefined || extension.provisioningState === 'Deleting') return;
       record.extensions[index] = { ...extension, provisioningState: 'Deleting' };
-      record.pendingExtensions.set(extensionName, this.#now() + this.#timings.extensionDeletion);
+      record.pendingExtensions.set(extensionName, this.now() + this.#timings.extensionDeletion);
     });
   }
 
   // ---- internals ---------------------------------------------------------------------------------
-
-  /** Records the call, throws a queued error, else runs `body` (as the adapter would, asynchronously). */
-  #call<T>(method: ComputeMethod, args: unknown[], body: () => T): Promise<T> {
-    try {
-      this.#recorder.record(method, ...args);
-      return Promise.resolve(structuredClone(body()));
-    } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
-  }
 
   #scaleSetRecord(ref: ScaleSetRef, action: string): ScaleSetRecord {
     const record = this.#scaleSets.get(scaleSetKey(ref));
@@ -562,7 +522,7 @@ export class FakeComputeGateway implements ComputeGateway {
 
   #settleInstance(record: InstanceRecord): ScaleSetInstance {
     const pending = record.pending;
-    if (pending !== undefined && this.#now() >= pending.at) {
+    if (pending !== undefined && this.now() >= pending.at) {
       record.instance = { ...record.instance, powerState: pending.to };
       delete record.pending;
     }
@@ -570,7 +530,7 @@ export class FakeComputeGateway implements ComputeGateway {
   }
 
   #settleScaleSet(record: ScaleSetRecord): void {
-    const now = this.#now();
+    const now = this.now();
     const pending = record.pendingImage;
     if (pending !== undefined && now >= pending.at) {
       record.scaleSet = {
@@ -594,7 +554,7 @@ export class FakeComputeGateway implements ComputeGateway {
 
   #settle<T>(records: Map<string, TimedRecord<T>>, key: string, record: TimedRecord<T>): T | undefined {
     const pending = record.pending;
-    if (pending !== undefined && this.#now() >= pending.at) {
+    if (pending !== undefined && this.now() >= pending.at) {
       if (pending.to === 'gone') {
         records.delete(key);
         return undefined;

@@ -10,14 +10,16 @@ export interface RecordedCall<Method extends string> {
   readonly at: number;
 }
 
-export class CallRecorder<Method extends string> {
-  readonly #calls: RecordedCall<Method>[] = [];
-  readonly #errors = new Map<
-    Method,
-    { readonly error: unknown; readonly when?: (args: readonly unknown[]) => boolean }[]
-  >();
+interface QueuedError {
+  readonly error: unknown;
+  readonly when?: (args: readonly unknown[]) => boolean;
+}
 
-  constructor(private readonly now: () => number) {}
+export abstract class RecordingFake<Method extends string> {
+  readonly #calls: RecordedCall<Method>[] = [];
+  readonly #errors = new Map<Method, QueuedError[]>();
+
+  protected constructor(protected readonly now: () => number) {}
 
   /** Every call so far, in order. */
   get calls(): readonly RecordedCall<Method>[] {
@@ -34,16 +36,18 @@ export class CallRecorder<Method extends string> {
    * the real adapter would throw (e.g. what its error mapping makes of an HTTP 429) to test the callers.
    */
   nextError(method: Method, ...errors: unknown[]): void {
-    const queued = this.#errors.get(method) ?? [];
-    queued.push(...errors.map((error) => ({ error })));
-    this.#errors.set(method, queued);
+    this.#queue(
+      method,
+      errors.map((error) => ({ error })),
+    );
   }
 
   /** Like `nextError`, for the next call(s) of `method` whose arguments match (e.g. one scale set). */
   nextErrorWhen(method: Method, when: (args: readonly unknown[]) => boolean, ...errors: unknown[]): void {
-    const queued = this.#errors.get(method) ?? [];
-    queued.push(...errors.map((error) => ({ error, when })));
-    this.#errors.set(method, queued);
+    this.#queue(
+      method,
+      errors.map((error) => ({ error, when })),
+    );
   }
 
   /** Errors still queued for `method`. */
@@ -51,20 +55,33 @@ export class CallRecorder<Method extends string> {
     return this.#errors.get(method)?.length ?? 0;
   }
 
-  /** Records the call; throws the next queued error of the method, if any. */
-  record(method: Method, ...args: unknown[]): void {
+  /** Forgets the calls and the queued errors (subclasses forget their state too). */
+  reset(): void {
+    this.#calls.length = 0;
+    this.#errors.clear();
+  }
+
+  /**
+   * One call of the port: recorded, failed with the next matching queued error, or answered by `body`
+   * with a copy of its result (callers must not alias the fake's state), asynchronously as an adapter.
+   */
+  protected call<T>(method: Method, args: unknown[], body: () => T): Promise<T> {
     this.#calls.push({ method, args, at: this.now() });
     const queued = this.#errors.get(method) ?? [];
     const index = queued.findIndex((entry) => entry.when === undefined || entry.when(args));
     const entry = queued[index];
-    if (entry !== undefined) {
-      queued.splice(index, 1);
-      throw entry.error;
+    try {
+      if (entry !== undefined) {
+        queued.splice(index, 1);
+        throw entry.error;
+      }
+      return Promise.resolve(structuredClone(body()));
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
   }
 
-  reset(): void {
-    this.#calls.length = 0;
-    this.#errors.clear();
+  #queue(method: Method, entries: QueuedError[]): void {
+    this.#errors.set(method, [...(this.#errors.get(method) ?? []), ...entries]);
   }
 }
