@@ -12,7 +12,6 @@ import {
 } from './adapters/azure/credentials.js';
 import { KeyVaultSecretReader } from './adapters/azure/key-vault-secrets.js';
 import { ClientNodeClusterGateway } from './adapters/kubernetes/client-node-cluster-gateway.js';
-import type { RebootNoticeSender } from './adapters/storage-queue/reboot-queue.js';
 import { hostQueueConnection, StorageRebootQueue } from './adapters/storage-queue/reboot-queue.js';
 import type {
   ClusterConfiguration,
@@ -28,6 +27,7 @@ import type { CaCertificate, ClusterSettings, Settings } from './config/settings
 import { loadSettings, selectionPolicyFor } from './config/settings.js';
 import { NotFoundError, TerminalError } from './domain/errors.js';
 import { imageDefinitionNameFor } from './domain/gallery-naming.js';
+import type { RebootNoticeSender } from './ports/reboot-notice-queue.js';
 
 /** How long a service-account token read from Key Vault or settings is reused before it is read again. */
 const TOKEN_CACHE_MS = 5 * 60_000;

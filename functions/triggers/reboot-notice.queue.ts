@@ -13,6 +13,7 @@ import { EVENT, ORCHESTRATION, signalInstanceId } from '../../shared/application
 import type { RebootNotice, RejectionReason } from '../../shared/application/reboot-notices.js';
 import {
   decodeQueueMessage,
+  envelopeOfDecoded,
   normalizeEnvelope,
   resolvePoolTarget,
 } from '../../shared/application/reboot-notices.js';
@@ -61,7 +62,7 @@ export async function handleRebootQueueMessage(
     if (item.kind === 'notice') {
       notice = item.notice;
     } else {
-      const envelope = await deserializeEvent(item.event);
+      const envelope = envelopeOfDecoded(await deserializeEvent(item.event));
       if ('ok' in envelope) {
         dropped.push({ reason: envelope.reason, message: envelope.message });
         continue;

@@ -3,22 +3,22 @@
  * (pools, status, plan) over the composition's dependencies, node lookups for kured notices, and the
  * reboot queue. Handlers take it as an argument, so tests pass a simulator-backed one.
  */
-import type { RebootNoticeSender } from '../../shared/adapters/storage-queue/reboot-queue.js';
 import { listPoolsOfCluster, planPoolForCluster } from '../../shared/application/plan-pool.js';
 import type { PoolPlan } from '../../shared/application/pool-plan.js';
 import type { PoolStatus } from '../../shared/application/pool-status.js';
 import { readPoolStatus } from '../../shared/application/pool-status.js';
-import type { NoticeClusterScope } from '../../shared/application/reboot-notices.js';
+import type { NoticeClusterScope, RebootNotice } from '../../shared/application/reboot-notices.js';
 import { resourceIdOfProviderId } from '../../shared/application/reboot-notices.js';
 import type { Composition } from '../../shared/composition-root.js';
 import { workerComposition } from '../../shared/composition-root.js';
 import { selectionPolicyFor } from '../../shared/config/settings.js';
 import { isNotFound } from '../../shared/domain/errors.js';
+import type { RebootNoticeSender } from '../../shared/ports/reboot-notice-queue.js';
 
 export interface TriggerDependencies {
   readonly clusters: readonly NoticeClusterScope[];
   readonly quietPeriodSeconds: number;
-  readonly notices: RebootNoticeSender;
+  readonly notices: RebootNoticeSender<RebootNotice>;
   /** Pool names of a configured cluster (pools `all` are discovered from its nodes). */
   listPools(cluster: string): Promise<string[]>;
   readPoolStatus(cluster: string, pool: string): Promise<PoolStatus>;

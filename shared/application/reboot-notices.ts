@@ -205,6 +205,16 @@ function isoOf(value: string | Date | undefined): string | undefined {
   return typeof value === 'string' ? value : Number.isNaN(value.getTime()) ? undefined : value.toISOString();
 }
 
+/** What the Event Grid adapter hands over: the fields of one event, or why the SDK refused it. */
+export type DecodedEvent =
+  | { readonly ok: true; readonly fields: Readonly<Record<string, unknown>> }
+  | { readonly ok: false; readonly message: string };
+
+/** The envelope of an event the adapter decoded; an event the SDK refused is `malformed`. */
+export function envelopeOfDecoded(decoded: DecodedEvent): EventEnvelope | Rejection {
+  return decoded.ok ? envelopeOf(decoded.fields) : reject('malformed', decoded.message);
+}
+
 /** Reads an Event Grid or CloudEvents envelope (already decoded from JSON); undefined when it is neither. */
 export function envelopeOf(value: unknown): EventEnvelope | Rejection {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
