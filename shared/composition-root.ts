@@ -180,11 +180,11 @@ export function clusterConfiguration(settings: Settings, cluster: ClusterSetting
     poolConfiguration(pool: ConfiguredPool): PoolConfiguration {
       const configured =
         cluster.pools === 'all' ? undefined : cluster.pools.find((p) => p.name === pool.name);
-      if (cluster.capture.mode !== 'drain-and-stop' || cluster.capture.prepImage === undefined) {
+      // Settings validation requires it (drain-and-stop is the only capture mode); the type does not say so.
+      if (cluster.capture.prepImage === undefined) {
         throw new TerminalError(
-          'CaptureModeUnsupported',
-          `configuring pool ${pool.name} of cluster ${cluster.name}: capture mode ${cluster.capture.mode} is not ` +
-            `implemented yet; use "drain-and-stop" with a prepImage`,
+          'PrepImageMissing',
+          `configuring pool ${pool.name} of cluster ${cluster.name}: capture.prepImage is not set`,
         );
       }
       const run: PoolRunSettings = {
