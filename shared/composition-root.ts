@@ -159,7 +159,7 @@ function cachedSecret(
 }
 
 /** The application's view of one cluster's settings. */
-export function clusterConfiguration(settings: Settings, cluster: ClusterSettings): ClusterConfiguration {
+function clusterConfiguration(settings: Settings, cluster: ClusterSettings): ClusterConfiguration {
   const pools: 'all' | ConfiguredPool[] =
     cluster.pools === 'all'
       ? 'all'

@@ -13,7 +13,7 @@ export async function startChildren(host: InstanceHost, live: Live): Promise<voi
   }
 }
 
-export async function startChild(
+async function startChild(
   host: InstanceHost,
   parent: Live,
   work: Extract<PendingWork, { kind: 'sub-orchestration' }>,

@@ -121,7 +121,7 @@ export async function episode(host: InstanceHost, live: Live): Promise<void> {
   await startChildren(host, live);
 }
 
-export async function continueAsNew(
+async function continueAsNew(
   host: InstanceHost,
   live: Live,
   appended: HistoryEvent[],

@@ -41,8 +41,6 @@ import { NonDeterminismError } from './non-determinism.js';
 import { collectPending } from './pending-work.js';
 import { createMemoryStore, type InstanceRecord, type InstanceStore, type RuntimeStatus } from './store.js';
 
-export type { DurableRunner, OrchestrationStatus, RunnerOptions, RunnerRegistry } from './api.js';
-
 export function createDurableRunner(options: RunnerOptions): DurableRunner {
   return new Runner(options);
 }

@@ -95,7 +95,7 @@ export async function handleRebootQueueMessage(
 }
 
 /** Maps a notice to its pool and signals the pool's debounce. Throws only for transient failures. */
-export async function applyNotice(
+async function applyNotice(
   notice: RebootNotice,
   client: OrchestrationClient,
   deps: NoticeDependencies,

@@ -47,7 +47,7 @@ const PoolField = z
     error: 'a pool name: lowercase letters, digits, "-", "_" and ".", at most 64 characters',
   });
 
-export const RefreshRequest = z
+const RefreshRequest = z
   .strictObject({
     pool: PoolField.optional(),
     node: z.string().refine(DNS_SUBDOMAIN_RULE.test, { error: DNS_SUBDOMAIN_RULE.accepts }).optional(),

@@ -112,7 +112,7 @@ export async function currentImageFacts(
   };
 }
 
-export function definitionIdOf(configuration: PoolConfiguration): string {
+function definitionIdOf(configuration: PoolConfiguration): string {
   const g = configuration.gallery;
   return galleryImageResourceId({ ...g, imageName: g.imageDefinitionName });
 }

@@ -17,25 +17,25 @@ import { parseComputeResourceId } from '../domain/resource-id.js';
 /** Marks our own queue messages, so the queue trigger tells them from raw Event Grid deliveries. */
 export const REBOOT_NOTICE_SCHEMA = 'vmss-prototype/reboot-notice@1';
 
-export const HEALTH_AVAILABILITY_CHANGED =
+const HEALTH_AVAILABILITY_CHANGED =
   'Microsoft.ResourceNotifications.HealthResources.AvailabilityStatusChanged';
-export const HEALTH_RESOURCE_ANNOTATED = 'Microsoft.ResourceNotifications.HealthResources.ResourceAnnotated';
-export const RESOURCE_ACTION_SUCCESS = 'Microsoft.Resources.ResourceActionSuccess';
-export const SUBSCRIPTION_VALIDATION = 'Microsoft.EventGrid.SubscriptionValidationEvent';
+const HEALTH_RESOURCE_ANNOTATED = 'Microsoft.ResourceNotifications.HealthResources.ResourceAnnotated';
+const RESOURCE_ACTION_SUCCESS = 'Microsoft.Resources.ResourceActionSuccess';
+const SUBSCRIPTION_VALIDATION = 'Microsoft.EventGrid.SubscriptionValidationEvent';
 /** Our CloudEvent type for custom topics (e.g. a node agent or a pipeline announcing a reboot). */
-export const NODE_REBOOTED_CLOUD_EVENT = 'io.vmss-prototype.node.rebooted';
+const NODE_REBOOTED_CLOUD_EVENT = 'io.vmss-prototype.node.rebooted';
 
 /**
  * Health Resources annotations that mean the guest OS came back from a reboot someone chose
  * (research/azure.md §8). Host repairs and planned maintenance reboot the host, not a patched guest.
  */
-export const REBOOT_ANNOTATIONS: ReadonlySet<string> = new Set([
+const REBOOT_ANNOTATIONS: ReadonlySet<string> = new Set([
   'VirtualMachineRestarted',
   'VirtualMachineRebootInitiatedByControlPlane',
 ]);
 
 /** ARM actions after which a VM runs a (possibly newly patched) OS again. */
-export const REBOOT_OPERATIONS: ReadonlySet<string> = new Set(
+const REBOOT_OPERATIONS: ReadonlySet<string> = new Set(
   [
     'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/restart/action',
     'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/reimage/action',
@@ -118,7 +118,7 @@ const ResourceId = z.string().refine((value) => parseVmResourceId(value) !== und
 const ClusterName = z.string().refine(IDENTIFIER_RULE.test, { error: IDENTIFIER_RULE.accepts });
 const NodeName = z.string().refine(DNS_SUBDOMAIN_RULE.test, { error: DNS_SUBDOMAIN_RULE.accepts });
 
-export const NOTICE_SOURCES = ['health-resources', 'resource-action', 'cloud-event', 'kured'] as const;
+const NOTICE_SOURCES = ['health-resources', 'resource-action', 'cloud-event', 'kured'] as const;
 
 /** The one message every reboot source becomes; the queue trigger applies it. */
 export const RebootNotice = z
@@ -249,7 +249,7 @@ export function envelopeOf(value: unknown): EventEnvelope | Rejection {
 }
 
 /** Health Resources data (dataVersion 2023-12-01); only the fields we use. */
-export const HealthResourcesData = z.object({
+const HealthResourcesData = z.object({
   resourceInfo: z.object({
     properties: z.object({
       targetResourceId: z.string().max(MAX_RESOURCE_ID),
@@ -262,13 +262,13 @@ export const HealthResourcesData = z.object({
 });
 export type HealthResourcesData = z.output<typeof HealthResourcesData>;
 
-export const ResourceActionData = z.object({
+const ResourceActionData = z.object({
   operationName: z.string().max(256),
   resourceUri: z.string().max(MAX_RESOURCE_ID).optional(),
 });
 export type ResourceActionData = z.output<typeof ResourceActionData>;
 
-export const NodeRebootedData = z.strictObject({
+const NodeRebootedData = z.strictObject({
   cluster: ClusterName.optional(),
   nodeName: NodeName.optional(),
   resourceId: z.string().max(MAX_RESOURCE_ID).optional(),

@@ -173,7 +173,7 @@ function exactlyOne<T extends Record<string, unknown>>(accepts: string) {
 }
 
 /** `{ keyVaultSecretUri }` or `{ env }`: where a secret is, never the secret. */
-export const SecretReference = strictObject(
+const SecretReference = strictObject(
   { keyVaultSecretUri: KeyVaultSecretUri.optional(), env: SecretEnvName.optional() },
   SECRET_REFERENCE_FORMAT,
 )
@@ -390,7 +390,7 @@ const Capture = strictObject(
   }
 });
 
-export const STORAGE_ACCOUNT_TYPES = ['Standard_ZRS', 'Standard_LRS'] as const;
+const STORAGE_ACCOUNT_TYPES = ['Standard_ZRS', 'Standard_LRS'] as const;
 
 const GalleryOptions = strictObject(
   {

@@ -46,7 +46,7 @@ export const SELECTION_RULES = [
 
 export type RejectionCode = (typeof SELECTION_RULES)[number];
 
-export const PATCH_RULES: readonly RejectionCode[] = [
+const PATCH_RULES: readonly RejectionCode[] = [
   'missing-patch-annotation',
   'malformed-patch-timestamp',
   'patch-in-future',
@@ -54,7 +54,7 @@ export const PATCH_RULES: readonly RejectionCode[] = [
 ];
 
 /** Default tolerance for a last-patch timestamp ahead of `now`: kured stamps it with the node's clock. */
-export const DEFAULT_CLOCK_SKEW_TOLERANCE_SECONDS = 300;
+const DEFAULT_CLOCK_SKEW_TOLERANCE_SECONDS = 300;
 
 /** Label older clusters (aks-engine, kamino's target) use for masters instead of node-role labels. */
 const LEGACY_ROLE_LABEL = 'kubernetes.io/role';

@@ -139,7 +139,7 @@ export function sameScaleSet(a: ScaleSetRef, b: ScaleSetRef): boolean {
   return scaleSetKey(a) === scaleSetKey(b);
 }
 
-export function resourceGroupResourceId(subscriptionId: string, resourceGroup: string): string {
+function resourceGroupResourceId(subscriptionId: string, resourceGroup: string): string {
   return `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}`;
 }
 

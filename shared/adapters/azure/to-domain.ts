@@ -272,7 +272,7 @@ export function toImageVersion(version: GalleryImageVersion, ref: ImageVersionRe
  * `aggregatedState` (InProgress/Completed/Failed/Unknown) when ARM sent it ($expand=ReplicationStatus),
  * else the worst regional state; Unknown when neither is there (plain GET or list).
  */
-export function toReplicationState(version: GalleryImageVersion): ReplicationState {
+function toReplicationState(version: GalleryImageVersion): ReplicationState {
   const status = version.replicationStatus;
   switch ((status?.aggregatedState ?? '').toLowerCase()) {
     case 'inprogress':

@@ -24,7 +24,7 @@ export interface SnapshotView {
 
 const SnapshotInput = ClusterInput.extend({ subscriptionId: Name, resourceGroup: Name, name: Name });
 
-export const readInstance = defineActivity(
+const readInstance = defineActivity(
   'readInstance',
   InstanceInput,
   async (deps, input): Promise<InstanceView> => {
@@ -48,7 +48,7 @@ export const readInstance = defineActivity(
   },
 );
 
-export const requestInstancePowerOff = defineActivity(
+const requestInstancePowerOff = defineActivity(
   'requestInstancePowerOff',
   InstanceInput,
   async (deps, input) => {
@@ -57,16 +57,12 @@ export const requestInstancePowerOff = defineActivity(
   },
 );
 
-export const requestInstanceStart = defineActivity(
-  'requestInstanceStart',
-  InstanceInput,
-  async (deps, input) => {
-    const { compute } = await deps.cluster(input.cluster);
-    await compute.requestStart(await compute.getInstance(input.scaleSet, input.instanceId));
-  },
-);
+const requestInstanceStart = defineActivity('requestInstanceStart', InstanceInput, async (deps, input) => {
+  const { compute } = await deps.cluster(input.cluster);
+  await compute.requestStart(await compute.getInstance(input.scaleSet, input.instanceId));
+});
 
-export const requestSnapshot = defineActivity(
+const requestSnapshot = defineActivity(
   'requestSnapshot',
   SnapshotInput.extend({ location: Name, sourceDiskId: z.string().min(1), tags: Tags }),
   async (deps, input) => {
@@ -85,7 +81,7 @@ export const requestSnapshot = defineActivity(
   },
 );
 
-export const readSnapshot = defineActivity(
+const readSnapshot = defineActivity(
   'readSnapshot',
   SnapshotInput,
   async (deps, input): Promise<SnapshotView> => {
@@ -100,7 +96,7 @@ export const readSnapshot = defineActivity(
   },
 );
 
-export const requestSnapshotDeletion = defineActivity(
+const requestSnapshotDeletion = defineActivity(
   'requestSnapshotDeletion',
   SnapshotInput,
   async (deps, input) => {

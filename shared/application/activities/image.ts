@@ -30,7 +30,7 @@ export type ImageVersionRequestResult =
 const VersionInput = ClusterInput.extend({ ref: VersionRefInput });
 
 /** Ensures the gallery and the definition; returns the names of the versions it already has. */
-export const ensureImageDefinition = defineActivity(
+const ensureImageDefinition = defineActivity(
   'ensureImageDefinition',
   ClusterInput.extend({
     definition: DefinitionRefInput,
@@ -71,7 +71,7 @@ export const ensureImageDefinition = defineActivity(
   },
 );
 
-export const requestImageVersion = defineActivity(
+const requestImageVersion = defineActivity(
   'requestImageVersion',
   VersionInput.extend({
     location: Name,
@@ -103,7 +103,7 @@ export const requestImageVersion = defineActivity(
   },
 );
 
-export const readImageVersion = defineActivity(
+const readImageVersion = defineActivity(
   'readImageVersion',
   VersionInput,
   async (deps, input): Promise<ImageVersionView> => {
@@ -124,7 +124,7 @@ export const readImageVersion = defineActivity(
   },
 );
 
-export const requestImageVersionExclusion = defineActivity(
+const requestImageVersionExclusion = defineActivity(
   'requestImageVersionExclusion',
   VersionInput.extend({ excludeFromLatest: z.boolean() }),
   async (deps, input) => {
@@ -133,7 +133,7 @@ export const requestImageVersionExclusion = defineActivity(
   },
 );
 
-export const requestImageVersionDeletion = defineActivity(
+const requestImageVersionDeletion = defineActivity(
   'requestImageVersionDeletion',
   VersionInput,
   async (deps, input) => {
@@ -143,7 +143,7 @@ export const requestImageVersionDeletion = defineActivity(
 );
 
 /** Deletes the versions beyond the history (never the pinned one, never one in flight); returns their names. */
-export const pruneImageVersions = defineActivity(
+const pruneImageVersions = defineActivity(
   'pruneImageVersions',
   ClusterInput.extend({
     definition: DefinitionRefInput,

@@ -19,7 +19,7 @@ export interface RemovableExtension {
 
 const ScaleSetInput = ClusterInput.extend({ scaleSet: ScaleSetRefInput });
 
-export const requestScaleSetImageUpdate = defineActivity(
+const requestScaleSetImageUpdate = defineActivity(
   'requestScaleSetImageUpdate',
   ScaleSetInput.extend({ imageId: z.string().min(1) }),
   async (deps, input) => {
@@ -32,7 +32,7 @@ export const requestScaleSetImageUpdate = defineActivity(
   },
 );
 
-export const readScaleSetImage = defineActivity(
+const readScaleSetImage = defineActivity(
   'readScaleSetImage',
   ScaleSetInput,
   async (deps, input): Promise<ScaleSetImageView> => {
@@ -46,7 +46,7 @@ export const readScaleSetImage = defineActivity(
   },
 );
 
-export const listRemovableExtensions = defineActivity(
+const listRemovableExtensions = defineActivity(
   'listRemovableExtensions',
   ScaleSetInput.extend({ keepExtensionTypes: z.array(z.string()) }),
   async (deps, input): Promise<RemovableExtension[]> => {
@@ -64,7 +64,7 @@ export const listRemovableExtensions = defineActivity(
   },
 );
 
-export const requestExtensionDeletion = defineActivity(
+const requestExtensionDeletion = defineActivity(
   'requestExtensionDeletion',
   ScaleSetInput.extend({ extensionName: Name }),
   async (deps, input) => {

@@ -8,17 +8,17 @@ import { ClusterInput, Name } from './inputs.js';
 const NodeInput = ClusterInput.extend({ node: Name });
 const PrepPodInput = ClusterInput.extend({ namespace: Name, name: Name });
 
-export const readNodeState = defineActivity('readNodeState', NodeInput, async (deps, input) =>
+const readNodeState = defineActivity('readNodeState', NodeInput, async (deps, input) =>
   readNodePriorState((await deps.cluster(input.cluster)).kube, input.node),
 );
 
-export const protectNodeActivity = defineActivity(
+const protectNodeActivity = defineActivity(
   'protectNode',
   NodeInput.extend({ runTag: Name }),
   async (deps, input) => protectNode((await deps.cluster(input.cluster)).kube, input.node, input.runTag),
 );
 
-export const drainNodeStep = defineActivity(
+const drainNodeStep = defineActivity(
   'drainNodeStep',
   NodeInput.extend({
     gracePeriodSeconds: z.number().int().min(0).optional(),
@@ -33,7 +33,7 @@ export const drainNodeStep = defineActivity(
     }),
 );
 
-export const startDiskPrep = defineActivity(
+const startDiskPrep = defineActivity(
   'startDiskPrep',
   NodeInput.extend({ namespace: Name, podName: Name, image: z.string().min(1), script: z.string().min(1) }),
   async (deps, input) => {
@@ -53,17 +53,17 @@ export const startDiskPrep = defineActivity(
 );
 
 /** The prep pod's phase; `Absent` when it does not exist (not yet, or already deleted). */
-export const readPrepPod = defineActivity('readPrepPod', PrepPodInput, async (deps, input) => {
+const readPrepPod = defineActivity('readPrepPod', PrepPodInput, async (deps, input) => {
   const { kube } = await deps.cluster(input.cluster);
   return (await kube.getPodPhase(input.namespace, input.name)) ?? 'Absent';
 });
 
-export const deletePrepPod = defineActivity('deletePrepPod', PrepPodInput, async (deps, input) => {
+const deletePrepPod = defineActivity('deletePrepPod', PrepPodInput, async (deps, input) => {
   const { kube } = await deps.cluster(input.cluster);
   await kube.deletePod(input.namespace, input.name);
 });
 
-export const restoreNodeActivity = defineActivity(
+const restoreNodeActivity = defineActivity(
   'restoreNode',
   NodeInput.extend({
     runTag: Name,

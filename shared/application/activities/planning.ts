@@ -4,7 +4,7 @@ import { readPoolStatus } from '../pool-status.js';
 import { defineActivity } from './activity.js';
 import { ClusterInput, Name } from './inputs.js';
 
-export const listPools = defineActivity('listPools', ClusterInput, async (deps, { cluster }) => {
+const listPools = defineActivity('listPools', ClusterInput, async (deps, { cluster }) => {
   const handle = await deps.cluster(cluster);
   const pools = await listPoolsOfCluster(handle);
   return {
@@ -13,14 +13,14 @@ export const listPools = defineActivity('listPools', ClusterInput, async (deps, 
   };
 });
 
-export const planPool = defineActivity(
+const planPool = defineActivity(
   'planPool',
   ClusterInput.extend({ pool: Name, node: Name.optional() }),
   async (deps, input) =>
     planPoolForCluster(await deps.cluster(input.cluster), input.pool, input.node, deps.now()),
 );
 
-export const readPoolStatusActivity = defineActivity(
+const readPoolStatusActivity = defineActivity(
   'readPoolStatus',
   ClusterInput.extend({ pool: Name }),
   async (deps, input) => readPoolStatus(await deps.cluster(input.cluster), input.pool, deps.now()),

@@ -51,7 +51,7 @@ export interface FakeComputeTimings {
   readonly extensionDeletion: number;
 }
 
-export const DEFAULT_COMPUTE_TIMINGS: FakeComputeTimings = {
+const DEFAULT_COMPUTE_TIMINGS: FakeComputeTimings = {
   powerOff: 30_000,
   start: 30_000,
   snapshot: 60_000,
