@@ -123,10 +123,23 @@ void describe(
         assert.ok(total > 10, `a refresh runs many activities (${total})`);
 
         let survived = 0;
+        let notReached = 0;
         for (let killAfter = 1; killAfter < total; killAfter++) {
           await withWorld(async (sim, dir) => {
             const args = [join(dir, 'connection.json'), join(dir, 'state'), `crash-${killAfter}`];
             const killed = await runChild([...args, String(killAfter), POOL2]);
+            if (
+              killed.signal === null &&
+              killed.result !== undefined &&
+              killed.result.completed < killAfter
+            ) {
+              // Poll rounds follow the simulator's scaled wall clock: this run needed fewer activities
+              // than the uninterrupted one and finished before the kill point. It must still end right.
+              assert.equal(killed.result.runtimeStatus, 'Completed', killed.stderr);
+              assertEndState(sim, killed.result.output, `kill point ${killAfter} (not reached)`);
+              notReached += 1;
+              return;
+            }
             assert.equal(
               killed.signal,
               'SIGKILL',
@@ -146,8 +159,11 @@ void describe(
             survived += 1;
           });
         }
-        t.diagnostic(`kill points survived: ${survived} of ${total - 1} activity boundaries`);
-        assert.equal(survived, total - 1);
+        t.diagnostic(
+          `kill points survived: ${survived} of ${total - 1} activity boundaries (${notReached} not reached)`,
+        );
+        assert.equal(survived + notReached, total - 1);
+        assert.ok(notReached <= 5, `only the last boundaries may go unreached (${notReached})`);
       },
     );
   },
