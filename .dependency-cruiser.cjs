@@ -22,6 +22,42 @@ module.exports = {
       to: { path: '^(shared/adapters|functions|cli|sim)/' },
     },
     {
+      name: 'adapters-do-not-know-use-cases',
+      comment: 'adapters implement ports for the application; they never call back into it.',
+      severity: 'error',
+      from: { path: '^shared/adapters/' },
+      to: { path: '^shared/application/' },
+    },
+    {
+      name: 'fakes-only-in-tests',
+      comment: 'the in-memory port fakes are test doubles: no product code may run on them.',
+      severity: 'error',
+      from: { pathNot: '^(tests/|shared/ports/fake/)' },
+      to: { path: '^shared/ports/fake/' },
+    },
+    {
+      name: 'triggers-do-not-import-each-other',
+      comment: 'each trigger stands alone; what two share lives in a helper module or in shared/.',
+      severity: 'error',
+      from: { path: '^functions/triggers/[^/]+[.](http|timer|queue|eventgrid)[.]ts$' },
+      to: { path: '^functions/triggers/[^/]+[.](http|timer|queue|eventgrid)[.]ts$' },
+    },
+    {
+      name: 'triggers-do-not-touch-activities',
+      comment: "triggers start orchestrations and call use cases; the activity table is the durable host's.",
+      severity: 'error',
+      from: { path: '^functions/triggers/' },
+      to: { path: '^(shared/application/activities/|functions/(activities|durable-registry)[.]ts$)' },
+    },
+    {
+      name: 'orchestrations-call-activities-through-handles',
+      comment:
+        'orchestrators see activities only as typed handles (functions/activities.ts), never their handlers.',
+      severity: 'error',
+      from: { path: '^functions/orchestrations/' },
+      to: { path: '^(shared/application/activities/(?!activity[.]ts$)|functions/durable-registry[.]ts$)' },
+    },
+    {
       name: 'only-adapters-import-cloud-sdks',
       comment:
         'Only shared/adapters/* import Azure or Kubernetes SDKs. The simulator and tests may use them to drive or emulate the wire.',

@@ -3,11 +3,18 @@
  * returns a result for the printer. Instance ids are the same deterministic ids the function app
  * uses, so a run interrupted here can be resumed with --resume.
  */
-import type { ClusterRefreshResult } from '../functions/orchestrations/refresh-cluster.orchestration.js';
-import { poolInstanceId } from '../functions/orchestrations/refresh-cluster.orchestration.js';
+import {
+  clusterInstanceId,
+  ORCHESTRATION,
+  planInstanceId,
+  poolInstanceId,
+} from '../shared/application/orchestration-ids.js';
 import type { PoolStatus } from '../shared/application/pool-status.js';
-import type { PoolRefreshResult, RefreshPoolInput } from '../shared/application/refresh-contracts.js';
-import { ORCHESTRATION } from '../shared/application/refresh-contracts.js';
+import type {
+  ClusterRefreshResult,
+  PoolRefreshResult,
+  RefreshPoolInput,
+} from '../shared/application/refresh-contracts.js';
 import type { CliOptions } from './args.js';
 import { UsageError } from './args.js';
 import type { OrchestrationStatus } from './runner/index.js';
@@ -83,7 +90,7 @@ export async function runCommand(session: Session, options: CliOptions): Promise
             ...(dryRun ? { dryRun: true } : {}),
           };
           const instanceId = dryRun
-            ? `plan:${cluster}:${options.pool}:${runSuffix()}`
+            ? planInstanceId(cluster, options.pool, runSuffix())
             : poolInstanceId(cluster, options.pool);
           const status = await session.runner.startOrchestration(
             ORCHESTRATION.refreshPool,
@@ -92,7 +99,9 @@ export async function runCommand(session: Session, options: CliOptions): Promise
           );
           collect(status, instanceId, results, failures, cluster, options.pool);
         } else {
-          const instanceId = dryRun ? `plan:${cluster}:${runSuffix()}` : `refresh:${cluster}`;
+          const instanceId = dryRun
+            ? planInstanceId(cluster, undefined, runSuffix())
+            : clusterInstanceId(cluster);
           const status = await session.runner.startOrchestration(
             ORCHESTRATION.refreshCluster,
             { cluster, trigger: 'cli', ...(dryRun ? { dryRun: true } : {}) },

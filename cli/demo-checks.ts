@@ -3,9 +3,8 @@
  * world's own records rather than from what the product reported: used by the demo and the
  * end-to-end tests.
  */
-import type { ClusterRefreshResult } from '../functions/orchestrations/refresh-cluster.orchestration.js';
-import { CAPTURE_RUN_ANNOTATION } from '../shared/application/refresh-activities.js';
-import { SCALE_DOWN_DISABLED_ANNOTATION } from '../shared/domain/cluster-node.js';
+import type { ClusterRefreshResult } from '../shared/application/refresh-contracts.js';
+import { CAPTURE_RUN_ANNOTATION, SCALE_DOWN_DISABLED_ANNOTATION } from '../shared/domain/cluster-node.js';
 import { NO_OP_CLOUD_CONFIG } from '../shared/domain/compute.js';
 import type { RunningSimulator } from '../sim/index.js';
 

@@ -6,8 +6,8 @@
  */
 import { performance } from 'node:perf_hooks';
 
-import type { ClusterRefreshResult } from '../functions/orchestrations/refresh-cluster.orchestration.js';
-import { ORCHESTRATION } from '../shared/application/refresh-contracts.js';
+import { ORCHESTRATION } from '../shared/application/orchestration-ids.js';
+import type { ClusterRefreshResult } from '../shared/application/refresh-contracts.js';
 import type { CommandResult } from './commands.js';
 import { checkRefreshedWorld } from './demo-checks.js';
 import { describeFailure, failureText } from './failures.js';

@@ -1,12 +1,12 @@
 /**
- * A CLI session: the settings, the composed activities and a local durable runner, either against
+ * A CLI session: the settings, the composed dependencies and a local durable runner, either against
  * real Azure (settings from the environment or a local.settings.json file, DefaultAzureCredential)
  * or against an in-process simulator whose clock the runner drives.
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
-import { ORCHESTRATORS } from '../functions/orchestrations/index.js';
+import { durableRegistry } from '../functions/durable-registry.js';
 import type { Composition } from '../shared/composition-root.js';
 import { compose } from '../shared/composition-root.js';
 import { UsageError } from './args.js';
@@ -85,8 +85,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
 
 function createRunner(composition: Composition, clock: Clock, options: SessionOptions): DurableRunner {
   return createDurableRunner({
-    orchestrators: ORCHESTRATORS,
-    activities: composition.activities,
+    ...durableRegistry(composition.dependencies),
     clock,
     store: createFileStore(options.stateDir),
     maxConcurrentActivities: 8,

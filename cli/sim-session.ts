@@ -17,10 +17,8 @@ import type { RunningSimulator } from '../sim/index.js';
 import { startSimulator } from '../sim/index.js';
 import type { Clock } from './runner/index.js';
 
-export const ARM_ACTIONS_FILE = fileURLToPath(
-  new URL('../../infra/azure/compute-actions.json', import.meta.url),
-);
-export const RBAC_DIR = fileURLToPath(new URL('../../infra/kubernetes', import.meta.url));
+const ARM_ACTIONS_FILE = fileURLToPath(new URL('../../infra/azure/compute-actions.json', import.meta.url));
+const RBAC_DIR = fileURLToPath(new URL('../../infra/kubernetes', import.meta.url));
 
 export { connectionOf, SIM_ARM_TOKEN, type SimulatorConnection };
 
@@ -52,7 +50,7 @@ export interface SimulatorSessionOptions {
 }
 
 /** Default speed: a refresh (≈20 simulated minutes) takes seconds of wall time. */
-export const DEFAULT_TIME_FACTOR = 200;
+const DEFAULT_TIME_FACTOR = 200;
 
 export async function startSimulatorSession(options: SimulatorSessionOptions): Promise<SimulatorSession> {
   const outDir = await mkdtemp(join(tmpdir(), 'vmss-prototype-sim-'));
@@ -103,7 +101,7 @@ export async function startSimulatorSession(options: SimulatorSessionOptions): P
 }
 
 /** One app-settings environment for every simulated cluster: pools discovered (`all`), defaults elsewhere. */
-export function settingsFor(running: RunningSimulator): Record<string, string> {
+function settingsFor(running: RunningSimulator): Record<string, string> {
   return settingsForConnection(connectionOf(running));
 }
 

@@ -1,25 +1,18 @@
 /**
- * Registers the refresh orchestrations and their activities with the Functions host. Thin: each
- * activity resolves the worker's dependencies once (composition root) and calls the shared handler.
+ * Registers the orchestrations and every catalogue activity with the Functions host. Thin: the
+ * worker's dependencies are composed on the first activity (settings are read then, not at import).
  */
 import * as df from 'durable-functions';
 
-import type { ActivityHandler } from '../shared/application/refresh-activities.js';
-import { ACTIVITY } from '../shared/application/refresh-contracts.js';
-import { refreshActivities } from '../shared/composition-root.js';
-import { ORCHESTRATORS } from './orchestrations/index.js';
+import { workerComposition } from '../shared/composition-root.js';
+import { durableRegistry } from './durable-registry.js';
 
-for (const [name, handler] of Object.entries(ORCHESTRATORS)) {
+const registry = durableRegistry(() => workerComposition().dependencies);
+
+for (const [name, handler] of Object.entries(registry.orchestrators)) {
   df.app.orchestration(name, handler);
 }
 
-for (const name of Object.values(ACTIVITY)) {
-  df.app.activity(name, {
-    handler: async (input: unknown): Promise<unknown> => {
-      const activities: Record<string, ActivityHandler> = await refreshActivities();
-      const activity = activities[name];
-      if (activity === undefined) throw new Error(`running activity ${name}: no handler is bound`);
-      return activity(input);
-    },
-  });
+for (const [name, handler] of Object.entries(registry.activities)) {
+  df.app.activity(name, { handler: (input: unknown) => handler(input) });
 }

@@ -36,7 +36,10 @@ param clusters = [
       auth: { entraId: { serverAppId: '66666666-7777-8888-9999-000000000000' } }
     }
     pools: 'all'
-    capture: { mode: 'run-command' }
+    capture: {
+      mode: 'drain-and-stop'
+      prepImage: 'contoso.azurecr.io/mirror/busybox:1.37@sha256:0000000000000000000000000000000000000000000000000000000000000000'
+    }
   }
 ]
 

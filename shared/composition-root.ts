@@ -1,7 +1,7 @@
 /**
  * The composition root (STYLE.md convention 15): validated settings + identity → gateways → the
- * activity table. The only place that reads `process.env` (through loadSettings) and that knows which
- * adapter implements which port.
+ * dependencies the activities and use cases run with. The only place that reads `process.env` (through
+ * loadSettings) and that knows which adapter implements which port.
  */
 import { ArmComputeGateway } from './adapters/azure/arm-compute-gateway.js';
 import type { AzureCredential } from './adapters/azure/credentials.js';
@@ -12,16 +12,13 @@ import {
 } from './adapters/azure/credentials.js';
 import { KeyVaultSecretReader } from './adapters/azure/key-vault-secrets.js';
 import { ClientNodeClusterGateway } from './adapters/kubernetes/client-node-cluster-gateway.js';
-import type { RebootNoticeSender } from './adapters/storage-queue/reboot-queue.js';
 import { hostQueueConnection, StorageRebootQueue } from './adapters/storage-queue/reboot-queue.js';
-import type { ActivityHandler } from './application/refresh-activities.js';
-import { createRefreshActivities } from './application/refresh-activities.js';
-import type { ActivityName, PoolRunSettings } from './application/refresh-contracts.js';
 import type {
   ClusterConfiguration,
   ClusterHandle,
   ConfiguredPool,
   PoolConfiguration,
+  PoolRunSettings,
   RefreshDependencies,
 } from './application/refresh-dependencies.js';
 import type { SecretReference } from './config/secret-reference.js';
@@ -30,6 +27,7 @@ import type { CaCertificate, ClusterSettings, Settings } from './config/settings
 import { loadSettings, selectionPolicyFor } from './config/settings.js';
 import { NotFoundError, TerminalError } from './domain/errors.js';
 import { imageDefinitionNameFor } from './domain/gallery-naming.js';
+import type { RebootNoticeSender } from './ports/reboot-notice-queue.js';
 
 /** How long a service-account token read from Key Vault or settings is reused before it is read again. */
 const TOKEN_CACHE_MS = 5 * 60_000;
@@ -47,7 +45,6 @@ export interface CompositionOptions {
 export interface Composition {
   readonly settings: Settings;
   readonly dependencies: RefreshDependencies;
-  readonly activities: Record<ActivityName, ActivityHandler>;
   /**
    * The reboot-notice queue in the host's own storage account (`AzureWebJobsStorage`, or its
    * identity-based `__accountName`/`__queueServiceUri` form, the connection the queue trigger listens on).
@@ -128,7 +125,7 @@ export function compose(options: CompositionOptions): Composition {
     queue = new StorageRebootQueue(connection, settings.rebootQueue);
     return queue;
   };
-  return { settings, dependencies, activities: createRefreshActivities(dependencies), rebootQueue };
+  return { settings, dependencies, rebootQueue };
 }
 
 let worker: Composition | undefined;
@@ -137,11 +134,6 @@ let worker: Composition | undefined;
 export function workerComposition(): Composition {
   worker ??= compose({ env: process.env });
   return worker;
-}
-
-/** The function app's activity table. */
-export function refreshActivities(): Promise<Record<ActivityName, ActivityHandler>> {
-  return Promise.resolve(workerComposition().activities);
 }
 
 async function resolveCa(
@@ -167,7 +159,7 @@ function cachedSecret(
 }
 
 /** The application's view of one cluster's settings. */
-export function clusterConfiguration(settings: Settings, cluster: ClusterSettings): ClusterConfiguration {
+function clusterConfiguration(settings: Settings, cluster: ClusterSettings): ClusterConfiguration {
   const pools: 'all' | ConfiguredPool[] =
     cluster.pools === 'all'
       ? 'all'
@@ -188,11 +180,11 @@ export function clusterConfiguration(settings: Settings, cluster: ClusterSetting
     poolConfiguration(pool: ConfiguredPool): PoolConfiguration {
       const configured =
         cluster.pools === 'all' ? undefined : cluster.pools.find((p) => p.name === pool.name);
-      if (cluster.capture.mode !== 'drain-and-stop' || cluster.capture.prepImage === undefined) {
+      // Settings validation requires it (drain-and-stop is the only capture mode); the type does not say so.
+      if (cluster.capture.prepImage === undefined) {
         throw new TerminalError(
-          'CaptureModeUnsupported',
-          `configuring pool ${pool.name} of cluster ${cluster.name}: capture mode ${cluster.capture.mode} is not ` +
-            `implemented yet; use "drain-and-stop" with a prepImage`,
+          'PrepImageMissing',
+          `configuring pool ${pool.name} of cluster ${cluster.name}: capture.prepImage is not set`,
         );
       }
       const run: PoolRunSettings = {

@@ -35,12 +35,12 @@ import type { OrchestrationHandler } from 'durable-functions';
 const require = createRequire(import.meta.url);
 
 /** ReplaySchema.V3: what the Durable extension advertises today (research/durable.md §0 #8). */
-export const REPLAY_SCHEMA_V3 = 2;
+const REPLAY_SCHEMA_V3 = 2;
 
 /** Extension defaults for timer splitting (lib/src/util/testingUtils.js uses the same). */
-export const LONG_RUNNING_TIMER_INTERVAL = '3.00:00:00';
-export const MAXIMUM_SHORT_TIMER_DURATION = '6.00:00:00';
-export const DEFAULT_HTTP_ASYNC_SLEEP_MS = 30_000;
+const LONG_RUNNING_TIMER_INTERVAL = '3.00:00:00';
+const MAXIMUM_SHORT_TIMER_DURATION = '6.00:00:00';
+const DEFAULT_HTTP_ASYNC_SLEEP_MS = 30_000;
 
 const OUT_OF_PROC_DATA_LABEL = '\n\n$OutOfProcData$:';
 

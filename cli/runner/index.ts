@@ -1,5 +1,11 @@
 // Public surface of the local durable runner (see runner.ts for what it reproduces of the host).
 export {
+  type DurableRunner,
+  type OrchestrationStatus,
+  type RunnerOptions,
+  type RunnerRegistry,
+} from './api.js';
+export {
   type Clock,
   createSystemClock,
   createVirtualClock,
@@ -9,11 +15,5 @@ export {
 export { createFileStore, type FileStoreOptions } from './file-store.js';
 export { type FailureDetails, type HistoryEvent, historyEventName, HistoryEventType } from './history.js';
 export { NonDeterminismError } from './non-determinism.js';
-export {
-  createDurableRunner,
-  type DurableRunner,
-  type OrchestrationStatus,
-  type RunnerOptions,
-  type RunnerRegistry,
-} from './runner.js';
+export { createDurableRunner } from './runner.js';
 export { createMemoryStore, type InstanceRecord, type InstanceStore, type RuntimeStatus } from './store.js';

@@ -65,7 +65,7 @@ export function recordAction(action: SdkAction): RecordedAction {
   return recorded;
 }
 
-export function describeAction(action: RecordedAction): string {
+function describeAction(action: RecordedAction): string {
   const parts = [action.type];
   if (action.name !== undefined) parts.push(`'${action.name}'`);
   if (action.instanceId !== undefined) parts.push(`instance '${action.instanceId}'`);

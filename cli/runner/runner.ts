@@ -19,146 +19,37 @@
 // not supported (the instance fails saying so).
 import { randomUUID } from 'node:crypto';
 
-// @azure/functions is a bundled CommonJS module: Node cannot see its named exports from ESM.
-import azureFunctions, { type LogLevel } from '@azure/functions';
-import type { ActivityHandler, OrchestrationHandler } from 'durable-functions';
+import type { OrchestrationHandler } from 'durable-functions';
 
+import type { DurableRunner, OrchestrationStatus, RunnerOptions } from './api.js';
+import { notifyParent, startChildren } from './children.js';
 import { type Clock, createVirtualClock } from './clock.js';
-import { replayWithSdk, type SdkAction, type SdkReplay, type SdkTask } from './durable-internals.js';
+import { checkReplay, episode, failInstance, replayInstance } from './episode.js';
+import { type HistoryEvent, historyEvent, toPayload } from './history.js';
 import {
-  actionInputToPayload,
-  completedTaskId,
-  FailureDetails,
-  failureDetailsOf,
-  fromPayload,
-  type HistoryEvent,
-  historyEvent,
-  historyEventName,
-  isSchedulingEvent,
-  toPayload,
-} from './history.js';
-import {
-  actionTypeName,
-  findDivergence,
-  flattenActions,
-  NonDeterminismError,
-  recordAction,
-  UNSUPPORTED_ACTIONS,
-} from './non-determinism.js';
-import { decideRetry } from './retry.js';
+  type InstanceHost,
+  isTerminal,
+  type Live,
+  type NewInstance,
+  newInstanceRecord,
+  played,
+  runActivity,
+  toStatus,
+  validateInstanceId,
+} from './instance.js';
+import { NonDeterminismError } from './non-determinism.js';
+import { collectPending } from './pending-work.js';
 import { createMemoryStore, type InstanceRecord, type InstanceStore, type RuntimeStatus } from './store.js';
-
-export interface RunnerRegistry {
-  /** Generator functions exactly as passed to `df.app.orchestration(name, fn)`. */
-  orchestrators: Readonly<Record<string, OrchestrationHandler>>;
-  /** Activity handlers exactly as passed to `df.app.activity(name, { handler })`. */
-  activities: Readonly<Record<string, ActivityHandler>>;
-}
-
-export interface RunnerOptions extends RunnerRegistry {
-  /** Default: in-memory. Use createFileStore(dir) to survive process death. */
-  store?: InstanceStore;
-  /** Default: a virtual clock starting now, so durable timers cost no wall time. */
-  clock?: Clock;
-  /** Activities running at once across all instances (the host's maxConcurrentActivityFunctions). */
-  maxConcurrentActivities?: number;
-  /** Timers due after this epoch-ms instant are left pending (bounds eternal orchestrations). */
-  timerHorizonMs?: number;
-  /**
-   * Called for every event once it is persisted. Events persisted but not yet replayed when a
-   * process died are reported again by the process that resumes the instance.
-   */
-  onEvent?: (instanceId: string, event: HistoryEvent) => void;
-  /** Called whenever an instance's status changed and was persisted. */
-  onStatus?: (status: OrchestrationStatus) => void;
-  /** Receives `context.log` output of orchestrators and activities. Default: discarded. */
-  onLog?: (level: LogLevel, instanceId: string, args: unknown[]) => void;
-  /** Extra FailureDetails.Properties for an activity error (df.app.setExceptionPropertiesProvider). */
-  exceptionProperties?: (error: Error) => Record<string, unknown> | undefined;
-}
-
-/** Mirrors durable-functions' DurableOrchestrationStatus, plus what a local operator wants to see. */
-export interface OrchestrationStatus {
-  name: string;
-  instanceId: string;
-  parentInstanceId: string | undefined;
-  runtimeStatus: RuntimeStatus;
-  input: unknown;
-  output: unknown;
-  customStatus: unknown;
-  createdTime: Date;
-  lastUpdatedTime: Date;
-  failure: FailureDetails | undefined;
-  /** How many times the instance continued as new. */
-  generation: number;
-  historyLength: number;
-  /** What a non-terminal instance waits for (from its last replay). */
-  waitingFor: { activities: string[]; timers: string[]; subOrchestrations: string[]; events: string[] };
-}
-
-export interface DurableRunner {
-  /**
-   * Starts an instance and runs it until it completes, fails, or only waits for external events
-   * (or timers beyond the horizon). Refuses an id whose instance is still Pending or Running.
-   */
-  startOrchestration(name: string, input?: unknown, instanceId?: string): Promise<OrchestrationStatus>;
-  /** Loads an instance (and its sub-orchestrations) from the store and runs it as far as it goes. */
-  resume(instanceId: string): Promise<OrchestrationStatus>;
-  /** Delivers an external event (buffered until the orchestrator waits for it) and runs on. */
-  raiseEvent(instanceId: string, eventName: string, data?: unknown): Promise<OrchestrationStatus>;
-  terminate(instanceId: string, reason: string): Promise<OrchestrationStatus>;
-  getStatus(instanceId: string): Promise<OrchestrationStatus | undefined>;
-  getHistory(instanceId: string): Promise<HistoryEvent[] | undefined>;
-  /** Every instance in the store (sub-orchestrations included), sorted by instance id. */
-  listInstances(): Promise<OrchestrationStatus[]>;
-}
-
-type PendingWork =
-  | { kind: 'activity'; id: number; name: string; input: string | undefined }
-  | { kind: 'timer'; id: number; fireAt: number; canceled: () => boolean }
-  | { kind: 'sub-orchestration'; id: number; name: string; input: string | undefined; childId: string };
-
-interface Live {
-  record: InstanceRecord;
-  fn: OrchestrationHandler;
-  /** Work the last replay waits for, by sequence number. */
-  pending: Map<number, PendingWork>;
-  /** External event names the last replay waits for. */
-  events: string[];
-  /** Sequence numbers whose work this process already started (in the current execution). */
-  dispatched: Set<number>;
-  needsEpisode: boolean;
-  saveChain: Promise<void>;
-}
-
-const TERMINAL: ReadonlySet<RuntimeStatus> = new Set(['Completed', 'Failed', 'Terminated']);
-const MAX_INSTANCE_ID_LENGTH = 256;
-
-/** Azure rejects these in instance ids (DurableClient.cs IsInvalidCharacter). */
-function validateInstanceId(instanceId: string): void {
-  const invalid = [...instanceId].some(
-    (char) => '/\\?#'.includes(char) || char.charCodeAt(0) < 0x20 || char === '\u007f',
-  );
-  if (instanceId.length === 0 || instanceId.length > MAX_INSTANCE_ID_LENGTH || invalid) {
-    throw new Error(
-      `validating instance id '${instanceId}': must be 1-${MAX_INSTANCE_ID_LENGTH} characters without / \\ ? # or control characters`,
-    );
-  }
-}
-
-function isTerminal(record: InstanceRecord): boolean {
-  return TERMINAL.has(record.runtimeStatus);
-}
 
 export function createDurableRunner(options: RunnerOptions): DurableRunner {
   return new Runner(options);
 }
 
-class Runner implements DurableRunner {
-  private readonly store: InstanceStore;
-  private readonly clock: Clock;
+class Runner implements DurableRunner, InstanceHost {
+  readonly store: InstanceStore;
+  readonly clock: Clock;
   private readonly maxConcurrent: number;
-  private readonly live = new Map<string, Live>();
+  readonly live = new Map<string, Live>();
   private readonly background = new Set<Promise<void>>();
   private readonly reported = new WeakSet<HistoryEvent>();
   private runningActivities = 0;
@@ -167,7 +58,7 @@ class Runner implements DurableRunner {
   private signalled = false;
   private wake: (() => void) | undefined;
 
-  constructor(private readonly options: RunnerOptions) {
+  constructor(readonly options: RunnerOptions) {
     this.store = options.store ?? createMemoryStore();
     this.clock = options.clock ?? createVirtualClock({ startMs: Date.now() });
     this.maxConcurrent = Math.max(1, options.maxConcurrentActivities ?? 8);
@@ -256,34 +147,8 @@ class Runner implements DurableRunner {
     return fn;
   }
 
-  private createInstance(init: {
-    instanceId: string;
-    name: string;
-    fn: OrchestrationHandler;
-    input: string | undefined;
-    parent?: { instanceId: string; taskId: number; executionId: string };
-  }): Live {
-    const now = new Date(this.clock.now()).toISOString();
-    const record: InstanceRecord = {
-      formatVersion: 1,
-      instanceId: init.instanceId,
-      name: init.name,
-      executionId: randomUUID(),
-      runtimeStatus: 'Pending',
-      createdTime: now,
-      lastUpdatedTime: now,
-      generation: 0,
-      history: [],
-      inbox: [historyEvent('ExecutionStarted', this.clock.now(), { Name: init.name, Input: init.input })],
-      actions: [],
-    };
-    if (init.input !== undefined) record.input = init.input;
-    if (init.parent !== undefined) {
-      record.parentInstanceId = init.parent.instanceId;
-      record.parentTaskId = init.parent.taskId;
-      record.parentExecutionId = init.parent.executionId;
-    }
-    const live = this.makeLive(record, init.fn);
+  createInstance(init: NewInstance): Live {
+    const live = this.makeLive(newInstanceRecord(init, this.clock.now()), init.fn);
     live.needsEpisode = true;
     return live;
   }
@@ -303,7 +168,7 @@ class Runner implements DurableRunner {
   }
 
   /** Loads an instance into this process and works out what it waits for. */
-  private async ensureLive(instanceId: string): Promise<Live> {
+  async ensureLive(instanceId: string): Promise<Live> {
     const known = this.live.get(instanceId);
     if (known !== undefined) return known;
     const record = await this.store.load(instanceId);
@@ -320,7 +185,7 @@ class Runner implements DurableRunner {
       await this.clock.sleepUntil(last);
     }
     if (isTerminal(record)) {
-      await this.notifyParent(live);
+      await notifyParent(this, live);
       return live;
     }
     if (record.inbox.length > 0 || record.history.length === 0) {
@@ -328,10 +193,10 @@ class Runner implements DurableRunner {
       return live;
     }
     // Nothing new to replay: a replay of the recorded history tells what is still outstanding.
-    const replay = await this.replay(live, record.history.map(played));
-    const divergence = this.checkReplay(live, replay);
+    const replay = await replayInstance(this, live, record.history.map(played));
+    const divergence = checkReplay(live, replay);
     if (divergence !== undefined) {
-      await this.failInstance(live, divergence);
+      await failInstance(this, live, divergence);
       throw divergence;
     }
     if (replay.failed || replay.state.isDone) {
@@ -339,13 +204,13 @@ class Runner implements DurableRunner {
       live.needsEpisode = true;
       return live;
     }
-    const failure = this.collectPending(live, replay, this.clock.now(), record.history);
+    const failure = collectPending(live, replay, this.clock.now(), record.history);
     if (failure !== undefined) {
-      await this.failInstance(live, failure);
+      await failInstance(this, live, failure);
       if (failure instanceof NonDeterminismError) throw failure;
       return live;
     }
-    await this.startChildren(live);
+    await startChildren(this, live);
     return live;
   }
 
@@ -384,7 +249,7 @@ class Runner implements DurableRunner {
       if (ready.length > 0) {
         for (const live of ready) {
           try {
-            await this.episode(live);
+            await episode(this, live);
           } catch (error) {
             this.fatal = error instanceof Error ? error : new Error(String(error));
             return;
@@ -428,7 +293,7 @@ class Runner implements DurableRunner {
     });
   }
 
-  private signal(): void {
+  signal(): void {
     if (this.wake !== undefined) this.wake();
     else this.signalled = true;
   }
@@ -486,7 +351,7 @@ class Runner implements DurableRunner {
         live.dispatched.add(work.id);
         this.runningActivities += 1;
         this.track(
-          this.runActivity(live, work).finally(() => {
+          runActivity(this, live, work).finally(() => {
             this.runningActivities -= 1;
           }),
         );
@@ -494,38 +359,8 @@ class Runner implements DurableRunner {
     }
   }
 
-  private async runActivity(live: Live, work: Extract<PendingWork, { kind: 'activity' }>): Promise<void> {
-    const executionId = live.record.executionId;
-    const instanceId = live.record.instanceId;
-    const handler = this.options.activities[work.name];
-    let event: HistoryEvent;
-    try {
-      if (handler === undefined) throw new Error(`no activity named '${work.name}' is registered`);
-      const context = new azureFunctions.InvocationContext({
-        functionName: work.name,
-        invocationId: randomUUID(),
-        logHandler: (level, ...args) => this.options.onLog?.(level, instanceId, args),
-        triggerMetadata: { instanceId },
-      });
-      const result: unknown = await handler(fromPayload(work.input), context);
-      event = historyEvent('TaskCompleted', this.clock.now(), {
-        TaskScheduledId: work.id,
-        Result: JSON.stringify(result ?? null),
-      });
-    } catch (error) {
-      const details = failureDetailsOf(error, this.options.exceptionProperties);
-      event = historyEvent('TaskFailed', this.clock.now(), {
-        TaskScheduledId: work.id,
-        Reason: details.ErrorMessage,
-        Details: details.StackTrace ?? details.ErrorMessage,
-        FailureDetails: details,
-      });
-    }
-    await this.deliver(live, executionId, event);
-  }
-
   /** Appends an event to the instance's inbox and persists it; the next episode replays it. */
-  private async deliver(live: Live, executionId: string, event: HistoryEvent): Promise<void> {
+  async deliver(live: Live, executionId: string, event: HistoryEvent): Promise<void> {
     if (isTerminal(live.record) || live.record.executionId !== executionId) return;
     live.record.inbox.push(event);
     live.needsEpisode = true;
@@ -535,395 +370,19 @@ class Runner implements DurableRunner {
     this.signal();
   }
 
-  // ---- episodes --------------------------------------------------------------------------------
-
-  private async replay(live: Live, history: HistoryEvent[]): Promise<SdkReplay> {
-    const record = live.record;
-    return replayWithSdk(live.fn, {
-      instanceId: record.instanceId,
-      parentInstanceId: record.parentInstanceId,
-      functionName: record.name,
-      history: structuredClone(history),
-      input: fromPayload(record.input),
-      log: (level, ...args) => this.options.onLog?.(level as LogLevel, record.instanceId, args),
-    });
-  }
-
-  /** Compares the replay's actions with the recorded ones; returns the NonDeterminismError if any. */
-  private checkReplay(live: Live, replay: SdkReplay): NonDeterminismError | undefined {
-    const replayed = flattenActions(replay.state.actions).map(recordAction);
-    const divergence = findDivergence(live.record.actions, replayed);
-    if (divergence === undefined) return undefined;
-    return new NonDeterminismError(
-      live.record.instanceId,
-      live.record.name,
-      divergence.index,
-      divergence.difference,
-    );
-  }
-
-  private async episode(live: Live): Promise<void> {
-    live.needsEpisode = false;
-    const record = live.record;
-    const now = this.clock.now();
-    const consumed = record.inbox.slice();
-    const delivered = [historyEvent('OrchestratorStarted', now), ...consumed];
-    const replay = await this.replay(live, [...record.history.map(played), ...delivered]);
-    // Terminated while the orchestrator ran: its decisions no longer count.
-    if (isTerminal(record)) return;
-    const divergence = this.checkReplay(live, replay);
-    if (divergence !== undefined) {
-      await this.failInstance(live, divergence, delivered, consumed.length);
-      throw divergence;
-    }
-    const scheduling: HistoryEvent[] = [];
-    if (!replay.failed && !replay.state.isDone) {
-      const problem = this.collectPending(live, replay, now, [...record.history, ...consumed], scheduling);
-      if (problem !== undefined) {
-        await this.failInstance(live, problem, delivered, consumed.length);
-        if (problem instanceof NonDeterminismError) throw problem;
-        return;
-      }
-    }
-    const appended = [...delivered, ...scheduling, historyEvent('OrchestratorCompleted', now)];
-    record.inbox.splice(0, consumed.length);
-    record.history.push(...appended);
-    record.actions = flattenActions(replay.state.actions).map(recordAction);
-    record.customStatus = toPayload(replay.state.customStatus);
-    live.events = Object.keys(replay.executor.openEvents);
-
-    if (replay.failed) {
-      const details =
-        failureFromSdk(replay) ??
-        failureDetailsOf(replay.exception ?? new Error(replay.state.error ?? 'orchestrator failed'));
-      await this.failInstance(live, details, [], 0, appended);
-      return;
-    }
-    const continueAs = replay.state.actions
-      .flat()
-      .find((action) => actionTypeName(action.actionType) === 'ContinueAsNew');
-    if (replay.state.isDone && continueAs !== undefined) {
-      await this.continueAsNew(live, appended, continueAs, now);
-      return;
-    }
-    if (replay.state.isDone) {
-      const completed = historyEvent('ExecutionCompleted', now, {
-        OrchestrationStatus: 'Completed',
-        Result: JSON.stringify(replay.state.output ?? null),
-      });
-      record.history.push(completed);
-      record.output = toPayload(replay.state.output);
-      live.pending.clear();
-      this.setStatus(live, 'Completed');
-      await this.persist(live);
-      this.emitEvents(live, [...appended, completed]);
-      this.emitStatus(live);
-      await this.notifyParent(live);
-      return;
-    }
-    this.setStatus(live, 'Running');
-    await this.persist(live);
-    this.emitEvents(live, appended);
-    this.emitStatus(live);
-    await this.startChildren(live);
-  }
-
-  private async continueAsNew(
-    live: Live,
-    appended: HistoryEvent[],
-    action: SdkAction,
-    now: number,
-  ): Promise<void> {
-    const record = live.record;
-    const input = actionInputToPayload(action.input);
-    const marker = historyEvent('ContinueAsNew', now, { Input: input });
-    record.generation += 1;
-    record.executionId = randomUUID();
-    record.history = [];
-    record.actions = [];
-    // Events raised but not yet awaited are dropped, as continueAsNew(input) does on Azure.
-    record.inbox = [historyEvent('ExecutionStarted', now, { Name: record.name, Input: input })];
-    if (input === undefined) delete record.input;
-    else record.input = input;
-    live.pending.clear();
-    live.dispatched.clear();
-    live.events = [];
-    live.needsEpisode = true;
-    this.setStatus(live, 'Running');
-    await this.persist(live);
-    this.emitEvents(live, [...appended, marker]);
-    this.emitStatus(live);
-  }
-
-  /**
-   * Reads the replay's open tasks into `live.pending`. Open ids without a scheduling event get one
-   * (pushed to `scheduling`); ids with one are checked against it. Returns a NonDeterminismError for
-   * a mismatch, or FailureDetails for work the runner cannot do.
-   */
-  private collectPending(
-    live: Live,
-    replay: SdkReplay,
-    now: number,
-    known: HistoryEvent[],
-    scheduling: HistoryEvent[] = [],
-  ): NonDeterminismError | FailureDetails | undefined {
-    const record = live.record;
-    const scheduled = new Map<number, HistoryEvent>();
-    for (const event of known) if (isSchedulingEvent(event)) scheduled.set(event.EventId, event);
-    live.pending.clear();
-    const ids = Object.keys(replay.executor.openTasks)
-      .map(Number)
-      .filter((id) => Number.isInteger(id))
-      .sort((a, b) => a - b);
-    for (const id of ids) {
-      const task = replay.executor.openTasks[String(id)];
-      if (task === undefined) continue;
-      const wanted = classify(task);
-      if (wanted.kind === 'unsupported') {
-        return unsupported(record, wanted.what);
-      }
-      const existing = scheduled.get(id);
-      if (existing !== undefined) {
-        const mismatch = compareScheduled(existing, wanted);
-        if (mismatch !== undefined) {
-          return new NonDeterminismError(
-            record.instanceId,
-            record.name,
-            id,
-            `(sequence number ${id}) ${mismatch}`,
-          );
-        }
-      }
-      switch (wanted.kind) {
-        case 'activity': {
-          const input = actionInputToPayload(wanted.action.input);
-          const name = wanted.action.functionName ?? '';
-          live.pending.set(id, { kind: 'activity', id, name, input });
-          if (existing === undefined) {
-            scheduling.push(historyEvent('TaskScheduled', now, { EventId: id, Name: name, Input: input }));
-          }
-          break;
-        }
-        case 'sub-orchestration': {
-          const input = toPayload(wanted.action.input);
-          const name = wanted.action.functionName ?? '';
-          const childId =
-            existing?.InstanceId ??
-            wanted.action.instanceId ??
-            (record.generation === 0
-              ? `${record.instanceId}:${id}`
-              : `${record.instanceId}:${record.generation}:${id}`);
-          live.pending.set(id, { kind: 'sub-orchestration', id, name, input, childId });
-          if (existing === undefined) {
-            scheduling.push(
-              historyEvent('SubOrchestrationInstanceCreated', now, {
-                EventId: id,
-                Name: name,
-                Input: input,
-                InstanceId: childId,
-              }),
-            );
-          }
-          break;
-        }
-        case 'timer': {
-          const action = wanted.action;
-          if (action.fireAt === undefined)
-            return internalsChanged(record, 'CreateTimerAction.fireAt missing');
-          const fireAt =
-            existing?.FireAt !== undefined ? Date.parse(existing.FireAt) : action.fireAt.getTime();
-          live.pending.set(id, { kind: 'timer', id, fireAt, canceled: () => action.isCanceled === true });
-          if (existing === undefined) {
-            scheduling.push(
-              historyEvent('TimerCreated', now, { EventId: id, FireAt: new Date(fireAt).toISOString() }),
-            );
-          }
-          break;
-        }
-        case 'retry-timer': {
-          let fireAt: number;
-          if (existing?.FireAt !== undefined) {
-            fireAt = Date.parse(existing.FireAt);
-          } else {
-            const firstId =
-              typeof wanted.retry.innerTask?.id === 'number' ? wanted.retry.innerTask.id : undefined;
-            const first = firstId === undefined ? undefined : scheduled.get(firstId);
-            const firstAt = first === undefined ? now : Date.parse(first.Timestamp);
-            const options = wanted.retry.retryOptions;
-            const failedAttempt = (wanted.retry.attemptNumber ?? 2) - 1;
-            if (options === undefined) return internalsChanged(record, 'RetryableTask.retryOptions missing');
-            const decision = decideRetry(options, failedAttempt, now - firstAt);
-            if (decision.kind === 'timed-out') {
-              return {
-                ErrorType: 'RetryTimeoutNotSupported',
-                ErrorMessage:
-                  `running orchestration ${record.name} (instance ${record.instanceId}): retryTimeoutInMilliseconds ` +
-                  `(${options.retryTimeoutInMilliseconds} ms) elapsed with attempts left; on Azure this orchestration ` +
-                  'would hang without an error (azure-functions-durable-js#629). Bound retries with maxNumberOfAttempts.',
-                IsNonRetriable: true,
-              };
-            }
-            fireAt = decision.kind === 'retry' ? now + decision.delayMs : now;
-          }
-          live.pending.set(id, { kind: 'timer', id, fireAt, canceled: () => false });
-          if (existing === undefined) {
-            scheduling.push(
-              historyEvent('TimerCreated', now, { EventId: id, FireAt: new Date(fireAt).toISOString() }),
-            );
-          }
-          break;
-        }
-        default: {
-          const exhaustive: never = wanted;
-          return exhaustive;
-        }
-      }
-    }
-    return undefined;
-  }
-
-  /** Starts (or re-attaches to) the sub-orchestrations the last replay waits for. */
-  private async startChildren(live: Live): Promise<void> {
-    for (const work of live.pending.values()) {
-      if (work.kind !== 'sub-orchestration' || live.dispatched.has(work.id)) continue;
-      live.dispatched.add(work.id);
-      await this.startChild(live, work);
-    }
-  }
-
-  private async startChild(
-    parent: Live,
-    work: Extract<PendingWork, { kind: 'sub-orchestration' }>,
-  ): Promise<void> {
-    const parentRecord = parent.record;
-    const mine = (record: InstanceRecord): boolean =>
-      record.parentInstanceId === parentRecord.instanceId &&
-      record.parentTaskId === work.id &&
-      record.parentExecutionId === parentRecord.executionId;
-    const known = this.live.get(work.childId);
-    const existing = known?.record ?? (await this.store.load(work.childId));
-    if (existing !== undefined && mine(existing)) {
-      await this.ensureLive(work.childId);
-      return;
-    }
-    const now = this.clock.now();
-    const fn = this.options.orchestrators[work.name];
-    if (fn === undefined || (existing !== undefined && !isTerminal(existing))) {
-      const message =
-        fn === undefined
-          ? `no orchestrator named '${work.name}' is registered`
-          : `instance ${work.childId} is already ${existing?.runtimeStatus}`;
-      const details: FailureDetails = { ErrorType: 'Error', ErrorMessage: message, IsNonRetriable: true };
-      const failed = historyEvent('SubOrchestrationInstanceFailed', now, {
-        TaskScheduledId: work.id,
-        Reason: message,
-        Details: message,
-        FailureDetails: details,
-      });
-      await this.deliver(parent, parentRecord.executionId, failed);
-      return;
-    }
-    this.live.delete(work.childId);
-    const child = this.createInstance({
-      instanceId: work.childId,
-      name: work.name,
-      fn,
-      input: work.input,
-      parent: { instanceId: parentRecord.instanceId, taskId: work.id, executionId: parentRecord.executionId },
-    });
-    await this.persist(child);
-    this.emitStatus(child);
-    this.signal();
-  }
-
-  /** Hands a terminal child's outcome to its parent, unless the parent no longer waits for it. */
-  private async notifyParent(child: Live): Promise<void> {
-    const record = child.record;
-    if (record.parentInstanceId === undefined || record.parentTaskId === undefined) return;
-    const parent = await this.ensureLive(record.parentInstanceId);
-    const work = parent.pending.get(record.parentTaskId);
-    if (
-      isTerminal(parent.record) ||
-      parent.record.executionId !== record.parentExecutionId ||
-      work?.kind !== 'sub-orchestration' ||
-      work.childId !== record.instanceId ||
-      parent.record.inbox.some((event) => completedTaskId(event) === record.parentTaskId)
-    ) {
-      return;
-    }
-    const now = this.clock.now();
-    let event: HistoryEvent;
-    if (record.runtimeStatus === 'Completed') {
-      event = historyEvent('SubOrchestrationInstanceCompleted', now, {
-        TaskScheduledId: record.parentTaskId,
-        Result: record.output ?? 'null',
-      });
-    } else {
-      const details: FailureDetails = record.failure ?? {
-        ErrorType: 'Error',
-        ErrorMessage: `sub-orchestration ${record.instanceId} was ${record.runtimeStatus}`,
-      };
-      event = historyEvent('SubOrchestrationInstanceFailed', now, {
-        TaskScheduledId: record.parentTaskId,
-        Reason: details.ErrorMessage,
-        Details: details.StackTrace ?? details.ErrorMessage,
-        FailureDetails: details,
-      });
-    }
-    await this.deliver(parent, parent.record.executionId, event);
-  }
-
-  /**
-   * Marks the instance Failed. `delivered` (OrchestratorStarted + the first `consumedInbox` inbox
-   * events) is moved to the history first; `alreadyAppended` events are only reported.
-   */
-  private async failInstance(
-    live: Live,
-    failure: Error | FailureDetails,
-    delivered: HistoryEvent[] = [],
-    consumedInbox = 0,
-    alreadyAppended: HistoryEvent[] = [],
-  ): Promise<void> {
-    const record = live.record;
-    const details = failure instanceof Error ? failureDetailsOf(failure) : failure;
-    const now = this.clock.now();
-    const appended = [...alreadyAppended];
-    if (delivered.length > 0) {
-      record.inbox.splice(0, consumedInbox);
-      appended.push(...delivered, historyEvent('OrchestratorCompleted', now));
-      record.history.push(...appended.slice(alreadyAppended.length));
-    }
-    const failed = historyEvent('ExecutionCompleted', now, {
-      OrchestrationStatus: 'Failed',
-      Reason: details.ErrorMessage,
-      FailureDetails: details,
-    });
-    record.history.push(failed);
-    record.failure = details;
-    live.pending.clear();
-    this.setStatus(live, 'Failed');
-    await this.persist(live);
-    this.emitEvents(live, [...appended, failed]);
-    this.emitStatus(live);
-    await this.notifyParent(live);
-  }
-
-  // ---- persistence and observers ---------------------------------------------------------------
-
-  /** Saves the whole record; saves of one instance run one after the other, in call order. */
-  private persist(live: Live): Promise<void> {
+  persist(live: Live): Promise<void> {
     const save = live.saveChain.then(() => this.store.save(live.record));
     live.saveChain = save.catch(() => undefined);
     return save;
   }
 
-  private setStatus(live: Live, status: RuntimeStatus): void {
+  setStatus(live: Live, status: RuntimeStatus): void {
     live.record.runtimeStatus = status;
     live.record.lastUpdatedTime = new Date(this.clock.now()).toISOString();
   }
 
   /** Reports each event once: delivered events when they reach the inbox, the rest with their episode. */
-  private emitEvents(live: Live, events: HistoryEvent[]): void {
+  emitEvents(live: Live, events: HistoryEvent[]): void {
     const onEvent = this.options.onEvent;
     if (onEvent === undefined) return;
     for (const event of events) {
@@ -933,7 +392,7 @@ class Runner implements DurableRunner {
     }
   }
 
-  private emitStatus(live: Live): void {
+  emitStatus(live: Live): void {
     this.options.onStatus?.(toStatus(live.record, live));
   }
 
@@ -942,128 +401,4 @@ class Runner implements DurableRunner {
     if (status === undefined) throw new Error(`reading status of instance ${instanceId}: no such instance`);
     return status;
   }
-}
-
-type Wanted =
-  | { kind: 'activity'; action: SdkAction }
-  | { kind: 'sub-orchestration'; action: SdkAction }
-  | { kind: 'timer'; action: SdkAction }
-  | { kind: 'retry-timer'; retry: SdkTask }
-  | { kind: 'unsupported'; what: string };
-
-/** What an open SDK task stands for (see durable-internals.ts item 4). */
-function classify(task: SdkTask): Wanted {
-  if (task.action === 'noOp') {
-    const retry = task.parent;
-    const inner = retry?.innerTask?.action;
-    if (retry === undefined || inner === undefined || inner === 'noOp') {
-      return {
-        kind: 'unsupported',
-        what: 'an internal task without a retry parent (durable-functions internals changed?)',
-      };
-    }
-    if (retry.isWaitingOnTimer === true) return { kind: 'retry-timer', retry };
-    return classifyAction(inner);
-  }
-  return classifyAction(task.action);
-}
-
-function classifyAction(action: SdkAction): Wanted {
-  const type = actionTypeName(action.actionType);
-  switch (type) {
-    case 'CallActivity':
-    case 'CallActivityWithRetry':
-      return { kind: 'activity', action };
-    case 'CallSubOrchestrator':
-    case 'CallSubOrchestratorWithRetry':
-      return { kind: 'sub-orchestration', action };
-    case 'CreateTimer':
-      return { kind: 'timer', action };
-    default:
-      return { kind: 'unsupported', what: UNSUPPORTED_ACTIONS.has(type) ? type : `action ${type}` };
-  }
-}
-
-function compareScheduled(event: HistoryEvent, wanted: Wanted): string | undefined {
-  const recorded = historyEventName(event.EventType);
-  let expected: string;
-  let name: string | undefined;
-  switch (wanted.kind) {
-    case 'activity':
-      expected = 'TaskScheduled';
-      name = wanted.action.functionName;
-      break;
-    case 'sub-orchestration':
-      expected = 'SubOrchestrationInstanceCreated';
-      name = wanted.action.functionName;
-      break;
-    case 'timer':
-    case 'retry-timer':
-      expected = 'TimerCreated';
-      break;
-    case 'unsupported':
-      return undefined;
-  }
-  if (recorded !== expected) {
-    return `is a ${expected.replace(/(Scheduled|Created|InstanceCreated)$/, '')} in the replay but history has ${recorded}${event.Name === undefined ? '' : ` '${event.Name}'`}`;
-  }
-  if (name !== undefined && event.Name !== name) {
-    return `schedules '${name}' in the replay but history has ${recorded} '${event.Name}'`;
-  }
-  return undefined;
-}
-
-function unsupported(record: InstanceRecord, what: string): FailureDetails {
-  return {
-    ErrorType: 'UnsupportedByLocalRunner',
-    ErrorMessage: `running orchestration ${record.name} (instance ${record.instanceId}): the local runner does not support ${what}`,
-    IsNonRetriable: true,
-  };
-}
-
-function internalsChanged(record: InstanceRecord, what: string): FailureDetails {
-  return unsupported(record, `this durable-functions version (${what})`);
-}
-
-/** The SDK reports a TaskFailedError that escaped the orchestrator with its own failure details. */
-function failureFromSdk(replay: SdkReplay): FailureDetails | undefined {
-  const parsed = FailureDetails.safeParse(replay.state.failureDetails);
-  return parsed.success ? parsed.data : undefined;
-}
-
-function played(event: HistoryEvent): HistoryEvent {
-  return { ...event, IsPlayed: true };
-}
-
-function toStatus(record: InstanceRecord, live: Live | undefined): OrchestrationStatus {
-  const waitingFor: OrchestrationStatus['waitingFor'] = {
-    activities: [],
-    timers: [],
-    subOrchestrations: [],
-    events: [],
-  };
-  if (live !== undefined && !isTerminal(record)) {
-    for (const work of live.pending.values()) {
-      if (work.kind === 'activity') waitingFor.activities.push(work.name);
-      else if (work.kind === 'timer' && !work.canceled())
-        waitingFor.timers.push(new Date(work.fireAt).toISOString());
-      else if (work.kind === 'sub-orchestration') waitingFor.subOrchestrations.push(work.childId);
-    }
-    waitingFor.events.push(...live.events);
-  }
-  return {
-    name: record.name,
-    instanceId: record.instanceId,
-    parentInstanceId: record.parentInstanceId,
-    runtimeStatus: record.runtimeStatus,
-    input: fromPayload(record.input),
-    output: fromPayload(record.output),
-    customStatus: fromPayload(record.customStatus),
-    createdTime: new Date(record.createdTime),
-    lastUpdatedTime: new Date(record.lastUpdatedTime),
-    failure: record.failure,
-    generation: record.generation,
-    historyLength: record.history.length,
-    waitingFor,
-  };
 }

@@ -2,17 +2,23 @@
 import type { OrchestrationContext, Task } from 'durable-functions';
 
 import type { PoolStatus } from '../../shared/application/pool-status.js';
-import { ACTIVITY } from '../../shared/application/refresh-contracts.js';
-import { callStep } from './orchestration-steps.js';
-import type { ClusterPools } from './refresh-cluster.orchestration.js';
+import { activities } from '../activities.js';
+import { call, callEach } from './call.js';
 
 export function* clusterStatusOrchestration(
   context: OrchestrationContext,
 ): Generator<Task, PoolStatus[], unknown> {
   const { cluster } = context.df.getInput<{ cluster: string }>();
-  const { pools } = yield* callStep<ClusterPools>(context, 'listing-pools', ACTIVITY.listPools, { cluster });
+  const { pools } = yield* call(context, activities.listPools, { cluster }, { step: 'listing-pools' });
   if (pools.length === 0) return [];
-  return (yield context.df.Task.all(
-    pools.map((pool) => context.df.callActivity(ACTIVITY.readPoolStatus, { cluster, pool })),
-  )) as PoolStatus[];
+  const outcomes = yield* callEach(
+    context,
+    activities.readPoolStatus,
+    pools.map((pool) => ({ cluster, pool })),
+    { step: 'reading-status' },
+  );
+  return outcomes.map((outcome) => {
+    if (!outcome.ok) throw outcome.failure;
+    return outcome.value;
+  });
 }

@@ -5,20 +5,11 @@
  */
 import type { OrchestrationContext, Task, TimerTask } from 'durable-functions';
 
+import { EVENT, ORCHESTRATION, poolInstanceId } from '../../shared/application/orchestration-ids.js';
 import type { RebootNotice } from '../../shared/application/reboot-notices.js';
 import type { PoolRefreshResult, RefreshPoolInput } from '../../shared/application/refresh-contracts.js';
-import { ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
-import { ALREADY_RUNNING, stepFailureMessage } from './orchestration-steps.js';
-import { poolInstanceId } from './refresh-cluster.orchestration.js';
-
-export const POOL_SIGNAL_ORCHESTRATION = ORCHESTRATION.poolSignal;
-/** The external event a running debounce absorbs. */
-export const REBOOT_NOTICE_EVENT = 'rebootNotice';
-
-/** Deterministic id of a pool's debounce: at most one per pool absorbs notices. */
-export function signalInstanceId(cluster: string, pool: string): string {
-  return `signal:${cluster}:${pool}`;
-}
+import { childFailureMessage, isAlreadyRunning } from './call.js';
+import { POOL_SIGNAL } from './timing.js';
 
 export interface PoolSignalInput {
   readonly cluster: string;
@@ -51,17 +42,6 @@ export interface PoolSignalStatus {
   readonly refreshInstanceId?: string;
 }
 
-/**
- * Bounds on history size: a notice storm beyond this many notices in one cycle refreshes anyway (auto
- * mode only picks nodes Ready for minimumReadyTime, so an early run is safe, just less useful).
- */
-const MAX_NOTICES_PER_CYCLE = 200;
-/** Notices that arrive while the refresh runs start one more cycle; at most this many in all. */
-const MAX_CYCLES = 3;
-/** A refresh started by someone else (timer, HTTP) is waited for, polling this often, this many times. */
-const BUSY_RETRY_SECONDS = 300;
-const MAX_BUSY_WAITS = 48;
-
 export function* poolSignalOrchestration(
   context: OrchestrationContext,
 ): Generator<Task, PoolSignalResult, unknown> {
@@ -79,7 +59,7 @@ export function* poolSignalOrchestration(
    * child that completed before it was built.
    */
   function* noticeBefore(timer: TimerTask): Generator<Task, boolean, unknown> {
-    noticeTask ??= context.df.waitForExternalEvent(REBOOT_NOTICE_EVENT);
+    noticeTask ??= context.df.waitForExternalEvent(EVENT.rebootNotice);
     const winner = noticeTask.isCompleted
       ? noticeTask
       : ((yield context.df.Task.any([timer, noticeTask])) as Task);
@@ -93,10 +73,10 @@ export function* poolSignalOrchestration(
     context.df.setCustomStatus(value);
   };
 
-  for (let cycle = 0; cycle < MAX_CYCLES; cycle++) {
+  for (let cycle = 0; cycle < POOL_SIGNAL.maxCycles; cycle++) {
     // Quiet period: every notice restarts both clocks (quiet period and minimum ready time).
     let last = context.df.currentUtcDateTime.getTime();
-    for (let absorbed = 0; absorbed < MAX_NOTICES_PER_CYCLE; absorbed++) {
+    for (let absorbed = 0; absorbed < POOL_SIGNAL.maxNoticesPerCycle; absorbed++) {
       const refreshAt = new Date(last + waitMs);
       status('waiting-quiet-period', { refreshAt: refreshAt.toISOString() });
       if (!(yield* noticeBefore(context.df.createTimer(refreshAt)))) break;
@@ -146,16 +126,16 @@ function* refreshOnce(
         reason: result?.reason ?? 'the refresh returned nothing',
       };
     } catch (error) {
-      const message = stepFailureMessage(error);
-      if (!ALREADY_RUNNING.test(message)) return { instanceId, outcome: 'failed', reason: message };
-      if (attempt >= MAX_BUSY_WAITS) {
+      if (!isAlreadyRunning(error))
+        return { instanceId, outcome: 'failed', reason: childFailureMessage(error) };
+      if (attempt >= POOL_SIGNAL.maxBusyWaits) {
         return {
           instanceId,
           outcome: 'gave-up',
           reason: `refresh ${instanceId} was still running after ${attempt} checks`,
         };
       }
-      const retryAt = new Date(context.df.currentUtcDateTime.getTime() + BUSY_RETRY_SECONDS * 1000);
+      const retryAt = new Date(context.df.currentUtcDateTime.getTime() + POOL_SIGNAL.busyRetrySeconds * 1000);
       status('waiting-for-running-refresh', {
         refreshInstanceId: instanceId,
         refreshAt: retryAt.toISOString(),

@@ -4,34 +4,19 @@
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
+import { ORCHESTRATION, poolInstanceId } from '../../shared/application/orchestration-ids.js';
+import type { PoolPlan } from '../../shared/application/pool-plan.js';
+import { outcomeOfPlan } from '../../shared/application/pool-plan.js';
 import type {
-  PoolPlan,
+  ClusterRefreshResult,
   PoolRefreshResult,
+  RefreshClusterInput,
   RefreshPoolInput,
+  RefreshStep,
 } from '../../shared/application/refresh-contracts.js';
-import { ACTIVITY, ORCHESTRATION, outcomeOfPlan } from '../../shared/application/refresh-contracts.js';
-import { ALREADY_RUNNING, callStep, retryOptions, stepFailureMessage } from './orchestration-steps.js';
-
-export interface RefreshClusterInput {
-  readonly cluster: string;
-  readonly dryRun?: boolean;
-  readonly trigger: string;
-}
-
-export interface ClusterPools {
-  readonly pools: readonly string[];
-  readonly maxParallelPools: number;
-}
-
-export interface ClusterRefreshResult {
-  readonly cluster: string;
-  readonly pools: readonly PoolRefreshResult[];
-}
-
-/** Deterministic id of a pool's refresh: the singleton key, whatever starts it. */
-export function poolInstanceId(cluster: string, pool: string): string {
-  return `refresh:${cluster}:${pool}`;
-}
+import { REFRESH_STEPS } from '../../shared/application/refresh-contracts.js';
+import { activities } from '../activities.js';
+import { call, callEach, childFailureMessage, isAlreadyRunning } from './call.js';
 
 export function* refreshClusterOrchestration(
   context: OrchestrationContext,
@@ -39,41 +24,37 @@ export function* refreshClusterOrchestration(
   const input = context.df.getInput<RefreshClusterInput>();
   const { cluster } = input;
   context.df.setCustomStatus({ cluster, step: 'planning' });
-  const { pools, maxParallelPools } = yield* callStep<ClusterPools>(
+  const { pools, maxParallelPools } = yield* call(
     context,
-    'listing-pools',
-    ACTIVITY.listPools,
-    {
-      cluster,
-    },
+    activities.listPools,
+    { cluster },
+    { step: 'listing-pools' },
   );
   if (pools.length === 0) return { cluster, pools: [] };
 
-  // Plans are read-only and cheap: all in parallel, each retried like every other step. Collected one
-  // by one (Task.any) so that a pool whose plan still fails is reported on its own, not the whole run.
+  // Plans are read-only and cheap: all in parallel, each retried like every other step. A pool whose
+  // plan still fails is reported on its own, not the whole run.
   const results: PoolRefreshResult[] = [];
   const toRefresh: PoolPlan[] = [];
-  const planning = pools.map((pool) => ({
-    pool,
-    task: context.df.callActivityWithRetry(ACTIVITY.planPool, retryOptions(), { cluster, pool }),
-  }));
-  while (planning.length > 0) {
-    const winner = (yield context.df.Task.any(planning.map((entry) => entry.task))) as Task;
-    const index = planning.findIndex((entry) => entry.task === winner);
-    const [done] = planning.splice(index, 1);
-    if (done === undefined) continue;
-    if (winner.isFaulted) {
-      const message = stepFailureMessage(winner.result);
+  const plans = yield* callEach(
+    context,
+    activities.planPool,
+    pools.map((pool) => ({ cluster, pool })),
+    { step: 'planning' },
+  );
+  for (const [index, outcome] of plans.entries()) {
+    const pool = pools[index] ?? '';
+    if (!outcome.ok) {
       results.push({
         cluster,
-        pool: done.pool,
+        pool,
         outcome: 'failed',
-        reason: message,
-        failure: { step: 'planning', message },
+        reason: outcome.failure.message,
+        failure: { step: 'planning', message: outcome.failure.reason },
       });
       continue;
     }
-    const plan = winner.result as PoolPlan;
+    const plan = outcome.value;
     if (plan.decision.kind === 'refresh' && input.dryRun !== true) {
       toRefresh.push(plan);
     } else {
@@ -86,7 +67,7 @@ export function* refreshClusterOrchestration(
       });
     }
   }
-  // Pools in name order, whatever order their plans finished in: deterministic and readable.
+  // Pools in name order: deterministic and readable.
   toRefresh.sort((a, b) => a.pool.localeCompare(b.pool));
 
   // Sliding window of sub-orchestrations: a finished pool makes room for the next one.
@@ -113,7 +94,7 @@ export function* refreshClusterOrchestration(
     const index = inFlight.findIndex((f) => f.task === winner);
     const finished = inFlight.splice(index, 1)[0];
     if (finished === undefined) continue;
-    if (winner.isFaulted && ALREADY_RUNNING.test(stepFailureMessage(winner.result))) {
+    if (winner.isFaulted && isAlreadyRunning(winner.result)) {
       // Another trigger (HTTP, a reboot notice) is refreshing this pool right now: that run is the refresh.
       results.push({
         cluster,
@@ -122,19 +103,17 @@ export function* refreshClusterOrchestration(
         reason: `already refreshing (instance ${poolInstanceId(cluster, finished.pool)}, started by another trigger)`,
       });
     } else if (winner.isFaulted) {
-      // The child's message reads "<step>: <cause>" (a StepFailure): keep the step it failed in.
-      const message = stepFailureMessage(winner.result);
-      const separator = message.indexOf(': ');
-      const step =
-        separator > 0 && !message.slice(0, separator).includes(' ')
-          ? message.slice(0, separator)
-          : 'refreshing';
+      const message = childFailureMessage(winner.result);
+      const step = stepOf(message);
       results.push({
         cluster,
         pool: finished.pool,
         outcome: 'failed',
         reason: message,
-        failure: { step, message: step === 'refreshing' ? message : message.slice(separator + 2) },
+        failure: {
+          step: step ?? 'refreshing',
+          message: step === undefined ? message : message.slice(step.length + 2),
+        },
       });
     } else {
       results.push(winner.result as PoolRefreshResult);
@@ -143,4 +122,12 @@ export function* refreshClusterOrchestration(
   results.sort((a, b) => a.pool.localeCompare(b.pool));
   context.df.setCustomStatus({ cluster, step: 'done' });
   return { cluster, pools: results };
+}
+
+/**
+ * The step a failed refresh names: its failure reads `<step>: <cause>` (StepFailure) and the steps are a
+ * known vocabulary, so this is a lookup, not a parse; undefined when the host reworded the message.
+ */
+function stepOf(message: string): RefreshStep | undefined {
+  return REFRESH_STEPS.find((step) => message.startsWith(`${step}: `));
 }

@@ -6,7 +6,7 @@
 import azureFunctions, { type HttpRequest, type HttpResponse, type HttpResponseInit } from '@azure/functions';
 import type { z } from 'zod';
 
-import { DNS_SUBDOMAIN_RULE, IDENTIFIER_RULE, SCALE_SET_RULE } from '../../shared/config/names.js';
+import { IDENTIFIER_RULE, SCALE_SET_RULE } from '../../shared/config/names.js';
 
 /** Largest request body accepted, in bytes: every body we accept is a few hundred bytes. */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -36,10 +36,6 @@ export function isClusterName(value: string | undefined): value is string {
 /** Pool names: configured identifiers, or (pools `all`) lowercase scale set names. */
 export function isPoolName(value: string | undefined): value is string {
   return value !== undefined && value === value.toLowerCase() && SCALE_SET_RULE.test(value);
-}
-
-export function isNodeName(value: string | undefined): value is string {
-  return value !== undefined && DNS_SUBDOMAIN_RULE.test(value);
 }
 
 /** Repeats untrusted input in a message: printable, bounded, quoted by JSON. */

@@ -8,7 +8,11 @@ import azureFunctions from '@azure/functions';
 
 import { deserializeEvent } from '../../shared/adapters/eventgrid/event-envelopes.js';
 import type { RejectionReason } from '../../shared/application/reboot-notices.js';
-import { normalizeEnvelope, resolvePoolTarget } from '../../shared/application/reboot-notices.js';
+import {
+  envelopeOfDecoded,
+  normalizeEnvelope,
+  resolvePoolTarget,
+} from '../../shared/application/reboot-notices.js';
 import type { TriggerDependencies } from './trigger-dependencies.js';
 import { workerTriggerDependencies } from './trigger-dependencies.js';
 
@@ -25,7 +29,7 @@ export async function handleRebootEvent(
   context: InvocationContext,
   deps: Pick<TriggerDependencies, 'clusters' | 'notices' | 'now'>,
 ): Promise<EventGridOutcome> {
-  const envelope = await deserializeEvent(event);
+  const envelope = envelopeOfDecoded(await deserializeEvent(event));
   const normalized = 'ok' in envelope ? envelope : normalizeEnvelope(envelope, deps.now());
   if (!normalized.ok) {
     context.warn('reboot event dropped', { reason: normalized.reason, message: normalized.message });

@@ -9,9 +9,11 @@ import type { InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 
 import { deserializeEvent } from '../../shared/adapters/eventgrid/event-envelopes.js';
+import { EVENT, ORCHESTRATION, signalInstanceId } from '../../shared/application/orchestration-ids.js';
 import type { RebootNotice, RejectionReason } from '../../shared/application/reboot-notices.js';
 import {
   decodeQueueMessage,
+  envelopeOfDecoded,
   normalizeEnvelope,
   resolvePoolTarget,
 } from '../../shared/application/reboot-notices.js';
@@ -19,11 +21,6 @@ import type { OrchestrationClient } from '../../shared/application/singleton.js'
 import { signalSingleton } from '../../shared/application/singleton.js';
 import { isTerminal } from '../../shared/domain/errors.js';
 import type { PoolSignalInput } from '../orchestrations/pool-signal.orchestration.js';
-import {
-  POOL_SIGNAL_ORCHESTRATION,
-  REBOOT_NOTICE_EVENT,
-  signalInstanceId,
-} from '../orchestrations/pool-signal.orchestration.js';
 import type { TriggerDependencies } from './trigger-dependencies.js';
 import { workerTriggerDependencies } from './trigger-dependencies.js';
 
@@ -65,7 +62,7 @@ export async function handleRebootQueueMessage(
     if (item.kind === 'notice') {
       notice = item.notice;
     } else {
-      const envelope = await deserializeEvent(item.event);
+      const envelope = envelopeOfDecoded(await deserializeEvent(item.event));
       if ('ok' in envelope) {
         dropped.push({ reason: envelope.reason, message: envelope.message });
         continue;
@@ -98,7 +95,7 @@ export async function handleRebootQueueMessage(
 }
 
 /** Maps a notice to its pool and signals the pool's debounce. Throws only for transient failures. */
-export async function applyNotice(
+async function applyNotice(
   notice: RebootNotice,
   client: OrchestrationClient,
   deps: NoticeDependencies,
@@ -138,9 +135,9 @@ export async function applyNotice(
     notice,
   };
   const how = await signalSingleton(client, {
-    name: POOL_SIGNAL_ORCHESTRATION,
+    name: ORCHESTRATION.poolSignal,
     instanceId: signalInstanceId(target.cluster, target.pool),
-    eventName: REBOOT_NOTICE_EVENT,
+    eventName: EVENT.rebootNotice,
     eventData: notice,
     input,
   });

@@ -9,23 +9,25 @@ import type { HttpRequest, HttpResponse, InvocationContext } from '@azure/functi
 import * as df from 'durable-functions';
 import { z } from 'zod';
 
+import {
+  clusterInstanceId,
+  EVENT,
+  ORCHESTRATION,
+  poolInstanceId,
+  signalInstanceId,
+} from '../../shared/application/orchestration-ids.js';
+import type { PoolPlan } from '../../shared/application/pool-plan.js';
 import type { PoolStatus } from '../../shared/application/pool-status.js';
 import type {
-  PoolPlan,
+  RefreshClusterInput,
   RefreshPoolInput,
   RefreshStatus,
 } from '../../shared/application/refresh-contracts.js';
-import { ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
 import type { InstanceStatus, OrchestrationClient } from '../../shared/application/singleton.js';
 import { isActive, readStatus, startSingleton } from '../../shared/application/singleton.js';
 import { DNS_SUBDOMAIN_RULE } from '../../shared/config/names.js';
-import { isNotFound } from '../../shared/domain/errors.js';
-import { CANCEL_EVENT } from '../orchestrations/orchestration-steps.js';
-import { signalInstanceId } from '../orchestrations/pool-signal.orchestration.js';
-import type { RefreshClusterInput } from '../orchestrations/refresh-cluster.orchestration.js';
-import { poolInstanceId } from '../orchestrations/refresh-cluster.orchestration.js';
+import { describeError, isNotFound } from '../../shared/domain/errors.js';
 import { isClusterName, isPoolName, json, problem, readJsonBody, shown } from './http-io.js';
-import { clusterInstanceId } from './refresh-schedule.timer.js';
 import type { TriggerDependencies } from './trigger-dependencies.js';
 import { workerTriggerDependencies } from './trigger-dependencies.js';
 
@@ -45,7 +47,7 @@ const PoolField = z
     error: 'a pool name: lowercase letters, digits, "-", "_" and ".", at most 64 characters',
   });
 
-export const RefreshRequest = z
+const RefreshRequest = z
   .strictObject({
     pool: PoolField.optional(),
     node: z.string().refine(DNS_SUBDOMAIN_RULE.test, { error: DNS_SUBDOMAIN_RULE.accepts }).optional(),
@@ -83,7 +85,7 @@ function conflict(what: string, running: InstanceStatus): HttpResponse {
 }
 
 function dependencyFailure(context: InvocationContext, action: string, error: unknown): HttpResponse {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = describeError(error);
   if (isNotFound(error)) return problem(404, 'NotFound', message);
   context.error('refresh api: a dependency failed', { action, error: message });
   return problem(502, 'DependencyFailed', `${action}: ${message}`);
@@ -314,7 +316,7 @@ export async function handleCancelRequest(
   if (running === undefined || !isActive(running)) {
     return problem(409, 'NotRefreshing', `pool ${pool} of cluster ${cluster.value} has no refresh running`);
   }
-  await client.raiseEvent(instanceId, CANCEL_EVENT, body.value.reason ?? 'cancelled through the API');
+  await client.raiseEvent(instanceId, EVENT.cancel, body.value.reason ?? 'cancelled through the API');
   context.log('refresh api: cancel requested', { instanceId });
   return json(202, { id: instanceId, cancelRequested: true, running: runView(running) });
 }

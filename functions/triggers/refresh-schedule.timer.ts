@@ -5,17 +5,12 @@
 import type { InvocationContext, Timer } from '@azure/functions';
 import * as df from 'durable-functions';
 
-import { ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
+import { clusterInstanceId, ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
+import type { RefreshClusterInput } from '../../shared/application/refresh-contracts.js';
 import type { OrchestrationClient, StartOutcome } from '../../shared/application/singleton.js';
 import { startSingleton } from '../../shared/application/singleton.js';
-import type { RefreshClusterInput } from '../orchestrations/refresh-cluster.orchestration.js';
 import type { TriggerDependencies } from './trigger-dependencies.js';
 import { workerTriggerDependencies } from './trigger-dependencies.js';
-
-/** Deterministic id of a cluster's auto-mode run: the timer's and the HTTP API's singleton key. */
-export function clusterInstanceId(cluster: string): string {
-  return `refresh:${cluster}`;
-}
 
 export interface ScheduleOutcome {
   readonly cluster: string;

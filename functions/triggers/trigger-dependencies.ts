@@ -1,23 +1,24 @@
 /**
  * What the trigger handlers need, bound once per worker: the validated settings, read-only use cases
- * (pools, status, plan) through the composition's activity table, node lookups for kured notices, and
- * the reboot queue. Handlers take it as an argument, so tests pass a simulator-backed one.
+ * (pools, status, plan) over the composition's dependencies, node lookups for kured notices, and the
+ * reboot queue. Handlers take it as an argument, so tests pass a simulator-backed one.
  */
-import type { RebootNoticeSender } from '../../shared/adapters/storage-queue/reboot-queue.js';
+import { listPoolsOfCluster, planPoolForCluster } from '../../shared/application/plan-pool.js';
+import type { PoolPlan } from '../../shared/application/pool-plan.js';
 import type { PoolStatus } from '../../shared/application/pool-status.js';
-import type { NoticeClusterScope } from '../../shared/application/reboot-notices.js';
+import { readPoolStatus } from '../../shared/application/pool-status.js';
+import type { NoticeClusterScope, RebootNotice } from '../../shared/application/reboot-notices.js';
 import { resourceIdOfProviderId } from '../../shared/application/reboot-notices.js';
-import type { PoolPlan } from '../../shared/application/refresh-contracts.js';
-import { ACTIVITY } from '../../shared/application/refresh-contracts.js';
 import type { Composition } from '../../shared/composition-root.js';
 import { workerComposition } from '../../shared/composition-root.js';
 import { selectionPolicyFor } from '../../shared/config/settings.js';
 import { isNotFound } from '../../shared/domain/errors.js';
+import type { RebootNoticeSender } from '../../shared/ports/reboot-notice-queue.js';
 
 export interface TriggerDependencies {
   readonly clusters: readonly NoticeClusterScope[];
   readonly quietPeriodSeconds: number;
-  readonly notices: RebootNoticeSender;
+  readonly notices: RebootNoticeSender<RebootNotice>;
   /** Pool names of a configured cluster (pools `all` are discovered from its nodes). */
   listPools(cluster: string): Promise<string[]>;
   readPoolStatus(cluster: string, pool: string): Promise<PoolStatus>;
@@ -32,7 +33,7 @@ export function createTriggerDependencies(
   composition: Composition,
   notices: RebootNoticeSender,
 ): TriggerDependencies {
-  const { settings, activities, dependencies } = composition;
+  const { settings, dependencies } = composition;
   const clusterSettings = (name: string) => {
     const cluster = settings.clusters.find((candidate) => candidate.name === name);
     if (cluster === undefined) throw new Error(`finding cluster ${name}: it is not configured`);
@@ -43,14 +44,14 @@ export function createTriggerDependencies(
     quietPeriodSeconds: settings.quietPeriod,
     notices,
     async listPools(cluster) {
-      const listed = (await activities[ACTIVITY.listPools]({ cluster })) as { pools: string[] };
-      return listed.pools;
+      const pools = await listPoolsOfCluster(await dependencies.cluster(cluster));
+      return pools.map((pool) => pool.name);
     },
     async readPoolStatus(cluster, pool) {
-      return (await activities[ACTIVITY.readPoolStatus]({ cluster, pool })) as PoolStatus;
+      return readPoolStatus(await dependencies.cluster(cluster), pool, dependencies.now());
     },
     async planPool(cluster, pool) {
-      return (await activities[ACTIVITY.planPool]({ cluster, pool })) as PoolPlan;
+      return planPoolForCluster(await dependencies.cluster(cluster), pool, undefined, dependencies.now());
     },
     minimumReadySeconds(cluster, pool) {
       return selectionPolicyFor(clusterSettings(cluster), pool).minimumReadySeconds;

@@ -1,8 +1,8 @@
 /** Small readers shared by planning, status and activities: which version is current, who built it. */
 import type { ImageVersion } from '../domain/compute.js';
 import { compareImageVersions, parseImageVersionTags } from '../domain/image-version.js';
-import type { ScaleSetRef } from '../domain/provider-id.js';
-import { parseProviderId, sameScaleSet } from '../domain/provider-id.js';
+import type { ScaleSetRef } from '../domain/resource-id.js';
+import { parseProviderId, sameScaleSet } from '../domain/resource-id.js';
 
 /** The newest version built by us that the model would use: Succeeded and not excluded from latest. */
 export function newestUsableVersion(versions: readonly ImageVersion[]): ImageVersion | undefined {

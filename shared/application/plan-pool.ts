@@ -8,18 +8,15 @@ import type { ClusterNode } from '../domain/cluster-node.js';
 import type { ImageVersion } from '../domain/compute.js';
 import { isNotFound, NotFoundError } from '../domain/errors.js';
 import type { NodeVerdict, PoolImageFacts } from '../domain/prototype-selection.js';
-import {
-  groupNodesByScaleSet,
-  parseRfc3339,
-  selectPrototypeNodeForPool,
-} from '../domain/prototype-selection.js';
-import type { ScaleSetRef } from '../domain/provider-id.js';
-import { scaleSetKey } from '../domain/provider-id.js';
+import { groupNodesByScaleSet, selectPrototypeNodeForPool } from '../domain/prototype-selection.js';
 import { planPoolRefresh } from '../domain/refresh-plan.js';
+import type { ScaleSetRef } from '../domain/resource-id.js';
+import { galleryImageResourceId, scaleSetKey } from '../domain/resource-id.js';
+import { parseRfc3339 } from '../domain/rfc3339.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
 import { instanceOfNode, newestUsableVersion, provenanceOf } from './image-facts.js';
-import type { NodeVerdictView, PoolDecision, PoolPlan } from './refresh-contracts.js';
+import type { NodeVerdictView, PoolDecision, PoolPlan } from './pool-plan.js';
 import type { ClusterHandle, ConfiguredPool, PoolConfiguration } from './refresh-dependencies.js';
 
 /**
@@ -115,12 +112,9 @@ export async function currentImageFacts(
   };
 }
 
-export function definitionIdOf(configuration: PoolConfiguration): string {
+function definitionIdOf(configuration: PoolConfiguration): string {
   const g = configuration.gallery;
-  return (
-    `/subscriptions/${g.subscriptionId}/resourceGroups/${g.resourceGroup}/providers/Microsoft.Compute/` +
-    `galleries/${g.galleryName}/images/${g.imageDefinitionName}`
-  );
+  return galleryImageResourceId({ ...g, imageName: g.imageDefinitionName });
 }
 
 export async function planPoolForCluster(

@@ -2,6 +2,7 @@
  * The status of one pool's image: which image new instances get, whether it is ours, who built it and
  * how old it is. Read-only; used by the status orchestration, the CLI and the HTTP API.
  */
+import { parseRfc3339 } from '../domain/rfc3339.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
 import { provenanceOf } from './image-facts.js';
 import { currentImageFacts, findPool } from './plan-pool.js';
@@ -70,7 +71,10 @@ export async function readPoolStatus(
               ? {}
               : {
                   builtAt,
-                  ageSeconds: Math.max(0, Math.round((now.getTime() - Date.parse(builtAt)) / 1000)),
+                  ageSeconds: Math.max(
+                    0,
+                    Math.round((now.getTime() - (parseRfc3339(builtAt) ?? now.getTime())) / 1000),
+                  ),
                 }),
             ...(version.storageAccountType === undefined
               ? {}

@@ -2,6 +2,8 @@
  * Reboot notices: every accepted event shape (Event Grid and CloudEvents envelopes of Health Resources
  * and resource-action events, our own CloudEvent, kured's webhook) normalized into ONE RebootNotice,
  * and a notice mapped to the configured cluster and pool it concerns. Pure: no I/O, no clock.
+ * Over 400 lines on purpose: every accepted event schema sits next to the others and to the one notice
+ * they become, so a difference between sources is seen in one file.
  */
 import { z } from 'zod';
 
@@ -12,29 +14,30 @@ import {
   RESOURCE_GROUP_RULE,
   SCALE_SET_RULE,
 } from '../config/names.js';
+import { parseComputeResourceId } from '../domain/resource-id.js';
 
 /** Marks our own queue messages, so the queue trigger tells them from raw Event Grid deliveries. */
 export const REBOOT_NOTICE_SCHEMA = 'vmss-prototype/reboot-notice@1';
 
-export const HEALTH_AVAILABILITY_CHANGED =
+const HEALTH_AVAILABILITY_CHANGED =
   'Microsoft.ResourceNotifications.HealthResources.AvailabilityStatusChanged';
-export const HEALTH_RESOURCE_ANNOTATED = 'Microsoft.ResourceNotifications.HealthResources.ResourceAnnotated';
-export const RESOURCE_ACTION_SUCCESS = 'Microsoft.Resources.ResourceActionSuccess';
-export const SUBSCRIPTION_VALIDATION = 'Microsoft.EventGrid.SubscriptionValidationEvent';
+const HEALTH_RESOURCE_ANNOTATED = 'Microsoft.ResourceNotifications.HealthResources.ResourceAnnotated';
+const RESOURCE_ACTION_SUCCESS = 'Microsoft.Resources.ResourceActionSuccess';
+const SUBSCRIPTION_VALIDATION = 'Microsoft.EventGrid.SubscriptionValidationEvent';
 /** Our CloudEvent type for custom topics (e.g. a node agent or a pipeline announcing a reboot). */
-export const NODE_REBOOTED_CLOUD_EVENT = 'io.vmss-prototype.node.rebooted';
+const NODE_REBOOTED_CLOUD_EVENT = 'io.vmss-prototype.node.rebooted';
 
 /**
  * Health Resources annotations that mean the guest OS came back from a reboot someone chose
  * (research/azure.md §8). Host repairs and planned maintenance reboot the host, not a patched guest.
  */
-export const REBOOT_ANNOTATIONS: ReadonlySet<string> = new Set([
+const REBOOT_ANNOTATIONS: ReadonlySet<string> = new Set([
   'VirtualMachineRestarted',
   'VirtualMachineRebootInitiatedByControlPlane',
 ]);
 
 /** ARM actions after which a VM runs a (possibly newly patched) OS again. */
-export const REBOOT_OPERATIONS: ReadonlySet<string> = new Set(
+const REBOOT_OPERATIONS: ReadonlySet<string> = new Set(
   [
     'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/restart/action',
     'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/reimage/action',
@@ -78,37 +81,30 @@ export type VmResource =
 const VM_NAME = /^[A-Za-z0-9](?:[-\w.]{0,62}[A-Za-z0-9_])?$/;
 
 /**
- * Parses a VM's ARM id. Keywords compare case-insensitively (as ARM does); every name is checked
- * against Azure's naming rules, so `..`, `%2F`, quotes or control characters never get through.
+ * Parses a VM's ARM id (the grammar is the domain's: resource-id.ts), then holds every name to Azure's
+ * naming rules, because these ids come from events: `..`, `%2F`, quotes, whitespace or control characters
+ * never get through.
  */
 export function parseVmResourceId(id: string): VmResource | undefined {
-  if (id.length > MAX_RESOURCE_ID || hasControlCharacters(id)) return undefined;
-  const parts = id.split('/');
-  if (parts[0] !== '') return undefined;
-  const [, subscriptions, subscriptionId, groups, resourceGroup, providers, namespace, ...rest] = parts;
-  if (
-    subscriptions?.toLowerCase() !== 'subscriptions' ||
-    groups?.toLowerCase() !== 'resourcegroups' ||
-    providers?.toLowerCase() !== 'providers' ||
-    namespace?.toLowerCase() !== 'microsoft.compute' ||
-    subscriptionId === undefined ||
-    !GUID_RULE.test(subscriptionId) ||
-    resourceGroup === undefined ||
-    !RESOURCE_GROUP_RULE.test(resourceGroup)
-  ) {
-    return undefined;
+  if (id.length > MAX_RESOURCE_ID || hasControlCharacters(id) || id !== id.trim()) return undefined;
+  const parsed = parseComputeResourceId(id);
+  if (!parsed.ok) return undefined;
+  const resource = parsed.providerId;
+  const { subscriptionId, resourceGroup, name } =
+    resource.kind === 'scale-set-instance' ? resource.scaleSet : resource.virtualMachine;
+  if (!GUID_RULE.test(subscriptionId) || !RESOURCE_GROUP_RULE.test(resourceGroup)) return undefined;
+  if (resource.kind === 'scale-set-instance') {
+    if (!SCALE_SET_RULE.test(name) || !/^\d{1,10}$/.test(resource.instanceId)) return undefined;
+    return {
+      kind: 'scale-set-instance',
+      subscriptionId,
+      resourceGroup,
+      scaleSet: name,
+      instanceId: resource.instanceId,
+    };
   }
-  const [type, name, childType, child, ...extra] = rest;
-  if (name === undefined || extra.length > 0) return undefined;
-  if (type?.toLowerCase() === 'virtualmachinescalesets' && childType?.toLowerCase() === 'virtualmachines') {
-    if (!SCALE_SET_RULE.test(name) || child === undefined || !/^\d{1,10}$/.test(child)) return undefined;
-    return { kind: 'scale-set-instance', subscriptionId, resourceGroup, scaleSet: name, instanceId: child };
-  }
-  if (type?.toLowerCase() === 'virtualmachines' && childType === undefined) {
-    if (!VM_NAME.test(name)) return undefined;
-    return { kind: 'virtual-machine', subscriptionId, resourceGroup, name };
-  }
-  return undefined;
+  if (!VM_NAME.test(name)) return undefined;
+  return { kind: 'virtual-machine', subscriptionId, resourceGroup, name };
 }
 
 /** The ARM id of a node's `azure:///…` providerID, when it names a VM. */
@@ -124,7 +120,7 @@ const ResourceId = z.string().refine((value) => parseVmResourceId(value) !== und
 const ClusterName = z.string().refine(IDENTIFIER_RULE.test, { error: IDENTIFIER_RULE.accepts });
 const NodeName = z.string().refine(DNS_SUBDOMAIN_RULE.test, { error: DNS_SUBDOMAIN_RULE.accepts });
 
-export const NOTICE_SOURCES = ['health-resources', 'resource-action', 'cloud-event', 'kured'] as const;
+const NOTICE_SOURCES = ['health-resources', 'resource-action', 'cloud-event', 'kured'] as const;
 
 /** The one message every reboot source becomes; the queue trigger applies it. */
 export const RebootNotice = z
@@ -211,6 +207,16 @@ function isoOf(value: string | Date | undefined): string | undefined {
   return typeof value === 'string' ? value : Number.isNaN(value.getTime()) ? undefined : value.toISOString();
 }
 
+/** What the Event Grid adapter hands over: the fields of one event, or why the SDK refused it. */
+export type DecodedEvent =
+  | { readonly ok: true; readonly fields: Readonly<Record<string, unknown>> }
+  | { readonly ok: false; readonly message: string };
+
+/** The envelope of an event the adapter decoded; an event the SDK refused is `malformed`. */
+export function envelopeOfDecoded(decoded: DecodedEvent): EventEnvelope | Rejection {
+  return decoded.ok ? envelopeOf(decoded.fields) : reject('malformed', decoded.message);
+}
+
 /** Reads an Event Grid or CloudEvents envelope (already decoded from JSON); undefined when it is neither. */
 export function envelopeOf(value: unknown): EventEnvelope | Rejection {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -245,7 +251,7 @@ export function envelopeOf(value: unknown): EventEnvelope | Rejection {
 }
 
 /** Health Resources data (dataVersion 2023-12-01); only the fields we use. */
-export const HealthResourcesData = z.object({
+const HealthResourcesData = z.object({
   resourceInfo: z.object({
     properties: z.object({
       targetResourceId: z.string().max(MAX_RESOURCE_ID),
@@ -258,13 +264,13 @@ export const HealthResourcesData = z.object({
 });
 export type HealthResourcesData = z.output<typeof HealthResourcesData>;
 
-export const ResourceActionData = z.object({
+const ResourceActionData = z.object({
   operationName: z.string().max(256),
   resourceUri: z.string().max(MAX_RESOURCE_ID).optional(),
 });
 export type ResourceActionData = z.output<typeof ResourceActionData>;
 
-export const NodeRebootedData = z.strictObject({
+const NodeRebootedData = z.strictObject({
   cluster: ClusterName.optional(),
   nodeName: NodeName.optional(),
   resourceId: z.string().max(MAX_RESOURCE_ID).optional(),

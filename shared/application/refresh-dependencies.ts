@@ -3,12 +3,27 @@
  * root: per-cluster configuration (already validated), the gateways to Azure and to the cluster, and
  * a clock. Activities never read settings or the environment themselves.
  */
-import type { ProvisioningState, StorageAccountType } from '../domain/compute.js';
-import type { ScaleSetRef } from '../domain/provider-id.js';
+import type { StorageAccountType } from '../domain/compute.js';
+import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { SelectionPolicy } from '../domain/selection-policy.js';
 import type { ClusterGateway } from '../ports/cluster-gateway.js';
 import type { ComputeGateway } from '../ports/compute-gateway.js';
-import type { PoolRunSettings } from './refresh-contracts.js';
+
+/** Everything a refresh run needs to know about its pool, resolved once from settings and Azure. */
+export interface PoolRunSettings {
+  readonly drainGracePeriodSeconds: number;
+  readonly drainTimeoutSeconds: number;
+  readonly prepNamespace: string;
+  readonly prepImage: string;
+  readonly keepExtensionTypes: readonly string[];
+  readonly history: number;
+  readonly storageAccountType: StorageAccountType;
+  readonly extraRegions: readonly string[];
+  /** Point the model at the version (pinned) instead of the definition (latest). */
+  readonly pinVersion: boolean;
+  readonly deleteEmptyDirData: boolean;
+  readonly forceUnreplicated: boolean;
+}
 
 /** A pool named in configuration: its scale set and resource group. */
 export interface ConfiguredPool {
@@ -52,18 +67,3 @@ export interface RefreshDependencies {
   cluster(name: string): Promise<ClusterHandle>;
   now(): Date;
 }
-
-/** Storage types the gallery accepts for a version; ZRS falls back to LRS where a region has no zones. */
-export const STORAGE_ACCOUNT_TYPES: readonly StorageAccountType[] = [
-  'Standard_ZRS',
-  'Standard_LRS',
-  'Premium_LRS',
-];
-
-/** Provisioning states in which a resource is still being worked on by ARM. */
-export const IN_PROGRESS_STATES: readonly ProvisioningState[] = [
-  'Creating',
-  'Updating',
-  'Deleting',
-  'Migrating',
-];

@@ -10,11 +10,7 @@
  * Azure Germany (`vault.microsoftazure.de`) closed in 2021 and Azure Stack Hub vaults are not reachable from
  * a Function App, so neither is accepted.
  */
-export const KEY_VAULT_DNS_SUFFIXES = [
-  'vault.azure.net',
-  'vault.azure.cn',
-  'vault.usgovcloudapi.net',
-] as const;
+const KEY_VAULT_DNS_SUFFIXES = ['vault.azure.net', 'vault.azure.cn', 'vault.usgovcloudapi.net'] as const;
 
 /** App settings that hold secrets (or Key Vault references to them) must carry this prefix. */
 export const SECRET_SETTING_PREFIX = 'VMSSP_SECRET_';

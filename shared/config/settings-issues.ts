@@ -122,7 +122,7 @@ function looksLikeReference(value: string, field: string | number | undefined): 
 
 const MAX_SHOWN = 80;
 
-export function quote(value: string): string {
+function quote(value: string): string {
   if (value.length <= MAX_SHOWN) return JSON.stringify(value);
   return `${JSON.stringify(value.slice(0, MAX_SHOWN - 20))}… (${value.length} characters)`;
 }

@@ -53,7 +53,7 @@ export const HOST_SETTINGS_KEYS = [
   'APPLICATIONINSIGHTS_AUTHENTICATION_STRING',
 ] as const;
 
-export const HOST_SETTINGS_KEY_PREFIXES = ['AzureWebJobsStorage__'] as const;
+const HOST_SETTINGS_KEY_PREFIXES = ['AzureWebJobsStorage__'] as const;
 
 export type SettingsKeyKind = 'app' | 'secret' | 'host' | 'unknown';
 

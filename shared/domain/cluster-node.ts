@@ -37,6 +37,9 @@ export interface ClusterNode {
 /** Annotation that stops cluster-autoscaler from removing a node; cordoning alone does not (research/kube.md §4). */
 export const SCALE_DOWN_DISABLED_ANNOTATION = 'cluster-autoscaler.kubernetes.io/scale-down-disabled';
 
+/** Marks the node a refresh holds: which run cordoned it (visible to operators, and the proof we own the cordon). */
+export const CAPTURE_RUN_ANNOTATION = 'vmss-prototype.io/capture-run';
+
 /** Taints cluster-autoscaler puts on nodes it is removing or about to remove. */
 export const AUTOSCALER_DELETION_TAINTS: readonly string[] = [
   'ToBeDeletedByClusterAutoscaler',

@@ -2,7 +2,7 @@
  * The domain's view of the Azure compute resources the pipeline touches besides the scale set itself:
  * instances, snapshots, galleries, image definitions and versions, extensions.
  */
-import type { ScaleSetRef } from './provider-id.js';
+import type { ScaleSetRef } from './resource-id.js';
 
 /** Instance power states as ARM reports them in `PowerState/<state>` statuses. */
 export type PowerState =

@@ -48,7 +48,7 @@ function isFinished(pod: PodOnNode): boolean {
  * the VM, and the DaemonSet controller would put them straight back). `daemonSetExists` tells whether
  * the owning DaemonSet still exists: orphans of a deleted DaemonSet need `force`.
  */
-export function decidePodDrain(
+function decidePodDrain(
   pod: PodOnNode,
   options: DrainOptions,
   daemonSetExists: (namespace: string, name: string) => boolean,

@@ -11,10 +11,16 @@ export interface RefreshErrorJson {
   readonly name: string;
   readonly code: string;
   readonly message: string;
+  readonly advice?: string;
 }
 
 export interface RefreshErrorOptions {
   readonly cause?: unknown;
+  /**
+   * What an operator can do about it, in words (`add it to the role of the identity that runs this`).
+   * Kept apart from the message so that an orchestrator can show it once, after the step's context.
+   */
+  readonly advice?: string;
 }
 
 /** Base of every product error. Not instantiated directly: pick the subclass that says how to react. */
@@ -22,16 +28,24 @@ export abstract class RefreshError extends Error {
   abstract readonly kind: RefreshErrorKind;
   /** Stable machine code, e.g. `ScaleSetNotFound`, `ArmThrottled`, `EphemeralOsDisk`. */
   readonly code: string;
+  /** What an operator can do about it; undefined when the message says all there is. */
+  readonly advice: string | undefined;
 
   protected constructor(code: string, message: string, options?: RefreshErrorOptions) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
+    this.advice = options?.advice === undefined || options.advice === '' ? undefined : options.advice;
     this.name = new.target.name;
   }
 
   /** Serialises for logs, HTTP bodies and durable outputs. The cause chain is deliberately left out. */
   toJSON(): RefreshErrorJson {
-    return { name: this.name, code: this.code, message: this.message };
+    return {
+      name: this.name,
+      code: this.code,
+      message: this.message,
+      ...(this.advice === undefined ? {} : { advice: this.advice }),
+    };
   }
 }
 
@@ -71,6 +85,12 @@ export class TerminalError extends RefreshError {
   constructor(code: string, message: string, options?: RefreshErrorOptions) {
     super(code, message, options);
   }
+}
+
+/** The message of any thrown value, followed by the product error's advice when it has one. */
+export function describeError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return isRefreshError(error) && error.advice !== undefined ? `${message} — ${error.advice}` : message;
 }
 
 export function isRefreshError(error: unknown): error is RefreshError {

@@ -12,8 +12,8 @@
  * Azure resource names are case-insensitive, so names are derived from lower-cased inputs.
  */
 
-export const GALLERY_NAME_MAX_LENGTH = 80;
-export const IMAGE_DEFINITION_NAME_MAX_LENGTH = 80;
+const GALLERY_NAME_MAX_LENGTH = 80;
+const IMAGE_DEFINITION_NAME_MAX_LENGTH = 80;
 
 const GALLERY_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const IMAGE_DEFINITION_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9])?$/;

@@ -2,6 +2,7 @@
  * Names, ordering and provenance tags of the gallery image versions this product creates
  * (DESIGN.md §2 step 3). Pure: time comes in as an argument.
  */
+import { isRfc3339 } from './rfc3339.js';
 
 /** Largest value of each version component: Azure requires "numbers within the range of a 32-bit integer". */
 export const INT32_MAX = 2_147_483_647;
@@ -109,7 +110,7 @@ export function nextImageVersionName(now: Date, existingNames: readonly string[]
 }
 
 /** Formats three components as a version name; throws when a component is not an int32 ≥ 0. */
-export function formatImageVersion(major: number, minor: number, patch: number): string {
+function formatImageVersion(major: number, minor: number, patch: number): string {
   for (const value of [major, minor, patch]) {
     if (!Number.isInteger(value) || value < 0 || value > INT32_MAX) {
       throw new RangeError(`formatting an image version: ${value} is not an integer in 0–${INT32_MAX}`);
@@ -204,8 +205,8 @@ function calendarIso(
  * Azure tag limits (learn.microsoft.com/azure/azure-resource-manager/management/tag-resources#limitations):
  * names up to 512 characters, values up to 256; names cannot contain `<`, `>`, `%`, `&`, `\`, `?`, `/`.
  */
-export const TAG_KEY_MAX_LENGTH = 512;
-export const TAG_VALUE_MAX_LENGTH = 256;
+const TAG_KEY_MAX_LENGTH = 512;
+const TAG_VALUE_MAX_LENGTH = 256;
 const FORBIDDEN_TAG_KEY_CHARACTERS = /[<>%&\\?/]/;
 
 /** A problem with a tag name, or undefined when Azure accepts it. */
@@ -251,9 +252,7 @@ export const IMAGE_VERSION_TAG_KEYS = {
 } as const;
 
 /** Value of the `created-by` tag; its presence marks a version as ours. */
-export const CREATED_BY_TAG_VALUE = 'vmss-prototype';
-
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+const CREATED_BY_TAG_VALUE = 'vmss-prototype';
 
 /**
  * Builds the tag set of a new version. Throws a RangeError listing every field that is empty, too long for a
@@ -318,8 +317,4 @@ function provenanceProblems(provenance: ImageVersionProvenance): string[] {
     );
   }
   return problems;
-}
-
-function isRfc3339(value: string): boolean {
-  return RFC3339.test(value) && !Number.isNaN(Date.parse(value));
 }

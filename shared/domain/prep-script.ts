@@ -11,7 +11,7 @@ export interface PrepScriptInput {
 }
 
 /** Paths removed so that clones re-run provisioning and get their own identity. */
-export const PREP_REMOVED_PATHS: readonly string[] = [
+const PREP_REMOVED_PATHS: readonly string[] = [
   // The hostname comes from osProfile/DHCP on the clone; a stale file would name every clone after the donor.
   '/etc/hostname',
   // cloud-init decides "new instance" by instance id; without its cache it runs per-instance modules again.

@@ -77,7 +77,7 @@ const IN_FLIGHT: ReadonlySet<ImageVersionProvisioningState> = new Set([
   'Migrating',
 ]);
 
-export const MAX_HISTORY = 50;
+const MAX_HISTORY = 50;
 
 /**
  * Decides the fate of every version. Guarantees: the pinned version, protected versions, versions an

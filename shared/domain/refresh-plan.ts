@@ -4,7 +4,7 @@
  */
 
 import type { PrototypeSelection, RejectionCode } from './prototype-selection.js';
-import type { ScaleSetRef } from './provider-id.js';
+import type { ScaleSetRef } from './resource-id.js';
 import type { Ineligibility, ScaleSetEligibility } from './scale-set.js';
 
 export type SkipCode =

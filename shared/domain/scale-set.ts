@@ -3,7 +3,7 @@
  * pools a prototype refresh would break or that another controller would silently revert.
  */
 
-import { describeScaleSet, type ScaleSetRef } from './provider-id.js';
+import { describeScaleSet, type ScaleSetRef } from './resource-id.js';
 
 export type OrchestrationMode = 'Uniform' | 'Flexible';
 export type UpgradePolicyMode = 'Manual' | 'Automatic' | 'Rolling';
@@ -87,13 +87,13 @@ export type ScaleSetEligibility =
   | { readonly eligible: false; readonly reasons: readonly [Ineligibility, ...Ineligibility[]] };
 
 /** Tag-key prefix AKS puts on every scale set it creates (`aks-managed-poolName`, `aks-managed-createOperationID`…). */
-export const AKS_MANAGED_TAG_PREFIX = 'aks-managed-';
+const AKS_MANAGED_TAG_PREFIX = 'aks-managed-';
 /** Before the `aks-managed-` prefix (≈2021), AKS wrote `creationSource: vmssclient-aks-<pool>-<n>-vmss`. */
 const AKS_LEGACY_CREATION_SOURCE = /^vmssclient-aks-/i;
 /** Default AKS node resource group: `MC_<resourceGroup>_<cluster>_<location>` (cloud-provider lowercases it). */
 const AKS_NODE_RESOURCE_GROUP = /^mc_.+_.+_.+$/i;
 /** CAPZ tags everything it owns with `sigs.k8s.io_cluster-api-provider-azure_cluster_<cluster>: owned`. */
-export const CAPZ_CLUSTER_TAG_PREFIX = 'sigs.k8s.io_cluster-api-provider-azure_cluster_';
+const CAPZ_CLUSTER_TAG_PREFIX = 'sigs.k8s.io_cluster-api-provider-azure_cluster_';
 
 /** Decides whether a prototype refresh may touch this scale set. Pure; reads nothing but its argument. */
 export function checkScaleSetEligibility(scaleSet: ScaleSet): ScaleSetEligibility {

@@ -24,7 +24,7 @@ import type {
   Snapshot,
   StorageAccountType,
 } from '../domain/compute.js';
-import type { ScaleSetRef } from '../domain/provider-id.js';
+import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 
 export interface SnapshotRequest {

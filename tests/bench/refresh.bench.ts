@@ -7,8 +7,8 @@
  */
 import { replayWithSdk } from '../../cli/runner/durable-internals.js';
 import { ORCHESTRATORS } from '../../functions/orchestrations/index.js';
+import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
-import { ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
 import { POOL1, POOL2, startHarness } from '../e2e/harness.js';
 
 const REPLAYS = 20;

@@ -12,7 +12,7 @@ import {
   selectPrototypeNode,
   selectPrototypeNodeForPool,
 } from '../../shared/domain/prototype-selection.js';
-import { formatProviderId, type ScaleSetRef } from '../../shared/domain/provider-id.js';
+import { formatProviderId, type ScaleSetRef } from '../../shared/domain/resource-id.js';
 import { DEFAULT_SELECTION_POLICY } from '../../shared/domain/selection-policy.js';
 
 const NOW = new Date('2026-11-22T12:00:00Z');

@@ -4,7 +4,7 @@
  */
 
 import type { ClusterNode, NodeCondition } from '../../shared/domain/cluster-node.js';
-import { formatProviderId, type ScaleSetRef } from '../../shared/domain/provider-id.js';
+import { formatProviderId, type ScaleSetRef } from '../../shared/domain/resource-id.js';
 
 /** The instant every builder-based test treats as "now". */
 export const NOW = new Date('2026-11-22T12:00:00Z');

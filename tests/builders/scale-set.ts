@@ -1,6 +1,6 @@
 /** Builder for the domain ScaleSet: an eligible Uniform Linux scale set with managed OS disks. */
 
-import { scaleSetResourceId } from '../../shared/domain/provider-id.js';
+import { scaleSetResourceId } from '../../shared/domain/resource-id.js';
 import type { ScaleSet } from '../../shared/domain/scale-set.js';
 import { DEFAULT_POOL } from './node.js';
 

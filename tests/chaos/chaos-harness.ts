@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 
 import type { OrchestrationStatus } from '../../cli/runner/index.js';
 import { createDurableRunner, createMemoryStore, type DurableRunner } from '../../cli/runner/index.js';
-import { ORCHESTRATORS } from '../../functions/orchestrations/index.js';
-import { ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
+import { durableRegistry } from '../../functions/durable-registry.js';
+import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { Harness, HarnessOptions } from '../e2e/harness.js';
 import { startHarness } from '../e2e/harness.js';
 import type { WorldBefore, WorldCheck } from './invariants.js';
@@ -32,8 +32,7 @@ export async function startChaos(options: HarnessOptions = {}): Promise<Chaos> {
   const harness = await startHarness(options);
   const hooks: { step: string; action: (status: OrchestrationStatus) => void; fired: boolean }[] = [];
   const runner = createDurableRunner({
-    orchestrators: ORCHESTRATORS,
-    activities: harness.composition.activities,
+    ...durableRegistry(harness.composition.dependencies),
     clock: harness.sim.clock,
     store: createMemoryStore(),
     maxConcurrentActivities: 8,

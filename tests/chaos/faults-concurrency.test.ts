@@ -7,9 +7,8 @@ import { after, describe, it } from 'node:test';
 
 import type { OrchestrationStatus } from '../../cli/runner/index.js';
 import type { DurableRunner } from '../../cli/runner/index.js';
-import type { ClusterRefreshResult } from '../../functions/orchestrations/refresh-cluster.orchestration.js';
-import { poolInstanceId } from '../../functions/orchestrations/refresh-cluster.orchestration.js';
-import { ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
+import { ORCHESTRATION, poolInstanceId } from '../../shared/application/orchestration-ids.js';
+import type { ClusterRefreshResult } from '../../shared/application/refresh-contracts.js';
 import type { OrchestrationClient, StartOutcome } from '../../shared/application/singleton.js';
 import { startSingleton } from '../../shared/application/singleton.js';
 import type { InjectedFault } from '../../sim/contracts.js';

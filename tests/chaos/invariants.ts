@@ -4,7 +4,7 @@
  * reports success while leaving a node cordoned (or fails leaving a snapshot behind) is caught.
  */
 import type { WorldCheck } from '../../cli/demo-checks.js';
-import { CAPTURE_RUN_ANNOTATION } from '../../shared/application/refresh-activities.js';
+import { CAPTURE_RUN_ANNOTATION } from '../../shared/domain/cluster-node.js';
 import { SCALE_DOWN_DISABLED_ANNOTATION } from '../../shared/domain/cluster-node.js';
 import type { RunningSimulator } from '../../sim/index.js';
 

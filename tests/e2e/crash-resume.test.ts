@@ -17,7 +17,7 @@ import { createDurableRunner, createFileStore } from '../../cli/runner/index.js'
 import { connectSimulator } from '../../cli/sim-connection.js';
 import type { SimulatorSession } from '../../cli/sim-session.js';
 import { connectionOf, startSimulatorSession } from '../../cli/sim-session.js';
-import { ORCHESTRATORS } from '../../functions/orchestrations/index.js';
+import { durableRegistry } from '../../functions/durable-registry.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import { compose } from '../../shared/composition-root.js';
 import { writeConnectionFile } from '../../sim/connection.js';
@@ -75,8 +75,7 @@ async function resumeHere(connectionFile: string, stateDir: string, instanceId: 
     now: () => new Date(connected.clock.now()),
   });
   const runner = createDurableRunner({
-    orchestrators: ORCHESTRATORS,
-    activities: composition.activities,
+    ...durableRegistry(composition.dependencies),
     clock: connected.clock,
     store: createFileStore(stateDir),
   });
@@ -124,10 +123,23 @@ void describe(
         assert.ok(total > 10, `a refresh runs many activities (${total})`);
 
         let survived = 0;
+        let notReached = 0;
         for (let killAfter = 1; killAfter < total; killAfter++) {
           await withWorld(async (sim, dir) => {
             const args = [join(dir, 'connection.json'), join(dir, 'state'), `crash-${killAfter}`];
             const killed = await runChild([...args, String(killAfter), POOL2]);
+            if (
+              killed.signal === null &&
+              killed.result !== undefined &&
+              killed.result.completed < killAfter
+            ) {
+              // Poll rounds follow the simulator's scaled wall clock: this run needed fewer activities
+              // than the uninterrupted one and finished before the kill point. It must still end right.
+              assert.equal(killed.result.runtimeStatus, 'Completed', killed.stderr);
+              assertEndState(sim, killed.result.output, `kill point ${killAfter} (not reached)`);
+              notReached += 1;
+              return;
+            }
             assert.equal(
               killed.signal,
               'SIGKILL',
@@ -147,8 +159,11 @@ void describe(
             survived += 1;
           });
         }
-        t.diagnostic(`kill points survived: ${survived} of ${total - 1} activity boundaries`);
-        assert.equal(survived, total - 1);
+        t.diagnostic(
+          `kill points survived: ${survived} of ${total - 1} activity boundaries (${notReached} not reached)`,
+        );
+        assert.equal(survived + notReached, total - 1);
+        assert.ok(notReached <= 5, `only the last boundaries may go unreached (${notReached})`);
       },
     );
   },

@@ -12,7 +12,7 @@ import { createDurableRunner, createMemoryStore, type DurableRunner } from '../.
 import { SAMPLE_SCENARIO } from '../../cli/session.js';
 import type { SimulatorSession } from '../../cli/sim-session.js';
 import { startSimulatorSession } from '../../cli/sim-session.js';
-import { ORCHESTRATORS } from '../../functions/orchestrations/index.js';
+import { durableRegistry } from '../../functions/durable-registry.js';
 import type { Composition } from '../../shared/composition-root.js';
 import { compose } from '../../shared/composition-root.js';
 
@@ -76,8 +76,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     const composition = compose({ env, simulator: sim.endpoints, now: () => new Date(sim.clock.now()) });
     const statuses: OrchestrationStatus[] = [];
     const runner = createDurableRunner({
-      orchestrators: ORCHESTRATORS,
-      activities: composition.activities,
+      ...durableRegistry(composition.dependencies),
       clock: sim.clock,
       store: createMemoryStore(),
       maxConcurrentActivities: 8,

@@ -6,10 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
-import {
-  type PoolSignalResult,
-  signalInstanceId,
-} from '../../functions/orchestrations/pool-signal.orchestration.js';
+import type { PoolSignalResult } from '../../functions/orchestrations/pool-signal.orchestration.js';
+import { signalInstanceId } from '../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import { startHealthEventEmitter } from '../../sim/events/health-resources-emitter.js';
 import { type RebootHarness, startRebootHarness } from './reboot-harness.js';

@@ -8,11 +8,7 @@ import azureFunctions from '@azure/functions';
 import { createDurableRunner, type DurableRunner, type RunnerOptions } from '../../cli/runner/index.js';
 import { SAMPLE_SCENARIO } from '../../cli/session.js';
 import { type SimulatorSession, startSimulatorSession } from '../../cli/sim-session.js';
-import { ORCHESTRATORS } from '../../functions/orchestrations/index.js';
-import {
-  POOL_SIGNAL_ORCHESTRATION,
-  poolSignalOrchestration,
-} from '../../functions/orchestrations/pool-signal.orchestration.js';
+import { durableRegistry } from '../../functions/durable-registry.js';
 import {
   handleRebootQueueMessage,
   type QueueMessageResult,
@@ -66,8 +62,7 @@ export async function startRebootHarness(options: { leastPrivilege?: boolean } =
   await queue.queue.createIfNotExists();
   const deps = createTriggerDependencies(composition, queue);
   const runnerOptions: RunnerOptions = {
-    orchestrators: { ...ORCHESTRATORS, [POOL_SIGNAL_ORCHESTRATION]: poolSignalOrchestration },
-    activities: composition.activities,
+    ...durableRegistry(composition.dependencies),
     clock: session.clock,
     maxConcurrentActivities: 8,
     timerHorizonMs: session.clock.now(),

@@ -7,11 +7,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { checkRefreshedWorld } from '../../cli/demo-checks.js';
-import type { ClusterRefreshResult } from '../../functions/orchestrations/refresh-cluster.orchestration.js';
-import { CAPTURE_RUN_ANNOTATION } from '../../shared/application/refresh-activities.js';
-import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
-import { ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
-import { SCALE_DOWN_DISABLED_ANNOTATION } from '../../shared/domain/cluster-node.js';
+import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
+import type { ClusterRefreshResult, PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
+import { CAPTURE_RUN_ANNOTATION, SCALE_DOWN_DISABLED_ANNOTATION } from '../../shared/domain/cluster-node.js';
 import { compareImageVersions } from '../../shared/domain/image-version.js';
 import type { Harness } from './harness.js';
 import { nodeOf, POOL1, POOL2, startHarness, withUndrainablePod } from './harness.js';

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 
 import { parseAllDocuments, stringify } from 'yaml';
 
-import { ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
+import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import { POOL2, startHarness } from '../e2e/harness.js';
 
 const ACTIONS_FILE = fileURLToPath(new URL('../../../infra/azure/compute-actions.json', import.meta.url));

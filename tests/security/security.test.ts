@@ -19,7 +19,7 @@ import type { DurableRunner, OrchestrationStatus } from '../../cli/runner/index.
 import { createDurableRunner, createFileStore, createMemoryStore } from '../../cli/runner/index.js';
 import type { SimulatorSession } from '../../cli/sim-session.js';
 import { connectionOf, startSimulatorSession } from '../../cli/sim-session.js';
-import { ORCHESTRATORS } from '../../functions/orchestrations/index.js';
+import { durableRegistry } from '../../functions/durable-registry.js';
 import { handleKuredNotification } from '../../functions/triggers/kured-notify.http.js';
 import { handleRebootEvent } from '../../functions/triggers/reboot-notice.eventgrid.js';
 import { handleRebootQueueMessage } from '../../functions/triggers/reboot-notice.queue.js';
@@ -30,9 +30,12 @@ import {
 } from '../../functions/triggers/refresh-api.http.js';
 import type { TriggerDependencies } from '../../functions/triggers/trigger-dependencies.js';
 import { createTriggerDependencies } from '../../functions/triggers/trigger-dependencies.js';
+import type { ActivityFailure } from '../../shared/application/activities/activity.js';
+import type { ActivityName } from '../../shared/application/activities/catalogue.js';
+import { ACTIVITIES, bindActivities } from '../../shared/application/activities/catalogue.js';
+import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { RebootNotice } from '../../shared/application/reboot-notices.js';
 import { parseVmResourceId } from '../../shared/application/reboot-notices.js';
-import { ACTIVITY, ORCHESTRATION } from '../../shared/application/refresh-contracts.js';
 import type { Composition } from '../../shared/composition-root.js';
 import { compose } from '../../shared/composition-root.js';
 import { writeConnectionFile } from '../../sim/connection.js';
@@ -139,8 +142,7 @@ async function startSession(options: SessionOptions = {}): Promise<Session> {
       now: () => new Date(sim.clock.now()),
     });
     const runner = createDurableRunner({
-      orchestrators: ORCHESTRATORS,
-      activities: composition.activities,
+      ...durableRegistry(composition.dependencies),
       clock: sim.clock,
       store: options.storeDir === undefined ? createMemoryStore() : createFileStore(options.storeDir),
       maxConcurrentActivities: 8,
@@ -193,6 +195,17 @@ function bodyOf(response: HttpResponse): Promise<string> {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Runs one catalogue activity as the host does; it must fail, and its failure value is returned. */
+async function activityFailure(
+  composition: Composition,
+  activity: ActivityName,
+  input: unknown,
+): Promise<ActivityFailure> {
+  const result = await bindActivities(composition.dependencies)[activity](input);
+  if (result.ok) assert.fail(`${activity} must fail, it returned ${JSON.stringify(result.value)}`);
+  return result.failure;
 }
 
 /** The instance failure message, or the empty string. */
@@ -362,17 +375,14 @@ void describe('security', { concurrency: false }, () => {
       capture.add('enqueued notices', sender.sent);
       capture.add('invocation context logs', context.logs);
 
-      // Failures of activities called directly.
+      // Failures of activities called directly (they answer with failure values).
+      const bound = bindActivities(composition.dependencies);
       for (const [activity, input] of [
-        [ACTIVITY.readNodeState, { cluster: 'prod', node: 'no-such-node' }],
-        [ACTIVITY.planPool, { cluster: 'prod', pool: 'no-such-pool' }],
-        [ACTIVITY.drainNodeStep, { cluster: 'prod', node: 'no-such-node' }],
+        ['readNodeState', { cluster: 'prod', node: 'no-such-node' }],
+        ['planPool', { cluster: 'prod', pool: 'no-such-pool' }],
+        ['drainNodeStep', { cluster: 'prod', node: 'no-such-node' }],
       ] as const) {
-        try {
-          capture.add(`activity ${activity} result`, await composition.activities[activity](input));
-        } catch (error) {
-          capture.add(`activity ${activity} error`, error);
-        }
+        capture.add(`activity ${activity} result`, await bound[activity](input));
       }
 
       // Everything the runner persisted and reports.
@@ -538,15 +548,10 @@ void describe('security', { concurrency: false }, () => {
         try {
           const composition = compose({ env, simulator: session.sim.endpoints });
           // Accepted at load time: the first use must fail, still without the value.
-          await assert.rejects(
-            composition.activities[ACTIVITY.listPools]({
-              cluster: composition.settings.clusters[0]?.name ?? 'prod',
-            }),
-            (error: unknown) => {
-              capture.add(`${label}: first use`, error);
-              return true;
-            },
-          );
+          const failure = await activityFailure(composition, 'listPools', {
+            cluster: composition.settings.clusters[0]?.name ?? 'prod',
+          });
+          capture.add(`${label}: first use`, failure);
         } catch (error) {
           rejected += 1;
           capture.add(`${label}: settings error`, error);
@@ -562,14 +567,9 @@ void describe('security', { concurrency: false }, () => {
         simulator: session.sim.endpoints,
       });
       tally.badInputs += 1;
-      await assert.rejects(
-        composition.activities[ACTIVITY.listPools]({ cluster: 'prod' }),
-        (error: unknown) => {
-          capture.add('broken token: first use', error);
-          check(/token/.test(messageOf(error)), `broken token: ${messageOf(error)}`);
-          return true;
-        },
-      );
+      const brokenFailure = await activityFailure(composition, 'listPools', { cluster: 'prod' });
+      capture.add('broken token: first use', brokenFailure);
+      check(/token/.test(brokenFailure.message), `broken token: ${brokenFailure.message}`);
       // A well-formed token the API server does not know: refused (401), the error does not show it.
       const stranger = canaryToken();
       const strangerComposition = compose({
@@ -579,16 +579,11 @@ void describe('security', { concurrency: false }, () => {
       const log = session.sim.running.log;
       const okBefore = log.count({ api: 'kube', status: 200 });
       tally.badInputs += 1;
-      await assert.rejects(
-        strangerComposition.activities[ACTIVITY.listPools]({ cluster: 'prod' }),
-        (error: unknown) => {
-          capture.add('unknown token: first use', error);
-          check(
-            /rejected the service account token|401|unauthori[sz]ed/i.test(messageOf(error)),
-            `unknown token: ${messageOf(error)}`,
-          );
-          return true;
-        },
+      const strangerFailure = await activityFailure(strangerComposition, 'listPools', { cluster: 'prod' });
+      capture.add('unknown token: first use', strangerFailure);
+      check(
+        /rejected the service account token|401|unauthori[sz]ed/i.test(strangerFailure.message),
+        `unknown token: ${strangerFailure.message}`,
       );
       check(log.count({ api: 'kube', status: 200 }) === okBefore, 'nothing served to an unknown token');
       check(log.count({ api: 'kube', status: 401 }) >= 1, 'the API server refused the unknown token');
@@ -641,16 +636,11 @@ void describe('security', { concurrency: false }, () => {
         check(/\bprod\b/.test(message), `${name}: the error names the cluster: ${message}`);
         check(/CA certificate/i.test(message), `${name}: the error says to check the CA: ${message}`);
       }
-      await assert.rejects(
-        session.composition.activities[ACTIVITY.readNodeState]({ cluster: 'prod', node: nodeOf(POOL1, 1) }),
-        (error: unknown) => {
-          check(
-            /check the configured CA certificate/.test(messageOf(error)),
-            `activity: ${messageOf(error)}`,
-          );
-          return true;
-        },
-      );
+      const caFailure = await activityFailure(session.composition, 'readNodeState', {
+        cluster: 'prod',
+        node: nodeOf(POOL1, 1),
+      });
+      check(/check the configured CA certificate/.test(caFailure.message), `activity: ${caFailure.message}`);
       const plan = await handlePlanRequest(
         request({ method: 'GET', url: 'https://x/api/clusters/prod/plan', params: { cluster: 'prod' } }),
         recordingContext(),
@@ -775,20 +765,15 @@ void describe('security', { concurrency: false }, () => {
           `${label}: the drop is logged`,
         );
         // Every activity, called directly with the bad cluster.
-        for (const [activity, handler] of Object.entries(session.composition.activities)) {
+        for (const activity of Object.keys(ACTIVITIES) as ActivityName[]) {
           tally.badInputs += 1;
-          await assert.rejects(
-            handler({
-              cluster: name,
-              pool: POOL1,
-              node: nodeOf(POOL1, 1),
-              scaleSet: { subscriptionId: SUB, resourceGroup: 'rg-K8s-Prod', name: POOL1 },
-            }),
-            (error: unknown) => {
-              check(/cluster|input/i.test(messageOf(error)), `${label} ${activity}: ${messageOf(error)}`);
-              return true;
-            },
-          );
+          const failure = await activityFailure(session.composition, activity, {
+            cluster: name,
+            pool: POOL1,
+            node: nodeOf(POOL1, 1),
+            scaleSet: { subscriptionId: SUB, resourceGroup: 'rg-K8s-Prod', name: POOL1 },
+          });
+          check(/cluster|input/i.test(failure.message), `${label} ${activity}: ${failure.message}`);
         }
         assertNoRequests(label);
       }
@@ -825,19 +810,15 @@ void describe('security', { concurrency: false }, () => {
     try {
       const log = session.sim.running.log;
       const before = log.count({ api: 'arm' });
-      for (const activity of [ACTIVITY.readScaleSetImage, ACTIVITY.listRemovableExtensions] as const) {
+      for (const activity of ['readScaleSetImage', 'listRemovableExtensions'] as const) {
         tally.badInputs += 1;
-        await assert.rejects(
-          session.composition.activities[activity]({
-            cluster: 'prod',
-            scaleSet: { subscriptionId: FOREIGN_SUB, resourceGroup: 'rg-K8s-Prod', name: POOL1 },
-            keepExtensionTypes: [],
-          }),
-          (error: unknown) => {
-            check(/subscription/i.test(messageOf(error)), `${activity}: ${messageOf(error)}`);
-            return true;
-          },
-        );
+        const failure = await activityFailure(session.composition, activity, {
+          cluster: 'prod',
+          scaleSet: { subscriptionId: FOREIGN_SUB, resourceGroup: 'rg-K8s-Prod', name: POOL1 },
+          keepExtensionTypes: [],
+        });
+        check(/subscription/i.test(failure.message), `${activity}: ${failure.message}`);
+        check(failure.kind === 'terminal', `${activity}: refused, not retried (${failure.kind})`);
       }
       check(log.count({ api: 'arm' }) === before, `ARM requests: ${log.count({ api: 'arm' }) - before}`);
     } finally {

@@ -220,8 +220,12 @@ function authorization(
     const where = scope === undefined ? '' : ` on scope ${scope}`;
     return new TerminalError(
       code,
-      `${action}: the identity lacks permission ${missing}${where} (${code}, HTTP ${status}); add it to the role of the identity that runs this (the function app's managed identity, or yours when you run the CLI: docs/prerequisites.md)`,
-      { cause },
+      `${action}: the identity lacks permission ${missing}${where} (${code}, HTTP ${status})`,
+      {
+        cause,
+        advice:
+          "add it to the role of the identity that runs this (the function app's managed identity, or yours when you run the CLI: docs/prerequisites.md)",
+      },
     );
   }
   const detail = armMessage === '' ? 'access denied' : armMessage;
@@ -274,18 +278,19 @@ function fromNonHttpError(
 
 function rewrap(error: RefreshError, action: string): RefreshError {
   const message = `${action}: ${error.message}`;
+  const options = { cause: error, ...(error.advice === undefined ? {} : { advice: error.advice }) };
   switch (error.kind) {
     case 'not-found':
-      return new NotFoundError(error.code, message, { cause: error });
+      return new NotFoundError(error.code, message, options);
     case 'transient':
       return new TransientError(error.code, message, {
-        cause: error,
+        ...options,
         ...(error instanceof TransientError && error.retryAfterMs !== undefined
           ? { retryAfterMs: error.retryAfterMs }
           : {}),
       });
     case 'terminal':
-      return new TerminalError(error.code, message, { cause: error });
+      return new TerminalError(error.code, message, options);
   }
 }
 
@@ -315,4 +320,18 @@ function sanitise(message: string): string {
   return redacted.length > MAX_ARM_MESSAGE_LENGTH
     ? `${redacted.slice(0, MAX_ARM_MESSAGE_LENGTH)}…`
     : redacted;
+}
+
+/** Snapshot and image version deletions take seconds to a minute (research/azure.md, kamino's log). */
+const DELETING_RETRY_AFTER_MS = 15_000;
+
+/** Deletion is asynchronous: a request for the same name must wait until the old resource is gone. */
+export function throwIfDeleting(provisioningState: string | undefined, action: string, what: string): void {
+  if (provisioningState?.toLowerCase() === 'deleting') {
+    throw new TransientError(
+      'ResourceDeleting',
+      `${action}: the previous ${what} of this name is still being deleted`,
+      { retryAfterMs: DELETING_RETRY_AFTER_MS },
+    );
+  }
 }

@@ -1,6 +1,7 @@
 /**
  * Converters from @azure/arm-compute models to the domain's compute types. Pure: no I/O, no clock; the
  * gateway fetches, these functions interpret (ARM defaults, casing quirks, what "absent" means).
+ * Over 400 lines on purpose: every converter shares the small normalisers at the end of the file.
  */
 import type {
   GalleryImage,
@@ -27,7 +28,13 @@ import type {
   Snapshot,
   StorageAccountType,
 } from '../../domain/compute.js';
-import { parseScaleSetResourceId, type ScaleSetRef, scaleSetResourceId } from '../../domain/provider-id.js';
+import {
+  parseScaleSetResourceId,
+  scaleSetInstanceResourceId,
+  type ScaleSetRef,
+  scaleSetResourceId,
+  virtualMachineResourceId,
+} from '../../domain/resource-id.js';
 import type {
   Architecture,
   HyperVGeneration,
@@ -146,16 +153,32 @@ const POWER_STATES: ReadonlyMap<string, PowerState> = new Map<string, PowerState
 
 /** A Uniform instance (`virtualMachineScaleSetVMs.get` with `$expand=instanceView`). */
 export function toUniformInstance(scaleSet: ScaleSetRef, vm: VirtualMachineScaleSetVM): ScaleSetInstance {
+  const instanceId = vm.instanceId ?? vm.name ?? '';
+  return toInstance(scaleSet, instanceId, vm.id ?? scaleSetInstanceResourceId(scaleSet, instanceId), vm);
+}
+
+/** A Flexible member (`virtualMachines.get` with `$expand=instanceView`); its instance id is the VM name. */
+export function toFlexibleInstance(scaleSet: ScaleSetRef, vm: VirtualMachine): ScaleSetInstance {
+  const name = vm.name ?? '';
+  return toInstance(scaleSet, name, vm.id ?? virtualMachineResourceId({ ...scaleSet, name }), vm);
+}
+
+/** What Uniform instances and Flexible members share (both carry a VM model with its instance view). */
+function toInstance(
+  scaleSet: ScaleSetRef,
+  instanceId: string,
+  resourceId: string,
+  vm: VirtualMachineScaleSetVM | VirtualMachine,
+): ScaleSetInstance {
   const osDisk = vm.storageProfile?.osDisk;
   const ephemeral = osDisk?.diffDiskSettings !== undefined && osDisk.diffDiskSettings !== null;
   const osDiskId = ephemeral ? undefined : nonEmpty(osDisk?.managedDisk?.id);
   const vmId = nonEmpty(vm.vmId);
   const computerName = nonEmpty(vm.osProfile?.computerName) ?? nonEmpty(vm.instanceView?.computerName);
-  const instanceId = vm.instanceId ?? vm.name ?? '';
   return {
     scaleSet,
     instanceId,
-    resourceId: vm.id ?? `${scaleSetResourceId(scaleSet)}/virtualMachines/${instanceId}`,
+    resourceId,
     ...(vmId === undefined ? {} : { vmId }),
     ...(computerName === undefined ? {} : { computerName }),
     powerState: toPowerState(vm.instanceView?.statuses),
@@ -172,32 +195,6 @@ export function toUniformInstance(scaleSet: ScaleSetRef, vm: VirtualMachineScale
 function instanceHyperVGeneration(value: string | undefined): { hyperVGeneration?: HyperVGeneration } {
   const generation = toHyperVGeneration(value);
   return generation === undefined ? {} : { hyperVGeneration: generation };
-}
-
-/** A Flexible member (`virtualMachines.get` with `$expand=instanceView`); its instance id is the VM name. */
-export function toFlexibleInstance(scaleSet: ScaleSetRef, vm: VirtualMachine): ScaleSetInstance {
-  const osDisk = vm.storageProfile?.osDisk;
-  const ephemeral = osDisk?.diffDiskSettings !== undefined && osDisk.diffDiskSettings !== null;
-  const osDiskId = ephemeral ? undefined : nonEmpty(osDisk?.managedDisk?.id);
-  const vmId = nonEmpty(vm.vmId);
-  const computerName = nonEmpty(vm.osProfile?.computerName) ?? nonEmpty(vm.instanceView?.computerName);
-  const name = vm.name ?? '';
-  return {
-    scaleSet,
-    instanceId: name,
-    resourceId:
-      vm.id ??
-      `/subscriptions/${scaleSet.subscriptionId}/resourceGroups/${scaleSet.resourceGroup}/providers/Microsoft.Compute/virtualMachines/${name}`,
-    ...(vmId === undefined ? {} : { vmId }),
-    ...(computerName === undefined ? {} : { computerName }),
-    powerState: toPowerState(vm.instanceView?.statuses),
-    provisioningState: vm.provisioningState ?? provisioningStateFromStatuses(vm.instanceView?.statuses),
-    ...(osDiskId === undefined ? {} : { osDiskId }),
-    ephemeralOsDisk: ephemeral,
-    location: vm.location,
-    zones: [...(vm.zones ?? [])],
-    ...instanceHyperVGeneration(vm.instanceView?.hyperVGeneration),
-  };
 }
 
 /** True when a VM's `virtualMachineScaleSet.id` names `scaleSet` (ARM ids compare case-insensitively). */
@@ -275,7 +272,7 @@ export function toImageVersion(version: GalleryImageVersion, ref: ImageVersionRe
  * `aggregatedState` (InProgress/Completed/Failed/Unknown) when ARM sent it ($expand=ReplicationStatus),
  * else the worst regional state; Unknown when neither is there (plain GET or list).
  */
-export function toReplicationState(version: GalleryImageVersion): ReplicationState {
+function toReplicationState(version: GalleryImageVersion): ReplicationState {
   const status = version.replicationStatus;
   switch ((status?.aggregatedState ?? '').toLowerCase()) {
     case 'inprogress':

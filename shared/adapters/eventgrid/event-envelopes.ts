@@ -1,11 +1,14 @@
 /**
  * Event Grid and CloudEvents envelopes through @azure/eventgrid's own deserializer (it checks the
- * required envelope properties and decodes base64 CloudEvent data), turned into the application's
- * schema-neutral EventEnvelope. The event data is left to the application's zod schemas.
+ * required envelope properties and decodes base64 CloudEvent data), handed on as plain envelope fields.
+ * The envelope and its data are left to the application's zod schemas (reboot-notices.ts envelopeOf).
  */
 import { type CloudEvent, EventGridDeserializer, type EventGridEvent } from '@azure/eventgrid';
 
-import { envelopeOf, type EventEnvelope, type Rejection } from '../../application/reboot-notices.js';
+/** The fields of one deserialized event, or why the SDK refused it. */
+export type DeserializedEvent =
+  | { readonly ok: true; readonly fields: Readonly<Record<string, unknown>> }
+  | { readonly ok: false; readonly message: string };
 
 const deserializer = new EventGridDeserializer();
 
@@ -13,9 +16,9 @@ const deserializer = new EventGridDeserializer();
  * Deserializes one event (an object already parsed from JSON). Never throws: anything the SDK
  * refuses becomes a `malformed` rejection naming the cause.
  */
-export async function deserializeEvent(value: unknown): Promise<EventEnvelope | Rejection> {
+export async function deserializeEvent(value: unknown): Promise<DeserializedEvent> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, reason: 'malformed', message: 'an event must be a JSON object' };
+    return { ok: false, message: 'an event must be a JSON object' };
   }
   const record = value as Record<string, unknown>;
   try {
@@ -27,35 +30,41 @@ export async function deserializeEvent(value: unknown): Promise<EventEnvelope | 
     return event === undefined ? empty() : fromEventGridEvent(event);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    return { ok: false, reason: 'malformed', message: `deserializing event: ${message.slice(0, 200)}` };
+    return { ok: false, message: `deserializing event: ${message.slice(0, 200)}` };
   }
 }
 
-function empty(): Rejection {
-  return { ok: false, reason: 'malformed', message: 'deserializing event: no event' };
+function empty(): DeserializedEvent {
+  return { ok: false, message: 'deserializing event: no event' };
 }
 
-function fromEventGridEvent(event: EventGridEvent<unknown>): EventEnvelope | Rejection {
+function fromEventGridEvent(event: EventGridEvent<unknown>): DeserializedEvent {
   // The SDK no longer converts data properties (since 4.0): the application's zod schemas read them.
-  return envelopeOf({
-    id: event.id,
-    eventType: event.eventType,
-    subject: event.subject,
-    eventTime: event.eventTime,
-    data: event.data,
-    dataVersion: event.dataVersion,
-    ...(event.topic === undefined ? {} : { topic: event.topic }),
-  });
+  return {
+    ok: true,
+    fields: {
+      id: event.id,
+      eventType: event.eventType,
+      subject: event.subject,
+      eventTime: event.eventTime,
+      data: event.data,
+      dataVersion: event.dataVersion,
+      ...(event.topic === undefined ? {} : { topic: event.topic }),
+    },
+  };
 }
 
-function fromCloudEvent(event: CloudEvent<unknown>): EventEnvelope | Rejection {
-  return envelopeOf({
-    specversion: '1.0',
-    id: event.id,
-    type: event.type,
-    source: event.source,
-    ...(event.subject === undefined ? {} : { subject: event.subject }),
-    ...(event.time === undefined ? {} : { time: event.time }),
-    data: event.data,
-  });
+function fromCloudEvent(event: CloudEvent<unknown>): DeserializedEvent {
+  return {
+    ok: true,
+    fields: {
+      specversion: '1.0',
+      id: event.id,
+      type: event.type,
+      source: event.source,
+      ...(event.subject === undefined ? {} : { subject: event.subject }),
+      ...(event.time === undefined ? {} : { time: event.time }),
+      data: event.data,
+    },
+  };
 }

@@ -10,7 +10,7 @@ import { TerminalError } from '../../domain/errors.js';
 import type { PodPhase } from '../../ports/cluster-gateway.js';
 
 /** Annotation the kubelet puts on the API copy ("mirror") of a static pod. */
-export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
+const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
 
 const POD_PHASES: ReadonlySet<string> = new Set<PodPhase>([
   'Pending',

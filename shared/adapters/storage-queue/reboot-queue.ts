@@ -7,8 +7,8 @@ import type { TokenCredential } from '@azure/core-auth';
 import type { QueueClient } from '@azure/storage-queue';
 import { QueueServiceClient } from '@azure/storage-queue';
 
-import type { RebootNotice } from '../../application/reboot-notices.js';
 import { TransientError } from '../../domain/errors.js';
+import type { QueuedNotice, RebootNoticeSender } from '../../ports/reboot-notice-queue.js';
 
 /** Where the queues live: a connection string (Azurite, keys) or an account URL with an identity. */
 export type QueueConnection =
@@ -20,11 +20,6 @@ export interface ReceivedMessage {
   readonly popReceipt: string;
   readonly dequeueCount: number;
   readonly text: string;
-}
-
-/** The port the triggers use: enqueue one notice. */
-export interface RebootNoticeSender {
-  send(notice: RebootNotice): Promise<void>;
 }
 
 /** The name of the queue the Functions host moves poison messages to. */
@@ -50,7 +45,7 @@ export class StorageRebootQueue implements RebootNoticeSender {
    * Enqueues a notice as plain JSON text. The host reads it with `messageEncoding: "none"`, the same
    * setting that lets it read Event Grid's own (plain JSON) deliveries.
    */
-  async send(notice: RebootNotice): Promise<void> {
+  async send(notice: QueuedNotice): Promise<void> {
     await this.ensureQueues();
     try {
       await this.queue.sendMessage(JSON.stringify(notice));

@@ -5,14 +5,12 @@ import type { OrchestrationContext, OrchestrationHandler, Task } from 'durable-f
 
 import { createDurableRunner, createVirtualClock, type RunnerOptions } from '../../../cli/runner/index.js';
 import {
-  POOL_SIGNAL_ORCHESTRATION,
   type PoolSignalInput,
   poolSignalOrchestration,
   type PoolSignalResult,
-  REBOOT_NOTICE_EVENT,
-  signalInstanceId,
 } from '../../../functions/orchestrations/pool-signal.orchestration.js';
 import { handleRefreshRequest } from '../../../functions/triggers/refresh-api.http.js';
+import { EVENT, ORCHESTRATION, signalInstanceId } from '../../../shared/application/orchestration-ids.js';
 import { REBOOT_NOTICE_SCHEMA, type RebootNotice } from '../../../shared/application/reboot-notices.js';
 import { runnerClient } from '../triggers/durable-client-double.js';
 import { fakeDependencies, recordingContext, request, uniformVm } from '../triggers/fixtures.js';
@@ -58,7 +56,10 @@ function setup(options: { holdRefresh?: boolean } = {}) {
     return { cluster: input.cluster, pool: input.pool, outcome: 'refreshed', reason: 'test' };
   };
   const runnerOptions: RunnerOptions = {
-    orchestrators: { refreshPool, [POOL_SIGNAL_ORCHESTRATION]: poolSignalOrchestration },
+    orchestrators: {
+      [ORCHESTRATION.refreshPool]: refreshPool,
+      [ORCHESTRATION.poolSignal]: poolSignalOrchestration,
+    },
     activities: {
       recordRefresh: (input: unknown) => {
         refreshes.push({ at: clock.now(), input });
@@ -76,10 +77,10 @@ function setup(options: { holdRefresh?: boolean } = {}) {
 void describe('pool signal (debounce)', () => {
   void it('ten notices within the quiet period start exactly one refresh, after the last one', async () => {
     const { runner, clock, refreshes, runnerOptions } = setup();
-    await runner.startOrchestration(POOL_SIGNAL_ORCHESTRATION, INPUT, ID);
+    await runner.startOrchestration(ORCHESTRATION.poolSignal, INPUT, ID);
     for (let n = 1; n < 10; n++) {
       await clock.advanceTo(START + n * MINUTE);
-      const status = await runner.raiseEvent(ID, REBOOT_NOTICE_EVENT, notice(n));
+      const status = await runner.raiseEvent(ID, EVENT.rebootNotice, notice(n));
       assert.equal(status.runtimeStatus, 'Running');
     }
     assert.equal(refreshes.length, 0);
@@ -110,7 +111,7 @@ void describe('pool signal (debounce)', () => {
   void it('waits for minimumReadyTime when it is longer than the quiet period', async () => {
     const { runner, refreshes, runnerOptions } = setup();
     runnerOptions.timerHorizonMs = Number.POSITIVE_INFINITY;
-    await runner.startOrchestration(POOL_SIGNAL_ORCHESTRATION, { ...INPUT, minimumReadySeconds: 3600 }, ID);
+    await runner.startOrchestration(ORCHESTRATION.poolSignal, { ...INPUT, minimumReadySeconds: 3600 }, ID);
     assert.equal(refreshes[0]?.at, START + 60 * MINUTE);
   });
 
@@ -138,7 +139,7 @@ void describe('pool signal (debounce)', () => {
     assert.deepEqual(body.error.running.instanceId, 'refresh:prod:pool1');
     assert.equal(body.error.running.step, 'draining');
 
-    await runner.startOrchestration(POOL_SIGNAL_ORCHESTRATION, INPUT, ID);
+    await runner.startOrchestration(ORCHESTRATION.poolSignal, INPUT, ID);
     runnerOptions.timerHorizonMs = START + 30 * MINUTE;
     const blocked = await runner.resume(ID);
     assert.equal((blocked.customStatus as { step: string }).step, 'waiting-for-running-refresh');
@@ -163,9 +164,9 @@ void describe('pool signal (debounce)', () => {
   void it('a notice during the refresh starts one more cycle', async () => {
     const { runner, refreshes, runnerOptions } = setup({ holdRefresh: true });
     runnerOptions.timerHorizonMs = Number.POSITIVE_INFINITY;
-    await runner.startOrchestration(POOL_SIGNAL_ORCHESTRATION, INPUT, ID);
+    await runner.startOrchestration(ORCHESTRATION.poolSignal, INPUT, ID);
     assert.equal(refreshes.length, 1);
-    await runner.raiseEvent(ID, REBOOT_NOTICE_EVENT, notice(1));
+    await runner.raiseEvent(ID, EVENT.rebootNotice, notice(1));
     await runner.raiseEvent('refresh:prod:pool1', 'release');
     await runner.resume(ID);
     assert.equal(refreshes.length, 2);

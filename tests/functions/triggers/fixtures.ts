@@ -2,9 +2,9 @@
 import azureFunctions, { type HttpRequest, type InvocationContext } from '@azure/functions';
 
 import type { TriggerDependencies } from '../../../functions/triggers/trigger-dependencies.js';
+import type { PoolPlan } from '../../../shared/application/pool-plan.js';
 import type { PoolStatus } from '../../../shared/application/pool-status.js';
 import type { NoticeClusterScope, RebootNotice } from '../../../shared/application/reboot-notices.js';
-import type { PoolPlan } from '../../../shared/application/refresh-contracts.js';
 import { NotFoundError } from '../../../shared/domain/errors.js';
 
 export const SUB = '3f2b8c1e-4d5a-4b6c-9e7f-0a1b2c3d4e5f';

@@ -355,10 +355,10 @@ const INVALID: readonly InvalidCase[] = [
     accepts: 'required with mode "drain-and-stop"',
   },
   {
-    name: 'prep image with run-command',
+    name: 'run-command capture is not implemented yet',
     env: c(['capture', 'mode'], 'run-command'),
-    path: 'VMSSP_CLUSTERS[0].capture.prepImage',
-    accepts: 'no prepImage with mode "run-command"',
+    path: 'VMSSP_CLUSTERS[0].capture.mode',
+    accepts: 'not implemented yet; use "drain-and-stop"',
   },
   {
     name: 'drain timeout not above grace period',
@@ -700,7 +700,12 @@ void describe('loadSettings applies defaults', () => {
         maximumImageAge: '14d',
         ignoreAnnotations: ['example.com/skip'],
       },
-      capture: { mode: 'run-command', drainGracePeriod: 30, drainTimeout: '1.5h' },
+      capture: {
+        mode: 'drain-and-stop',
+        prepImage: `registry.example.com/tools/busybox:1.37@sha256:${DIGEST}`,
+        drainGracePeriod: 30,
+        drainTimeout: '1.5h',
+      },
       gallery: {
         name: 'shared.gallery_1',
         resourceGroup: 'images',
@@ -734,7 +739,7 @@ void describe('loadSettings applies defaults', () => {
     assert.equal(parsed.selection.minimumReadyTime, 5400);
     assert.equal(parsed.selection.maximumImageAge, 14 * 86_400);
     assert.equal(parsed.capture.drainTimeout, 5400);
-    assert.equal(parsed.capture.prepImage, undefined);
+    assert.equal(parsed.capture.mode, 'drain-and-stop');
     assert.deepEqual(
       { name: parsed.gallery.name, rg: parsed.gallery.resourceGroup, pin: parsed.gallery.pinVersion },
       { name: 'shared.gallery_1', rg: 'images', pin: true },

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { ArmComputeGateway } from '../../../../shared/adapters/azure/arm-compute-gateway.js';
 import { TerminalError, TransientError } from '../../../../shared/domain/errors.js';
-import type { ScaleSetRef } from '../../../../shared/domain/provider-id.js';
+import type { ScaleSetRef } from '../../../../shared/domain/resource-id.js';
 import { fixedCredential, readFixture, SUBSCRIPTION } from './fixture-client.js';
 import { armError, type HttpsStub, startHttpsStub, type StubHandler } from './https-stub.js';
 

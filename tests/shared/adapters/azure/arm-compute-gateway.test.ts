@@ -15,7 +15,7 @@ import {
   NO_OP_CLOUD_CONFIG,
 } from '../../../../shared/domain/compute.js';
 import { NotFoundError, TerminalError, TransientError } from '../../../../shared/domain/errors.js';
-import { type ScaleSetRef, scaleSetResourceId } from '../../../../shared/domain/provider-id.js';
+import { type ScaleSetRef, scaleSetResourceId } from '../../../../shared/domain/resource-id.js';
 import { createActionListAuthorizer } from '../../../../sim/arm/action-authorizer.js';
 import type { ComputeState } from '../../../../sim/arm/compute-state.js';
 import {

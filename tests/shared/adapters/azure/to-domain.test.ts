@@ -21,7 +21,7 @@ import {
   toUniformInstance,
 } from '../../../../shared/adapters/azure/to-domain.js';
 import type { ImageVersion, ScaleSetInstance } from '../../../../shared/domain/compute.js';
-import type { ScaleSetRef } from '../../../../shared/domain/provider-id.js';
+import type { ScaleSetRef } from '../../../../shared/domain/resource-id.js';
 import type { ScaleSet } from '../../../../shared/domain/scale-set.js';
 import { clientForFixture, clientServing, readFixture, SUBSCRIPTION } from './fixture-client.js';
 

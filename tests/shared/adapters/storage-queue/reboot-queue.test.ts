@@ -6,16 +6,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
-import {
-  type PoolSignalResult,
-  signalInstanceId,
-} from '../../../../functions/orchestrations/pool-signal.orchestration.js';
+import type { PoolSignalResult } from '../../../../functions/orchestrations/pool-signal.orchestration.js';
 import { handleRebootQueueMessage } from '../../../../functions/triggers/reboot-notice.queue.js';
 import {
   hostQueueConnection,
   poisonQueueName,
   StorageRebootQueue,
 } from '../../../../shared/adapters/storage-queue/reboot-queue.js';
+import { signalInstanceId } from '../../../../shared/application/orchestration-ids.js';
 import { REBOOT_NOTICE_SCHEMA, type RebootNotice } from '../../../../shared/application/reboot-notices.js';
 import { MAX_DEQUEUE_COUNT, type RebootHarness, startRebootHarness } from '../../../e2e/reboot-harness.js';
 import { FakeDurableClient } from '../../../functions/triggers/durable-client-double.js';

@@ -3,17 +3,23 @@ import { describe, it } from 'node:test';
 
 import {
   formatProviderId,
+  galleryDefinitionIdOf,
+  galleryImageResourceId,
+  isScaleSetInstanceId,
   parseComputeResourceId,
+  parseGalleryImageId,
   parseProviderId,
   parseScaleSetResourceId,
   type ProviderIdFailureReason,
   type ProviderIdParseResult,
+  resourceGroupOfId,
+  sameResourceId,
   sameScaleSet,
   scaleSetInstanceResourceId,
   scaleSetKey,
   scaleSetResourceId,
   virtualMachineResourceId,
-} from '../../../shared/domain/provider-id.js';
+} from '../../../shared/domain/resource-id.js';
 
 const SUB = '6b1f9c2e-3a4d-4e5f-8a9b-0c1d2e3f4a5b';
 const VMSS_PREFIX = `azure:///subscriptions/${SUB}/resourceGroups/rg-cluster/providers/Microsoft.Compute`;
@@ -239,5 +245,71 @@ void describe('ARM resource ids', () => {
         parsed.providerId.kind === 'scale-set-instance' &&
         sameScaleSet(parsed.providerId.scaleSet, ref),
     );
+  });
+});
+
+void describe('gallery image ids', () => {
+  const definition =
+    '/subscriptions/s/resourceGroups/RG/providers/Microsoft.Compute/galleries/g_1/images/prod-pool1';
+  const cases: { id: string; want: ReturnType<typeof parseGalleryImageId> }[] = [
+    {
+      id: definition,
+      want: { subscriptionId: 's', resourceGroup: 'RG', galleryName: 'g_1', imageName: 'prod-pool1' },
+    },
+    {
+      id: `${definition}/versions/2026.1122.120000`,
+      want: {
+        subscriptionId: 's',
+        resourceGroup: 'RG',
+        galleryName: 'g_1',
+        imageName: 'prod-pool1',
+        versionName: '2026.1122.120000',
+      },
+    },
+    {
+      id: definition.toLowerCase().replace('/images/', '/IMAGES/'),
+      want: { subscriptionId: 's', resourceGroup: 'rg', galleryName: 'g_1', imageName: 'prod-pool1' },
+    },
+    {
+      id: `${definition}/`,
+      want: { subscriptionId: 's', resourceGroup: 'RG', galleryName: 'g_1', imageName: 'prod-pool1' },
+    },
+    { id: '/subscriptions/s/resourceGroups/RG/providers/Microsoft.Compute/images/legacy', want: undefined },
+    { id: `${definition}/versions`, want: undefined },
+    { id: `${definition}/replicas/1`, want: undefined },
+    { id: 'not an id', want: undefined },
+  ];
+  for (const c of cases) {
+    void it(`parses ${c.id}`, () => assert.deepEqual(parseGalleryImageId(c.id), c.want));
+  }
+
+  void it('builds a definition id and finds it from a version id', () => {
+    const ref = { subscriptionId: 's', resourceGroup: 'RG', galleryName: 'g_1', imageName: 'prod-pool1' };
+    assert.equal(galleryImageResourceId(ref), definition);
+    assert.equal(galleryDefinitionIdOf(`${definition}/versions/1.2.3`), definition);
+    assert.equal(galleryDefinitionIdOf('marketplace'), 'marketplace');
+  });
+
+  void it('resource groups, scale set instance ids and case-insensitive comparison', () => {
+    assert.equal(
+      resourceGroupOfId(
+        '/subscriptions/s/resourceGroups/Flex-RG/providers/Microsoft.Compute/virtualMachines/vm1',
+      ),
+      'Flex-RG',
+    );
+    assert.equal(
+      isScaleSetInstanceId(
+        '/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/p/virtualMachines/3',
+      ),
+      true,
+    );
+    assert.equal(
+      isScaleSetInstanceId(
+        '/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/vm1',
+      ),
+      false,
+    );
+    assert.equal(sameResourceId('/A/b', '/a/B'), true);
+    assert.equal(sameResourceId(undefined, '/a'), false);
   });
 });

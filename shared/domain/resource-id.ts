@@ -1,6 +1,7 @@
 /**
- * Azure identities of nodes and scale sets: parsing `spec.providerID`, comparing scale sets the way ARM
- * does (case-insensitively) and building ARM resource ids.
+ * ARM resource ids and names, the one home for them: parsing a node's `spec.providerID` (an ARM id with
+ * an `azure://` scheme) and the ids ARM hands back (scale set members, VMs, gallery images and
+ * versions), building ids, and comparing them the way ARM does (case-insensitively).
  */
 
 /** A scale set as ARM names it. Compare with `sameScaleSet` or `scaleSetKey`, never with `===`. */
@@ -52,6 +53,9 @@ const AZURE_SCHEME = 'azure://';
 const COMPUTE_PROVIDER = 'microsoft.compute';
 const SCALE_SETS = 'virtualmachinescalesets';
 const VIRTUAL_MACHINES = 'virtualmachines';
+const GALLERIES = 'galleries';
+const IMAGES = 'images';
+const VERSIONS = 'versions';
 const INSTANCE_ID = /^\d+$/;
 
 /**
@@ -135,7 +139,7 @@ export function sameScaleSet(a: ScaleSetRef, b: ScaleSetRef): boolean {
   return scaleSetKey(a) === scaleSetKey(b);
 }
 
-export function resourceGroupResourceId(subscriptionId: string, resourceGroup: string): string {
+function resourceGroupResourceId(subscriptionId: string, resourceGroup: string): string {
   return `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}`;
 }
 
@@ -159,6 +163,66 @@ export function formatProviderId(providerId: NodeProviderId): string {
   }
   const vm = providerId.virtualMachine;
   return `azure://${virtualMachineResourceId({ ...vm, resourceGroup: vm.resourceGroup.toLowerCase() })}`;
+}
+
+/** An image definition or version of an Azure Compute Gallery, as named by its id. */
+export interface GalleryImageId {
+  readonly subscriptionId: string;
+  readonly resourceGroup: string;
+  readonly galleryName: string;
+  readonly imageName: string;
+  /** Present for a version id. */
+  readonly versionName?: string;
+}
+
+/** `/subscriptions/<s>/resourceGroups/<rg>/providers/Microsoft.Compute/galleries/<g>/images/<i>`. */
+export function galleryImageResourceId(ref: Omit<GalleryImageId, 'versionName'>): string {
+  return (
+    `${resourceGroupResourceId(ref.subscriptionId, ref.resourceGroup)}/providers/Microsoft.Compute/` +
+    `galleries/${ref.galleryName}/images/${ref.imageName}`
+  );
+}
+
+/** Parses a gallery image definition id, or a version id (`…/images/<i>/versions/<v>`). */
+export function parseGalleryImageId(id: string): GalleryImageId | undefined {
+  const segments = splitPath(id.trim().replace(/\/$/, ''));
+  if (segments === undefined || (segments.length !== 10 && segments.length !== 12)) return undefined;
+  const head = parseHead(segments);
+  if (
+    head === undefined ||
+    lower(segments, 5) !== COMPUTE_PROVIDER ||
+    lower(segments, 6) !== GALLERIES ||
+    lower(segments, 8) !== IMAGES ||
+    (segments.length === 12 && lower(segments, 10) !== VERSIONS)
+  ) {
+    return undefined;
+  }
+  const [galleryName, imageName, versionName] = [segments[7], segments[9], segments[11]];
+  if (galleryName === undefined || imageName === undefined) return undefined;
+  return { ...head, galleryName, imageName, ...(versionName === undefined ? {} : { versionName }) };
+}
+
+/** The image definition id of a version id (itself when it already names a definition or is not a gallery id). */
+export function galleryDefinitionIdOf(id: string): string {
+  const parsed = parseGalleryImageId(id);
+  return parsed === undefined ? id : galleryImageResourceId(parsed);
+}
+
+/** The resource group an id names (`…/resourceGroups/<rg>/…`), as written. */
+export function resourceGroupOfId(id: string): string | undefined {
+  const segments = splitPath(id.trim());
+  return segments === undefined ? undefined : parseHead(segments)?.resourceGroup;
+}
+
+/** True for the id of a Uniform scale set instance (`…/virtualMachineScaleSets/<s>/virtualMachines/<n>`). */
+export function isScaleSetInstanceId(id: string): boolean {
+  const parsed = parseComputeResourceId(id);
+  return parsed.ok && parsed.providerId.kind === 'scale-set-instance';
+}
+
+/** ARM ids are case-insensitive. */
+export function sameResourceId(a: string | undefined, b: string | undefined): boolean {
+  return a !== undefined && b !== undefined && a.toLowerCase() === b.toLowerCase();
 }
 
 /** Human-readable scale set name for messages: `rg/name`. */

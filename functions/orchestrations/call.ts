@@ -1,0 +1,213 @@
+/**
+ * The one way an orchestrator calls an activity: `yield* call(context, activities.planPool, input, {
+ * step })`. Typed by the handle (input checked, output inferred), it reads the activity's result value
+ * (shared/application/activities/activity.ts) and
+ * - returns the value on success;
+ * - retries a transient failure on durable timers, waiting the longer of the server's Retry-After and its
+ *   own backoff, a bounded number of times (timing.ts);
+ * - fails a terminal or not-found failure at once as a StepFailure carrying step, kind, code, message and
+ *   advice — no message is ever parsed to recover a cause.
+ * A thrown error reaching the orchestrator comes from the host, not from the activity (an activity
+ * timeout, a worker that crashed): it is treated as transient.
+ */
+import type { OrchestrationContext, Task } from 'durable-functions';
+import * as df from 'durable-functions';
+
+import type { ActivityFailure, ActivityResult } from '../../shared/application/activities/activity.js';
+import { formatDuration } from '../../shared/config/duration.js';
+import type { ActivityHandle } from '../activities.js';
+import { StepFailure } from './step-failure.js';
+import type { RetryPolicy } from './timing.js';
+import { MAX_RETRY_AFTER_MS, STEP_RETRY } from './timing.js';
+import type { CancelWatch } from './waits.js';
+import { sleepUnlessCancelled } from './waits.js';
+
+export interface CallOptions {
+  /** The step the call belongs to: a failure names it. */
+  readonly step: string;
+  /** What the operator can do when the step fails, shown after the failure's own advice. */
+  readonly advice?: string;
+  /** Default: STEP_RETRY. */
+  readonly retry?: RetryPolicy;
+  /** When given and active, the operator's cancel ends a retry wait at once. */
+  readonly cancel?: CancelWatch;
+}
+
+/** Calls one activity as `options.step`; returns its value or throws a StepFailure. */
+export function* call<Input, Output>(
+  context: OrchestrationContext,
+  activity: ActivityHandle<Input, Output>,
+  input: Input,
+  options: CallOptions,
+): Generator<Task, Output, unknown> {
+  const policy = options.retry ?? STEP_RETRY;
+  const startedAt = context.df.currentUtcDateTime.getTime();
+  for (let attempt = 1; ; attempt += 1) {
+    const result = yield* attemptOnce(context, activity, input);
+    if (result.ok) return result.value;
+    const now = context.df.currentUtcDateTime.getTime();
+    const waitMs = retryWait(policy, attempt, result.failure, now - startedAt);
+    if (waitMs === undefined) {
+      const note =
+        result.failure.kind === 'transient' && attempt > 1
+          ? `(still failing after ${attempt} attempts in ${formatDuration(Math.round((now - startedAt) / 1000))})`
+          : undefined;
+      throw StepFailure.ofActivity(options.step, result.failure, options.advice, note);
+    }
+    yield* sleepUnlessCancelled(context, options.step, new Date(now + waitMs), options.cancel);
+  }
+}
+
+/**
+ * How long to wait before the next attempt, or undefined to give up: only transient failures are
+ * retried; the wait is the backoff or the server's Retry-After (capped), whichever is longer.
+ */
+export function retryWait(
+  policy: RetryPolicy,
+  failedAttempt: number,
+  failure: ActivityFailure,
+  elapsedMs: number,
+): number | undefined {
+  if (failure.kind !== 'transient' || failedAttempt >= policy.maxAttempts) return undefined;
+  const backoff = Math.min(
+    policy.maxDelayMs,
+    policy.firstDelayMs * Math.pow(policy.backoffCoefficient, failedAttempt - 1),
+  );
+  const wait = Math.max(backoff, Math.min(failure.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
+  if (policy.withinMs === undefined) return wait;
+  if (elapsedMs >= policy.withinMs) return undefined;
+  return Math.min(wait, policy.withinMs - elapsedMs);
+}
+
+function* attemptOnce<Input, Output>(
+  context: OrchestrationContext,
+  activity: ActivityHandle<Input, Output>,
+  input: Input,
+): Generator<Task, ActivityResult<Output>, unknown> {
+  try {
+    return resultOf<Output>(activity.name, yield context.df.callActivity(activity.name, input));
+  } catch (error) {
+    return { ok: false, failure: hostFailure(activity.name, error) };
+  }
+}
+
+/**
+ * The result value an activity returned. The value's type is the handle's: the registered handler of
+ * that name returned it (activities never throw) and JSON carried it here; only the envelope is checked.
+ */
+function resultOf<Output>(name: string, value: unknown): ActivityResult<Output> {
+  if (typeof value === 'object' && value !== null && 'ok' in value) {
+    if (value.ok === true) return value as ActivityResult<Output>;
+    if (value.ok === false && 'failure' in value && isFailure(value.failure)) {
+      return { ok: false, failure: value.failure };
+    }
+  }
+  return {
+    ok: false,
+    failure: {
+      kind: 'terminal',
+      code: 'MalformedActivityResult',
+      message: `activity ${name} answered something that is not a result value (a registration out of date?)`,
+    },
+  };
+}
+
+function isFailure(value: unknown): value is ActivityFailure {
+  if (typeof value !== 'object' || value === null) return false;
+  const failure = value as Partial<Record<keyof ActivityFailure, unknown>>;
+  return (
+    (failure.kind === 'transient' || failure.kind === 'terminal' || failure.kind === 'not-found') &&
+    typeof failure.code === 'string' &&
+    typeof failure.message === 'string'
+  );
+}
+
+/** An error thrown into the orchestrator by the host for an activity (timeout, crashed worker). */
+function hostFailure(name: string, error: unknown): ActivityFailure {
+  const message =
+    error instanceof df.TaskFailedError
+      ? error.failureDetails.errorMessage
+      : error instanceof Error
+        ? error.message
+        : String(error);
+  return { kind: 'transient', code: 'ActivityFailed', message: `activity ${name} failed: ${message}` };
+}
+
+/**
+ * The message of a failed sub-orchestration as the host delivered it (a child's StepFailure message
+ * reads `<step>: <cause>`).
+ */
+export function childFailureMessage(error: unknown): string {
+  if (error instanceof df.TaskFailedError) return error.failureDetails.errorMessage;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A sub-orchestration start refused because its instance id is in use. Recognised by the host's own
+ * wording (DTFx's and the local runner's): the host offers nothing structured for this case.
+ */
+export function isAlreadyRunning(error: unknown): boolean {
+  return /\bis already (Running|Pending|ContinuedAsNew|Suspended)\b|\bstatus (Running|Pending|ContinuedAsNew|Suspended) already exists\b|OrchestrationAlreadyExists/i.test(
+    childFailureMessage(error),
+  );
+}
+
+/** The outcome of one of several parallel calls. */
+export type CallOutcome<Output> =
+  { readonly ok: true; readonly value: Output } | { readonly ok: false; readonly failure: StepFailure };
+
+/**
+ * Calls one activity for each input at once, each retried like `call`, and returns every outcome in
+ * input order: one failing input does not stop the others (plans of a cluster's pools, status reads).
+ * All pending tasks (attempts and retry timers) are in every Task.any, so none completes unheard.
+ */
+export function* callEach<Input, Output>(
+  context: OrchestrationContext,
+  activity: ActivityHandle<Input, Output>,
+  inputs: readonly Input[],
+  options: Omit<CallOptions, 'cancel'>,
+): Generator<Task, CallOutcome<Output>[], unknown> {
+  const policy = options.retry ?? STEP_RETRY;
+  const startedAt = context.df.currentUtcDateTime.getTime();
+  const outcomes: (CallOutcome<Output> | undefined)[] = inputs.map(() => undefined);
+  const pending = inputs.map((input, index) => ({
+    index,
+    input,
+    attempt: 1,
+    waiting: 'attempt',
+    task: context.df.callActivity(activity.name, input),
+  }));
+  while (pending.length > 0) {
+    const winner = (yield context.df.Task.any(pending.map((entry) => entry.task))) as Task;
+    const at = pending.findIndex((entry) => entry.task === winner);
+    const entry = pending[at];
+    if (entry === undefined) continue;
+    if (entry.waiting === 'timer') {
+      entry.attempt += 1;
+      entry.waiting = 'attempt';
+      entry.task = context.df.callActivity(activity.name, entry.input);
+      continue;
+    }
+    const result: ActivityResult<Output> = winner.isFaulted
+      ? { ok: false, failure: hostFailure(activity.name, winner.result) }
+      : resultOf<Output>(activity.name, winner.result);
+    if (result.ok) {
+      outcomes[entry.index] = result;
+      pending.splice(at, 1);
+      continue;
+    }
+    const now = context.df.currentUtcDateTime.getTime();
+    const waitMs = retryWait(policy, entry.attempt, result.failure, now - startedAt);
+    if (waitMs === undefined) {
+      outcomes[entry.index] = {
+        ok: false,
+        failure: StepFailure.ofActivity(options.step, result.failure, options.advice),
+      };
+      pending.splice(at, 1);
+      continue;
+    }
+    entry.waiting = 'timer';
+    entry.task = context.df.createTimer(new Date(now + waitMs));
+  }
+  return outcomes.filter((outcome): outcome is CallOutcome<Output> => outcome !== undefined);
+}

@@ -1,0 +1,296 @@
+/**
+ * Capture phase of a pool refresh: hold the donor (prior state, annotations, cordon), drain it, let the
+ * prep pod prepare its disk and power it off, snapshot the OS disk, then give the donor back (give-back.ts)
+ * — whatever happened. Input: the names the run chose; output: the snapshot and how long the donor was
+ * out of service. A failure is thrown only after the donor is back and the snapshot is gone.
+ */
+import type { Task } from 'durable-functions';
+
+import { buildPrepScript } from '../../../shared/domain/prep-script.js';
+import { activities } from '../../activities.js';
+import { call } from '../call.js';
+import { StepFailure } from '../step-failure.js';
+import { POLL } from '../timing.js';
+import type { CancelWatch } from '../waits.js';
+import { pollUntil, watchCancel } from '../waits.js';
+import { giveBackDonor } from './give-back.js';
+import type { RefreshRun } from './run.js';
+import { isoNow, setStatus } from './run.js';
+import { deleteSnapshot } from './snapshot.js';
+
+export interface CaptureInput {
+  readonly versionName: string;
+  readonly snapshotName: string;
+  readonly prepPodName: string;
+}
+
+export interface CaptureOutput {
+  readonly snapshotId: string;
+  /** The donor VM's unique id, for the version's tags. */
+  readonly vmId?: string;
+  /** Seconds between cordon and the donor given back. */
+  readonly donorOutOfServiceSeconds: number;
+}
+
+export function* capturePhase(run: RefreshRun, input: CaptureInput): Generator<Task, CaptureOutput, unknown> {
+  const { context, cluster } = run;
+  const node = run.donor.node;
+  // The node's state before we touch it, recorded in history: a replay or a resumed run restores
+  // exactly this, never "uncordoned" for a node an administrator had cordoned.
+  const prior = yield* call(
+    context,
+    activities.readNodeState,
+    { cluster, node },
+    { step: 'recording-node-state' },
+  );
+
+  const cancel = watchCancel(context);
+  let snapshotRequested = false;
+  let cordonedAt: number | undefined;
+  let captured: { snapshotId: string; vmId?: string } | undefined;
+  let captureError: unknown;
+  try {
+    setStatus(run, 'cordoning');
+    yield* call(
+      context,
+      activities.protectNode,
+      { cluster, node, runTag: run.runTag },
+      { step: 'cordoning', cancel },
+    );
+    cordonedAt = context.df.currentUtcDateTime.getTime();
+    captured = yield* captureDisk(run, input, cancel, () => {
+      snapshotRequested = true;
+    });
+  } catch (error) {
+    captureError = error;
+  }
+  // From here on the run gives the node back and finishes what it started: cancelling stops nothing.
+  cancel.active = false;
+
+  const giveBack = yield* giveBackDonor(run, { prior, prepPodName: input.prepPodName });
+  if (captureError !== undefined || giveBack.failures.length > 0 || captured === undefined) {
+    if (snapshotRequested) yield* deleteSnapshot(run, input.snapshotName);
+    throw combineFailures(captureError, giveBack.failures);
+  }
+  return {
+    ...captured,
+    donorOutOfServiceSeconds:
+      cordonedAt === undefined ? 0 : Math.round((giveBack.restoredAt.getTime() - cordonedAt) / 1000),
+  };
+}
+
+/** Drains the donor, prepares and powers off its disk, and snapshots it. */
+function* captureDisk(
+  run: RefreshRun,
+  input: CaptureInput,
+  cancel: CancelWatch,
+  onSnapshotRequested: () => void,
+): Generator<Task, { snapshotId: string; vmId?: string }, unknown> {
+  const { context, cluster, plan } = run;
+  const node = run.donor.node;
+  const instance = { cluster, scaleSet: plan.scaleSet, instanceId: run.donor.instanceId };
+  const settings = plan.settings;
+
+  setStatus(run, 'draining');
+  yield* pollUntil(context, {
+    step: 'draining',
+    intervalSeconds: POLL.drain.interval,
+    timeoutSeconds: settings.drainTimeoutSeconds,
+    cancel,
+    advice:
+      'the node was given back; relax the PodDisruptionBudget or wait until it allows a disruption, raise ' +
+      'capture.drainTimeout, or refresh from another node (--node)',
+    read: () =>
+      call(
+        context,
+        activities.drainNodeStep,
+        {
+          cluster,
+          node,
+          gracePeriodSeconds: settings.drainGracePeriodSeconds,
+          deleteEmptyDirData: settings.deleteEmptyDirData,
+          force: settings.forceUnreplicated,
+        },
+        { step: 'draining', cancel },
+      ),
+    done: (result) => {
+      if (result.blockers.length > 0) {
+        throw StepFailure.terminal(
+          'draining',
+          'DrainBlocked',
+          `node ${node} cannot be drained: ` + result.blockers.map((b) => `${b.pod} ${b.reason}`).join('; '),
+        );
+      }
+      return result.done;
+    },
+    describe: (result) =>
+      result.pending.length === 0
+        ? 'no pods left'
+        : `${result.pending.length} pods left: ` +
+          result.pending
+            .slice(0, 5)
+            .map((p) => `${p.pod} (${p.state}${p.message === undefined ? '' : `: ${p.message}`})`)
+            .join(', '),
+  });
+
+  setStatus(run, 'preparing-disk');
+  const ancestry = `${isoNow(run)} built image ${input.versionName} of ${cluster}/${run.input.pool} from node ${node} (run ${run.runTag})`;
+  yield* call(
+    context,
+    activities.startDiskPrep,
+    {
+      cluster,
+      node,
+      namespace: settings.prepNamespace,
+      podName: input.prepPodName,
+      image: settings.prepImage,
+      script: buildPrepScript({ ancestry }),
+    },
+    { step: 'preparing-disk', cancel },
+  );
+
+  setStatus(run, 'waiting-for-power-off');
+  // Watch the prep pod too: a script that fails (image pull, missing nsenter…) never powers the host
+  // off, and waiting the full power-off timeout for it would keep the donor out of service for nothing.
+  // A script that ran to its end (disk prepared and synced) while the guest is still up gets the power
+  // off through the API instead.
+  const prepPod = { cluster, namespace: settings.prepNamespace, name: input.prepPodName };
+  let poweredOffThroughApi = false;
+  const { view: stopped } = yield* pollUntil(context, {
+    step: 'waiting-for-power-off',
+    intervalSeconds: POLL.powerOff.interval,
+    timeoutSeconds: POLL.powerOff.timeout,
+    cancel,
+    read: function* () {
+      const view = yield* call(context, activities.readInstance, instance, {
+        step: 'waiting-for-power-off',
+        cancel,
+      });
+      const phase = yield* call(context, activities.readPrepPod, prepPod, {
+        step: 'waiting-for-power-off',
+        cancel,
+      });
+      return { view, phase };
+    },
+    done: ({ view, phase }) => {
+      if (!view.exists) {
+        throw StepFailure.terminal(
+          'waiting-for-power-off',
+          'DonorDeleted',
+          `instance ${run.donor.instanceId} of scale set ${plan.scaleSet.name} was deleted during the capture ` +
+            `(scaled in by cluster-autoscaler or an operator?); nothing was captured`,
+          'run again, or name another node (--node)',
+        );
+      }
+      if (view.powerState === 'stopped' || view.powerState === 'deallocated') return true;
+      if (phase === 'Failed') {
+        throw StepFailure.terminal(
+          'preparing-disk',
+          'PrepPodFailed',
+          `prep pod ${settings.prepNamespace}/${input.prepPodName} on node ${node} failed before powering the host off`,
+          `see its logs (kubectl -n ${settings.prepNamespace} logs ${input.prepPodName}) and check ` +
+            `capture.prepImage (it needs nsenter and must be pullable on the node)`,
+        );
+      }
+      return false;
+    },
+    between: function* ({ view, phase }) {
+      if (phase === 'Succeeded' && view.powerState === 'running' && !poweredOffThroughApi) {
+        yield* call(context, activities.requestInstancePowerOff, instance, {
+          step: 'waiting-for-power-off',
+          cancel,
+        });
+        poweredOffThroughApi = true;
+      }
+    },
+    describe: ({ view, phase }) =>
+      `instance ${run.donor.instanceId} is ${view.powerState}, prep pod ${phase}`,
+  });
+  if (stopped.osDiskId === undefined) {
+    throw StepFailure.terminal(
+      'snapshotting',
+      'NoManagedOsDisk',
+      `instance ${run.donor.instanceId} has no managed OS disk to snapshot`,
+    );
+  }
+
+  setStatus(run, 'snapshotting');
+  onSnapshotRequested();
+  const where = {
+    cluster,
+    subscriptionId: plan.scaleSet.subscriptionId,
+    resourceGroup: plan.scaleSet.resourceGroup,
+    name: input.snapshotName,
+  };
+  yield* call(
+    context,
+    activities.requestSnapshot,
+    {
+      ...where,
+      location: stopped.location,
+      sourceDiskId: stopped.osDiskId,
+      tags: { 'vmss-prototype.io/source-node': node, 'vmss-prototype.io/run': run.runTag },
+    },
+    {
+      step: 'snapshotting',
+      cancel,
+      advice:
+        `the node was started and given back; check the snapshot quota and permissions in resource group ` +
+        `${plan.scaleSet.resourceGroup} (az snapshot list -g ${plan.scaleSet.resourceGroup}), then run again`,
+    },
+  );
+  const snapshot = yield* pollUntil(context, {
+    step: 'snapshotting',
+    intervalSeconds: POLL.snapshot.interval,
+    timeoutSeconds: POLL.snapshot.timeout,
+    cancel,
+    read: () => call(context, activities.readSnapshot, where, { step: 'snapshotting', cancel }),
+    done: (view) => {
+      if (view.provisioningState === 'Failed') {
+        throw StepFailure.terminal('snapshotting', 'SnapshotFailed', `snapshot ${input.snapshotName} failed`);
+      }
+      return view.exists && view.provisioningState === 'Succeeded';
+    },
+    describe: (view) =>
+      `snapshot ${input.snapshotName} ${view.exists ? (view.provisioningState ?? 'unknown') : 'not yet visible'}`,
+  });
+  if (snapshot.id === undefined) {
+    throw StepFailure.terminal(
+      'snapshotting',
+      'SnapshotWithoutId',
+      `snapshot ${input.snapshotName} has no id`,
+    );
+  }
+  return { snapshotId: snapshot.id, ...(stopped.vmId === undefined ? {} : { vmId: stopped.vmId }) };
+}
+
+/** One error for the run: the capture failure first (it is the cause), then anything give-back could not do. */
+function combineFailures(captureError: unknown, giveBackFailures: readonly StepFailure[]): StepFailure {
+  const restore =
+    giveBackFailures.length === 0
+      ? undefined
+      : `restoring the node also failed: ${giveBackFailures.map((failure) => failure.message).join('; ')}`;
+  const capture =
+    captureError === undefined
+      ? undefined
+      : captureError instanceof StepFailure
+        ? captureError
+        : new StepFailure({
+            step: 'capturing',
+            kind: 'terminal',
+            code: 'UnexpectedError',
+            detail: captureError instanceof Error ? captureError.message : 'unexpected error',
+          });
+  if (capture !== undefined) return restore === undefined ? capture : capture.withFollowUp(restore);
+  const [first] = giveBackFailures;
+  return new StepFailure({
+    step: 'restoring-node',
+    kind: first?.kind ?? 'terminal',
+    code: first?.code ?? 'RestoreFailed',
+    // A failure of give-back's own calls names the step already; a wait's (starting-instance) is kept.
+    detail:
+      giveBackFailures
+        .map((failure) => (failure.step === 'restoring-node' ? failure.reason : failure.message))
+        .join('; ') || 'the node was not given back',
+  });
+}

@@ -1,0 +1,99 @@
+/**
+ * Gives the donor back after a capture, whatever happened during it: deletes the prep pod, starts the VM
+ * if needed and waits until it runs, then restores the node's prior state (uncordoned only if we cordoned
+ * it; our annotations removed). Failures are collected and returned, not thrown: the caller reports them
+ * after the capture's own failure, which is the cause.
+ */
+import type { Task } from 'durable-functions';
+
+import type { NodePriorState } from '../../../shared/application/donor-node.js';
+import { activities } from '../../activities.js';
+import { call } from '../call.js';
+import { StepFailure } from '../step-failure.js';
+import { POLL, RESTORE_RETRY } from '../timing.js';
+import { pollUntil } from '../waits.js';
+import type { RefreshRun } from './run.js';
+import { setStatus } from './run.js';
+
+export interface GiveBackInput {
+  readonly prior: NodePriorState;
+  readonly prepPodName: string;
+}
+
+export interface GiveBackOutput {
+  /** When the node was schedulable again (or given up on). */
+  readonly restoredAt: Date;
+  readonly failures: readonly StepFailure[];
+}
+
+export function* giveBackDonor(
+  run: RefreshRun,
+  input: GiveBackInput,
+): Generator<Task, GiveBackOutput, unknown> {
+  const { context, cluster, plan } = run;
+  const failures: StepFailure[] = [];
+  const step = 'restoring-node';
+  setStatus(run, step);
+  const prepPod = { cluster, namespace: plan.settings.prepNamespace, name: input.prepPodName };
+  const instance = { cluster, scaleSet: plan.scaleSet, instanceId: run.donor.instanceId };
+  // A prep pod we cannot delete yet (API server down) must not keep the VM from starting again:
+  // its deletion is retried after the node is restored.
+  let prepPodDeleted = true;
+  try {
+    yield* call(context, activities.deletePrepPod, prepPod, { step });
+  } catch {
+    prepPodDeleted = false;
+  }
+  try {
+    const view = yield* call(context, activities.readInstance, instance, { step });
+    // Scaled in while we held it: there is no VM to start, and its node goes with it.
+    if (view.exists) {
+      if (view.powerState !== 'running' && view.powerState !== 'starting') {
+        yield* call(context, activities.requestInstanceStart, instance, { step });
+      }
+      yield* pollUntil(context, {
+        step: 'starting-instance',
+        intervalSeconds: POLL.start.interval,
+        timeoutSeconds: POLL.start.timeout,
+        read: () => call(context, activities.readInstance, instance, { step: 'starting-instance' }),
+        done: (v) => v.powerState === 'running',
+        describe: (v) => `instance ${run.donor.instanceId} is ${v.powerState}`,
+        advice:
+          `start it by hand (az vmss start -g ${plan.scaleSet.resourceGroup} -n ${plan.scaleSet.name} ` +
+          `--instance-ids ${run.donor.instanceId}) and check its activity log for the cause (e.g. AllocationFailed)`,
+      });
+    }
+  } catch (error) {
+    failures.push(asStepFailure(step, error));
+  }
+  try {
+    // Restoring annotations and schedulability is what matters most: it runs even if the start failed.
+    yield* call(
+      context,
+      activities.restoreNode,
+      { cluster, node: run.donor.node, prior: input.prior, runTag: run.runTag },
+      { step, retry: RESTORE_RETRY },
+    );
+  } catch (error) {
+    failures.push(asStepFailure(step, error));
+  }
+  const restoredAt = context.df.currentUtcDateTime;
+  if (!prepPodDeleted) {
+    try {
+      yield* call(context, activities.deletePrepPod, prepPod, { step, retry: RESTORE_RETRY });
+    } catch (error) {
+      failures.push(asStepFailure(step, error));
+    }
+  }
+  return { restoredAt, failures };
+}
+
+function asStepFailure(step: string, error: unknown): StepFailure {
+  if (error instanceof StepFailure) return error;
+  return new StepFailure({
+    step,
+    kind: 'terminal',
+    code: 'UnexpectedError',
+    detail: error instanceof Error ? error.message : String(error),
+  });
+}

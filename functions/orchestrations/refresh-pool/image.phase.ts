@@ -1,0 +1,170 @@
+/**
+ * Image phase of a pool refresh. Before the capture: ensure the gallery and the image definition and name
+ * the new version. After it: create the version from the snapshot (Standard_ZRS, falling back to
+ * Standard_LRS where the region has no zones), wait until it Succeeded and replicated, publish it to
+ * `latest`, and delete the snapshot on every path.
+ */
+import type { Task } from 'durable-functions';
+
+import type { ImageVersionRef, StorageAccountType } from '../../../shared/domain/compute.js';
+import { buildImageVersionTags, nextImageVersionName } from '../../../shared/domain/image-version.js';
+import { activities } from '../../activities.js';
+import { call } from '../call.js';
+import { StepFailure } from '../step-failure.js';
+import { POLL } from '../timing.js';
+import { pollUntil } from '../waits.js';
+import type { RefreshRun } from './run.js';
+import { isoNow, setStatus } from './run.js';
+import { deleteSnapshot } from './snapshot.js';
+
+/** The version a run builds, once published. */
+export type BuiltVersion = ImageVersionRef & {
+  readonly id: string;
+  readonly storageAccountType: StorageAccountType;
+};
+
+/** Ensures the gallery and the definition; returns the new version's reference. */
+export function* prepareImagePhase(run: RefreshRun): Generator<Task, ImageVersionRef, unknown> {
+  const { context, cluster, plan } = run;
+  setStatus(run, 'ensuring-image-definition');
+  const existingVersions = yield* call(
+    context,
+    activities.ensureImageDefinition,
+    {
+      cluster,
+      definition: plan.image.definition,
+      location: plan.scaleSet.location,
+      spec: plan.image.definitionSpec,
+      galleryTags: plan.image.galleryTags,
+    },
+    { step: 'ensuring-image-definition' },
+  );
+  const versionName = nextImageVersionName(context.df.currentUtcDateTime, existingVersions);
+  return { ...plan.image.definition, versionName };
+}
+
+export interface ImagePhaseInput {
+  readonly ref: ImageVersionRef;
+  readonly snapshotId: string;
+  readonly snapshotName: string;
+  readonly sourceVmId?: string;
+}
+
+/** Builds and publishes the version; the snapshot is deleted whatever happens. */
+export function* imagePhase(run: RefreshRun, input: ImagePhaseInput): Generator<Task, BuiltVersion, unknown> {
+  try {
+    return yield* buildImageVersion(run, input);
+  } finally {
+    yield* deleteSnapshot(run, input.snapshotName);
+  }
+}
+
+function* buildImageVersion(run: RefreshRun, input: ImagePhaseInput): Generator<Task, BuiltVersion, unknown> {
+  const { context, cluster, plan } = run;
+  const { ref } = input;
+  const preferences: StorageAccountType[] =
+    plan.settings.storageAccountType === 'Standard_ZRS'
+      ? ['Standard_ZRS', 'Standard_LRS']
+      : [plan.settings.storageAccountType];
+  const tags = buildImageVersionTags({
+    sourceNode: run.donor.node,
+    sourceVmId: input.sourceVmId ?? 'unknown',
+    cluster,
+    pool: run.input.pool,
+    // A donor without a usable last-patch time (fallback or operator-named) holds every patch applied
+    // up to its capture: the capture time is then the honest lower bound for the next run's patch rule.
+    patchedAt: run.donor.patchedAt ?? isoNow(run),
+    runId: run.runTag,
+  });
+  const readVersion = (step: 'building-image-version' | 'publishing-image-version') => () =>
+    call(context, activities.readImageVersion, { cluster, ref }, { step });
+  for (const [index, storageAccountType] of preferences.entries()) {
+    const last = index === preferences.length - 1;
+    setStatus(run, 'building-image-version', storageAccountType);
+    const request = yield* call(
+      context,
+      activities.requestImageVersion,
+      {
+        cluster,
+        ref,
+        location: plan.scaleSet.location,
+        snapshotId: input.snapshotId,
+        storageAccountType,
+        extraRegions: [...plan.settings.extraRegions],
+        tags,
+      },
+      { step: 'building-image-version' },
+    );
+    if (request.kind === 'zrs-unsupported') {
+      if (last) throw StepFailure.terminal('building-image-version', 'ZrsUnsupported', request.message);
+      continue;
+    }
+    const built = yield* pollUntil(context, {
+      step: 'building-image-version',
+      intervalSeconds: POLL.imageVersion.interval,
+      timeoutSeconds: POLL.imageVersion.timeout,
+      read: readVersion('building-image-version'),
+      done: (view) =>
+        view.provisioningState === 'Failed' ||
+        (view.provisioningState === 'Succeeded' && view.replicationState !== 'Replicating'),
+      describe: (view) =>
+        `version ${ref.versionName} ${view.provisioningState ?? 'absent'}, replication ${view.replicationState ?? 'unknown'}`,
+    });
+    if (built.provisioningState === 'Failed' || built.replicationState === 'Failed') {
+      // A failed version still exists and blocks a retry under the same name: delete it first.
+      yield* deleteFailedVersion(run, ref);
+      if (last) {
+        throw StepFailure.terminal(
+          'building-image-version',
+          'ImageVersionFailed',
+          `image version ${ref.versionName} failed (${storageAccountType}); it was deleted, and so was the snapshot`,
+          "see the gallery's activity log for ARM's reason, then run again",
+        );
+      }
+      continue;
+    }
+    setStatus(run, 'publishing-image-version');
+    yield* call(
+      context,
+      activities.requestImageVersionExclusion,
+      { cluster, ref, excludeFromLatest: false },
+      { step: 'publishing-image-version' },
+    );
+    const published = yield* pollUntil(context, {
+      step: 'publishing-image-version',
+      intervalSeconds: POLL.publication.interval,
+      timeoutSeconds: POLL.publication.timeout,
+      read: readVersion('publishing-image-version'),
+      done: (view) => view.provisioningState === 'Succeeded' && view.excludeFromLatest === false,
+      describe: (view) => `version ${ref.versionName} ${view.provisioningState ?? 'absent'}`,
+    });
+    if (published.id === undefined) {
+      throw StepFailure.terminal(
+        'publishing-image-version',
+        'ImageVersionWithoutId',
+        `image version ${ref.versionName} has no id`,
+      );
+    }
+    return { ...ref, id: published.id, storageAccountType };
+  }
+  throw StepFailure.terminal(
+    'building-image-version',
+    'NoStorageTypeLeft',
+    'no storage account type left to try',
+  );
+}
+
+function* deleteFailedVersion(run: RefreshRun, ref: ImageVersionRef): Generator<Task, void, unknown> {
+  const { context, cluster } = run;
+  const step = 'deleting-failed-image-version';
+  setStatus(run, step);
+  yield* call(context, activities.requestImageVersionDeletion, { cluster, ref }, { step });
+  yield* pollUntil(context, {
+    step,
+    intervalSeconds: POLL.imageVersionDeletion.interval,
+    timeoutSeconds: POLL.imageVersionDeletion.timeout,
+    read: () => call(context, activities.readImageVersion, { cluster, ref }, { step }),
+    done: (view) => !view.exists,
+    describe: (view) => `version ${ref.versionName} ${view.provisioningState ?? 'deleting'}`,
+  });
+}

@@ -1,0 +1,102 @@
+/**
+ * Model phase of a pool refresh: point the scale set's model at the new image (the definition, so new
+ * instances take `latest`, or the version when pinned), verify it by reading it back, only then remove
+ * the bootstrap extensions (a model without them but with the old image would build broken nodes), and
+ * prune old versions.
+ */
+import type { Task } from 'durable-functions';
+
+import { galleryDefinitionIdOf, sameResourceId } from '../../../shared/domain/resource-id.js';
+import { activities } from '../../activities.js';
+import { call } from '../call.js';
+import { StepFailure } from '../step-failure.js';
+import { POLL } from '../timing.js';
+import { pollUntil } from '../waits.js';
+import type { BuiltVersion } from './image.phase.js';
+import type { RefreshRun } from './run.js';
+import { setStatus } from './run.js';
+
+export interface ModelPhaseOutput {
+  readonly removedExtensions: readonly string[];
+  readonly prunedVersions: readonly string[];
+}
+
+export function* modelPhase(
+  run: RefreshRun,
+  version: BuiltVersion,
+): Generator<Task, ModelPhaseOutput, unknown> {
+  const { context, cluster, plan } = run;
+  const scaleSet = plan.scaleSet;
+  const settings = plan.settings;
+  const targetImageId = settings.pinVersion ? version.id : galleryDefinitionIdOf(version.id);
+
+  setStatus(run, 'updating-scale-set-model');
+  yield* call(
+    context,
+    activities.requestScaleSetImageUpdate,
+    { cluster, scaleSet, imageId: targetImageId },
+    { step: 'updating-scale-set-model' },
+  );
+  yield* pollUntil(context, {
+    step: 'updating-scale-set-model',
+    intervalSeconds: POLL.scaleSetUpdate.interval,
+    timeoutSeconds: POLL.scaleSetUpdate.timeout,
+    read: () =>
+      call(
+        context,
+        activities.readScaleSetImage,
+        { cluster, scaleSet },
+        { step: 'updating-scale-set-model' },
+      ),
+    done: (view) => {
+      if (view.provisioningState === 'Failed') {
+        throw StepFailure.terminal(
+          'updating-scale-set-model',
+          'ScaleSetUpdateFailed',
+          `scale set ${scaleSet.name} update failed`,
+        );
+      }
+      return view.provisioningState === 'Succeeded' && sameResourceId(view.imageId, targetImageId);
+    },
+    describe: (view) => `model image ${view.imageId ?? 'none'} (${view.provisioningState})`,
+  });
+
+  const step = 'removing-bootstrap-extensions';
+  setStatus(run, step);
+  const listing = { cluster, scaleSet, keepExtensionTypes: [...settings.keepExtensionTypes] };
+  const extensions = yield* call(context, activities.listRemovableExtensions, listing, { step });
+  for (const extension of extensions) {
+    if (extension.deleting) continue;
+    yield* call(
+      context,
+      activities.requestExtensionDeletion,
+      { cluster, scaleSet, extensionName: extension.name },
+      { step },
+    );
+  }
+  if (extensions.length > 0) {
+    yield* pollUntil(context, {
+      step,
+      intervalSeconds: POLL.extensionDeletion.interval,
+      timeoutSeconds: POLL.extensionDeletion.timeout,
+      read: () => call(context, activities.listRemovableExtensions, listing, { step }),
+      done: (left) => left.length === 0,
+      describe: (left) => `extensions still present: ${left.map((extension) => extension.name).join(', ')}`,
+    });
+  }
+
+  setStatus(run, 'pruning-versions');
+  const pruned = yield* call(
+    context,
+    activities.pruneImageVersions,
+    {
+      cluster,
+      definition: plan.image.definition,
+      history: settings.history,
+      keep: [version.versionName],
+      modelImageId: targetImageId,
+    },
+    { step: 'pruning-versions' },
+  );
+  return { removedExtensions: extensions.map((extension) => extension.name), prunedVersions: pruned };
+}

@@ -1,0 +1,65 @@
+/**
+ * What the phases of a pool refresh share: the orchestration context, the run's input and plan, the
+ * donor, and the custom status (the step an operator sees). Names derived from the plan live here too.
+ */
+import type { OrchestrationContext } from 'durable-functions';
+
+import type { PoolPlan } from '../../../shared/application/pool-plan.js';
+import type {
+  RefreshPoolInput,
+  RefreshStatus,
+  RefreshStep,
+} from '../../../shared/application/refresh-contracts.js';
+import { fnv1a32Hex } from '../../../shared/domain/gallery-naming.js';
+
+/** A refresh the plan decided on: the donor and where it lives. */
+export interface RefreshRun {
+  readonly context: OrchestrationContext;
+  readonly input: RefreshPoolInput;
+  readonly cluster: string;
+  readonly plan: PoolPlan & { readonly image: NonNullable<PoolPlan['image']> };
+  readonly donor: { readonly node: string; readonly instanceId: string; readonly patchedAt?: string };
+  /** The instance id: marks the node we hold and tags what the run builds. */
+  readonly runTag: string;
+  /** The version this run builds, once named. */
+  version?: string;
+}
+
+/** Publishes the run's current step (custom status, ≤ 16 KB, no secrets). */
+export function setStatus(
+  run: Pick<RefreshRun, 'context' | 'input'> & Partial<RefreshRun>,
+  step: RefreshStep,
+  detail?: string,
+): void {
+  const status: RefreshStatus = {
+    cluster: run.input.cluster,
+    pool: run.input.pool,
+    step,
+    since: run.context.df.currentUtcDateTime.toISOString(),
+    ...(run.donor === undefined ? {} : { node: run.donor.node }),
+    ...(run.version === undefined ? {} : { version: run.version }),
+    ...(detail === undefined ? {} : { detail }),
+  };
+  run.context.df.setCustomStatus(status);
+}
+
+/** The orchestration's current time as RFC 3339 (deterministic on replay). */
+export function isoNow(run: Pick<RefreshRun, 'context'>): string {
+  return run.context.df.currentUtcDateTime.toISOString();
+}
+
+/** Snapshot names allow 80 characters of `[A-Za-z0-9_.-]`. */
+export function snapshotNameFor(plan: PoolPlan, versionName: string): string {
+  const base = `vmssp-${plan.scaleSet.name}-${versionName.replaceAll('.', '-')}`;
+  return base.replaceAll(/[^A-Za-z0-9_.-]/g, '-').slice(0, 80);
+}
+
+/**
+ * Pod names are DNS labels (63 characters, lowercase alphanumerics and `-`). Version names are only
+ * unique per pool (to the second), and pools of a cluster share the prep namespace: the scale set's
+ * hash keeps two pools captured in the same second from colliding.
+ */
+export function prepPodNameFor(plan: PoolPlan, versionName: string): string {
+  const hash = fnv1a32Hex(plan.scaleSet.id.toLowerCase());
+  return `vmssp-prep-${versionName.replaceAll('.', '-')}-${hash}`.toLowerCase().slice(0, 63);
+}

@@ -1,0 +1,66 @@
+/**
+ * Every wait of the orchestrations in one place: how often each step polls and how long it may take,
+ * and how activity calls are retried. Seconds for polls, milliseconds for retries (as the runtime's).
+ */
+
+/** How one activity call is retried on transient failures (terminal ones fail at once). */
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  readonly maxAttempts: number;
+  readonly firstDelayMs: number;
+  readonly backoffCoefficient: number;
+  readonly maxDelayMs: number;
+  /** No attempt starts later than this after the first one. */
+  readonly withinMs?: number;
+}
+
+/** How often each wait polls, and how long it may take before the run fails (seconds). */
+export const POLL = {
+  drain: { interval: 5 /* timeout from settings: capture.drainTimeout */ },
+  powerOff: { interval: 15, timeout: 20 * 60 },
+  snapshot: { interval: 15, timeout: 60 * 60 },
+  start: { interval: 15, timeout: 20 * 60 },
+  imageVersion: { interval: 60, timeout: 8 * 60 * 60 },
+  imageVersionDeletion: { interval: 30, timeout: 60 * 60 },
+  publication: { interval: 10, timeout: 30 * 60 },
+  scaleSetUpdate: { interval: 10, timeout: 30 * 60 },
+  extensionDeletion: { interval: 15, timeout: 60 * 60 },
+} as const;
+
+/**
+ * Retries of one activity call on transient failures: 5, 10, 20, 40, 60 s between six attempts, about
+ * 2¼ minutes of throttling or an API server restart. A server's Retry-After is waited when longer.
+ */
+export const STEP_RETRY: RetryPolicy = {
+  maxAttempts: 6,
+  firstDelayMs: 5_000,
+  backoffCoefficient: 2,
+  maxDelayMs: 60_000,
+};
+
+/**
+ * Giving the donor back outlasts an API server outage: retried on transient failures for 30 minutes
+ * (then the run reports that the node could not be restored, and how to do it by hand).
+ */
+export const RESTORE_RETRY: RetryPolicy = {
+  maxAttempts: Number.POSITIVE_INFINITY,
+  firstDelayMs: 5_000,
+  backoffCoefficient: 2,
+  maxDelayMs: 60_000,
+  withinMs: 30 * 60_000,
+};
+
+/** The longest Retry-After honoured for one wait: a server asking for more is asked again after this. */
+export const MAX_RETRY_AFTER_MS = 10 * 60_000;
+
+/** Reboot debounce (pool-signal): bounds on history size and on waiting for another trigger's refresh. */
+export const POOL_SIGNAL = {
+  /** A notice storm beyond this many notices in one cycle refreshes anyway. */
+  maxNoticesPerCycle: 200,
+  /** Notices that arrive while the refresh runs start one more cycle; at most this many in all. */
+  maxCycles: 3,
+  /** A refresh started by someone else (timer, HTTP) is waited for, polling this often (s)… */
+  busyRetrySeconds: 300,
+  /** …this many times. */
+  maxBusyWaits: 48,
+} as const;

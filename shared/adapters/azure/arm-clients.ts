@@ -1,0 +1,168 @@
+/**
+ * The @azure/arm-compute clients of the compute gateway: one per subscription, restricted to the
+ * configured subscriptions, with the product's pipeline policies (per-attempt timeout; a long
+ * Retry-After ends the call so that a durable timer does the waiting instead of a blocked activity).
+ */
+import { ComputeManagementClient } from '@azure/arm-compute';
+import type { TokenCredential } from '@azure/core-auth';
+import type { PipelinePolicy } from '@azure/core-rest-pipeline';
+
+import { TerminalError, TransientError } from '../../domain/errors.js';
+import { retryAfterFromHeaders } from './errors.js';
+
+export interface ArmRetryOptions {
+  /** SDK retries of 408/429/5xx/connection errors inside one call (default 3). */
+  readonly maxRetries?: number;
+  /** Base of the SDK's exponential backoff (default 1000 ms). */
+  readonly retryDelayInMs?: number;
+  readonly maxRetryDelayInMs?: number;
+  /**
+   * Longest `Retry-After` the SDK may sleep through inside one call (default 10 s). A longer one fails
+   * the call at once with a TransientError carrying `retryAfterMs`, so a durable timer does the waiting
+   * instead of a blocked activity.
+   */
+  readonly maxInlineThrottleWaitMs?: number;
+}
+
+export interface ArmComputeGatewayOptions {
+  readonly credential: TokenCredential;
+  /** Subscriptions this gateway may touch; refs naming any other are refused. Omitted: any. */
+  readonly subscriptionIds?: readonly string[];
+  /** ARM base URL (https only), e.g. the simulator's; default `https://management.azure.com`. */
+  readonly endpoint?: string;
+  /** PEM of the CA that signs the endpoint's certificate (the simulator's private CA). Replaces the system CAs. */
+  readonly ca?: string;
+  readonly retry?: ArmRetryOptions;
+  /** Poll interval for the few operations this gateway waits for (gallery, image definition). */
+  readonly pollIntervalMs?: number;
+  /** Per-request timeout (default 60 s): a hung connection must not hold an activity until its own timeout. */
+  readonly requestTimeoutMs?: number;
+}
+
+const DEFAULT_MAX_INLINE_THROTTLE_WAIT_MS = 10_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+
+export class ArmClients {
+  readonly #options: ArmComputeGatewayOptions;
+  readonly #allowed: ReadonlySet<string> | undefined;
+  readonly #clients = new Map<string, ComputeManagementClient>();
+
+  constructor(options: ArmComputeGatewayOptions) {
+    if (options.endpoint !== undefined) {
+      let protocol: string;
+      try {
+        protocol = new URL(options.endpoint).protocol;
+      } catch {
+        throw new TerminalError(
+          'InvalidEndpoint',
+          `configuring the compute gateway: "${options.endpoint}" is not a URL`,
+        );
+      }
+      if (protocol !== 'https:') {
+        // The SDK would refuse to send the bearer token anyway; fail at configuration, not first call.
+        throw new TerminalError(
+          'InsecureEndpoint',
+          `configuring the compute gateway: the ARM endpoint must use https (got ${protocol})`,
+        );
+      }
+    }
+    this.#options = options;
+    this.#allowed =
+      options.subscriptionIds === undefined || options.subscriptionIds.length === 0
+        ? undefined
+        : new Set(options.subscriptionIds.map((id) => id.toLowerCase()));
+  }
+
+  /** True when the gateway may touch this subscription. */
+  allows(subscriptionId: string): boolean {
+    return this.#allowed === undefined || this.#allowed.has(subscriptionId.toLowerCase());
+  }
+
+  /** The client of a configured subscription; any other is refused (TerminalError) before a request. */
+  client(subscriptionId: string, action: string): ComputeManagementClient {
+    const key = subscriptionId.toLowerCase();
+    if (!this.allows(subscriptionId)) {
+      throw new TerminalError(
+        'SubscriptionNotConfigured',
+        `${action}: subscription ${subscriptionId} is not among the configured subscriptions`,
+      );
+    }
+    let client = this.#clients.get(key);
+    if (client === undefined) {
+      client = this.#createClient(subscriptionId);
+      this.#clients.set(key, client);
+    }
+    return client;
+  }
+
+  /** Options for the few operations waited for in the call (`…AndWait`). */
+  pollOptions(): { updateIntervalInMs?: number } {
+    const interval = this.#options.pollIntervalMs;
+    return interval === undefined ? {} : { updateIntervalInMs: interval };
+  }
+
+  #createClient(subscriptionId: string): ComputeManagementClient {
+    const { endpoint, ca, retry } = this.#options;
+    return new ComputeManagementClient(this.#options.credential, subscriptionId, {
+      ...(endpoint === undefined ? {} : { endpoint }),
+      ...(ca === undefined ? {} : { tlsOptions: { ca } }),
+      retryOptions: {
+        ...(retry?.maxRetries === undefined ? {} : { maxRetries: retry.maxRetries }),
+        ...(retry?.retryDelayInMs === undefined ? {} : { retryDelayInMs: retry.retryDelayInMs }),
+        ...(retry?.maxRetryDelayInMs === undefined ? {} : { maxRetryDelayInMs: retry.maxRetryDelayInMs }),
+      },
+      additionalPolicies: [
+        {
+          policy: requestTimeoutPolicy(this.#options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
+          position: 'perRetry',
+        },
+        {
+          policy: throttleWaitCapPolicy(
+            retry?.maxInlineThrottleWaitMs ?? DEFAULT_MAX_INLINE_THROTTLE_WAIT_MS,
+          ),
+          position: 'perRetry',
+        },
+      ],
+      userAgentOptions: { userAgentPrefix: 'vmss-prototype' },
+    });
+  }
+}
+
+/**
+ * A throttling answer whose `Retry-After` exceeds `maxWaitMs` ends the call with a TransientError
+ * (not a RestError, so the SDK's retry policy rethrows it instead of sleeping). Placed per retry: it
+ * sees every attempt's response before the retry policy does.
+ */
+function throttleWaitCapPolicy(maxWaitMs: number): PipelinePolicy {
+  return {
+    name: 'vmssPrototypeThrottleWaitCap',
+    async sendRequest(request, next) {
+      const response = await next(request);
+      if (response.status === 429 || response.status === 503) {
+        const waitMs = retryAfterFromHeaders((name) => response.headers.get(name), Date.now());
+        if (waitMs !== undefined && waitMs > maxWaitMs) {
+          const code = response.status === 429 ? 'ArmThrottled' : 'ServiceUnavailable';
+          throw new TransientError(
+            code,
+            `Azure Resource Manager asked to retry in ${Math.ceil(waitMs / 1000)} s (HTTP ${response.status})`,
+            { retryAfterMs: waitMs },
+          );
+        }
+      }
+      return response;
+    },
+  };
+}
+
+/** Sets a timeout on every attempt that has none (the SDK sets none by default). */
+function requestTimeoutPolicy(timeoutMs: number): PipelinePolicy {
+  return {
+    name: 'vmssPrototypeRequestTimeout',
+    sendRequest(request, next) {
+      if (request.timeout === 0) {
+        request.timeout = timeoutMs;
+      }
+      return next(request);
+    },
+  };
+}

@@ -1,0 +1,163 @@
+/**
+ * Scale sets over @azure/arm-compute: reading the model (with the image facts the model does not carry),
+ * the image-reference PATCH, and the model's extensions. Remembers each scale set's orchestration mode
+ * (fixed at creation) for the instance calls.
+ */
+import type { ImageReference as ArmImageReference, VirtualMachineScaleSet } from '@azure/arm-compute';
+
+import type { ScaleSetExtension } from '../../domain/compute.js';
+import { ignoreNotFound, isTransient } from '../../domain/errors.js';
+import type { ScaleSetRef } from '../../domain/resource-id.js';
+import { describeScaleSet, parseGalleryImageId, scaleSetKey } from '../../domain/resource-id.js';
+import type { OrchestrationMode, ScaleSet } from '../../domain/scale-set.js';
+import type { ScaleSetImageUpdate } from '../../ports/compute-gateway.js';
+import type { ArmClients } from './arm-clients.js';
+import { toRefreshError, withArmErrors } from './errors.js';
+import {
+  type ImageFacts,
+  imageFactsFromGalleryImage,
+  imageFactsFromMarketplaceImage,
+  toExtension,
+  toImageReference,
+  toScaleSet,
+} from './to-domain.js';
+
+/** What is explicitly nulled in the image reference: marketplace fields stay otherwise (PATCH merges). */
+const MARKETPLACE_FIELDS_NULLED = { publisher: null, offer: null, sku: null, version: null } as const;
+
+export class ArmScaleSets {
+  /** Orchestration mode is fixed at creation, so it is safe to remember per scale set. */
+  readonly #modes = new Map<string, OrchestrationMode>();
+
+  constructor(private readonly clients: ArmClients) {}
+
+  async get(ref: ScaleSetRef): Promise<ScaleSet> {
+    const action = `reading scale set ${describeScaleSet(ref)}`;
+    const client = this.clients.client(ref.subscriptionId, action);
+    const model = await withArmErrors(action, () =>
+      client.virtualMachineScaleSets.get(ref.resourceGroup, ref.name),
+    );
+    const facts = await this.#imageFacts(model, ref, action);
+    const scaleSet = toScaleSet(model, ref, facts);
+    this.#modes.set(scaleSetKey(ref), scaleSet.orchestrationMode);
+    return scaleSet;
+  }
+
+  /** Uniform or Flexible: from the ref when it is a whole ScaleSet, from memory, or read once. */
+  async orchestrationMode(ref: ScaleSetRef, action: string): Promise<OrchestrationMode> {
+    if (isScaleSet(ref)) {
+      return ref.orchestrationMode;
+    }
+    const known = this.#modes.get(scaleSetKey(ref));
+    if (known !== undefined) {
+      return known;
+    }
+    const client = this.clients.client(ref.subscriptionId, action);
+    const model = await withArmErrors(action, () =>
+      client.virtualMachineScaleSets.get(ref.resourceGroup, ref.name),
+    );
+    const mode = toScaleSet(model, ref).orchestrationMode;
+    this.#modes.set(scaleSetKey(ref), mode);
+    return mode;
+  }
+
+  async requestImageUpdate(ref: ScaleSetRef, update: ScaleSetImageUpdate): Promise<void> {
+    const action = `requesting image update of scale set ${describeScaleSet(ref)}`;
+    const client = this.clients.client(ref.subscriptionId, action);
+    // PATCH merges objects, so a marketplace publisher/offer/sku/version left in the model would sit
+    // next to the new id and ARM would refuse the ambiguous reference: null them explicitly. The SDK's
+    // serializer copies these fields as given, and JSON keeps nulls (tested on the wire).
+    const imageReference = {
+      id: update.imageId,
+      ...MARKETPLACE_FIELDS_NULLED,
+    } as unknown as ArmImageReference;
+    await withArmErrors(action, () =>
+      client.virtualMachineScaleSets.beginUpdate(ref.resourceGroup, ref.name, {
+        virtualMachineProfile: {
+          storageProfile: { imageReference },
+          // customData is write-only and replaced as a whole; it only applies to new or reimaged instances.
+          osProfile: { customData: update.customDataBase64 },
+        },
+      }),
+    );
+  }
+
+  async listExtensions(ref: ScaleSetRef): Promise<ScaleSetExtension[]> {
+    const action = `listing extensions of scale set ${describeScaleSet(ref)}`;
+    const client = this.clients.client(ref.subscriptionId, action);
+    return withArmErrors(action, async () => {
+      const extensions: ScaleSetExtension[] = [];
+      for await (const extension of client.virtualMachineScaleSetExtensions.list(
+        ref.resourceGroup,
+        ref.name,
+      )) {
+        extensions.push(toExtension(extension));
+      }
+      return extensions;
+    });
+  }
+
+  async requestExtensionDeletion(ref: ScaleSetRef, extensionName: string): Promise<void> {
+    const action = `requesting deletion of extension ${extensionName} of scale set ${describeScaleSet(ref)}`;
+    const client = this.clients.client(ref.subscriptionId, action);
+    await withArmErrors(action, () =>
+      client.virtualMachineScaleSetExtensions.beginDelete(ref.resourceGroup, ref.name, extensionName),
+    ).catch(ignoreNotFound);
+  }
+
+  /**
+   * Hyper-V generation and architecture live on the image, not the scale set model: read them from the
+   * gallery image definition or the marketplace image. Best effort: an image we cannot read (another
+   * tenant's gallery, a retired marketplace version) leaves them unknown; throttling still propagates.
+   */
+  async #imageFacts(model: VirtualMachineScaleSet, ref: ScaleSetRef, action: string): Promise<ImageFacts> {
+    const reference = toImageReference(model.virtualMachineProfile?.storageProfile?.imageReference);
+    try {
+      if (reference?.kind === 'gallery') {
+        const image = parseGalleryImageId(reference.id);
+        if (image === undefined || !this.clients.allows(image.subscriptionId)) {
+          return {};
+        }
+        const client = this.clients.client(image.subscriptionId, action);
+        const definition = await client.galleryImages.get(
+          image.resourceGroup,
+          image.galleryName,
+          image.imageName,
+        );
+        return imageFactsFromGalleryImage(definition);
+      }
+      // Marketplace image metadata needs its own read permission and one more request: only ask when
+      // the model does not already imply the generation (Trusted Launch and confidential VMs are gen 2).
+      if (reference?.kind === 'marketplace' && toScaleSet(model, ref).hyperVGeneration === undefined) {
+        const client = this.clients.client(ref.subscriptionId, action);
+        const { publisher, offer, sku } = reference;
+        let version = reference.version;
+        if (version.toLowerCase() === 'latest') {
+          // Generation and architecture are properties of the SKU; any published version tells them.
+          const [newest] = await client.virtualMachineImages.list(model.location, publisher, offer, sku, {
+            top: 1,
+            orderby: 'name desc',
+          });
+          if (newest === undefined) {
+            return {};
+          }
+          version = newest.name;
+        }
+        const image = await client.virtualMachineImages.get(model.location, publisher, offer, sku, version);
+        return imageFactsFromMarketplaceImage(image);
+      }
+      return {};
+    } catch (error: unknown) {
+      const mapped = toRefreshError(error, `${action}: reading its image`);
+      if (isTransient(mapped)) {
+        throw mapped;
+      }
+      return {};
+    }
+  }
+}
+
+function isScaleSet(ref: ScaleSetRef): ref is ScaleSet {
+  const mode = (ref as Partial<ScaleSet>).orchestrationMode;
+  return mode === 'Uniform' || mode === 'Flexible';
+}

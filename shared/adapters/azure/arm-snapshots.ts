@@ -1,0 +1,56 @@
+/**
+ * Disk snapshots over @azure/arm-compute: the donor's OS disk copied into a full snapshot, read while it
+ * is being made, deleted after the image version copied it. Requests are idempotent by name.
+ */
+import type { Snapshot } from '../../domain/compute.js';
+import { ignoreNotFound, TerminalError } from '../../domain/errors.js';
+import type { SnapshotRequest } from '../../ports/compute-gateway.js';
+import type { ArmClients } from './arm-clients.js';
+import { throwIfDeleting, withArmErrors } from './errors.js';
+import { toSnapshot } from './to-domain.js';
+
+export class ArmSnapshots {
+  constructor(private readonly clients: ArmClients) {}
+
+  async get(subscriptionId: string, resourceGroup: string, name: string): Promise<Snapshot> {
+    const action = `reading snapshot ${resourceGroup}/${name}`;
+    const client = this.clients.client(subscriptionId, action);
+    const snapshot = await withArmErrors(action, () => client.snapshots.get(resourceGroup, name));
+    return toSnapshot(snapshot, resourceGroup);
+  }
+
+  async request(request: SnapshotRequest): Promise<void> {
+    const action = `requesting snapshot ${request.resourceGroup}/${request.name}`;
+    const client = this.clients.client(request.subscriptionId, action);
+    const existing = await withArmErrors(action, () =>
+      client.snapshots.get(request.resourceGroup, request.name),
+    ).catch(ignoreNotFound);
+    if (existing !== undefined) {
+      throwIfDeleting(existing.provisioningState, action, 'snapshot');
+      const source = existing.creationData?.sourceResourceId;
+      if (source !== undefined && source.toLowerCase() !== request.sourceDiskId.toLowerCase()) {
+        throw new TerminalError(
+          'SnapshotNameTaken',
+          `${action}: a snapshot with this name already exists, copied from ${source}, not ${request.sourceDiskId}`,
+        );
+      }
+      return;
+    }
+    await withArmErrors(action, () =>
+      client.snapshots.beginCreateOrUpdate(request.resourceGroup, request.name, {
+        location: request.location,
+        tags: { ...request.tags },
+        incremental: request.incremental,
+        creationData: { createOption: 'Copy', sourceResourceId: request.sourceDiskId },
+      }),
+    );
+  }
+
+  async requestDeletion(subscriptionId: string, resourceGroup: string, name: string): Promise<void> {
+    const action = `requesting deletion of snapshot ${resourceGroup}/${name}`;
+    const client = this.clients.client(subscriptionId, action);
+    await withArmErrors(action, () => client.snapshots.beginDelete(resourceGroup, name)).catch(
+      ignoreNotFound,
+    );
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Scale set members over @azure/arm-compute: Uniform instances (`virtualMachineScaleSetVMs`) and
+ * Flexible members (plain `virtualMachines`, in their own resource group), read with their instance view,
+ * powered off gracefully and started. Power requests are idempotent: a VM already on its way is left.
+ */
+import type { PowerState, ScaleSetInstance } from '../../domain/compute.js';
+import { NotFoundError } from '../../domain/errors.js';
+import type { ScaleSetRef } from '../../domain/resource-id.js';
+import { describeScaleSet, isScaleSetInstanceId, resourceGroupOfId } from '../../domain/resource-id.js';
+import type { ArmClients } from './arm-clients.js';
+import type { ArmScaleSets } from './arm-scale-sets.js';
+import { withArmErrors } from './errors.js';
+import { isMemberOf, toFlexibleInstance, toPowerState, toUniformInstance } from './to-domain.js';
+
+const STOPPED_OR_STOPPING: ReadonlySet<PowerState> = new Set([
+  'stopping',
+  'stopped',
+  'deallocating',
+  'deallocated',
+]);
+const RUNNING_OR_STARTING: ReadonlySet<PowerState> = new Set(['starting', 'running']);
+
+export class ArmVirtualMachines {
+  constructor(
+    private readonly clients: ArmClients,
+    private readonly scaleSets: ArmScaleSets,
+  ) {}
+
+  async get(scaleSetOrRef: ScaleSetRef, instanceId: string): Promise<ScaleSetInstance> {
+    const action = `reading instance ${instanceId} of scale set ${describeScaleSet(scaleSetOrRef)}`;
+    const client = this.clients.client(scaleSetOrRef.subscriptionId, action);
+    const mode = await this.scaleSets.orchestrationMode(scaleSetOrRef, action);
+    // A full ScaleSet is accepted (it saves a read) but only the ref travels on with the instance.
+    const { subscriptionId, resourceGroup, name } = scaleSetOrRef;
+    const scaleSet: ScaleSetRef = { subscriptionId, resourceGroup, name };
+    if (mode === 'Uniform') {
+      const vm = await withArmErrors(action, () =>
+        client.virtualMachineScaleSetVMs.get(scaleSet.resourceGroup, scaleSet.name, instanceId, {
+          expand: 'instanceView',
+        }),
+      );
+      return toUniformInstance(scaleSet, vm);
+    }
+    const vm = await withArmErrors(action, () =>
+      client.virtualMachines.get(scaleSet.resourceGroup, instanceId, { expand: 'instanceView' }),
+    );
+    if (!isMemberOf(vm, scaleSet)) {
+      // The VM exists but is not this scale set's instance: for the caller, the instance is missing.
+      throw new NotFoundError(
+        'InstanceNotFound',
+        `${action}: virtual machine ${instanceId} is not a member of the scale set (it belongs to ${vm.virtualMachineScaleSet?.id ?? 'no scale set'})`,
+      );
+    }
+    return toFlexibleInstance(scaleSet, vm);
+  }
+
+  async requestPowerOff(instance: ScaleSetInstance): Promise<void> {
+    const action = `requesting power off of instance ${instance.instanceId} of scale set ${describeScaleSet(instance.scaleSet)}`;
+    const client = this.clients.client(instance.scaleSet.subscriptionId, action);
+    const current = await this.#currentPowerState(instance, action);
+    if (STOPPED_OR_STOPPING.has(current)) {
+      return;
+    }
+    const { resourceGroup, name } = instance.scaleSet;
+    await withArmErrors(action, async () => {
+      // skipShutdown false: a graceful ACPI shutdown, so the file systems are clean for the snapshot.
+      if (isScaleSetInstanceId(instance.resourceId)) {
+        await client.virtualMachineScaleSetVMs.beginPowerOff(resourceGroup, name, instance.instanceId, {
+          skipShutdown: false,
+        });
+      } else {
+        await client.virtualMachines.beginPowerOff(vmResourceGroup(instance), instance.instanceId, {
+          skipShutdown: false,
+        });
+      }
+    });
+  }
+
+  async requestStart(instance: ScaleSetInstance): Promise<void> {
+    const action = `requesting start of instance ${instance.instanceId} of scale set ${describeScaleSet(instance.scaleSet)}`;
+    const client = this.clients.client(instance.scaleSet.subscriptionId, action);
+    const current = await this.#currentPowerState(instance, action);
+    if (RUNNING_OR_STARTING.has(current)) {
+      return;
+    }
+    const { resourceGroup, name } = instance.scaleSet;
+    await withArmErrors(action, async () => {
+      if (isScaleSetInstanceId(instance.resourceId)) {
+        await client.virtualMachineScaleSetVMs.beginStart(resourceGroup, name, instance.instanceId);
+      } else {
+        await client.virtualMachines.beginStart(vmResourceGroup(instance), instance.instanceId);
+      }
+    });
+  }
+
+  async #currentPowerState(instance: ScaleSetInstance, action: string): Promise<PowerState> {
+    const client = this.clients.client(instance.scaleSet.subscriptionId, action);
+    const { resourceGroup, name } = instance.scaleSet;
+    const view = await withArmErrors(action, () =>
+      isScaleSetInstanceId(instance.resourceId)
+        ? client.virtualMachineScaleSetVMs.getInstanceView(resourceGroup, name, instance.instanceId)
+        : client.virtualMachines.instanceView(vmResourceGroup(instance), instance.instanceId),
+    );
+    return toPowerState(view.statuses);
+  }
+}
+
+/** A Flexible member's own resource group (taken from its id: it need not be the scale set's). */
+function vmResourceGroup(instance: ScaleSetInstance): string {
+  return resourceGroupOfId(instance.resourceId) ?? instance.scaleSet.resourceGroup;
+}

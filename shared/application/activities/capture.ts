@@ -1,0 +1,115 @@
+/** Activities on the donor's VM and its OS disk snapshot (the Azure side of a capture). */
+import { z } from 'zod';
+
+import type { PowerState, ProvisioningState } from '../../domain/compute.js';
+import { isNotFound } from '../../domain/errors.js';
+import { defineActivity } from './activity.js';
+import { ClusterInput, InstanceInput, Name, Tags } from './inputs.js';
+
+export interface InstanceView {
+  /** False when the instance no longer exists (scaled in by the autoscaler or an operator mid-run). */
+  readonly exists: boolean;
+  readonly powerState: PowerState;
+  readonly provisioningState: ProvisioningState;
+  readonly osDiskId?: string;
+  readonly vmId?: string;
+  readonly location: string;
+}
+
+export interface SnapshotView {
+  readonly exists: boolean;
+  readonly provisioningState?: ProvisioningState;
+  readonly id?: string;
+}
+
+const SnapshotInput = ClusterInput.extend({ subscriptionId: Name, resourceGroup: Name, name: Name });
+
+const readInstance = defineActivity(
+  'readInstance',
+  InstanceInput,
+  async (deps, input): Promise<InstanceView> => {
+    const { compute } = await deps.cluster(input.cluster);
+    try {
+      const instance = await compute.getInstance(input.scaleSet, input.instanceId);
+      return {
+        exists: true,
+        powerState: instance.powerState,
+        provisioningState: instance.provisioningState,
+        ...(instance.osDiskId === undefined ? {} : { osDiskId: instance.osDiskId }),
+        ...(instance.vmId === undefined ? {} : { vmId: instance.vmId }),
+        location: instance.location,
+      };
+    } catch (error) {
+      if (isNotFound(error)) {
+        return { exists: false, powerState: 'unknown', provisioningState: 'Deleted', location: '' };
+      }
+      throw error;
+    }
+  },
+);
+
+const requestInstancePowerOff = defineActivity(
+  'requestInstancePowerOff',
+  InstanceInput,
+  async (deps, input) => {
+    const { compute } = await deps.cluster(input.cluster);
+    await compute.requestPowerOff(await compute.getInstance(input.scaleSet, input.instanceId));
+  },
+);
+
+const requestInstanceStart = defineActivity('requestInstanceStart', InstanceInput, async (deps, input) => {
+  const { compute } = await deps.cluster(input.cluster);
+  await compute.requestStart(await compute.getInstance(input.scaleSet, input.instanceId));
+});
+
+const requestSnapshot = defineActivity(
+  'requestSnapshot',
+  SnapshotInput.extend({ location: Name, sourceDiskId: z.string().min(1), tags: Tags }),
+  async (deps, input) => {
+    const { compute } = await deps.cluster(input.cluster);
+    // A full snapshot: the image version copies it once and we delete it right after, so
+    // incremental snapshots would save nothing and add the 7-per-5-minutes limit.
+    await compute.requestSnapshot({
+      subscriptionId: input.subscriptionId,
+      resourceGroup: input.resourceGroup,
+      name: input.name,
+      location: input.location,
+      sourceDiskId: input.sourceDiskId,
+      incremental: false,
+      tags: input.tags,
+    });
+  },
+);
+
+const readSnapshot = defineActivity(
+  'readSnapshot',
+  SnapshotInput,
+  async (deps, input): Promise<SnapshotView> => {
+    const { compute } = await deps.cluster(input.cluster);
+    try {
+      const snapshot = await compute.getSnapshot(input.subscriptionId, input.resourceGroup, input.name);
+      return { exists: true, provisioningState: snapshot.provisioningState, id: snapshot.id };
+    } catch (error) {
+      if (isNotFound(error)) return { exists: false };
+      throw error;
+    }
+  },
+);
+
+const requestSnapshotDeletion = defineActivity(
+  'requestSnapshotDeletion',
+  SnapshotInput,
+  async (deps, input) => {
+    const { compute } = await deps.cluster(input.cluster);
+    await compute.requestSnapshotDeletion(input.subscriptionId, input.resourceGroup, input.name);
+  },
+);
+
+export const CAPTURE_ACTIVITIES = {
+  readInstance,
+  requestInstancePowerOff,
+  requestInstanceStart,
+  requestSnapshot,
+  readSnapshot,
+  requestSnapshotDeletion,
+} as const;

@@ -1,0 +1,191 @@
+/** Activities on the Compute Gallery: the pool's image definition, its versions, and their pruning. */
+import { z } from 'zod';
+
+import type { ImageVersion, ProvisioningState, ReplicationState } from '../../domain/compute.js';
+import { isNotFound, isRefreshError, TerminalError } from '../../domain/errors.js';
+import type { PrunableImageVersion } from '../../domain/pruning.js';
+import { selectVersionsToPrune } from '../../domain/pruning.js';
+import { parseGalleryImageId } from '../../domain/resource-id.js';
+import { defineActivity } from './activity.js';
+import {
+  ClusterInput,
+  DefinitionRefInput,
+  Name,
+  StorageAccountTypeInput,
+  Tags,
+  VersionRefInput,
+} from './inputs.js';
+
+export interface ImageVersionView {
+  readonly exists: boolean;
+  readonly id?: string;
+  readonly provisioningState?: ProvisioningState;
+  readonly excludeFromLatest?: boolean;
+  readonly replicationState?: ReplicationState;
+}
+
+export type ImageVersionRequestResult =
+  { readonly kind: 'accepted' } | { readonly kind: 'zrs-unsupported'; readonly message: string };
+
+const VersionInput = ClusterInput.extend({ ref: VersionRefInput });
+
+/** Ensures the gallery and the definition; returns the names of the versions it already has. */
+const ensureImageDefinition = defineActivity(
+  'ensureImageDefinition',
+  ClusterInput.extend({
+    definition: DefinitionRefInput,
+    location: z.string().min(1),
+    spec: z.object({
+      osType: z.enum(['Linux', 'Windows']),
+      osState: z.enum(['Generalized', 'Specialized']),
+      hyperVGeneration: z.enum(['V1', 'V2']),
+      architecture: z.enum(['x64', 'Arm64']),
+      securityType: z.string().optional(),
+      identifier: z.object({ publisher: z.string(), offer: z.string(), sku: z.string() }),
+      description: z.string().optional(),
+      tags: Tags,
+    }),
+    galleryTags: Tags,
+  }),
+  async (deps, input): Promise<string[]> => {
+    const { compute } = await deps.cluster(input.cluster);
+    await compute.ensureGallery(input.definition, input.location, input.galleryTags);
+    const definition = await compute.ensureImageDefinition(input.definition, input.location, input.spec);
+    const have = definition.spec;
+    const want = input.spec;
+    if (
+      have.osType !== want.osType ||
+      have.hyperVGeneration !== want.hyperVGeneration ||
+      have.osState !== want.osState
+    ) {
+      throw new TerminalError(
+        'ImageDefinitionMismatch',
+        `ensuring image definition ${input.definition.imageName}: it exists with osType ${have.osType}, ` +
+          `hyperVGeneration ${have.hyperVGeneration}, osState ${have.osState}, but the scale set needs ` +
+          `${want.osType}/${want.hyperVGeneration}/${want.osState}; these are immutable`,
+        { advice: 'delete the definition or configure another image definition name' },
+      );
+    }
+    const versions = await compute.listImageVersions(input.definition);
+    return versions.map((version) => version.ref.versionName);
+  },
+);
+
+const requestImageVersion = defineActivity(
+  'requestImageVersion',
+  VersionInput.extend({
+    location: Name,
+    snapshotId: z.string().min(1),
+    storageAccountType: StorageAccountTypeInput,
+    extraRegions: z.array(Name),
+    tags: Tags,
+  }),
+  async (deps, input): Promise<ImageVersionRequestResult> => {
+    const { compute } = await deps.cluster(input.cluster);
+    try {
+      await compute.requestImageVersion({
+        ref: input.ref,
+        location: input.location,
+        snapshotId: input.snapshotId,
+        storageAccountType: input.storageAccountType,
+        extraRegions: input.extraRegions,
+        excludeFromLatest: true,
+        tags: input.tags,
+      });
+      return { kind: 'accepted' };
+    } catch (error) {
+      // Not a failure of the step: the orchestrator falls back to the next storage type.
+      if (isRefreshError(error) && error.code === 'ZrsUnsupported') {
+        return { kind: 'zrs-unsupported', message: error.message };
+      }
+      throw error;
+    }
+  },
+);
+
+const readImageVersion = defineActivity(
+  'readImageVersion',
+  VersionInput,
+  async (deps, input): Promise<ImageVersionView> => {
+    const { compute } = await deps.cluster(input.cluster);
+    try {
+      const version = await compute.getImageVersion(input.ref);
+      return {
+        exists: true,
+        id: version.id,
+        provisioningState: version.provisioningState,
+        excludeFromLatest: version.excludeFromLatest,
+        replicationState: version.replicationState,
+      };
+    } catch (error) {
+      if (isNotFound(error)) return { exists: false };
+      throw error;
+    }
+  },
+);
+
+const requestImageVersionExclusion = defineActivity(
+  'requestImageVersionExclusion',
+  VersionInput.extend({ excludeFromLatest: z.boolean() }),
+  async (deps, input) => {
+    const { compute } = await deps.cluster(input.cluster);
+    await compute.requestImageVersionExclusion(input.ref, input.excludeFromLatest);
+  },
+);
+
+const requestImageVersionDeletion = defineActivity(
+  'requestImageVersionDeletion',
+  VersionInput,
+  async (deps, input) => {
+    const { compute } = await deps.cluster(input.cluster);
+    await compute.requestImageVersionDeletion(input.ref);
+  },
+);
+
+/** Deletes the versions beyond the history (never the pinned one, never one in flight); returns their names. */
+const pruneImageVersions = defineActivity(
+  'pruneImageVersions',
+  ClusterInput.extend({
+    definition: DefinitionRefInput,
+    history: z.number().int().min(1).max(50),
+    keep: z.array(Name),
+    modelImageId: z.string().min(1),
+  }),
+  async (deps, input): Promise<string[]> => {
+    const { compute } = await deps.cluster(input.cluster);
+    const versions = await compute.listImageVersions(input.definition);
+    const plan = selectVersionsToPrune({
+      versions: versions.map(toPrunable),
+      history: input.history,
+      pinnedVersion: parseGalleryImageId(input.modelImageId)?.versionName,
+      protectedVersions: input.keep,
+    });
+    for (const decision of plan.delete) {
+      await compute.requestImageVersionDeletion({ ...input.definition, versionName: decision.name });
+    }
+    return plan.delete.map((decision) => decision.name);
+  },
+);
+
+export const IMAGE_ACTIVITIES = {
+  ensureImageDefinition,
+  requestImageVersion,
+  readImageVersion,
+  requestImageVersionExclusion,
+  requestImageVersionDeletion,
+  pruneImageVersions,
+} as const;
+
+function toPrunable(version: ImageVersion): PrunableImageVersion {
+  const state = version.provisioningState;
+  const known = ['Creating', 'Updating', 'Failed', 'Succeeded', 'Deleting', 'Migrating'] as const;
+  const provisioningState = (known as readonly string[]).includes(state)
+    ? (state as PrunableImageVersion['provisioningState'])
+    : 'Updating'; // unknown states are treated as in flight: never deleted
+  return {
+    name: version.ref.versionName,
+    provisioningState,
+    excludeFromLatest: version.excludeFromLatest,
+    ...(version.publishedAt === undefined ? {} : { publishedAt: version.publishedAt }),
+  };
+}

@@ -1,0 +1,29 @@
+/** zod schemas of the values several activities take (names, resource refs, tags). */
+import { z } from 'zod';
+
+export const Name = z.string().min(1).max(253);
+
+export const ScaleSetRefInput = z.object({
+  subscriptionId: z.string().min(1),
+  resourceGroup: z.string().min(1),
+  name: z.string().min(1),
+});
+
+export const DefinitionRefInput = z.object({
+  subscriptionId: z.string().min(1),
+  resourceGroup: z.string().min(1),
+  galleryName: z.string().min(1),
+  imageName: z.string().min(1),
+});
+
+export const VersionRefInput = DefinitionRefInput.extend({ versionName: z.string().min(1) });
+
+export const Tags = z.record(z.string(), z.string());
+
+export const StorageAccountTypeInput = z.enum(['Standard_ZRS', 'Standard_LRS', 'Premium_LRS']);
+
+/** Every activity names the cluster whose configuration and credentials it runs with. */
+export const ClusterInput = z.object({ cluster: Name });
+
+/** An instance of a pool's scale set. */
+export const InstanceInput = ClusterInput.extend({ scaleSet: ScaleSetRefInput, instanceId: Name });

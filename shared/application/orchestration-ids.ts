@@ -1,0 +1,42 @@
+/**
+ * Names the durable world shares with the triggers and the CLI: orchestrator names, deterministic
+ * instance ids (the singleton keys), and the external events an instance listens for. One home, so that a
+ * trigger, a sub-orchestration start and a cancel all address the same instance.
+ */
+
+export const ORCHESTRATION = {
+  refreshPool: 'refreshPool',
+  refreshCluster: 'refreshCluster',
+  clusterStatus: 'clusterStatus',
+  poolSignal: 'poolSignal',
+} as const;
+
+export type OrchestrationName = (typeof ORCHESTRATION)[keyof typeof ORCHESTRATION];
+
+/** External events. */
+export const EVENT = {
+  /** An operator stops a pool's refresh; the run gives the node back and fails. */
+  cancel: 'cancel',
+  /** A reboot notice for a pool, absorbed by its running debounce. */
+  rebootNotice: 'rebootNotice',
+} as const;
+
+/** A pool's refresh, whatever starts it (timer via the cluster run, HTTP, a reboot debounce, the CLI). */
+export function poolInstanceId(cluster: string, pool: string): string {
+  return `refresh:${cluster}:${pool}`;
+}
+
+/** A cluster's auto-mode run: the timer's and the HTTP API's singleton key. */
+export function clusterInstanceId(cluster: string): string {
+  return `refresh:${cluster}`;
+}
+
+/** A pool's reboot-notice debounce: at most one per pool absorbs notices. */
+export function signalInstanceId(cluster: string, pool: string): string {
+  return `signal:${cluster}:${pool}`;
+}
+
+/** A dry run (`plan`) of a pool or a cluster: never a singleton, so a suffix makes each one unique. */
+export function planInstanceId(cluster: string, pool: string | undefined, suffix: string): string {
+  return pool === undefined ? `plan:${cluster}:${suffix}` : `plan:${cluster}:${pool}:${suffix}`;
+}

@@ -1,0 +1,64 @@
+/**
+ * A pool's plan: what planning decided and everything the run needs to carry it out. The output of the
+ * `planPool` activity, carried in the refresh's result; plain JSON, no secrets.
+ */
+import type { ImageDefinitionRef, ImageDefinitionSpec } from '../domain/compute.js';
+import type { ScaleSetRef } from '../domain/resource-id.js';
+import type { PoolRunSettings } from './refresh-dependencies.js';
+
+export interface PoolTarget {
+  readonly cluster: string;
+  readonly pool: string;
+}
+
+/** One node's verdict, as shown by `plan`. */
+export interface NodeVerdictView {
+  readonly node: string;
+  readonly candidate: boolean;
+  /** `candidate (ready for 5h 2m)` or the rule that rejected it. */
+  readonly detail: string;
+  readonly code: string;
+}
+
+export type PoolDecision =
+  | { readonly kind: 'up-to-date'; readonly reason: string }
+  | {
+      readonly kind: 'refresh';
+      readonly node: string;
+      readonly instanceId: string;
+      readonly reason: string;
+      /** The donor's last-patch time (RFC 3339), when it has a usable one. */
+      readonly patchedAt?: string;
+      readonly warnings: readonly string[];
+    }
+  | { readonly kind: 'skip'; readonly reason: string }
+  | { readonly kind: 'refused'; readonly reason: string };
+
+/** What a run that stops after planning reports: a `refresh` decision not carried out is `planned`. */
+export function outcomeOfPlan(decision: PoolDecision): 'planned' | 'up-to-date' | 'skipped' | 'refused' {
+  switch (decision.kind) {
+    case 'refresh':
+      return 'planned';
+    case 'up-to-date':
+      return 'up-to-date';
+    case 'skip':
+      return 'skipped';
+    case 'refused':
+      return 'refused';
+  }
+}
+
+export interface PoolPlan extends PoolTarget {
+  readonly scaleSet: ScaleSetRef & { readonly id: string; readonly location: string };
+  readonly decision: PoolDecision;
+  readonly verdicts: readonly NodeVerdictView[];
+  /** Present when the decision is `refresh`. */
+  readonly image?: {
+    readonly definition: ImageDefinitionRef;
+    readonly definitionSpec: ImageDefinitionSpec;
+    readonly galleryTags: Readonly<Record<string, string>>;
+  };
+  readonly settings: PoolRunSettings;
+  /** The image the model points at now, if it is one of ours. */
+  readonly currentImageId?: string;
+}

@@ -1,0 +1,204 @@
+/**
+ * An in-memory ClusterGateway for fast tests: nodes with annotations and cordons, pods bound to nodes
+ * that evictions remove (or a PodDisruptionBudget refuses), DaemonSets, and the prep pod whose phase moves
+ * on with the fake's clock. It keeps the port's contract: NotFoundError for missing reads, no-op deletions
+ * of absent pods, idempotent writes. Calls are logged; `nextError` queues one-shot failures; `reset`
+ * starts afresh. `onPrepPodCreated` lets a test connect the prep pod to a compute fake (it powers the
+ * host off).
+ */
+import type { ClusterNode } from '../../domain/cluster-node.js';
+import type { PodOnNode } from '../../domain/drain.js';
+import { NotFoundError } from '../../domain/errors.js';
+import type { ClusterGateway, EvictionOutcome, PodPhase, PrepPodSpec } from '../cluster-gateway.js';
+import { RecordingFake } from './recording-fake.js';
+
+export type ClusterMethod = keyof ClusterGateway;
+
+export interface FakeClusterOptions {
+  /** The clock pod phases follow (epoch ms); a test's virtual clock. Default: Date.now. */
+  readonly now?: () => number;
+  /** How long the prep pod runs before it ends (ms). Default 45 s. */
+  readonly prepPodRunMs?: number;
+  /** How the prep pod ends. Default Succeeded. */
+  readonly prepPodOutcome?: 'Succeeded' | 'Failed';
+  /**
+   * Called when a prep pod is created, with the time it will finish (a compute fake powers off then);
+   * may return what undoes that when the pod is deleted before it finished.
+   */
+  readonly onPrepPodCreated?: (spec: PrepPodSpec, finishesAt: number) => (() => void) | void;
+}
+
+interface PodRecord {
+  pod: PodOnNode;
+  readonly nodeName: string;
+  /** A PodDisruptionBudget refuses its eviction with this message. */
+  blockedBy?: string;
+}
+
+interface PrepPodRecord {
+  readonly spec: PrepPodSpec;
+  readonly finishesAt: number;
+  readonly outcome: 'Succeeded' | 'Failed';
+  readonly cancel?: () => void;
+}
+
+export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements ClusterGateway {
+  readonly #options: FakeClusterOptions;
+  #nodes = new Map<string, ClusterNode>();
+  #pods = new Map<string, PodRecord>();
+  #daemonSets = new Set<string>();
+  #prepPods = new Map<string, PrepPodRecord>();
+
+  constructor(options: FakeClusterOptions = {}) {
+    super(options.now ?? (() => Date.now()));
+    this.#options = options;
+  }
+
+  // ---- test controls -----------------------------------------------------------------------------
+
+  override reset(): void {
+    super.reset();
+    this.#nodes = new Map();
+    this.#pods = new Map();
+    this.#daemonSets = new Set();
+    this.#prepPods = new Map();
+  }
+
+  addNode(node: ClusterNode): void {
+    this.#nodes.set(node.name, node);
+  }
+
+  /** A pod on a node; `blockedBy` makes its eviction refused by a PodDisruptionBudget. */
+  addPod(nodeName: string, pod: PodOnNode, blockedBy?: string): void {
+    this.#pods.set(podKey(pod.namespace, pod.name), {
+      pod,
+      nodeName,
+      ...(blockedBy === undefined ? {} : { blockedBy }),
+    });
+  }
+
+  /** The budget now allows the pod's eviction. */
+  unblockPod(namespace: string, name: string): void {
+    const record = this.#pods.get(podKey(namespace, name));
+    if (record !== undefined) delete record.blockedBy;
+  }
+
+  addDaemonSet(namespace: string, name: string): void {
+    this.#daemonSets.add(podKey(namespace, name));
+  }
+
+  node(name: string): ClusterNode | undefined {
+    return this.#nodes.get(name);
+  }
+
+  podsOn(nodeName: string): PodOnNode[] {
+    return [...this.#pods.values()]
+      .filter((record) => record.nodeName === nodeName)
+      .map((record) => record.pod);
+  }
+
+  /** Prep pods that exist now (name → phase). */
+  prepPods(): Map<string, PodPhase> {
+    return new Map([...this.#prepPods.entries()].map(([key, record]) => [key, this.#phase(record)]));
+  }
+
+  // ---- the port ----------------------------------------------------------------------------------
+
+  listNodes(): Promise<ClusterNode[]> {
+    return this.call('listNodes', [], () => [...this.#nodes.values()]);
+  }
+
+  getNode(name: string): Promise<ClusterNode> {
+    return this.call('getNode', [name], () => this.#node(name, `reading node ${name}`));
+  }
+
+  patchNodeAnnotations(name: string, changes: Readonly<Record<string, string | null>>): Promise<void> {
+    return this.call('patchNodeAnnotations', [name, changes], () => {
+      const node = this.#node(name, `annotating node ${name}`);
+      const annotations: Record<string, string> = { ...node.annotations };
+      for (const [key, value] of Object.entries(changes)) {
+        if (value === null) delete annotations[key];
+        else annotations[key] = value;
+      }
+      this.#nodes.set(name, { ...node, annotations });
+    });
+  }
+
+  setNodeUnschedulable(name: string, unschedulable: boolean): Promise<void> {
+    return this.call('setNodeUnschedulable', [name, unschedulable], () => {
+      const node = this.#node(name, `${unschedulable ? 'cordoning' : 'uncordoning'} node ${name}`);
+      this.#nodes.set(name, { ...node, unschedulable });
+    });
+  }
+
+  listPodsOnNode(nodeName: string): Promise<PodOnNode[]> {
+    return this.call('listPodsOnNode', [nodeName], () => this.podsOn(nodeName));
+  }
+
+  daemonSetExists(namespace: string, name: string): Promise<boolean> {
+    return this.call('daemonSetExists', [namespace, name], () =>
+      this.#daemonSets.has(podKey(namespace, name)),
+    );
+  }
+
+  evictPod(
+    namespace: string,
+    name: string,
+    gracePeriodSeconds: number | undefined,
+  ): Promise<EvictionOutcome> {
+    return this.call('evictPod', [namespace, name, gracePeriodSeconds], (): EvictionOutcome => {
+      const key = podKey(namespace, name);
+      const record = this.#pods.get(key);
+      if (record === undefined) return { kind: 'gone' };
+      if (record.blockedBy !== undefined) return { kind: 'blocked', message: record.blockedBy };
+      // Evicted pods are gone by the next listing: their controllers recreate them elsewhere.
+      this.#pods.delete(key);
+      return { kind: 'evicted' };
+    });
+  }
+
+  createPrepPod(spec: PrepPodSpec): Promise<void> {
+    return this.call('createPrepPod', [spec], () => {
+      const key = podKey(spec.namespace, spec.name);
+      if (this.#prepPods.has(key)) return;
+      const finishesAt = this.now() + (this.#options.prepPodRunMs ?? 45_000);
+      const outcome = this.#options.prepPodOutcome ?? 'Succeeded';
+      const cancel = outcome === 'Succeeded' ? this.#options.onPrepPodCreated?.(spec, finishesAt) : undefined;
+      this.#prepPods.set(key, { spec, finishesAt, outcome, ...(cancel === undefined ? {} : { cancel }) });
+    });
+  }
+
+  getPodPhase(namespace: string, name: string): Promise<PodPhase | undefined> {
+    return this.call('getPodPhase', [namespace, name], () => {
+      const record = this.#prepPods.get(podKey(namespace, name));
+      return record === undefined ? undefined : this.#phase(record);
+    });
+  }
+
+  deletePod(namespace: string, name: string): Promise<void> {
+    return this.call('deletePod', [namespace, name], () => {
+      const key = podKey(namespace, name);
+      const prepPod = this.#prepPods.get(key);
+      // A pod deleted before its script ended never powers the host off.
+      if (prepPod !== undefined && this.now() < prepPod.finishesAt) prepPod.cancel?.();
+      this.#prepPods.delete(key);
+      this.#pods.delete(key);
+    });
+  }
+
+  // ---- internals ---------------------------------------------------------------------------------
+
+  #node(name: string, action: string): ClusterNode {
+    const node = this.#nodes.get(name);
+    if (node === undefined) throw new NotFoundError('NodeNotFound', `${action}: not found`);
+    return node;
+  }
+
+  #phase(record: PrepPodRecord): PodPhase {
+    return this.now() >= record.finishesAt ? record.outcome : 'Running';
+  }
+}
+
+function podKey(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}

@@ -1,0 +1,87 @@
+/**
+ * What every in-memory fake of a port shares (karpenter's cloudprovider/fake shape): a log of the calls
+ * it received, one-shot errors queued per method, and `reset()` for a fresh start.
+ */
+
+export interface RecordedCall<Method extends string> {
+  readonly method: Method;
+  readonly args: readonly unknown[];
+  /** The fake's clock when the call arrived (epoch ms). */
+  readonly at: number;
+}
+
+interface QueuedError {
+  readonly error: unknown;
+  readonly when?: (args: readonly unknown[]) => boolean;
+}
+
+export abstract class RecordingFake<Method extends string> {
+  readonly #calls: RecordedCall<Method>[] = [];
+  readonly #errors = new Map<Method, QueuedError[]>();
+
+  protected constructor(protected readonly now: () => number) {}
+
+  /** Every call so far, in order. */
+  get calls(): readonly RecordedCall<Method>[] {
+    return this.#calls;
+  }
+
+  /** The calls of one method, in order. */
+  callsTo(method: Method): readonly RecordedCall<Method>[] {
+    return this.#calls.filter((call) => call.method === method);
+  }
+
+  /**
+   * Makes the next call(s) of `method` throw: one error per call, in the order given. Pass the errors
+   * the real adapter would throw (e.g. what its error mapping makes of an HTTP 429) to test the callers.
+   */
+  nextError(method: Method, ...errors: unknown[]): void {
+    this.#queue(
+      method,
+      errors.map((error) => ({ error })),
+    );
+  }
+
+  /** Like `nextError`, for the next call(s) of `method` whose arguments match (e.g. one scale set). */
+  nextErrorWhen(method: Method, when: (args: readonly unknown[]) => boolean, ...errors: unknown[]): void {
+    this.#queue(
+      method,
+      errors.map((error) => ({ error, when })),
+    );
+  }
+
+  /** Errors still queued for `method`. */
+  pendingErrors(method: Method): number {
+    return this.#errors.get(method)?.length ?? 0;
+  }
+
+  /** Forgets the calls and the queued errors (subclasses forget their state too). */
+  reset(): void {
+    this.#calls.length = 0;
+    this.#errors.clear();
+  }
+
+  /**
+   * One call of the port: recorded, failed with the next matching queued error, or answered by `body`
+   * with a copy of its result (callers must not alias the fake's state), asynchronously as an adapter.
+   */
+  protected call<T>(method: Method, args: unknown[], body: () => T): Promise<T> {
+    this.#calls.push({ method, args, at: this.now() });
+    const queued = this.#errors.get(method) ?? [];
+    const index = queued.findIndex((entry) => entry.when === undefined || entry.when(args));
+    const entry = queued[index];
+    try {
+      if (entry !== undefined) {
+        queued.splice(index, 1);
+        throw entry.error;
+      }
+      return Promise.resolve(structuredClone(body()));
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  #queue(method: Method, entries: QueuedError[]): void {
+    this.#errors.set(method, [...(this.#errors.get(method) ?? []), ...entries]);
+  }
+}

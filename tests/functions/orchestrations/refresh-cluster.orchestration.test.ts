@@ -1,0 +1,184 @@
+/**
+ * refreshCluster (and clusterStatus) through the local runner on the in-memory port fakes: plans of all
+ * pools in parallel, a window of pool refreshes, one pool's failure reported on its own, a pool another
+ * trigger is refreshing reported as skipped.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { ORCHESTRATION, poolInstanceId } from '../../../shared/application/orchestration-ids.js';
+import type { PoolStatus } from '../../../shared/application/pool-status.js';
+import type { ClusterRefreshResult } from '../../../shared/application/refresh-contracts.js';
+import { TerminalError, TransientError } from '../../../shared/domain/errors.js';
+import type { ScaleSetRef } from '../../../shared/domain/resource-id.js';
+import {
+  appPod,
+  armError,
+  CLUSTER,
+  createFakeWorld,
+  failureOf,
+  nodeName,
+  RESOURCE_GROUP,
+  START,
+} from './fake-world.js';
+
+const POOLS = ['pool1', 'pool2', 'pool3'];
+
+function forPool(pool: string): (args: readonly unknown[]) => boolean {
+  return (args) => (args[0] as ScaleSetRef | undefined)?.name === pool;
+}
+
+function outcomes(result: ClusterRefreshResult): [string, string][] {
+  return result.pools.map((pool) => [pool.pool, pool.outcome]);
+}
+
+void describe('refreshCluster on the port fakes', () => {
+  void it('refreshes every eligible pool and explains the others, in pool order', async () => {
+    const world = createFakeWorld({ pools: POOLS, scaleSets: { pool2: { upgradePolicyMode: 'Rolling' } } });
+
+    const status = await world.refreshCluster();
+
+    assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+    const result = status.output as ClusterRefreshResult;
+    assert.deepEqual(outcomes(result), [
+      ['pool1', 'refreshed'],
+      ['pool2', 'refused'],
+      ['pool3', 'refreshed'],
+    ]);
+    for (const pool of ['pool1', 'pool3']) {
+      assert.equal((await world.runner.getStatus(poolInstanceId(CLUSTER, pool)))?.runtimeStatus, 'Completed');
+    }
+  });
+
+  void it('a dry run plans every pool and starts nothing', async () => {
+    const world = createFakeWorld({ pools: POOLS });
+    const status = await world.refreshCluster({ dryRun: true });
+    assert.deepEqual(outcomes(status.output as ClusterRefreshResult), [
+      ['pool1', 'planned'],
+      ['pool2', 'planned'],
+      ['pool3', 'planned'],
+    ]);
+    assert.equal(world.kube.callsTo('patchNodeAnnotations').length, 0);
+  });
+
+  void it('a pool whose plan fails terminally is reported at once; the others are refreshed', async () => {
+    const world = createFakeWorld({ pools: POOLS });
+    world.compute.nextErrorWhen(
+      'getScaleSet',
+      forPool('pool2'),
+      armError(`reading scale set ${RESOURCE_GROUP}/pool2`, 403, {
+        code: 'AuthorizationFailed',
+        message:
+          "The client 'x' with object id 'x' does not have authorization to perform action " +
+          "'Microsoft.Compute/virtualMachineScaleSets/read' over scope '/subscriptions/s/resourceGroups/rg' or the scope is invalid.",
+      }),
+    );
+
+    const status = await world.refreshCluster();
+
+    const result = status.output as ClusterRefreshResult;
+    assert.deepEqual(outcomes(result), [
+      ['pool1', 'refreshed'],
+      ['pool2', 'failed'],
+      ['pool3', 'refreshed'],
+    ]);
+    const failed = result.pools[1];
+    assert.equal(failed?.failure?.step, 'planning');
+    assert.match(
+      failed?.failure?.message ?? '',
+      /^reading scale set rg-k8s-prod\/pool2: the identity lacks permission Microsoft\.Compute\/virtualMachineScaleSets\/read/,
+    );
+    assert.equal(
+      world.compute.callsTo('getScaleSet').filter((call) => forPool('pool2')(call.args)).length,
+      1,
+      'the failed plan was attempted once',
+    );
+  });
+
+  void it('a plan that fails transiently is retried on its own', async () => {
+    const world = createFakeWorld({ pools: POOLS });
+    world.compute.nextErrorWhen(
+      'getScaleSet',
+      forPool('pool3'),
+      new TransientError('ArmThrottled', 'reading scale set: throttled', { retryAfterMs: 30_000 }),
+    );
+    const status = await world.refreshCluster();
+    assert.deepEqual(outcomes(status.output as ClusterRefreshResult), [
+      ['pool1', 'refreshed'],
+      ['pool2', 'refreshed'],
+      ['pool3', 'refreshed'],
+    ]);
+    const pool3 = world.compute.callsTo('getScaleSet').filter((call) => forPool('pool3')(call.args));
+    assert.ok((pool3[1]?.at ?? 0) - (pool3[0]?.at ?? 0) >= 30_000, 'waited what ARM asked');
+  });
+
+  void it("a pool's failed refresh is reported with its step; the others are refreshed", async () => {
+    const world = createFakeWorld({ pools: POOLS });
+    world.compute.nextErrorWhen(
+      'requestSnapshot',
+      (args) => (args[0] as { name?: string }).name?.includes('pool1') === true,
+      new TerminalError('OperationNotAllowed', 'requesting snapshot: quota exceeded'),
+    );
+
+    const status = await world.refreshCluster();
+
+    const result = status.output as ClusterRefreshResult;
+    assert.deepEqual(outcomes(result), [
+      ['pool1', 'failed'],
+      ['pool2', 'refreshed'],
+      ['pool3', 'refreshed'],
+    ]);
+    assert.equal(result.pools[0]?.failure?.step, 'snapshotting');
+    assert.match(
+      result.pools[0]?.failure?.message ?? '',
+      /^requesting snapshot: quota exceeded — the node was started and given back/,
+    );
+  });
+
+  void it('a pool another trigger is refreshing is reported as skipped, not failed', async () => {
+    const world = createFakeWorld({ pools: ['pool1', 'pool2'] });
+    world.kube.addPod(
+      nodeName('pool1', 0),
+      appPod('db'),
+      'Cannot evict pod as it would violate the pod disruption budget.',
+    );
+    world.runnerOptions.timerHorizonMs = START + 60_000;
+    const held = await world.refreshPool('pool1');
+    assert.equal(held.runtimeStatus, 'Running');
+
+    const status = await world.refreshCluster();
+    world.runnerOptions.timerHorizonMs = Number.POSITIVE_INFINITY;
+    const done = await world.runner.resume(status.instanceId);
+
+    const result = done.output as ClusterRefreshResult;
+    assert.deepEqual(outcomes(result), [
+      ['pool1', 'skipped'],
+      ['pool2', 'refreshed'],
+    ]);
+    assert.match(result.pools[0]?.reason ?? '', /^already refreshing \(instance refresh:prod:pool1/);
+  });
+});
+
+void describe('clusterStatus on the port fakes', () => {
+  void it("reads every pool's status", async () => {
+    const world = createFakeWorld({ pools: POOLS });
+    const status = await world.runner.startOrchestration(ORCHESTRATION.clusterStatus, { cluster: CLUSTER });
+    assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+    assert.deepEqual(
+      (status.output as PoolStatus[]).map((pool) => [pool.pool, pool.pointsAtOurImage]),
+      POOLS.map((pool) => [pool, false]),
+    );
+  });
+
+  void it('fails naming the pool read that failed terminally', async () => {
+    const world = createFakeWorld({ pools: POOLS });
+    world.compute.nextErrorWhen(
+      'getScaleSet',
+      forPool('pool2'),
+      new TerminalError('Forbidden', 'reading scale set pool2: forbidden'),
+    );
+    const status = await world.runner.startOrchestration(ORCHESTRATION.clusterStatus, { cluster: CLUSTER });
+    assert.equal(status.runtimeStatus, 'Failed');
+    assert.equal(failureOf(status), 'reading-status: reading scale set pool2: forbidden');
+  });
+});

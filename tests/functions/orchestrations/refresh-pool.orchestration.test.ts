@@ -1,0 +1,528 @@
+/**
+ * refreshPool through the local runner on the in-memory port fakes (virtual clock): every step's success,
+ * transient failures retried on durable timers (Retry-After honoured), terminal failures failing at once
+ * with the step and advice, cancel, and the paths that give the donor back.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { EVENT } from '../../../shared/application/orchestration-ids.js';
+import type { PoolRefreshResult, RefreshStep } from '../../../shared/application/refresh-contracts.js';
+import {
+  CAPTURE_RUN_ANNOTATION,
+  SCALE_DOWN_DISABLED_ANNOTATION,
+} from '../../../shared/domain/cluster-node.js';
+import { NO_OP_CLOUD_CONFIG } from '../../../shared/domain/compute.js';
+import { TerminalError, TransientError } from '../../../shared/domain/errors.js';
+import type { ClusterMethod } from '../../../shared/ports/fake/cluster-gateway.js';
+import type { ComputeMethod } from '../../../shared/ports/fake/compute-gateway.js';
+import {
+  appPod,
+  armError,
+  createFakeWorld,
+  definitionRef,
+  failureOf,
+  type FakeWorld,
+  nodeName,
+  poolRef,
+  RESOURCE_GROUP,
+  START,
+} from './fake-world.js';
+
+const POOL = 'pool1';
+const INSTANCE = `refresh:prod:${POOL}`;
+const DONOR = nodeName(POOL, 0);
+
+/** The donor is back as it was: schedulable, without our annotations, its VM running. */
+function assertDonorGivenBack(world: FakeWorld, vmRunning = true): void {
+  const donor = world.kube.node(DONOR);
+  assert.equal(donor?.unschedulable, false, 'donor uncordoned');
+  assert.equal(donor?.annotations[CAPTURE_RUN_ANNOTATION], undefined, 'run marker removed');
+  assert.equal(
+    donor?.annotations[SCALE_DOWN_DISABLED_ANNOTATION],
+    undefined,
+    'scale-down protection removed',
+  );
+  if (vmRunning) assert.equal(world.compute.instanceState(poolRef(POOL), '0')?.powerState, 'running');
+  assert.equal(world.kube.prepPods().size, 0, 'no prep pod left');
+}
+
+/** Calls of a fake's method, as epoch ms. */
+function callTimes(world: FakeWorld, target: 'compute' | 'kube', method: string): number[] {
+  const fake = target === 'compute' ? world.compute : world.kube;
+  return fake.calls.filter((call) => call.method === method).map((call) => call.at);
+}
+
+void describe('refreshPool on the port fakes', () => {
+  void it('refreshes the pool through every step and gives the donor back', async () => {
+    const world = createFakeWorld();
+
+    const status = await world.refreshPool(POOL);
+
+    assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+    const result = status.output as PoolRefreshResult;
+    assert.equal(result.outcome, 'refreshed');
+    assert.equal(result.donor, DONOR);
+    assert.deepEqual(world.stepsOf(INSTANCE), [
+      'planning',
+      'ensuring-image-definition',
+      'cordoning',
+      'draining',
+      'preparing-disk',
+      'waiting-for-power-off',
+      'snapshotting',
+      'restoring-node',
+      'building-image-version',
+      'publishing-image-version',
+      'deleting-snapshot',
+      'updating-scale-set-model',
+      'removing-bootstrap-extensions',
+      'pruning-versions',
+      'done',
+    ]);
+    const scaleSet = world.compute.scaleSetState(poolRef(POOL));
+    const modelImage = scaleSet?.imageReference?.kind === 'gallery' ? scaleSet.imageReference.id : '';
+    assert.equal(
+      modelImage.toLowerCase(),
+      result.version?.id.replace(/\/versions\/[^/]+$/, '').toLowerCase(),
+    );
+    assert.equal(
+      Buffer.from(scaleSet?.customDataBase64 ?? '', 'base64').toString('utf8'),
+      NO_OP_CLOUD_CONFIG,
+    );
+    assert.deepEqual(result.removedExtensions, ['vmssCSE']);
+    assert.equal(result.version?.storageAccountType, 'Standard_ZRS');
+    const versions = world.compute.imageVersionsNow(definitionRef(POOL));
+    assert.deepEqual(
+      versions.map((v) => [v.ref.versionName, v.provisioningState, v.excludeFromLatest]),
+      [[result.version?.versionName, 'Succeeded', false]],
+    );
+    assert.deepEqual(world.compute.snapshotsNow(), []);
+    assert.deepEqual(
+      world.kube.podsOn(DONOR).map((pod) => pod.name),
+      ['agent-pool1-0'],
+      'drained but the DaemonSet pod',
+    );
+    assertDonorGivenBack(world);
+    assert.ok((result.donorOutOfServiceSeconds ?? 0) > 0);
+  });
+
+  void it('refreshes from an operator-named node', async () => {
+    const world = createFakeWorld();
+    const status = await world.refreshPool(POOL, { node: nodeName(POOL, 2) });
+    assert.equal((status.output as PoolRefreshResult).donor, nodeName(POOL, 2));
+  });
+
+  void it('a dry run plans and writes nothing', async () => {
+    const world = createFakeWorld();
+    const status = await world.refreshPool(POOL, { dryRun: true });
+    const result = status.output as PoolRefreshResult;
+    assert.equal(result.outcome, 'planned');
+    assert.deepEqual(
+      [...world.compute.calls, ...world.kube.calls]
+        .map((call) => call.method)
+        .filter((m) => !/^(get|list)/.test(m)),
+      [],
+    );
+  });
+
+  void it('a refused pool is reported with the reason and touched nowhere', async () => {
+    const world = createFakeWorld({ scaleSets: { [POOL]: { upgradePolicyMode: 'Rolling' } } });
+    const status = await world.refreshPool(POOL);
+    const result = status.output as PoolRefreshResult;
+    assert.equal(result.outcome, 'refused');
+    assert.match(result.reason, /Rolling/);
+    assert.equal(world.kube.callsTo('patchNodeAnnotations').length, 0);
+  });
+
+  void describe('must show', () => {
+    void it('a planning activity failing with a 403 is attempted once and fails the run at once, naming the permission', async () => {
+      const world = createFakeWorld();
+      world.compute.nextError(
+        'getScaleSet',
+        armError(`reading scale set ${RESOURCE_GROUP}/${POOL}`, 403, {
+          code: 'AuthorizationFailed',
+          message:
+            "The client '0b7c…' with object id '0b7c…' does not have authorization to perform action " +
+            `'Microsoft.Compute/virtualMachineScaleSets/read' over scope '/subscriptions/s/resourceGroups/${RESOURCE_GROUP}/providers/Microsoft.Compute/virtualMachineScaleSets/${POOL}' ` +
+            'or the scope is invalid. If access was recently granted, please refresh your credentials.',
+        }),
+      );
+
+      const status = await world.refreshPool(POOL);
+
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.equal(world.compute.callsTo('getScaleSet').length, 1, 'exactly one attempt');
+      assert.equal(world.clock.now(), START, 'no retry timer was waited');
+      assert.match(
+        failureOf(status),
+        /^planning: reading scale set rg-k8s-prod\/pool1: the identity lacks permission Microsoft\.Compute\/virtualMachineScaleSets\/read on scope \/subscriptions\/s\/.* \(AuthorizationFailed, HTTP 403\) — add it to the role of the identity that runs this \(the function app's managed identity, or yours when you run the CLI: docs\/prerequisites\.md\)$/,
+      );
+    });
+
+    void it('ARM throttling with Retry-After: 17 is retried 17 s later on the virtual clock, not on a fixed schedule', async () => {
+      const world = createFakeWorld();
+      const throttled = (): unknown =>
+        armError(
+          `reading scale set ${RESOURCE_GROUP}/${POOL}`,
+          429,
+          { code: 'TooManyRequests', message: 'The request is being throttled.' },
+          { 'Retry-After': '17' },
+        );
+      world.compute.nextError('getScaleSet', throttled(), throttled());
+
+      const status = await world.refreshPool(POOL);
+
+      assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+      const [first, second, third] = callTimes(world, 'compute', 'getScaleSet');
+      assert.ok(first !== undefined && second !== undefined && third !== undefined);
+      // The own backoff would be 5 s then 10 s; ARM asked for 17 s each time.
+      assert.ok(second - first >= 17_000, `second attempt after ${second - first} ms`);
+      assert.ok(third - second >= 17_000, `third attempt after ${third - second} ms`);
+      assert.ok(second - first < 18_000 && third - second < 18_000, 'not a longer fixed schedule either');
+    });
+  });
+
+  void describe('each step: a transient failure is retried, a terminal one fails the run at once', () => {
+    /** Where a failure is injected: the first call of `method` after the run publishes step `armAt`. */
+    const STEPS: {
+      step: RefreshStep;
+      armAt: RefreshStep;
+      target: 'compute' | 'kube';
+      method: ComputeMethod | ClusterMethod;
+      /** The donor's VM is stopped when this step fails terminally (its start is what failed). */
+      vmStopped?: boolean;
+      /** The snapshot cannot be deleted when this step fails terminally. */
+      snapshotLeft?: boolean;
+    }[] = [
+      { step: 'planning', armAt: 'planning', target: 'kube', method: 'listNodes' },
+      {
+        step: 'ensuring-image-definition',
+        armAt: 'ensuring-image-definition',
+        target: 'compute',
+        method: 'ensureGallery',
+      },
+      { step: 'recording-node-state', armAt: 'ensuring-image-definition', target: 'kube', method: 'getNode' },
+      { step: 'cordoning', armAt: 'cordoning', target: 'kube', method: 'setNodeUnschedulable' },
+      { step: 'draining', armAt: 'draining', target: 'kube', method: 'listPodsOnNode' },
+      { step: 'preparing-disk', armAt: 'preparing-disk', target: 'kube', method: 'createPrepPod' },
+      {
+        step: 'waiting-for-power-off',
+        armAt: 'waiting-for-power-off',
+        target: 'kube',
+        method: 'getPodPhase',
+      },
+      { step: 'snapshotting', armAt: 'snapshotting', target: 'compute', method: 'requestSnapshot' },
+      {
+        step: 'restoring-node',
+        armAt: 'restoring-node',
+        target: 'compute',
+        method: 'requestStart',
+        vmStopped: true,
+      },
+      {
+        step: 'building-image-version',
+        armAt: 'building-image-version',
+        target: 'compute',
+        method: 'requestImageVersion',
+      },
+      {
+        step: 'publishing-image-version',
+        armAt: 'publishing-image-version',
+        target: 'compute',
+        method: 'requestImageVersionExclusion',
+      },
+      {
+        step: 'deleting-snapshot',
+        armAt: 'deleting-snapshot',
+        target: 'compute',
+        method: 'requestSnapshotDeletion',
+        snapshotLeft: true,
+      },
+      {
+        step: 'updating-scale-set-model',
+        armAt: 'updating-scale-set-model',
+        target: 'compute',
+        method: 'requestScaleSetImageUpdate',
+      },
+      {
+        step: 'removing-bootstrap-extensions',
+        armAt: 'removing-bootstrap-extensions',
+        target: 'compute',
+        method: 'requestExtensionDeletion',
+      },
+      { step: 'pruning-versions', armAt: 'pruning-versions', target: 'compute', method: 'listImageVersions' },
+    ];
+
+    function armed(
+      row: (typeof STEPS)[number],
+      error: () => unknown,
+      times = 1,
+    ): { world: FakeWorld; armedAt: () => number } {
+      const world = createFakeWorld();
+      let armedIndex = -1;
+      world.onStep = (step, instanceId) => {
+        if (instanceId !== INSTANCE || step !== row.armAt || armedIndex >= 0) return;
+        armedIndex = callTimes(world, row.target, row.method).length;
+        const errors = Array.from({ length: times }, error);
+        if (row.target === 'compute') world.compute.nextError(row.method as ComputeMethod, ...errors);
+        else world.kube.nextError(row.method as ClusterMethod, ...errors);
+      };
+      return { world, armedAt: () => armedIndex };
+    }
+
+    for (const row of STEPS) {
+      void it(`${row.step}: a transient failure (${row.target}.${row.method}) is retried after a backoff`, async () => {
+        const { world, armedAt } = armed(
+          row,
+          () => new TransientError('Http503', `${row.method}: server error (Http503, HTTP 503)`),
+        );
+
+        const status = await world.refreshPool(POOL);
+
+        assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+        assert.ok(armedAt() >= 0, 'the step was reached');
+        const [failed, retried] = callTimes(world, row.target, row.method).slice(armedAt());
+        assert.ok(failed !== undefined && retried !== undefined, 'called again');
+        assert.ok(retried - failed >= 5_000, `retried after ${retried - failed} ms`);
+      });
+
+      void it(`${row.step}: a terminal failure (${row.target}.${row.method}) fails the run at once, the donor given back`, async () => {
+        const { world, armedAt } = armed(
+          row,
+          () => new TerminalError('Forbidden', `${row.method}: refused`, { advice: 'grant what is missing' }),
+        );
+
+        const status = await world.refreshPool(POOL);
+
+        assert.equal(status.runtimeStatus, 'Failed');
+        const message = failureOf(status);
+        assert.ok(message.startsWith(`${row.step}: `), message);
+        assert.match(message, new RegExp(`${row.method}: refused — grant what is missing`));
+        assert.equal(callTimes(world, row.target, row.method).length - armedAt(), 1, 'exactly one attempt');
+        assertDonorGivenBack(world, row.vmStopped !== true);
+        if (row.snapshotLeft !== true) assert.deepEqual(world.compute.snapshotsNow(), [], 'no snapshot left');
+      });
+    }
+  });
+
+  void describe('capture failures', () => {
+    void it('a snapshot quota refusal fails at once with the advice, the node started and given back', async () => {
+      const world = createFakeWorld();
+      world.onStep = (step) => {
+        if (step !== 'snapshotting') return;
+        world.compute.nextError(
+          'requestSnapshot',
+          armError(`requesting snapshot ${RESOURCE_GROUP}/snap`, 409, {
+            code: 'OperationNotAllowed',
+            message:
+              'Operation could not be completed as it results in exceeding approved Total Regional Snapshots quota.',
+          }),
+        );
+      };
+      const status = await world.refreshPool(POOL);
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.equal(world.compute.callsTo('requestSnapshot').length, 1);
+      assert.match(
+        failureOf(status),
+        /^snapshotting: requesting snapshot .*quota.*\(OperationNotAllowed, HTTP 409\) — the node was started and given back; check the snapshot quota/,
+      );
+      assertDonorGivenBack(world);
+    });
+
+    void it('a transient failure that outlasts the retries fails the step, saying how long it was tried', async () => {
+      const world = createFakeWorld();
+      world.onStep = (step) => {
+        if (step !== 'snapshotting') return;
+        const errors = Array.from(
+          { length: 6 },
+          () => new TransientError('Http503', 'reading snapshot: server error'),
+        );
+        world.compute.nextError('getSnapshot', ...errors);
+      };
+      const status = await world.refreshPool(POOL);
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.match(
+        failureOf(status),
+        /^snapshotting: reading snapshot: server error \(still failing after 6 attempts in 2m15s\)/,
+      );
+      assertDonorGivenBack(world);
+      assert.deepEqual(world.compute.snapshotsNow(), []);
+    });
+
+    void it('an error thrown by the host (not a failure value) is treated as transient', async () => {
+      let thrown = 0;
+      const world = createFakeWorld({
+        wrapActivity: (name, activity) => (input) => {
+          if (name === 'readSnapshot' && thrown === 0) {
+            thrown += 1;
+            return Promise.reject(new Error('activity timed out'));
+          }
+          return activity(input);
+        },
+      });
+      const status = await world.refreshPool(POOL);
+      assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+      assert.equal(thrown, 1);
+    });
+
+    void it('a pod no controller recreates blocks the drain; nothing is evicted', async () => {
+      const world = createFakeWorld();
+      const { controller: _controller, ...solo } = appPod('solo');
+      world.kube.addPod(DONOR, solo);
+      const status = await world.refreshPool(POOL);
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.match(failureOf(status), /^draining: node pool1-vmss000000 cannot be drained: default\/solo/);
+      assert.equal(world.kube.callsTo('evictPod').length, 0);
+      assertDonorGivenBack(world);
+    });
+
+    void it('a PodDisruptionBudget that never allows the eviction times the drain out, with advice', async () => {
+      const world = createFakeWorld({ run: { drainTimeoutSeconds: 60 } });
+      world.kube.addPod(
+        DONOR,
+        appPod('db'),
+        'Cannot evict pod as it would violate the pod disruption budget.',
+      );
+      const status = await world.refreshPool(POOL);
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.match(
+        failureOf(status),
+        /^draining: timed out after 60 s: 1 pods left: default\/db \(blocked: Cannot evict pod.*\) — the node was given back; relax the PodDisruptionBudget/,
+      );
+      assertDonorGivenBack(world);
+    });
+
+    void it('a prep pod that fails ends the wait at once with where to look', async () => {
+      const world = createFakeWorld({ cluster: { prepPodOutcome: 'Failed' } });
+      const status = await world.refreshPool(POOL);
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.match(
+        failureOf(status),
+        /^preparing-disk: prep pod vmss-prototype\/vmssp-prep-.* failed before powering the host off — see its logs/,
+      );
+      assertDonorGivenBack(world);
+    });
+
+    void it('a donor deleted during the capture fails with what to do; its node is given back', async () => {
+      const world = createFakeWorld();
+      world.onStep = (step) => {
+        if (step === 'waiting-for-power-off') world.compute.deleteInstance(poolRef(POOL), '0');
+      };
+      const status = await world.refreshPool(POOL);
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.match(
+        failureOf(status),
+        /^waiting-for-power-off: instance 0 of scale set pool1 was deleted during the capture .* — run again, or name another node \(--node\)$/,
+      );
+      assertDonorGivenBack(world, false);
+    });
+
+    void it('the prep pod powers the host off through the API when its script ended but the guest stayed up', async () => {
+      const world = createFakeWorld({ cluster: { prepPodRunMs: 20_000 } });
+      world.onStep = (step) => {
+        // The guest ignores the prep pod's poweroff: only the API call stops it.
+        if (step === 'waiting-for-power-off')
+          world.compute.schedulePowerOff(poolRef(POOL), '0', Number.POSITIVE_INFINITY);
+      };
+      const status = await world.refreshPool(POOL);
+      assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+      assert.equal(world.compute.callsTo('requestPowerOff').length, 1);
+    });
+  });
+
+  void describe('cancel', () => {
+    void it('an operator cancel during the drain stops the run and gives the node back', async () => {
+      const world = createFakeWorld();
+      world.kube.addPod(
+        DONOR,
+        appPod('db'),
+        'Cannot evict pod as it would violate the pod disruption budget.',
+      );
+      world.runnerOptions.timerHorizonMs = START + 60_000;
+      const waiting = await world.refreshPool(POOL);
+      assert.equal(waiting.runtimeStatus, 'Running');
+      assert.equal((waiting.customStatus as { step: string }).step, 'draining');
+
+      world.runnerOptions.timerHorizonMs = Number.POSITIVE_INFINITY;
+      const status = await world.runner.raiseEvent(INSTANCE, EVENT.cancel, 'maintenance window over');
+
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.equal(failureOf(status), 'draining: cancelled by the operator: maintenance window over');
+      assertDonorGivenBack(world);
+      assert.equal(world.kube.callsTo('createPrepPod').length, 0);
+    });
+  });
+
+  void describe('giving the donor back', () => {
+    void it('a donor that does not start again is still uncordoned; the run says how to start it', async () => {
+      const world = createFakeWorld();
+      world.compute.failStarts(poolRef(POOL), '0');
+      const status = await world.refreshPool(POOL);
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.match(
+        failureOf(status),
+        /^restoring-node: starting-instance: timed out after 1200 s: instance 0 is stopped — start it by hand \(az vmss start -g rg-k8s-prod -n pool1 --instance-ids 0\)/,
+      );
+      assertDonorGivenBack(world, false);
+      assert.deepEqual(world.compute.snapshotsNow(), [], 'the captured snapshot is deleted');
+    });
+
+    void it('restoring the node outlasts an API server outage longer than one step retries', async () => {
+      const world = createFakeWorld();
+      let restoreStartedAt = 0;
+      world.onStep = (step) => {
+        if (step !== 'restoring-node' || restoreStartedAt > 0) return;
+        restoreStartedAt = world.clock.now();
+        const outage = Array.from(
+          { length: 10 },
+          () =>
+            new TransientError(
+              'ClusterUnreachable',
+              'reading node: cannot reach the API server (ECONNREFUSED)',
+            ),
+        );
+        // The prep pod deletion and the start come first; the node's own restore reads it with getNode.
+        world.kube.nextError('getNode', ...outage);
+      };
+      const status = await world.refreshPool(POOL);
+      assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+      assert.equal(world.kube.pendingErrors('getNode'), 0);
+      assertDonorGivenBack(world);
+    });
+  });
+
+  void describe('image version', () => {
+    void it('falls back to Standard_LRS where the region has no zone-redundant storage', async () => {
+      const world = createFakeWorld({ compute: { regionsWithoutZrs: ['westeurope'] } });
+      const status = await world.refreshPool(POOL);
+      assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+      assert.equal((status.output as PoolRefreshResult).version?.storageAccountType, 'Standard_LRS');
+      assert.equal(world.compute.callsTo('requestImageVersion').length, 2);
+    });
+
+    void it('a version that fails is deleted and built again as Standard_LRS', async () => {
+      const world = createFakeWorld();
+      world.compute.nextOutcome('imageVersion', 'Failed');
+      const status = await world.refreshPool(POOL);
+      assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+      assert.equal((status.output as PoolRefreshResult).version?.storageAccountType, 'Standard_LRS');
+      assert.equal(world.compute.callsTo('requestImageVersionDeletion').length, 1);
+    });
+
+    void it('a version that fails every time fails the run, nothing left behind', async () => {
+      const world = createFakeWorld();
+      world.compute.nextOutcome('imageVersion', 'Failed');
+      world.compute.nextOutcome('imageVersion', 'Failed');
+      const status = await world.refreshPool(POOL);
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.match(
+        failureOf(status),
+        /^building-image-version: image version .* failed \(Standard_LRS\); it was deleted, and so was the snapshot — see the gallery's activity log/,
+      );
+      assert.deepEqual(world.compute.snapshotsNow(), []);
+      assert.deepEqual(world.compute.imageVersionsNow(definitionRef(POOL)), []);
+      assertDonorGivenBack(world);
+    });
+  });
+});
