@@ -10,7 +10,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { type ApiSurface, checkApiVersion } from './api-versions.js';
+import type { InjectedFault } from '../contracts.js';
+import { checkApiVersion, type OperationSurface } from './api-versions.js';
 import {
   authenticate,
   errorReply,
@@ -25,10 +26,12 @@ import {
 } from './arm-http.js';
 import { type AddRoute, type ArmHandlerOptions, type ArmRequestHandler, ArmRoutes } from './arm-routes.js';
 import { AsyncOperations, OPERATION_READ_ACTION, OPERATION_SEGMENT } from './async-operations.js';
-import { textOr } from './compute-state.js';
+import { type ArmErrorBody, textOr } from './compute-state.js';
 import { DiskRoutes } from './disk-routes.js';
 import { GalleryRoutes } from './gallery-routes.js';
+import { MarketplaceRoutes } from './marketplace-routes.js';
 import { ScaleSetRoutes } from './scale-set-routes.js';
+import { ArmThrottle, COMPUTE_POLICIES, computePolicyOf, computeThrottlingBody } from './throttling.js';
 import { VirtualMachineRoutes } from './vm-routes.js';
 
 export { type ArmHandlerOptions, type ArmRequestHandler, lroFaultOperation } from './arm-routes.js';
@@ -57,9 +60,42 @@ class ArmServer extends ArmRoutes {
   private readonly routes: Route[];
   private requestCounter = 0;
 
+  private readonly throttle: ArmThrottle;
+  /** `GET /subscriptions/{s}/resourcegroups/{rg}` (Microsoft.Resources), outside the Compute tree. */
+  private readonly resourceGroupRoute: Route = {
+    method: 'GET',
+    pattern: [],
+    surface: 'resources',
+    action: 'Microsoft.Resources/subscriptions/resourceGroups/read',
+    resourceType: 'resourceGroups',
+    handle: (context) => this.getResourceGroup(context),
+  };
+
   constructor(options: ArmHandlerOptions) {
     super(options, new AsyncOperations(options.clock));
     this.routes = this.buildRoutes();
+    this.throttle = options.throttle ?? new ArmThrottle({ clock: options.clock });
+  }
+
+  /**
+   * An injected 429 looks like Compute's throttling (OperationNotAllowed naming the policy the action
+   * is charged to), unless the rule names ARM's own `SubscriptionRequestsThrottled`; other faults keep
+   * their rule's code and message.
+   */
+  private faultBody(fault: InjectedFault, route: Route, method: string): ArmErrorBody {
+    if (fault.status !== 429 || fault.code === 'SubscriptionRequestsThrottled') {
+      return { code: fault.code, message: fault.message };
+    }
+    const policy =
+      computePolicyOf(route.action, isCollectionRead(method, route)) ?? COMPUTE_POLICIES.highCostGetVm;
+    const nowMs = this.options.clock.nowMs();
+    return computeThrottlingBody(
+      policy,
+      nowMs - 60_000,
+      nowMs + (fault.retryAfterSeconds ?? 60) * 1000,
+      policy.cap,
+      policy.cap + 1,
+    );
   }
 
   async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -71,6 +107,7 @@ class ArmServer extends ArmRoutes {
     const path = url.pathname.replace(/\/+$/, '');
     let operation = `${method} ${path}`;
     let reply: Reply;
+    let throttleHeaders: Record<string, string> = {};
     try {
       const match = this.match(method, path);
       if (match && 'route' in match) operation = match.route.action;
@@ -83,6 +120,18 @@ class ArmServer extends ArmRoutes {
         });
       }
       const { route, params, subscriptionId, resourceGroup } = match;
+      const charged = this.throttle.charge(
+        subscriptionId,
+        method,
+        route.action,
+        isCollectionRead(method, route),
+      );
+      throttleHeaders = charged.headers;
+      if (charged.refused) {
+        throw new HttpError(429, charged.refused.body, {
+          'Retry-After': String(charged.refused.retryAfterSeconds),
+        });
+      }
       const apiVersion = url.searchParams.get('api-version');
       const versionCheck = checkApiVersion(
         route.surface,
@@ -92,7 +141,13 @@ class ArmServer extends ArmRoutes {
       );
       if (!versionCheck.ok)
         throw new HttpError(400, { code: versionCheck.code, message: versionCheck.message });
-      const scope = route.verb ? path.slice(0, path.lastIndexOf('/')) : path;
+      // Location-level reads (operation status, marketplace images) are authorized on the subscription.
+      const scope =
+        route.pattern[0] === 'locations'
+          ? `/subscriptions/${subscriptionId}`
+          : route.verb
+            ? path.slice(0, path.lastIndexOf('/'))
+            : path;
       if (!this.options.authorizer(route.action, scope)) {
         throw new HttpError(403, {
           code: 'AuthorizationFailed',
@@ -103,7 +158,7 @@ class ArmServer extends ArmRoutes {
       if (fault) {
         throw new HttpError(
           fault.status,
-          { code: fault.code, message: fault.message },
+          this.faultBody(fault, route, method),
           fault.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(fault.retryAfterSeconds) },
         );
       }
@@ -118,6 +173,7 @@ class ArmServer extends ArmRoutes {
         params,
         rawBody,
         body: undefined,
+        headers: request.headers,
         route,
         principal,
         scope,
@@ -134,6 +190,7 @@ class ArmServer extends ArmRoutes {
     const headers: Record<string, string> = {
       'x-ms-request-id': requestId,
       'x-ms-correlation-request-id': textOr(request.headers['x-ms-client-request-id'], requestId),
+      ...throttleHeaders,
       ...(reply.headers ?? {}),
     };
     this.options.log.record('arm', operation, reply.status);
@@ -160,6 +217,12 @@ class ArmServer extends ArmRoutes {
     | { route: Route; params: Record<string, string>; subscriptionId: string; resourceGroup: string }
     | { methodNotAllowed: true }
     | undefined {
+    const group = /^\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)$/i.exec(path);
+    if (group?.[1] && group[2]) {
+      if (method !== 'GET') return { methodNotAllowed: true };
+      const resourceGroup = decodeURIComponent(group[2]);
+      return { route: this.resourceGroupRoute, params: {}, subscriptionId: group[1], resourceGroup };
+    }
     const scoped =
       /^\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Compute\/(.+)$/i.exec(path);
     const unscoped = /^\/subscriptions\/([^/]+)\/providers\/Microsoft\.Compute\/(locations\/.+)$/i.exec(path);
@@ -179,7 +242,7 @@ class ArmServer extends ArmRoutes {
     return pathMatched ? { methodNotAllowed: true } : undefined;
   }
 
-  private getOperation(context: RequestContext, surface: ApiSurface): Reply {
+  private getOperation(context: RequestContext, surface: OperationSurface): Reply {
     const operation = this.operations.get(context.params.operation ?? '');
     if (!operation || operation.surface !== surface) {
       throw new HttpError(404, {
@@ -208,6 +271,46 @@ class ArmServer extends ArmRoutes {
     };
   }
 
+  // ------------------------------------------------------------------ resource groups
+
+  /** The resource groups that exist: those holding compute resources, and the configured ones. */
+  private resourceGroups(subscriptionId: string): { name: string; location: string }[] {
+    const found = new Map<string, { name: string; location: string }>();
+    const add = (name: string, location: string): void => {
+      if (!found.has(name.toLowerCase())) found.set(name.toLowerCase(), { name, location });
+    };
+    for (const group of this.options.resourceGroups?.() ?? []) add(group.name, group.location);
+    for (const group of this.state.resourceGroupsInUse()) {
+      if (group.subscriptionId.toLowerCase() === subscriptionId.toLowerCase())
+        add(group.name, group.location);
+    }
+    return [...found.values()];
+  }
+
+  private findResourceGroup(
+    subscriptionId: string,
+    name: string,
+  ): { name: string; location: string } | undefined {
+    return this.resourceGroups(subscriptionId).find(
+      (group) => group.name.toLowerCase() === name.toLowerCase(),
+    );
+  }
+
+  private getResourceGroup(context: RequestContext): Reply {
+    const group = this.findResourceGroup(context.subscriptionId, context.resourceGroup);
+    if (!group) throw resourceGroupNotFound(context.resourceGroup);
+    return {
+      status: 200,
+      body: {
+        id: `/subscriptions/${context.subscriptionId}/resourceGroups/${group.name}`,
+        name: group.name,
+        type: 'Microsoft.Resources/resourceGroups',
+        location: group.location,
+        properties: { provisioningState: 'Succeeded' },
+      },
+    };
+  }
+
   // ------------------------------------------------------------------ routes
 
   register(add: AddRoute): void {
@@ -233,9 +336,25 @@ class ArmServer extends ArmRoutes {
       new VirtualMachineRoutes(this.options, this.operations),
       new DiskRoutes(this.options, this.operations),
       new GalleryRoutes(this.options, this.operations),
+      ...(this.options.marketplaceImages === true
+        ? [new MarketplaceRoutes(this.options, this.operations)]
+        : []),
       this,
     ];
     for (const group of groups) group.register(add);
     return routes;
   }
+}
+
+/** A GET of a collection (the route's last segment is a fixed name): Compute charges lists as high cost. */
+function isCollectionRead(method: string, route: Route): boolean {
+  const last = route.pattern.at(-1) ?? '';
+  return method === 'GET' && !last.startsWith(':') && last.toLowerCase() !== 'instanceview';
+}
+
+function resourceGroupNotFound(name: string): HttpError {
+  return new HttpError(404, {
+    code: 'ResourceGroupNotFound',
+    message: `Resource group '${name}' could not be found.`,
+  });
 }

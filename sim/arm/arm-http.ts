@@ -2,7 +2,7 @@
  * The HTTP vocabulary of the simulated ARM: request context, replies, routes, ARM error bodies
  * (`HttpError`) and the parsing/validation helpers every route group shares.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 
 import { z } from 'zod';
 
@@ -42,6 +42,8 @@ export interface RequestContext {
   params: Record<string, string>;
   body: unknown;
   rawBody: string;
+  /** The request headers (lower-cased names), e.g. `if-match`. */
+  headers: IncomingHttpHeaders;
   route: Route;
   principal: Principal;
   /** The RBAC scope the route's action was authorized on. */

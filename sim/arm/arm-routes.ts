@@ -11,6 +11,7 @@ import type { ApiSurface } from './api-versions.js';
 import { HttpError, type Reply, type RequestContext } from './arm-http.js';
 import { type AsyncOperation, AsyncOperations } from './async-operations.js';
 import type { Completion, ComputeState, FailureCheck, JsonObject } from './compute-state.js';
+import type { ArmThrottle } from './throttling.js';
 
 export interface ArmHandlerOptions {
   state: ComputeState;
@@ -27,6 +28,19 @@ export interface ArmHandlerOptions {
   retryAfterSeconds?: number | ((remainingSimulatedSeconds: number) => number);
   /** Items per page of list responses (`nextLink` beyond). Default 100. */
   pageSize?: number;
+  /**
+   * Serve marketplace image reads (`locations/{l}/publishers/…/versions`). Off by default: the product
+   * still reads them and the custom role (granted at resource-group scope) cannot allow a
+   * subscription-level read, so real ARM answers it 403; see sim/README.md.
+   */
+  marketplaceImages?: boolean;
+  /** Request-rate accounting (default: report remaining counts, never refuse). */
+  throttle?: ArmThrottle;
+  /**
+   * Resource groups that exist besides those holding compute resources (`GET …/resourcegroups/{rg}`),
+   * e.g. the clusters' groups before anything is created in them.
+   */
+  resourceGroups?: () => readonly { name: string; location: string }[];
 }
 
 export type ArmRequestHandler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -152,7 +166,10 @@ export abstract class ArmRoutes {
     location: string,
     seconds: number,
   ): { operation: AsyncOperation; failure: FailureCheck; done: Completion } {
-    const operation = this.operations.start(context.route.surface, context.subscriptionId, location, seconds);
+    const surface = context.route.surface;
+    if (surface === 'resources')
+      throw new Error(`route ${context.route.action} has no long-running operations`);
+    const operation = this.operations.start(surface, context.subscriptionId, location, seconds);
     const failure: FailureCheck = () => {
       const fault = this.options.faults.check('arm', lroFaultOperation(context.route.action));
       return fault ? { code: fault.code, message: fault.message } : undefined;

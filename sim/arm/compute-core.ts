@@ -54,6 +54,8 @@ export interface ScaleSetRecord {
   properties: JsonObject;
   nextInstanceNumber: number;
   modelVersion: number;
+  /** ARM `etag` counter: every write to the scale set resource (model, tags, capacity) bumps it. */
+  etag: number;
   /** Not part of the VMSS model in ARM (it comes from the image); the disks and instance views report it. */
   hyperVGeneration: HyperVGeneration;
   architecture: 'x64' | 'Arm64';
@@ -187,6 +189,26 @@ export class ComputeCore {
     this.listeners = shared.listeners;
   }
 
+  /** Resource groups that hold a scale set, VM, disk, snapshot or gallery, with the first resource's location. */
+  resourceGroupsInUse(): { subscriptionId: string; name: string; location: string }[] {
+    const found = new Map<string, { subscriptionId: string; name: string; location: string }>();
+    const records: { id: string; location: string }[] = [
+      ...this.scaleSets.values(),
+      ...this.instances.values(),
+      ...this.disks.values(),
+      ...this.snapshots.values(),
+      ...this.galleries.values(),
+    ];
+    for (const record of records) {
+      const match = /^\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\//i.exec(record.id);
+      if (!match?.[1] || !match[2]) continue;
+      const key = `${match[1]}/${match[2]}`.toLowerCase();
+      if (!found.has(key))
+        found.set(key, { subscriptionId: match[1], name: match[2], location: record.location });
+    }
+    return [...found.values()];
+  }
+
   protected emit(event: ComputeEvent): void {
     for (const listener of [...this.listeners]) listener(event);
   }
@@ -273,6 +295,7 @@ export class ComputeCore {
       architecture: record.architecture,
       tags: { ...record.tags },
       modelVersion: record.modelVersion,
+      etag: etagOf(record),
     };
     if (customData !== undefined) info.customData = customData;
     return info;
@@ -308,6 +331,11 @@ export class ComputeCore {
     if (!Array.isArray(profile.extensions)) profile.extensions = [];
     return (profile.extensions as unknown[]).filter(isObject);
   }
+}
+
+/** The scale set's ARM etag as Compute renders it: a quoted decimal counter, e.g. `"3"`. */
+export function etagOf(record: ScaleSetRecord): string {
+  return `"${record.etag}"`;
 }
 
 export function outcomeOf(failure: FailureCheck | undefined): OperationOutcome {

@@ -56,6 +56,7 @@ export class ComputeState {
   readonly setRegionCapabilities: GalleryState['setRegionCapabilities'];
   readonly regionCapabilities: GalleryState['regionCapabilities'];
   readonly setRunCommandHandler: InstanceState['setRunCommandHandler'];
+  readonly resourceGroupsInUse: InstanceState['resourceGroupsInUse'];
   // Scale sets.
   readonly getScaleSet: ScaleSetState['getScaleSet'];
   readonly listScaleSets: ScaleSetState['listScaleSets'];
@@ -82,6 +83,7 @@ export class ComputeState {
   readonly runCommand: InstanceState['runCommand'];
   readonly runCommandHistory: InstanceState['runCommandHistory'];
   // Disks and snapshots.
+  readonly listDisks: DiskState['listDisks'];
   readonly getDisk: DiskState['getDisk'];
   readonly listSnapshots: DiskState['listSnapshots'];
   readonly getSnapshot: DiskState['getSnapshot'];
@@ -136,6 +138,7 @@ export class ComputeState {
     this.setRegionCapabilities = galleries.setRegionCapabilities.bind(galleries);
     this.regionCapabilities = galleries.regionCapabilities.bind(galleries);
     this.setRunCommandHandler = instances.setRunCommandHandler.bind(instances);
+    this.resourceGroupsInUse = instances.resourceGroupsInUse.bind(instances);
 
     this.getScaleSet = scaleSets.getScaleSet.bind(scaleSets);
     this.listScaleSets = scaleSets.listScaleSets.bind(scaleSets);
@@ -162,6 +165,7 @@ export class ComputeState {
     this.runCommand = instances.runCommand.bind(instances);
     this.runCommandHistory = instances.runCommandHistory.bind(instances);
 
+    this.listDisks = disks.listDisks.bind(disks);
     this.getDisk = disks.getDisk.bind(disks);
     this.listSnapshots = disks.listSnapshots.bind(disks);
     this.getSnapshot = disks.getSnapshot.bind(disks);

@@ -196,6 +196,8 @@ export interface ScaleSetInfo {
   architecture: 'x64' | 'Arm64';
   tags: Record<string, string>;
   modelVersion: number;
+  /** ARM `etag` (quoted), changed by every write to the scale set. */
+  etag: string;
 }
 
 export interface DiskInfo {

@@ -21,6 +21,7 @@ const SnapshotPut = z.looseObject({
 
 export class DiskRoutes extends ArmRoutes {
   register(add: AddRoute): void {
+    add('GET', 'disks', 'disk', 'Microsoft.Compute/disks/read', 'disks', (c) => this.listDisks(c));
     add('GET', 'disks/:disk', 'disk', 'Microsoft.Compute/disks/read', 'disks', (c) => this.getDisk(c));
     add('GET', 'snapshots', 'disk', 'Microsoft.Compute/snapshots/read', 'snapshots', (c) =>
       this.listSnapshots(c),
@@ -51,6 +52,14 @@ export class DiskRoutes extends ArmRoutes {
   }
 
   // ------------------------------------------------------------------ disks and snapshots
+
+  private listDisks(context: RequestContext): Reply {
+    const items = this.state
+      .listDisks(context.subscriptionId, context.resourceGroup)
+      .map((disk) => renderDisk(this.state, disk.id))
+      .filter((item) => item !== undefined);
+    return this.page(context, items);
+  }
 
   private getDisk(context: RequestContext): Reply {
     const body = renderDisk(this.state, this.resourceId(context, 'disks', context.params.disk ?? ''));
@@ -119,8 +128,11 @@ export class DiskRoutes extends ArmRoutes {
       done,
       failure,
     );
+    // The disk RP answers a new copy 202 Accepted without a body (never 201: strict SDKs refuse it),
+    // a re-PUT of an existing snapshot 200 with the resource.
+    if (!existed) return { status: 202, headers: this.operationHeaders(context, operation, true) };
     return {
-      status: existed ? 200 : 201,
+      status: 200,
       body: renderSnapshot(snapshot),
       headers: this.operationHeaders(context, operation, true),
     };

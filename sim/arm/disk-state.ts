@@ -19,6 +19,15 @@ import {
 } from './compute-types.js';
 
 export class DiskState extends ComputeCore {
+  /** Managed disks of a resource group, by name. */
+  listDisks(subscriptionId: string, resourceGroup: string): DiskInfo[] {
+    const prefix = idKey(`/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}/`);
+    return [...this.disks.values()]
+      .filter((disk) => disk.resourceKey.startsWith(prefix))
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map(({ resourceKey: _key, ...info }) => deepCopy(info));
+  }
+
   getDisk(id: string): DiskInfo | undefined {
     const record = this.disks.get(idKey(id));
     if (!record) return undefined;

@@ -65,15 +65,17 @@ const ImageVersionPut = z.looseObject({
         replicationMode: z.enum(['Full', 'Shallow']).optional(),
       })
       .optional(),
-    storageProfile: z.looseObject({
-      source: z.looseObject({ id: z.string().optional() }).optional(),
-      osDiskImage: z
-        .looseObject({
-          source: z.looseObject({ id: z.string().optional() }).optional(),
-          hostCaching: z.string().optional(),
-        })
-        .optional(),
-    }),
+    storageProfile: z
+      .looseObject({
+        source: z.looseObject({ id: z.string().optional() }).optional(),
+        osDiskImage: z
+          .looseObject({
+            source: z.looseObject({ id: z.string().optional() }).optional(),
+            hostCaching: z.string().optional(),
+          })
+          .optional(),
+      })
+      .optional(),
   }),
 });
 
@@ -318,10 +320,22 @@ export class GalleryRoutes extends ArmRoutes {
       );
     }
     const body = parseBody(ImageVersionPut, context.body, 'galleryImageVersion');
-    const storage = body.properties.storageProfile;
+    const storage = body.properties.storageProfile ?? {};
     const sources = [storage.source?.id, storage.osDiskImage?.source?.id].filter(
       (id): id is string => typeof id === 'string',
     );
+    const existing = this.state.getImageVersionRecord(`${imageId}/versions/${name}`);
+    // `az sig image-version update --set …` is a get-modify-put that leaves the source out: an
+    // existing version keeps its stored source.
+    if (existing && sources.length === 0) {
+      return this.updateExistingVersion(
+        context,
+        existing.id,
+        existing.properties,
+        body,
+        storedSourceOf(existing.properties),
+      );
+    }
     if (sources.length !== 1 || !sources[0]) {
       throw invalidParameter(
         'One and only one source type (user image, snapshot, disk, virtual machine) can be provided.',
@@ -329,7 +343,6 @@ export class GalleryRoutes extends ArmRoutes {
       );
     }
     const sourceId = sources[0];
-    const existing = this.state.getImageVersionRecord(`${imageId}/versions/${name}`);
     if (existing)
       return this.updateExistingVersion(context, existing.id, existing.properties, body, sourceId);
     const location = body.location.toLowerCase().replace(/\s+/g, '');
@@ -543,4 +556,11 @@ export class GalleryRoutes extends ArmRoutes {
     this.state.deleteImageVersion(id, done, failure);
     return { status: 202, headers: this.operationHeaders(context, operation, true) };
   }
+}
+
+function storedSourceOf(properties: JsonObject): string {
+  return (
+    textOr(objectPath(properties, 'storageProfile', 'osDiskImage', 'source')?.id, '') ||
+    textOr(objectPath(properties, 'storageProfile', 'source')?.id, '')
+  );
 }

@@ -199,6 +199,7 @@ export class InstanceState extends ComputeCore {
     const created: InstanceInfo[] = [];
     for (let index = 0; index < count; index++) {
       const instance = this.createInstanceRecord(record, 'starting', undefined);
+      record.etag += 1;
       instance.provisioningState = 'Creating';
       const info = this.instanceInfo(instance);
       created.push(info);
@@ -233,7 +234,10 @@ export class InstanceState extends ComputeCore {
     this.instances.delete(idKey(id));
     if (record.osDiskId) this.disks.delete(idKey(record.osDiskId));
     const scaleSet = this.scaleSets.get(idKey(record.scaleSetId));
-    if (scaleSet) scaleSet.sku.capacity = Math.max(0, scaleSet.sku.capacity - 1);
+    if (scaleSet) {
+      scaleSet.sku.capacity = Math.max(0, scaleSet.sku.capacity - 1);
+      scaleSet.etag += 1;
+    }
     this.emit({ type: 'instance-deleted', instance: info });
   }
 

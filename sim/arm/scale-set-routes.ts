@@ -19,7 +19,7 @@ import {
 } from './arm-http.js';
 import { renderScaleSet, scaleSetExtensions } from './arm-resources.js';
 import { type AddRoute, ArmRoutes, VMSS } from './arm-routes.js';
-import { isGalleryImageReference, type JsonObject, textOr } from './compute-state.js';
+import { deepCopy, isGalleryImageReference, type JsonObject, textOr } from './compute-state.js';
 import { mergePatch } from './merge-patch.js';
 
 const ScaleSetPut = z.looseObject({
@@ -88,8 +88,9 @@ export class ScaleSetRoutes extends ArmRoutes {
   }
 
   private getScaleSet(context: RequestContext): Reply {
-    const body = renderScaleSet(this.state, this.requireScaleSet(context));
-    return { status: 200, body };
+    const id = this.requireScaleSet(context);
+    const body = renderScaleSet(this.state, id);
+    return { status: 200, body, headers: { ETag: this.state.getScaleSet(id)?.etag ?? '' } };
   }
 
   private putScaleSet(context: RequestContext): Reply {
@@ -101,8 +102,12 @@ export class ScaleSetRoutes extends ArmRoutes {
         message: `Creating virtual machine scale set '${context.params.vmss ?? ''}' is not supported by this simulated region; scale sets come from the scenario.`,
       });
     }
+    checkPreconditions(context, current.etag);
     const body = parseBody(ScaleSetPut, context.body);
     const properties = withoutReadOnly(body.properties);
+    // az's get-modify-put (`az vmss update --set …`, `az vmss extension delete`) leaves the image
+    // reference out on purpose; ARM keeps the stored one.
+    keepStoredImageReference(properties, current.properties);
     // customData is write-only: a PUT of a GET result omits it, and ARM keeps the stored value.
     const currentCustomData = customDataOf(current.properties);
     if (currentCustomData !== undefined && customDataOf(properties) === undefined) {
@@ -118,6 +123,7 @@ export class ScaleSetRoutes extends ArmRoutes {
     const id = this.requireScaleSet(context);
     const current = this.state.scaleSetResource(id);
     if (!current) throw this.resourceNotFound(context, VMSS, context.params.vmss ?? '');
+    checkPreconditions(context, current.etag);
     const body = parseBody(ScaleSetPatch, context.body);
     const merged = mergePatch(current.properties, withoutReadOnly(body.properties ?? {}));
     const next = { ...merged, ...readOnlyOf(current.properties) };
@@ -279,4 +285,46 @@ function customDataOf(properties: JsonObject): string | undefined {
 
 function isBase64(value: string): boolean {
   return value.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(value);
+}
+
+/**
+ * `If-None-Match: *` refuses to overwrite an existing scale set; `If-Match` must carry the current etag
+ * (or `*`), else 412 PreconditionFailed — the optimistic concurrency Compute offers since 2023-09-01.
+ */
+function checkPreconditions(context: RequestContext, etag: string): void {
+  const ifNoneMatch = headerValue(context.headers['if-none-match']);
+  if (ifNoneMatch !== undefined && ifNoneMatch.trim() === '*') {
+    throw new HttpError(412, {
+      code: 'PreconditionFailed',
+      message: `Etag provided in if-none-match header "*" does not allow updating the existing resource with etag ${etag}.`,
+    });
+  }
+  const ifMatch = headerValue(context.headers['if-match']);
+  if (ifMatch === undefined || ifMatch.trim() === '*') return;
+  const wanted = ifMatch
+    .split(',')
+    .map((tag) => tag.trim().replace(/^W\//, ''))
+    .map((tag) => (tag.startsWith('"') ? tag : `"${tag}"`));
+  if (!wanted.includes(etag)) {
+    throw new HttpError(412, {
+      code: 'PreconditionFailed',
+      message: `Etag provided in if-match header ${ifMatch.trim()} does not match etag ${etag} of resource.`,
+    });
+  }
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+function keepStoredImageReference(next: JsonObject, stored: JsonObject): void {
+  const profile = objectPath(next, 'virtualMachineProfile');
+  const storedStorage = objectPath(stored, 'virtualMachineProfile', 'storageProfile');
+  if (!profile || !storedStorage) return;
+  const storage = objectPath(profile, 'storageProfile');
+  if (!storage) {
+    profile.storageProfile = deepCopy(storedStorage);
+  } else if (storage.imageReference === undefined && storedStorage.imageReference !== undefined) {
+    storage.imageReference = deepCopy(storedStorage.imageReference);
+  }
 }

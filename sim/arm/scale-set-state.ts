@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import {
   ComputeCore,
   type ComputeShared,
+  etagOf,
   type PendingTransition,
   type ScaleSetRecord,
 } from './compute-core.js';
@@ -122,6 +123,7 @@ export class ScaleSetState extends ComputeCore {
       properties,
       nextInstanceNumber: 0,
       modelVersion: 1,
+      etag: 1,
       hyperVGeneration: seed.hyperVGeneration ?? 'V2',
       architecture: seed.architecture ?? 'x64',
       bootstrapOverrides: new Map(
@@ -177,6 +179,7 @@ export class ScaleSetState extends ComputeCore {
     record.properties = deepCopy(next.properties);
     record.tags = { ...next.tags };
     if (profileChanged) record.modelVersion += 1;
+    record.etag += 1;
     this.preempt(record.pending, 'update');
     record.properties.provisioningState = 'Updating';
     const pending: PendingTransition = { kind: 'update', cancel: () => undefined };
@@ -208,6 +211,7 @@ export class ScaleSetState extends ComputeCore {
         sku: JsonObject;
         zones?: string[];
         properties: JsonObject;
+        etag: string;
       }
     | undefined {
     const record = this.scaleSets.get(idKey(id));
@@ -220,6 +224,7 @@ export class ScaleSetState extends ComputeCore {
       sku: record.sku,
       ...(record.zones ? { zones: record.zones } : {}),
       properties: record.properties,
+      etag: etagOf(record),
     });
   }
 
@@ -261,6 +266,7 @@ export class ScaleSetState extends ComputeCore {
       if (index >= 0) {
         current.splice(index, 1);
         record.modelVersion += 1;
+        record.etag += 1;
         this.emit({ type: 'scale-set-model-changed', scaleSet: this.scaleSetInfo(record) });
       }
       onComplete?.({ status: 'Succeeded' });

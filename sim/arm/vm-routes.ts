@@ -1,6 +1,7 @@
 /**
  * ARM routes of virtual machines: Uniform scale-set VMs (`virtualMachineScaleSets/{vmss}/virtualMachines`)
- * and Flexible members (`virtualMachines`): list, get, instance view, power actions and Run Command.
+ * and Flexible members (`virtualMachines`): list, get, instance view, power actions and Run Command;
+ * and the scale-set-level instance view and power actions (`instanceIds` in the body).
  */
 import { z } from 'zod';
 
@@ -14,7 +15,12 @@ import {
 } from './arm-http.js';
 import { renderInstanceView, renderScaleSetVm, renderVirtualMachine } from './arm-resources.js';
 import { type AddRoute, ArmRoutes, VM, VMSS } from './arm-routes.js';
-import { idKey } from './compute-state.js';
+import { idKey, type JsonObject, type OperationOutcome, type PowerOptions } from './compute-state.js';
+
+type PowerVerb = 'powerOff' | 'deallocate' | 'start' | 'restart';
+
+/** `VirtualMachineScaleSetVMInstanceIDs`: the instances a scale-set-level action applies to (all when absent). */
+const InstanceIds = z.looseObject({ instanceIds: z.array(z.string()).optional() });
 
 const RunCommandInput = z.looseObject({
   commandId: z.string(),
@@ -45,7 +51,19 @@ export class VirtualMachineRoutes extends ArmRoutes {
       `${vmss}/virtualMachines`,
       (c) => this.instanceView(c, this.uniformInstanceId(c)),
     );
+    add('GET', `${vmss}/:vmss/instanceView`, 'compute', `${VMSS}/instanceView/read`, vmss, (c) =>
+      this.scaleSetInstanceView(c),
+    );
     for (const verb of ['powerOff', 'deallocate', 'start', 'restart'] as const) {
+      add(
+        'POST',
+        `${vmss}/:vmss/${verb}`,
+        'compute',
+        `${VMSS}/${verb}/action`,
+        vmss,
+        (c) => this.scaleSetPower(c, verb),
+        { lro: true, verb: true },
+      );
       add(
         'POST',
         `${vmssVm}/${verb}`,
@@ -178,34 +196,15 @@ export class VirtualMachineRoutes extends ArmRoutes {
     return { status: 200, body: renderInstanceView(this.state, id) };
   }
 
-  private power(
-    context: RequestContext,
-    id: string,
-    verb: 'powerOff' | 'deallocate' | 'start' | 'restart',
-  ): Reply {
+  private power(context: RequestContext, id: string, verb: PowerVerb): Reply {
     const instance = this.state.getInstance(id);
-    const latency = this.options.latency;
-    const seconds = {
-      powerOff: latency.instanceStopSeconds,
-      deallocate: latency.instanceDeallocateSeconds,
-      start: latency.instanceStartSeconds,
-      restart: latency.instanceStartSeconds,
-    }[verb];
-    const { operation, failure, done } = this.beginOperation(context, instance?.location ?? '', seconds);
-    const options = { onComplete: done, failure };
+    const { operation, failure, done } = this.beginOperation(
+      context,
+      instance?.location ?? '',
+      this.powerSeconds(verb),
+    );
     try {
-      if (verb === 'powerOff') {
-        this.state.powerOffInstance(id, {
-          ...options,
-          skipShutdown: context.url.searchParams.get('skipShutdown') === 'true',
-        });
-      } else if (verb === 'deallocate') {
-        this.state.deallocateInstance(id, options);
-      } else if (verb === 'start') {
-        this.state.startInstance(id, options);
-      } else {
-        this.state.restartInstance(id, options);
-      }
+      this.applyPower(context, id, verb, { onComplete: done, failure });
     } catch (error) {
       this.operations.complete(operation, {
         status: 'Failed',
@@ -214,6 +213,112 @@ export class VirtualMachineRoutes extends ArmRoutes {
       throw error;
     }
     return { status: 202, headers: this.operationHeaders(context, operation, true) };
+  }
+
+  private powerSeconds(verb: PowerVerb): number {
+    const latency = this.options.latency;
+    return {
+      powerOff: latency.instanceStopSeconds,
+      deallocate: latency.instanceDeallocateSeconds,
+      start: latency.instanceStartSeconds,
+      restart: latency.instanceStartSeconds,
+    }[verb];
+  }
+
+  private applyPower(context: RequestContext, id: string, verb: PowerVerb, options: PowerOptions): void {
+    if (verb === 'powerOff') {
+      this.state.powerOffInstance(id, {
+        ...options,
+        skipShutdown: context.url.searchParams.get('skipShutdown') === 'true',
+      });
+    } else if (verb === 'deallocate') {
+      this.state.deallocateInstance(id, options);
+    } else if (verb === 'start') {
+      this.state.startInstance(id, options);
+    } else {
+      this.state.restartInstance(id, options);
+    }
+  }
+
+  /**
+   * Scale-set-level power action over `instanceIds` (all instances when the body names none): one
+   * operation that succeeds when every instance has, and fails with the first instance that failed.
+   */
+  private scaleSetPower(context: RequestContext, verb: PowerVerb): Reply {
+    const scaleSetId = this.requireScaleSet(context);
+    const scaleSet = this.state.getScaleSet(scaleSetId);
+    const instances = this.state.listInstances(scaleSetId);
+    const input = context.body === undefined ? {} : parseBody(InstanceIds, context.body);
+    const wanted = input.instanceIds ?? instances.map((instance) => instance.instanceId);
+    const targets = wanted.map((instanceId) => {
+      const found = instances.find(
+        (instance) => instance.instanceId.toLowerCase() === instanceId.toLowerCase(),
+      );
+      if (!found) {
+        throw invalidParameter(
+          `The provided instanceId ${instanceId} is not an active Virtual Machine Scale Set VM instanceId.`,
+          'instanceIds',
+        );
+      }
+      return found.id;
+    });
+    const { operation, failure, done } = this.beginOperation(
+      context,
+      scaleSet?.location ?? '',
+      this.powerSeconds(verb),
+    );
+    let remaining = targets.length;
+    let firstError: OperationOutcome | undefined;
+    const settle = (outcome: OperationOutcome): void => {
+      if (outcome.status !== 'Succeeded') firstError ??= outcome;
+      remaining -= 1;
+      if (remaining === 0) done(firstError ?? { status: 'Succeeded' });
+    };
+    if (targets.length === 0) done({ status: 'Succeeded' });
+    for (const id of targets) {
+      try {
+        this.applyPower(context, id, verb, { onComplete: settle, failure });
+      } catch (error) {
+        settle({ status: 'Failed', error: { code: 'OperationNotAllowed', message: String(error) } });
+      }
+    }
+    return { status: 202, headers: this.operationHeaders(context, operation, true) };
+  }
+
+  /** Scale-set instance view: provisioning summary of the VMs and of each extension. */
+  private scaleSetInstanceView(context: RequestContext): Reply {
+    const scaleSetId = this.requireScaleSet(context);
+    const scaleSet = this.state.getScaleSet(scaleSetId);
+    const instances = this.state.listInstances(scaleSetId);
+    const summary = (codes: string[]): JsonObject[] => {
+      const counts = new Map<string, number>();
+      for (const code of codes) counts.set(code, (counts.get(code) ?? 0) + 1);
+      return [...counts].map(([code, count]) => ({ code, count }));
+    };
+    const provisioning = (state: string): string =>
+      `ProvisioningState/${state === 'Succeeded' ? 'succeeded' : state.toLowerCase()}`;
+    const state = scaleSet?.provisioningState ?? 'Succeeded';
+    return {
+      status: 200,
+      body: {
+        virtualMachine: {
+          statusesSummary: summary(instances.map((instance) => provisioning(instance.provisioningState))),
+        },
+        extensions: (scaleSet?.extensions ?? []).map((extension) => ({
+          name: extension.name,
+          statusesSummary: summary(instances.map(() => provisioning(extension.provisioningState))),
+        })),
+        statuses: [
+          {
+            code: provisioning(state),
+            level: 'Info',
+            displayStatus: state === 'Succeeded' ? 'Provisioning succeeded' : state,
+            time: this.options.clock.now().toISOString(),
+          },
+        ],
+        orchestrationServices: [],
+      },
+    };
   }
 
   private runCommand(context: RequestContext, id: string): Reply {

@@ -359,6 +359,15 @@ export const Scenario = z
         /** Whether the region accepts Standard_ZRS for gallery image versions and disks. */
         zoneRedundantStorage: z.boolean().default(true),
         zones: z.array(z.string()).default(['1', '2', '3']),
+        /**
+         * `report` (default): every response carries ARM's and Compute's remaining counts; `enforce`:
+         * an empty bucket refuses the request with Compute's 429 (sim/arm/throttling.ts).
+         */
+        throttling: z.enum(['report', 'enforce']).default('report'),
+        /** Serve marketplace image reads (`virtualMachineImages`); see sim/README.md for why it is off by default. */
+        marketplaceImages: z.boolean().default(false),
+        /** Resource groups that exist besides the clusters' (e.g. the gallery's), for `GET …/resourcegroups/{rg}`. */
+        resourceGroups: z.array(z.string().min(1).max(90)).default([]),
       })
       .prefault({}),
     /** Simulated start time (RFC3339). Absent: the wall-clock time the simulator starts. */

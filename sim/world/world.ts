@@ -3,6 +3,7 @@
  * couples them (cluster.ts), and owns time, faults, the request log and the kured/autoscaler stand-ins.
  */
 import { ComputeState } from '../arm/compute-state.js';
+import { ArmThrottle } from '../arm/throttling.js';
 import type { KubeObject, LatencyProfile } from '../contracts.js';
 import { isNodeReady, isUnschedulable, specOf, statusOf, timestamp } from '../kube/objects.js';
 import { AutoscalerStandIn } from './autoscaler.js';
@@ -75,6 +76,8 @@ export class World {
   readonly latency: LatencyProfile;
   readonly clusters: ReadonlyMap<string, ClusterHandle>;
   readonly guestReboots: GuestRebootEvent[] = [];
+  /** ARM request-rate accounting, shared by every ARM handler serving this world. */
+  readonly throttle: ArmThrottle;
   private readonly rebootListeners = new Set<(event: GuestRebootEvent) => void>();
   private readonly timers = new Set<() => void>();
   private readonly ownsClock: boolean;
@@ -107,6 +110,7 @@ export class World {
     });
     this.compute.setRegionCapabilities(scenario.location, { zrs: scenario.region.zoneRedundantStorage });
     this.faults = createFaultInjector({ clock: this.clock, seed: scenario.seed });
+    this.throttle = new ArmThrottle({ clock: this.clock, enforce: scenario.region.throttling === 'enforce' });
     this.log = createRequestLog();
 
     const clusters = new Map<string, ClusterHandle>();
@@ -142,6 +146,14 @@ export class World {
     });
 
     for (const entry of scenario.faults) this.applyFault(entry, startMs ?? this.clock.nowMs());
+  }
+
+  /** The resource groups that exist: the clusters' and the scenario's `region.resourceGroups`. */
+  resourceGroups(): { name: string; location: string }[] {
+    return [
+      ...this.scenario.clusters.map((cluster) => cluster.resourceGroup),
+      ...this.scenario.region.resourceGroups,
+    ].map((name) => ({ name, location: this.scenario.location }));
   }
 
   /** The first cluster, or the one named. */
