@@ -197,6 +197,7 @@ export async function startSimulator(options: StartSimulatorOptions): Promise<Ru
         authenticator,
         authorizer: rbac,
         latency: world.latency,
+        kubernetesVersion: handle.world.spec.kubernetesVersion,
       });
       kubeHandlers.push(kubeHandler);
       handle.world.attachControllers(kubeHandler.controllers);

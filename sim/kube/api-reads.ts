@@ -160,7 +160,7 @@ export function createKubeReads(options: KubeReadsOptions) {
     return new HttpReply(200, object);
   }
 
-  function serveWatch(target: ResourceRoute, url: URL, response: ServerResponse): void {
+  function serveWatch(target: ResourceRoute, url: URL, response: ServerResponse, table = false): void {
     const { labels, fields } = selectorsOf(target.info, url);
     const matches = (object: KubeObject): boolean =>
       (target.namespace === undefined || object.metadata.namespace === target.namespace) &&
@@ -169,8 +169,22 @@ export function createKubeReads(options: KubeReadsOptions) {
     response.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
     // Clients (client-node's Watch) wait for the headers before they consider the watch open.
     response.flushHeaders();
+    let first = true;
     const write = (type: string, object: KubeObject): void => {
-      response.write(`${JSON.stringify({ type, object: decorate(target.info, object) })}\n`);
+      const decorated = decorate(target.info, object);
+      // kubectl get -w asks for Tables: each event carries a one-row Table (columns on the first only).
+      const payload = table
+        ? renderTable(
+            target.info.resource,
+            [decorated],
+            { resourceVersion: decorated.metadata.resourceVersion },
+            clock.nowMs(),
+            includeObject(url),
+            first,
+          )
+        : decorated;
+      first = false;
+      response.write(`${JSON.stringify({ type, object: payload })}\n`);
     };
     const since = url.searchParams.get('resourceVersion');
     if (since === null || since === '' || since === '0') {

@@ -3,14 +3,15 @@
  * request (group/version/resource, namespace, name, subresource, verb) or a discovery/health reply,
  * plus the reply type the verb handlers return.
  */
-import type { ResourceInfo } from './resources.js';
+import { openApiV2Document, openApiV3Document, openApiV3Index } from './openapi.js';
+import type { ResourceInfo, ReviewKind } from './resources.js';
 import {
   API_GROUPS,
   apiGroupList,
   apiResourceList,
   apiVersions,
   findResource,
-  SERVER_VERSION,
+  REVIEW_RESOURCES,
 } from './resources.js';
 import { KubeApiError, type ObjectRef } from './status.js';
 
@@ -32,7 +33,15 @@ interface OtherRoute {
   respond: () => { status: number; body: unknown; contentType?: string };
 }
 
-type Route = ResourceRoute | OtherRoute;
+/** A self review (`POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews`…): answered, never stored. */
+export interface ReviewRoute {
+  type: 'review';
+  kind: ReviewKind;
+  group: string;
+  resource: string;
+}
+
+type Route = ResourceRoute | OtherRoute | ReviewRoute;
 
 export class HttpReply {
   constructor(
@@ -56,7 +65,12 @@ export function successStatus(code: number, details?: Record<string, unknown>): 
   };
 }
 
-export function routeRequest(method: string, url: URL): Route {
+export function routeRequest(
+  method: string,
+  url: URL,
+  serverVersion: Record<string, string>,
+  accept = 'application/json',
+): Route {
   const segments = url.pathname
     .split('/')
     .filter((segment) => segment !== '')
@@ -68,7 +82,7 @@ export function routeRequest(method: string, url: URL): Route {
     respond: () => ({ status: 200, body }),
   });
   if (method === 'GET') {
-    if (path === 'version') return discovery(SERVER_VERSION, true);
+    if (path === 'version') return discovery(serverVersion, true);
     if (path === 'api') return discovery(apiVersions(url.host));
     if (path === 'apis') return discovery(apiGroupList());
     if (path === 'api/v1') return discovery(apiResourceList('', 'v1'));
@@ -91,6 +105,18 @@ export function routeRequest(method: string, url: URL): Route {
         });
       }
     }
+    const gitVersion = serverVersion.gitVersion ?? '';
+    if (path === 'openapi/v2') {
+      if (!acceptsJson(accept)) return notAcceptable('application/json');
+      return { type: 'discovery', respond: () => ({ status: 200, body: openApiV2Document(gitVersion) }) };
+    }
+    if (path === 'openapi/v3') {
+      return { type: 'discovery', respond: () => ({ status: 200, body: openApiV3Index(gitVersion) }) };
+    }
+    if (segments[0] === 'openapi' && segments[1] === 'v3') {
+      const document = openApiV3Document(segments.slice(2).join('/'), gitVersion);
+      if (document) return discovery(document);
+    }
     if (['healthz', 'livez', 'readyz'].includes(path)) {
       return {
         type: 'health',
@@ -98,6 +124,18 @@ export function routeRequest(method: string, url: URL): Route {
         respond: () => ({ status: 200, body: 'ok', contentType: 'text/plain' }),
       };
     }
+  }
+  const review = REVIEW_RESOURCES.find(
+    (candidate) =>
+      segments.length === 4 &&
+      segments[0] === 'apis' &&
+      segments[1] === candidate.group &&
+      segments[2] === candidate.version &&
+      segments[3] === candidate.resource,
+  );
+  if (review) {
+    if (method !== 'POST') return methodNotAllowed();
+    return { type: 'review', kind: review.kind, group: review.group, resource: review.resource };
   }
   let group: string;
   let version: string;
@@ -158,6 +196,40 @@ export function routeRequest(method: string, url: URL): Route {
   };
 }
 
+/** The v2 document is JSON only: a client that accepts nothing else (protobuf) gets 406. */
+function acceptsJson(accept: string): boolean {
+  return accept
+    .split(',')
+    .map((part) => part.split(';')[0]?.trim().toLowerCase() ?? '')
+    .some((type) => type === '' || type === '*/*' || type === 'application/*' || type === 'application/json');
+}
+
+function notAcceptable(supported: string): OtherRoute {
+  return {
+    type: 'missing',
+    respond: () => ({
+      status: 406,
+      body: new KubeApiError(
+        'NotAcceptable',
+        `only the following media types are accepted: ${supported}`,
+      ).toStatus(),
+    }),
+  };
+}
+
+function methodNotAllowed(): OtherRoute {
+  return {
+    type: 'missing',
+    respond: () => ({
+      status: 405,
+      body: new KubeApiError(
+        'MethodNotAllowed',
+        'the server does not allow this method on the requested resource',
+      ).toStatus(),
+    }),
+  };
+}
+
 export function missing(path: string): OtherRoute {
   return {
     type: 'missing',
@@ -171,6 +243,7 @@ export function missing(path: string): OtherRoute {
 }
 
 export function operationOf(target: Route): string {
+  if (target.type === 'review') return `${target.resource}:create`;
   if (target.type !== 'resource') return `${target.type}:get`;
   const resource =
     target.subresource === undefined ? target.info.resource : `${target.info.resource}/${target.subresource}`;

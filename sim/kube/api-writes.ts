@@ -4,20 +4,22 @@
  * status subresources), delete (grace periods through the kubelet stand-in) and pod eviction with
  * PodDisruptionBudgets.
  */
+import { createHash } from 'node:crypto';
+
 import { z } from 'zod';
 
-import type { KubeObject, KubeStore } from '../contracts.js';
+import type { KubeObject, KubeStore, SimClock } from '../contracts.js';
 import { KubeStoreError } from '../contracts.js';
 import type { KubeReads } from './api-reads.js';
 import { HttpReply, isRecord, refOf, type ResourceRoute, successStatus } from './api-routing.js';
 import type { KubeControllers } from './controllers.js';
 import { checkEvictionAllowed } from './disruption.js';
-import { specOf } from './objects.js';
+import { specOf, statusOf } from './objects.js';
 import type { PatchType } from './patch.js';
 import { applyPatch, PATCH_CONTENT_TYPES } from './patch.js';
 import type { ResourceInfo } from './resources.js';
 import { apiVersionOf } from './resources.js';
-import { alreadyExists, badRequest, invalid, KubeApiError, notFound } from './status.js';
+import { alreadyExists, badRequest, conflict, invalid, KubeApiError, notFound } from './status.js';
 import { checkImmutable, validateMetadata } from './validation.js';
 
 /** Resources whose main endpoint ignores status changes (they have a `/status` subresource). */
@@ -55,8 +57,48 @@ const Eviction = z.object({
   deleteOptions: DeleteOptions.nullish(),
 });
 
+/**
+ * `dryRun` as the API server validates it (`dryRun=All` is the only value; anything else is refused
+ * the way `ValidateDryRun` does: 422 on the request's options).
+ */
+export function parseDryRun(values: readonly string[], optionsKind: string): boolean {
+  for (const value of values) {
+    if (value !== 'All') {
+      throw new KubeApiError(
+        'Invalid',
+        `${optionsKind}.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["${value}"]: supported values: "All"`,
+        {
+          group: 'meta.k8s.io',
+          kind: optionsKind,
+          causes: [
+            {
+              reason: 'FieldValueNotSupported',
+              message: `Unsupported value: ["${value}"]: supported values: "All"`,
+              field: 'dryRun',
+            },
+          ],
+        },
+      );
+    }
+  }
+  return values.length > 0;
+}
+
+function isDryRun(values: readonly string[] | null | undefined): boolean {
+  return parseDryRun(values ?? [], 'DeleteOptions');
+}
+
+/** A uid for an object a dry run would create: stable for the same name, never stored. */
+function dryRunUid(object: KubeObject): string {
+  const hex = createHash('sha256')
+    .update(`dry-run:${object.metadata.namespace ?? ''}/${object.metadata.name}`)
+    .digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
 export interface KubeWritesOptions {
   store: KubeStore;
+  clock: SimClock;
   controllers: KubeControllers;
   reads: KubeReads;
 }
@@ -65,7 +107,7 @@ export type KubeWrites = ReturnType<typeof createKubeWrites>;
 
 /** The write verbs over one store. */
 export function createKubeWrites(options: KubeWritesOptions) {
-  const { store, controllers, reads } = options;
+  const { store, controllers, reads, clock } = options;
   const { decorate, requireObject, requireNamespace } = reads;
 
   // --- writes -----------------------------------------------------------------------------------
@@ -79,8 +121,8 @@ export function createKubeWrites(options: KubeWritesOptions) {
     }
   }
 
-  function serveCreate(target: ResourceRoute, body: Buffer): HttpReply {
-    if (target.subresource === 'eviction') return serveEviction(target, body);
+  function serveCreate(target: ResourceRoute, body: Buffer, dryRun: boolean): HttpReply {
+    if (target.subresource === 'eviction') return serveEviction(target, body, dryRun);
     if (target.name !== undefined)
       throw new KubeApiError(
         'MethodNotAllowed',
@@ -144,6 +186,15 @@ export function createKubeWrites(options: KubeWritesOptions) {
       };
     }
     if (info.resource === 'namespaces') object.status = { phase: 'Active' };
+    if (dryRun) {
+      // Validated and answered as if created; nothing is stored (no resourceVersion is assigned).
+      if (store.get(info.resource, target.namespace, object.metadata.name)) {
+        throw alreadyExists(refOf(target, object.metadata.name));
+      }
+      object.metadata.uid = dryRunUid(object);
+      object.metadata.creationTimestamp = nowTimestamp();
+      return new HttpReply(201, decorate(info, object));
+    }
     try {
       return new HttpReply(201, decorate(info, store.create(info.resource, object)));
     } catch (error) {
@@ -167,6 +218,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
     existing: KubeObject,
     candidate: KubeObject,
     expectedVersion: string | undefined,
+    dryRun: boolean,
   ): HttpReply {
     const { info } = target;
     if (candidate.metadata.name !== existing.metadata.name) {
@@ -218,10 +270,16 @@ export function createKubeWrites(options: KubeWritesOptions) {
         },
       }) === JSON.stringify(existing);
     if (unchanged) return new HttpReply(200, decorate(info, existing));
+    if (dryRun) {
+      if (next.metadata.resourceVersion !== existing.metadata.resourceVersion) {
+        throw conflict(refOf(target, existing.metadata.name));
+      }
+      return new HttpReply(200, decorate(info, next));
+    }
     return new HttpReply(200, decorate(info, store.update(info.resource, next)));
   }
 
-  function serveUpdate(target: ResourceRoute, body: Buffer): HttpReply {
+  function serveUpdate(target: ResourceRoute, body: Buffer, dryRun: boolean): HttpReply {
     const parsed = parseBody(body, 'decoding object');
     if (!isRecord(parsed) || !isRecord(parsed.metadata))
       throw badRequest('decoding object: metadata is required');
@@ -240,10 +298,10 @@ export function createKubeWrites(options: KubeWritesOptions) {
     }
     const existing = requireObject(target);
     const expected = candidate.metadata.resourceVersion;
-    return writeUpdate(target, existing, candidate, expected === '' ? undefined : expected);
+    return writeUpdate(target, existing, candidate, expected === '' ? undefined : expected, dryRun);
   }
 
-  function servePatch(target: ResourceRoute, body: Buffer, contentType: string): HttpReply {
+  function servePatch(target: ResourceRoute, body: Buffer, contentType: string, dryRun: boolean): HttpReply {
     const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
     const patchType: PatchType | undefined = PATCH_CONTENT_TYPES[mediaType];
     if (patchType === undefined) {
@@ -277,7 +335,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
         `Precondition failed: UID in precondition: ${candidate.metadata.uid}, UID in object meta: ${existing.metadata.uid ?? ''}`,
       );
     }
-    return writeUpdate(target, existing, candidate, expected);
+    return writeUpdate(target, existing, candidate, expected, dryRun);
   }
 
   function deleteOptionsOf(url: URL, body: Buffer): DeleteOptions {
@@ -315,7 +373,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
     }
   }
 
-  function serveDelete(target: ResourceRoute, url: URL, body: Buffer): HttpReply {
+  function serveDelete(target: ResourceRoute, url: URL, body: Buffer, dryRunQuery: boolean): HttpReply {
     if (target.verb === 'deletecollection' || target.subresource !== undefined) {
       throw new KubeApiError(
         'MethodNotAllowed',
@@ -326,6 +384,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
     const existing = requireObject(target);
     checkPreconditions(target, existing, options);
     const { info } = target;
+    if (dryRunQuery || isDryRun(options.dryRun)) return dryRunDelete(target, existing, options);
     if (info.resource === 'pods') {
       const deleted = controllers.deletePod(
         target.namespace ?? '',
@@ -362,7 +421,45 @@ export function createKubeWrites(options: KubeWritesOptions) {
     );
   }
 
-  function serveEviction(target: ResourceRoute, body: Buffer): HttpReply {
+  /** What a delete would answer, without deleting: a pod with its deletion stamps, else a Status. */
+  function dryRunDelete(target: ResourceRoute, existing: KubeObject, options: DeleteOptions): HttpReply {
+    const { info } = target;
+    if (info.resource === 'pods') {
+      const grace =
+        options.gracePeriodSeconds ?? Number(specOf(existing).terminationGracePeriodSeconds ?? 30);
+      const phase = statusOf(existing).phase;
+      if (
+        grace <= 0 ||
+        specOf(existing).nodeName === undefined ||
+        phase === 'Succeeded' ||
+        phase === 'Failed'
+      ) {
+        return new HttpReply(200, decorate(info, existing));
+      }
+      return new HttpReply(
+        200,
+        decorate(info, {
+          ...existing,
+          metadata: {
+            ...existing.metadata,
+            deletionTimestamp: new Date(clock.nowMs() + grace * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+            deletionGracePeriodSeconds: grace,
+          },
+        }),
+      );
+    }
+    return new HttpReply(
+      200,
+      successStatus(200, {
+        name: existing.metadata.name,
+        ...(info.group === '' ? {} : { group: info.group }),
+        kind: info.resource,
+        uid: existing.metadata.uid,
+      }),
+    );
+  }
+
+  function serveEviction(target: ResourceRoute, body: Buffer, dryRunQuery: boolean): HttpReply {
     const parsed = Eviction.safeParse(parseBody(body, 'decoding eviction'));
     if (!parsed.success) throw badRequest(`decoding eviction: ${parsed.error.message}`);
     const eviction = parsed.data;
@@ -374,9 +471,16 @@ export function createKubeWrites(options: KubeWritesOptions) {
     if (!pod) throw notFound({ resource: 'pods', group: '', name });
     const options = eviction.deleteOptions ?? {};
     checkPreconditions(target, pod, options);
+    // A dry-run eviction (kubectl drain --dry-run=server sends deleteOptions.dryRun: [All]) is checked
+    // against the budgets like a real one, and evicts nothing.
     checkEvictionAllowed(store, pod);
+    if (dryRunQuery || isDryRun(options.dryRun)) return new HttpReply(201, successStatus(201));
     controllers.deletePod(target.namespace ?? '', name, options.gracePeriodSeconds ?? undefined);
     return new HttpReply(201, successStatus(201));
+  }
+
+  function nowTimestamp(): string {
+    return new Date(clock.nowMs()).toISOString().replace(/\.\d{3}Z$/, 'Z');
   }
 
   return { serveCreate, serveUpdate, servePatch, serveDelete };

@@ -5,6 +5,7 @@
  */
 import type { KubeObject, KubeStore, LatencyProfile, Scheduler, SimClock } from '../contracts.js';
 import { KubeStoreError } from '../contracts.js';
+import { recordEvent } from './events.js';
 import type { Condition, Taint } from './objects.js';
 import {
   controllerOf,
@@ -62,6 +63,8 @@ export function startKubeControllers(options: KubeControllerOptions): KubeContro
   const { store, clock, scheduler, latency } = options;
   const controllerDelay = options.controllerDelaySeconds ?? 1;
   const pending = new Map<string, () => void>();
+  /** Last observed spec.unschedulable per node, for the kubelet's cordon events. */
+  const schedulability = new Map<string, boolean>();
   let nameSeed = 7;
   let ipCounter = 10;
 
@@ -194,6 +197,23 @@ export function startKubeControllers(options: KubeControllerOptions): KubeContro
       target.metadata.deletionTimestamp = timestamp(clock.nowMs() + grace * 1000);
       target.metadata.deletionGracePeriodSeconds = grace;
     });
+    const host = nodeNameOf(pod);
+    const node = host === undefined ? undefined : store.get('nodes', undefined, host);
+    if (node && isNodeReady(node) && !isTerminating(pod)) {
+      const containers = Array.isArray(specOf(pod).containers)
+        ? (specOf(pod).containers as { name?: string }[])
+        : [];
+      for (const container of containers) {
+        recordEvent(store, clock, {
+          involved: { ...updated, apiVersion: 'v1', kind: 'Pod' },
+          fieldPath: `spec.containers{${container.name ?? ''}}`,
+          reason: 'Killing',
+          message: `Stopping container ${container.name ?? ''}`,
+          component: 'kubelet',
+          host: host ?? '',
+        });
+      }
+    }
     enqueue(`terminate:${namespace}/${name}:${pod.metadata.uid}:${grace}`, grace, () =>
       finishTermination(namespace, name, pod.metadata.uid),
     );
@@ -402,7 +422,24 @@ export function startKubeControllers(options: KubeControllerOptions): KubeContro
     return (conditions as Condition[]).find((condition) => condition.type === 'Ready')?.status;
   }
 
+  /** The kubelet reports a cordon or an uncordon it observes as a node event (only while it runs). */
+  function recordSchedulability(node: KubeObject): void {
+    const unschedulable = isUnschedulable(node);
+    const before = schedulability.get(node.metadata.name);
+    schedulability.set(node.metadata.name, unschedulable);
+    if (before === undefined || before === unschedulable || !isNodeReady(node)) return;
+    const reason = unschedulable ? 'NodeNotSchedulable' : 'NodeSchedulable';
+    recordEvent(store, clock, {
+      involved: { ...node, apiVersion: 'v1', kind: 'Node' },
+      reason,
+      message: `Node ${node.metadata.name} status is now: ${reason}`,
+      component: 'kubelet',
+      host: node.metadata.name,
+    });
+  }
+
   function syncNodeTaints(node: KubeObject): void {
+    recordSchedulability(node);
     const existing = taintsOf(node);
     const others = existing.filter((taint) => !CONTROLLED_TAINT_KEYS.has(taint.key));
     const next = [...others, ...desiredControlledTaints(node, existing)];

@@ -17,13 +17,17 @@ import type {
   SimClock,
 } from '../contracts.js';
 import { KubeStoreError } from '../contracts.js';
+import { serveReview } from './access-reviews.js';
 import { createKubeReads } from './api-reads.js';
 import type { HttpReply } from './api-routing.js';
-import { operationOf, refOf, type ResourceRoute, routeRequest } from './api-routing.js';
-import { createKubeWrites } from './api-writes.js';
+import { operationOf, refOf, type ResourceRoute, type ReviewRoute, routeRequest } from './api-routing.js';
+import { createKubeWrites, parseDryRun } from './api-writes.js';
 import type { KubeControllers } from './controllers.js';
 import { startKubeControllers } from './controllers.js';
+import { unknownFieldsOf } from './openapi.js';
+import { decodeProtobufBody, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
 import type { KubeAuthenticator, KubeAuthorizer, KubeUser } from './rbac.js';
+import { serverVersion } from './resources.js';
 import type { StatusReason } from './status.js';
 import { fromStoreError, KubeApiError } from './status.js';
 import { wantsTable } from './tables.js';
@@ -37,6 +41,8 @@ export interface KubeHandlerOptions {
   authenticator: KubeAuthenticator;
   authorizer: KubeAuthorizer;
   latency: LatencyProfile;
+  /** The cluster's Kubernetes version, as `/version` reports it (default v1.32.4). */
+  kubernetesVersion?: string;
   /** Delay before the ReplicaSet/DaemonSet stand-ins replace a pod (simulated seconds, default 1). */
   controllerDelaySeconds?: number;
 }
@@ -78,10 +84,12 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       ? {}
       : { controllerDelaySeconds: options.controllerDelaySeconds }),
   });
+  const version = serverVersion(options.kubernetesVersion);
   const reads = createKubeReads({ store, clock, scheduler });
   const { serveList, serveGet, serveWatch } = reads;
   const { serveCreate, serveUpdate, servePatch, serveDelete } = createKubeWrites({
     store,
+    clock,
     controllers,
     reads,
   });
@@ -106,6 +114,81 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
     }
   }
 
+  /**
+   * The request body as JSON: protobuf bodies of the kinds kubectl's typed clients send are decoded
+   * (protobuf.ts); other protobuf and YAML bodies are refused 415 like a server without them would.
+   */
+  function jsonBody(contentType: string, body: Buffer): Buffer {
+    const type = contentType.toLowerCase();
+    if (type.startsWith(PROTOBUF_CONTENT_TYPE)) {
+      const decoded = decodeProtobufBody(body);
+      if (decoded) return Buffer.from(JSON.stringify(decoded));
+    }
+    if (type.includes('protobuf') || type.includes('yaml')) {
+      throw new KubeApiError(
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format - accepted media types include: application/json`,
+      );
+    }
+    return body;
+  }
+
+  function authorizeReview(user: KubeUser, target: ReviewRoute): void {
+    const decision = authorizer.authorize(user, {
+      verb: 'create',
+      apiGroup: target.group,
+      resource: target.resource,
+    });
+    if (!decision.allowed) {
+      throw new KubeApiError('Forbidden', decision.reason, { group: target.group, kind: target.resource });
+    }
+  }
+
+  function parseJsonBody(body: Buffer): unknown {
+    try {
+      return JSON.parse(body.toString('utf8')) as unknown;
+    } catch (error) {
+      throw new KubeApiError('BadRequest', `decoding review: ${(error as Error).message}`);
+    }
+  }
+
+  /**
+   * Server-side field validation of a create, update or merge/strategic patch body against the
+   * OpenAPI schemas: `Strict` refuses unknown fields (400), `Warn` (the default) answers with a
+   * `Warning` header per field, `Ignore` checks nothing. JSON patches are not checked.
+   */
+  function fieldValidation(
+    target: ResourceRoute,
+    url: URL,
+    body: Buffer,
+    contentType: string,
+  ): Record<string, string> | undefined {
+    if (!['create', 'update', 'patch'].includes(target.verb) || target.subresource !== undefined)
+      return undefined;
+    if (target.verb === 'patch' && contentType.toLowerCase().startsWith('application/json-patch+json'))
+      return undefined;
+    const mode = url.searchParams.get('fieldValidation') ?? 'Warn';
+    if (!['Strict', 'Warn', 'Ignore'].includes(mode)) {
+      throw new KubeApiError(
+        'BadRequest',
+        `fieldValidation "${mode}" is invalid: must be one of Ignore, Warn, or Strict`,
+      );
+    }
+    if (mode === 'Ignore' || body.length === 0) return undefined;
+    let object: unknown;
+    try {
+      object = JSON.parse(body.toString('utf8')) as unknown;
+    } catch {
+      return undefined; // the verb reports the malformed body
+    }
+    const unknown = unknownFieldsOf(target.info.group, target.info.kind, object);
+    if (unknown.length === 0) return undefined;
+    const described = unknown.map((field) => `unknown field "${field}"`);
+    if (mode === 'Strict')
+      throw new KubeApiError('BadRequest', `strict decoding error: ${described.join(', ')}`);
+    return { Warning: described.map((text) => `299 - ${JSON.stringify(text)}`).join(', ') };
+  }
+
   function send(
     response: ServerResponse,
     status: number,
@@ -122,11 +205,11 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
     response.end(text);
   }
 
-  function serve(request: IncomingMessage, response: ServerResponse, body: Buffer): void {
+  function serve(request: IncomingMessage, response: ServerResponse, received: Buffer): void {
     scheduler.runDue();
     const url = new URL(request.url ?? '/', `http://${request.headers.host ?? 'localhost'}`);
     const method = (request.method ?? 'GET').toUpperCase();
-    const target = routeRequest(method, url);
+    const target = routeRequest(method, url, version, request.headers.accept ?? 'application/json');
     const operation = operationOf(target);
     const finish = (status: number, payload: unknown, headers?: Record<string, string>): void => {
       log.record('kube', operation, status);
@@ -151,32 +234,34 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       return;
     }
     const user = authenticator.authenticate(request.headers.authorization);
-    const anonymousAllowed = target.type !== 'resource' && target.public === true;
+    const anonymousAllowed =
+      (target.type === 'discovery' || target.type === 'health') && target.public === true;
     if (!user && !anonymousAllowed) {
       fail(new KubeApiError('Unauthorized', 'Unauthorized'));
       return;
     }
     try {
+      const body = jsonBody(request.headers['content-type'] ?? '', received);
+      if (target.type === 'review') {
+        if (!user) throw new KubeApiError('Unauthorized', 'Unauthorized');
+        authorizeReview(user, target);
+        finish(201, serveReview(target.kind, parseJsonBody(body), user, authorizer));
+        return;
+      }
       if (target.type !== 'resource') {
         const reply = target.respond();
         finish(reply.status, reply.body);
         return;
       }
       if (!user) throw new KubeApiError('Unauthorized', 'Unauthorized');
-      const requestType = (request.headers['content-type'] ?? '').toLowerCase();
-      if (requestType.includes('protobuf') || requestType.includes('yaml')) {
-        throw new KubeApiError(
-          'UnsupportedMediaType',
-          `the body of the request was in an unknown format - accepted media types include: application/json`,
-        );
-      }
       authorize(user, target);
+      const warnings = fieldValidation(target, url, body, request.headers['content-type'] ?? '');
       const table = wantsTable(request.headers.accept);
       let reply: HttpReply;
       switch (target.verb) {
         case 'watch':
           log.record('kube', operation, 200);
-          serveWatch(target, url, response);
+          serveWatch(target, url, response, table);
           return;
         case 'list':
           reply = serveList(target, url, table);
@@ -185,20 +270,30 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
           reply = serveGet(target, url, table);
           break;
         case 'create':
-          reply = serveCreate(target, body);
+          reply = serveCreate(target, body, parseDryRun(url.searchParams.getAll('dryRun'), 'CreateOptions'));
           break;
         case 'update':
-          reply = serveUpdate(target, body);
+          reply = serveUpdate(target, body, parseDryRun(url.searchParams.getAll('dryRun'), 'UpdateOptions'));
           break;
         case 'patch':
-          reply = servePatch(target, body, request.headers['content-type'] ?? '');
+          reply = servePatch(
+            target,
+            body,
+            request.headers['content-type'] ?? '',
+            parseDryRun(url.searchParams.getAll('dryRun'), 'PatchOptions'),
+          );
           break;
         case 'delete':
         case 'deletecollection':
-          reply = serveDelete(target, url, body);
+          reply = serveDelete(
+            target,
+            url,
+            body,
+            parseDryRun(url.searchParams.getAll('dryRun'), 'DeleteOptions'),
+          );
           break;
       }
-      finish(reply.status, reply.body);
+      finish(reply.status, reply.body, warnings);
     } catch (error) {
       if (error instanceof KubeApiError) fail(error);
       else if (error instanceof KubeStoreError && target.type === 'resource')
