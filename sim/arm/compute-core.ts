@@ -20,6 +20,7 @@ import {
   ComputeError,
   type ComputeEvent,
   type ComputeListener,
+  type DiskContent,
   type DiskInfo,
   type FailureCheck,
   type HyperVGeneration,
@@ -92,10 +93,13 @@ export interface InstanceRecord {
 
 export interface DiskRecord extends DiskInfo {
   resourceKey: string;
+  content?: DiskContent;
 }
 
 export interface SnapshotRecord extends SnapshotInfo {
   pending?: PendingTransition;
+  /** The source disk's content at the moment of the copy. */
+  content?: DiskContent;
 }
 
 export interface GalleryRecord {
@@ -128,6 +132,8 @@ export interface VersionRecord {
   /** Simulated epoch ms the build started, for replication progress. */
   startedMs?: number;
   pending?: PendingTransition;
+  /** The source's content when the version was created (what new instances boot with). */
+  content?: DiskContent;
 }
 
 const CUSTOM_SCRIPT_TYPES = new Set(['customscript', 'customscriptextension']);
@@ -187,6 +193,34 @@ export class ComputeCore {
     this.images = shared.images;
     this.versions = shared.versions;
     this.listeners = shared.listeners;
+  }
+
+  /**
+   * The version an image reference boots: a version id itself, or for a definition id the newest
+   * Succeeded version not excluded from latest (Major.Minor.Patch compared numerically).
+   */
+  resolveGalleryVersion(imageReferenceId: string): VersionRecord | undefined {
+    if (/\/versions\/[^/]+$/i.test(imageReferenceId)) {
+      const version = this.versions.get(idKey(imageReferenceId));
+      return version?.properties.provisioningState === 'Succeeded' ? version : undefined;
+    }
+    const definition = idKey(imageReferenceId);
+    const candidates = [...this.versions.values()].filter(
+      (version) =>
+        idKey(version.imageId) === definition &&
+        version.properties.provisioningState === 'Succeeded' &&
+        optionalObjectAt(version.properties, 'publishingProfile')?.excludeFromLatest !== true,
+    );
+    const numbers = (name: string): number[] => name.split('.').map((part) => Number(part));
+    candidates.sort((a, b) => {
+      const [left, right] = [numbers(a.name), numbers(b.name)];
+      for (let index = 0; index < 3; index++) {
+        const difference = (left[index] ?? 0) - (right[index] ?? 0);
+        if (difference !== 0) return difference;
+      }
+      return 0;
+    });
+    return candidates.at(-1);
   }
 
   /** Resource groups that hold a scale set, VM, disk, snapshot or gallery, with the first resource's location. */
@@ -349,7 +383,7 @@ export function compareInstances(a: InstanceRecord, b: InstanceRecord): number {
 }
 
 export function snapshotInfo(record: SnapshotRecord): SnapshotInfo {
-  const { pending: _pending, ...info } = record;
+  const { pending: _pending, content: _content, ...info } = record;
   return deepCopy(info);
 }
 

@@ -84,6 +84,9 @@ export class ComputeState {
   readonly runCommandHistory: InstanceState['runCommandHistory'];
   // Disks and snapshots.
   readonly listDisks: DiskState['listDisks'];
+  readonly getDiskContent: DiskState['getDiskContent'];
+  readonly setDiskContent: DiskState['setDiskContent'];
+  readonly getSnapshotContent: DiskState['getSnapshotContent'];
   readonly getDisk: DiskState['getDisk'];
   readonly listSnapshots: DiskState['listSnapshots'];
   readonly getSnapshot: DiskState['getSnapshot'];
@@ -98,6 +101,7 @@ export class ComputeState {
   readonly putImageDefinition: GalleryState['putImageDefinition'];
   readonly getImageVersionRecord: GalleryState['getImageVersionRecord'];
   readonly getImageVersion: GalleryState['getImageVersion'];
+  readonly getImageVersionContent: GalleryState['getImageVersionContent'];
   readonly listImageVersions: GalleryState['listImageVersions'];
   readonly listImageVersionRecords: GalleryState['listImageVersionRecords'];
   readonly createImageVersion: GalleryState['createImageVersion'];
@@ -166,6 +170,9 @@ export class ComputeState {
     this.runCommandHistory = instances.runCommandHistory.bind(instances);
 
     this.listDisks = disks.listDisks.bind(disks);
+    this.getDiskContent = disks.getDiskContent.bind(disks);
+    this.setDiskContent = disks.setDiskContent.bind(disks);
+    this.getSnapshotContent = disks.getSnapshotContent.bind(disks);
     this.getDisk = disks.getDisk.bind(disks);
     this.listSnapshots = disks.listSnapshots.bind(disks);
     this.getSnapshot = disks.getSnapshot.bind(disks);
@@ -180,6 +187,7 @@ export class ComputeState {
     this.putImageDefinition = galleries.putImageDefinition.bind(galleries);
     this.getImageVersionRecord = galleries.getImageVersionRecord.bind(galleries);
     this.getImageVersion = galleries.getImageVersion.bind(galleries);
+    this.getImageVersionContent = galleries.getImageVersionContent.bind(galleries);
     this.listImageVersions = galleries.listImageVersions.bind(galleries);
     this.listImageVersionRecords = galleries.listImageVersionRecords.bind(galleries);
     this.createImageVersion = galleries.createImageVersion.bind(galleries);

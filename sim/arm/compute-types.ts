@@ -285,6 +285,16 @@ export type ComputeEvent =
 
 export type ComputeListener = (event: ComputeEvent) => void;
 
+/**
+ * What the world keeps on an OS disk: the files that matter for a machine's identity (path → content)
+ * and the container images the node has pulled. The compute state copies it with the disk (snapshot,
+ * image version, a new instance's disk from a gallery image) and never interprets it.
+ */
+export interface DiskContent {
+  files: Record<string, string>;
+  images: string[];
+}
+
 export interface ComputeStateOptions {
   clock: SimClock;
   scheduler: Scheduler;

@@ -13,25 +13,45 @@ import { deepCopy, deterministicUuid, idKey } from './compute-json.js';
 import {
   type Completion,
   ComputeError,
+  type DiskContent,
   type DiskInfo,
   type FailureCheck,
   type SnapshotInfo,
 } from './compute-types.js';
 
 export class DiskState extends ComputeCore {
+  /** What the world keeps on a disk (identity files, pulled images); a copy. */
+  getDiskContent(id: string): DiskContent | undefined {
+    const content = this.disks.get(idKey(id))?.content;
+    return content ? deepCopy(content) : undefined;
+  }
+
+  /** Replaces a disk's content (the world writing to the disk: a prep script, a boot, pulled images). */
+  setDiskContent(id: string, content: DiskContent): void {
+    const record = this.disks.get(idKey(id));
+    if (!record) throw new ComputeError(404, 'NotFound', `Resource '${id}' was not found.`);
+    record.content = deepCopy(content);
+  }
+
+  /** The content a snapshot copied from its source; a copy. */
+  getSnapshotContent(id: string): DiskContent | undefined {
+    const content = this.snapshots.get(idKey(id))?.content;
+    return content ? deepCopy(content) : undefined;
+  }
+
   /** Managed disks of a resource group, by name. */
   listDisks(subscriptionId: string, resourceGroup: string): DiskInfo[] {
     const prefix = idKey(`/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}/`);
     return [...this.disks.values()]
       .filter((disk) => disk.resourceKey.startsWith(prefix))
       .sort((a, b) => a.name.localeCompare(b.name))
-      .map(({ resourceKey: _key, ...info }) => deepCopy(info));
+      .map(({ resourceKey: _key, content: _content, ...info }) => deepCopy(info));
   }
 
   getDisk(id: string): DiskInfo | undefined {
     const record = this.disks.get(idKey(id));
     if (!record) return undefined;
-    const { resourceKey: _key, ...info } = record;
+    const { resourceKey: _key, content: _content, ...info } = record;
     return deepCopy(info);
   }
 
@@ -129,6 +149,9 @@ export class DiskState extends ComputeCore {
       uniqueId: deterministicUuid(`snapshot:${idKey(id)}`),
       timeCreated: this.nowIso(),
     };
+    // A snapshot is a point-in-time copy: what the disk holds now, whatever happens to it later.
+    const sourceContent = sourceDisk?.content ?? sourceSnapshot?.content;
+    if (sourceContent) record.content = deepCopy(sourceContent);
     this.snapshots.set(idKey(id), record);
     const pending: PendingTransition = { kind: 'snapshot', cancel: () => undefined };
     if (onComplete) pending.onComplete = onComplete;

@@ -18,6 +18,7 @@ import {
   type ArmErrorBody,
   type Completion,
   ComputeError,
+  type DiskContent,
   type FailureCheck,
   type GallerySeed,
   type ImageVersionInfo,
@@ -142,8 +143,14 @@ export class GalleryState extends ComputeCore {
   getImageVersionRecord(id: string): VersionRecord | undefined {
     const record = this.versions.get(idKey(id));
     if (!record) return undefined;
-    const { pending: _pending, ...rest } = record;
+    const { pending: _pending, content: _content, ...rest } = record;
     return deepCopy(rest);
+  }
+
+  /** The content an image version carries (what instances built from it boot with); a copy. */
+  getImageVersionContent(id: string): DiskContent | undefined {
+    const content = this.versions.get(idKey(id))?.content;
+    return content ? deepCopy(content) : undefined;
   }
 
   getImageVersion(id: string): ImageVersionInfo | undefined {
@@ -163,7 +170,7 @@ export class GalleryState extends ComputeCore {
     const key = idKey(imageId);
     return [...this.versions.values()]
       .filter((version) => idKey(version.imageId) === key)
-      .map(({ pending: _pending, ...rest }) => deepCopy(rest));
+      .map(({ pending: _pending, content: _content, ...rest }) => deepCopy(rest));
   }
 
   // ---------------------------------------------------------------- galleries
@@ -329,6 +336,11 @@ export class GalleryState extends ComputeCore {
       replication: regions.map((region) => ({ region, state: 'Replicating', progress: 0 })),
       startedMs: this.clock.nowMs(),
     };
+    const source = sourceIdOf(properties);
+    const sourceContent = source
+      ? (this.snapshots.get(idKey(source))?.content ?? this.disks.get(idKey(source))?.content)
+      : undefined;
+    if (sourceContent) record.content = deepCopy(sourceContent);
     this.versions.set(idKey(id), record);
     const seconds = options.fail ? (options.failAfterSeconds ?? 0) : this.latency.imageVersionCreateSeconds;
     const pending: PendingTransition = { kind: 'imageVersion', cancel: () => undefined };
@@ -431,4 +443,16 @@ function normalizeImmutable(key: string, value: unknown): string | undefined {
     );
   }
   return JSON.stringify(value);
+}
+
+function sourceIdOf(properties: JsonObject): string | undefined {
+  const storage = isObject(properties.storageProfile) ? properties.storageProfile : {};
+  const osDiskImage = isObject(storage.osDiskImage) ? storage.osDiskImage : {};
+  const fromOsDisk = isObject(osDiskImage.source) ? osDiskImage.source.id : undefined;
+  const fromSource = isObject(storage.source) ? storage.source.id : undefined;
+  return typeof fromOsDisk === 'string'
+    ? fromOsDisk
+    : typeof fromSource === 'string'
+      ? fromSource
+      : undefined;
 }

@@ -313,6 +313,10 @@ export class InstanceState extends ComputeCore {
         timeCreated: this.nowIso(),
       };
       if (zone) disk.zone = zone;
+      // An instance built from a gallery image starts with what the image captured.
+      const imageId = objectAt(profile, 'storageProfile', 'imageReference').id;
+      const version = typeof imageId === 'string' ? this.resolveGalleryVersion(imageId) : undefined;
+      if (version?.content) disk.content = deepCopy(version.content);
       this.disks.set(idKey(diskId), disk);
     }
     this.instances.set(idKey(id), record);

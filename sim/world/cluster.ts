@@ -21,13 +21,16 @@ import {
 import { createInMemoryKubeStore } from '../kube/store.js';
 import type { WorldClock } from './clock.js';
 import { DeploymentController } from './deployment-controller.js';
+import { NodeIdentities } from './node-identity.js';
 import {
   bootIdOf,
   buildNode,
   healthyConditions,
+  imageList,
   KURED_MOST_RECENT_REBOOT_NEEDED,
   KURED_REBOOT_IN_PROGRESS,
   type NodeCondition,
+  nodeImages,
   nodeNameOf,
   unknownConditions,
   UNREACHABLE_TAINT,
@@ -105,6 +108,8 @@ export class ClusterWorld {
   private readonly cleanups: (() => void)[] = [];
   private heartbeat: (() => void) | undefined;
   private readonly prep: PrepRuns;
+  /** The VMs' disk models, what each boot reads off them, and the findings. */
+  readonly identities: NodeIdentities;
   private readonly deployments: DeploymentController;
   private stopped = false;
 
@@ -125,6 +130,14 @@ export class ClusterWorld {
         latency: options.latency,
       });
     }
+    this.identities = new NodeIdentities({
+      cluster: this.name,
+      compute: this.compute,
+      clock: this.clock,
+      flavourOf: (instance) => this.poolOf(instance)?.spec.bootstrapFlavour ?? 'aks-engine',
+      nodeOwner: (nodeName) =>
+        this.store.get('nodes', undefined, nodeName) ? this.instanceOfNode(nodeName)?.vmId : undefined,
+    });
     this.prep = new PrepRuns({
       cluster: this.name,
       store: this.store,
@@ -132,6 +145,7 @@ export class ClusterWorld {
       compute: this.compute,
       latency: this.latency,
       instanceOfNode: (nodeName) => this.instanceOfNode(nodeName),
+      identities: this.identities,
     });
     this.prepRecords = this.prep.records;
     this.deployments = new DeploymentController(this.name, this.store, this.clock);
@@ -190,6 +204,8 @@ export class ClusterWorld {
         const readyFor = override?.readyFor ?? pool.readyFor;
         const readySinceMs = running ? nowMs - Math.abs(parseDurationMs(readyFor)) : undefined;
         const kured = { ...(pool.kured ?? {}), ...(override?.kured ?? {}) };
+        this.identities.provision(instance, this.seededImages(), readySinceMs ?? nowMs);
+        const disk = this.identities.diskOf(instance);
         const node = buildNode({
           instance,
           clusterName: this.name,
@@ -210,6 +226,10 @@ export class ClusterWorld {
           ),
           nowMs,
           bootCount: 0,
+          ...(disk?.files['/etc/machine-id'] === undefined
+            ? {}
+            : { machineId: disk.files['/etc/machine-id'] }),
+          images: disk?.images ?? [],
         });
         this.store.create('nodes', node);
         if (running) this.kubeletUp.add(node.metadata.name);
@@ -333,9 +353,13 @@ export class ClusterWorld {
       case 'instance-power-changed':
         if (instance.powerState === 'running') {
           if (this.store.get('nodes', undefined, nodeName)) {
-            this.setNodeTimer(nodeName, this.latency.nodeBootSeconds, `kubelet up ${nodeName}`, () =>
-              this.kubeletStarted(nodeName),
-            );
+            // The machine boots from its disk: a prep script may have changed who it is.
+            const outcome = this.identities.boot(instance);
+            if (outcome.kind === 'joins' && outcome.nodeName === nodeName) {
+              this.setNodeTimer(nodeName, this.latency.nodeBootSeconds, `kubelet up ${nodeName}`, () =>
+                this.kubeletStarted(nodeName),
+              );
+            }
           }
         } else if (event.previous === 'running') {
           this.kubeletStopped(nodeName);
@@ -355,6 +379,7 @@ export class ClusterWorld {
         break;
       }
       case 'instance-deleted': {
+        this.identities.forget(instance);
         this.joinTimers.get(instance.id.toLowerCase())?.();
         this.joinTimers.delete(instance.id.toLowerCase());
         this.nodeTimers.get(nodeName)?.();
@@ -383,6 +408,11 @@ export class ClusterWorld {
     }
     const pool = this.poolOf(instance);
     if (!pool) return;
+    // A marketplace image bootstraps a machine of its own; a gallery image boots what it captured.
+    if (!this.identities.hasDisk(instance)) this.identities.provision(instance, this.bootstrapImages());
+    const outcome = this.identities.boot(instance);
+    if (outcome.kind !== 'joins') return;
+    const disk = this.identities.diskOf(instance);
     const nowMs = this.clock.nowMs();
     const node = buildNode({
       instance,
@@ -402,6 +432,8 @@ export class ClusterWorld {
       conditions: [],
       nowMs,
       bootCount: 0,
+      ...(disk?.files['/etc/machine-id'] === undefined ? {} : { machineId: disk.files['/etc/machine-id'] }),
+      images: disk?.images ?? [],
     });
     const nodeName = node.metadata.name;
     if (this.store.get('nodes', undefined, nodeName)) this.store.remove('nodes', undefined, nodeName);
@@ -507,7 +539,10 @@ export class ClusterWorld {
       status.conditions = [...fresh, ...others];
       const nodeInfo = (status.nodeInfo ?? {}) as Record<string, unknown>;
       nodeInfo.bootID = bootIdOf(instance.vmId, boots);
+      const machineId = this.identities.diskOf(instance)?.files['/etc/machine-id'];
+      if (machineId) nodeInfo.machineID = machineId;
       status.nodeInfo = nodeInfo;
+      status.images = imageList(this.identities.imagesOf(instance));
       node.status = status;
       const spec = specOf(node);
       const taints = taintList(spec.taints).filter(
@@ -586,14 +621,35 @@ export class ClusterWorld {
 
   private onKubeEvent(resource: string, type: string, object: KubeObject): void {
     if (this.stopped) return;
+    if (resource === 'nodes' && type === 'MODIFIED') {
+      const instance = this.instanceOfNode(object.metadata.name);
+      if (instance) this.identities.syncImages(instance, nodeImages(object));
+    }
     if (resource === 'pods' && type !== 'DELETED') this.prep.onPod(object);
     if (resource === 'pods' && type === 'DELETED') this.prep.onPodDeleted(object);
     if (resource === 'replicasets' || resource === 'deployments') this.deployments.queue();
   }
 
+  /** Images on every seeded node: the cluster's workload images and the scenario's `nodeImages`. */
+  private seededImages(): string[] {
+    return [...new Set([...this.spec.workloads.map((workload) => workload.image), ...this.spec.nodeImages])];
+  }
+
+  /** Images a node bootstrapped from a marketplace image has: its DaemonSets' (pulled while it joined). */
+  private bootstrapImages(): string[] {
+    return [
+      ...new Set([
+        ...this.spec.workloads
+          .filter((workload) => workload.kind === 'DaemonSet')
+          .map((workload) => workload.image),
+        ...this.spec.nodeImages,
+      ]),
+    ];
+  }
+
   /** Run Command on an instance of this cluster: recorded like a prep pod; a power-off in it stops the VM. */
-  handleRunCommand(instance: InstanceInfo, script: string): void {
-    this.prep.handleRunCommand(instance, script);
+  handleRunCommand(instance: InstanceInfo, script: string): { stdout: string; stderr: string } {
+    return this.prep.handleRunCommand(instance, script);
   }
 
   /** Pods counted as "workload" on a node: not DaemonSet-owned, not mirror, not finished. */

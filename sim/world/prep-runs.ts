@@ -1,7 +1,10 @@
 /**
- * Prep runs of a simulated cluster: recognises the one-shot power-off pod on a node (and the same
- * script sent through Run Command), records what the script does, completes the pod and powers the VM
- * off from the guest, on the latency profile's timing.
+ * Prep runs of a simulated cluster: the one-shot privileged pod on a node (and the same script sent
+ * through Run Command) executed over the node's OS disk model (host-script.ts). Timing follows what a
+ * real pod does: the kubelet pulls the image when the node lacks it (the pod is Pending meanwhile —
+ * where kamino's 49 s went), the script runs right after the container starts and takes
+ * `prepScriptSeconds`, then the guest powers off. A pod deleted before its script ran changes nothing;
+ * deleted after, the host has already been told to power off and does.
  */
 import type { ComputeState, InstanceInfo } from '../arm/compute-state.js';
 import type { KubeObject, KubeStore, LatencyProfile } from '../contracts.js';
@@ -14,8 +17,10 @@ import {
   timestamp,
 } from '../kube/objects.js';
 import type { WorldClock } from './clock.js';
+import { type HostScriptRun, podHostScript, runHostScript } from './host-script.js';
+import type { NodeIdentities } from './node-identity.js';
 import { nodeNameOf } from './nodes.js';
-import { isHostPowerOffPod, podScript, type PrepEffect, prepEffects } from './prep-pod.js';
+import { podScript, powersHostOff, type PrepEffect } from './prep-pod.js';
 
 export interface PrepRecord {
   at: string;
@@ -28,6 +33,11 @@ export interface PrepRecord {
   vmId: string;
   script: string;
   effects: PrepEffect[];
+  /** Whether the script ran to its end (else `error` says where it stopped). */
+  outcome: 'succeeded' | 'failed';
+  error?: string;
+  /** Files the script removed or emptied on the disk. */
+  changed: string[];
 }
 
 export interface PrepRunsOptions {
@@ -39,6 +49,35 @@ export interface PrepRunsOptions {
   latency: LatencyProfile;
   /** The instance behind a node. */
   instanceOfNode: (nodeName: string) => InstanceInfo | undefined;
+  identities: NodeIdentities;
+}
+
+interface Container {
+  name?: string;
+  image?: string;
+  command?: unknown;
+  args?: unknown;
+  securityContext?: { privileged?: unknown };
+}
+
+/** The first privileged container's command line, when the pod is a host (hostPID, privileged) pod. */
+function hostCommand(pod: KubeObject): { container: Container; words: string[] } | undefined {
+  if (specOf(pod).hostPID !== true) return undefined;
+  const containers = Array.isArray(specOf(pod).containers) ? (specOf(pod).containers as Container[]) : [];
+  const container = containers.find((candidate) => candidate.securityContext?.privileged === true);
+  if (!container) return undefined;
+  const words = [
+    ...(Array.isArray(container.command) ? container.command.map(String) : []),
+    ...(Array.isArray(container.args) ? container.args.map(String) : []),
+  ];
+  return { container, words };
+}
+
+/** A pod the world runs on the host: privileged, hostPID, entering PID 1's namespaces or powering off. */
+export function isHostScriptPod(pod: KubeObject): boolean {
+  const command = hostCommand(pod);
+  if (!command) return false;
+  return command.words[0] === 'nsenter' || powersHostOff(podScript(pod));
 }
 
 export class PrepRuns {
@@ -58,77 +97,104 @@ export class PrepRuns {
     this.latency = options.latency;
   }
 
-  /** A pod was created or changed: a bound power-off pod gets its run scheduled. */
+  /** A pod was created or changed: a host pod whose container has started gets its script run. */
   onPod(pod: KubeObject): void {
-    this.watchPrepPod(pod);
-  }
-
-  /** A pod was deleted: its pending run, if any, is dropped. */
-  onPodDeleted(object: KubeObject): void {
-    const key = `${object.metadata.namespace ?? ''}/${object.metadata.name}/${object.metadata.uid ?? ''}`;
-    this.prepPods.get(key)?.();
-    this.prepPods.delete(key);
-  }
-
-  private instanceOfNode(nodeName: string): InstanceInfo | undefined {
-    return this.options.instanceOfNode(nodeName);
-  }
-
-  private watchPrepPod(pod: KubeObject): void {
-    const key = `${pod.metadata.namespace ?? ''}/${pod.metadata.name}/${pod.metadata.uid ?? ''}`;
+    const key = podKey(pod);
     if (this.prepPods.has(key) || isTerminating(pod)) return;
-    const phase = podPhase(pod);
-    if (phase === 'Succeeded' || phase === 'Failed') return;
-    if (podNodeName(pod) === undefined || !isHostPowerOffPod(pod)) return;
-    const createdMs = Date.parse(pod.metadata.creationTimestamp ?? '') || this.clock.nowMs();
-    const dueMs = createdMs + this.latency.prepPodSeconds * 1000;
+    if (podPhase(pod) !== 'Running' || podNodeName(pod) === undefined || !isHostScriptPod(pod)) return;
     this.prepPods.set(
       key,
-      this.clock.at(dueMs, `prep pod ${pod.metadata.name}`, () =>
-        this.runPrepPod(pod.metadata.namespace ?? '', pod.metadata.name, pod.metadata.uid),
+      this.clock.after(this.latency.prepScriptSeconds, `prep script ${pod.metadata.name}`, () =>
+        this.runPod(pod.metadata.namespace ?? '', pod.metadata.name, pod.metadata.uid),
       ),
     );
   }
 
-  private runPrepPod(namespace: string, name: string, uid: string | undefined): void {
+  /** A pod was deleted: a script that has not run yet never will. */
+  onPodDeleted(object: KubeObject): void {
+    const key = podKey(object);
+    this.prepPods.get(key)?.();
+    this.prepPods.delete(key);
+  }
+
+  private runPod(namespace: string, name: string, uid: string | undefined): void {
     const pod = this.store.get('pods', namespace, name);
     if (!pod || pod.metadata.uid !== uid || isTerminating(pod)) return;
     const nodeName = podNodeName(pod);
-    if (nodeName === undefined) return;
-    if (podPhase(pod) !== 'Running') {
-      // Not started yet (node not Ready): the script runs once the kubelet starts it.
-      const key = `${namespace}/${name}/${uid ?? ''}`;
-      this.prepPods.set(
-        key,
-        this.clock.after(this.latency.podStartSeconds || 1, `prep pod ${name}`, () =>
-          this.runPrepPod(namespace, name, uid),
-        ),
+    const instance = nodeName === undefined ? undefined : this.options.instanceOfNode(nodeName);
+    const command = hostCommand(pod);
+    if (!instance || nodeName === undefined || !command) return;
+    const parsed = podHostScript(command.words);
+    const script = parsed?.script ?? podScript(pod);
+    let run: HostScriptRun;
+    const disk = this.options.identities.diskOf(instance);
+    if (!parsed) {
+      run = this.refused(
+        disk,
+        `the container command is not 'nsenter --target 1 --mount … -- sh -c SCRIPT' (or 'sh -c SCRIPT'): ${command.words.join(' ')}`,
       );
-      return;
+    } else if (!parsed.entersHostMountNamespace) {
+      run = this.refused(
+        disk,
+        "the script runs in the container's mount namespace, not the host's: nothing it does reaches the host disk (use nsenter --target 1 --mount …)",
+      );
+    } else {
+      run = runHostScript(script, disk ?? { files: {}, images: [] });
     }
-    const instance = this.instanceOfNode(nodeName);
-    if (!instance) return;
-    const script = podScript(pod);
-    const nowMs = this.clock.nowMs();
+    if (instance.osDiskId && disk) this.compute.setDiskContent(instance.osDiskId, run.content);
+    this.record(instance, nodeName, 'pod', script, run, { namespace, pod: name });
+    this.finishPod(namespace, name, run);
+    if (run.poweredOff) this.compute.powerOffInstance(instance.id, { cause: 'guest' });
+  }
+
+  private refused(disk: HostScriptRun['content'] | undefined, error: string): HostScriptRun {
+    return {
+      content: disk ?? { files: {}, images: [] },
+      ok: false,
+      error,
+      poweredOff: false,
+      changed: [],
+      effects: [],
+    };
+  }
+
+  private record(
+    instance: InstanceInfo,
+    nodeName: string,
+    via: PrepRecord['via'],
+    script: string,
+    run: HostScriptRun,
+    pod: { namespace: string; pod: string } | undefined,
+  ): void {
     this.records.push({
-      at: timestamp(nowMs),
+      at: timestamp(this.clock.nowMs()),
       cluster: this.name,
-      via: 'pod',
-      namespace,
-      pod: name,
+      via,
+      ...(pod ?? {}),
       nodeName,
       instanceId: instance.id,
       vmId: instance.vmId,
       script,
-      effects: prepEffects(script),
+      effects: [
+        ...(via === 'pod' && run.ok ? (['enters-host-namespaces'] as PrepEffect[]) : []),
+        ...run.effects,
+      ],
+      outcome: run.ok ? 'succeeded' : 'failed',
+      ...(run.error === undefined ? {} : { error: run.error }),
+      changed: run.changed,
     });
-    const finishedAt = timestamp(nowMs);
+  }
+
+  /** The container ends: exit 0 (the pod Succeeded), or 127 with the reason (the pod Failed). */
+  private finishPod(namespace: string, name: string, run: HostScriptRun): void {
+    const finishedAt = timestamp(this.clock.nowMs());
     this.store.mutate('pods', namespace, name, (target) => {
       const status = statusOf(target);
       const containers = Array.isArray(specOf(target).containers)
-        ? (specOf(target).containers as { name?: string; image?: string }[])
+        ? (specOf(target).containers as Container[])
         : [];
-      status.phase = 'Succeeded';
+      status.phase = run.ok ? 'Succeeded' : 'Failed';
+      if (!run.ok) status.message = run.error;
       status.conditions = (
         Array.isArray(status.conditions) ? (status.conditions as { type: string }[]) : []
       ).map((condition) =>
@@ -145,8 +211,9 @@ export class PrepRuns {
         restartCount: 0,
         state: {
           terminated: {
-            exitCode: 0,
-            reason: 'Completed',
+            exitCode: run.ok ? 0 : 127,
+            reason: run.ok ? 'Completed' : 'Error',
+            ...(run.ok ? {} : { message: run.error }),
             startedAt: status.startTime ?? finishedAt,
             finishedAt,
           },
@@ -154,23 +221,15 @@ export class PrepRuns {
       }));
       target.status = status;
     });
-    this.compute.powerOffInstance(instance.id, { cause: 'guest' });
   }
 
-  /** Run Command on an instance of this cluster: record it like a prep pod; a power-off in it stops the VM. */
-  handleRunCommand(instance: InstanceInfo, script: string): void {
-    const nowMs = this.clock.nowMs();
-    this.records.push({
-      at: timestamp(nowMs),
-      cluster: this.name,
-      via: 'run-command',
-      nodeName: nodeNameOf(instance),
-      instanceId: instance.id,
-      vmId: instance.vmId,
-      script,
-      effects: prepEffects(script),
-    });
-    if (prepEffects(script).includes('powers-off')) {
+  /** Run Command on an instance: the script runs as root on the host; a power-off in it stops the VM. */
+  handleRunCommand(instance: InstanceInfo, script: string): { stdout: string; stderr: string } {
+    const disk = this.options.identities.diskOf(instance);
+    const run = runHostScript(script, disk ?? { files: {}, images: [] });
+    if (instance.osDiskId && disk) this.compute.setDiskContent(instance.osDiskId, run.content);
+    this.record(instance, nodeNameOf(instance), 'run-command', script, run, undefined);
+    if (run.poweredOff) {
       // The guest powers itself off once the agent has run the script.
       this.clock.after(1, `run command power-off ${instance.name}`, () => {
         if (this.compute.getInstance(instance.id)?.powerState === 'running') {
@@ -178,9 +237,14 @@ export class PrepRuns {
         }
       });
     }
+    return run.ok ? { stdout: 'Enable succeeded', stderr: '' } : { stdout: '', stderr: run.error ?? '' };
   }
 
   stop(): void {
     for (const cancel of this.prepPods.values()) cancel();
   }
+}
+
+function podKey(pod: KubeObject): string {
+  return `${pod.metadata.namespace ?? ''}/${pod.metadata.name}/${pod.metadata.uid ?? ''}`;
 }

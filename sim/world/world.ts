@@ -19,6 +19,7 @@ import {
   snapshotQuotaExceeded,
   type WorldFaults,
 } from './faults.js';
+import { type IdentityFinding, type IdentityViolation, identityViolations } from './identity.js';
 import { KuredStandIn } from './kured.js';
 import { KURED_MOST_RECENT_REBOOT_NEEDED, KURED_REBOOT_IN_PROGRESS } from './nodes.js';
 import { createRequestLog, type WorldRequestLog } from './request-log.js';
@@ -141,8 +142,12 @@ export class World {
 
     this.compute.setRunCommandHandler((instance, record) => {
       const owner = [...clusters.values()].find((handle) => handle.world.owns(instance.scaleSetId));
-      owner?.world.handleRunCommand(instance, record.script.join('\n'));
-      return { stdout: 'Enable succeeded', stderr: '' };
+      return (
+        owner?.world.handleRunCommand(instance, record.script.join('\n')) ?? {
+          stdout: 'Enable succeeded',
+          stderr: '',
+        }
+      );
     });
 
     for (const entry of scenario.faults) this.applyFault(entry, startMs ?? this.clock.nowMs());
@@ -189,6 +194,28 @@ export class World {
     const instance = handle?.world.instanceOfNode(nodeName);
     if (!handle || !instance) throw new Error(`deleting node ${nodeName}: no such node`);
     this.compute.deleteInstance(instance.id);
+  }
+
+  /**
+   * Identity as the world sees it: what booted VMs inherited or could not do (findings, in order) and
+   * the identities running VMs share right now (violations: duplicated machine-id, hostname, SSH host
+   * key), across clusters.
+   */
+  identity(): { findings: IdentityFinding[]; violations: IdentityViolation[] } {
+    const running = new Set(
+      this.compute
+        .listScaleSets()
+        .flatMap((scaleSet) => this.compute.listInstances(scaleSet.id))
+        .filter((instance) => instance.powerState === 'running')
+        .map((instance) => instance.vmId),
+    );
+    const identities = [...this.clusters.values()].flatMap((handle) =>
+      handle.world.identities.identitiesOf(running),
+    );
+    return {
+      findings: [...this.clusters.values()].flatMap((handle) => handle.world.identities.findings),
+      violations: identityViolations(identities),
+    };
   }
 
   prepRecords(): PrepRecord[] {
@@ -342,6 +369,7 @@ export class World {
       requests: this.log.snapshot(),
       joins: this.joinRecords(),
       prep: this.prepRecords(),
+      identity: this.identity(),
       guestReboots: this.guestReboots,
     };
   }
@@ -379,6 +407,7 @@ export interface WorldDump {
   requests: unknown;
   joins: JoinRecord[];
   prep: PrepRecord[];
+  identity: { findings: IdentityFinding[]; violations: IdentityViolation[] };
   guestReboots: GuestRebootEvent[];
 }
 
