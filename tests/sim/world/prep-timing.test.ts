@@ -39,19 +39,17 @@ function createPrepPod(
   nodeName: string,
   script = buildPrepScript({ ancestry: 'x' }),
 ): void {
-  world
-    .cluster()
-    .world.store.create(
-      'pods',
-      prepPodManifest({
-        name,
-        namespace: 'kube-system',
-        nodeName,
-        image: IMAGE,
-        script,
-        labels: {},
-      }) as never,
-    );
+  world.cluster().world.store.create(
+    'pods',
+    prepPodManifest({
+      name,
+      namespace: 'kube-system',
+      nodeName,
+      image: IMAGE,
+      script,
+      labels: {},
+    }) as never,
+  );
 }
 
 function pod(world: World, name: string): KubeObject | undefined {
