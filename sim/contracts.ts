@@ -167,6 +167,12 @@ export interface LatencyProfile {
   readonly extensionDeleteSeconds: readonly [number, number];
   readonly scaleSetUpdateSeconds: number;
   readonly runCommandSeconds: number;
+  /** A managed disk created from a snapshot (`createOption: Copy`) until Succeeded. */
+  readonly diskCreateSeconds: number;
+  readonly diskDeleteSeconds: number;
+  /** attachDetachDataDisks (or an instance model update) attaching a data disk until it is in the guest. */
+  readonly dataDiskAttachSeconds: number;
+  readonly dataDiskDetachSeconds: number;
 }
 
 export const KAMINO_OBSERVED: LatencyProfile = {
@@ -189,4 +195,9 @@ export const KAMINO_OBSERVED: LatencyProfile = {
   extensionDeleteSeconds: [13, 67],
   scaleSetUpdateSeconds: 3,
   runCommandSeconds: 30,
+  // Not in kamino's log (it never made disks): guesses, see sim/README.md "Time".
+  diskCreateSeconds: 10,
+  diskDeleteSeconds: 10,
+  dataDiskAttachSeconds: 15,
+  dataDiskDetachSeconds: 15,
 };

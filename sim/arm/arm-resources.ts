@@ -133,7 +133,16 @@ function instanceStorageProfile(
   };
   if (details.ephemeralPlacement)
     osDisk.diffDiskSettings = { option: 'Local', placement: details.ephemeralPlacement };
-  return { imageReference: deepCopy(record.imageReference), osDisk, dataDisks: [] };
+  const dataDisks = record.dataDisks.map((disk) => ({
+    lun: disk.lun,
+    name: disk.name,
+    createOption: 'Attach',
+    caching: disk.caching,
+    managedDisk: { id: disk.diskId, storageAccountType: 'StandardSSD_LRS' },
+    deleteOption: 'Detach',
+    toBeDetached: disk.toBeDetached === true,
+  }));
+  return { imageReference: deepCopy(record.imageReference), osDisk, dataDisks };
 }
 
 /** A Uniform scale-set VM (`Microsoft.Compute/virtualMachineScaleSets/virtualMachines`). */
@@ -227,21 +236,26 @@ export function renderDisk(state: ComputeState, id: string): JsonObject | undefi
     ...(disk.zone ? { zones: [disk.zone] } : {}),
     ...(instance ? { managedBy: instance.id } : {}),
     sku: { name: disk.skuName, tier: disk.skuName.startsWith('Premium') ? 'Premium' : 'Standard' },
-    tags: {},
+    tags: { ...disk.tags },
     properties: {
       osType: disk.osType,
       hyperVGeneration: disk.hyperVGeneration,
-      creationData: {
-        createOption: 'FromImage',
-        ...(instance ? { imageReference: instance.imageReference } : {}),
-      },
+      creationData:
+        disk.createOption === 'Copy'
+          ? { createOption: 'Copy', sourceResourceId: disk.sourceResourceId }
+          : {
+              createOption: 'FromImage',
+              ...(instance && instance.osDiskId?.toLowerCase() === disk.id.toLowerCase()
+                ? { imageReference: instance.imageReference }
+                : {}),
+            },
       diskSizeGB: disk.diskSizeGB,
       diskSizeBytes: disk.diskSizeGB * 1024 ** 3,
       uniqueId: disk.uniqueId,
       encryption: { type: 'EncryptionAtRestWithPlatformKey' },
       networkAccessPolicy: 'AllowAll',
       publicNetworkAccess: 'Enabled',
-      provisioningState: 'Succeeded',
+      provisioningState: disk.provisioningState,
       diskState,
       timeCreated: disk.timeCreated,
     },

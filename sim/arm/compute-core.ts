@@ -20,6 +20,7 @@ import {
   ComputeError,
   type ComputeEvent,
   type ComputeListener,
+  type DataDiskInfo,
   type DiskContent,
   type DiskInfo,
   type FailureCheck,
@@ -82,6 +83,10 @@ export interface InstanceRecord {
   modelVersion: number;
   imageReference: JsonObject;
   osDiskId?: string;
+  /** Managed data disks, by LUN (the OS disk is not among them). */
+  dataDisks: DataDiskInfo[];
+  /** An attach or detach under way (one at a time, like ARM's per-VM operation lock). */
+  diskPending?: PendingTransition;
   ephemeralPlacement?: string;
   hyperVGeneration: HyperVGeneration;
   osType: OsType;
@@ -94,6 +99,7 @@ export interface InstanceRecord {
 export interface DiskRecord extends DiskInfo {
   resourceKey: string;
   content?: DiskContent;
+  pending?: PendingTransition;
 }
 
 export interface SnapshotRecord extends SnapshotInfo {
@@ -354,6 +360,7 @@ export class ComputeCore {
       bootsFromGalleryImage: isGalleryImageReference(record.imageReference),
       latestModelApplied: scaleSet ? scaleSet.modelVersion === record.modelVersion : true,
       timeCreated: record.timeCreated,
+      dataDisks: deepCopy(record.dataDisks),
     };
     if (record.zone) info.zone = record.zone;
     if (record.osDiskId) info.osDiskId = record.osDiskId;

@@ -10,7 +10,8 @@
  *   `getDisk`, `listSnapshots`, `getSnapshot`, `getGallery`, `getImageDefinition`, `listImageVersions`,
  *   `getImageVersion`, `regionCapabilities`, `runCommandHistory`
  * - world-driven operations: `powerOffInstance` (cause 'guest' for a prep pod), `deallocateInstance`,
- *   `startInstance`, `restartInstance`, `scaleOut`, `deleteInstance`
+ *   `startInstance`, `restartInstance`, `scaleOut`, `deleteInstance`; disks: `createDiskFromSnapshot`,
+ *   `deleteDisk`, `changeDataDisks` (attach/detach), `setCopyObserver` (the world judges snapshots)
  * - events: `subscribe(listener)` → instance power changes, instance created / deleted, model changes.
  * Long-running changes take an optional `onComplete` and `failure` check (asked when the change would
  * complete; the handler wires it to the fault injector's `<action>#lro`). A new power operation on an
@@ -92,6 +93,10 @@ export class ComputeState {
   readonly getSnapshot: DiskState['getSnapshot'];
   readonly createSnapshot: DiskState['createSnapshot'];
   readonly deleteSnapshot: DiskState['deleteSnapshot'];
+  readonly createDiskFromSnapshot: DiskState['createDiskFromSnapshot'];
+  readonly deleteDisk: DiskState['deleteDisk'];
+  readonly setCopyObserver: DiskState['setCopyObserver'];
+  readonly changeDataDisks: InstanceState['changeDataDisks'];
   // Galleries, image definitions, image versions.
   readonly getGallery: GalleryState['getGallery'];
   readonly listGalleries: GalleryState['listGalleries'];
@@ -178,6 +183,10 @@ export class ComputeState {
     this.getSnapshot = disks.getSnapshot.bind(disks);
     this.createSnapshot = disks.createSnapshot.bind(disks);
     this.deleteSnapshot = disks.deleteSnapshot.bind(disks);
+    this.createDiskFromSnapshot = disks.createDiskFromSnapshot.bind(disks);
+    this.deleteDisk = disks.deleteDisk.bind(disks);
+    this.setCopyObserver = disks.setCopyObserver.bind(disks);
+    this.changeDataDisks = instances.changeDataDisks.bind(instances);
 
     this.getGallery = galleries.getGallery.bind(galleries);
     this.listGalleries = galleries.listGalleries.bind(galleries);

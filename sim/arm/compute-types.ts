@@ -164,6 +164,18 @@ export interface InstanceInfo {
   bootsFromGalleryImage: boolean;
   latestModelApplied: boolean;
   timeCreated: string;
+  /** Managed data disks attached to the instance (`storageProfile.dataDisks`), by LUN. */
+  dataDisks: DataDiskInfo[];
+}
+
+/** A data disk in an instance's storage profile. */
+export interface DataDiskInfo {
+  lun: number;
+  diskId: string;
+  name: string;
+  caching: string;
+  /** A detach is under way. */
+  toBeDetached?: boolean;
 }
 
 export interface ExtensionInfo {
@@ -213,6 +225,11 @@ export interface DiskInfo {
   zone?: string;
   uniqueId: string;
   timeCreated: string;
+  /** `FromImage` for OS disks, `Copy` for disks made from a snapshot. */
+  createOption: 'FromImage' | 'Copy';
+  sourceResourceId?: string;
+  provisioningState: string;
+  tags: Record<string, string>;
 }
 
 export interface SnapshotInfo {
@@ -230,6 +247,8 @@ export interface SnapshotInfo {
   provisioningState: string;
   /** Whether the source disk's VM was stopped or deallocated when the copy was taken (else crash-consistent). */
   sourceVmStopped: boolean;
+  /** Whether the source's root filesystem was frozen when the copy was taken (the world says so). */
+  sourceFrozen?: boolean;
   uniqueId: string;
   timeCreated: string;
 }
@@ -271,7 +290,14 @@ export interface RunCommandOutput {
 export type RunCommandHandler = (instance: InstanceInfo, record: RunCommandRecord) => RunCommandOutput;
 
 export type ComputeEvent =
-  | { type: 'instance-power-changed'; instance: InstanceInfo; previous: PowerState; cause: PowerCause }
+  | {
+      type: 'instance-power-changed';
+      instance: InstanceInfo;
+      previous: PowerState;
+      cause: PowerCause;
+      /** False for a hard power-off (`skipShutdown`): the guest's shutdown did not run. */
+      orderly: boolean;
+    }
   | {
       type: 'instance-created';
       instance: InstanceInfo;
@@ -281,6 +307,12 @@ export type ComputeEvent =
       bootstrapExtensionsRemain: boolean;
     }
   | { type: 'instance-deleted'; instance: InstanceInfo }
+  | {
+      type: 'instance-data-disks-changed';
+      instance: InstanceInfo;
+      attached: DataDiskInfo[];
+      detached: DataDiskInfo[];
+    }
   | { type: 'scale-set-model-changed'; scaleSet: ScaleSetInfo };
 
 export type ComputeListener = (event: ComputeEvent) => void;
@@ -293,6 +325,23 @@ export type ComputeListener = (event: ComputeEvent) => void;
 export interface DiskContent {
   files: Record<string, string>;
   images: string[];
+  /** The root filesystem's identity (what boot and mount look disks up by), when the world models it. */
+  filesystem?: FilesystemIdentity;
+}
+
+/**
+ * The OS disk's root filesystem as block devices show it: its partition on the disk, the filesystem's
+ * type, UUID and label, and the partition's GPT UUID (PARTUUID). A copy of the disk carries them all.
+ */
+export interface FilesystemIdentity {
+  type: 'ext4' | 'xfs';
+  uuid: string;
+  label: string;
+  partUuid: string;
+  /** Partition number of the root filesystem on the disk. */
+  partition: number;
+  /** A crash-consistent copy: the journal must be replayed (by a mount) before its identity can change. */
+  needsRecovery?: boolean;
 }
 
 export interface ComputeStateOptions {

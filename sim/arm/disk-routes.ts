@@ -1,6 +1,7 @@
 /**
- * ARM routes of the disk resource provider: managed disks (read) and snapshots (list, get, PUT as a
- * `Copy` of a disk or snapshot with ARM's linked access check, delete).
+ * ARM routes of the disk resource provider: managed disks (read; PUT as a `Copy` of a snapshot with the
+ * linked read check on it; delete) and snapshots (list, get, PUT as a `Copy` of a disk or snapshot with
+ * ARM's linked access check, delete).
  */
 import { z } from 'zod';
 
@@ -8,6 +9,16 @@ import { invalidParameter, parseBody, type Reply, type RequestContext, Tags } fr
 import { renderDisk, renderSnapshot } from './arm-resources.js';
 import { type AddRoute, ArmRoutes } from './arm-routes.js';
 import { idKey } from './compute-state.js';
+
+const DiskPut = z.looseObject({
+  location: z.string(),
+  tags: Tags.optional(),
+  zones: z.array(z.string()).max(1).optional(),
+  sku: z.looseObject({ name: z.string().optional() }).optional(),
+  properties: z.looseObject({
+    creationData: z.looseObject({ createOption: z.string(), sourceResourceId: z.string().optional() }),
+  }),
+});
 
 const SnapshotPut = z.looseObject({
   location: z.string(),
@@ -23,6 +34,18 @@ export class DiskRoutes extends ArmRoutes {
   register(add: AddRoute): void {
     add('GET', 'disks', 'disk', 'Microsoft.Compute/disks/read', 'disks', (c) => this.listDisks(c));
     add('GET', 'disks/:disk', 'disk', 'Microsoft.Compute/disks/read', 'disks', (c) => this.getDisk(c));
+    add('PUT', 'disks/:disk', 'disk', 'Microsoft.Compute/disks/write', 'disks', (c) => this.putDisk(c), {
+      lro: true,
+    });
+    add(
+      'DELETE',
+      'disks/:disk',
+      'disk',
+      'Microsoft.Compute/disks/delete',
+      'disks',
+      (c) => this.deleteDisk(c),
+      { lro: true },
+    );
     add('GET', 'snapshots', 'disk', 'Microsoft.Compute/snapshots/read', 'snapshots', (c) =>
       this.listSnapshots(c),
     );
@@ -65,6 +88,84 @@ export class DiskRoutes extends ArmRoutes {
     const body = renderDisk(this.state, this.resourceId(context, 'disks', context.params.disk ?? ''));
     if (!body) throw this.resourceNotFound(context, 'Microsoft.Compute/disks', context.params.disk ?? '');
     return { status: 200, body };
+  }
+
+  /** A disk copied from a snapshot (`createOption: Copy`), the only way the simulator makes disks. */
+  private putDisk(context: RequestContext): Reply {
+    const body = parseBody(DiskPut, context.body);
+    const creation = body.properties.creationData;
+    if (creation.createOption !== 'Copy') {
+      throw invalidParameter(
+        `The value '${creation.createOption}' of parameter 'creationData.createOption' is not supported by this simulator; use 'Copy'.`,
+        'creationData.createOption',
+      );
+    }
+    if (
+      !creation.sourceResourceId ||
+      !/\/providers\/Microsoft\.Compute\/snapshots\//i.test(creation.sourceResourceId)
+    ) {
+      throw invalidParameter(
+        "Parameter 'creationData.sourceResourceId' must name a snapshot.",
+        'creationData.sourceResourceId',
+      );
+    }
+    this.authorizeLinked(context, 'Microsoft.Compute/snapshots/read', creation.sourceResourceId);
+    const name = context.params.disk ?? '';
+    const id = this.resourceId(context, 'disks', name);
+    const existed = this.state.getDisk(id) !== undefined;
+    const { operation, failure, done } = this.beginOperation(
+      context,
+      body.location,
+      this.options.latency.diskCreateSeconds,
+    );
+    const zone = body.zones?.[0];
+    let disk;
+    try {
+      disk = this.state.createDiskFromSnapshot(
+        context.subscriptionId,
+        context.resourceGroup,
+        name,
+        {
+          location: body.location,
+          ...(zone === undefined ? {} : { zone }),
+          sourceResourceId: creation.sourceResourceId,
+          ...(body.sku?.name ? { skuName: body.sku.name } : {}),
+          tags: body.tags ?? {},
+        },
+        done,
+        failure,
+      );
+    } catch (error) {
+      this.operations.complete(operation, {
+        status: 'Failed',
+        error: { code: 'Refused', message: String(error) },
+      });
+      throw error;
+    }
+    if (!existed) return { status: 202, headers: this.operationHeaders(context, operation, true) };
+    return {
+      status: 200,
+      body: renderDisk(this.state, disk.id) ?? {},
+      headers: this.operationHeaders(context, operation, true),
+    };
+  }
+
+  private deleteDisk(context: RequestContext): Reply {
+    const id = this.resourceId(context, 'disks', context.params.disk ?? '');
+    const disk = this.state.getDisk(id);
+    if (!disk) return { status: 204 };
+    const seconds = this.options.latency.diskDeleteSeconds;
+    const { operation, failure, done } = this.beginOperation(context, disk.location, seconds);
+    try {
+      this.state.deleteDisk(id, done, failure);
+    } catch (error) {
+      this.operations.complete(operation, {
+        status: 'Failed',
+        error: { code: 'Refused', message: String(error) },
+      });
+      throw error;
+    }
+    return { status: 202, headers: this.operationHeaders(context, operation, true) };
   }
 
   private listSnapshots(context: RequestContext): Reply {

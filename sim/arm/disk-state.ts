@@ -4,6 +4,7 @@
  */
 import {
   ComputeCore,
+  type DiskRecord,
   type PendingTransition,
   snapshotInfo,
   type SnapshotRecord,
@@ -19,7 +20,23 @@ import {
   type SnapshotInfo,
 } from './compute-types.js';
 
+/**
+ * What the world makes of a copy of a managed disk at the instant it is taken (e.g. a snapshot of a
+ * running VM's disk whose filesystem is not frozen is only crash-consistent); `frozen` is recorded.
+ */
+export type CopyObserver = (
+  sourceDiskId: string,
+  content: DiskContent,
+) => { content: DiskContent; frozen: boolean } | undefined;
+
 export class DiskState extends ComputeCore {
+  private copyObserver: CopyObserver | undefined;
+
+  /** Lets the world judge copies of disks (snapshots) as they are taken. */
+  setCopyObserver(observer: CopyObserver): void {
+    this.copyObserver = observer;
+  }
+
   /** What the world keeps on a disk (identity files, pulled images); a copy. */
   getDiskContent(id: string): DiskContent | undefined {
     const content = this.disks.get(idKey(id))?.content;
@@ -45,14 +62,12 @@ export class DiskState extends ComputeCore {
     return [...this.disks.values()]
       .filter((disk) => disk.resourceKey.startsWith(prefix))
       .sort((a, b) => a.name.localeCompare(b.name))
-      .map(({ resourceKey: _key, content: _content, ...info }) => deepCopy(info));
+      .map((record) => diskInfo(record));
   }
 
   getDisk(id: string): DiskInfo | undefined {
     const record = this.disks.get(idKey(id));
-    if (!record) return undefined;
-    const { resourceKey: _key, content: _content, ...info } = record;
-    return deepCopy(info);
+    return record ? diskInfo(record) : undefined;
   }
 
   listSnapshots(resourceGroup?: string): SnapshotInfo[] {
@@ -152,6 +167,13 @@ export class DiskState extends ComputeCore {
     // A snapshot is a point-in-time copy: what the disk holds now, whatever happens to it later.
     const sourceContent = sourceDisk?.content ?? sourceSnapshot?.content;
     if (sourceContent) record.content = deepCopy(sourceContent);
+    if (sourceDisk && record.content) {
+      const judged = this.copyObserver?.(sourceDisk.id, deepCopy(record.content));
+      if (judged) {
+        record.content = judged.content;
+        record.sourceFrozen = judged.frozen;
+      }
+    }
     this.snapshots.set(idKey(id), record);
     const pending: PendingTransition = { kind: 'snapshot', cancel: () => undefined };
     if (onComplete) pending.onComplete = onComplete;
@@ -164,6 +186,140 @@ export class DiskState extends ComputeCore {
     });
     record.pending = pending;
     return snapshotInfo(record);
+  }
+
+  // ---------------------------------------------------------------- managed disks from snapshots
+
+  /**
+   * Creates a managed disk copying a snapshot (`createOption: Copy`), with the snapshot's content, in the
+   * zone given; Succeeded after `diskCreateSeconds`. A repeated PUT of the same copy is idempotent; one
+   * from another source is refused (the source is immutable). The snapshot must have Succeeded.
+   */
+  createDiskFromSnapshot(
+    subscriptionId: string,
+    resourceGroup: string,
+    name: string,
+    input: {
+      location: string;
+      zone?: string;
+      sourceResourceId: string;
+      skuName?: string;
+      tags: Record<string, string>;
+    },
+    onComplete?: Completion,
+    failure?: FailureCheck,
+  ): DiskInfo {
+    const id = `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}/providers/Microsoft.Compute/disks/${name}`;
+    const existing = this.disks.get(idKey(id));
+    if (existing) {
+      if (
+        existing.createOption !== 'Copy' ||
+        idKey(existing.sourceResourceId ?? '') !== idKey(input.sourceResourceId)
+      ) {
+        throw new ComputeError(
+          409,
+          'PropertyChangeNotAllowed',
+          "Changing property 'creationData.sourceResourceId' is not allowed.",
+        );
+      }
+      existing.tags = { ...input.tags };
+      const pending = existing.pending;
+      if (pending && onComplete) {
+        const earlier = pending.onComplete;
+        pending.onComplete = (outcome) => {
+          earlier?.(outcome);
+          onComplete(outcome);
+        };
+      } else {
+        onComplete?.({ status: 'Succeeded' });
+      }
+      return diskInfo(existing);
+    }
+    const snapshot = this.snapshots.get(idKey(input.sourceResourceId));
+    if (!snapshot) {
+      throw new ComputeError(404, 'NotFound', `Resource '${input.sourceResourceId}' was not found.`);
+    }
+    if (snapshot.provisioningState !== 'Succeeded') {
+      throw new ComputeError(
+        409,
+        'OperationNotAllowed',
+        `Snapshot ${snapshot.name} is ${snapshot.provisioningState}; a disk can be created from it once it Succeeded.`,
+      );
+    }
+    const record: DiskRecord = {
+      resourceKey: idKey(id),
+      id,
+      name,
+      resourceGroup,
+      location: input.location,
+      diskSizeGB: snapshot.diskSizeGB,
+      hyperVGeneration: snapshot.hyperVGeneration,
+      osType: snapshot.osType,
+      skuName: input.skuName ?? 'Standard_LRS',
+      uniqueId: deterministicUuid(`disk:${idKey(id)}`),
+      timeCreated: this.nowIso(),
+      createOption: 'Copy',
+      sourceResourceId: snapshot.id,
+      provisioningState: 'Creating',
+      tags: { ...input.tags },
+    };
+    if (input.zone) record.zone = input.zone;
+    if (snapshot.content) record.content = deepCopy(snapshot.content);
+    this.disks.set(idKey(id), record);
+    const pending: PendingTransition = { kind: 'disk', cancel: () => undefined };
+    if (onComplete) pending.onComplete = onComplete;
+    pending.cancel = this.scheduler.after(this.latency.diskCreateSeconds, `disk ${name}`, () => {
+      if (record.pending !== pending) return;
+      record.pending = undefined;
+      const error = failure?.();
+      record.provisioningState = error ? 'Failed' : 'Succeeded';
+      pending.onComplete?.(error ? { status: 'Failed', error } : { status: 'Succeeded' });
+    });
+    record.pending = pending;
+    return diskInfo(record);
+  }
+
+  /**
+   * Deletes a managed disk after `diskDeleteSeconds`; refused while it is attached to a VM (an OS disk
+   * always is) or an image version is being built from it. On `failure` the disk stays.
+   */
+  deleteDisk(id: string, onComplete?: Completion, failure?: FailureCheck): boolean {
+    const record = this.disks.get(idKey(id));
+    if (!record) return false;
+    if (record.managedBy) {
+      throw new ComputeError(
+        409,
+        'OperationNotAllowed',
+        `Disk ${record.name} is attached to VM ${record.managedBy}.`,
+      );
+    }
+    const user = [...this.versions.values()].find(
+      (version) =>
+        version.properties.provisioningState === 'Creating' &&
+        idKey(versionSourceId(version) ?? '') === idKey(id),
+    );
+    if (user) {
+      throw new ComputeError(
+        409,
+        'OperationNotAllowed',
+        `Disk ${record.name} is in use by gallery image version '${user.id}' that is being created.`,
+      );
+    }
+    this.preempt(record.pending, 'delete');
+    record.pending = undefined;
+    const before = record.provisioningState;
+    record.provisioningState = 'Deleting';
+    this.scheduler.after(this.latency.diskDeleteSeconds, `delete disk ${record.name}`, () => {
+      const error = failure?.();
+      if (error) {
+        record.provisioningState = before === 'Creating' ? 'Failed' : before;
+        onComplete?.({ status: 'Failed', error });
+        return;
+      }
+      this.disks.delete(idKey(id));
+      onComplete?.({ status: 'Succeeded' });
+    });
+    return true;
   }
 
   /**
@@ -201,4 +357,9 @@ export class DiskState extends ComputeCore {
     });
     return true;
   }
+}
+
+function diskInfo(record: DiskRecord): DiskInfo {
+  const { resourceKey: _key, content: _content, pending: _pending, ...info } = record;
+  return deepCopy(info);
 }

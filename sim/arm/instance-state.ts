@@ -15,7 +15,9 @@ import {
 } from './compute-core.js';
 import { deepCopy, deterministicUuid, idKey, objectAt, optionalObjectAt, stringAt } from './compute-json.js';
 import {
+  type Completion,
   ComputeError,
+  type DataDiskInfo,
   type FailureCheck,
   type HyperVGeneration,
   type InstanceInfo,
@@ -96,7 +98,10 @@ export class InstanceState extends ComputeCore {
       options.onComplete?.({ status: 'Succeeded' });
       return;
     }
-    this.transition(record, 'powerOff', 'stopping', 'stopped', this.latency.instanceStopSeconds, options);
+    this.transition(record, 'powerOff', 'stopping', 'stopped', this.latency.instanceStopSeconds, {
+      ...options,
+      orderly: options.skipShutdown !== true,
+    });
   }
 
   /** Deallocates an instance: `deallocating`, then `deallocated` after `instanceDeallocateSeconds`. */
@@ -152,14 +157,15 @@ export class InstanceState extends ComputeCore {
     during: PowerState,
     target: PowerState,
     seconds: number,
-    options: PowerOptions,
+    options: PowerOptions & { orderly?: boolean },
   ): void {
     const cause = options.cause ?? 'api';
+    const orderly = options.orderly ?? true;
     const onComplete = options.onComplete;
     this.preempt(record.pending, kind);
     record.pending = undefined;
     const before = record.powerState;
-    this.setPower(record, during, cause);
+    this.setPower(record, during, cause, orderly);
     const pending: PendingTransition = { kind, cancel: () => undefined };
     if (onComplete) pending.onComplete = onComplete;
     pending.cancel = this.scheduler.after(seconds, `${kind} ${record.name}`, () => {
@@ -178,13 +184,19 @@ export class InstanceState extends ComputeCore {
     record.pending = pending;
   }
 
-  private setPower(record: InstanceRecord, state: PowerState, cause: PowerCause): void {
+  private setPower(record: InstanceRecord, state: PowerState, cause: PowerCause, orderly = true): void {
     const previous = record.powerState;
     if (previous === state) return;
     record.powerState = state;
     const disk = record.osDiskId ? this.disks.get(idKey(record.osDiskId)) : undefined;
     if (disk) disk.managedBy = record.id;
-    this.emit({ type: 'instance-power-changed', instance: this.instanceInfo(record), previous, cause });
+    this.emit({
+      type: 'instance-power-changed',
+      instance: this.instanceInfo(record),
+      previous,
+      cause,
+      orderly,
+    });
   }
 
   // ---------------------------------------------------------------- instance lifecycle
@@ -225,14 +237,23 @@ export class InstanceState extends ComputeCore {
     return created;
   }
 
-  /** Removes an instance and its OS disk at once (the world's "node deleted mid-run"). */
+  /**
+   * Removes an instance and its OS disk at once (the world's "node deleted mid-run"). Data disks stay,
+   * detached (their `deleteOption` is `Detach`, ARM's default).
+   */
   deleteInstance(id: string): void {
     const record = this.requireInstance(id);
     this.preempt(record.pending, 'delete');
     record.pending = undefined;
+    this.preempt(record.diskPending, 'delete');
+    record.diskPending = undefined;
     const info = this.instanceInfo(record);
     this.instances.delete(idKey(id));
     if (record.osDiskId) this.disks.delete(idKey(record.osDiskId));
+    for (const dataDisk of record.dataDisks) {
+      const disk = this.disks.get(idKey(dataDisk.diskId));
+      if (disk) delete disk.managedBy;
+    }
     const scaleSet = this.scaleSets.get(idKey(record.scaleSetId));
     if (scaleSet) {
       scaleSet.sku.capacity = Math.max(0, scaleSet.sku.capacity - 1);
@@ -285,6 +306,7 @@ export class InstanceState extends ComputeCore {
       provisioningState: 'Succeeded',
       modelVersion: scaleSet.modelVersion,
       imageReference: deepCopy(objectAt(profile, 'storageProfile', 'imageReference')),
+      dataDisks: [],
       hyperVGeneration: hyperV,
       osType,
       vmSize: scaleSet.sku.name,
@@ -311,6 +333,9 @@ export class InstanceState extends ComputeCore {
         skuName: stringAt(osDisk, ['managedDisk'], 'storageAccountType') ?? 'Premium_LRS',
         uniqueId: deterministicUuid(`disk:${idKey(diskId)}`),
         timeCreated: this.nowIso(),
+        createOption: 'FromImage',
+        provisioningState: 'Succeeded',
+        tags: {},
       };
       if (zone) disk.zone = zone;
       // An instance built from a gallery image starts with what the image captured.
@@ -322,6 +347,126 @@ export class InstanceState extends ComputeCore {
     this.instances.set(idKey(id), record);
     scaleSet.sku.capacity += 1;
     return record;
+  }
+
+  // ---------------------------------------------------------------- data disks
+
+  /**
+   * Attaches and detaches managed data disks (`attachDetachDataDisks`, or an instance model update that
+   * changes `storageProfile.dataDisks`): validated at once like ARM (the disk exists, is not attached
+   * elsewhere, lives in the instance's zone, the LUN is free), then done after `dataDiskAttachSeconds` /
+   * `dataDiskDetachSeconds`, when the guest sees the change (`instance-data-disks-changed`). An attached
+   * disk is reserved for the instance from the request on. One change per instance at a time.
+   */
+  changeDataDisks(
+    instanceId: string,
+    change: {
+      attach: readonly { diskId: string; lun?: number; caching?: string }[];
+      detach: readonly { diskId: string }[];
+    },
+    options: { onComplete?: Completion; failure?: FailureCheck } = {},
+  ): InstanceInfo {
+    const record = this.requireInstance(instanceId);
+    if (record.diskPending) {
+      throw new ComputeError(
+        409,
+        'OperationNotAllowed',
+        `Operation 'attachDetachDataDisks' is not allowed on VM '${record.name}' while another update of its disks is in progress.`,
+      );
+    }
+    const used = new Set(record.dataDisks.map((disk) => disk.lun));
+    const attaching: DataDiskInfo[] = [];
+    for (const wanted of change.attach) {
+      const disk = this.disks.get(idKey(wanted.diskId));
+      if (!disk) throw new ComputeError(404, 'NotFound', `Disk '${wanted.diskId}' was not found.`);
+      if (disk.provisioningState !== 'Succeeded') {
+        throw new ComputeError(
+          409,
+          'OperationNotAllowed',
+          `Disk '${disk.name}' cannot be attached while it is ${disk.provisioningState}.`,
+        );
+      }
+      if (disk.managedBy) {
+        throw new ComputeError(
+          409,
+          'OperationNotAllowed',
+          `Disk '${disk.name}' is already attached to VM '${disk.managedBy}'.`,
+        );
+      }
+      if (record.zone && disk.zone !== record.zone) {
+        throw new ComputeError(
+          400,
+          'InvalidParameter',
+          `Disk '${disk.name}' in zone '${disk.zone ?? 'none'}' cannot be attached to VM '${record.name}' in zone '${record.zone}'.`,
+        );
+      }
+      let lun = wanted.lun;
+      if (lun === undefined) for (lun = 0; used.has(lun); lun++);
+      if (used.has(lun) || lun < 0 || lun > 63) {
+        throw new ComputeError(
+          409,
+          'InvalidParameter',
+          `LUN ${lun} of VM '${record.name}' is already in use or out of range.`,
+        );
+      }
+      used.add(lun);
+      attaching.push({ lun, diskId: disk.id, name: disk.name, caching: wanted.caching ?? 'None' });
+    }
+    const detaching = change.detach.map((wanted) => {
+      const found = record.dataDisks.find((disk) => idKey(disk.diskId) === idKey(wanted.diskId));
+      if (!found) {
+        throw new ComputeError(
+          400,
+          'InvalidParameter',
+          `Disk '${wanted.diskId}' is not attached to VM '${record.name}'.`,
+        );
+      }
+      return found;
+    });
+    for (const disk of attaching) {
+      const reserved = this.disks.get(idKey(disk.diskId));
+      if (reserved) reserved.managedBy = record.id;
+    }
+    for (const disk of detaching) disk.toBeDetached = true;
+    record.provisioningState = 'Updating';
+    const seconds = Math.max(
+      attaching.length > 0 ? this.latency.dataDiskAttachSeconds : 0,
+      detaching.length > 0 ? this.latency.dataDiskDetachSeconds : 0,
+    );
+    const pending: PendingTransition = { kind: 'attachDetachDataDisks', cancel: () => undefined };
+    if (options.onComplete) pending.onComplete = options.onComplete;
+    pending.cancel = this.scheduler.after(seconds, `data disks ${record.name}`, () => {
+      if (record.diskPending !== pending) return;
+      record.diskPending = undefined;
+      record.provisioningState = 'Succeeded';
+      const error = options.failure?.();
+      if (error) {
+        for (const disk of attaching) {
+          const reserved = this.disks.get(idKey(disk.diskId));
+          if (reserved?.managedBy === record.id) delete reserved.managedBy;
+        }
+        for (const disk of detaching) delete disk.toBeDetached;
+        pending.onComplete?.({ status: 'Failed', error });
+        return;
+      }
+      const gone = new Set(detaching.map((disk) => idKey(disk.diskId)));
+      record.dataDisks = [...record.dataDisks.filter((disk) => !gone.has(idKey(disk.diskId))), ...attaching];
+      record.dataDisks.sort((a, b) => a.lun - b.lun);
+      for (const disk of detaching) {
+        delete disk.toBeDetached;
+        const released = this.disks.get(idKey(disk.diskId));
+        if (released?.managedBy === record.id) delete released.managedBy;
+      }
+      this.emit({
+        type: 'instance-data-disks-changed',
+        instance: this.instanceInfo(record),
+        attached: deepCopy(attaching),
+        detached: deepCopy(detaching),
+      });
+      pending.onComplete?.({ status: 'Succeeded' });
+    });
+    record.diskPending = pending;
+    return this.instanceInfo(record);
   }
 
   /** Flexible VMs in a resource group, for `virtualMachines.list`. */

@@ -1,7 +1,8 @@
 /**
  * ARM routes of virtual machines: Uniform scale-set VMs (`virtualMachineScaleSets/{vmss}/virtualMachines`)
- * and Flexible members (`virtualMachines`): list, get, instance view, power actions and Run Command;
- * and the scale-set-level instance view and power actions (`instanceIds` in the body).
+ * and Flexible members (`virtualMachines`): list, get, instance view, power actions, Run Command, data
+ * disk attach/detach (`attachDetachDataDisks`, or a PUT/PATCH of the VM's model changing
+ * `storageProfile.dataDisks`); and the scale-set-level instance view and power actions.
  */
 import { z } from 'zod';
 
@@ -15,12 +16,55 @@ import {
 } from './arm-http.js';
 import { renderInstanceView, renderScaleSetVm, renderVirtualMachine } from './arm-resources.js';
 import { type AddRoute, ArmRoutes, VM, VMSS } from './arm-routes.js';
-import { idKey, type JsonObject, type OperationOutcome, type PowerOptions } from './compute-state.js';
+import {
+  type ComputeState,
+  idKey,
+  type JsonObject,
+  type OperationOutcome,
+  type PowerOptions,
+} from './compute-state.js';
 
 type PowerVerb = 'powerOff' | 'deallocate' | 'start' | 'restart';
 
 /** `VirtualMachineScaleSetVMInstanceIDs`: the instances a scale-set-level action applies to (all when absent). */
 const InstanceIds = z.looseObject({ instanceIds: z.array(z.string()).optional() });
+
+/** `AttachDetachDataDisksRequest`. */
+const AttachDetachInput = z.looseObject({
+  dataDisksToAttach: z
+    .array(
+      z.looseObject({
+        diskId: z.string(),
+        lun: z.number().int().optional(),
+        caching: z.string().optional(),
+      }),
+    )
+    .nullish(),
+  dataDisksToDetach: z.array(z.looseObject({ diskId: z.string() })).nullish(),
+});
+
+/** The part of a VM (or scale-set VM) model update the simulator applies: `storageProfile.dataDisks`. */
+const ModelUpdateInput = z.looseObject({
+  properties: z
+    .looseObject({
+      storageProfile: z
+        .looseObject({
+          dataDisks: z
+            .array(
+              z.looseObject({
+                lun: z.number().int(),
+                createOption: z.string().optional(),
+                caching: z.string().optional(),
+                toBeDetached: z.boolean().optional(),
+                managedDisk: z.looseObject({ id: z.string().optional() }).optional(),
+              }),
+            )
+            .optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+});
 
 const RunCommandInput = z.looseObject({
   commandId: z.string(),
@@ -101,6 +145,45 @@ export class VirtualMachineRoutes extends ArmRoutes {
       (c) => this.runCommand(c, this.flexibleVmId(c)),
       { lro: true, verb: true },
     );
+    add(
+      'POST',
+      `${vmssVm}/attachDetachDataDisks`,
+      'compute',
+      `${VMSS}/virtualMachines/attachDetachDataDisks/action`,
+      `${vmss}/virtualMachines`,
+      (c) => this.attachDetach(c, this.uniformInstanceId(c)),
+      { lro: true, verb: true },
+    );
+    add(
+      'POST',
+      'virtualMachines/:vm/attachDetachDataDisks',
+      'compute',
+      `${VM}/attachDetachDataDisks/action`,
+      'virtualMachines',
+      (c) => this.attachDetach(c, this.flexibleVmId(c)),
+      { lro: true, verb: true },
+    );
+    // Model updates of one VM: only `storageProfile.dataDisks` is applied (attach / detach).
+    add(
+      'PUT',
+      vmssVm,
+      'compute',
+      `${VMSS}/virtualMachines/write`,
+      `${vmss}/virtualMachines`,
+      (c) => this.updateModel(c, this.uniformInstanceId(c)),
+      { lro: true },
+    );
+    for (const method of ['PUT', 'PATCH']) {
+      add(
+        method,
+        'virtualMachines/:vm',
+        'compute',
+        `${VM}/write`,
+        'virtualMachines',
+        (c) => this.updateModel(c, this.flexibleVmId(c)),
+        { lro: true },
+      );
+    }
     add('GET', 'virtualMachines', 'compute', `${VM}/read`, 'virtualMachines', (c) =>
       this.listVirtualMachines(c),
     );
@@ -319,6 +402,106 @@ export class VirtualMachineRoutes extends ArmRoutes {
         orchestrationServices: [],
       },
     };
+  }
+
+  /** POST …/attachDetachDataDisks: the final result is the instance's storage profile. */
+  private attachDetach(context: RequestContext, id: string): Reply {
+    const input = parseBody(AttachDetachInput, context.body ?? {});
+    const attach = input.dataDisksToAttach ?? [];
+    const detach = input.dataDisksToDetach ?? [];
+    if (attach.length === 0 && detach.length === 0) {
+      throw invalidParameter(
+        'At least one data disk to attach or detach must be given.',
+        'dataDisksToAttach',
+      );
+    }
+    return this.changeDisks(context, id, {
+      attach: attach.map((disk) => ({
+        diskId: disk.diskId,
+        ...(disk.lun === undefined ? {} : { lun: disk.lun }),
+        ...(disk.caching === undefined ? {} : { caching: disk.caching }),
+      })),
+      detach: detach.map((disk) => ({ diskId: disk.diskId })),
+    });
+  }
+
+  /**
+   * PUT (or PATCH) of one VM's model: the data disk list is compared with the current one; new managed
+   * disks (`createOption: Attach`) are attached, missing or `toBeDetached` ones detached.
+   */
+  private updateModel(context: RequestContext, id: string): Reply {
+    const input = parseBody(ModelUpdateInput, context.body ?? {});
+    const wanted = input.properties?.storageProfile?.dataDisks;
+    const current = this.state.getInstance(id)?.dataDisks ?? [];
+    if (wanted === undefined) {
+      return { status: 200, body: this.renderInstance(id) };
+    }
+    const keep = wanted.filter((disk) => disk.toBeDetached !== true);
+    const attach = keep
+      .filter((disk) => !current.some((attached) => attached.lun === disk.lun))
+      .map((disk) => {
+        if (disk.createOption !== 'Attach' || disk.managedDisk?.id === undefined) {
+          throw invalidParameter(
+            `Data disk at LUN ${disk.lun}: only managed disks with createOption 'Attach' are supported by this simulator.`,
+            'storageProfile.dataDisks',
+          );
+        }
+        return {
+          diskId: disk.managedDisk.id,
+          lun: disk.lun,
+          ...(disk.caching ? { caching: disk.caching } : {}),
+        };
+      });
+    const detach = current
+      .filter((attached) => !keep.some((disk) => disk.lun === attached.lun))
+      .map((attached) => ({ diskId: attached.diskId }));
+    if (attach.length === 0 && detach.length === 0) {
+      return { status: 200, body: this.renderInstance(id) };
+    }
+    const reply = this.changeDisks(context, id, { attach, detach });
+    return { ...reply, status: 200, body: this.renderInstance(id) };
+  }
+
+  private changeDisks(
+    context: RequestContext,
+    id: string,
+    change: Parameters<ComputeState['changeDataDisks']>[1],
+  ): Reply {
+    const instance = this.state.getInstance(id);
+    const { operation, failure } = this.beginOperation(
+      context,
+      instance?.location ?? '',
+      this.options.latency.dataDiskAttachSeconds,
+    );
+    try {
+      this.state.changeDataDisks(id, change, {
+        failure,
+        onComplete: (outcome) => {
+          const storage = this.renderInstance(id).properties;
+          const result =
+            typeof storage === 'object' && storage !== null && 'storageProfile' in storage
+              ? (storage).storageProfile
+              : undefined;
+          this.operations.complete(operation, outcome, result as JsonObject | undefined);
+        },
+      });
+    } catch (error) {
+      this.operations.complete(operation, {
+        status: 'Failed',
+        error: { code: 'Refused', message: String(error) },
+      });
+      throw error;
+    }
+    return { status: 202, headers: this.operationHeaders(context, operation, true) };
+  }
+
+  private renderInstance(id: string): JsonObject {
+    const instance = this.state.getInstance(id);
+    const body =
+      instance?.orchestrationMode === 'Flexible'
+        ? renderVirtualMachine(this.state, id, false)
+        : renderScaleSetVm(this.state, id, false);
+    return body ?? {};
   }
 
   private runCommand(context: RequestContext, id: string): Reply {

@@ -21,6 +21,7 @@ import {
 import { createInMemoryKubeStore } from '../kube/store.js';
 import type { WorldClock } from './clock.js';
 import { DeploymentController } from './deployment-controller.js';
+import { HostRuntimes } from './host-runtime.js';
 import { NodeIdentities } from './node-identity.js';
 import {
   bootIdOf,
@@ -110,6 +111,8 @@ export class ClusterWorld {
   private readonly prep: PrepRuns;
   /** The VMs' disk models, what each boot reads off them, and the findings. */
   readonly identities: NodeIdentities;
+  /** What scripts leave on the hosts (mounts, units, freezes) and the hazards the world saw. */
+  readonly hosts: HostRuntimes;
   private readonly deployments: DeploymentController;
   private stopped = false;
 
@@ -138,6 +141,17 @@ export class ClusterWorld {
       nodeOwner: (nodeName) =>
         this.store.get('nodes', undefined, nodeName) ? this.instanceOfNode(nodeName)?.vmId : undefined,
     });
+    this.hosts = new HostRuntimes({
+      cluster: this.name,
+      clock: this.clock,
+      compute: this.compute,
+      identities: this.identities,
+      onThaw: (instance) => {
+        // What the node pulled while its root was frozen reaches the disk now.
+        const node = this.store.get('nodes', undefined, nodeNameOf(instance));
+        if (node) this.identities.syncImages(instance, nodeImages(node));
+      },
+    });
     this.prep = new PrepRuns({
       cluster: this.name,
       store: this.store,
@@ -146,6 +160,7 @@ export class ClusterWorld {
       latency: this.latency,
       instanceOfNode: (nodeName) => this.instanceOfNode(nodeName),
       identities: this.identities,
+      hosts: this.hosts,
     });
     this.prepRecords = this.prep.records;
     this.deployments = new DeploymentController(this.name, this.store, this.clock);
@@ -350,8 +365,16 @@ export class ClusterWorld {
     if (!this.owns(instance.scaleSetId)) return;
     const nodeName = nodeNameOf(instance);
     switch (event.type) {
+      case 'instance-data-disks-changed':
+        this.hosts.onDisksDetached(instance, event.detached);
+        break;
       case 'instance-power-changed':
+        if (event.previous === 'running') {
+          this.prep.onHostDown(instance);
+          this.hosts.onShutdown(instance, event.orderly);
+        }
         if (instance.powerState === 'running') {
+          this.hosts.onBoot(instance);
           if (this.store.get('nodes', undefined, nodeName)) {
             // The machine boots from its disk: a prep script may have changed who it is.
             const outcome = this.identities.boot(instance);
@@ -623,7 +646,9 @@ export class ClusterWorld {
     if (this.stopped) return;
     if (resource === 'nodes' && type === 'MODIFIED') {
       const instance = this.instanceOfNode(object.metadata.name);
-      if (instance) this.identities.syncImages(instance, nodeImages(object));
+      // A frozen root takes no writes: the image store is synced at the thaw.
+      if (instance && !this.hosts.isFrozen(instance.vmId))
+        this.identities.syncImages(instance, nodeImages(object));
     }
     if (resource === 'pods' && type !== 'DELETED') this.prep.onPod(object);
     if (resource === 'pods' && type === 'DELETED') this.prep.onPodDeleted(object);
@@ -670,6 +695,7 @@ export class ClusterWorld {
     this.deployments.stop();
     for (const cancel of this.nodeTimers.values()) cancel();
     this.prep.stop();
+    this.hosts.stop();
     for (const cancel of this.joinTimers.values()) cancel();
     if (this.ownsControllers) this.kubeControllers?.stop();
   }

@@ -1,184 +1,239 @@
 /**
- * Executes a prep script over the OS disk model, with a small documented command grammar, so that
- * what the script forgets, the clones inherit:
+ * The grammar of the scripts the simulated host runs (a prep pod's or a live capture pod's script, or
+ * Run Command's): a small, documented subset of the POSIX shell, parsed here and executed by
+ * host-shell.ts over the host model (host-commands.ts). What the parser accepts:
  *
- *   rm -rf|-fr|-r|-f|-Rf PATH…      remove files and directories (globs with `*`)
- *   truncate -s 0|--size=0 FILE…    empty files (created when missing, like truncate)
- *   echo WORDS >> FILE              append a line
- *   sync                            no effect on the model
- *   systemctl poweroff [--force…] [--message=…], poweroff
- *                                   power the host off; nothing after it runs
- *   set -e|-u|-x…                   shell options, no effect
+ *   commands separated by new lines or `;`, and-or lists with `&&` and `||`, `&` after `sleep N`
+ *   (a background sleep, for `wait`), `#` comments;
+ *   words quoted '…' (literal) or "…" (only `$NAME` expands), `$NAME` / `${NAME}`, and `$(COMMANDS)`
+ *   command substitution in an assignment `NAME=$(…)`; `echo WORDS >> FILE` is the only redirection.
  *
- * Commands are separated by new lines, `;` or `&&`; words may be quoted ('…' or "…", no expansion);
- * `#` starts a comment. Anything else (another command, `|`, `||`, `>`, `$(`, a backquote) stops the
- * script with an error naming the command and the line: the prep pod then fails, as a script would
- * that the simulated host cannot run.
+ * Anything else — pipes, other redirections, backquotes, `\`, arithmetic — stops the script with an error
+ * naming the line: the pod then fails, as a script would that the simulated host cannot run.
  */
-import type { DiskContent } from '../arm/compute-state.js';
-import { PATHS, removeTree } from './os-disk.js';
-import type { PrepEffect } from './prep-pod.js';
 
-export interface HostScriptRun {
-  /** The disk after the script (a new object; the input is not changed). */
-  content: DiskContent;
-  ok: boolean;
-  /** Why the script stopped, naming the command and its line. */
-  error?: string;
-  poweredOff: boolean;
-  /** Files the script removed or emptied. */
-  changed: string[];
-  effects: PrepEffect[];
+/** A piece of a word: literal text, a variable, or a command substitution. */
+export type WordPart =
+  | { readonly kind: 'text'; readonly value: string }
+  | { readonly kind: 'var'; readonly name: string }
+  | { readonly kind: 'subst'; readonly script: Script };
+
+export interface Word {
+  readonly parts: readonly WordPart[];
+  /** The word as written (for error messages). */
+  readonly source: string;
 }
 
-const SUPPORTED = 'rm -rf, truncate -s 0, echo … >>, sync, systemctl poweroff, set';
-
-interface Command {
-  words: string[];
-  line: number;
+export interface SimpleCommand {
+  readonly words: readonly Word[];
+  readonly line: number;
+  /** Ends with `&` (only `sleep N &` is supported). */
+  readonly background: boolean;
 }
 
-class ScriptError extends Error {}
+/** `a && b || c`: run `first`, then each next one when the previous status matches its operator. */
+export interface AndOrList {
+  readonly first: SimpleCommand;
+  readonly rest: readonly { readonly op: '&&' | '||'; readonly command: SimpleCommand }[];
+  readonly line: number;
+}
 
-/** Splits the script into commands; quoting as the shell does it, without expansions. */
-export function parseHostScript(script: string): Command[] {
-  const commands: Command[] = [];
-  let words: string[] = [];
-  let word: string | undefined;
-  let line = 1;
-  let commandLine = 1;
-  const endWord = (): void => {
-    if (word !== undefined) words.push(word);
-    word = undefined;
-  };
-  const endCommand = (): void => {
-    endWord();
-    if (words.length > 0) commands.push({ words, line: commandLine });
-    words = [];
-  };
-  for (let index = 0; index < script.length; index++) {
-    const char = script[index] ?? '';
-    if (words.length === 0 && word === undefined) commandLine = line;
-    if (char === "'" || char === '"') {
-      const end = script.indexOf(char, index + 1);
-      if (end < 0) throw new ScriptError(`line ${line}: unterminated quote`);
-      const quoted = script.slice(index + 1, end);
-      if (char === '"' && /[$`\\]/.test(quoted)) {
-        throw new ScriptError(`line ${line}: expansions are not supported (${quoted})`);
+export type Script = readonly AndOrList[];
+
+export class ScriptSyntaxError extends Error {}
+
+const SUPPORTED_SYNTAX =
+  "new lines, ';', '&&', '||', 'sleep N &', quotes, $NAME, NAME=$(…), 'echo … >> FILE'";
+
+/** Parses a script; throws ScriptSyntaxError naming the line of what it cannot run. */
+export function parseHostScript(text: string): Script {
+  return new Parser(text).script();
+}
+
+class Parser {
+  private index = 0;
+  private line = 1;
+
+  constructor(private readonly text: string) {}
+
+  script(stopAt?: string): Script {
+    const lists: AndOrList[] = [];
+    let pending: { op: '&&' | '||' } | undefined;
+    let current:
+      { first: SimpleCommand; rest: { op: '&&' | '||'; command: SimpleCommand }[]; line: number } | undefined;
+    const flush = (): void => {
+      if (current) lists.push(current);
+      current = undefined;
+    };
+    for (;;) {
+      this.skipBlanks();
+      const char = this.peek();
+      if (char === undefined || (stopAt !== undefined && char === stopAt)) break;
+      if (char === ')') throw this.error("')' without '$('");
+      if (char === '\n' || char === ';') {
+        if (pending) throw this.error(`'${pending.op}' needs a command after it`);
+        this.advance();
+        flush();
+        continue;
       }
-      word = (word ?? '') + quoted;
-      line += quoted.split('\n').length - 1;
-      index = end;
-    } else if (char === '#' && word === undefined) {
-      const end = script.indexOf('\n', index);
-      index = end < 0 ? script.length : end - 1;
-    } else if (char === '\n') {
-      endCommand();
-      line += 1;
-    } else if (char === ';') {
-      endCommand();
-    } else if (char === '&' && script[index + 1] === '&') {
-      endCommand();
-      index += 1;
-    } else if (char === '>' && script[index + 1] === '>') {
-      endWord();
-      words.push('>>');
-      index += 1;
-    } else if (char === ' ' || char === '\t') {
-      endWord();
-    } else if ('|&<>`$()\\'.includes(char)) {
-      throw new ScriptError(`line ${line}: '${char}' is not supported (supported: ${SUPPORTED})`);
-    } else {
-      word = (word ?? '') + char;
+      if (char === '#') {
+        while (this.peek() !== undefined && this.peek() !== '\n') this.index += 1;
+        continue;
+      }
+      if (this.startsWith('&&') || this.startsWith('||')) {
+        if (!current || pending)
+          throw this.error(`'${this.text.slice(this.index, this.index + 2)}' needs a command before it`);
+        pending = { op: this.startsWith('&&') ? '&&' : '||' };
+        this.index += 2;
+        this.skipBlanksAndNewLines();
+        continue;
+      }
+      const command = this.command();
+      if (!command) continue;
+      if (pending && current) {
+        current.rest.push({ op: pending.op, command });
+        pending = undefined;
+      } else {
+        flush();
+        current = { first: command, rest: [], line: command.line };
+      }
+      if (command.background) flush();
+    }
+    if (pending) throw this.error(`'${pending.op}' needs a command after it`);
+    flush();
+    return lists;
+  }
+
+  private command(): SimpleCommand | undefined {
+    const line = this.line;
+    const words: Word[] = [];
+    let background = false;
+    for (;;) {
+      this.skipBlanks();
+      const char = this.peek();
+      if (char === undefined || char === '\n' || char === ';' || char === ')' || char === '#') break;
+      if (this.startsWith('&&') || this.startsWith('||')) break;
+      if (char === '&') {
+        this.index += 1;
+        background = true;
+        break;
+      }
+      if (this.startsWith('>>')) {
+        this.index += 2;
+        words.push({ parts: [{ kind: 'text', value: '>>' }], source: '>>' });
+        continue;
+      }
+      if ('|<>`\\('.includes(char)) {
+        throw this.error(`'${char}' is not supported (supported: ${SUPPORTED_SYNTAX})`);
+      }
+      words.push(this.word());
+    }
+    return words.length === 0 ? undefined : { words, line, background };
+  }
+
+  private word(): Word {
+    const start = this.index;
+    const parts: WordPart[] = [];
+    const text = (value: string): void => {
+      const last = parts.at(-1);
+      if (last?.kind === 'text') parts[parts.length - 1] = { kind: 'text', value: last.value + value };
+      else parts.push({ kind: 'text', value });
+    };
+    for (;;) {
+      const char = this.peek();
+      if (char === undefined || ' \t\n;&|<>)'.includes(char)) break;
+      if (char === "'") {
+        const end = this.text.indexOf("'", this.index + 1);
+        if (end < 0) throw this.error('unterminated quote');
+        const quoted = this.text.slice(this.index + 1, end);
+        this.line += quoted.split('\n').length - 1;
+        text(quoted);
+        this.index = end + 1;
+      } else if (char === '"') {
+        this.index += 1;
+        for (;;) {
+          const inner = this.peek();
+          if (inner === undefined) throw this.error('unterminated quote');
+          if (inner === '"') {
+            this.index += 1;
+            break;
+          }
+          if (inner === '`' || inner === '\\')
+            throw this.error(`'${inner}' in double quotes is not supported`);
+          if (inner === '$') {
+            parts.push(this.dollar(false));
+            continue;
+          }
+          if (inner === '\n') this.line += 1;
+          text(inner);
+          this.index += 1;
+        }
+        // An empty "" is a word of its own.
+        if (parts.length === 0) text('');
+      } else if (char === '$') {
+        parts.push(this.dollar(true));
+      } else if ('`\\(|<'.includes(char)) {
+        throw this.error(`'${char}' is not supported (supported: ${SUPPORTED_SYNTAX})`);
+      } else {
+        text(char);
+        this.index += 1;
+      }
+    }
+    return { parts, source: this.text.slice(start, this.index) };
+  }
+
+  /** `$NAME`, `${NAME}` or (outside double quotes) `$(…)`. */
+  private dollar(substitutionAllowed: boolean): WordPart {
+    this.index += 1;
+    if (this.peek() === '(') {
+      if (!substitutionAllowed) throw this.error('$(…) in double quotes is not supported');
+      if (this.text[this.index + 1] === '(') throw this.error('arithmetic $((…)) is not supported');
+      this.index += 1;
+      const script = this.script(')');
+      if (this.peek() !== ')') throw this.error('unterminated $(');
+      this.index += 1;
+      return { kind: 'subst', script };
+    }
+    const braced = this.peek() === '{';
+    if (braced) this.index += 1;
+    const match = /^[A-Za-z_][A-Za-z0-9_]*/.exec(this.text.slice(this.index));
+    if (!match) throw this.error(`'$${this.peek() ?? ''}' is not supported (only $NAME, \${NAME} and $(…))`);
+    this.index += match[0].length;
+    if (braced) {
+      if (this.peek() !== '}') throw this.error('only ${NAME} is supported');
+      this.index += 1;
+    }
+    return { kind: 'var', name: match[0] };
+  }
+
+  private skipBlanks(): void {
+    while (this.peek() === ' ' || this.peek() === '\t') this.index += 1;
+  }
+
+  private skipBlanksAndNewLines(): void {
+    for (;;) {
+      this.skipBlanks();
+      if (this.peek() !== '\n') return;
+      this.advance();
     }
   }
-  endCommand();
-  return commands;
-}
 
-function effectsOf(
-  changed: readonly string[],
-  appended: readonly string[],
-  poweredOff: boolean,
-): PrepEffect[] {
-  const touched = (prefix: string): boolean =>
-    changed.some((path) => path === prefix || path.startsWith(`${prefix}/`));
-  const effects: PrepEffect[] = [];
-  if (appended.some((path) => path.endsWith('ancestry.log'))) effects.push('appends-ancestry');
-  if (touched(PATHS.hostname)) effects.push('removes-hostname');
-  if (touched(PATHS.machineId)) effects.push('empties-machine-id');
-  if (touched('/var/lib/cloud')) effects.push('removes-cloud-init-instance-data');
-  if (touched('/var/lib/waagent')) effects.push('removes-waagent-history');
-  if (touched(PATHS.journal)) effects.push('removes-old-journals');
-  if (poweredOff) effects.push('powers-off');
-  return effects;
-}
+  private advance(): void {
+    if (this.peek() === '\n') this.line += 1;
+    this.index += 1;
+  }
 
-/** Runs the script over a copy of the disk. */
-export function runHostScript(script: string, disk: DiskContent): HostScriptRun {
-  const content: DiskContent = structuredClone(disk);
-  const changed: string[] = [];
-  const appended: string[] = [];
-  let poweredOff = false;
-  const stop = (error: string): HostScriptRun => ({
-    content,
-    ok: false,
-    error,
-    poweredOff: false,
-    changed,
-    effects: effectsOf(changed, appended, false),
-  });
-  let commands: Command[];
-  try {
-    commands = parseHostScript(script);
-  } catch (error) {
-    return stop(`the script cannot run on the simulated host: ${(error as Error).message}`);
+  private peek(): string | undefined {
+    return this.text[this.index];
   }
-  for (const { words, line } of commands) {
-    const [command = '', ...args] = words;
-    const text = words.join(' ');
-    const unsupported = (): HostScriptRun =>
-      stop(`line ${line}: '${text}' is not supported by the simulated host (supported: ${SUPPORTED})`);
-    if (command === 'set') {
-      if (!args.every((arg) => /^[-+][euxo]+$/.test(arg) || arg === 'pipefail')) return unsupported();
-    } else if (command === 'sync') {
-      if (args.length > 0) return unsupported();
-    } else if (command === 'rm') {
-      const flags = args.filter((arg) => arg.startsWith('-'));
-      const paths = args.filter((arg) => !arg.startsWith('-'));
-      if (!flags.every((flag) => /^-[rRf]+$/.test(flag)) || paths.length === 0) return unsupported();
-      if (paths.some((path) => !path.startsWith('/')))
-        return stop(`line ${line}: '${text}': paths must be absolute`);
-      for (const path of paths) changed.push(...removeTree(content, path));
-    } else if (command === 'truncate') {
-      const size = args[0] === '-s' ? args[1] : /^--size=(.*)$/.exec(args[0] ?? '')?.[1];
-      const files = args.slice(args[0] === '-s' ? 2 : 1);
-      if (size !== '0' || files.length === 0) return unsupported();
-      for (const file of files) {
-        content.files[file] = '';
-        changed.push(file);
-      }
-    } else if (command === 'echo') {
-      const redirect = args.indexOf('>>');
-      const file = args[redirect + 1];
-      if (redirect < 0 || file === undefined || redirect !== args.length - 2) return unsupported();
-      const existing = content.files[file] ?? '';
-      content.files[file] = `${existing}${args.slice(0, redirect).join(' ')}\n`;
-      appended.push(file);
-    } else if ((command === 'systemctl' && args[0] === 'poweroff') || command === 'poweroff') {
-      const options = command === 'systemctl' ? args.slice(1) : args;
-      if (
-        !options.every((option) => option === '--force' || option === '-f' || option.startsWith('--message='))
-      ) {
-        return unsupported();
-      }
-      poweredOff = true;
-      break;
-    } else {
-      return unsupported();
-    }
+
+  private startsWith(token: string): boolean {
+    return this.text.startsWith(token, this.index);
   }
-  return { content, ok: true, poweredOff, changed, effects: effectsOf(changed, appended, poweredOff) };
+
+  private error(message: string): ScriptSyntaxError {
+    return new ScriptSyntaxError(`line ${this.line}: ${message}`);
+  }
 }
 
 /** How a pod runs its script on the host: `nsenter --target 1 --mount … -- sh -c SCRIPT`. */
@@ -186,12 +241,15 @@ export interface PodHostScript {
   script: string;
   /** Whether the command enters the host's mount namespace (else nothing it does reaches the disk). */
   entersHostMountNamespace: boolean;
+  /** Whether nsenter forks into the host's PID namespace (`--pid`): then TERM reaches nsenter, not the shell. */
+  entersHostPidNamespace: boolean;
 }
 
 /** Reads the host script out of a prep pod container's command and args. */
 export function podHostScript(command: readonly string[]): PodHostScript | undefined {
   let words = [...command];
   let entersHostMountNamespace = false;
+  let entersHostPidNamespace = false;
   if (words[0] === 'nsenter') {
     const separator = words.indexOf('--');
     const options = separator < 0 ? [] : words.slice(1, separator);
@@ -206,6 +264,7 @@ export function podHostScript(command: readonly string[]): PodHostScript | undef
         option === '--mount' || option === '-m' || option.startsWith('-m/') || option.startsWith('--mount='),
     );
     entersHostMountNamespace = targetsInit && mounts;
+    entersHostPidNamespace = options.some((option) => option === '--pid' || option === '-p');
     words = separator < 0 ? [] : words.slice(separator + 1);
   }
   const shell = words[0] ?? '';
@@ -213,5 +272,5 @@ export function podHostScript(command: readonly string[]): PodHostScript | undef
   const flag = words[1] ?? '';
   if (!/^-[exu]*c[exu]*$/.test(flag)) return undefined;
   const script = words[2];
-  return script === undefined ? undefined : { script, entersHostMountNamespace };
+  return script === undefined ? undefined : { script, entersHostMountNamespace, entersHostPidNamespace };
 }

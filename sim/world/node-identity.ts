@@ -61,6 +61,7 @@ export class NodeIdentities {
       joinToken: this.joinToken,
       images,
       joinedAtMs,
+      image: JSON.stringify(instance.imageReference),
     });
     this.options.compute.setDiskContent(instance.osDiskId, disk);
     this.remember(instance, disk);

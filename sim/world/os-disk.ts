@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 
-import type { DiskContent } from '../arm/compute-state.js';
+import type { DiskContent, FilesystemIdentity } from '../arm/compute-state.js';
 
 /** How the nodes of a pool get their kubelet credentials (a scenario field per scale set). */
 export type BootstrapFlavour = 'aks-engine' | 'kubeadm' | 'k3s' | 'rke2';
@@ -76,6 +76,26 @@ export interface FreshDiskInput {
   images: readonly string[];
   /** When the node joined (its kubeadm bootstrap token was issued then, valid for 15 minutes). */
   joinedAtMs: number;
+  /**
+   * What the OS image was (its reference, as text): every VM built from one image shares its root
+   * filesystem's UUID, label and partition UUID, as clones of a marketplace image do.
+   */
+  image: string;
+}
+
+/** The root filesystem identity of an OS image (Ubuntu cloud images: ext4, `cloudimg-rootfs`, partition 1). */
+export function imageFilesystem(image: string): FilesystemIdentity {
+  const uuid = (seed: string): string => {
+    const hex = hash(seed, 32);
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  };
+  return {
+    type: 'ext4',
+    uuid: uuid(`filesystem:${image}`),
+    label: 'cloudimg-rootfs',
+    partUuid: uuid(`partition:${image}`),
+    partition: 1,
+  };
 }
 
 /** The disk of a node that was provisioned and joined normally: its own identity everywhere. */
@@ -114,7 +134,7 @@ export function freshDisk(input: FreshDiskInput): DiskContent {
       files[`${rancherAgentDir(input.flavour)}/client-kubelet.crt`] = `system:node:${input.nodeName}`;
       break;
   }
-  return { files, images: [...new Set(input.images)] };
+  return { files, images: [...new Set(input.images)], filesystem: imageFilesystem(input.image) };
 }
 
 /** `*` matches within one path segment, like the shell's glob. */

@@ -1,10 +1,17 @@
 /**
- * Prep runs of a simulated cluster: the one-shot privileged pod on a node (and the same script sent
- * through Run Command) executed over the node's OS disk model (host-script.ts). Timing follows what a
- * real pod does: the kubelet pulls the image when the node lacks it (the pod is Pending meanwhile —
- * where kamino's 49 s went), the script runs right after the container starts and takes
- * `prepScriptSeconds`, then the guest powers off. A pod deleted before its script ran changes nothing;
- * deleted after, the host has already been told to power off and does.
+ * Prep runs of a simulated cluster: the one-shot privileged pods on a node — the drain-and-stop prep pod,
+ * live capture's freeze and scrub pods — (and scripts sent through Run Command) run as processes of the
+ * host (host-shell.ts) over its model (host-runtime.ts). Timing follows what a real pod does: the kubelet
+ * pulls the image when the node lacks it (the pod is Pending meanwhile — where kamino's 49 s went); the
+ * script starts with its container; a segment of it that does disk work takes `prepScriptSeconds`, one
+ * that only sets things up (traps, timers, a freeze) takes no time; `sleep`/`wait` suspend it.
+ *
+ * Deleting the pod: with a grace period, the kubelet sends TERM to the container's PID 1 — the shell when
+ * the pod enters only the host's mount namespace, nsenter (which ignores it) when it forks into the host's
+ * PID namespace — and the pod is gone once the script has ended; with grace 0 (or at the end of the grace)
+ * the process is killed, no trap runs. A pod deleted before its script ran changes nothing; one whose
+ * script ended with a power-off has told the host, which powers off. A host that shuts down kills its
+ * processes; their pods fail.
  */
 import type { ComputeState, InstanceInfo } from '../arm/compute-state.js';
 import type { KubeObject, KubeStore, LatencyProfile } from '../contracts.js';
@@ -17,9 +24,13 @@ import {
   timestamp,
 } from '../kube/objects.js';
 import type { WorldClock } from './clock.js';
-import { type HostScriptRun, podHostScript, runHostScript } from './host-script.js';
+import { type HostEffects, noEffects } from './host-commands.js';
+import type { HostRuntimes } from './host-runtime.js';
+import { podHostScript } from './host-script.js';
+import { HostShell, type ShellStep } from './host-shell.js';
 import type { NodeIdentities } from './node-identity.js';
 import { nodeNameOf } from './nodes.js';
+import { PATHS } from './os-disk.js';
 import { podScript, powersHostOff, type PrepEffect } from './prep-pod.js';
 
 export interface PrepRecord {
@@ -36,7 +47,7 @@ export interface PrepRecord {
   /** Whether the script ran to its end (else `error` says where it stopped). */
   outcome: 'succeeded' | 'failed';
   error?: string;
-  /** Files the script removed or emptied on the disk. */
+  /** Files the script removed or emptied, as paths on the disk they were on. */
   changed: string[];
 }
 
@@ -50,6 +61,7 @@ export interface PrepRunsOptions {
   /** The instance behind a node. */
   instanceOfNode: (nodeName: string) => InstanceInfo | undefined;
   identities: NodeIdentities;
+  hosts: HostRuntimes;
 }
 
 interface Container {
@@ -58,6 +70,25 @@ interface Container {
   command?: unknown;
   args?: unknown;
   securityContext?: { privileged?: unknown };
+}
+
+/** A script running for a pod. */
+interface Process {
+  readonly key: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string | undefined;
+  readonly instance: InstanceInfo;
+  readonly nodeName: string;
+  readonly script: string;
+  readonly shell: HostShell;
+  /** TERM reaches the shell (the pod does not fork into the host's PID namespace). */
+  readonly receivesTerm: boolean;
+  readonly effects: HostEffects;
+  timer?: () => void;
+  /** Suspended in `wait` (a TERM trap runs at once). */
+  waiting: boolean;
+  signalled: boolean;
 }
 
 /** The first privileged container's command line, when the pod is a host (hostPID, privileged) pod. */
@@ -82,12 +113,15 @@ export function isHostScriptPod(pod: KubeObject): boolean {
 
 export class PrepRuns {
   readonly records: PrepRecord[] = [];
-  private readonly prepPods = new Map<string, () => void>();
+  private readonly processes = new Map<string, Process>();
+  /** Pods whose script was refused, pending their failure. */
+  private readonly refusals = new Map<string, () => void>();
   private readonly name: string;
   private readonly store: KubeStore;
   private readonly clock: WorldClock;
   private readonly compute: ComputeState;
   private readonly latency: LatencyProfile;
+  private readonly hosts: HostRuntimes;
 
   constructor(private readonly options: PrepRunsOptions) {
     this.name = options.cluster;
@@ -95,67 +129,203 @@ export class PrepRuns {
     this.clock = options.clock;
     this.compute = options.compute;
     this.latency = options.latency;
+    this.hosts = options.hosts;
   }
 
-  /** A pod was created or changed: a host pod whose container has started gets its script run. */
+  /** A pod was created or changed: a host pod whose container has started runs its script; TERM on deletion. */
   onPod(pod: KubeObject): void {
     const key = podKey(pod);
-    if (this.prepPods.has(key) || isTerminating(pod)) return;
+    const running = this.processes.get(key);
+    if (running) {
+      if (isTerminating(pod)) this.terminate(running);
+      return;
+    }
+    if (this.refusals.has(key) || isTerminating(pod)) return;
     if (podPhase(pod) !== 'Running' || podNodeName(pod) === undefined || !isHostScriptPod(pod)) return;
-    this.prepPods.set(
-      key,
-      this.clock.after(this.latency.prepScriptSeconds, `prep script ${pod.metadata.name}`, () =>
-        this.runPod(pod.metadata.namespace ?? '', pod.metadata.name, pod.metadata.uid),
-      ),
-    );
+    this.start(pod, key);
   }
 
-  /** A pod was deleted: a script that has not run yet never will. */
+  /** A pod was deleted (grace 0, or the grace ended): its process is killed, no trap runs. */
   onPodDeleted(object: KubeObject): void {
     const key = podKey(object);
-    this.prepPods.get(key)?.();
-    this.prepPods.delete(key);
+    this.refusals.get(key)?.();
+    this.refusals.delete(key);
+    const process = this.processes.get(key);
+    if (!process) return;
+    process.timer?.();
+    process.shell.kill();
+    this.processes.delete(key);
   }
 
-  private runPod(namespace: string, name: string, uid: string | undefined): void {
-    const pod = this.store.get('pods', namespace, name);
-    if (!pod || pod.metadata.uid !== uid || isTerminating(pod)) return;
+  /** The host shuts down: its processes die with it; their pods fail. */
+  onHostDown(instance: InstanceInfo): void {
+    for (const process of [...this.processes.values()]) {
+      if (process.instance.vmId !== instance.vmId) continue;
+      process.timer?.();
+      process.shell.kill();
+      this.processes.delete(process.key);
+      this.finish(process, { kind: 'ended', ok: false, error: 'the host shut down while the script ran' });
+    }
+  }
+
+  private start(pod: KubeObject, key: string): void {
+    const namespace = pod.metadata.namespace ?? '';
+    const name = pod.metadata.name;
+    const uid = pod.metadata.uid;
     const nodeName = podNodeName(pod);
     const instance = nodeName === undefined ? undefined : this.options.instanceOfNode(nodeName);
     const command = hostCommand(pod);
     if (!instance || nodeName === undefined || !command) return;
     const parsed = podHostScript(command.words);
     const script = parsed?.script ?? podScript(pod);
-    let run: HostScriptRun;
-    const disk = this.options.identities.diskOf(instance);
+    const refuse = (error: string): void => {
+      this.refusals.set(
+        key,
+        this.clock.after(this.latency.prepScriptSeconds, `prep script ${name}`, () => {
+          this.refusals.delete(key);
+          const current = this.store.get('pods', namespace, name);
+          if (!current || current.metadata.uid !== uid || isTerminating(current)) return;
+          this.record(
+            instance,
+            nodeName,
+            'pod',
+            script,
+            { ok: false, error, changed: [], effects: [] },
+            { namespace, pod: name },
+          );
+          this.finishPod(namespace, name, false, error);
+        }),
+      );
+    };
     if (!parsed) {
-      run = this.refused(
-        disk,
+      refuse(
         `the container command is not 'nsenter --target 1 --mount … -- sh -c SCRIPT' (or 'sh -c SCRIPT'): ${command.words.join(' ')}`,
       );
-    } else if (!parsed.entersHostMountNamespace) {
-      run = this.refused(
-        disk,
+      return;
+    }
+    if (!parsed.entersHostMountNamespace) {
+      refuse(
         "the script runs in the container's mount namespace, not the host's: nothing it does reaches the host disk (use nsenter --target 1 --mount …)",
       );
-    } else {
-      run = runHostScript(script, disk ?? { files: {}, images: [] });
+      return;
     }
-    if (instance.osDiskId && disk) this.compute.setDiskContent(instance.osDiskId, run.content);
-    this.record(instance, nodeName, 'pod', script, run, { namespace, pod: name });
-    this.finishPod(namespace, name, run);
-    if (run.poweredOff) this.compute.powerOffInstance(instance.id, { cause: 'guest' });
+    let shell: HostShell;
+    try {
+      shell = new HostShell(script);
+    } catch (error) {
+      refuse(`the script cannot run on the simulated host: ${(error as Error).message}`);
+      return;
+    }
+    const process: Process = {
+      key,
+      namespace,
+      name,
+      uid,
+      instance,
+      nodeName,
+      script,
+      shell,
+      receivesTerm: !parsed.entersHostPidNamespace,
+      effects: noEffects(),
+      waiting: false,
+      signalled: false,
+    };
+    this.processes.set(key, process);
+    this.scheduleSegment(process, this.clock.nowMs());
   }
 
-  private refused(disk: HostScriptRun['content'] | undefined, error: string): HostScriptRun {
-    return {
-      content: disk ?? { files: {}, images: [] },
-      ok: false,
-      error,
-      poweredOff: false,
-      changed: [],
-      effects: [],
-    };
+  /** The next segment runs at `fromMs` plus the script time when it does disk work. */
+  private scheduleSegment(process: Process, fromMs: number): void {
+    const work = process.shell.nextSegmentDoesWork() ? this.latency.prepScriptSeconds : 0;
+    const delay = Math.max(0, (fromMs - this.clock.nowMs()) / 1000) + work;
+    process.timer = this.clock.after(delay, `prep script ${process.name}`, () => this.runSegment(process));
+  }
+
+  private runSegment(process: Process, signal = false): void {
+    delete process.timer;
+    process.waiting = false;
+    if (this.processes.get(process.key) !== process) return;
+    const pod = this.store.get('pods', process.namespace, process.name);
+    if (!pod || pod.metadata.uid !== process.uid) return;
+    const instance = this.compute.getInstance(process.instance.id);
+    if (!instance || instance.powerState !== 'running') return;
+    const saved = process.shell.save();
+    const model = this.hosts.model(instance);
+    const frozenBefore = model.frozen;
+    const effects = noEffects();
+    const now = this.clock.nowMs();
+    const step = signal
+      ? process.shell.signal('TERM', model, effects, now, true)
+      : process.shell.run(model, effects, now);
+    if (frozenBefore && model.frozen && effects.rootWritten) {
+      // A write to a frozen filesystem blocks until the thaw; the segment runs again then.
+      process.shell.restore(saved);
+      this.hosts.whenThawed(instance.vmId, () => this.scheduleSegment(process, this.clock.nowMs()));
+      return;
+    }
+    this.hosts.commit(instance, model, effects, { name: process.name, kind: 'script' });
+    merge(process.effects, effects);
+    if (step.kind === 'suspended') {
+      process.waiting = step.interruptible;
+      if (process.signalled && step.interruptible) {
+        this.runSegment(process, true);
+        return;
+      }
+      this.scheduleSegment(process, step.untilMs);
+      return;
+    }
+    this.processes.delete(process.key);
+    this.finish(process, step);
+    if (effects.poweredOff || process.effects.poweredOff) {
+      this.compute.powerOffInstance(instance.id, { cause: 'guest' });
+    }
+  }
+
+  /** The kubelet's TERM (a graceful deletion). */
+  private terminate(process: Process): void {
+    if (process.signalled) return;
+    process.signalled = true;
+    if (!process.receivesTerm) return;
+    if (process.waiting) {
+      process.timer?.();
+      this.runSegment(process, true);
+      return;
+    }
+    // Running or in a foreground sleep: the trap (if any) runs when the current command ends.
+    const model = this.hosts.model(process.instance);
+    const step = process.shell.signal('TERM', model, noEffects(), this.clock.nowMs(), false);
+    if (step.kind === 'ended') {
+      // No TERM trap: the shell dies at once.
+      process.timer?.();
+      this.processes.delete(process.key);
+      this.finish(process, step);
+    }
+  }
+
+  private finish(process: Process, step: ShellStep): void {
+    const ok = step.kind === 'ended' && step.ok;
+    const error = step.kind === 'ended' ? step.error : undefined;
+    this.record(
+      process.instance,
+      process.nodeName,
+      'pod',
+      process.script,
+      {
+        ok,
+        ...(error === undefined ? {} : { error }),
+        changed: process.effects.changed,
+        effects: effectsOf(process.effects),
+      },
+      { namespace: process.namespace, pod: process.name },
+    );
+    const pod = this.store.get('pods', process.namespace, process.name);
+    if (!pod || pod.metadata.uid !== process.uid) return;
+    if (isTerminating(pod)) {
+      // The container exited: the kubelet confirms the deletion.
+      this.store.remove('pods', process.namespace, process.name);
+      return;
+    }
+    this.finishPod(process.namespace, process.name, ok, error);
   }
 
   private record(
@@ -163,7 +333,7 @@ export class PrepRuns {
     nodeName: string,
     via: PrepRecord['via'],
     script: string,
-    run: HostScriptRun,
+    run: { ok: boolean; error?: string; changed: string[]; effects: PrepEffect[] },
     pod: { namespace: string; pod: string } | undefined,
   ): void {
     this.records.push({
@@ -186,15 +356,15 @@ export class PrepRuns {
   }
 
   /** The container ends: exit 0 (the pod Succeeded), or 127 with the reason (the pod Failed). */
-  private finishPod(namespace: string, name: string, run: HostScriptRun): void {
+  private finishPod(namespace: string, name: string, ok: boolean, error: string | undefined): void {
     const finishedAt = timestamp(this.clock.nowMs());
     this.store.mutate('pods', namespace, name, (target) => {
       const status = statusOf(target);
       const containers = Array.isArray(specOf(target).containers)
         ? (specOf(target).containers as Container[])
         : [];
-      status.phase = run.ok ? 'Succeeded' : 'Failed';
-      if (!run.ok) status.message = run.error;
+      status.phase = ok ? 'Succeeded' : 'Failed';
+      if (!ok) status.message = error;
       status.conditions = (
         Array.isArray(status.conditions) ? (status.conditions as { type: string }[]) : []
       ).map((condition) =>
@@ -211,9 +381,9 @@ export class PrepRuns {
         restartCount: 0,
         state: {
           terminated: {
-            exitCode: run.ok ? 0 : 127,
-            reason: run.ok ? 'Completed' : 'Error',
-            ...(run.ok ? {} : { message: run.error }),
+            exitCode: ok ? 0 : 127,
+            reason: ok ? 'Completed' : 'Error',
+            ...(ok ? {} : { message: error }),
             startedAt: status.startTime ?? finishedAt,
             finishedAt,
           },
@@ -223,13 +393,43 @@ export class PrepRuns {
     });
   }
 
-  /** Run Command on an instance: the script runs as root on the host; a power-off in it stops the VM. */
+  /** Run Command on an instance: the script runs as root on the host, to its end; a power-off in it stops the VM. */
   handleRunCommand(instance: InstanceInfo, script: string): { stdout: string; stderr: string } {
-    const disk = this.options.identities.diskOf(instance);
-    const run = runHostScript(script, disk ?? { files: {}, images: [] });
-    if (instance.osDiskId && disk) this.compute.setDiskContent(instance.osDiskId, run.content);
-    this.record(instance, nodeNameOf(instance), 'run-command', script, run, undefined);
-    if (run.poweredOff) {
+    let shell: HostShell;
+    const effects = noEffects();
+    let step: ShellStep;
+    try {
+      shell = new HostShell(script);
+      const model = this.hosts.model(instance);
+      step = shell.run(model, effects, this.clock.nowMs());
+      if (step.kind === 'suspended') {
+        shell.kill();
+        step = { kind: 'ended', ok: false, error: 'sleep is not supported in Run Command scripts' };
+      }
+      this.hosts.commit(instance, model, effects, { name: 'run-command', kind: 'script' });
+    } catch (error) {
+      step = {
+        kind: 'ended',
+        ok: false,
+        error: `the script cannot run on the simulated host: ${(error as Error).message}`,
+      };
+    }
+    const ok = step.kind === 'ended' && step.ok;
+    const error = step.kind === 'ended' ? step.error : undefined;
+    this.record(
+      instance,
+      nodeNameOf(instance),
+      'run-command',
+      script,
+      {
+        ok,
+        ...(error === undefined ? {} : { error }),
+        changed: effects.changed,
+        effects: effectsOf(effects),
+      },
+      undefined,
+    );
+    if (effects.poweredOff) {
       // The guest powers itself off once the agent has run the script.
       this.clock.after(1, `run command power-off ${instance.name}`, () => {
         if (this.compute.getInstance(instance.id)?.powerState === 'running') {
@@ -237,12 +437,40 @@ export class PrepRuns {
         }
       });
     }
-    return run.ok ? { stdout: 'Enable succeeded', stderr: '' } : { stdout: '', stderr: run.error ?? '' };
+    return ok ? { stdout: 'Enable succeeded', stderr: '' } : { stdout: '', stderr: error ?? '' };
   }
 
   stop(): void {
-    for (const cancel of this.prepPods.values()) cancel();
+    for (const process of this.processes.values()) process.timer?.();
+    for (const cancel of this.refusals.values()) cancel();
   }
+}
+
+function merge(into: HostEffects, from: HostEffects): void {
+  into.changed.push(...from.changed);
+  into.appended.push(...from.appended);
+  into.rootWritten ||= from.rootWritten;
+  for (const disk of from.writtenDisks) into.writtenDisks.add(disk);
+  into.froze ||= from.froze;
+  into.thawed ||= from.thawed;
+  into.poweredOff ||= from.poweredOff;
+  into.startedUnits.push(...from.startedUnits);
+  into.stoppedUnits.push(...from.stoppedUnits);
+}
+
+/** What the script did, in the records' words. */
+function effectsOf(effects: HostEffects): PrepEffect[] {
+  const touched = (prefix: string): boolean =>
+    effects.changed.some((path) => path === prefix || path.startsWith(`${prefix}/`));
+  const result: PrepEffect[] = [];
+  if (effects.appended.some((path) => path.endsWith('ancestry.log'))) result.push('appends-ancestry');
+  if (touched(PATHS.hostname)) result.push('removes-hostname');
+  if (touched(PATHS.machineId)) result.push('empties-machine-id');
+  if (touched('/var/lib/cloud')) result.push('removes-cloud-init-instance-data');
+  if (touched('/var/lib/waagent')) result.push('removes-waagent-history');
+  if (touched(PATHS.journal)) result.push('removes-old-journals');
+  if (effects.poweredOff) result.push('powers-off');
+  return result;
 }
 
 function podKey(pod: KubeObject): string {

@@ -330,6 +330,10 @@ const LatencyOverrides = z.strictObject({
     .refine(([low, high]) => low <= high, 'the lower bound must not exceed the upper bound'),
   scaleSetUpdateSeconds: z.number().nonnegative(),
   runCommandSeconds: z.number().nonnegative(),
+  diskCreateSeconds: z.number().nonnegative(),
+  diskDeleteSeconds: z.number().nonnegative(),
+  dataDiskAttachSeconds: z.number().nonnegative(),
+  dataDiskDetachSeconds: z.number().nonnegative(),
 });
 
 /** A profile for tests: every operation takes a few simulated seconds. */
@@ -353,6 +357,10 @@ export const FAST: LatencyProfile = {
   extensionDeleteSeconds: [1, 5],
   scaleSetUpdateSeconds: 1,
   runCommandSeconds: 5,
+  diskCreateSeconds: 2,
+  diskDeleteSeconds: 1,
+  dataDiskAttachSeconds: 2,
+  dataDiskDetachSeconds: 2,
 };
 
 export const LATENCY_PROFILES: Readonly<Record<string, LatencyProfile>> = {

@@ -19,6 +19,7 @@ import {
   snapshotQuotaExceeded,
   type WorldFaults,
 } from './faults.js';
+import type { FreezeRecord, HostViolation } from './host-runtime.js';
 import { type IdentityFinding, type IdentityViolation, identityViolations } from './identity.js';
 import { KuredStandIn } from './kured.js';
 import { KURED_MOST_RECENT_REBOOT_NEEDED, KURED_REBOOT_IN_PROGRESS } from './nodes.js';
@@ -150,7 +151,33 @@ export class World {
       );
     });
 
+    // A copy of a running VM's disk is crash-consistent unless its root filesystem is frozen.
+    this.compute.setCopyObserver((sourceDiskId, content) => {
+      const owner = this.compute.getDisk(sourceDiskId)?.managedBy;
+      const instance = owner === undefined ? undefined : this.compute.getInstance(owner);
+      if (!instance || instance.osDiskId?.toLowerCase() !== sourceDiskId.toLowerCase()) return undefined;
+      const handle = [...clusters.values()].find((candidate) => candidate.world.owns(instance.scaleSetId));
+      const frozen = handle?.world.hosts.isFrozen(instance.vmId) ?? false;
+      if (instance.powerState === 'running' && !frozen && content.filesystem) {
+        content.filesystem = { ...content.filesystem, needsRecovery: true };
+      }
+      return { content, frozen };
+    });
+
     for (const entry of scenario.faults) this.applyFault(entry, startMs ?? this.clock.nowMs());
+  }
+
+  /**
+   * The hosts as scripts left them: every root filesystem freeze (what thawed it, how long it lasted) and
+   * the violations the world saw — a boot with an attached duplicate of the root filesystem, a freeze
+   * nothing thawed, a data disk detached while mounted (sim/world/host-runtime.ts).
+   */
+  hosts(): { freezes: FreezeRecord[]; violations: HostViolation[] } {
+    const handles = [...this.clusters.values()];
+    return {
+      freezes: handles.flatMap((handle) => handle.world.hosts.freezes),
+      violations: handles.flatMap((handle) => handle.world.hosts.violations),
+    };
   }
 
   /** The resource groups that exist: the clusters' and the scenario's `region.resourceGroups`. */
@@ -370,6 +397,7 @@ export class World {
       joins: this.joinRecords(),
       prep: this.prepRecords(),
       identity: this.identity(),
+      hosts: this.hosts(),
       guestReboots: this.guestReboots,
     };
   }
@@ -408,6 +436,7 @@ export interface WorldDump {
   joins: JoinRecord[];
   prep: PrepRecord[];
   identity: { findings: IdentityFinding[]; violations: IdentityViolation[] };
+  hosts: { freezes: FreezeRecord[]; violations: HostViolation[] };
   guestReboots: GuestRebootEvent[];
 }
 

@@ -144,7 +144,12 @@ void describe('prep script grammar', () => {
       script: 'journalctl --vacuum-time=1s | tail\npoweroff',
       message: /'\|' is not supported/,
     },
-    { name: 'an expansion', script: 'rm -rf "$HOME"/x\npoweroff', message: /expansions are not supported/ },
+    {
+      name: 'an expansion of a variable the script did not set',
+      script: 'rm -rf "$HOME"/x\npoweroff',
+      message: /line 1: HOME: parameter not set/,
+    },
+    { name: 'a backquote', script: 'rm -rf `pwd`\npoweroff', message: /'`' is not supported/ },
   ];
   for (const { name, script, message } of runs) {
     void it(`${name} fails the pod with a clear message; the VM stays up`, () => {
