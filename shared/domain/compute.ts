@@ -31,6 +31,33 @@ export interface ScaleSetInstance {
   readonly zones: readonly string[];
   /** From the instance view; the scale set model does not say it, the gallery definition must match it. */
   readonly hyperVGeneration?: 'V1' | 'V2';
+  /** Managed data disks attached to the instance (`storageProfile.dataDisks`). */
+  readonly dataDisks?: readonly AttachedDataDisk[];
+}
+
+/** A data disk in an instance's storage profile. */
+export interface AttachedDataDisk {
+  readonly lun: number;
+  readonly name: string;
+  /** Managed disk id (absent for unmanaged VHD disks). */
+  readonly diskId?: string;
+  /** Set while a detach is under way. */
+  readonly toBeDetached?: boolean;
+}
+
+/** A managed disk (the live capture's copy of the donor's OS disk). */
+export interface ManagedDisk {
+  readonly id: string;
+  readonly name: string;
+  readonly resourceGroup: string;
+  readonly location: string;
+  readonly provisioningState: ProvisioningState;
+  /** The VM or instance (resource id) it is attached to, if any. */
+  readonly managedBy?: string;
+  readonly zones: readonly string[];
+  /** `creationData.sourceResourceId`. */
+  readonly sourceResourceId?: string;
+  readonly tags: Readonly<Record<string, string>>;
 }
 
 export interface Snapshot {

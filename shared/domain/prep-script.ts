@@ -39,14 +39,33 @@ export function identityPlan(flavour: BootstrapFlavour): IdentityPlan {
  * node was drained before. `sync` first, so the changes are on the disk the snapshot copies.
  */
 export function buildPrepScript(input: PrepScriptInput): string {
-  const plan = identityPlan(input.flavour ?? 'aks-engine');
-  const ancestry = input.ancestry.replaceAll(/[\r\n]+/g, ' ');
   return [
     'set -eu',
-    `echo ${shellQuote(ancestry)} >> /var/log/vmss-prototype-ancestry.log`,
-    `rm -rf ${plan.removes.join(' ')}`,
-    ...plan.empties.map((path) => `truncate -s 0 ${path}`),
+    ...deIdentificationCommands(input, ''),
     'sync',
     'systemctl poweroff --force --message=vmss-prototype',
   ].join('\n');
+}
+
+/**
+ * The de-identification itself (ancestry line, removals, emptied files) for the flavour, applied to the
+ * file tree mounted at `root` (`''`: the host's own `/`; live capture: where the OS disk's copy is
+ * mounted). Every path is absolute under `root`, so the same plan scrubs the donor and its copy alike.
+ */
+export function deIdentificationCommands(input: PrepScriptInput, root: string): string[] {
+  if (root !== '' && !/^\/[A-Za-z0-9._/-]*[A-Za-z0-9._-]$/.test(root)) {
+    throw new Error(`building the de-identification commands: ${root} is not an absolute directory path`);
+  }
+  const plan = identityPlan(input.flavour ?? 'aks-engine');
+  const ancestry = input.ancestry.replaceAll(/[\r\n]+/g, ' ');
+  return [
+    `echo ${shellQuote(ancestry)} >> ${root}/var/log/vmss-prototype-ancestry.log`,
+    `rm -rf ${plan.removes.map((path) => `${root}${path}`).join(' ')}`,
+    ...plan.empties.map((path) => `truncate -s 0 ${root}${path}`),
+  ];
+}
+
+/** Quotes a string for a POSIX shell single-quoted context (for scripts built next to this one). */
+export function quoteForShell(value: string): string {
+  return shellQuote(value);
 }

@@ -56,6 +56,12 @@ export interface ScaleSet extends ScaleSetRef {
   readonly securityType?: string;
   readonly architecture?: Architecture;
   readonly zones: readonly string[];
+  /** `sku.name`, e.g. `Standard_D4s_v5` (live capture needs SCSI data disks). */
+  readonly vmSize?: string;
+  /** `storageProfile.osDisk.managedDisk.diskEncryptionSet.id`: OS disks encrypted with a customer-managed key. */
+  readonly osDiskEncryptionSetId?: string;
+  /** `publisher/type` of each model extension (`Microsoft.Azure.Security/AzureDiskEncryptionForLinux`…). */
+  readonly extensionTypes?: readonly string[];
   /** ARM `provisioningState` (`Succeeded`, `Updating`, `Failed`…) when the adapter read it; not an eligibility fact. */
   readonly provisioningState?: string;
 }
