@@ -18,7 +18,10 @@ export type EvictionOutcome =
   /** A PodDisruptionBudget refuses for now (HTTP 429): retry later. */
   | { readonly kind: 'blocked'; readonly message: string };
 
-/** The one-shot privileged pod that prepares a node's disk and powers it off. */
+/**
+ * A one-shot privileged pod that runs a script on its node's host: the prep pod that prepares a node's
+ * disk and powers it off, and live capture's freeze and scrub pods.
+ */
 export interface PrepPodSpec {
   readonly namespace: string;
   readonly name: string;
@@ -27,6 +30,15 @@ export interface PrepPodSpec {
   /** Shell script run in the host's namespaces (nsenter into PID 1). */
   readonly script: string;
   readonly labels: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
+  /**
+   * `all` (default): mount, UTS, IPC, network and PID namespaces (nsenter forks the shell). `mount`: the
+   * host's mount namespace only, so the shell is the container's PID 1 and receives the kubelet's TERM
+   * (live capture's pods thaw and unmount in their traps).
+   */
+  readonly hostNamespaces?: 'all' | 'mount';
+  /** Seconds the kubelet waits after TERM before it kills (default 0: at once). */
+  readonly terminationGracePeriodSeconds?: number;
 }
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
@@ -47,6 +59,6 @@ export interface ClusterGateway {
   /** Creates the prep pod; when it already exists (a retried activity), leaves it. */
   createPrepPod(spec: PrepPodSpec): Promise<void>;
   getPodPhase(namespace: string, name: string): Promise<PodPhase | undefined>;
-  /** Deletes with grace period 0; no-op when absent. */
-  deletePod(namespace: string, name: string): Promise<void>;
+  /** Deletes with grace period 0 (or the one given: the pod gets TERM first); no-op when absent. */
+  deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void>;
 }

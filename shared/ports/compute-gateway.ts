@@ -19,6 +19,7 @@ import type {
   ImageDefinitionSpec,
   ImageVersion,
   ImageVersionRef,
+  ManagedDisk,
   ScaleSetExtension,
   ScaleSetInstance,
   Snapshot,
@@ -37,10 +38,25 @@ export interface SnapshotRequest {
   readonly tags: Readonly<Record<string, string>>;
 }
 
+/** A managed disk copied from a snapshot (`creationData.createOption: Copy`). */
+export interface DiskFromSnapshotRequest {
+  readonly subscriptionId: string;
+  readonly resourceGroup: string;
+  readonly name: string;
+  readonly location: string;
+  /** The zone of the VM the disk will be attached to (a zonal VM takes only disks of its zone). */
+  readonly zone?: string;
+  readonly sourceSnapshotId: string;
+  /** `StandardSSD_LRS` attaches to every VM size (Premium needs an `s` size). */
+  readonly skuName: 'StandardSSD_LRS' | 'Premium_LRS';
+  readonly tags: Readonly<Record<string, string>>;
+}
+
 export interface ImageVersionRequest {
   readonly ref: ImageVersionRef;
   readonly location: string;
-  readonly snapshotId: string;
+  /** The OS disk image's source: a snapshot or a managed disk (`storageProfile.osDiskImage.source.id`). */
+  readonly sourceId: string;
   readonly storageAccountType: StorageAccountType;
   /** Regions to replicate to besides `location`. */
   readonly extraRegions: readonly string[];
@@ -66,6 +82,19 @@ export interface ComputeGateway {
   requestPowerOff(instance: ScaleSetInstance): Promise<void>;
   /** No-op when starting or running. */
   requestStart(instance: ScaleSetInstance): Promise<void>;
+
+  /**
+   * Attaches a managed data disk at `lun` (POST …/attachDetachDataDisks: only the disks change, no
+   * get-modify-put of the instance model). No-op when the disk is attached to the instance already.
+   */
+  requestDataDiskAttach(instance: ScaleSetInstance, diskId: string, lun: number): Promise<void>;
+  /** Detaches a data disk; no-op when it is not attached to the instance. */
+  requestDataDiskDetach(instance: ScaleSetInstance, diskId: string): Promise<void>;
+
+  getDisk(subscriptionId: string, resourceGroup: string, name: string): Promise<ManagedDisk>;
+  /** Idempotent by name; a disk of that name copied from another source is a `TerminalError`. */
+  requestDiskFromSnapshot(request: DiskFromSnapshotRequest): Promise<void>;
+  requestDiskDeletion(subscriptionId: string, resourceGroup: string, name: string): Promise<void>;
 
   getSnapshot(subscriptionId: string, resourceGroup: string, name: string): Promise<Snapshot>;
   requestSnapshot(request: SnapshotRequest): Promise<void>;

@@ -1,6 +1,7 @@
 /**
  * The ComputeGateway over @azure/arm-compute 25.x, composed per Azure resource: scale sets
- * (arm-scale-sets.ts), their member VMs (arm-virtual-machines.ts), snapshots (arm-snapshots.ts) and the
+ * (arm-scale-sets.ts), their member VMs (arm-virtual-machines.ts), snapshots (arm-snapshots.ts), managed
+ * disks (arm-disks.ts) and the
  * Compute Gallery (arm-gallery.ts), sharing one SDK client per subscription (arm-clients.ts). Long-running
  * operations are only submitted (`beginX` resolves once ARM accepted the request); callers poll with the
  * `get*` methods.
@@ -12,6 +13,7 @@ import type {
   ImageDefinitionSpec,
   ImageVersion,
   ImageVersionRef,
+  ManagedDisk,
   ScaleSetExtension,
   ScaleSetInstance,
   Snapshot,
@@ -20,11 +22,13 @@ import type { ScaleSetRef } from '../../domain/resource-id.js';
 import type { ScaleSet } from '../../domain/scale-set.js';
 import type {
   ComputeGateway,
+  DiskFromSnapshotRequest,
   ImageVersionRequest,
   ScaleSetImageUpdate,
   SnapshotRequest,
 } from '../../ports/compute-gateway.js';
 import { ArmClients, type ArmComputeGatewayOptions } from './arm-clients.js';
+import { ArmDisks } from './arm-disks.js';
 import { ArmGallery } from './arm-gallery.js';
 import { ArmScaleSets } from './arm-scale-sets.js';
 import { ArmSnapshots } from './arm-snapshots.js';
@@ -34,6 +38,7 @@ export class ArmComputeGateway implements ComputeGateway {
   readonly #scaleSets: ArmScaleSets;
   readonly #vms: ArmVirtualMachines;
   readonly #snapshots: ArmSnapshots;
+  readonly #disks: ArmDisks;
   readonly #gallery: ArmGallery;
 
   constructor(options: ArmComputeGatewayOptions) {
@@ -41,6 +46,7 @@ export class ArmComputeGateway implements ComputeGateway {
     this.#scaleSets = new ArmScaleSets(clients);
     this.#vms = new ArmVirtualMachines(clients, this.#scaleSets);
     this.#snapshots = new ArmSnapshots(clients);
+    this.#disks = new ArmDisks(clients);
     this.#gallery = new ArmGallery(clients);
   }
 
@@ -70,6 +76,26 @@ export class ArmComputeGateway implements ComputeGateway {
 
   requestStart(instance: ScaleSetInstance): Promise<void> {
     return this.#vms.requestStart(instance);
+  }
+
+  requestDataDiskAttach(instance: ScaleSetInstance, diskId: string, lun: number): Promise<void> {
+    return this.#vms.requestDataDiskAttach(instance, diskId, lun);
+  }
+
+  requestDataDiskDetach(instance: ScaleSetInstance, diskId: string): Promise<void> {
+    return this.#vms.requestDataDiskDetach(instance, diskId);
+  }
+
+  getDisk(subscriptionId: string, resourceGroup: string, name: string): Promise<ManagedDisk> {
+    return this.#disks.get(subscriptionId, resourceGroup, name);
+  }
+
+  requestDiskFromSnapshot(request: DiskFromSnapshotRequest): Promise<void> {
+    return this.#disks.requestFromSnapshot(request);
+  }
+
+  requestDiskDeletion(subscriptionId: string, resourceGroup: string, name: string): Promise<void> {
+    return this.#disks.requestDeletion(subscriptionId, resourceGroup, name);
   }
 
   getSnapshot(subscriptionId: string, resourceGroup: string, name: string): Promise<Snapshot> {

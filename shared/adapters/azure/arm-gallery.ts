@@ -131,10 +131,10 @@ export class ArmGallery {
       // still being deleted (that retry under the same name) must be waited out, not mistaken for done.
       throwIfDeleting(existing.provisioningState, action, 'image version');
       const source = existing.storageProfile?.osDiskImage?.source?.id ?? existing.storageProfile?.source?.id;
-      if (source !== undefined && source.toLowerCase() !== request.snapshotId.toLowerCase()) {
+      if (source !== undefined && source.toLowerCase() !== request.sourceId.toLowerCase()) {
         throw new TerminalError(
           'ImageVersionNameTaken',
-          `${action}: the version already exists with source ${source}, not ${request.snapshotId}`,
+          `${action}: the version already exists with source ${source}, not ${request.sourceId}`,
         );
       }
       return;
@@ -206,7 +206,7 @@ function imageVersionBody(request: ImageVersionRequest): GalleryImageVersion {
   return {
     location: request.location,
     tags: { ...request.tags },
-    storageProfile: { osDiskImage: { source: { id: request.snapshotId } } },
+    storageProfile: { osDiskImage: { source: { id: request.sourceId } } },
     publishingProfile: {
       // The version's own region must be a target; the regional storage type must be given per region
       // or ARM falls back to Standard_LRS there.

@@ -3,6 +3,8 @@
  * Flexible members (plain `virtualMachines`, in their own resource group), read with their instance view,
  * powered off gracefully and started. Power requests are idempotent: a VM already on its way is left.
  */
+import type { AttachDetachDataDisksRequest } from '@azure/arm-compute';
+
 import type { PowerState, ScaleSetInstance } from '../../domain/compute.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
@@ -93,6 +95,50 @@ export class ArmVirtualMachines {
     });
   }
 
+  /**
+   * POST …/attachDetachDataDisks (Uniform instance or Flexible VM): names only the disk, so nothing else
+   * of the instance model is re-submitted (a PUT of the model would also carry its network profile).
+   */
+  async requestDataDiskAttach(instance: ScaleSetInstance, diskId: string, lun: number): Promise<void> {
+    const action = `requesting attach of disk ${lastSegment(diskId)} to instance ${instance.instanceId} of scale set ${describeScaleSet(instance.scaleSet)}`;
+    const current = await this.get(instance.scaleSet, instance.instanceId);
+    if ((current.dataDisks ?? []).some((disk) => sameId(disk.diskId, diskId))) return;
+    await this.#attachDetach(instance, action, { dataDisksToAttach: [{ diskId, lun, caching: 'None' }] });
+  }
+
+  async requestDataDiskDetach(instance: ScaleSetInstance, diskId: string): Promise<void> {
+    const action = `requesting detach of disk ${lastSegment(diskId)} from instance ${instance.instanceId} of scale set ${describeScaleSet(instance.scaleSet)}`;
+    const current = await this.get(instance.scaleSet, instance.instanceId);
+    const attached = (current.dataDisks ?? []).find((disk) => sameId(disk.diskId, diskId));
+    if (attached === undefined || attached.toBeDetached === true) return;
+    await this.#attachDetach(instance, action, { dataDisksToDetach: [{ diskId }] });
+  }
+
+  async #attachDetach(
+    instance: ScaleSetInstance,
+    action: string,
+    request: AttachDetachDataDisksRequest,
+  ): Promise<void> {
+    const client = this.clients.client(instance.scaleSet.subscriptionId, action);
+    const { resourceGroup, name } = instance.scaleSet;
+    await withArmErrors(action, async () => {
+      if (isScaleSetInstanceId(instance.resourceId)) {
+        await client.virtualMachineScaleSetVMs.beginAttachDetachDataDisks(
+          resourceGroup,
+          name,
+          instance.instanceId,
+          request,
+        );
+      } else {
+        await client.virtualMachines.beginAttachDetachDataDisks(
+          vmResourceGroup(instance),
+          instance.instanceId,
+          request,
+        );
+      }
+    });
+  }
+
   async #currentPowerState(instance: ScaleSetInstance, action: string): Promise<PowerState> {
     const client = this.clients.client(instance.scaleSet.subscriptionId, action);
     const { resourceGroup, name } = instance.scaleSet;
@@ -108,4 +154,12 @@ export class ArmVirtualMachines {
 /** A Flexible member's own resource group (taken from its id: it need not be the scale set's). */
 function vmResourceGroup(instance: ScaleSetInstance): string {
   return resourceGroupOfId(instance.resourceId) ?? instance.scaleSet.resourceGroup;
+}
+
+function sameId(a: string | undefined, b: string): boolean {
+  return a !== undefined && a.toLowerCase() === b.toLowerCase();
+}
+
+function lastSegment(id: string): string {
+  return id.split('/').at(-1) ?? id;
 }

@@ -4,6 +4,7 @@
  * Over 400 lines on purpose: every converter shares the small normalisers at the end of the file.
  */
 import type {
+  Disk as ArmDisk,
   GalleryImage,
   GalleryImageVersion,
   ImageReference as ArmImageReference,
@@ -21,6 +22,7 @@ import type {
   ImageDefinitionRef,
   ImageVersion,
   ImageVersionRef,
+  ManagedDisk,
   PowerState,
   ReplicationState,
   ScaleSetExtension,
@@ -74,6 +76,10 @@ export function toScaleSet(
   const placement = nonEmpty(diffDisk?.placement);
   const hyperVGeneration = facts.hyperVGeneration ?? hyperVGenerationFromSecurityType(securityType);
   const architecture = facts.architecture ?? architectureFromVmSize(model.sku?.name);
+  const vmSize = nonEmpty(model.sku?.name);
+  const encryptionSet =
+    nonEmpty(osDisk?.managedDisk?.diskEncryptionSet?.id) ??
+    nonEmpty(osDisk?.managedDisk?.securityProfile?.diskEncryptionSet?.id);
   return {
     subscriptionId: names.subscriptionId,
     resourceGroup: names.resourceGroup,
@@ -95,6 +101,14 @@ export function toScaleSet(
     ...(securityType === undefined ? {} : { securityType }),
     ...(architecture === undefined ? {} : { architecture }),
     zones: [...(model.zones ?? [])],
+    ...(vmSize === undefined ? {} : { vmSize }),
+    ...(encryptionSet === undefined ? {} : { osDiskEncryptionSetId: encryptionSet }),
+    extensionTypes: (profile?.extensionProfile?.extensions ?? []).flatMap((extension) => {
+      const type = nonEmpty(extension.typePropertiesType);
+      if (type === undefined) return [];
+      const publisher = nonEmpty(extension.publisher);
+      return [publisher === undefined ? type : `${publisher}/${type}`];
+    }),
   };
 }
 
@@ -188,6 +202,32 @@ function toInstance(
     location: vm.location,
     zones: [...(vm.zones ?? [])],
     ...instanceHyperVGeneration(vm.instanceView?.hyperVGeneration),
+    dataDisks: (vm.storageProfile?.dataDisks ?? []).map((disk) => {
+      const diskId = nonEmpty(disk.managedDisk?.id);
+      return {
+        lun: disk.lun,
+        name: disk.name ?? '',
+        ...(diskId === undefined ? {} : { diskId }),
+        ...(disk.toBeDetached === true ? { toBeDetached: true } : {}),
+      };
+    }),
+  };
+}
+
+/** A managed disk (`disks.get`). */
+export function toManagedDisk(disk: ArmDisk, resourceGroup: string): ManagedDisk {
+  const managedBy = nonEmpty(disk.managedBy);
+  const sourceResourceId = nonEmpty(disk.creationData?.sourceResourceId);
+  return {
+    id: disk.id ?? '',
+    name: disk.name ?? '',
+    resourceGroup: resourceGroupOf(disk.id) ?? resourceGroup,
+    location: disk.location,
+    provisioningState: disk.provisioningState ?? 'Unknown',
+    ...(managedBy === undefined ? {} : { managedBy }),
+    zones: [...(disk.zones ?? [])],
+    ...(sourceResourceId === undefined ? {} : { sourceResourceId }),
+    tags: { ...disk.tags },
   };
 }
 

@@ -188,17 +188,24 @@ function qualifiedPod(namespace: string, name: string): string {
 
 /** The one-shot privileged pod: runs `script` in the host's namespaces, on the node whatever its taints. */
 export function prepPodManifest(spec: PrepPodSpec): V1Pod {
+  const namespaces =
+    spec.hostNamespaces === 'mount' ? ['--mount'] : ['--mount', '--uts', '--ipc', '--net', '--pid'];
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: spec.name, namespace: spec.namespace, labels: { ...spec.labels } },
+    metadata: {
+      name: spec.name,
+      namespace: spec.namespace,
+      labels: { ...spec.labels },
+      ...(spec.annotations === undefined ? {} : { annotations: { ...spec.annotations } }),
+    },
     spec: {
       // Bound directly, bypassing the scheduler: the node is cordoned by then.
       nodeName: spec.nodeName,
       hostPID: true,
       hostNetwork: true,
       restartPolicy: 'Never',
-      terminationGracePeriodSeconds: 0,
+      terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds ?? 0,
       automountServiceAccountToken: false,
       // The kubelet still rejects pods that do not tolerate the node's NoExecute taints.
       tolerations: [{ operator: 'Exists' }],
@@ -207,20 +214,7 @@ export function prepPodManifest(spec: PrepPodSpec): V1Pod {
           name: PREP_CONTAINER,
           image: spec.image,
           imagePullPolicy: 'IfNotPresent',
-          command: [
-            'nsenter',
-            '--target',
-            '1',
-            '--mount',
-            '--uts',
-            '--ipc',
-            '--net',
-            '--pid',
-            '--',
-            '/bin/sh',
-            '-c',
-            spec.script,
-          ],
+          command: ['nsenter', '--target', '1', ...namespaces, '--', '/bin/sh', '-c', spec.script],
           securityContext: { privileged: true },
           resources: { requests: { cpu: '10m', memory: '16Mi' } },
         },
@@ -381,10 +375,10 @@ export class ClientNodeClusterGateway implements ClusterGateway {
     return pod === undefined ? undefined : toPodPhase(pod.status?.phase);
   }
 
-  async deletePod(namespace: string, name: string): Promise<void> {
+  async deletePod(namespace: string, name: string, gracePeriodSeconds = 0): Promise<void> {
     try {
       await this.#call({ action: `deleting pod ${qualifiedPod(namespace, name)}`, kind: 'Pod' }, () =>
-        this.#core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 }),
+        this.#core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds }),
       );
     } catch (error) {
       if (!isNotFound(error)) throw error;

@@ -26,6 +26,10 @@ export interface FakeClusterOptions {
    * may return what undoes that when the pod is deleted before it finished.
    */
   readonly onPrepPodCreated?: (spec: PrepPodSpec, finishesAt: number) => (() => void) | void;
+  /** Per pod, what differs from the options above (live capture's freeze and scrub pods). */
+  readonly podBehaviour?: (
+    spec: PrepPodSpec,
+  ) => { readonly runMs?: number; readonly outcome?: 'Succeeded' | 'Failed' } | undefined;
 }
 
 interface PodRecord {
@@ -161,8 +165,9 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
     return this.call('createPrepPod', [spec], () => {
       const key = podKey(spec.namespace, spec.name);
       if (this.#prepPods.has(key)) return;
-      const finishesAt = this.now() + (this.#options.prepPodRunMs ?? 45_000);
-      const outcome = this.#options.prepPodOutcome ?? 'Succeeded';
+      const behaviour = this.#options.podBehaviour?.(spec);
+      const finishesAt = this.now() + (behaviour?.runMs ?? this.#options.prepPodRunMs ?? 45_000);
+      const outcome = behaviour?.outcome ?? this.#options.prepPodOutcome ?? 'Succeeded';
       const cancel = outcome === 'Succeeded' ? this.#options.onPrepPodCreated?.(spec, finishesAt) : undefined;
       this.#prepPods.set(key, { spec, finishesAt, outcome, ...(cancel === undefined ? {} : { cancel }) });
     });
@@ -175,8 +180,8 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
     });
   }
 
-  deletePod(namespace: string, name: string): Promise<void> {
-    return this.call('deletePod', [namespace, name], () => {
+  deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void> {
+    return this.call('deletePod', [namespace, name, gracePeriodSeconds], () => {
       const key = podKey(namespace, name);
       const prepPod = this.#prepPods.get(key);
       // A pod deleted before its script ended never powers the host off.

@@ -14,6 +14,7 @@ import type {
   ImageDefinitionSpec,
   ImageVersion,
   ImageVersionRef,
+  ManagedDisk,
   PowerState,
   ScaleSetExtension,
   ScaleSetInstance,
@@ -30,6 +31,7 @@ import {
 import type { ScaleSet } from '../../domain/scale-set.js';
 import type {
   ComputeGateway,
+  DiskFromSnapshotRequest,
   ImageVersionRequest,
   ScaleSetImageUpdate,
   SnapshotRequest,
@@ -49,6 +51,10 @@ export interface FakeComputeTimings {
   readonly imageVersionDeletion: number;
   readonly scaleSetUpdate: number;
   readonly extensionDeletion: number;
+  readonly diskCreation: number;
+  readonly diskDeletion: number;
+  readonly dataDiskAttach: number;
+  readonly dataDiskDetach: number;
 }
 
 const DEFAULT_COMPUTE_TIMINGS: FakeComputeTimings = {
@@ -61,6 +67,10 @@ const DEFAULT_COMPUTE_TIMINGS: FakeComputeTimings = {
   imageVersionDeletion: 30_000,
   scaleSetUpdate: 10_000,
   extensionDeletion: 15_000,
+  diskCreation: 10_000,
+  diskDeletion: 10_000,
+  dataDiskAttach: 10_000,
+  dataDiskDetach: 10_000,
 };
 
 export interface FakeComputeOptions {
@@ -80,6 +90,13 @@ interface Pending<T> {
 interface InstanceRecord {
   instance: ScaleSetInstance;
   pending?: Pending<PowerState>;
+  /** Data disk changes under way, applied once due. */
+  diskChanges: {
+    readonly kind: 'attach' | 'detach';
+    readonly diskId: string;
+    readonly lun: number;
+    readonly at: number;
+  }[];
   /** A start that never completes (allocation failure): the instance stays stopped. */
   startFails: boolean;
 }
@@ -103,6 +120,7 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
   #scaleSets = new Map<string, ScaleSetRecord>();
   #instances = new Map<string, InstanceRecord>();
   #snapshots = new Map<string, TimedRecord<Snapshot>>();
+  #disks = new Map<string, TimedRecord<ManagedDisk>>();
   #galleries = new Set<string>();
   #definitions = new Map<string, ImageDefinition>();
   #versions = new Map<string, TimedRecord<ImageVersion>>();
@@ -128,6 +146,7 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
     this.#scaleSets = new Map();
     this.#instances = new Map();
     this.#snapshots = new Map();
+    this.#disks = new Map();
     this.#galleries = new Set();
     this.#definitions = new Map();
     this.#versions = new Map();
@@ -168,7 +187,7 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
       ...(model.hyperVGeneration === undefined ? {} : { hyperVGeneration: model.hyperVGeneration }),
       ...fields,
     };
-    this.#instances.set(instanceKey(scaleSet, instanceId), { instance, startFails: false });
+    this.#instances.set(instanceKey(scaleSet, instanceId), { instance, startFails: false, diskChanges: [] });
     return instance;
   }
 
@@ -221,6 +240,15 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
     });
   }
 
+  /** Managed disks that exist now (deletions applied once due). */
+  disksNow(): ManagedDisk[] {
+    for (const record of this.#instances.values()) this.#settleInstance(record);
+    return [...this.#disks.entries()].flatMap(([key, record]) => {
+      const value = this.#settle(this.#disks, key, record);
+      return value === undefined ? [] : [value];
+    });
+  }
+
   /** Image versions of a definition that exist now. */
   imageVersionsNow(ref: ImageDefinitionRef): ImageVersion[] {
     const prefix = `${definitionKey(ref)}/`;
@@ -265,6 +293,115 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
       if (record.startFails) return;
       record.instance = { ...record.instance, powerState: 'starting' };
       record.pending = { to: 'running', at: this.now() + this.#timings.start };
+    });
+  }
+
+  requestDataDiskAttach(instance: ScaleSetInstance, diskId: string, lun: number): Promise<void> {
+    return this.call('requestDataDiskAttach', [instance, diskId, lun], () => {
+      const action = `attaching disk ${lastSegment(diskId)} to instance ${instance.instanceId}`;
+      const record = this.#instanceRecord(instance.scaleSet, instance.instanceId);
+      const current = this.#settleInstance(record);
+      const pendingAttach = record.diskChanges.some((c) => c.kind === 'attach' && sameId(c.diskId, diskId));
+      if (pendingAttach || (current.dataDisks ?? []).some((disk) => sameId(disk.diskId, diskId))) return;
+      const disk = this.#settleKey(this.#disks, diskKeyOfId(diskId));
+      if (disk === undefined) throw new NotFoundError('NotFound', `${action}: the disk was not found`);
+      if (disk.managedBy !== undefined) {
+        throw new TerminalError(
+          'OperationNotAllowed',
+          `${action}: the disk is attached to ${disk.managedBy}`,
+        );
+      }
+      if ((current.dataDisks ?? []).some((attached) => attached.lun === lun)) {
+        throw new TerminalError('InvalidParameter', `${action}: LUN ${lun} is in use`);
+      }
+      record.instance = { ...current, provisioningState: 'Updating' };
+      record.diskChanges.push({ kind: 'attach', diskId, lun, at: this.now() + this.#timings.dataDiskAttach });
+    });
+  }
+
+  requestDataDiskDetach(instance: ScaleSetInstance, diskId: string): Promise<void> {
+    return this.call('requestDataDiskDetach', [instance, diskId], () => {
+      const record = this.#instanceRecord(instance.scaleSet, instance.instanceId);
+      const current = this.#settleInstance(record);
+      const attached = (current.dataDisks ?? []).find((disk) => sameId(disk.diskId, diskId));
+      if (attached === undefined || attached.toBeDetached === true) return;
+      record.instance = {
+        ...current,
+        provisioningState: 'Updating',
+        dataDisks: (current.dataDisks ?? []).map((disk) =>
+          disk === attached ? { ...disk, toBeDetached: true } : disk,
+        ),
+      };
+      record.diskChanges.push({
+        kind: 'detach',
+        diskId,
+        lun: attached.lun,
+        at: this.now() + this.#timings.dataDiskDetach,
+      });
+    });
+  }
+
+  getDisk(subscriptionId: string, resourceGroup: string, name: string): Promise<ManagedDisk> {
+    return this.call('getDisk', [subscriptionId, resourceGroup, name], () => {
+      for (const record of this.#instances.values()) this.#settleInstance(record);
+      const value = this.#settleKey(this.#disks, snapshotKey(subscriptionId, resourceGroup, name));
+      if (value === undefined) {
+        throw new NotFoundError('ResourceNotFound', `reading disk ${resourceGroup}/${name}: not found`);
+      }
+      return value;
+    });
+  }
+
+  requestDiskFromSnapshot(request: DiskFromSnapshotRequest): Promise<void> {
+    return this.call('requestDiskFromSnapshot', [request], () => {
+      const action = `requesting disk ${request.resourceGroup}/${request.name}`;
+      const key = snapshotKey(request.subscriptionId, request.resourceGroup, request.name);
+      const existing = this.#settleKey(this.#disks, key);
+      if (existing !== undefined) {
+        refuseIfDeleting(existing.provisioningState, action, 'disk');
+        if (!sameId(existing.sourceResourceId, request.sourceSnapshotId)) {
+          throw new TerminalError('DiskNameTaken', `${action}: a disk with this name already exists`);
+        }
+        return;
+      }
+      if (this.#settleKey(this.#snapshots, snapshotKeyOfId(request.sourceSnapshotId)) === undefined) {
+        throw new NotFoundError('NotFound', `${action}: snapshot ${request.sourceSnapshotId} was not found`);
+      }
+      const value: ManagedDisk = {
+        id: `/subscriptions/${request.subscriptionId}/resourceGroups/${request.resourceGroup}/providers/Microsoft.Compute/disks/${request.name}`,
+        name: request.name,
+        resourceGroup: request.resourceGroup,
+        location: request.location,
+        provisioningState: 'Creating',
+        zones: request.zone === undefined ? [] : [request.zone],
+        sourceResourceId: request.sourceSnapshotId,
+        tags: { ...request.tags },
+      };
+      this.#disks.set(key, {
+        value,
+        pending: {
+          to: { ...value, provisioningState: 'Succeeded' },
+          at: this.now() + this.#timings.diskCreation,
+        },
+      });
+    });
+  }
+
+  requestDiskDeletion(subscriptionId: string, resourceGroup: string, name: string): Promise<void> {
+    return this.call('requestDiskDeletion', [subscriptionId, resourceGroup, name], () => {
+      for (const instance of this.#instances.values()) this.#settleInstance(instance);
+      const key = snapshotKey(subscriptionId, resourceGroup, name);
+      const existing = this.#settleKey(this.#disks, key);
+      const record = this.#disks.get(key);
+      if (existing === undefined || record === undefined || existing.provisioningState === 'Deleting') return;
+      if (existing.managedBy !== undefined) {
+        throw new TransientError(
+          'OperationNotAllowed',
+          `deleting disk ${resourceGroup}/${name}: it is attached to ${existing.managedBy}`,
+        );
+      }
+      record.value = { ...existing, provisioningState: 'Deleting' };
+      record.pending = { to: 'gone', at: this.now() + this.#timings.diskDeletion };
     });
   }
 
@@ -394,7 +531,7 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
       const existing = this.#settleKey(this.#versions, key);
       if (existing !== undefined) {
         refuseIfDeleting(existing.provisioningState, action, 'image version');
-        if (existing.sourceId?.toLowerCase() !== request.snapshotId.toLowerCase()) {
+        if (existing.sourceId?.toLowerCase() !== request.sourceId.toLowerCase()) {
           throw new TerminalError(
             'ImageVersionNameTaken',
             `${action}: the version exists with another source`,
@@ -411,7 +548,7 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
         excludeFromLatest: request.excludeFromLatest,
         storageAccountType: request.storageAccountType,
         replicationState: 'Replicating',
-        sourceId: request.snapshotId,
+        sourceId: request.sourceId,
         publishedAt: new Date(this.now()).toISOString(),
         tags: { ...request.tags },
       };
@@ -526,6 +663,33 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
       record.instance = { ...record.instance, powerState: pending.to };
       delete record.pending;
     }
+    const due = record.diskChanges.filter((change) => this.now() >= change.at);
+    for (const change of due) {
+      const diskKey = diskKeyOfId(change.diskId);
+      const disk = this.#disks.get(diskKey);
+      const disks = record.instance.dataDisks ?? [];
+      if (change.kind === 'attach') {
+        record.instance = {
+          ...record.instance,
+          dataDisks: [...disks, { lun: change.lun, name: lastSegment(change.diskId), diskId: change.diskId }],
+        };
+        if (disk !== undefined) disk.value = { ...disk.value, managedBy: record.instance.resourceId };
+      } else {
+        record.instance = {
+          ...record.instance,
+          dataDisks: disks.filter((attached) => !sameId(attached.diskId, change.diskId)),
+        };
+        if (disk !== undefined) {
+          const { managedBy: _managedBy, ...detached } = disk.value;
+          disk.value = detached;
+        }
+      }
+    }
+    if (due.length > 0) {
+      record.diskChanges = record.diskChanges.filter((change) => !due.includes(change));
+      if (record.diskChanges.length === 0)
+        record.instance = { ...record.instance, provisioningState: 'Succeeded' };
+    }
     return record.instance;
   }
 
@@ -585,6 +749,25 @@ function instanceKey(scaleSet: ScaleSetRef, instanceId: string): string {
 
 function snapshotKey(subscriptionId: string, resourceGroup: string, name: string): string {
   return `${subscriptionId}/${resourceGroup}/${name}`.toLowerCase();
+}
+
+/** The key of a disk or snapshot from its resource id. */
+function diskKeyOfId(id: string): string {
+  const match =
+    /^\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Compute\/(?:disks|snapshots)\/([^/]+)$/i.exec(
+      id,
+    );
+  return match === null ? id.toLowerCase() : snapshotKey(match[1] ?? '', match[2] ?? '', match[3] ?? '');
+}
+
+const snapshotKeyOfId = diskKeyOfId;
+
+function sameId(a: string | undefined, b: string | undefined): boolean {
+  return a !== undefined && b !== undefined && a.toLowerCase() === b.toLowerCase();
+}
+
+function lastSegment(id: string): string {
+  return id.split('/').at(-1) ?? id;
 }
 
 function galleryKey(ref: GalleryRef): string {

@@ -281,7 +281,7 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
       const request = {
         ref: versionRef,
         location: 'westeurope',
-        snapshotId,
+        sourceId: snapshotId,
         storageAccountType: 'Standard_ZRS' as const,
         extraRegions: [],
         excludeFromLatest: true,
@@ -415,7 +415,7 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
       const request = {
         ref,
         location: 'westeurope',
-        snapshotId: snapshot.id,
+        sourceId: snapshot.id,
         storageAccountType: 'Standard_ZRS' as const,
         extraRegions: ['southindia'],
         excludeFromLatest: true,

@@ -79,7 +79,7 @@ void describe('FakeComputeGateway', () => {
     const request = {
       ref,
       location: 'westeurope',
-      snapshotId: 'snap',
+      sourceId: 'snap',
       extraRegions: [],
       excludeFromLatest: true,
       tags: {},

@@ -1,0 +1,56 @@
+/**
+ * Managed disks over @azure/arm-compute: live capture's copy of the donor's OS disk, made from its
+ * snapshot (`creationData.createOption: Copy`), read while it is being made or attached, and deleted once
+ * the image version copied it. Requests are idempotent by name.
+ */
+import type { ManagedDisk } from '../../domain/compute.js';
+import { ignoreNotFound, TerminalError } from '../../domain/errors.js';
+import type { DiskFromSnapshotRequest } from '../../ports/compute-gateway.js';
+import type { ArmClients } from './arm-clients.js';
+import { throwIfDeleting, withArmErrors } from './errors.js';
+import { toManagedDisk } from './to-domain.js';
+
+export class ArmDisks {
+  constructor(private readonly clients: ArmClients) {}
+
+  async get(subscriptionId: string, resourceGroup: string, name: string): Promise<ManagedDisk> {
+    const action = `reading disk ${resourceGroup}/${name}`;
+    const client = this.clients.client(subscriptionId, action);
+    const disk = await withArmErrors(action, () => client.disks.get(resourceGroup, name));
+    return toManagedDisk(disk, resourceGroup);
+  }
+
+  async requestFromSnapshot(request: DiskFromSnapshotRequest): Promise<void> {
+    const action = `requesting disk ${request.resourceGroup}/${request.name}`;
+    const client = this.clients.client(request.subscriptionId, action);
+    const existing = await withArmErrors(action, () =>
+      client.disks.get(request.resourceGroup, request.name),
+    ).catch(ignoreNotFound);
+    if (existing !== undefined) {
+      throwIfDeleting(existing.provisioningState, action, 'disk');
+      const source = existing.creationData?.sourceResourceId;
+      if (source !== undefined && source.toLowerCase() !== request.sourceSnapshotId.toLowerCase()) {
+        throw new TerminalError(
+          'DiskNameTaken',
+          `${action}: a disk with this name already exists, copied from ${source}, not ${request.sourceSnapshotId}`,
+        );
+      }
+      return;
+    }
+    await withArmErrors(action, () =>
+      client.disks.beginCreateOrUpdate(request.resourceGroup, request.name, {
+        location: request.location,
+        tags: { ...request.tags },
+        ...(request.zone === undefined ? {} : { zones: [request.zone] }),
+        sku: { name: request.skuName },
+        creationData: { createOption: 'Copy', sourceResourceId: request.sourceSnapshotId },
+      }),
+    );
+  }
+
+  async requestDeletion(subscriptionId: string, resourceGroup: string, name: string): Promise<void> {
+    const action = `requesting deletion of disk ${resourceGroup}/${name}`;
+    const client = this.clients.client(subscriptionId, action);
+    await withArmErrors(action, () => client.disks.beginDelete(resourceGroup, name)).catch(ignoreNotFound);
+  }
+}
