@@ -180,7 +180,7 @@ function clusterConfiguration(settings: Settings, cluster: ClusterSettings): Clu
     poolConfiguration(pool: ConfiguredPool): PoolConfiguration {
       const configured =
         cluster.pools === 'all' ? undefined : cluster.pools.find((p) => p.name === pool.name);
-      // Settings validation requires it (drain-and-stop is the only capture mode); the type does not say so.
+      // Settings validation requires it (every capture mode runs prep pods); the type does not say so.
       if (cluster.capture.prepImage === undefined) {
         throw new TerminalError(
           'PrepImageMissing',
@@ -201,6 +201,12 @@ function clusterConfiguration(settings: Settings, cluster: ClusterSettings): Clu
         deleteEmptyDirData: true,
         // Unreplicated pods block the drain (kubectl's default): nothing would bring them back.
         forceUnreplicated: false,
+        captureMode: cluster.capture.mode,
+        liveRootPartition: cluster.capture.live.rootPartition,
+        liveMaxFreezeSeconds: cluster.capture.live.maxFreeze,
+        ...(configured?.bootstrapFlavour === undefined
+          ? {}
+          : { bootstrapFlavour: configured.bootstrapFlavour }),
       };
       return {
         enabled: configured?.enabled ?? true,

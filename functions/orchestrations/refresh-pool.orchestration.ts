@@ -1,6 +1,6 @@
 /**
  * Refreshes one node pool (DESIGN.md §2): plan, then the phases — prepare the image definition, capture
- * the donor's OS disk (capture.phase.ts), build and publish a gallery image version (image.phase.ts),
+ * the donor's OS disk (capture.phase.ts: drain-and-stop; live-capture.phase.ts: live), build and publish a gallery image version (image.phase.ts),
  * point the scale set at it and clean up (model.phase.ts). A deterministic generator: every effect is an
  * activity, every wait a durable timer, every decision a pure domain function. Each phase takes a small
  * typed input and returns a small typed output, so a phase can be swapped or one inserted.
@@ -13,6 +13,7 @@ import { activities } from '../activities.js';
 import { call } from './call.js';
 import { capturePhase } from './refresh-pool/capture.phase.js';
 import { imagePhase, prepareImagePhase } from './refresh-pool/image.phase.js';
+import { liveCaptureNamesFor, liveCapturePhase } from './refresh-pool/live-capture.phase.js';
 import { modelPhase } from './refresh-pool/model.phase.js';
 import type { RefreshRun } from './refresh-pool/run.js';
 import { prepPodNameFor, setStatus, snapshotNameFor } from './refresh-pool/run.js';
@@ -55,16 +56,19 @@ export function* refreshPoolOrchestration(
   run.version = ref.versionName;
   const snapshotName = snapshotNameFor(plan, ref.versionName);
 
-  const captured = yield* capturePhase(run, {
-    versionName: ref.versionName,
-    snapshotName,
-    prepPodName: prepPodNameFor(plan, ref.versionName),
-  });
+  // The plan chose how (shared/domain/capture-mode.ts): both phases end with the image's source.
+  const captured =
+    plan.capture?.mode === 'live'
+      ? yield* liveCapturePhase(run, liveCaptureNamesFor(plan, ref.versionName, snapshotName))
+      : yield* capturePhase(run, {
+          versionName: ref.versionName,
+          snapshotName,
+          prepPodName: prepPodNameFor(plan, ref.versionName),
+        });
 
   const version = yield* imagePhase(run, {
     ref,
-    snapshotId: captured.snapshotId,
-    snapshotName,
+    source: captured.source,
     ...(captured.vmId === undefined ? {} : { sourceVmId: captured.vmId }),
   });
 
@@ -79,6 +83,7 @@ export function* refreshPoolOrchestration(
     plan,
     version,
     donor: decision.node,
+    captureMode: plan.capture?.mode ?? 'drain-and-stop',
     donorOutOfServiceSeconds: captured.donorOutOfServiceSeconds,
     removedExtensions: model.removedExtensions,
     prunedVersions: model.prunedVersions,

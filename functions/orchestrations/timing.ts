@@ -64,3 +64,17 @@ export const POOL_SIGNAL = {
   /** …this many times. */
   maxBusyWaits: 48,
 } as const;
+
+/**
+ * Live capture's waits (seconds): short intervals, because every step but the image version takes
+ * seconds and the freeze's window is bounded by how soon the snapshot is requested.
+ */
+export const LIVE_POLL = {
+  /** Until the freeze pod runs: includes pulling the prep image on the donor. */
+  freezePod: { interval: 2, timeout: 10 * 60 },
+  snapshot: { interval: 5, timeout: 60 * 60 },
+  copyDisk: { interval: 5, timeout: 30 * 60 },
+  dataDisk: { interval: 5, timeout: 30 * 60 },
+  scrub: { interval: 5, timeout: 15 * 60 },
+  diskDeletion: { interval: 5, timeout: 30 * 60 },
+} as const;

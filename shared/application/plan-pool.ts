@@ -4,6 +4,9 @@
  * is exactly this and changes nothing.
  */
 import { formatDuration } from '../config/duration.js';
+import { detectBootstrapFlavour } from '../domain/bootstrap-flavour.js';
+import type { FlavourEvidence } from '../domain/capture-mode.js';
+import { chooseCaptureMode } from '../domain/capture-mode.js';
 import type { ClusterNode } from '../domain/cluster-node.js';
 import type { ImageVersion } from '../domain/compute.js';
 import { isNotFound, NotFoundError } from '../domain/errors.js';
@@ -148,17 +151,32 @@ export async function planPoolForCluster(
   });
 
   let decision: PoolDecision;
+  let capture: PoolPlan['capture'];
   switch (plan.kind) {
     case 'refresh': {
       const node = nodes.find((candidate) => candidate.name === plan.node);
       const instanceId = instanceOfNode(node?.providerId, pool.scaleSet);
       const verdict = selection.verdicts.find((candidate) => candidate.name === plan.node);
+      const captureMode = chooseCaptureMode({
+        setting: configuration.run.captureMode ?? 'drain-and-stop',
+        flavour: flavourEvidence(configuration.run.bootstrapFlavour, node),
+        osType: scaleSet.osType,
+        ...(scaleSet.securityType === undefined ? {} : { securityType: scaleSet.securityType }),
+        ...(scaleSet.osDiskEncryptionSetId === undefined
+          ? {}
+          : { osDiskEncryptionSetId: scaleSet.osDiskEncryptionSetId }),
+        extensionTypes: scaleSet.extensionTypes ?? [],
+        ...(scaleSet.vmSize === undefined ? {} : { vmSize: scaleSet.vmSize }),
+      });
       if (instanceId === undefined) {
         decision = {
           kind: 'skip',
           reason: `node ${plan.node} has no scale set instance id in its providerID`,
         };
+      } else if (captureMode.kind === 'refuse') {
+        decision = { kind: 'refused', reason: `pool ${pool.name} cannot be captured: ${captureMode.reason}` };
       } else {
+        capture = { mode: captureMode.mode, flavour: captureMode.flavour, reason: captureMode.reason };
         decision = {
           kind: 'refresh',
           node: plan.node,
@@ -198,6 +216,7 @@ export async function planPoolForCluster(
     decision,
     verdicts: selection.verdicts.map(verdictView),
     settings: configuration.run,
+    ...(capture === undefined ? {} : { capture }),
     ...(image?.version === undefined ? {} : { currentImageId: image.version.id }),
     image: {
       definition: {
@@ -222,6 +241,19 @@ export async function planPoolForCluster(
       galleryTags: { 'vmss-prototype.created-by': 'vmss-prototype' },
     },
   };
+}
+
+/** The pool's flavour as configured, else as the donor's labels and annotations show it. */
+function flavourEvidence(
+  configured: PoolPlan['settings']['bootstrapFlavour'],
+  donor: ClusterNode | undefined,
+): FlavourEvidence {
+  if (configured !== undefined) return { kind: 'configured', flavour: configured };
+  if (donor === undefined) return { kind: 'unknown', reason: 'the donor node was not listed' };
+  const detection = detectBootstrapFlavour(donor);
+  return detection.kind === 'detected'
+    ? { kind: 'detected', flavour: detection.flavour, evidence: detection.evidence }
+    : { kind: 'unknown', reason: detection.reason };
 }
 
 /** A Trusted Launch scale set needs a definition that declares support for it, or VM creation fails. */

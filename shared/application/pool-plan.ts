@@ -2,6 +2,8 @@
  * A pool's plan: what planning decided and everything the run needs to carry it out. The output of the
  * `planPool` activity, carried in the refresh's result; plain JSON, no secrets.
  */
+import type { BootstrapFlavour } from '../domain/bootstrap-flavour.js';
+import type { CaptureMode } from '../domain/capture-mode.js';
 import type { ImageDefinitionRef, ImageDefinitionSpec } from '../domain/compute.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { PoolRunSettings } from './refresh-dependencies.js';
@@ -59,6 +61,13 @@ export interface PoolPlan extends PoolTarget {
     readonly galleryTags: Readonly<Record<string, string>>;
   };
   readonly settings: PoolRunSettings;
+  /** Present when the decision is `refresh`: how the donor is captured, and why that way. */
+  readonly capture?: {
+    readonly mode: CaptureMode;
+    /** The identity plan the disk preparation applies (shared/domain/bootstrap-flavour.ts). */
+    readonly flavour: BootstrapFlavour;
+    readonly reason: string;
+  };
   /** The image the model points at now, if it is one of ours. */
   readonly currentImageId?: string;
 }

@@ -4,6 +4,7 @@
  * crosses a durable boundary, so it is plain JSON (no Date, no class instances), small, and never holds
  * a secret: a cluster is named, its credentials are resolved inside the activity that needs them.
  */
+import type { CaptureMode } from '../domain/capture-mode.js';
 import type { ImageVersionRef, StorageAccountType } from '../domain/compute.js';
 import type { PoolPlan, PoolTarget } from './pool-plan.js';
 
@@ -17,10 +18,16 @@ export const REFRESH_STEPS = [
   'preparing-disk',
   'waiting-for-power-off',
   'snapshotting',
+  'freezing-filesystem',
+  'copying-disk',
+  'attaching-copy',
+  'scrubbing-copy',
+  'detaching-copy',
   'capturing',
   'restoring-node',
   'starting-instance',
   'deleting-snapshot',
+  'deleting-copy-disk',
   'building-image-version',
   'deleting-failed-image-version',
   'publishing-image-version',
@@ -50,7 +57,9 @@ export interface PoolRefreshResult extends PoolTarget {
     readonly storageAccountType: StorageAccountType;
   };
   readonly donor?: string;
-  /** Simulated or real seconds between cordon and uncordon of the donor. */
+  /** How the donor was captured (the plan's choice). */
+  readonly captureMode?: CaptureMode;
+  /** Simulated or real seconds between cordon and uncordon of the donor (0 for live capture). */
   readonly donorOutOfServiceSeconds?: number;
   readonly removedExtensions?: readonly string[];
   readonly prunedVersions?: readonly string[];

@@ -3,6 +3,8 @@
  * root: per-cluster configuration (already validated), the gateways to Azure and to the cluster, and
  * a clock. Activities never read settings or the environment themselves.
  */
+import type { BootstrapFlavour } from '../domain/bootstrap-flavour.js';
+import type { CaptureModeSetting } from '../domain/capture-mode.js';
 import type { StorageAccountType } from '../domain/compute.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { SelectionPolicy } from '../domain/selection-policy.js';
@@ -23,6 +25,14 @@ export interface PoolRunSettings {
   readonly pinVersion: boolean;
   readonly deleteEmptyDirData: boolean;
   readonly forceUnreplicated: boolean;
+  /** `capture.mode`; absent in older callers: drain-and-stop. */
+  readonly captureMode?: CaptureModeSetting;
+  /** `capture.live.rootPartition`. */
+  readonly liveRootPartition?: number;
+  /** `capture.live.maxFreeze` in seconds. */
+  readonly liveMaxFreezeSeconds?: number;
+  /** `pools[].bootstrapFlavour`, when configured (else detected from the donor). */
+  readonly bootstrapFlavour?: BootstrapFlavour;
 }
 
 /** A pool named in configuration: its scale set and resource group. */

@@ -328,11 +328,26 @@ const PoolSelection = strictObject(
 );
 
 /**
- * How the donor's disk is prepared. Only `drain-and-stop` is implemented; `run-command` (Azure Run
- * Command, for clusters that forbid privileged pods) is recognised so that it is refused with a clear
- * message until it is implemented.
+ * How the donor is captured (shared/domain/capture-mode.ts): `auto` (the default: live capture where it is
+ * known to be safe, drain-and-stop otherwise, the reason in the plan), `live` (never cordon or stop the
+ * donor: freeze, snapshot, scrub a copy) or `drain-and-stop`. `run-command` (Azure Run Command, for
+ * clusters that forbid privileged pods) is recognised so that it is refused with a clear message until it
+ * is implemented.
  */
-const CAPTURE_MODES = ['drain-and-stop', 'run-command'] as const;
+const CAPTURE_MODES = ['auto', 'live', 'drain-and-stop', 'run-command'] as const;
+const CAPTURE_MODES_ACCEPTED =
+  '"auto" (live capture where safe, else drain-and-stop), "live" (freeze, snapshot and scrub a copy; the donor keeps serving) or "drain-and-stop" (privileged prep pod, then power off)';
+
+/** Live capture's options (shared/domain/live-capture.ts). */
+const LiveCapture = strictObject(
+  {
+    /** The root filesystem's partition on the OS disk: 1 on Ubuntu and Azure Linux marketplace images. */
+    rootPartition: integer(1, 128).default(1),
+    /** Longest the donor's root filesystem stays frozen for the snapshot; the host's guard thaws 30 s later. */
+    maxFreeze: duration(1, 60).default(10),
+  },
+  'live capture options: { rootPartition, maxFreeze }',
+);
 
 /**
  * Extensions kept on the scale set model when the bootstrap ones are deleted (DESIGN.md §2 step 7), as
@@ -356,14 +371,13 @@ export const DEFAULT_KEEP_EXTENSIONS: readonly string[] = [
 const Capture = strictObject(
   {
     mode: z
-      .enum(CAPTURE_MODES, { error: '"drain-and-stop" (privileged prep pod, then power off)' })
-      .refine((mode) => mode === 'drain-and-stop', {
-        error:
-          'not implemented yet; use "drain-and-stop" (privileged prep pod, then power off) with a prepImage',
+      .enum(CAPTURE_MODES, { error: CAPTURE_MODES_ACCEPTED })
+      .refine((mode) => mode !== 'run-command', {
+        error: `not implemented yet; use ${CAPTURE_MODES_ACCEPTED} with a prepImage`,
         abort: true,
       })
-      .transform((): 'drain-and-stop' => 'drain-and-stop')
-      .default('drain-and-stop'),
+      .default('auto'),
+    live: LiveCapture.prefault({}),
     drainGracePeriod: duration(0, 3_600).default(300),
     drainTimeout: duration(60, 6 * 3_600).default(900),
     prepNamespace: named(DNS_LABEL_RULE).default('vmss-prototype'),
@@ -372,14 +386,14 @@ const Capture = strictObject(
       ...DEFAULT_KEEP_EXTENSIONS,
     ]),
   },
-  'capture options: { mode, drainGracePeriod, drainTimeout, prepNamespace, prepImage, keepExtensions }',
+  'capture options: { mode, live, drainGracePeriod, drainTimeout, prepNamespace, prepImage, keepExtensions }',
 ).superRefine((capture, ctx) => {
   if (capture.prepImage === undefined) {
     ctx.issues.push({
       code: 'custom',
       path: ['prepImage'],
       input: undefined,
-      message: `${PINNED_IMAGE_RULE.accepts}; required with mode "drain-and-stop": the prep pod runs nsenter (e.g. busybox) and you pin the digest your nodes can pull`,
+      message: `${PINNED_IMAGE_RULE.accepts}; required: the prep pods run nsenter (e.g. busybox) and you pin the digest your nodes can pull`,
     });
   }
   if (capture.drainTimeout <= capture.drainGracePeriod) {

@@ -14,6 +14,7 @@ import { POLL } from '../timing.js';
 import type { CancelWatch } from '../waits.js';
 import { pollUntil, watchCancel } from '../waits.js';
 import { giveBackDonor } from './give-back.js';
+import type { ImageSource } from './image.phase.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
 import { deleteSnapshot } from './snapshot.js';
@@ -25,7 +26,8 @@ export interface CaptureInput {
 }
 
 export interface CaptureOutput {
-  readonly snapshotId: string;
+  /** What the image version is built from. */
+  readonly source: ImageSource;
   /** The donor VM's unique id, for the version's tags. */
   readonly vmId?: string;
   /** Seconds between cordon and the donor given back. */
@@ -73,7 +75,8 @@ export function* capturePhase(run: RefreshRun, input: CaptureInput): Generator<T
     throw combineFailures(captureError, giveBack.failures);
   }
   return {
-    ...captured,
+    source: { kind: 'snapshot', id: captured.snapshotId, name: input.snapshotName },
+    ...(captured.vmId === undefined ? {} : { vmId: captured.vmId }),
     donorOutOfServiceSeconds:
       cordonedAt === undefined ? 0 : Math.round((giveBack.restoredAt.getTime() - cordonedAt) / 1000),
   };
@@ -144,7 +147,10 @@ function* captureDisk(
       namespace: settings.prepNamespace,
       podName: input.prepPodName,
       image: settings.prepImage,
-      script: buildPrepScript({ ancestry }),
+      script: buildPrepScript({
+        ancestry,
+        ...(plan.capture === undefined ? {} : { flavour: plan.capture.flavour }),
+      }),
     },
     { step: 'preparing-disk', cancel },
   );

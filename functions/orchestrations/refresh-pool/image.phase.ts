@@ -1,8 +1,9 @@
 /**
  * Image phase of a pool refresh. Before the capture: ensure the gallery and the image definition and name
- * the new version. After it: create the version from the snapshot (Standard_ZRS, falling back to
- * Standard_LRS where the region has no zones), wait until it Succeeded and replicated, publish it to
- * `latest`, and delete the snapshot on every path.
+ * the new version. After it: create the version from the captured source — the snapshot (drain-and-stop)
+ * or the scrubbed managed disk (live) — (Standard_ZRS, falling back to Standard_LRS where the region has
+ * no zones), wait until it Succeeded and replicated, publish it to `latest`, and delete the source on
+ * every path.
  */
 import type { Task } from 'durable-functions';
 
@@ -13,6 +14,7 @@ import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
 import { POLL } from '../timing.js';
 import { pollUntil } from '../waits.js';
+import { deleteCopyDisk } from './copy-disk.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
 import { deleteSnapshot } from './snapshot.js';
@@ -43,19 +45,27 @@ export function* prepareImagePhase(run: RefreshRun): Generator<Task, ImageVersio
   return { ...plan.image.definition, versionName };
 }
 
+/** What the version is built from: ARM accepts a snapshot or a managed disk as `osDiskImage.source`. */
+export interface ImageSource {
+  readonly kind: 'snapshot' | 'disk';
+  readonly id: string;
+  /** In the scale set's resource group. */
+  readonly name: string;
+}
+
 export interface ImagePhaseInput {
   readonly ref: ImageVersionRef;
-  readonly snapshotId: string;
-  readonly snapshotName: string;
+  readonly source: ImageSource;
   readonly sourceVmId?: string;
 }
 
-/** Builds and publishes the version; the snapshot is deleted whatever happens. */
+/** Builds and publishes the version; the source is deleted whatever happens. */
 export function* imagePhase(run: RefreshRun, input: ImagePhaseInput): Generator<Task, BuiltVersion, unknown> {
   try {
     return yield* buildImageVersion(run, input);
   } finally {
-    yield* deleteSnapshot(run, input.snapshotName);
+    if (input.source.kind === 'disk') yield* deleteCopyDisk(run, input.source.name);
+    else yield* deleteSnapshot(run, input.source.name);
   }
 }
 
@@ -88,7 +98,7 @@ function* buildImageVersion(run: RefreshRun, input: ImagePhaseInput): Generator<
         cluster,
         ref,
         location: plan.scaleSet.location,
-        snapshotId: input.snapshotId,
+        sourceId: input.source.id,
         storageAccountType,
         extraRegions: [...plan.settings.extraRegions],
         tags,
@@ -117,7 +127,7 @@ function* buildImageVersion(run: RefreshRun, input: ImagePhaseInput): Generator<
         throw StepFailure.terminal(
           'building-image-version',
           'ImageVersionFailed',
-          `image version ${ref.versionName} failed (${storageAccountType}); it was deleted, and so was the snapshot`,
+          `image version ${ref.versionName} failed (${storageAccountType}); it was deleted, and so was its source ${input.source.kind}`,
           "see the gallery's activity log for ARM's reason, then run again",
         );
       }

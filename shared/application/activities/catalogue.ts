@@ -8,6 +8,7 @@ import type { ActivityResult, AnyActivity } from './activity.js';
 import { runActivity } from './activity.js';
 import { CAPTURE_ACTIVITIES } from './capture.js';
 import { IMAGE_ACTIVITIES } from './image.js';
+import { LIVE_ACTIVITIES } from './live.js';
 import { MODEL_ACTIVITIES } from './model.js';
 import { NODE_ACTIVITIES } from './node.js';
 import { PLANNING_ACTIVITIES } from './planning.js';
@@ -25,6 +26,7 @@ export const ACTIVITIES = catalogue({
   ...CAPTURE_ACTIVITIES,
   ...IMAGE_ACTIVITIES,
   ...MODEL_ACTIVITIES,
+  ...LIVE_ACTIVITIES,
 });
 
 export type ActivityCatalogue = typeof ACTIVITIES;

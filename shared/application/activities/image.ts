@@ -75,7 +75,8 @@ const requestImageVersion = defineActivity(
   'requestImageVersion',
   VersionInput.extend({
     location: Name,
-    snapshotId: z.string().min(1),
+    /** A snapshot's or a managed disk's id. */
+    sourceId: z.string().min(1),
     storageAccountType: StorageAccountTypeInput,
     extraRegions: z.array(Name),
     tags: Tags,
@@ -86,7 +87,7 @@ const requestImageVersion = defineActivity(
       await compute.requestImageVersion({
         ref: input.ref,
         location: input.location,
-        snapshotId: input.snapshotId,
+        sourceId: input.sourceId,
         storageAccountType: input.storageAccountType,
         extraRegions: input.extraRegions,
         excludeFromLatest: true,

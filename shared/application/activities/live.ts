@@ -1,0 +1,231 @@
+/**
+ * Activities of live capture (shared/domain/live-capture.ts): the donor's disks, the copy of its OS disk
+ * (a managed disk made from the snapshot, attached to the donor, deleted after the image version), and
+ * the short-lived freeze and scrub pods on the donor.
+ */
+import { z } from 'zod';
+
+import type { PowerState, ProvisioningState } from '../../domain/compute.js';
+import { isNotFound } from '../../domain/errors.js';
+import { defineActivity } from './activity.js';
+import { ClusterInput, InstanceInput, Name, Tags } from './inputs.js';
+
+/** What live capture needs to know of the donor's instance. */
+export interface DonorDisksView {
+  /** False when the instance no longer exists (scaled in mid-run). */
+  readonly exists: boolean;
+  readonly powerState: PowerState;
+  readonly provisioningState: ProvisioningState;
+  readonly osDiskId?: string;
+  readonly vmId?: string;
+  readonly location: string;
+  /** The instance's zone: the copy must be created in it to be attachable. */
+  readonly zone?: string;
+  readonly dataDisks: readonly {
+    readonly lun: number;
+    readonly diskId?: string;
+    readonly detaching: boolean;
+  }[];
+}
+
+export interface CopyDiskView {
+  readonly exists: boolean;
+  readonly id?: string;
+  readonly provisioningState?: ProvisioningState;
+  /** The instance (resource id) it is attached to, if any. */
+  readonly attachedTo?: string;
+}
+
+const DiskInput = ClusterInput.extend({ subscriptionId: Name, resourceGroup: Name, name: Name });
+const DiskIdInput = z.string().regex(/\/providers\/Microsoft\.Compute\/disks\/[^/]+$/i, 'a managed disk id');
+
+const readDonorDisks = defineActivity(
+  'readDonorDisks',
+  InstanceInput,
+  async (deps, input): Promise<DonorDisksView> => {
+    const { compute } = await deps.cluster(input.cluster);
+    try {
+      const instance = await compute.getInstance(input.scaleSet, input.instanceId);
+      const [zone] = instance.zones;
+      return {
+        exists: true,
+        powerState: instance.powerState,
+        provisioningState: instance.provisioningState,
+        ...(instance.osDiskId === undefined ? {} : { osDiskId: instance.osDiskId }),
+        ...(instance.vmId === undefined ? {} : { vmId: instance.vmId }),
+        location: instance.location,
+        ...(zone === undefined ? {} : { zone }),
+        dataDisks: (instance.dataDisks ?? []).map((disk) => ({
+          lun: disk.lun,
+          ...(disk.diskId === undefined ? {} : { diskId: disk.diskId }),
+          detaching: disk.toBeDetached === true,
+        })),
+      };
+    } catch (error) {
+      if (isNotFound(error)) {
+        return {
+          exists: false,
+          powerState: 'unknown',
+          provisioningState: 'Deleted',
+          location: '',
+          dataDisks: [],
+        };
+      }
+      throw error;
+    }
+  },
+);
+
+const requestCopyDisk = defineActivity(
+  'requestCopyDisk',
+  DiskInput.extend({
+    location: Name,
+    zone: Name.optional(),
+    sourceSnapshotId: z.string().min(1),
+    tags: Tags,
+  }),
+  async (deps, input) => {
+    const { compute } = await deps.cluster(input.cluster);
+    await compute.requestDiskFromSnapshot({
+      subscriptionId: input.subscriptionId,
+      resourceGroup: input.resourceGroup,
+      name: input.name,
+      location: input.location,
+      ...(input.zone === undefined ? {} : { zone: input.zone }),
+      sourceSnapshotId: input.sourceSnapshotId,
+      // Standard SSD attaches to every VM size; the copy lives minutes and is read once by the gallery.
+      skuName: 'StandardSSD_LRS',
+      tags: input.tags,
+    });
+  },
+);
+
+const readCopyDisk = defineActivity('readCopyDisk', DiskInput, async (deps, input): Promise<CopyDiskView> => {
+  const { compute } = await deps.cluster(input.cluster);
+  try {
+    const disk = await compute.getDisk(input.subscriptionId, input.resourceGroup, input.name);
+    return {
+      exists: true,
+      id: disk.id,
+      provisioningState: disk.provisioningState,
+      ...(disk.managedBy === undefined ? {} : { attachedTo: disk.managedBy }),
+    };
+  } catch (error) {
+    if (isNotFound(error)) return { exists: false };
+    throw error;
+  }
+});
+
+const requestCopyDiskDeletion = defineActivity('requestCopyDiskDeletion', DiskInput, async (deps, input) => {
+  const { compute } = await deps.cluster(input.cluster);
+  await compute.requestDiskDeletion(input.subscriptionId, input.resourceGroup, input.name);
+});
+
+const requestCopyAttach = defineActivity(
+  'requestCopyAttach',
+  InstanceInput.extend({ diskId: DiskIdInput, lun: z.number().int().min(0).max(63) }),
+  async (deps, input) => {
+    const { compute } = await deps.cluster(input.cluster);
+    const instance = await compute.getInstance(input.scaleSet, input.instanceId);
+    await compute.requestDataDiskAttach(instance, input.diskId, input.lun);
+  },
+);
+
+const requestCopyDetach = defineActivity(
+  'requestCopyDetach',
+  InstanceInput.extend({ diskId: DiskIdInput }),
+  async (deps, input) => {
+    const { compute } = await deps.cluster(input.cluster);
+    try {
+      const instance = await compute.getInstance(input.scaleSet, input.instanceId);
+      await compute.requestDataDiskDetach(instance, input.diskId);
+    } catch (error) {
+      // Scaled in with the copy attached: the copy was detached with it (deleteOption Detach).
+      if (!isNotFound(error)) throw error;
+    }
+  },
+);
+
+/**
+ * When the node last turned Ready: a change across the attach window means the donor rebooted while its
+ * copy was attached (and may have mounted the copy as its root).
+ */
+const readNodeReadySince = defineActivity(
+  'readNodeReadySince',
+  ClusterInput.extend({ node: Name }),
+  async (deps, input): Promise<{ readonly exists: boolean; readonly readySince?: string }> => {
+    const { kube } = await deps.cluster(input.cluster);
+    try {
+      const node = await kube.getNode(input.node);
+      const ready = node.conditions.find((condition) => condition.type === 'Ready');
+      return {
+        exists: true,
+        ...(ready?.status === 'True' && ready.lastTransitionTime !== undefined
+          ? { readySince: ready.lastTransitionTime }
+          : {}),
+      };
+    } catch (error) {
+      if (isNotFound(error)) return { exists: false };
+      throw error;
+    }
+  },
+);
+
+/** The live pods' labels and annotations: the reaper finds them by component and run. */
+export const LIVE_POD_COMPONENT_LABEL = 'app.kubernetes.io/component';
+export const LIVE_POD_RUN_ANNOTATION = 'vmss-prototype.io/run';
+
+const startLivePod = defineActivity(
+  'startLivePod',
+  ClusterInput.extend({
+    node: Name,
+    namespace: Name,
+    podName: Name,
+    image: z.string().min(1),
+    script: z.string().min(1),
+    role: z.enum(['freeze', 'scrub']),
+    runTag: Name,
+    gracePeriodSeconds: z.number().int().min(1).max(300),
+  }),
+  async (deps, input) => {
+    const { kube } = await deps.cluster(input.cluster);
+    await kube.createPrepPod({
+      namespace: input.namespace,
+      name: input.podName,
+      nodeName: input.node,
+      image: input.image,
+      script: input.script,
+      labels: {
+        'app.kubernetes.io/name': 'vmss-prototype-prep',
+        'app.kubernetes.io/managed-by': 'vmss-prototype',
+        [LIVE_POD_COMPONENT_LABEL]: input.role,
+      },
+      annotations: { [LIVE_POD_RUN_ANNOTATION]: input.runTag },
+      // The shell is the container's PID 1: the kubelet's TERM reaches its trap (thaw, unmount).
+      hostNamespaces: 'mount',
+      terminationGracePeriodSeconds: input.gracePeriodSeconds,
+    });
+  },
+);
+
+/** Deletes a live pod gracefully: TERM first, so its trap thaws the filesystem or unmounts the copy. */
+const deleteLivePod = defineActivity(
+  'deleteLivePod',
+  ClusterInput.extend({ namespace: Name, name: Name, gracePeriodSeconds: z.number().int().min(1).max(300) }),
+  async (deps, input) => {
+    const { kube } = await deps.cluster(input.cluster);
+    await kube.deletePod(input.namespace, input.name, input.gracePeriodSeconds);
+  },
+);
+
+export const LIVE_ACTIVITIES = {
+  readDonorDisks,
+  requestCopyDisk,
+  readCopyDisk,
+  requestCopyDiskDeletion,
+  requestCopyAttach,
+  requestCopyDetach,
+  startLivePod,
+  deleteLivePod,
+  readNodeReadySince,
+} as const;
