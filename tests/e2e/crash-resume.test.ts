@@ -2,7 +2,8 @@
  * Crash and resume: a refresh runs in a child process against a simulator that lives in this test
  * process. The child is killed with SIGKILL right after each activity boundary in turn (its result
  * persisted), a new process resumes from the persisted history, and the world must end exactly as an
- * uninterrupted run leaves it: one new version, the model on it, no snapshot, the donor restored.
+ * uninterrupted run leaves it: one new version, the model on it, no snapshot, the donor restored; for
+ * live capture also no copy disk, nothing attached to the donor, no freeze or mount left on its host.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -21,7 +22,9 @@ import { durableRegistry } from '../../functions/durable-registry.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import { compose } from '../../shared/composition-root.js';
 import { writeConnectionFile } from '../../sim/connection.js';
+import { withCaptureMode } from './capture-mode-env.js';
 import { POOL2, sampleScenario } from './harness.js';
+import { liveCaptureLeftovers } from './live-checks.js';
 
 const RUNNER = fileURLToPath(new URL('./fixtures/crash-runner.js', import.meta.url));
 
@@ -67,10 +70,10 @@ async function withWorld<T>(work: (sim: SimulatorSession, dir: string) => Promis
  * Resumes a killed run in this process with a new runner over the persisted history: nothing of the
  * dead process survives but its files, exactly as after a host restart.
  */
-async function resumeHere(connectionFile: string, stateDir: string, instanceId: string) {
+async function resumeHere(connectionFile: string, stateDir: string, instanceId: string, mode: CaptureMode) {
   const connected = await connectSimulator(connectionFile);
   const composition = compose({
-    env: connected.env,
+    env: withCaptureMode(connected.env, mode),
     simulator: connected.endpoints,
     now: () => new Date(connected.clock.now()),
   });
@@ -83,8 +86,14 @@ async function resumeHere(connectionFile: string, stateDir: string, instanceId: 
 }
 
 /** The end state every run must reach, interrupted or not. */
-function assertEndState(sim: SimulatorSession, result: PoolRefreshResult, label: string): void {
+function assertEndState(
+  sim: SimulatorSession,
+  result: PoolRefreshResult,
+  label: string,
+  mode: CaptureMode,
+): void {
   assert.equal(result.outcome, 'refreshed', `${label}: ${result.reason}`);
+  assert.equal(result.captureMode, mode, `${label}: capture mode`);
   const failed = checkRefreshedWorld(sim.running, [{ cluster: 'prod', pools: [result] }]).filter(
     (c) => !c.ok,
   );
@@ -97,74 +106,87 @@ function assertEndState(sim: SimulatorSession, result: PoolRefreshResult, label:
     `${label}: exactly one version, Succeeded`,
   );
   assert.equal(sim.running.world.compute.listSnapshots().length, 0, `${label}: no snapshot left`);
+  const scaleSet = result.plan?.scaleSet;
+  assert.ok(scaleSet, `${label}: the result carries its plan`);
+  assert.deepEqual(
+    liveCaptureLeftovers(sim.running, scaleSet),
+    [],
+    `${label}: nothing of a live capture left`,
+  );
 }
 
-void describe(
-  'crash and resume at every activity boundary',
-  { concurrency: false, timeout: 30 * 60_000 },
-  () => {
-    // One child process and one resume per activity boundary: minutes on two shared cores.
-    void it(
-      'reaches the same end state wherever the runner is killed',
-      { timeout: 30 * 60_000 },
-      async (t) => {
-        const total = await withWorld(async (sim, dir) => {
-          const outcome = await runChild([
-            join(dir, 'connection.json'),
-            join(dir, 'state'),
-            'crash-0',
-            '0',
-            POOL2,
-          ]);
-          assert.equal(outcome.result?.runtimeStatus, 'Completed', outcome.stderr);
-          assertEndState(sim, outcome.result.output, 'uninterrupted');
-          return outcome.result.completed;
-        });
-        assert.ok(total > 10, `a refresh runs many activities (${total})`);
+type CaptureMode = 'drain-and-stop' | 'live';
 
-        let survived = 0;
-        let notReached = 0;
-        for (let killAfter = 1; killAfter < total; killAfter++) {
-          await withWorld(async (sim, dir) => {
-            const args = [join(dir, 'connection.json'), join(dir, 'state'), `crash-${killAfter}`];
-            const killed = await runChild([...args, String(killAfter), POOL2]);
-            if (
-              killed.signal === null &&
-              killed.result !== undefined &&
-              killed.result.completed < killAfter
-            ) {
-              // Poll rounds follow the simulator's scaled wall clock: this run needed fewer activities
-              // than the uninterrupted one and finished before the kill point. It must still end right.
-              assert.equal(killed.result.runtimeStatus, 'Completed', killed.stderr);
-              assertEndState(sim, killed.result.output, `kill point ${killAfter} (not reached)`);
-              notReached += 1;
-              return;
-            }
-            assert.equal(
-              killed.signal,
-              'SIGKILL',
-              `kill point ${killAfter}: the runner died (${killed.stderr})`,
-            );
-            const resumed = await resumeHere(
+for (const mode of ['drain-and-stop', 'live'] as const) {
+  void describe(
+    `crash and resume at every activity boundary (capture mode ${mode})`,
+    { concurrency: false, timeout: 30 * 60_000 },
+    () => {
+      // One child process and one resume per activity boundary: minutes on two shared cores.
+      void it(
+        'reaches the same end state wherever the runner is killed',
+        { timeout: 30 * 60_000 },
+        async (t) => {
+          const total = await withWorld(async (sim, dir) => {
+            const outcome = await runChild([
               join(dir, 'connection.json'),
               join(dir, 'state'),
-              `crash-${killAfter}`,
-            );
-            assert.equal(
-              resumed.runtimeStatus,
-              'Completed',
-              `kill point ${killAfter}: ${JSON.stringify(resumed.failure)}`,
-            );
-            assertEndState(sim, resumed.output as PoolRefreshResult, `kill point ${killAfter}`);
-            survived += 1;
+              'crash-0',
+              '0',
+              POOL2,
+              mode,
+            ]);
+            assert.equal(outcome.result?.runtimeStatus, 'Completed', outcome.stderr);
+            assertEndState(sim, outcome.result.output, 'uninterrupted', mode);
+            return outcome.result.completed;
           });
-        }
-        t.diagnostic(
-          `kill points survived: ${survived} of ${total - 1} activity boundaries (${notReached} not reached)`,
-        );
-        assert.equal(survived + notReached, total - 1);
-        assert.ok(notReached <= 5, `only the last boundaries may go unreached (${notReached})`);
-      },
-    );
-  },
-);
+          assert.ok(total > 10, `a refresh runs many activities (${total})`);
+
+          let survived = 0;
+          let notReached = 0;
+          for (let killAfter = 1; killAfter < total; killAfter++) {
+            await withWorld(async (sim, dir) => {
+              const args = [join(dir, 'connection.json'), join(dir, 'state'), `crash-${killAfter}`];
+              const killed = await runChild([...args, String(killAfter), POOL2, mode]);
+              if (
+                killed.signal === null &&
+                killed.result !== undefined &&
+                killed.result.completed < killAfter
+              ) {
+                // Poll rounds follow the simulator's scaled wall clock: this run needed fewer activities
+                // than the uninterrupted one and finished before the kill point. It must still end right.
+                assert.equal(killed.result.runtimeStatus, 'Completed', killed.stderr);
+                assertEndState(sim, killed.result.output, `kill point ${killAfter} (not reached)`, mode);
+                notReached += 1;
+                return;
+              }
+              assert.equal(
+                killed.signal,
+                'SIGKILL',
+                `kill point ${killAfter}: the runner died (${killed.stderr})`,
+              );
+              const resumed = await resumeHere(
+                join(dir, 'connection.json'),
+                join(dir, 'state'),
+                `crash-${killAfter}`,
+                mode,
+              );
+              assert.equal(
+                resumed.runtimeStatus,
+                'Completed',
+                `kill point ${killAfter}: ${JSON.stringify(resumed.failure)}`,
+              );
+              assertEndState(sim, resumed.output as PoolRefreshResult, `kill point ${killAfter}`, mode);
+              survived += 1;
+            });
+          }
+          t.diagnostic(
+            `${mode}: kill points survived: ${survived} of ${total - 1} activity boundaries (${notReached} not reached)`,
+          );
+          assert.equal(survived + notReached, total - 1);
+          assert.ok(notReached <= 5, `only the last boundaries may go unreached (${notReached})`);
+        },
+      );
+    },
+  );
+}

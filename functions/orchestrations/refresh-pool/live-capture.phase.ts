@@ -335,9 +335,15 @@ function* captureLive(
     read: () => call(context, activities.readDonorDisks, instance, { step: 'attaching-copy', cancel }),
     done: (view) => {
       if (!view.exists) throw donorGone(run, 'attaching-copy');
-      return (
-        view.provisioningState !== 'Updating' &&
-        view.dataDisks.some((disk) => sameId(disk.diskId, copyId) && !disk.detaching)
+      if (view.provisioningState === 'Updating') return false;
+      const listed = view.dataDisks.some((disk) => sameId(disk.diskId, copyId) && !disk.detaching);
+      if (listed && view.provisioningState !== 'Failed') return true;
+      // Settled without the disk, or Failed (ARM may leave a failed disk listed): the attach failed.
+      throw StepFailure.terminal(
+        'attaching-copy',
+        'AttachFailed',
+        `attaching disk ${input.copyDiskName} to instance ${run.donor.instanceId} failed (the instance is ${view.provisioningState} without it); the copy and the snapshot were deleted, nothing was built`,
+        `see the activity log of the instance; if its VM size allows no more data disks, set capture.mode to drain-and-stop`,
       );
     },
     describe: (view) => `instance ${run.donor.instanceId} is ${view.provisioningState}`,

@@ -1,0 +1,179 @@
+/**
+ * Live capture's failures and clean-up (capture.mode live): whatever step fails, the run ends cleanly and
+ * the world carries nothing of it — no copy disk, no snapshot, nothing attached to the donor, no freeze
+ * or scrub pod, no frozen root, no host violation — besides every invariant of a drain-and-stop run.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+
+import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
+import { imageVersionLroFailure } from '../../sim/world/faults.js';
+import type { HarnessOptions } from '../e2e/harness.js';
+import { POOL2 } from '../e2e/harness.js';
+import { liveCaptureLeftovers } from '../e2e/live-checks.js';
+import type { Chaos } from './chaos-harness.js';
+import { assertInvariants, failureOf, startChaos, summaryTable } from './chaos-harness.js';
+
+function startLive(live: Record<string, unknown> = {}, options: HarnessOptions = {}): Promise<Chaos> {
+  return startChaos({
+    ...options,
+    settings: (cluster) => {
+      cluster.capture = { ...cluster.capture, mode: 'live', live };
+    },
+  });
+}
+
+/** The pool's scale set, as the simulator names it. */
+function poolScaleSet(chaos: Chaos, pool: string) {
+  const running = chaos.harness.sim.running;
+  const scaleSet = running.world.compute.listScaleSets().find((candidate) => candidate.name === pool);
+  assert.ok(scaleSet, `scale set ${pool} exists`);
+  return {
+    id: scaleSet.id,
+    name: scaleSet.name,
+    subscriptionId: running.subscriptionId,
+    resourceGroup: scaleSet.resourceGroup,
+  };
+}
+
+function assertNothingLeft(chaos: Chaos, label: string): void {
+  const running = chaos.harness.sim.running;
+  assert.deepEqual(liveCaptureLeftovers(running, poolScaleSet(chaos, POOL2)), [], `${label}: nothing left`);
+  assert.deepEqual(
+    running.world.compute.listSnapshots().map((snapshot) => snapshot.name),
+    [],
+    `${label}: no snapshot left`,
+  );
+}
+
+void describe('live capture: failures clean up', { concurrency: false }, () => {
+  after(() => {
+    console.log(summaryTable('chaos: live capture'));
+  });
+
+  void it('the copy disk fails to provision: the failed disk and the snapshot are deleted', async () => {
+    const chaos = await startLive();
+    try {
+      chaos.harness.sim.running.faults.add({
+        api: 'arm',
+        operation: 'Microsoft.Compute/disks/write#lro',
+        status: 500,
+        code: 'InternalDiskManagementError',
+        message: 'An internal disk management error occurred.',
+        times: 1,
+      });
+      const status = await chaos.refreshPool(POOL2);
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.match(failureOf(status), /^copying-disk: disk vmssp-copy-\S+ failed/);
+      assertNothingLeft(chaos, 'copy disk failed');
+      assertInvariants(chaos, 'live: copy disk fails', 'failed at copying-disk', {
+        message: failureOf(status),
+      });
+    } finally {
+      await chaos.stop();
+    }
+  });
+
+  void it('the attach fails: the copy and the snapshot are deleted, the donor carries nothing', async () => {
+    const chaos = await startLive();
+    try {
+      chaos.harness.sim.running.faults.add({
+        api: 'arm',
+        operation:
+          'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/attachDetachDataDisks/action#lro',
+        status: 409,
+        code: 'OperationNotAllowed',
+        message: 'The maximum number of data disks allowed to be attached to a VM of this size is 0.',
+        times: 1,
+      });
+      const status = await chaos.refreshPool(POOL2);
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.match(
+        failureOf(status),
+        /^attaching-copy: attaching disk vmssp-copy-\S+ to instance \S+ failed/,
+      );
+      assertNothingLeft(chaos, 'attach failed');
+      assertInvariants(chaos, 'live: attach fails', 'failed at attaching-copy', {
+        message: failureOf(status),
+      });
+    } finally {
+      await chaos.stop();
+    }
+  });
+
+  void it('the scrub fails (wrong root partition): detached, copy and snapshot deleted, nothing built', async () => {
+    // The OS images of the simulator have their root on partition 1: the scrub finds nothing on 2.
+    const chaos = await startLive({ rootPartition: 2 });
+    try {
+      const status = await chaos.refreshPool(POOL2);
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.match(failureOf(status), /^scrubbing-copy: the scrub pod \S+ on node \S+ failed/);
+      assert.match(failureOf(status), /capture\.live\.rootPartition/);
+      assertNothingLeft(chaos, 'scrub failed');
+      assertInvariants(chaos, 'live: scrub fails', 'failed at scrubbing-copy', {
+        message: failureOf(status),
+      });
+    } finally {
+      await chaos.stop();
+    }
+  });
+
+  void it('the image version always fails: the version and the copy disk are deleted', async () => {
+    const chaos = await startLive();
+    try {
+      chaos.harness.sim.running.faults.add(imageVersionLroFailure({ count: 5 }));
+      const status = await chaos.refreshPool(POOL2);
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.match(failureOf(status), /^building-image-version: image version \S+ failed .*its source disk/);
+      assertNothingLeft(chaos, 'version failed');
+      assertInvariants(chaos, 'live: image version fails', 'failed at building-image-version', {
+        message: failureOf(status),
+      });
+    } finally {
+      await chaos.stop();
+    }
+  });
+
+  void it('cancelled by the operator: stops at its first wait, the freeze pod is deleted and the root thawed', async () => {
+    const chaos = await startLive();
+    try {
+      const id = `refresh:prod:${POOL2}`;
+      const run = chaos.refreshPool(POOL2, {}, id);
+      // Raised as soon as the instance exists: the local runner delivers it at the run's first wait (the
+      // freeze pod starting), as the e2e cancel test does for drain-and-stop.
+      let raised = false;
+      for (let i = 0; i < 500 && !raised; i++) {
+        try {
+          await chaos.runner.raiseEvent(id, 'cancel', 'maintenance window closed');
+          raised = true;
+        } catch {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      }
+      assert.ok(raised, 'the cancel event was delivered');
+      const status = await run;
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.match(
+        failureOf(status),
+        /^freezing-filesystem: cancelled by the operator: maintenance window closed/,
+      );
+      assertNothingLeft(chaos, 'cancelled');
+      assertInvariants(chaos, 'live: cancelled', 'cancelled', { message: failureOf(status) });
+    } finally {
+      await chaos.stop();
+    }
+  });
+
+  void it('succeeds and leaves nothing behind (the baseline for the cases above)', async () => {
+    const chaos = await startLive();
+    try {
+      const status = await chaos.refreshPool(POOL2);
+      assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+      assert.equal((status.output as PoolRefreshResult).captureMode, 'live');
+      assertNothingLeft(chaos, 'success');
+      assertInvariants(chaos, 'live: no fault', 'refreshed', { message: failureOf(status) });
+    } finally {
+      await chaos.stop();
+    }
+  });
+});
