@@ -309,13 +309,16 @@ export class HostShell {
         let output = '';
         let status = 0;
         for (const list of part.script) {
+          // Every command of the list writes to the substitution (`$(a || true)` keeps what `a` printed).
           let result = this.captured(list.first, host, effects, nowMs);
+          output += result.output ?? '';
           for (const { op, command } of list.rest) {
-            if ((op === '&&') === (result.status === 0))
+            if ((op === '&&') === (result.status === 0)) {
               result = this.captured(command, host, effects, nowMs);
+              output += result.output ?? '';
+            }
           }
           status = result.status;
-          output += result.output ?? '';
         }
         onSubstitution?.(status);
         return output.replace(/\n+$/, '');

@@ -1,6 +1,6 @@
 /**
  * What a live capture must never leave behind, run or failed: a copy disk, a data disk attached to an
- * instance of the pool, a freeze or scrub pod, a root filesystem still frozen, a host violation (boot
+ * instance of the pool, a freeze or scrub pod not being deleted, a root filesystem still frozen, a host violation (boot
  * with a duplicate root attached, freeze past the world's limit, detach while mounted).
  */
 import type { ScaleSetRef } from '../../shared/domain/resource-id.js';
@@ -22,7 +22,11 @@ export function liveCaptureLeftovers(
   }
   for (const [, handle] of world.clusters) {
     for (const pod of handle.world.store.list('pods')) {
-      if (/^vmssp-(freeze|scrub)-/.test(pod.metadata.name)) leftovers.push(`pod ${pod.metadata.name}`);
+      // A pod deleted with a grace period is gone once its trap ran (at most the grace period later).
+      const terminating = (pod.metadata as { deletionTimestamp?: string }).deletionTimestamp !== undefined;
+      if (/^vmssp-(freeze|scrub)-/.test(pod.metadata.name) && !terminating) {
+        leftovers.push(`pod ${pod.metadata.name}`);
+      }
     }
   }
   const hosts = world.hosts();

@@ -378,13 +378,28 @@ function* captureLive(
     },
     { step: 'scrubbing-copy', cancel },
   );
+  // The node is read with the pod: a donor that reboots meanwhile leaves a pod that may never end
+  // (its container died with the host), and its copy must not be used.
   yield* pollUntil(context, {
     step: 'scrubbing-copy',
     intervalSeconds: LIVE_POLL.scrub.interval,
     timeoutSeconds: LIVE_POLL.scrub.timeout,
     cancel,
-    read: () => call(context, activities.readPrepPod, scrubPod, { step: 'scrubbing-copy', cancel }),
-    done: (phase) => {
+    read: function* () {
+      const phase = yield* call(context, activities.readPrepPod, scrubPod, {
+        step: 'scrubbing-copy',
+        cancel,
+      });
+      const ready = yield* call(
+        context,
+        activities.readNodeReadySince,
+        { cluster, node },
+        { step: 'scrubbing-copy', cancel },
+      );
+      return { phase, ready };
+    },
+    done: ({ phase, ready }) => {
+      if (rebooted(readySince, ready)) throw rebootedWithCopy(run, 'scrubbing-copy', readySince, ready);
       if (phase === 'Failed' || phase === 'Absent') {
         throw StepFailure.terminal(
           'scrubbing-copy',
@@ -395,7 +410,7 @@ function* captureLive(
       }
       return phase === 'Succeeded';
     },
-    describe: (phase) => `scrub pod ${input.scrubPodName} is ${phase}`,
+    describe: ({ phase }) => `scrub pod ${input.scrubPodName} is ${phase}`,
   });
   yield* call(context, activities.deletePrepPod, scrubPod, { step: 'scrubbing-copy', cancel });
   made.scrubPod = false;
@@ -409,16 +424,7 @@ function* captureLive(
     { cluster, node },
     { step: 'detaching-copy' },
   );
-  if (after.exists && readySince.exists && after.readySince !== readySince.readySince) {
-    // A reboot while the copy was attached: the donor may have mounted the copy as its root, and the copy
-    // may then hold the donor's live state instead of the scrubbed one. Nothing is built from it.
-    throw StepFailure.terminal(
-      'detaching-copy',
-      'DonorRebootedWithCopy',
-      `node ${node} turned Ready again (${after.readySince ?? 'not Ready'}, before ${readySince.readySince ?? 'not Ready'}) while the copy of its OS disk was attached: it rebooted, and a reboot may mount the copy as its root; the copy was detached and deleted, nothing was built`,
-      `check on the node that / is its OS disk (findmnt / shows the LUN-less device), then run again`,
-    );
-  }
+  if (rebooted(readySince, after)) throw rebootedWithCopy(run, 'detaching-copy', readySince, after);
   return {
     source: { kind: 'disk', id: copyId, name: input.copyDiskName },
     ...(donor.vmId === undefined ? {} : { vmId: donor.vmId }),
@@ -510,6 +516,30 @@ function* cleanUp(
   }
   if (made.snapshot) yield* attempt('deleting-snapshot', () => deleteSnapshot(run, input.snapshotName));
   return failures;
+}
+
+interface ReadySince {
+  readonly exists: boolean;
+  readonly readySince?: string;
+}
+
+/** The node turned Ready again (or is not Ready) since `before`: its host rebooted or is down. */
+function rebooted(before: ReadySince, now: ReadySince): boolean {
+  return before.exists && now.exists && now.readySince !== before.readySince;
+}
+
+/**
+ * A reboot while the copy was attached: the donor may have mounted the copy as its root, and the copy
+ * may then hold the donor's live state instead of the scrubbed one. Nothing is built from it.
+ */
+function rebootedWithCopy(run: RefreshRun, step: string, before: ReadySince, now: ReadySince): StepFailure {
+  const node = run.donor.node;
+  return StepFailure.terminal(
+    step,
+    'DonorRebootedWithCopy',
+    `node ${node} ${now.readySince === undefined ? 'is not Ready' : `turned Ready again (${now.readySince})`} since ${before.readySince ?? 'the attach'} while the copy of its OS disk was attached: it rebooted, and a reboot may mount the copy as its root; the copy was detached and deleted, nothing was built`,
+    `check on the node that / is its OS disk (findmnt / shows no device at a data disk LUN), then run again`,
+  );
 }
 
 function donorGone(run: RefreshRun, step: string): StepFailure {
