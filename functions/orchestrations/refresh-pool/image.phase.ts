@@ -127,7 +127,7 @@ function* buildImageVersion(run: RefreshRun, input: ImagePhaseInput): Generator<
         throw StepFailure.terminal(
           'building-image-version',
           'ImageVersionFailed',
-          `image version ${ref.versionName} failed (${storageAccountType}); it was deleted, and so was its source ${input.source.kind}`,
+          `image version ${ref.versionName} failed (${storageAccountType}); it was deleted, and so was the ${input.source.kind === 'disk' ? 'copy disk' : 'snapshot'}`,
           "see the gallery's activity log for ARM's reason, then run again",
         );
       }
