@@ -9,9 +9,10 @@ import { describe, it } from 'node:test';
 
 import { checkRefreshedWorld } from '../../cli/demo-checks.js';
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
-import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
+import type { ClusterRefreshResult, PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import type { Harness } from './harness.js';
-import { nodeOf, POOL1, startHarness } from './harness.js';
+import { nodeOf, POOL1, POOL2, startHarness } from './harness.js';
+import { liveCaptureLeftovers } from './live-checks.js';
 
 interface Watched {
   /** Nodes seen unschedulable at any moment. */
@@ -157,6 +158,41 @@ void describe('live capture on the simulator', { concurrency: false }, () => {
       assert.match(cloneDisk?.files['/var/log/vmss-prototype-ancestry.log'] ?? '', /live capture/);
     } finally {
       watched.stop();
+      await harness.stop();
+    }
+  });
+
+  void it('auto takes live capture where the flavour is configured, drain-and-stop where it is unknown', async () => {
+    // The simulator's nodes carry marks of no known flavour: auto must not guess. Pool 2 names its flavour.
+    const harness = await startHarness({
+      settings: (cluster) => {
+        cluster['pools'] = [{ name: POOL1 }, { name: POOL2, bootstrapFlavour: 'aks-engine' }];
+      },
+    });
+    try {
+      const status = await harness.run(
+        ORCHESTRATION.refreshCluster,
+        { cluster: 'prod', trigger: 'test' },
+        'auto-live',
+      );
+      assert.equal(status.runtimeStatus, 'Completed', JSON.stringify(status.failure));
+      const pools = Object.fromEntries(
+        (status.output as ClusterRefreshResult).pools.map((pool) => [pool.pool, pool]),
+      );
+      assert.equal(pools[POOL1]?.outcome, 'refreshed', pools[POOL1]?.reason);
+      assert.equal(pools[POOL1]?.captureMode, 'drain-and-stop');
+      assert.match(
+        pools[POOL1]?.plan?.capture?.reason ?? '',
+        /^auto: drain-and-stop, because the bootstrap flavour is unknown/,
+      );
+      assert.equal(pools[POOL2]?.outcome, 'refreshed', pools[POOL2]?.reason);
+      assert.equal(pools[POOL2]?.captureMode, 'live');
+      assert.match(pools[POOL2]?.plan?.capture?.reason ?? '', /^auto: live \(aks-engine, configured;/);
+      assert.equal(pools[POOL2]?.donorOutOfServiceSeconds, 0);
+      const scaleSet = pools[POOL2]?.plan?.scaleSet;
+      assert.ok(scaleSet);
+      assert.deepEqual(liveCaptureLeftovers(harness.sim.running, scaleSet), []);
+    } finally {
       await harness.stop();
     }
   });
