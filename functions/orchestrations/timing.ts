@@ -72,6 +72,12 @@ export const POOL_SIGNAL = {
 export const LIVE_POLL = {
   /** Until the freeze pod runs: includes pulling the prep image on the donor. */
   freezePod: { interval: 2, timeout: 10 * 60 },
+  /**
+   * From the freeze pod seen Running to the snapshot request: its script installs the guards and runs
+   * `sync` (seconds on a busy host) before `fsfreeze` meanwhile. No signal says it froze (the pod cannot
+   * write to the API); a copy taken before is crash-consistent, which the scrub's first mount repairs.
+   */
+  freezeSettleSeconds: 5,
   snapshot: { interval: 5, timeout: 60 * 60 },
   copyDisk: { interval: 5, timeout: 30 * 60 },
   dataDisk: { interval: 5, timeout: 30 * 60 },

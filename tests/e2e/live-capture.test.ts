@@ -73,7 +73,9 @@ function watchDonor(harness: Harness, donor: string): Watched {
 }
 
 async function liveHarness(): Promise<Harness> {
+  // A manual clock: simulated time moves only when the runner waits, so the freeze's length is exact.
   return startHarness({
+    clock: 'manual',
     settings: (cluster) => {
       cluster.capture = { ...cluster.capture, mode: 'live' };
     },
@@ -167,6 +169,7 @@ void describe('live capture on the simulator', { concurrency: false }, () => {
     const harness = await startHarness({
       settings: (cluster) => {
         cluster['pools'] = [{ name: POOL1 }, { name: POOL2, bootstrapFlavour: 'aks-engine' }];
+        cluster.capture = { ...cluster.capture, mode: 'auto' };
       },
     });
     try {

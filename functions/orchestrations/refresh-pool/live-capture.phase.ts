@@ -23,7 +23,7 @@ import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
 import { LIVE_POLL } from '../timing.js';
 import type { CancelWatch } from '../waits.js';
-import { pollUntil, watchCancel } from '../waits.js';
+import { pollUntil, sleepUnlessCancelled, watchCancel } from '../waits.js';
 import type { CaptureOutput } from './capture.phase.js';
 import { deleteCopyDisk } from './copy-disk.js';
 import type { RefreshRun } from './run.js';
@@ -220,6 +220,13 @@ function* captureLive(
     describe: ({ phase }) => `freeze pod ${input.freezePodName} is ${phase}`,
     advice: `check that node ${node} can pull capture.prepImage`,
   });
+  if (freezePhase === 'Running') {
+    // Running means the container started, not that its script reached fsfreeze (after `sync`): give
+    // it that time (LIVE_POLL.freezeSettleSeconds). Should the host be slower still, the snapshot is
+    // crash-consistent, which the scrub's first mount repairs (journal replay).
+    const settleAt = context.df.currentUtcDateTime.getTime() + LIVE_POLL.freezeSettleSeconds * 1000;
+    yield* sleepUnlessCancelled(context, 'freezing-filesystem', new Date(settleAt), cancel);
+  }
   made.snapshot = true;
   setStatus(run, 'snapshotting', freezePhase === 'Running' ? 'root filesystem frozen' : 'freeze missed');
   // A failed request leaves the freeze pod to the clean-up, which deletes it first.
