@@ -5,6 +5,8 @@
  * (`POST /api/clusters/{cluster}/pools/{pool}/cancel`: the run gives the node back, then fails).
  * Starts answer 202 with the durable status links.
  */
+import { randomUUID } from 'node:crypto';
+
 import type { HttpRequest, HttpResponse, InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 import { z } from 'zod';
@@ -161,6 +163,7 @@ export async function handleRefreshRequest(
           input: {
             cluster: cluster.value,
             trigger: 'http',
+            runSeed: randomUUID(),
             ...(dryRun === undefined ? {} : { dryRun }),
           } satisfies RefreshClusterInput,
           blockers: pools.value.map((p) => poolInstanceId(cluster.value, p)),
@@ -172,6 +175,7 @@ export async function handleRefreshRequest(
             cluster: cluster.value,
             pool,
             trigger: 'http',
+            runSeed: randomUUID(),
             ...(node === undefined ? {} : { node }),
             ...(dryRun === undefined ? {} : { dryRun }),
           } satisfies RefreshPoolInput,
