@@ -131,15 +131,19 @@ export interface RequestLog {
 
 /**
  * How long things take in the simulated world, in simulated seconds. `kamino-observed` comes from
- * kamino's published run log (DESIGN.md §6): drain ≈14 s with 5 s grace, prep pod ≈49 s, instance
- * stop ≈113 s, snapshot ≈65 s, image version ≈665 s, extension delete 13–67 s, scale-set update ≈3 s.
+ * kamino's published run log (DESIGN.md §6): drain ≈14 s with 5 s grace, prep pod ≈49 s from creation
+ * to power-off (2 s to start + 43 s pulling its image, which is where kamino's pod spent its time, +
+ * 4 s of script: kamino's `sleep 4`), instance stop ≈113 s, snapshot ≈65 s, image version ≈665 s,
+ * extension delete 13–67 s, scale-set update ≈3 s.
  */
 export interface LatencyProfile {
   readonly name: string;
-  /** Pod creation to Running. */
+  /** Pod bound to a node to its containers running (images already on the node). */
   readonly podStartSeconds: number;
-  /** Prep pod creation to the moment it powers its host off. */
-  readonly prepPodSeconds: number;
+  /** Pulling an image a node does not have yet (once per node: the node keeps it). */
+  readonly imagePullSeconds: number;
+  /** A prep script's run, from its container starting to the power-off it ends with. */
+  readonly prepScriptSeconds: number;
   /** powerOff (API or guest) until the instance reports `PowerState/stopped`. */
   readonly instanceStopSeconds: number;
   /** deallocate until `PowerState/deallocated`. */
@@ -168,7 +172,8 @@ export interface LatencyProfile {
 export const KAMINO_OBSERVED: LatencyProfile = {
   name: 'kamino-observed',
   podStartSeconds: 2,
-  prepPodSeconds: 49,
+  imagePullSeconds: 43,
+  prepScriptSeconds: 4,
   instanceStopSeconds: 113,
   instanceDeallocateSeconds: 120,
   instanceStartSeconds: 30,

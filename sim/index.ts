@@ -160,6 +160,9 @@ export async function startSimulator(options: StartSimulatorOptions): Promise<Ru
       // Poll again when the operation should be done in wall time (manual mode: soon, time moves by request).
       retryAfterSeconds: (remaining: number) =>
         world.clock.mode === 'manual' ? 1 : Math.min(30, Math.max(1, Math.ceil(remaining / timeFactor))),
+      throttle: world.throttle,
+      marketplaceImages: world.scenario.region.marketplaceImages,
+      resourceGroups: () => world.resourceGroups(),
     });
     const adminTokens = [...world.clusters.values()].map((handle) => handle.world.spec.tokens.admin);
     const adminHandler = createAdminHandler({ world, adminTokens });
@@ -194,6 +197,7 @@ export async function startSimulator(options: StartSimulatorOptions): Promise<Ru
         authenticator,
         authorizer: rbac,
         latency: world.latency,
+        kubernetesVersion: handle.world.spec.kubernetesVersion,
       });
       kubeHandlers.push(kubeHandler);
       handle.world.attachControllers(kubeHandler.controllers);

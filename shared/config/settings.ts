@@ -6,6 +6,7 @@
 
 import { z } from 'zod';
 
+import { BOOTSTRAP_FLAVOURS } from '../domain/bootstrap-flavour.js';
 import { galleryNameFor, galleryNameProblem } from '../domain/gallery-naming.js';
 import { DEFAULT_SELECTION_POLICY, type SelectionPolicy } from '../domain/selection-policy.js';
 import { DURATION_FORMAT, formatDuration, parseDuration } from './duration.js';
@@ -422,8 +423,17 @@ const Pool = strictObject(
     resourceGroup: named(RESOURCE_GROUP_RULE).optional(),
     enabled: Flag.default(true),
     selection: PoolSelection.optional(),
+    /**
+     * How the pool's nodes get kubelet credentials; decides what the prep script removes and whether the
+     * pool can be captured at all (shared/domain/bootstrap-flavour.ts). Absent: detected from the nodes.
+     */
+    bootstrapFlavour: z
+      .enum(BOOTSTRAP_FLAVOURS, {
+        error: `one of ${BOOTSTRAP_FLAVOURS.map((flavour) => `"${flavour}"`).join(', ')} (how the pool's nodes get kubelet credentials)`,
+      })
+      .optional(),
   },
-  'a pool: { "name", "scaleSet"?, "resourceGroup"?, "enabled"?, "selection"? }',
+  'a pool: { "name", "scaleSet"?, "resourceGroup"?, "enabled"?, "selection"?, "bootstrapFlavour"? }',
 );
 
 const POOLS_ACCEPTS = '"all" (every scale set in the resource group) or a non-empty list of pools';
@@ -454,6 +464,7 @@ const Cluster = strictObject(
           resourceGroup: pool.resourceGroup ?? cluster.resourceGroup,
           enabled: pool.enabled,
           ...(pool.selection === undefined ? {} : { selection: pool.selection }),
+          ...(pool.bootstrapFlavour === undefined ? {} : { bootstrapFlavour: pool.bootstrapFlavour }),
         })),
   gallery: {
     ...cluster.gallery,

@@ -1,9 +1,12 @@
 /**
  * The api-versions the simulated Microsoft.Compute accepts, per resource-provider surface: the
- * compute RP (scale sets, VMs, extensions), the disk RP (disks, snapshots) and the gallery RP
- * version independently, like in Azure. Each list includes what the installed @azure/arm-compute sends.
+ * compute RP (scale sets, VMs, extensions), the disk RP (disks, snapshots), the gallery RP and the
+ * resources RP (resource groups) version independently, like in Azure. Each list includes what the installed @azure/arm-compute sends.
  */
-export type ApiSurface = 'compute' | 'disk' | 'gallery';
+export type ApiSurface = 'compute' | 'disk' | 'gallery' | 'resources';
+
+/** The surfaces with long-running operations of their own (the resources RP's group read has none). */
+export type OperationSurface = Exclude<ApiSurface, 'resources'>;
 
 const SUPPORTED: Record<ApiSurface, readonly string[]> = {
   compute: [
@@ -63,6 +66,18 @@ const SUPPORTED: Record<ApiSurface, readonly string[]> = {
     '2024-03-03',
     '2025-03-03',
     '2025-12-03',
+  ],
+  // Microsoft.Resources (resource groups), which the product and tools such as az read.
+  resources: [
+    '2019-10-01',
+    '2020-06-01',
+    '2021-04-01',
+    '2022-09-01',
+    '2023-07-01',
+    '2024-03-01',
+    '2024-07-01',
+    '2024-11-01',
+    '2025-04-01',
   ],
 };
 

@@ -35,6 +35,7 @@ export function renderScaleSet(state: ComputeState, id: string): JsonObject | un
     name: resource.name,
     type: 'Microsoft.Compute/virtualMachineScaleSets',
     location: resource.location,
+    etag: resource.etag,
     tags: resource.tags,
     sku: resource.sku,
     ...(resource.zones ? { zones: resource.zones } : {}),

@@ -5,7 +5,7 @@
  * gallery `capsOperations`, the way the three resource providers name them.
  */
 import type { SimClock } from '../contracts.js';
-import type { ApiSurface } from './api-versions.js';
+import type { OperationSurface } from './api-versions.js';
 import {
   type ArmErrorBody,
   deterministicUuid,
@@ -17,7 +17,7 @@ export type OperationStatus = 'InProgress' | 'Succeeded' | 'Failed' | 'Canceled'
 
 export interface AsyncOperation {
   id: string;
-  surface: ApiSurface;
+  surface: OperationSurface;
   subscriptionId: string;
   location: string;
   status: OperationStatus;
@@ -33,14 +33,14 @@ export interface AsyncOperation {
 }
 
 /** The URL path segment each resource provider uses for its operation status resources. */
-export const OPERATION_SEGMENT: Record<ApiSurface, string> = {
+export const OPERATION_SEGMENT: Record<OperationSurface, string> = {
   compute: 'operations',
   disk: 'DiskOperations',
   gallery: 'capsOperations',
 };
 
 /** The RBAC action needed to read an operation status, per surface. */
-export const OPERATION_READ_ACTION: Record<ApiSurface, string> = {
+export const OPERATION_READ_ACTION: Record<OperationSurface, string> = {
   compute: 'Microsoft.Compute/locations/operations/read',
   disk: 'Microsoft.Compute/locations/diskOperations/read',
   gallery: 'Microsoft.Compute/locations/capsOperations/read',
@@ -54,7 +54,7 @@ export class AsyncOperations {
 
   /** Starts an operation expected to take `expectedSeconds` simulated seconds. */
   start(
-    surface: ApiSurface,
+    surface: OperationSurface,
     subscriptionId: string,
     location: string,
     expectedSeconds: number,

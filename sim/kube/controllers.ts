@@ -5,6 +5,7 @@
  */
 import type { KubeObject, KubeStore, LatencyProfile, Scheduler, SimClock } from '../contracts.js';
 import { KubeStoreError } from '../contracts.js';
+import { recordEvent } from './events.js';
 import type { Condition, Taint } from './objects.js';
 import {
   controllerOf,
@@ -40,6 +41,12 @@ export interface KubeControllers {
 }
 
 const DEFAULT_GRACE_SECONDS = 30;
+
+interface PodContainer {
+  name?: string;
+  image?: string;
+  imagePullPolicy?: string;
+}
 const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
 /** Tolerations the DaemonSet controller adds to every daemon pod. */
@@ -62,6 +69,10 @@ export function startKubeControllers(options: KubeControllerOptions): KubeContro
   const { store, clock, scheduler, latency } = options;
   const controllerDelay = options.controllerDelaySeconds ?? 1;
   const pending = new Map<string, () => void>();
+  /** Image pulls in progress, `<node>|<image>` → simulated ms they complete. */
+  const pulls = new Map<string, number>();
+  /** Last observed spec.unschedulable per node, for the kubelet's cordon events. */
+  const schedulability = new Map<string, boolean>();
   let nameSeed = 7;
   let ipCounter = 10;
 
@@ -101,12 +112,102 @@ export function startKubeControllers(options: KubeControllerOptions): KubeContro
 
   // --- kubelet: start and stop pods -------------------------------------------------------------
 
+  /**
+   * The images a pod needs that its node does not have. A node reports what it holds in
+   * `status.images`; a node that reports nothing (a bare test node) is taken to hold everything.
+   */
+  function missingImages(pod: KubeObject, node: KubeObject): string[] {
+    const held = statusOf(node).images;
+    if (!Array.isArray(held)) return [];
+    const names = new Set((held as { names?: string[] }[]).flatMap((image) => image.names ?? []));
+    const containers = [
+      ...(Array.isArray(specOf(pod).initContainers) ? (specOf(pod).initContainers as PodContainer[]) : []),
+      ...(Array.isArray(specOf(pod).containers) ? (specOf(pod).containers as PodContainer[]) : []),
+    ];
+    const wanted = containers
+      .filter((container) => container.imagePullPolicy !== 'Never')
+      .map((container) => container.image ?? '')
+      .filter((image) => image !== '');
+    return [...new Set(wanted)].filter((image) => !names.has(image));
+  }
+
+  /**
+   * The kubelet pulls what the node lacks before the containers start: the pod stays Pending
+   * (ContainerCreating) for `imagePullSeconds`, the node then keeps the image, so a second pod with it
+   * starts at once. A pull in progress on the node is shared.
+   */
+  function pullImages(pod: KubeObject, node: KubeObject, missing: string[]): void {
+    const nodeName = node.metadata.name;
+    const now = clock.nowMs();
+    let readyAt = now;
+    for (const image of missing) {
+      const key = `${nodeName}|${image}`;
+      let done = pulls.get(key);
+      if (done === undefined) {
+        done = now + latency.imagePullSeconds * 1000;
+        pulls.set(key, done);
+        recordEvent(store, clock, {
+          involved: { ...pod, apiVersion: 'v1', kind: 'Pod' },
+          reason: 'Pulling',
+          message: `Pulling image "${image}"`,
+          component: 'kubelet',
+          host: nodeName,
+        });
+        scheduler.after(latency.imagePullSeconds, `kube:pull:${key}`, () => {
+          pulls.delete(key);
+          safeMutate('nodes', undefined, nodeName, (target) => {
+            const images = Array.isArray(statusOf(target).images)
+              ? (statusOf(target).images as object[])
+              : [];
+            target.status = {
+              ...statusOf(target),
+              images: [...images, { names: [image], sizeBytes: 52_428_800 }],
+            };
+          });
+        });
+      }
+      readyAt = Math.max(readyAt, done);
+    }
+    safeMutate('pods', pod.metadata.namespace, pod.metadata.name, (target) => {
+      const containers = Array.isArray(specOf(target).containers)
+        ? (specOf(target).containers as PodContainer[])
+        : [];
+      target.status = {
+        ...statusOf(target),
+        phase: 'Pending',
+        startTime: statusOf(target).startTime ?? timestamp(now),
+        containerStatuses: containers.map((container) => ({
+          name: container.name ?? 'main',
+          image: container.image ?? '',
+          imageID: '',
+          ready: false,
+          started: false,
+          restartCount: 0,
+          state: { waiting: { reason: 'ContainerCreating' } },
+        })),
+      };
+    });
+    const {
+      namespace = '',
+      name,
+      uid,
+    } = { namespace: pod.metadata.namespace, name: pod.metadata.name, uid: pod.metadata.uid };
+    scheduler.after((readyAt - now) / 1000, `kube:start-after-pull:${namespace}/${name}`, () =>
+      startPod(namespace, name, uid),
+    );
+  }
+
   function startPod(namespace: string, name: string, uid: string | undefined): void {
     const pod = store.get('pods', namespace, name);
     if (!pod || pod.metadata.uid !== uid || isTerminating(pod) || podPhase(pod) !== 'Pending') return;
     const nodeName = nodeNameOf(pod);
     const node = nodeName === undefined ? undefined : store.get('nodes', undefined, nodeName);
     if (!node || !isNodeReady(node)) return; // retried when the node turns Ready
+    const missing = missingImages(pod, node);
+    if (missing.length > 0) {
+      pullImages(pod, node, missing);
+      return;
+    }
     const now = timestamp(clock.nowMs());
     const hostIP = nodeAddress(node);
     ipCounter += 1;
@@ -194,6 +295,23 @@ export function startKubeControllers(options: KubeControllerOptions): KubeContro
       target.metadata.deletionTimestamp = timestamp(clock.nowMs() + grace * 1000);
       target.metadata.deletionGracePeriodSeconds = grace;
     });
+    const host = nodeNameOf(pod);
+    const node = host === undefined ? undefined : store.get('nodes', undefined, host);
+    if (node && isNodeReady(node) && !isTerminating(pod)) {
+      const containers = Array.isArray(specOf(pod).containers)
+        ? (specOf(pod).containers as { name?: string }[])
+        : [];
+      for (const container of containers) {
+        recordEvent(store, clock, {
+          involved: { ...updated, apiVersion: 'v1', kind: 'Pod' },
+          fieldPath: `spec.containers{${container.name ?? ''}}`,
+          reason: 'Killing',
+          message: `Stopping container ${container.name ?? ''}`,
+          component: 'kubelet',
+          host: host ?? '',
+        });
+      }
+    }
     enqueue(`terminate:${namespace}/${name}:${pod.metadata.uid}:${grace}`, grace, () =>
       finishTermination(namespace, name, pod.metadata.uid),
     );
@@ -402,7 +520,24 @@ export function startKubeControllers(options: KubeControllerOptions): KubeContro
     return (conditions as Condition[]).find((condition) => condition.type === 'Ready')?.status;
   }
 
+  /** The kubelet reports a cordon or an uncordon it observes as a node event (only while it runs). */
+  function recordSchedulability(node: KubeObject): void {
+    const unschedulable = isUnschedulable(node);
+    const before = schedulability.get(node.metadata.name);
+    schedulability.set(node.metadata.name, unschedulable);
+    if (before === undefined || before === unschedulable || !isNodeReady(node)) return;
+    const reason = unschedulable ? 'NodeNotSchedulable' : 'NodeSchedulable';
+    recordEvent(store, clock, {
+      involved: { ...node, apiVersion: 'v1', kind: 'Node' },
+      reason,
+      message: `Node ${node.metadata.name} status is now: ${reason}`,
+      component: 'kubelet',
+      host: node.metadata.name,
+    });
+  }
+
   function syncNodeTaints(node: KubeObject): void {
+    recordSchedulability(node);
     const existing = taintsOf(node);
     const others = existing.filter((taint) => !CONTROLLED_TAINT_KEYS.has(taint.key));
     const next = [...others, ...desiredControlledTaints(node, existing)];

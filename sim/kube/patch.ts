@@ -70,7 +70,42 @@ export function applyStrategicMergePatch(target: unknown, patch: unknown): unkno
   return mergeObject(isObject(target) ? target : {}, patch, '');
 }
 
+/**
+ * The directives a strategic merge patch may carry, checked like apimachinery's strategicpatch: a
+ * `$patch` other than replace/merge/delete, or keys outside `$retainKeys`, are refused 422; a
+ * directive of the wrong shape (`$retainKeys`, `$setElementOrder/…`, `$deleteFromPrimitiveList/…` not
+ * a list) is a malformed patch, 400.
+ */
+function checkDirectives(patch: JsonObject, path: string): void {
+  const directive = patch.$patch;
+  if (
+    directive !== undefined &&
+    !(typeof directive === 'string' && ['replace', 'merge', 'delete'].includes(directive))
+  ) {
+    throw rejected(
+      `unknown patch type: ${JSON.stringify(directive)} in map: ${JSON.stringify(patch)}${path === '' ? '' : ` at ${path}`}`,
+    );
+  }
+  const retain = patch.$retainKeys;
+  if (retain !== undefined) {
+    if (!Array.isArray(retain) || retain.some((key) => typeof key !== 'string')) {
+      throw badPatch('invalid patch format of retainKeys');
+    }
+    const outside = Object.keys(patch).filter((key) => !key.startsWith('$') && !retain.includes(key));
+    if (outside.length > 0) throw rejected("patch content doesn't match retainKeys list");
+  }
+  for (const [key, value] of Object.entries(patch)) {
+    if (key.startsWith('$setElementOrder/') && !Array.isArray(value)) {
+      throw badPatch('invalid patch format of setElementOrder list');
+    }
+    if (key.startsWith('$deleteFromPrimitiveList/') && !Array.isArray(value)) {
+      throw badPatch('invalid patch format of primitive list');
+    }
+  }
+}
+
 function mergeObject(target: JsonObject, patch: JsonObject, path: string): JsonObject {
+  checkDirectives(patch, path);
   if (patch.$patch === 'replace') {
     const replaced = structuredClone(patch);
     delete replaced.$patch;

@@ -158,23 +158,125 @@ export function forbiddenMessage(user: KubeUser, attributes: ResourceAttributes)
   return `${subject}: User "${user.name}" cannot ${attributes.verb} resource "${resource}" in API group "${attributes.apiGroup}" ${scope}`;
 }
 
-/** RBAC over already-parsed documents; non-RBAC documents are ignored. */
-export function createRbacAuthorizerFromDocuments(documents: readonly unknown[]): RbacAuthorizer {
+/**
+ * The default policy every API server bootstraps (kube-apiserver's bootstrappolicy): any authenticated
+ * user may ask what it may do (self subject access/rules reviews, `kubectl auth can-i`, `whoami`) and
+ * read the discovery and health endpoints.
+ */
+export const BOOTSTRAP_POLICY: readonly unknown[] = [
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: 'system:basic-user' },
+    rules: [
+      {
+        apiGroups: ['authorization.k8s.io'],
+        resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'],
+        verbs: ['create'],
+      },
+      { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
+    ],
+  },
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: 'system:discovery' },
+    rules: [
+      {
+        nonResourceURLs: [
+          '/api',
+          '/api/*',
+          '/apis',
+          '/apis/*',
+          '/healthz',
+          '/livez',
+          '/openapi',
+          '/openapi/*',
+          '/readyz',
+          '/version',
+          '/version/',
+        ],
+        verbs: ['get'],
+      },
+    ],
+  },
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: 'system:public-info-viewer' },
+    rules: [{ nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'], verbs: ['get'] }],
+  },
+  ...['system:basic-user', 'system:discovery', 'system:public-info-viewer'].map((name) => ({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+    subjects: [
+      { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:authenticated' },
+      ...(name === 'system:public-info-viewer'
+        ? [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:unauthenticated' }]
+        : []),
+    ],
+  })),
+];
+
+/** What `SelfSubjectRulesReview` reports: the rules that apply to a user in a namespace. */
+export interface SubjectRules {
+  resourceRules: { verbs: string[]; apiGroups: string[]; resources: string[]; resourceNames?: string[] }[];
+  nonResourceRules: { verbs: string[]; nonResourceURLs: string[] }[];
+}
+
+/** Authorization with explanations, non-resource URLs and rule listing, for the review endpoints. */
+export interface ReviewingAuthorizer extends KubeAuthorizer {
+  /** Like `authorize`, but not counted as a use, and an allowed decision names the binding. */
+  check(user: KubeUser, attributes: ResourceAttributes): { allowed: boolean; reason: string };
+  checkNonResource(user: KubeUser, path: string, verb: string): { allowed: boolean; reason: string };
+  rules(user: KubeUser, namespace: string): SubjectRules;
+}
+
+export function isReviewingAuthorizer(authorizer: KubeAuthorizer): authorizer is ReviewingAuthorizer {
+  return 'check' in authorizer && 'rules' in authorizer;
+}
+
+function nonResourceMatches(rule: PolicyRule, path: string, verb: string): boolean {
+  if (!rule.verbs.includes('*') && !rule.verbs.includes(verb)) return false;
+  return (rule.nonResourceURLs ?? []).some((url) =>
+    url === '*' ? true : url.endsWith('*') ? path.startsWith(url.slice(0, -1)) : url === path,
+  );
+}
+
+/** RBAC over already-parsed documents (plus the bootstrap policy); non-RBAC documents are ignored. */
+export function createRbacAuthorizerFromDocuments(
+  documents: readonly unknown[],
+): RbacAuthorizer & ReviewingAuthorizer {
   const roles = new Map<string, RoleDocument>();
   const bindings: BindingDocument[] = [];
-  for (const document of documents) {
+  /** Roles that came from the manifests (the bootstrap policy is not reported by `ruleUsage`). */
+  const manifestRoles = new Set<string>();
+  const load = (document: unknown, fromManifest: boolean): void => {
     const kind = (document as { kind?: unknown } | null)?.kind;
     if (kind === 'ClusterRole' || kind === 'Role') {
       const role = RoleDocument.parse(document);
-      roles.set(roleKey(role.kind, role.metadata.name, role.metadata.namespace), role);
+      const key = roleKey(role.kind, role.metadata.name, role.metadata.namespace);
+      if (!fromManifest && roles.has(key)) return;
+      roles.set(key, role);
+      if (fromManifest) manifestRoles.add(key);
     } else if (kind === 'ClusterRoleBinding' || kind === 'RoleBinding') {
       bindings.push(BindingDocument.parse(document));
     }
-  }
+  };
+  for (const document of documents) load(document, true);
+  for (const document of BOOTSTRAP_POLICY) load(document, false);
   const uses = new Map<string, number>();
 
-  function rulesFor(user: KubeUser, namespace: string | undefined): { key: string; rules: PolicyRule[] }[] {
-    const found: { key: string; rules: PolicyRule[] }[] = [];
+  interface BoundRules {
+    key: string;
+    rules: PolicyRule[];
+    binding: BindingDocument;
+  }
+
+  function rulesFor(user: KubeUser, namespace: string | undefined): BoundRules[] {
+    const found: BoundRules[] = [];
     for (const binding of bindings) {
       const bindingNamespace = binding.kind === 'RoleBinding' ? binding.metadata.namespace : undefined;
       // A RoleBinding grants only inside its own namespace, even when it refers to a ClusterRole.
@@ -183,28 +285,102 @@ export function createRbacAuthorizerFromDocuments(documents: readonly unknown[])
         continue;
       const key = roleKey(binding.roleRef.kind, binding.roleRef.name, bindingNamespace);
       const role = roles.get(key);
-      if (role) found.push({ key, rules: role.rules ?? [] });
+      if (role) found.push({ key, rules: role.rules ?? [], binding });
     }
     return found;
+  }
+
+  /** RBAC's reason for an allowed request, e.g. `RBAC: allowed by ClusterRoleBinding "x" of ClusterRole "y" to ServiceAccount "ns/sa"`. */
+  function allowedBy(bound: BoundRules, user: KubeUser): string {
+    const { binding } = bound;
+    const subject = (binding.subjects ?? []).find((candidate) =>
+      subjectMatches(
+        candidate,
+        user,
+        binding.kind === 'RoleBinding' ? binding.metadata.namespace : undefined,
+      ),
+    );
+    const who =
+      subject?.kind === 'ServiceAccount'
+        ? `ServiceAccount "${subject.namespace ?? binding.metadata.namespace ?? ''}/${subject.name}"`
+        : `${subject?.kind ?? 'User'} "${subject?.name ?? user.name}"`;
+    const where =
+      binding.kind === 'RoleBinding'
+        ? `RoleBinding "${binding.metadata.name}/${binding.metadata.namespace ?? ''}"`
+        : `ClusterRoleBinding "${binding.metadata.name}"`;
+    return `RBAC: allowed by ${where} of ${binding.roleRef.kind} "${binding.roleRef.name}" to ${who}`;
+  }
+
+  function find(
+    user: KubeUser,
+    attributes: ResourceAttributes,
+  ): { bound: BoundRules; index: number } | undefined {
+    for (const bound of rulesFor(user, attributes.namespace)) {
+      const index = bound.rules.findIndex((rule) => ruleMatches(rule, attributes));
+      if (index >= 0) return { bound, index };
+    }
+    return undefined;
   }
 
   return {
     authorize(user, attributes) {
       if (user.groups.includes('system:masters')) return { allowed: true };
-      for (const { key, rules } of rulesFor(user, attributes.namespace)) {
-        const index = rules.findIndex((rule) => ruleMatches(rule, attributes));
-        if (index >= 0) {
-          const id = `${key}#${index}`;
-          uses.set(id, (uses.get(id) ?? 0) + 1);
-          return { allowed: true };
-        }
+      const found = find(user, attributes);
+      if (found) {
+        const id = `${found.bound.key}#${found.index}`;
+        uses.set(id, (uses.get(id) ?? 0) + 1);
+        return { allowed: true };
       }
       return { allowed: false, reason: forbiddenMessage(user, attributes) };
+    },
+
+    check(user, attributes) {
+      if (user.groups.includes('system:masters')) return { allowed: true, reason: '' };
+      const found = find(user, attributes);
+      return found ? { allowed: true, reason: allowedBy(found.bound, user) } : { allowed: false, reason: '' };
+    },
+
+    checkNonResource(user, path, verb) {
+      if (user.groups.includes('system:masters')) return { allowed: true, reason: '' };
+      for (const bound of rulesFor(user, undefined)) {
+        if (bound.rules.some((rule) => nonResourceMatches(rule, path, verb))) {
+          return { allowed: true, reason: allowedBy(bound, user) };
+        }
+      }
+      return { allowed: false, reason: '' };
+    },
+
+    rules(user, namespace) {
+      if (user.groups.includes('system:masters')) return ALLOW_ALL_RULES;
+      const clusterWide = rulesFor(user, undefined);
+      const namespaced = rulesFor(user, namespace).filter((bound) => bound.binding.kind === 'RoleBinding');
+      const resourceRules: SubjectRules['resourceRules'] = [];
+      const nonResourceRules: SubjectRules['nonResourceRules'] = [];
+      for (const bound of [...clusterWide, ...namespaced]) {
+        for (const rule of bound.rules) {
+          if (rule.nonResourceURLs && rule.nonResourceURLs.length > 0) {
+            if (bound.binding.kind === 'ClusterRoleBinding') {
+              nonResourceRules.push({ verbs: [...rule.verbs], nonResourceURLs: [...rule.nonResourceURLs] });
+            }
+            continue;
+          }
+          resourceRules.push({
+            verbs: [...rule.verbs],
+            apiGroups: [...(rule.apiGroups ?? [])],
+            resources: [...(rule.resources ?? [])],
+            ...(rule.resourceNames && rule.resourceNames.length > 0
+              ? { resourceNames: [...rule.resourceNames] }
+              : {}),
+          });
+        }
+      }
+      return { resourceRules, nonResourceRules };
     },
 
     ruleUsage() {
       const usage: RuleUsage[] = [];
       for (const [key, role] of roles) {
+        if (!manifestRoles.has(key)) continue;
         (role.rules ?? []).forEach((rule, index) => {
           usage.push({ role: key, index, rule, uses: uses.get(`${key}#${index}`) ?? 0 });
         });
@@ -214,8 +390,14 @@ export function createRbacAuthorizerFromDocuments(documents: readonly unknown[])
   };
 }
 
+/** What cluster-admin (system:masters) sees in a rules review. */
+const ALLOW_ALL_RULES: SubjectRules = {
+  resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
+  nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
+};
+
 /** Loads every YAML document of the given files (e.g. the manifests in infra/kubernetes/). */
-export function createRbacAuthorizer(files: readonly string[]): RbacAuthorizer {
+export function createRbacAuthorizer(files: readonly string[]): RbacAuthorizer & ReviewingAuthorizer {
   const documents: unknown[] = [];
   for (const file of files) {
     let text: string;
@@ -235,5 +417,10 @@ export function createRbacAuthorizer(files: readonly string[]): RbacAuthorizer {
   return createRbacAuthorizerFromDocuments(documents);
 }
 
-/** Allows everything; for worlds that do not test permissions. */
-export const ALLOW_ALL: KubeAuthorizer = { authorize: () => ({ allowed: true }) };
+/** Allows everything (cluster-admin for everyone); for worlds that do not test permissions. */
+export const ALLOW_ALL: ReviewingAuthorizer = {
+  authorize: () => ({ allowed: true }),
+  check: () => ({ allowed: true, reason: '' }),
+  checkNonResource: () => ({ allowed: true, reason: '' }),
+  rules: () => ALLOW_ALL_RULES,
+};

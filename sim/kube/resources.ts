@@ -182,24 +182,59 @@ export function resourceInfo(resource: KubeResource): ResourceInfo {
   return info;
 }
 
+export type ReviewKind = 'SelfSubjectAccessReview' | 'SelfSubjectRulesReview' | 'SelfSubjectReview';
+
+/** The review resources, by group: what discovery lists and what the router accepts (POST only). */
+export const REVIEW_RESOURCES: readonly {
+  group: string;
+  version: string;
+  resource: string;
+  kind: ReviewKind;
+}[] = [
+  {
+    group: 'authorization.k8s.io',
+    version: 'v1',
+    resource: 'selfsubjectaccessreviews',
+    kind: 'SelfSubjectAccessReview',
+  },
+  {
+    group: 'authorization.k8s.io',
+    version: 'v1',
+    resource: 'selfsubjectrulesreviews',
+    kind: 'SelfSubjectRulesReview',
+  },
+  {
+    group: 'authentication.k8s.io',
+    version: 'v1',
+    resource: 'selfsubjectreviews',
+    kind: 'SelfSubjectReview',
+  },
+];
+
 /** Group versions served under `/apis`, besides the legacy core group under `/api/v1`. */
 export const API_GROUPS: readonly { group: string; version: string }[] = [
   { group: 'apps', version: 'v1' },
   { group: 'policy', version: 'v1' },
   { group: 'coordination.k8s.io', version: 'v1' },
+  { group: 'authorization.k8s.io', version: 'v1' },
+  { group: 'authentication.k8s.io', version: 'v1' },
 ];
 
-export const SERVER_VERSION = {
-  major: '1',
-  minor: '32',
-  gitVersion: 'v1.32.4',
-  gitCommit: '59526cd4867447956156ae3a602fcbac10a2c335',
-  gitTreeState: 'clean',
-  buildDate: '2025-04-22T16:02:27Z',
-  goVersion: 'go1.23.6',
-  compiler: 'gc',
-  platform: 'linux/amd64',
-};
+/** `/version` of an API server running `gitVersion` (e.g. `v1.30.6`, the scenario's cluster version). */
+export function serverVersion(gitVersion = 'v1.32.4'): Record<string, string> {
+  const match = /^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(gitVersion);
+  return {
+    major: match?.[1] ?? '1',
+    minor: match?.[2] ?? '32',
+    gitVersion: gitVersion.startsWith('v') ? gitVersion : `v${gitVersion}`,
+    gitCommit: '59526cd4867447956156ae3a602fcbac10a2c335',
+    gitTreeState: 'clean',
+    buildDate: '2025-04-22T16:02:27Z',
+    goVersion: 'go1.23.6',
+    compiler: 'gc',
+    platform: 'linux/amd64',
+  };
+}
 
 export function apiResourceList(group: string, version: string): object {
   const resources: object[] = [];
@@ -224,6 +259,17 @@ export function apiResourceList(group: string, version: string): object {
         verbs: subInfo.verbs,
       });
     }
+  }
+  for (const review of REVIEW_RESOURCES.filter(
+    (candidate) => candidate.group === group && candidate.version === version,
+  )) {
+    resources.push({
+      name: review.resource,
+      singularName: '',
+      namespaced: false,
+      kind: review.kind,
+      verbs: ['create'],
+    });
   }
   return {
     kind: 'APIResourceList',

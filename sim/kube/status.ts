@@ -13,6 +13,7 @@ export type StatusReason =
   | 'AlreadyExists'
   | 'Conflict'
   | 'Expired'
+  | 'NotAcceptable'
   | 'UnsupportedMediaType'
   | 'Invalid'
   | 'TooManyRequests'
@@ -54,6 +55,7 @@ const CODES: Record<StatusReason, number> = {
   AlreadyExists: 409,
   Conflict: 409,
   Expired: 410,
+  NotAcceptable: 406,
   UnsupportedMediaType: 415,
   Invalid: 422,
   TooManyRequests: 429,

@@ -1,6 +1,7 @@
 /**
  * Server-side `meta.k8s.io/v1` Table rendering, what `kubectl get` asks for, with the columns the real
- * API server prints for nodes and pods (STATUS `Ready,SchedulingDisabled`, READY `1/1`, AGE …).
+ * API server prints for nodes, pods, PodDisruptionBudgets, Deployments, ReplicaSets and DaemonSets
+ * (STATUS `Ready,SchedulingDisabled` / `NotReady`, READY `1/1`, DESIRED/CURRENT…, AGE).
  */
 import type { KubeObject } from '../contracts.js';
 import {
@@ -68,9 +69,13 @@ function age(object: KubeObject, nowMs: number): string {
   return Number.isNaN(created) ? '<unknown>' : humanDuration(nowMs - created);
 }
 
+/**
+ * kubectl's node STATUS: `Ready` when the Ready condition is True, `NotReady` for False and Unknown
+ * alike (a node whose kubelet stopped posting), `Unknown` only without a Ready condition.
+ */
 function nodeStatus(node: KubeObject): string {
   const ready = conditionStatus(node, 'Ready');
-  const parts = [ready === 'True' ? 'Ready' : ready === 'False' ? 'NotReady' : 'Unknown'];
+  const parts = [ready === 'True' ? 'Ready' : ready === undefined ? 'Unknown' : 'NotReady'];
   if (isUnschedulable(node)) parts.push('SchedulingDisabled');
   return parts.join(',');
 }
@@ -233,6 +238,209 @@ const PDB_TABLE: TableShape = {
   ],
 };
 
+const CREATED_COLUMN = column(
+  'Age',
+  'CreationTimestamp is a timestamp representing the server time when this object was created.',
+);
+
+function count(value: unknown): number {
+  return typeof value === 'number' ? value : 0;
+}
+
+interface TemplateContainer {
+  name?: string;
+  image?: string;
+}
+
+function templateContainers(object: KubeObject): TemplateContainer[] {
+  const template = specOf(object).template as { spec?: { containers?: unknown } } | undefined;
+  const containers = template?.spec?.containers;
+  return Array.isArray(containers) ? (containers as TemplateContainer[]) : [];
+}
+
+function selectorText(object: KubeObject): string {
+  const selector = specOf(object).selector as
+    | {
+        matchLabels?: Record<string, string>;
+        matchExpressions?: { key: string; operator: string; values?: string[] }[];
+      }
+    | undefined;
+  const parts = Object.entries(selector?.matchLabels ?? {}).map(([key, value]) => `${key}=${value}`);
+  for (const expression of selector?.matchExpressions ?? []) {
+    const values = (expression.values ?? []).join(',');
+    parts.push(
+      expression.operator === 'Exists'
+        ? expression.key
+        : expression.operator === 'DoesNotExist'
+          ? `!${expression.key}`
+          : `${expression.key} ${expression.operator.toLowerCase()} (${values})`,
+    );
+  }
+  return parts.length === 0 ? '<none>' : parts.join(',');
+}
+
+/** CONTAINERS, IMAGES, SELECTOR: the wide columns the apps printers share. */
+const WORKLOAD_WIDE_COLUMNS = [
+  column('Containers', 'Names of each container in the template.', 1),
+  column('Images', 'Images referenced by each container in the template.', 1),
+  column(
+    'Selector',
+    'Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.',
+    1,
+  ),
+];
+
+function workloadWideCells(object: KubeObject): unknown[] {
+  const containers = templateContainers(object);
+  return [
+    containers.map((container) => container.name ?? '').join(','),
+    containers.map((container) => container.image ?? '').join(','),
+    selectorText(object),
+  ];
+}
+
+const DEPLOYMENT_TABLE: TableShape = {
+  columns: [
+    column('Name', 'Name must be unique within a namespace.', 0, 'string', 'name'),
+    column('Ready', 'Number of the pod with ready state'),
+    column(
+      'Up-to-date',
+      'Total number of non-terminated pods targeted by this deployment that have the desired template spec.',
+      0,
+      'integer',
+    ),
+    column(
+      'Available',
+      'Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.',
+      0,
+      'integer',
+    ),
+    CREATED_COLUMN,
+    ...WORKLOAD_WIDE_COLUMNS,
+  ],
+  cells: (deployment, nowMs) => [
+    deployment.metadata.name,
+    `${count(statusOf(deployment).readyReplicas)}/${typeof specOf(deployment).replicas === 'number' ? String(specOf(deployment).replicas) : '1'}`,
+    count(statusOf(deployment).updatedReplicas),
+    count(statusOf(deployment).availableReplicas),
+    age(deployment, nowMs),
+    ...workloadWideCells(deployment),
+  ],
+};
+
+const REPLICA_SET_TABLE: TableShape = {
+  columns: [
+    column('Name', 'Name must be unique within a namespace.', 0, 'string', 'name'),
+    column('Desired', 'Replicas is the number of desired replicas.', 0, 'integer'),
+    column('Current', 'Replicas is the most recently observed number of replicas.', 0, 'integer'),
+    column('Ready', 'The number of ready replicas for this replica set.', 0, 'integer'),
+    CREATED_COLUMN,
+    ...WORKLOAD_WIDE_COLUMNS,
+  ],
+  cells: (replicaSet, nowMs) => [
+    replicaSet.metadata.name,
+    typeof specOf(replicaSet).replicas === 'number' ? specOf(replicaSet).replicas : 1,
+    count(statusOf(replicaSet).replicas),
+    count(statusOf(replicaSet).readyReplicas),
+    age(replicaSet, nowMs),
+    ...workloadWideCells(replicaSet),
+  ],
+};
+
+function nodeSelectorText(daemonSet: KubeObject): string {
+  const template = specOf(daemonSet).template as
+    { spec?: { nodeSelector?: Record<string, string> } } | undefined;
+  const entries = Object.entries(template?.spec?.nodeSelector ?? {});
+  return entries.length === 0 ? '<none>' : entries.map(([key, value]) => `${key}=${value}`).join(',');
+}
+
+const DAEMON_SET_TABLE: TableShape = {
+  columns: [
+    column('Name', 'Name must be unique within a namespace.', 0, 'string', 'name'),
+    column('Desired', 'The total number of nodes that should be running the daemon pod.', 0, 'integer'),
+    column(
+      'Current',
+      'The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod.',
+      0,
+      'integer',
+    ),
+    column(
+      'Ready',
+      'numberReady is the number of nodes that should be running the daemon pod and have one or more of the daemon pod running with a Ready Condition.',
+      0,
+      'integer',
+    ),
+    column('Up-to-date', 'The total number of nodes that are running updated daemon pod', 0, 'integer'),
+    column(
+      'Available',
+      'The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)',
+      0,
+      'integer',
+    ),
+    column(
+      'Node Selector',
+      "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node.",
+    ),
+    CREATED_COLUMN,
+    ...WORKLOAD_WIDE_COLUMNS,
+  ],
+  cells: (daemonSet, nowMs) => [
+    daemonSet.metadata.name,
+    count(statusOf(daemonSet).desiredNumberScheduled),
+    count(statusOf(daemonSet).currentNumberScheduled),
+    count(statusOf(daemonSet).numberReady),
+    count(statusOf(daemonSet).updatedNumberScheduled),
+    count(statusOf(daemonSet).numberAvailable),
+    nodeSelectorText(daemonSet),
+    age(daemonSet, nowMs),
+    ...workloadWideCells(daemonSet),
+  ],
+};
+
+function sinceText(value: unknown, nowMs: number): string {
+  const at = typeof value === 'string' ? Date.parse(value) : Number.NaN;
+  return Number.isNaN(at) ? '<unknown>' : humanDuration(nowMs - at);
+}
+
+/** The event printer's columns (LAST SEEN, TYPE, REASON, OBJECT, MESSAGE; the rest with -o wide). */
+const EVENT_TABLE: TableShape = {
+  columns: [
+    column('Last Seen', 'The time at which the most recent occurrence of this event was recorded.'),
+    column('Type', 'Type of this event (Normal, Warning), new types could be added in the future.'),
+    column(
+      'Reason',
+      'This should be a short, machine understandable string that gives the reason for this event being generated.',
+    ),
+    column('Object', 'The object that this event is about.'),
+    column('Subobject', 'The subobject that this event is about.', 1),
+    column(
+      'Source',
+      'The component reporting this event. Should be a short machine understandable string.',
+      1,
+    ),
+    column('Message', 'A human-readable description of the status of this operation.'),
+    column('First Seen', 'The time at which the event was first recorded.', 1),
+    column('Count', 'The number of times this event has occurred.', 1),
+    column('Name', 'Name must be unique within a namespace.', 1, 'string', 'name'),
+  ],
+  cells: (event, nowMs) => {
+    const involved = (event.involvedObject ?? {}) as { kind?: string; name?: string; fieldPath?: string };
+    const source = (event.source ?? {}) as { component?: string; host?: string };
+    return [
+      sinceText(event.lastTimestamp, nowMs),
+      typeof event.type === 'string' ? event.type : '',
+      typeof event.reason === 'string' ? event.reason : '',
+      `${(involved.kind ?? '').toLowerCase()}/${involved.name ?? ''}`,
+      involved.fieldPath ?? '',
+      [source.component, source.host].filter((part) => part !== undefined && part !== '').join(', '),
+      typeof event.message === 'string' ? event.message : '',
+      sinceText(event.firstTimestamp, nowMs),
+      typeof event.count === 'number' ? event.count : 1,
+      event.metadata.name,
+    ];
+  },
+};
+
 const DEFAULT_TABLE: TableShape = {
   columns: [
     column('Name', 'Name must be unique within a namespace.', 0, 'string', 'name'),
@@ -248,6 +456,10 @@ const TABLES: Readonly<Record<string, TableShape>> = {
   nodes: NODE_TABLE,
   pods: POD_TABLE,
   poddisruptionbudgets: PDB_TABLE,
+  deployments: DEPLOYMENT_TABLE,
+  replicasets: REPLICA_SET_TABLE,
+  daemonsets: DAEMON_SET_TABLE,
+  events: EVENT_TABLE,
 };
 
 function rowObject(object: KubeObject, include: IncludeObject): unknown {
@@ -262,13 +474,15 @@ export function renderTable(
   listMeta: Record<string, unknown>,
   nowMs: number,
   include: IncludeObject,
+  withColumns = true,
 ): object {
   const shape = TABLES[resource] ?? DEFAULT_TABLE;
   return {
     kind: 'Table',
     apiVersion: 'meta.k8s.io/v1',
     metadata: listMeta,
-    columnDefinitions: shape.columns,
+    // A watch sends the column definitions with its first event only, like the API server.
+    columnDefinitions: withColumns ? shape.columns : [],
     rows: objects.map((object) => {
       const row = rowObject(object, include);
       return { cells: shape.cells(object, nowMs), ...(row === undefined ? {} : { object: row }) };

@@ -13,6 +13,40 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+const NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const NAME_PART_MESSAGE =
+  "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+
+/** apimachinery's IsQualifiedName, worded as the API server words it (label and annotation keys). */
+export function qualifiedNameProblem(key: string): string | undefined {
+  const parts = key.split('/');
+  let name = key;
+  if (parts.length === 2) {
+    const [prefix = '', rest = ''] = parts;
+    if (prefix === '') return 'prefix part must be non-empty';
+    if (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix)) {
+      return "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+    }
+    name = rest;
+  } else if (parts.length > 2) {
+    return "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
+  }
+  if (name === '') return 'name part must be non-empty';
+  if (name.length > 63) return 'name part must be no more than 63 characters';
+  if (!NAME_PART.test(name)) return NAME_PART_MESSAGE;
+  return undefined;
+}
+
+/** apimachinery's IsValidLabelValue. */
+export function labelValueProblem(value: string): string | undefined {
+  if (value === '') return undefined;
+  if (value.length > 63) return 'must be no more than 63 characters';
+  if (!NAME_PART.test(value)) {
+    return "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+  }
+  return undefined;
+}
+
 export function validateMetadata(kind: string, group: string, object: KubeObject): void {
   const name = object.metadata.name;
   if (!DNS_SUBDOMAIN.test(name) || name.length > 253) {
@@ -35,6 +69,29 @@ export function validateMetadata(kind: string, group: string, object: KubeObject
         `metadata.${field}`,
         `Invalid value: ${JSON.stringify(map)}: must be a map of strings`,
       );
+    }
+    for (const [key, value] of Object.entries(map)) {
+      const keyProblem = qualifiedNameProblem(key);
+      if (keyProblem)
+        throw invalid(
+          kind,
+          group,
+          name,
+          `metadata.${field}`,
+          `Invalid value: ${JSON.stringify(key)}: ${keyProblem}`,
+        );
+      if (field === 'labels') {
+        const valueProblem = labelValueProblem(String(value));
+        if (valueProblem) {
+          throw invalid(
+            kind,
+            group,
+            name,
+            `metadata.labels`,
+            `Invalid value: ${JSON.stringify(value)}: ${valueProblem}`,
+          );
+        }
+      }
     }
   }
   if (kind === 'Node') {

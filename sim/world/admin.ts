@@ -82,6 +82,8 @@ export function createAdminHandler(options: AdminHandlerOptions): AdminHandler {
     switch (`${method} ${path}`) {
       case 'GET /state':
         return { status: 200, body: world.dump() };
+      case 'GET /identity':
+        return { status: 200, body: world.identity() };
       case 'GET /time':
         return { status: 200, body: timeBody() };
       case 'POST /time/advance': {

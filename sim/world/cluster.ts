@@ -20,18 +20,24 @@ import {
 } from '../kube/objects.js';
 import { createInMemoryKubeStore } from '../kube/store.js';
 import type { WorldClock } from './clock.js';
+import { DeploymentController } from './deployment-controller.js';
+import { NodeIdentities } from './node-identity.js';
 import {
   bootIdOf,
   buildNode,
   healthyConditions,
+  imageList,
   KURED_MOST_RECENT_REBOOT_NEEDED,
   KURED_REBOOT_IN_PROGRESS,
   type NodeCondition,
+  nodeImages,
   nodeNameOf,
   unknownConditions,
   UNREACHABLE_TAINT,
 } from './nodes.js';
-import { isHostPowerOffPod, podScript, type PrepEffect, prepEffects } from './prep-pod.js';
+import { type PrepRecord, PrepRuns } from './prep-runs.js';
+
+export type { PrepRecord } from './prep-runs.js';
 import {
   type Cluster,
   type KuredAnnotations,
@@ -47,19 +53,6 @@ export const NODE_MONITOR_GRACE_SECONDS = 40;
 export const LEASE_RENEW_SECONDS = 10;
 /** Kubelet node status report interval when leases carry liveness. */
 export const NODE_STATUS_REPORT_SECONDS = 300;
-
-export interface PrepRecord {
-  at: string;
-  cluster: string;
-  via: 'pod' | 'run-command';
-  namespace?: string;
-  pod?: string;
-  nodeName: string;
-  instanceId: string;
-  vmId: string;
-  script: string;
-  effects: PrepEffect[];
-}
 
 export interface JoinRecord {
   cluster: string;
@@ -100,7 +93,7 @@ export class ClusterWorld {
   readonly store: KubeStore;
   private kubeControllers: KubeControllers | undefined;
   private readonly ownsControllers: boolean;
-  readonly prepRecords: PrepRecord[] = [];
+  readonly prepRecords: PrepRecord[];
   readonly joinRecords: JoinRecord[] = [];
 
   private readonly clock: WorldClock;
@@ -111,11 +104,13 @@ export class ClusterWorld {
   private readonly kubeletUp = new Set<string>();
   private readonly bootCounts = new Map<string, number>();
   private readonly nodeTimers = new Map<string, () => void>();
-  private readonly prepPods = new Map<string, () => void>();
   private readonly joinTimers = new Map<string, () => void>();
   private readonly cleanups: (() => void)[] = [];
-  private deploymentSync: (() => void) | undefined;
   private heartbeat: (() => void) | undefined;
+  private readonly prep: PrepRuns;
+  /** The VMs' disk models, what each boot reads off them, and the findings. */
+  readonly identities: NodeIdentities;
+  private readonly deployments: DeploymentController;
   private stopped = false;
 
   constructor(options: ClusterWorldOptions) {
@@ -135,6 +130,25 @@ export class ClusterWorld {
         latency: options.latency,
       });
     }
+    this.identities = new NodeIdentities({
+      cluster: this.name,
+      compute: this.compute,
+      clock: this.clock,
+      flavourOf: (instance) => this.poolOf(instance)?.spec.bootstrapFlavour ?? 'aks-engine',
+      nodeOwner: (nodeName) =>
+        this.store.get('nodes', undefined, nodeName) ? this.instanceOfNode(nodeName)?.vmId : undefined,
+    });
+    this.prep = new PrepRuns({
+      cluster: this.name,
+      store: this.store,
+      clock: this.clock,
+      compute: this.compute,
+      latency: this.latency,
+      instanceOfNode: (nodeName) => this.instanceOfNode(nodeName),
+      identities: this.identities,
+    });
+    this.prepRecords = this.prep.records;
+    this.deployments = new DeploymentController(this.name, this.store, this.clock);
     this.seedCompute(options);
     this.seedKubernetes();
     this.cleanups.push(
@@ -190,6 +204,8 @@ export class ClusterWorld {
         const readyFor = override?.readyFor ?? pool.readyFor;
         const readySinceMs = running ? nowMs - Math.abs(parseDurationMs(readyFor)) : undefined;
         const kured = { ...(pool.kured ?? {}), ...(override?.kured ?? {}) };
+        this.identities.provision(instance, this.seededImages(), readySinceMs ?? nowMs);
+        const disk = this.identities.diskOf(instance);
         const node = buildNode({
           instance,
           clusterName: this.name,
@@ -210,6 +226,10 @@ export class ClusterWorld {
           ),
           nowMs,
           bootCount: 0,
+          ...(disk?.files['/etc/machine-id'] === undefined
+            ? {}
+            : { machineId: disk.files['/etc/machine-id'] }),
+          images: disk?.images ?? [],
         });
         this.store.create('nodes', node);
         if (running) this.kubeletUp.add(node.metadata.name);
@@ -333,9 +353,13 @@ export class ClusterWorld {
       case 'instance-power-changed':
         if (instance.powerState === 'running') {
           if (this.store.get('nodes', undefined, nodeName)) {
-            this.setNodeTimer(nodeName, this.latency.nodeBootSeconds, `kubelet up ${nodeName}`, () =>
-              this.kubeletStarted(nodeName),
-            );
+            // The machine boots from its disk: a prep script may have changed who it is.
+            const outcome = this.identities.boot(instance);
+            if (outcome.kind === 'joins' && outcome.nodeName === nodeName) {
+              this.setNodeTimer(nodeName, this.latency.nodeBootSeconds, `kubelet up ${nodeName}`, () =>
+                this.kubeletStarted(nodeName),
+              );
+            }
           }
         } else if (event.previous === 'running') {
           this.kubeletStopped(nodeName);
@@ -355,6 +379,7 @@ export class ClusterWorld {
         break;
       }
       case 'instance-deleted': {
+        this.identities.forget(instance);
         this.joinTimers.get(instance.id.toLowerCase())?.();
         this.joinTimers.delete(instance.id.toLowerCase());
         this.nodeTimers.get(nodeName)?.();
@@ -383,6 +408,11 @@ export class ClusterWorld {
     }
     const pool = this.poolOf(instance);
     if (!pool) return;
+    // A marketplace image bootstraps a machine of its own; a gallery image boots what it captured.
+    if (!this.identities.hasDisk(instance)) this.identities.provision(instance, this.bootstrapImages());
+    const outcome = this.identities.boot(instance);
+    if (outcome.kind !== 'joins') return;
+    const disk = this.identities.diskOf(instance);
     const nowMs = this.clock.nowMs();
     const node = buildNode({
       instance,
@@ -402,6 +432,8 @@ export class ClusterWorld {
       conditions: [],
       nowMs,
       bootCount: 0,
+      ...(disk?.files['/etc/machine-id'] === undefined ? {} : { machineId: disk.files['/etc/machine-id'] }),
+      images: disk?.images ?? [],
     });
     const nodeName = node.metadata.name;
     if (this.store.get('nodes', undefined, nodeName)) this.store.remove('nodes', undefined, nodeName);
@@ -507,7 +539,10 @@ export class ClusterWorld {
       status.conditions = [...fresh, ...others];
       const nodeInfo = (status.nodeInfo ?? {}) as Record<string, unknown>;
       nodeInfo.bootID = bootIdOf(instance.vmId, boots);
+      const machineId = this.identities.diskOf(instance)?.files['/etc/machine-id'];
+      if (machineId) nodeInfo.machineID = machineId;
       status.nodeInfo = nodeInfo;
+      status.images = imageList(this.identities.imagesOf(instance));
       node.status = status;
       const spec = specOf(node);
       const taints = taintList(spec.taints).filter(
@@ -586,170 +621,35 @@ export class ClusterWorld {
 
   private onKubeEvent(resource: string, type: string, object: KubeObject): void {
     if (this.stopped) return;
-    if (resource === 'pods' && type !== 'DELETED') this.watchPrepPod(object);
-    if (resource === 'pods' && type === 'DELETED') {
-      const key = `${object.metadata.namespace ?? ''}/${object.metadata.name}/${object.metadata.uid ?? ''}`;
-      this.prepPods.get(key)?.();
-      this.prepPods.delete(key);
+    if (resource === 'nodes' && type === 'MODIFIED') {
+      const instance = this.instanceOfNode(object.metadata.name);
+      if (instance) this.identities.syncImages(instance, nodeImages(object));
     }
-    if (resource === 'replicasets' || resource === 'deployments') this.queueDeploymentSync();
+    if (resource === 'pods' && type !== 'DELETED') this.prep.onPod(object);
+    if (resource === 'pods' && type === 'DELETED') this.prep.onPodDeleted(object);
+    if (resource === 'replicasets' || resource === 'deployments') this.deployments.queue();
   }
 
-  private watchPrepPod(pod: KubeObject): void {
-    const key = `${pod.metadata.namespace ?? ''}/${pod.metadata.name}/${pod.metadata.uid ?? ''}`;
-    if (this.prepPods.has(key) || isTerminating(pod)) return;
-    const phase = podPhase(pod);
-    if (phase === 'Succeeded' || phase === 'Failed') return;
-    if (podNodeName(pod) === undefined || !isHostPowerOffPod(pod)) return;
-    const createdMs = Date.parse(pod.metadata.creationTimestamp ?? '') || this.clock.nowMs();
-    const dueMs = createdMs + this.latency.prepPodSeconds * 1000;
-    this.prepPods.set(
-      key,
-      this.clock.at(dueMs, `prep pod ${pod.metadata.name}`, () =>
-        this.runPrepPod(pod.metadata.namespace ?? '', pod.metadata.name, pod.metadata.uid),
-      ),
-    );
+  /** Images on every seeded node: the cluster's workload images and the scenario's `nodeImages`. */
+  private seededImages(): string[] {
+    return [...new Set([...this.spec.workloads.map((workload) => workload.image), ...this.spec.nodeImages])];
   }
 
-  private runPrepPod(namespace: string, name: string, uid: string | undefined): void {
-    const pod = this.store.get('pods', namespace, name);
-    if (!pod || pod.metadata.uid !== uid || isTerminating(pod)) return;
-    const nodeName = podNodeName(pod);
-    if (nodeName === undefined) return;
-    if (podPhase(pod) !== 'Running') {
-      // Not started yet (node not Ready): the script runs once the kubelet starts it.
-      const key = `${namespace}/${name}/${uid ?? ''}`;
-      this.prepPods.set(
-        key,
-        this.clock.after(this.latency.podStartSeconds || 1, `prep pod ${name}`, () =>
-          this.runPrepPod(namespace, name, uid),
-        ),
-      );
-      return;
-    }
-    const instance = this.instanceOfNode(nodeName);
-    if (!instance) return;
-    const script = podScript(pod);
-    const nowMs = this.clock.nowMs();
-    this.prepRecords.push({
-      at: timestamp(nowMs),
-      cluster: this.name,
-      via: 'pod',
-      namespace,
-      pod: name,
-      nodeName,
-      instanceId: instance.id,
-      vmId: instance.vmId,
-      script,
-      effects: prepEffects(script),
-    });
-    const finishedAt = timestamp(nowMs);
-    this.store.mutate('pods', namespace, name, (target) => {
-      const status = statusOf(target);
-      const containers = Array.isArray(specOf(target).containers)
-        ? (specOf(target).containers as { name?: string; image?: string }[])
-        : [];
-      status.phase = 'Succeeded';
-      status.conditions = (
-        Array.isArray(status.conditions) ? (status.conditions as { type: string }[]) : []
-      ).map((condition) =>
-        condition.type === 'Ready' || condition.type === 'ContainersReady'
-          ? { ...condition, status: 'False', reason: 'PodCompleted', lastTransitionTime: finishedAt }
-          : condition,
-      );
-      status.containerStatuses = containers.map((container) => ({
-        name: container.name ?? 'main',
-        image: container.image ?? '',
-        imageID: '',
-        ready: false,
-        started: false,
-        restartCount: 0,
-        state: {
-          terminated: {
-            exitCode: 0,
-            reason: 'Completed',
-            startedAt: status.startTime ?? finishedAt,
-            finishedAt,
-          },
-        },
-      }));
-      target.status = status;
-    });
-    this.compute.powerOffInstance(instance.id, { cause: 'guest' });
+  /** Images a node bootstrapped from a marketplace image has: its DaemonSets' (pulled while it joined). */
+  private bootstrapImages(): string[] {
+    return [
+      ...new Set([
+        ...this.spec.workloads
+          .filter((workload) => workload.kind === 'DaemonSet')
+          .map((workload) => workload.image),
+        ...this.spec.nodeImages,
+      ]),
+    ];
   }
 
-  /** Run Command on an instance of this cluster: record it like a prep pod; a power-off in it stops the VM. */
-  handleRunCommand(instance: InstanceInfo, script: string): void {
-    const nowMs = this.clock.nowMs();
-    this.prepRecords.push({
-      at: timestamp(nowMs),
-      cluster: this.name,
-      via: 'run-command',
-      nodeName: nodeNameOf(instance),
-      instanceId: instance.id,
-      vmId: instance.vmId,
-      script,
-      effects: prepEffects(script),
-    });
-    if (prepEffects(script).includes('powers-off')) {
-      // The guest powers itself off once the agent has run the script.
-      this.clock.after(1, `run command power-off ${instance.name}`, () => {
-        if (this.compute.getInstance(instance.id)?.powerState === 'running') {
-          this.compute.powerOffInstance(instance.id, { cause: 'guest' });
-        }
-      });
-    }
-  }
-
-  /** Keeps each Deployment's ReplicaSet at the Deployment's scale and the Deployment's status in step. */
-  private queueDeploymentSync(): void {
-    if (this.deploymentSync) return;
-    this.deploymentSync = this.clock.after(0, `deployments ${this.name}`, () => {
-      this.deploymentSync = undefined;
-      this.syncDeployments();
-    });
-  }
-
-  private syncDeployments(): void {
-    for (const deployment of this.store.list('deployments')) {
-      const namespace = deployment.metadata.namespace ?? 'default';
-      const owned = this.store
-        .list('replicasets', namespace)
-        .filter((replicaSet) => controllerOf(replicaSet)?.uid === deployment.metadata.uid);
-      const replicas = Number(specOf(deployment).replicas ?? 1);
-      if (owned.length === 0) {
-        this.store.create('replicasets', replicaSetFor(deployment));
-        continue;
-      }
-      for (const replicaSet of owned) {
-        if (Number(specOf(replicaSet).replicas ?? 1) !== replicas) {
-          this.store.mutate('replicasets', namespace, replicaSet.metadata.name, (target) => {
-            target.spec = { ...specOf(target), replicas };
-          });
-        }
-      }
-      const sum = (field: string): number =>
-        owned.reduce((total, rs) => total + Number(statusOf(rs)[field] ?? 0), 0);
-      const available = sum('availableReplicas');
-      const status = {
-        observedGeneration: deployment.metadata.generation ?? 1,
-        replicas: sum('replicas'),
-        updatedReplicas: sum('replicas'),
-        readyReplicas: sum('readyReplicas'),
-        availableReplicas: available,
-        ...(available < replicas ? { unavailableReplicas: replicas - available } : {}),
-      };
-      const current = statusOf(deployment);
-      const same = Object.entries(status).every(([key, value]) => current[key] === value);
-      if (!same) {
-        this.store.mutate('deployments', namespace, deployment.metadata.name, (target) => {
-          target.status = {
-            ...status,
-            conditions: deploymentConditions(status.availableReplicas >= replicas, this.clock.nowMs()),
-          };
-        });
-      }
-    }
+  /** Run Command on an instance of this cluster: recorded like a prep pod; a power-off in it stops the VM. */
+  handleRunCommand(instance: InstanceInfo, script: string): { stdout: string; stderr: string } {
+    return this.prep.handleRunCommand(instance, script);
   }
 
   /** Pods counted as "workload" on a node: not DaemonSet-owned, not mirror, not finished. */
@@ -767,36 +667,12 @@ export class ClusterWorld {
     this.stopped = true;
     for (const cancel of this.cleanups) cancel();
     this.heartbeat?.();
-    this.deploymentSync?.();
+    this.deployments.stop();
     for (const cancel of this.nodeTimers.values()) cancel();
-    for (const cancel of this.prepPods.values()) cancel();
+    this.prep.stop();
     for (const cancel of this.joinTimers.values()) cancel();
     if (this.ownsControllers) this.kubeControllers?.stop();
   }
-}
-
-function deploymentConditions(available: boolean, nowMs: number): unknown[] {
-  const at = timestamp(nowMs);
-  return [
-    {
-      type: 'Available',
-      status: available ? 'True' : 'False',
-      reason: available ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable',
-      message: available
-        ? 'Deployment has minimum availability.'
-        : 'Deployment does not have minimum availability.',
-      lastUpdateTime: at,
-      lastTransitionTime: at,
-    },
-    {
-      type: 'Progressing',
-      status: 'True',
-      reason: 'NewReplicaSetAvailable',
-      message: 'ReplicaSet has successfully progressed.',
-      lastUpdateTime: at,
-      lastTransitionTime: at,
-    },
-  ];
 }
 
 /** The pool name nodes carry in `agentpool`: aks-engine's `k8s-<pool>-<suffix>-vmss` → `<pool>`. */

@@ -106,6 +106,10 @@ export interface NodeBlueprint {
   conditions: readonly NodeCondition[];
   nowMs: number;
   bootCount: number;
+  /** /etc/machine-id of the node's disk (reported as nodeInfo.machineID). */
+  machineId?: string;
+  /** Container images on the node's disk (reported in status.images). */
+  images?: readonly string[];
 }
 
 function instanceNumber(instance: InstanceInfo): number {
@@ -269,8 +273,9 @@ export function buildNode(blueprint: NodeBlueprint): KubeObject {
         { type: 'Hostname', address: name },
       ],
       daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+      ...(blueprint.images === undefined ? {} : { images: imageList(blueprint.images) }),
       nodeInfo: {
-        machineID: sha(`machine:${instance.vmId}`).slice(0, 32),
+        machineID: blueprint.machineId ?? sha(`machine:${instance.vmId}`).slice(0, 32),
         systemUUID: instance.vmId,
         bootID: bootIdOf(instance.vmId, blueprint.bootCount),
         kernelVersion: windows ? '10.0.20348.2849' : '5.15.0-1073-azure',
@@ -283,4 +288,17 @@ export function buildNode(blueprint: NodeBlueprint): KubeObject {
       },
     },
   };
+}
+
+/** `status.images` as a kubelet reports it (names and size). */
+export function imageList(images: readonly string[]): { names: string[]; sizeBytes: number }[] {
+  return images.map((image) => ({ names: [image], sizeBytes: 52_428_800 }));
+}
+
+/** The image names a node reports holding. */
+export function nodeImages(node: KubeObject): string[] {
+  const images = (node.status as { images?: unknown } | undefined)?.images;
+  return Array.isArray(images)
+    ? (images as { names?: string[] }[]).flatMap((image) => image.names ?? [])
+    : [];
 }

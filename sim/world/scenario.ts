@@ -128,6 +128,12 @@ export const ScaleSet = z.strictObject({
   extensions: z.array(Extension).default([]),
   /** Plain text; the model carries it base64-encoded, as ARM does. */
   customData: z.string().optional(),
+  /**
+   * How the pool's nodes get kubelet credentials, which decides what a clone inherits (sim/README.md
+   * "Identity"): aks-engine (shared client certificate), kubeadm (CAPZ TLS bootstrap, per-node
+   * certificate), k3s or rke2 (join token and node password).
+   */
+  bootstrapFlavour: z.enum(['aks-engine', 'kubeadm', 'k3s', 'rke2']).default('aks-engine'),
   /** Defaults to the scale set name (aks-engine/capz convention: node names are name + 6 base-36 chars). */
   computerNamePrefix: z.string().optional(),
   capacity: z.int().nonnegative().max(1000),
@@ -222,6 +228,11 @@ export const Cluster = z.strictObject({
   serviceAccount: z
     .strictObject({ namespace: Name.default('vmss-prototype'), name: Name.default('vmss-prototype') })
     .prefault({}),
+  /**
+   * Container images every seeded node already holds, besides the images of the cluster's workloads
+   * (e.g. an image the prep pod uses when the nodes pre-pulled it).
+   */
+  nodeImages: z.array(z.string().min(1)).default([]),
   autoscaler: z
     .strictObject({
       enabled: z.boolean().default(false),
@@ -300,7 +311,8 @@ export type FaultEntry = z.infer<typeof FaultEntry>;
 
 const LatencyOverrides = z.strictObject({
   podStartSeconds: z.number().nonnegative(),
-  prepPodSeconds: z.number().nonnegative(),
+  imagePullSeconds: z.number().nonnegative(),
+  prepScriptSeconds: z.number().nonnegative(),
   instanceStopSeconds: z.number().nonnegative(),
   instanceDeallocateSeconds: z.number().nonnegative(),
   instanceStartSeconds: z.number().nonnegative(),
@@ -324,7 +336,8 @@ const LatencyOverrides = z.strictObject({
 export const FAST: LatencyProfile = {
   name: 'fast',
   podStartSeconds: 1,
-  prepPodSeconds: 5,
+  imagePullSeconds: 3,
+  prepScriptSeconds: 1,
   instanceStopSeconds: 5,
   instanceDeallocateSeconds: 5,
   instanceStartSeconds: 5,
@@ -359,6 +372,15 @@ export const Scenario = z
         /** Whether the region accepts Standard_ZRS for gallery image versions and disks. */
         zoneRedundantStorage: z.boolean().default(true),
         zones: z.array(z.string()).default(['1', '2', '3']),
+        /**
+         * `report` (default): every response carries ARM's and Compute's remaining counts; `enforce`:
+         * an empty bucket refuses the request with Compute's 429 (sim/arm/throttling.ts).
+         */
+        throttling: z.enum(['report', 'enforce']).default('report'),
+        /** Serve marketplace image reads (`virtualMachineImages`); see sim/README.md for why it is off by default. */
+        marketplaceImages: z.boolean().default(false),
+        /** Resource groups that exist besides the clusters' (e.g. the gallery's), for `GET …/resourcegroups/{rg}`. */
+        resourceGroups: z.array(z.string().min(1).max(90)).default([]),
       })
       .prefault({}),
     /** Simulated start time (RFC3339). Absent: the wall-clock time the simulator starts. */

@@ -3,6 +3,7 @@
  * couples them (cluster.ts), and owns time, faults, the request log and the kured/autoscaler stand-ins.
  */
 import { ComputeState } from '../arm/compute-state.js';
+import { ArmThrottle } from '../arm/throttling.js';
 import type { KubeObject, LatencyProfile } from '../contracts.js';
 import { isNodeReady, isUnschedulable, specOf, statusOf, timestamp } from '../kube/objects.js';
 import { AutoscalerStandIn } from './autoscaler.js';
@@ -18,6 +19,7 @@ import {
   snapshotQuotaExceeded,
   type WorldFaults,
 } from './faults.js';
+import { type IdentityFinding, type IdentityViolation, identityViolations } from './identity.js';
 import { KuredStandIn } from './kured.js';
 import { KURED_MOST_RECENT_REBOOT_NEEDED, KURED_REBOOT_IN_PROGRESS } from './nodes.js';
 import { createRequestLog, type WorldRequestLog } from './request-log.js';
@@ -75,6 +77,8 @@ export class World {
   readonly latency: LatencyProfile;
   readonly clusters: ReadonlyMap<string, ClusterHandle>;
   readonly guestReboots: GuestRebootEvent[] = [];
+  /** ARM request-rate accounting, shared by every ARM handler serving this world. */
+  readonly throttle: ArmThrottle;
   private readonly rebootListeners = new Set<(event: GuestRebootEvent) => void>();
   private readonly timers = new Set<() => void>();
   private readonly ownsClock: boolean;
@@ -107,6 +111,7 @@ export class World {
     });
     this.compute.setRegionCapabilities(scenario.location, { zrs: scenario.region.zoneRedundantStorage });
     this.faults = createFaultInjector({ clock: this.clock, seed: scenario.seed });
+    this.throttle = new ArmThrottle({ clock: this.clock, enforce: scenario.region.throttling === 'enforce' });
     this.log = createRequestLog();
 
     const clusters = new Map<string, ClusterHandle>();
@@ -137,11 +142,23 @@ export class World {
 
     this.compute.setRunCommandHandler((instance, record) => {
       const owner = [...clusters.values()].find((handle) => handle.world.owns(instance.scaleSetId));
-      owner?.world.handleRunCommand(instance, record.script.join('\n'));
-      return { stdout: 'Enable succeeded', stderr: '' };
+      return (
+        owner?.world.handleRunCommand(instance, record.script.join('\n')) ?? {
+          stdout: 'Enable succeeded',
+          stderr: '',
+        }
+      );
     });
 
     for (const entry of scenario.faults) this.applyFault(entry, startMs ?? this.clock.nowMs());
+  }
+
+  /** The resource groups that exist: the clusters' and the scenario's `region.resourceGroups`. */
+  resourceGroups(): { name: string; location: string }[] {
+    return [
+      ...this.scenario.clusters.map((cluster) => cluster.resourceGroup),
+      ...this.scenario.region.resourceGroups,
+    ].map((name) => ({ name, location: this.scenario.location }));
   }
 
   /** The first cluster, or the one named. */
@@ -177,6 +194,28 @@ export class World {
     const instance = handle?.world.instanceOfNode(nodeName);
     if (!handle || !instance) throw new Error(`deleting node ${nodeName}: no such node`);
     this.compute.deleteInstance(instance.id);
+  }
+
+  /**
+   * Identity as the world sees it: what booted VMs inherited or could not do (findings, in order) and
+   * the identities running VMs share right now (violations: duplicated machine-id, hostname, SSH host
+   * key), across clusters.
+   */
+  identity(): { findings: IdentityFinding[]; violations: IdentityViolation[] } {
+    const running = new Set(
+      this.compute
+        .listScaleSets()
+        .flatMap((scaleSet) => this.compute.listInstances(scaleSet.id))
+        .filter((instance) => instance.powerState === 'running')
+        .map((instance) => instance.vmId),
+    );
+    const identities = [...this.clusters.values()].flatMap((handle) =>
+      handle.world.identities.identitiesOf(running),
+    );
+    return {
+      findings: [...this.clusters.values()].flatMap((handle) => handle.world.identities.findings),
+      violations: identityViolations(identities),
+    };
   }
 
   prepRecords(): PrepRecord[] {
@@ -330,6 +369,7 @@ export class World {
       requests: this.log.snapshot(),
       joins: this.joinRecords(),
       prep: this.prepRecords(),
+      identity: this.identity(),
       guestReboots: this.guestReboots,
     };
   }
@@ -367,6 +407,7 @@ export interface WorldDump {
   requests: unknown;
   joins: JoinRecord[];
   prep: PrepRecord[];
+  identity: { findings: IdentityFinding[]; violations: IdentityViolation[] };
   guestReboots: GuestRebootEvent[];
 }
 

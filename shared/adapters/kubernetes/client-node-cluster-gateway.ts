@@ -197,7 +197,7 @@ function qualifiedPod(namespace: string, name: string): string {
 }
 
 /** The one-shot privileged pod: runs `script` in the host's namespaces, on the node whatever its taints. */
-function prepPodManifest(spec: PrepPodSpec): V1Pod {
+export function prepPodManifest(spec: PrepPodSpec): V1Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',

@@ -289,6 +289,12 @@ const INVALID: readonly InvalidCase[] = [
     accepts: 'a duration',
   },
   {
+    name: 'pool bootstrap flavour unknown',
+    env: c(['pools'], [{ name: 'agents', bootstrapFlavour: 'kops' }]),
+    path: 'VMSSP_CLUSTERS[0].pools[0].bootstrapFlavour',
+    accepts: 'one of "aks-engine", "kubeadm", "k3s", "rke2"',
+  },
+  {
     name: 'pool selection unknown field',
     env: c(['pools'], [{ name: 'agents', selection: { minimumReadyTme: '1h' } }]),
     path: 'VMSSP_CLUSTERS[0].pools[0].selection.minimumReadyTme',
@@ -757,6 +763,14 @@ void describe('loadSettings applies defaults', () => {
       token: { source: 'env', name: 'VMSSP_SECRET_PROD_TOKEN' },
     });
     assert.ok(!JSON.stringify(settings).includes('eyJ'));
+  });
+
+  void it("keeps a pool's bootstrap flavour, and leaves it unset (detected) when absent", () => {
+    const cluster = clusterWith(['pools'], [{ name: 'agents', bootstrapFlavour: 'k3s' }, { name: 'other' }]);
+    const [parsed] = loadSettings(envWith([cluster])).clusters;
+    assert.ok(parsed && parsed.pools !== 'all');
+    assert.equal(parsed.pools[0]?.bootstrapFlavour, 'k3s');
+    assert.equal(parsed.pools[1]?.bootstrapFlavour, undefined);
   });
 
   void it('ignores environment keys that are not ours', () => {

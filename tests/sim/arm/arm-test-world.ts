@@ -14,6 +14,7 @@ import type { RestError } from '@azure/core-rest-pipeline';
 import type { ArmAuthorizer } from '../../../sim/arm/action-authorizer.js';
 import { type ArmHandlerOptions, createArmHandler } from '../../../sim/arm/arm-handler.js';
 import { ComputeState } from '../../../sim/arm/compute-state.js';
+import type { ArmThrottle } from '../../../sim/arm/throttling.js';
 import {
   type FaultInjector,
   type InjectedFault,
@@ -159,6 +160,10 @@ export interface ArmTestWorldOptions {
   retryAfterSeconds?: ArmHandlerOptions['retryAfterSeconds'];
   pageSize?: number;
   seed?: (state: ComputeState) => void;
+  /** Request-rate accounting the handler uses (e.g. an enforcing one). */
+  throttle?: (clock: ManualClock) => ArmThrottle;
+  marketplaceImages?: boolean;
+  resourceGroups?: ArmHandlerOptions['resourceGroups'];
 }
 
 export async function startArmTestWorld(options: ArmTestWorldOptions = {}): Promise<ArmTestWorld> {
@@ -187,6 +192,9 @@ export async function startArmTestWorld(options: ArmTestWorldOptions = {}): Prom
       ? { retryAfterSeconds: options.retryAfterSeconds }
       : { retryAfterSeconds: 0 }),
     ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
+    ...(options.throttle === undefined ? {} : { throttle: options.throttle(clock) }),
+    ...(options.marketplaceImages === undefined ? {} : { marketplaceImages: options.marketplaceImages }),
+    ...(options.resourceGroups === undefined ? {} : { resourceGroups: options.resourceGroups }),
   });
   const tls = testTls();
   const server: Server = createServer({ key: tls.keyPem, cert: tls.certPem }, handler);
@@ -231,13 +239,14 @@ export async function rawRequest(
   world: ArmTestWorld,
   method: string,
   path: string,
-  init: { token?: boolean; body?: string } = {},
+  init: { token?: boolean; body?: string; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; headers: Record<string, string>; body: unknown }> {
   const { request } = await import('node:https');
   const target = new URL(path, world.url);
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (init.token !== false) headers.authorization = 'Bearer opaque-token';
+    Object.assign(headers, init.headers ?? {});
     const req = request(target, { method, ca: world.ca, headers }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));

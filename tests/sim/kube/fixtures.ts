@@ -124,6 +124,8 @@ export interface TestClusterOptions {
   authorizer?: KubeAuthorizer;
   latency?: LatencyProfile;
   tls?: { key: string; cert: string; caPem: string };
+  /** The server's Kubernetes version (`/version`); the machine's kubectl dispatcher picks its client by it. */
+  kubernetesVersion?: string;
 }
 
 export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
@@ -144,6 +146,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     authenticator: createTokenAuthenticator(TOKENS),
     authorizer: options.authorizer ?? ALLOW_ALL,
     latency: options.latency ?? KAMINO_OBSERVED,
+    ...(options.kubernetesVersion === undefined ? {} : { kubernetesVersion: options.kubernetesVersion }),
   });
   const server = options.tls
     ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handler)

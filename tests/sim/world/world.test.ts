@@ -145,7 +145,7 @@ void describe('prep pod and node readiness', () => {
         ],
       },
     });
-    world.clock.advanceBy(latency.prepPodSeconds);
+    world.clock.advanceBy(latency.podStartSeconds + latency.imagePullSeconds + latency.prepScriptSeconds);
     const prep = store.get('pods', 'kube-system', 'vmss-prototype-prep');
     assert.equal(statusOf(prep as KubeObject).phase, 'Succeeded');
     const instance = instanceOf(world, NODE0);

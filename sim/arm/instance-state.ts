@@ -1,0 +1,431 @@
+/**
+ * Instances of the simulated compute state (Uniform scale-set VMs and Flexible member VMs): lookups,
+ * power operations with their simulated-time transitions, creation (scale-out) and deletion, Run
+ * Command, and the details the ARM renderers need.
+ */
+import { createHash } from 'node:crypto';
+
+import {
+  compareInstances,
+  ComputeCore,
+  type DiskRecord,
+  type InstanceRecord,
+  type PendingTransition,
+  type ScaleSetRecord,
+} from './compute-core.js';
+import { deepCopy, deterministicUuid, idKey, objectAt, optionalObjectAt, stringAt } from './compute-json.js';
+import {
+  ComputeError,
+  type FailureCheck,
+  type HyperVGeneration,
+  type InstanceInfo,
+  type InstanceSeed,
+  type JsonObject,
+  type OperationOutcome,
+  type OsType,
+  type PowerCause,
+  type PowerOptions,
+  type PowerState,
+  type RunCommandHandler,
+  type RunCommandOutput,
+  type RunCommandRecord,
+} from './compute-types.js';
+
+export class InstanceState extends ComputeCore {
+  private readonly runCommands: RunCommandRecord[] = [];
+  private runCommandHandler: RunCommandHandler = () => ({ stdout: '', stderr: '' });
+
+  /** What RunShellScript prints on an instance (and any side effect the world wants, e.g. power-off). */
+  setRunCommandHandler(handler: RunCommandHandler): void {
+    this.runCommandHandler = handler;
+  }
+
+  /** Instances of a scale set, Uniform by numeric instance id, Flexible by name. */
+  listInstances(scaleSetId: string): InstanceInfo[] {
+    const key = idKey(scaleSetId);
+    return [...this.instances.values()]
+      .filter((instance) => idKey(instance.scaleSetId) === key)
+      .sort(compareInstances)
+      .map((instance) => this.instanceInfo(instance));
+  }
+
+  getInstance(id: string): InstanceInfo | undefined {
+    const record = this.instances.get(idKey(id));
+    return record ? this.instanceInfo(record) : undefined;
+  }
+
+  findInstanceByVmId(vmId: string): InstanceInfo | undefined {
+    const wanted = vmId.toLowerCase();
+    for (const record of this.instances.values()) {
+      if (record.vmId === wanted) return this.instanceInfo(record);
+    }
+    return undefined;
+  }
+
+  /** Accepts a node's `spec.providerID` (`azure:///subscriptions/…`) or a plain resource id. */
+  findInstanceByProviderId(providerId: string): InstanceInfo | undefined {
+    return this.getInstance(providerId.replace(/^azure:\/\//i, ''));
+  }
+
+  findInstanceByComputerName(computerName: string): InstanceInfo | undefined {
+    const wanted = computerName.toLowerCase();
+    for (const record of this.instances.values()) {
+      if (record.computerName.toLowerCase() === wanted) return this.instanceInfo(record);
+    }
+    return undefined;
+  }
+
+  runCommandHistory(): RunCommandRecord[] {
+    return deepCopy(this.runCommands);
+  }
+
+  // ---------------------------------------------------------------- instance power
+
+  /**
+   * Powers an instance off (API call or guest shutdown): `stopping`, then `stopped` after
+   * `instanceStopSeconds`. A stopped or deallocated instance is left as it is. A pending transition
+   * of the instance is preempted (its completion reports Canceled/OperationPreempted).
+   */
+  powerOffInstance(id: string, options: PowerOptions & { skipShutdown?: boolean } = {}): void {
+    const record = this.requireInstance(id);
+    if (
+      record.powerState === 'stopped' ||
+      record.powerState === 'deallocated' ||
+      record.powerState === 'deallocating'
+    ) {
+      options.onComplete?.({ status: 'Succeeded' });
+      return;
+    }
+    this.transition(record, 'powerOff', 'stopping', 'stopped', this.latency.instanceStopSeconds, options);
+  }
+
+  /** Deallocates an instance: `deallocating`, then `deallocated` after `instanceDeallocateSeconds`. */
+  deallocateInstance(id: string, options: PowerOptions = {}): void {
+    const record = this.requireInstance(id);
+    if (record.ephemeralPlacement) {
+      throw new ComputeError(
+        409,
+        'OperationNotAllowed',
+        `Operation 'deallocate' is not supported for VMs or VM Scale Set instances with ephemeral OS disks.`,
+      );
+    }
+    if (record.powerState === 'deallocated') {
+      options.onComplete?.({ status: 'Succeeded' });
+      return;
+    }
+    this.transition(
+      record,
+      'deallocate',
+      'deallocating',
+      'deallocated',
+      this.latency.instanceDeallocateSeconds,
+      options,
+    );
+  }
+
+  /** Starts a stopped or deallocated instance: `starting`, then `running` after `instanceStartSeconds`. */
+  startInstance(id: string, options: PowerOptions = {}): void {
+    const record = this.requireInstance(id);
+    if (record.powerState === 'running') {
+      options.onComplete?.({ status: 'Succeeded' });
+      return;
+    }
+    this.transition(record, 'start', 'starting', 'running', this.latency.instanceStartSeconds, options);
+  }
+
+  /** Restarts a running instance (goes through `starting`); refused when the instance is not running. */
+  restartInstance(id: string, options: PowerOptions = {}): void {
+    const record = this.requireInstance(id);
+    if (record.powerState !== 'running' && record.powerState !== 'starting') {
+      throw new ComputeError(
+        409,
+        'OperationNotAllowed',
+        `Operation 'restart' is not allowed on VM '${record.name}' since the VM is ${record.powerState}.`,
+      );
+    }
+    this.transition(record, 'restart', 'starting', 'running', this.latency.instanceStartSeconds, options);
+  }
+
+  private transition(
+    record: InstanceRecord,
+    kind: string,
+    during: PowerState,
+    target: PowerState,
+    seconds: number,
+    options: PowerOptions,
+  ): void {
+    const cause = options.cause ?? 'api';
+    const onComplete = options.onComplete;
+    this.preempt(record.pending, kind);
+    record.pending = undefined;
+    const before = record.powerState;
+    this.setPower(record, during, cause);
+    const pending: PendingTransition = { kind, cancel: () => undefined };
+    if (onComplete) pending.onComplete = onComplete;
+    pending.cancel = this.scheduler.after(seconds, `${kind} ${record.name}`, () => {
+      if (record.pending !== pending) return;
+      record.pending = undefined;
+      const error = options.failure?.();
+      if (error) {
+        this.setPower(record, before, cause);
+        onComplete?.({ status: 'Failed', error });
+        return;
+      }
+      record.provisioningState = 'Succeeded';
+      this.setPower(record, target, cause);
+      onComplete?.({ status: 'Succeeded' });
+    });
+    record.pending = pending;
+  }
+
+  private setPower(record: InstanceRecord, state: PowerState, cause: PowerCause): void {
+    const previous = record.powerState;
+    if (previous === state) return;
+    record.powerState = state;
+    const disk = record.osDiskId ? this.disks.get(idKey(record.osDiskId)) : undefined;
+    if (disk) disk.managedBy = record.id;
+    this.emit({ type: 'instance-power-changed', instance: this.instanceInfo(record), previous, cause });
+  }
+
+  // ---------------------------------------------------------------- instance lifecycle
+
+  /**
+   * Adds `count` instances built from the current model. Each is `Creating`/`starting` and turns
+   * `running` after `instanceStartSeconds`; `instance-created` fires at once so the world can start
+   * the node's join clock.
+   */
+  scaleOut(scaleSetId: string, count: number): InstanceInfo[] {
+    const record = this.requireScaleSet(scaleSetId);
+    const created: InstanceInfo[] = [];
+    for (let index = 0; index < count; index++) {
+      const instance = this.createInstanceRecord(record, 'starting', undefined);
+      record.etag += 1;
+      instance.provisioningState = 'Creating';
+      const info = this.instanceInfo(instance);
+      created.push(info);
+      this.emit({
+        type: 'instance-created',
+        instance: info,
+        bootsFromGalleryImage: info.bootsFromGalleryImage,
+        bootstrapExtensionsRemain: this.bootstrapExtensionsRemain(record),
+      });
+      const pending: PendingTransition = { kind: 'create', cancel: () => undefined };
+      pending.cancel = this.scheduler.after(
+        this.latency.instanceStartSeconds,
+        `create ${instance.name}`,
+        () => {
+          if (instance.pending !== pending) return;
+          instance.pending = undefined;
+          instance.provisioningState = 'Succeeded';
+          this.setPower(instance, 'running', 'world');
+        },
+      );
+      instance.pending = pending;
+    }
+    return created;
+  }
+
+  /** Removes an instance and its OS disk at once (the world's "node deleted mid-run"). */
+  deleteInstance(id: string): void {
+    const record = this.requireInstance(id);
+    this.preempt(record.pending, 'delete');
+    record.pending = undefined;
+    const info = this.instanceInfo(record);
+    this.instances.delete(idKey(id));
+    if (record.osDiskId) this.disks.delete(idKey(record.osDiskId));
+    const scaleSet = this.scaleSets.get(idKey(record.scaleSetId));
+    if (scaleSet) {
+      scaleSet.sku.capacity = Math.max(0, scaleSet.sku.capacity - 1);
+      scaleSet.etag += 1;
+    }
+    this.emit({ type: 'instance-deleted', instance: info });
+  }
+
+  /** Builds an instance (and its OS disk) from the scale set model; the scale-set seeding uses it too. */
+  createInstanceRecord(
+    scaleSet: ScaleSetRecord,
+    powerState: PowerState,
+    seed: InstanceSeed | undefined,
+  ): InstanceRecord {
+    const number = scaleSet.nextInstanceNumber++;
+    const profile = objectAt(scaleSet.properties, 'virtualMachineProfile');
+    const prefix = stringAt(profile, ['osProfile'], 'computerNamePrefix') ?? scaleSet.name;
+    const mode = scaleSet.properties.orchestrationMode === 'Flexible' ? 'Flexible' : 'Uniform';
+    const suffixHex = createHash('sha256')
+      .update(`${idKey(scaleSet.id)}#${number}`)
+      .digest('hex');
+    const name =
+      seed?.name ??
+      (mode === 'Uniform' ? `${scaleSet.name}_${number}` : `${scaleSet.name}_${suffixHex.slice(0, 8)}`);
+    const id =
+      mode === 'Uniform'
+        ? `${scaleSet.id}/virtualMachines/${number}`
+        : `/subscriptions/${scaleSet.subscriptionId}/resourceGroups/${scaleSet.resourceGroup}/providers/Microsoft.Compute/virtualMachines/${name}`;
+    if (this.instances.has(idKey(id))) throw new Error(`creating instance ${name}: it exists already`);
+    const computerName =
+      mode === 'Uniform'
+        ? `${prefix}${number.toString(36).padStart(6, '0')}`
+        : `${prefix}${suffixHex.slice(8, 14)}`;
+    const osDisk = objectAt(profile, 'storageProfile', 'osDisk');
+    const ephemeral = optionalObjectAt(osDisk, 'diffDiskSettings');
+    const hyperV = scaleSet.hyperVGeneration;
+    const osType = osDisk.osType === 'Windows' ? 'Windows' : 'Linux';
+    const zones = scaleSet.zones ?? [];
+    const zone = seed?.zone ?? (zones.length > 0 ? zones[number % zones.length] : undefined);
+    const record: InstanceRecord = {
+      id,
+      scaleSetId: scaleSet.id,
+      mode,
+      instanceId: mode === 'Uniform' ? String(number) : name,
+      name,
+      vmId: deterministicUuid(`vm:${idKey(id)}`),
+      computerName,
+      location: scaleSet.location,
+      powerState,
+      provisioningState: 'Succeeded',
+      modelVersion: scaleSet.modelVersion,
+      imageReference: deepCopy(objectAt(profile, 'storageProfile', 'imageReference')),
+      hyperVGeneration: hyperV,
+      osType,
+      vmSize: scaleSet.sku.name,
+      adminUsername: stringAt(profile, ['osProfile'], 'adminUsername') ?? 'azureuser',
+      timeCreated: this.nowIso(),
+    };
+    if (zone) record.zone = zone;
+    if (ephemeral) {
+      record.ephemeralPlacement = typeof ephemeral.placement === 'string' ? ephemeral.placement : 'CacheDisk';
+    } else {
+      const diskName = `${name}_OsDisk_1_${suffixHex.slice(14, 46)}`;
+      const diskId = `/subscriptions/${scaleSet.subscriptionId}/resourceGroups/${scaleSet.resourceGroup}/providers/Microsoft.Compute/disks/${diskName}`;
+      record.osDiskId = diskId;
+      const disk: DiskRecord = {
+        resourceKey: idKey(diskId),
+        id: diskId,
+        name: diskName,
+        resourceGroup: scaleSet.resourceGroup,
+        location: scaleSet.location,
+        diskSizeGB: typeof osDisk.diskSizeGB === 'number' ? osDisk.diskSizeGB : 128,
+        hyperVGeneration: hyperV,
+        osType,
+        managedBy: id,
+        skuName: stringAt(osDisk, ['managedDisk'], 'storageAccountType') ?? 'Premium_LRS',
+        uniqueId: deterministicUuid(`disk:${idKey(diskId)}`),
+        timeCreated: this.nowIso(),
+      };
+      if (zone) disk.zone = zone;
+      // An instance built from a gallery image starts with what the image captured.
+      const imageId = objectAt(profile, 'storageProfile', 'imageReference').id;
+      const version = typeof imageId === 'string' ? this.resolveGalleryVersion(imageId) : undefined;
+      if (version?.content) disk.content = deepCopy(version.content);
+      this.disks.set(idKey(diskId), disk);
+    }
+    this.instances.set(idKey(id), record);
+    scaleSet.sku.capacity += 1;
+    return record;
+  }
+
+  /** Flexible VMs in a resource group, for `virtualMachines.list`. */
+  listVirtualMachineIds(subscriptionId: string, resourceGroup: string): string[] {
+    const prefix = idKey(
+      `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}/providers/Microsoft.Compute/virtualMachines/`,
+    );
+    return [...this.instances.values()]
+      .filter((instance) => idKey(instance.id).startsWith(prefix))
+      .sort(compareInstances)
+      .map((instance) => instance.id);
+  }
+
+  // ---------------------------------------------------------------- run command
+
+  /**
+   * Runs a RunShellScript on a running instance; completes after `runCommandSeconds` with the
+   * handler's output. The script is recorded even when the command then fails.
+   */
+  runCommand(
+    instanceId: string,
+    input: { commandId: string; script: string[]; parameters: { name: string; value: string }[] },
+    onComplete: (outcome: OperationOutcome, output?: RunCommandOutput) => void,
+    failure?: FailureCheck,
+  ): void {
+    const record = this.requireInstance(instanceId);
+    if (record.powerState !== 'running') {
+      throw new ComputeError(
+        409,
+        'OperationNotAllowed',
+        'The operation requires the VM to be running (or set to run).',
+      );
+    }
+    const entry: RunCommandRecord = { instanceId: record.id, ...deepCopy(input), at: this.nowIso() };
+    this.runCommands.push(entry);
+    this.scheduler.after(this.latency.runCommandSeconds, `runCommand ${record.name}`, () => {
+      const current = this.instances.get(idKey(record.id));
+      if (!current) {
+        onComplete({
+          status: 'Failed',
+          error: { code: 'NotFound', message: `The VM '${record.name}' was deleted.` },
+        });
+        return;
+      }
+      // A failed run command never reached the guest: the world's handler does not run.
+      const error = failure?.();
+      if (error) {
+        onComplete({ status: 'Failed', error });
+        return;
+      }
+      const output = this.runCommandHandler(this.instanceInfo(current), deepCopy(entry));
+      onComplete({ status: 'Succeeded' }, output);
+    });
+  }
+
+  /** ARM JSON of an instance's model and (optionally) instance view, shared by Uniform and Flexible renderers. */
+  instanceDetails(id: string):
+    | {
+        record: InstanceInfo;
+        vmSize: string;
+        osType: OsType;
+        hyperVGeneration: HyperVGeneration;
+        adminUsername: string;
+        ephemeralPlacement?: string;
+        diskSizeGB?: number;
+        osDiskName?: string;
+        statuses: JsonObject[];
+        scaleSetName: string;
+      }
+    | undefined {
+    const record = this.instances.get(idKey(id));
+    if (!record) return undefined;
+    const disk = record.osDiskId ? this.disks.get(idKey(record.osDiskId)) : undefined;
+    const provisioningCode =
+      record.provisioningState === 'Succeeded' ? 'succeeded' : record.provisioningState.toLowerCase();
+    const statuses: JsonObject[] = [
+      {
+        code: `ProvisioningState/${provisioningCode}`,
+        level: 'Info',
+        displayStatus:
+          record.provisioningState === 'Succeeded' ? 'Provisioning succeeded' : `${record.provisioningState}`,
+        time: record.timeCreated,
+      },
+      {
+        code: `PowerState/${record.powerState}`,
+        level: 'Info',
+        displayStatus: powerDisplay(record.powerState),
+      },
+    ];
+    const scaleSet = this.scaleSets.get(idKey(record.scaleSetId));
+    return {
+      record: this.instanceInfo(record),
+      vmSize: record.vmSize,
+      osType: record.osType,
+      hyperVGeneration: record.hyperVGeneration,
+      adminUsername: record.adminUsername,
+      ...(record.ephemeralPlacement ? { ephemeralPlacement: record.ephemeralPlacement } : {}),
+      ...(disk ? { diskSizeGB: disk.diskSizeGB, osDiskName: disk.name } : {}),
+      statuses,
+      scaleSetName: scaleSet?.name ?? '',
+    };
+  }
+}
+
+function powerDisplay(state: PowerState): string {
+  return `VM ${state}`;
+}

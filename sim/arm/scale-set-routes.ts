@@ -1,0 +1,330 @@
+/**
+ * ARM routes of scale sets: list, get, PUT (update only) and PATCH of the model with the checks ARM
+ * applies (immutable orchestration mode, marketplace vs gallery image references, write-only
+ * customData), and the scale-set extensions (list, get, delete).
+ */
+import { z } from 'zod';
+
+import {
+  HttpError,
+  invalidParameter,
+  objectPath,
+  parseBody,
+  propertyChange,
+  readOnlyOf,
+  type Reply,
+  type RequestContext,
+  Tags,
+  withoutReadOnly,
+} from './arm-http.js';
+import { renderScaleSet, scaleSetExtensions } from './arm-resources.js';
+import { type AddRoute, ArmRoutes, VMSS } from './arm-routes.js';
+import { deepCopy, isGalleryImageReference, type JsonObject, textOr } from './compute-state.js';
+import { mergePatch } from './merge-patch.js';
+
+const ScaleSetPut = z.looseObject({
+  location: z.string(),
+  tags: Tags.optional(),
+  sku: z
+    .looseObject({
+      name: z.string().optional(),
+      tier: z.string().optional(),
+      capacity: z.number().int().min(0).optional(),
+    })
+    .optional(),
+  zones: z.array(z.string()).optional(),
+  properties: z.looseObject({}),
+});
+
+const ScaleSetPatch = z.looseObject({
+  tags: Tags.optional(),
+  sku: z
+    .looseObject({ name: z.string().optional(), capacity: z.number().int().min(0).optional() })
+    .optional(),
+  properties: z.looseObject({}).optional(),
+});
+
+const MAX_CUSTOM_DATA = 87380;
+
+export class ScaleSetRoutes extends ArmRoutes {
+  register(add: AddRoute): void {
+    const vmss = 'virtualMachineScaleSets';
+    add('GET', vmss, 'compute', `${VMSS}/read`, vmss, (c) => this.listScaleSets(c));
+    add('GET', `${vmss}/:vmss`, 'compute', `${VMSS}/read`, vmss, (c) => this.getScaleSet(c));
+    add('PUT', `${vmss}/:vmss`, 'compute', `${VMSS}/write`, vmss, (c) => this.putScaleSet(c), { lro: true });
+    add('PATCH', `${vmss}/:vmss`, 'compute', `${VMSS}/write`, vmss, (c) => this.patchScaleSet(c), {
+      lro: true,
+    });
+    add('GET', `${vmss}/:vmss/extensions`, 'compute', `${VMSS}/extensions/read`, `${vmss}/extensions`, (c) =>
+      this.listExtensions(c),
+    );
+    add(
+      'GET',
+      `${vmss}/:vmss/extensions/:extension`,
+      'compute',
+      `${VMSS}/extensions/read`,
+      `${vmss}/extensions`,
+      (c) => this.getExtension(c),
+    );
+    add(
+      'DELETE',
+      `${vmss}/:vmss/extensions/:extension`,
+      'compute',
+      `${VMSS}/extensions/delete`,
+      `${vmss}/extensions`,
+      (c) => this.deleteExtension(c),
+      { lro: true },
+    );
+  }
+
+  // ------------------------------------------------------------------ scale sets
+
+  private listScaleSets(context: RequestContext): Reply {
+    const items = this.state
+      .listScaleSetIds(context.subscriptionId, context.resourceGroup)
+      .map((id) => renderScaleSet(this.state, id))
+      .filter((item) => item !== undefined);
+    return this.page(context, items);
+  }
+
+  private getScaleSet(context: RequestContext): Reply {
+    const id = this.requireScaleSet(context);
+    const body = renderScaleSet(this.state, id);
+    return { status: 200, body, headers: { ETag: this.state.getScaleSet(id)?.etag ?? '' } };
+  }
+
+  private putScaleSet(context: RequestContext): Reply {
+    const id = this.scaleSetId(context);
+    const current = this.state.scaleSetResource(id);
+    if (!current) {
+      throw new HttpError(400, {
+        code: 'OperationNotAllowed',
+        message: `Creating virtual machine scale set '${context.params.vmss ?? ''}' is not supported by this simulated region; scale sets come from the scenario.`,
+      });
+    }
+    checkPreconditions(context, current.etag);
+    const body = parseBody(ScaleSetPut, context.body);
+    const properties = withoutReadOnly(body.properties);
+    // az's get-modify-put (`az vmss update --set …`, `az vmss extension delete`) leaves the image
+    // reference out on purpose; ARM keeps the stored one.
+    keepStoredImageReference(properties, current.properties);
+    // customData is write-only: a PUT of a GET result omits it, and ARM keeps the stored value.
+    const currentCustomData = customDataOf(current.properties);
+    if (currentCustomData !== undefined && customDataOf(properties) === undefined) {
+      const osProfile = objectPath(properties, 'virtualMachineProfile', 'osProfile');
+      if (osProfile) osProfile.customData = currentCustomData;
+    }
+    const next = { ...properties, ...readOnlyOf(current.properties) };
+    this.validateScaleSetModel(current.properties, next);
+    return this.applyScaleSet(context, id, next, body.tags ?? {}, body.sku?.capacity);
+  }
+
+  private patchScaleSet(context: RequestContext): Reply {
+    const id = this.requireScaleSet(context);
+    const current = this.state.scaleSetResource(id);
+    if (!current) throw this.resourceNotFound(context, VMSS, context.params.vmss ?? '');
+    checkPreconditions(context, current.etag);
+    const body = parseBody(ScaleSetPatch, context.body);
+    const merged = mergePatch(current.properties, withoutReadOnly(body.properties ?? {}));
+    const next = { ...merged, ...readOnlyOf(current.properties) };
+    this.validateScaleSetModel(current.properties, next);
+    // ARM PATCH replaces the tags dictionary as a whole.
+    return this.applyScaleSet(context, id, next, body.tags ?? current.tags, body.sku?.capacity);
+  }
+
+  private applyScaleSet(
+    context: RequestContext,
+    id: string,
+    properties: JsonObject,
+    tags: Record<string, string>,
+    capacity: number | undefined,
+  ): Reply {
+    const scaleSet = this.state.getScaleSet(id);
+    const { operation, failure, done } = this.beginOperation(
+      context,
+      scaleSet?.location ?? '',
+      this.options.latency.scaleSetUpdateSeconds,
+    );
+    // An injected failure still applies the model: ARM has been seen to report failure for updates that worked.
+    this.state.replaceScaleSet(
+      id,
+      { properties, tags, ...(capacity === undefined ? {} : { capacity }) },
+      done,
+      failure,
+    );
+    return {
+      status: 200,
+      body: renderScaleSet(this.state, id),
+      headers: this.operationHeaders(context, operation, false),
+    };
+  }
+
+  /** Refuses model changes ARM refuses; see research/azure.md §2 and §5. */
+  private validateScaleSetModel(current: JsonObject, next: JsonObject): void {
+    if (textOr(next.orchestrationMode, '') !== textOr(current.orchestrationMode, '')) {
+      throw propertyChange('orchestrationMode');
+    }
+    const upgradeMode = objectPath(next, 'upgradePolicy')?.mode;
+    if (upgradeMode !== undefined && !['Manual', 'Automatic', 'Rolling'].includes(textOr(upgradeMode, ''))) {
+      throw invalidParameter(
+        `The value ${JSON.stringify(upgradeMode)} of parameter 'upgradePolicy.mode' is invalid.`,
+        'upgradePolicy.mode',
+      );
+    }
+    const customData = customDataOf(next);
+    if (customData !== undefined && (!isBase64(customData) || customData.length > MAX_CUSTOM_DATA)) {
+      throw invalidParameter(
+        `Custom data in OSProfile must be in Base64 encoding and with a maximum length of ${MAX_CUSTOM_DATA} characters.`,
+        'customData',
+      );
+    }
+    const before = objectPath(current, 'virtualMachineProfile', 'storageProfile', 'imageReference') ?? {};
+    const after = objectPath(next, 'virtualMachineProfile', 'storageProfile', 'imageReference') ?? {};
+    const marketplaceFields = ['publisher', 'offer', 'sku', 'version'] as const;
+    const hasMarketplace = marketplaceFields.some(
+      (field) => typeof after[field] === 'string' && after[field] !== '',
+    );
+    if (typeof after.id === 'string') {
+      if (hasMarketplace) {
+        if (isGalleryImageReference(after) && typeof after.version === 'string') {
+          throw invalidParameter(
+            "Please do not use field 'version' for gallery image deployment. To use a specific version of gallery image, set the full version resource id in the 'id' field; to use 'latest' version of gallery image, just set /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/galleries/{galleryName}/images/{imageName} in the 'id' field.",
+            'imageReference.version',
+          );
+        }
+        throw invalidParameter(
+          "Image reference 'id' cannot be combined with 'publisher', 'offer', 'sku' or 'version'; set them to null when switching to a custom image.",
+          'imageReference',
+        );
+      }
+      this.validateGalleryImage(after.id, next);
+    } else {
+      for (const field of ['publisher', 'offer'] as const) {
+        const old = before[field];
+        const now = after[field];
+        if (typeof old === 'string' && typeof now === 'string' && old.toLowerCase() !== now.toLowerCase()) {
+          throw new HttpError(409, {
+            code: 'PropertyChangeNotAllowed',
+            message: 'Image reference publisher and offer can only be set when you create the scale set.',
+            target: `imageReference.${field}`,
+          });
+        }
+      }
+      if (!hasMarketplace)
+        throw invalidParameter("Required parameter 'imageReference' is missing (null).", 'imageReference');
+    }
+  }
+
+  private validateGalleryImage(imageId: string, model: JsonObject): void {
+    if (!isGalleryImageReference({ id: imageId })) return;
+    const isVersion = /\/versions\/[^/]+$/i.test(imageId);
+    const definitionId = isVersion ? imageId.replace(/\/versions\/[^/]+$/i, '') : imageId;
+    const definition = this.state.getImageDefinition(definitionId);
+    const version = isVersion ? this.state.getImageVersion(imageId) : undefined;
+    if (!definition || (isVersion && !version)) {
+      throw new HttpError(404, {
+        code: 'GalleryImageNotFound',
+        message: `The gallery image ${imageId} is not available in ${this.state.defaultLocation} region. Please contact image owner to replicate to this region, or change your requested region.`,
+        target: 'imageReference',
+      });
+    }
+    const hasOsProfile = objectPath(model, 'virtualMachineProfile', 'osProfile') !== undefined;
+    if (definition.properties.osState === 'Specialized' && hasOsProfile) {
+      throw invalidParameter("Parameter 'osProfile' is not allowed.", 'osProfile');
+    }
+    if (definition.properties.osState === 'Generalized' && !hasOsProfile) {
+      throw invalidParameter("Required parameter 'osProfile' is missing (null).", 'osProfile');
+    }
+  }
+
+  // ------------------------------------------------------------------ extensions
+
+  private listExtensions(context: RequestContext): Reply {
+    const scaleSetId = this.requireScaleSet(context);
+    return this.page(context, scaleSetExtensions(this.state, scaleSetId));
+  }
+
+  private getExtension(context: RequestContext): Reply {
+    const scaleSetId = this.requireScaleSet(context);
+    const name = (context.params.extension ?? '').toLowerCase();
+    const extension = scaleSetExtensions(this.state, scaleSetId).find(
+      (candidate) => textOr(candidate.name, '').toLowerCase() === name,
+    );
+    if (!extension) {
+      throw this.resourceNotFound(
+        context,
+        `${VMSS}/${context.params.vmss ?? ''}/extensions`,
+        context.params.extension ?? '',
+      );
+    }
+    return { status: 200, body: extension };
+  }
+
+  private deleteExtension(context: RequestContext): Reply {
+    const scaleSetId = this.requireScaleSet(context);
+    const name = context.params.extension ?? '';
+    const exists = this.state
+      .getScaleSet(scaleSetId)
+      ?.extensions.some((extension) => extension.name.toLowerCase() === name.toLowerCase());
+    if (!exists) return { status: 204 };
+    const seconds = this.state.extensionDeleteSeconds(name);
+    const { operation, failure, done } = this.beginOperation(
+      context,
+      this.state.getScaleSet(scaleSetId)?.location ?? '',
+      seconds,
+    );
+    this.state.deleteExtension(scaleSetId, name, done, failure);
+    return { status: 202, headers: this.operationHeaders(context, operation, true) };
+  }
+}
+
+function customDataOf(properties: JsonObject): string | undefined {
+  const value = objectPath(properties, 'virtualMachineProfile', 'osProfile')?.customData;
+  return typeof value === 'string' ? value : undefined;
+}
+
+function isBase64(value: string): boolean {
+  return value.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(value);
+}
+
+/**
+ * `If-None-Match: *` refuses to overwrite an existing scale set; `If-Match` must carry the current etag
+ * (or `*`), else 412 PreconditionFailed — the optimistic concurrency Compute offers since 2023-09-01.
+ */
+function checkPreconditions(context: RequestContext, etag: string): void {
+  const ifNoneMatch = headerValue(context.headers['if-none-match']);
+  if (ifNoneMatch !== undefined && ifNoneMatch.trim() === '*') {
+    throw new HttpError(412, {
+      code: 'PreconditionFailed',
+      message: `Etag provided in if-none-match header "*" does not allow updating the existing resource with etag ${etag}.`,
+    });
+  }
+  const ifMatch = headerValue(context.headers['if-match']);
+  if (ifMatch === undefined || ifMatch.trim() === '*') return;
+  const wanted = ifMatch
+    .split(',')
+    .map((tag) => tag.trim().replace(/^W\//, ''))
+    .map((tag) => (tag.startsWith('"') ? tag : `"${tag}"`));
+  if (!wanted.includes(etag)) {
+    throw new HttpError(412, {
+      code: 'PreconditionFailed',
+      message: `Etag provided in if-match header ${ifMatch.trim()} does not match etag ${etag} of resource.`,
+    });
+  }
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+function keepStoredImageReference(next: JsonObject, stored: JsonObject): void {
+  const profile = objectPath(next, 'virtualMachineProfile');
+  const storedStorage = objectPath(stored, 'virtualMachineProfile', 'storageProfile');
+  if (!profile || !storedStorage) return;
+  const storage = objectPath(profile, 'storageProfile');
+  if (!storage) {
+    profile.storageProfile = deepCopy(storedStorage);
+  } else if (storage.imageReference === undefined && storedStorage.imageReference !== undefined) {
+    storage.imageReference = deepCopy(storedStorage.imageReference);
+  }
+}

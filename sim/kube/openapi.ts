@@ -1,0 +1,487 @@
+/**
+ * The OpenAPI documents of the simulated API server: `/openapi/v3` (an index of group-version
+ * documents, what kubectl 1.32 reads for `explain`, for validation and to learn which query parameters
+ * — `fieldValidation`, `dryRun` — each operation takes) and `/openapi/v2` (one JSON document; the
+ * protobuf form client-go's v2 reader asks for is not served). Paths are generated from the served
+ * resources, schemas come from openapi-schemas.ts. Also strict field validation (`fieldValidation`)
+ * over the same schemas.
+ */
+import { createHash } from 'node:crypto';
+
+import { definitionOf, DEFINITIONS, type Schema } from './openapi-schemas.js';
+import { API_GROUPS, RESOURCES, REVIEW_RESOURCES } from './resources.js';
+
+interface Operation {
+  method: 'get' | 'put' | 'post' | 'patch' | 'delete';
+  action: 'get' | 'list' | 'post' | 'put' | 'patch' | 'delete' | 'deletecollection';
+  /** Definition name of the request/response body. */
+  body?: string;
+  response: string;
+  kind: { group: string; version: string; kind: string };
+  summary: string;
+}
+
+interface PathEntry {
+  path: string;
+  pathParameters: string[];
+  operations: Operation[];
+}
+
+const WRITE_PARAMETERS = ['dryRun', 'fieldManager', 'fieldValidation', 'pretty'];
+const PARAMETER_DESCRIPTIONS: Record<string, string> = {
+  dryRun:
+    'When present, indicates that modifications should not be persisted. An invalid or unrecognized dryRun directive will result in an error response and no further processing of the request. Valid values are: - All: all dry run stages will be processed',
+  fieldManager: 'fieldManager is a name associated with the actor or entity that is making these changes.',
+  fieldValidation:
+    'fieldValidation instructs the server on how to handle objects in the request (POST/PUT/PATCH) containing unknown or duplicate fields. Valid values are: - Ignore - Warn - Strict',
+  pretty: "If 'true', then the output is pretty printed.",
+  name: 'name of the resource',
+  namespace: 'object name and auth scope, such as for teams and projects',
+  gracePeriodSeconds: 'The duration in seconds before the object should be deleted.',
+  labelSelector: 'A selector to restrict the list of returned objects by their labels.',
+  fieldSelector: 'A selector to restrict the list of returned objects by their fields.',
+  limit: 'limit is a maximum number of responses to return for a list call.',
+  continue: 'The continue option should be set when retrieving more results from the server.',
+  resourceVersion:
+    'resourceVersion sets a constraint on what resource versions a request may be served from.',
+  watch:
+    'Watch for changes to the described resources and return them as a stream of add, update, and remove notifications.',
+};
+
+function groupVersionPath(group: string, version: string): string {
+  return group === '' ? `api/${version}` : `apis/${group}/${version}`;
+}
+
+/** Every path of a group version, with its operations. */
+function pathsOf(group: string, version: string): PathEntry[] {
+  const base = `/${groupVersionPath(group, version)}`;
+  const entries: PathEntry[] = [];
+  for (const info of RESOURCES.filter(
+    (candidate) => candidate.group === group && candidate.version === version,
+  )) {
+    const gvk = { group, version, kind: info.kind };
+    const definition = definitionOf(group, info.kind);
+    const listDefinition = definitionOf(group, `${info.kind}List`);
+    const collection = info.namespaced
+      ? `${base}/namespaces/{namespace}/${info.resource}`
+      : `${base}/${info.resource}`;
+    const scope = info.namespaced ? ['namespace'] : [];
+    entries.push({
+      path: collection,
+      pathParameters: scope,
+      operations: [
+        {
+          method: 'get',
+          action: 'list',
+          response: listDefinition,
+          kind: gvk,
+          summary: `list or watch objects of kind ${info.kind}`,
+        },
+        {
+          method: 'post',
+          action: 'post',
+          body: definition,
+          response: definition,
+          kind: gvk,
+          summary: `create a ${info.kind}`,
+        },
+        {
+          method: 'delete',
+          action: 'deletecollection',
+          response: 'io.k8s.apimachinery.pkg.apis.meta.v1.Status',
+          kind: gvk,
+          summary: `delete collection of ${info.kind}`,
+        },
+      ],
+    });
+    if (info.namespaced) {
+      entries.push({
+        path: `${base}/${info.resource}`,
+        pathParameters: [],
+        operations: [
+          {
+            method: 'get',
+            action: 'list',
+            response: listDefinition,
+            kind: gvk,
+            summary: `list or watch objects of kind ${info.kind}`,
+          },
+        ],
+      });
+    }
+    entries.push({
+      path: `${collection}/{name}`,
+      pathParameters: [...scope, 'name'],
+      operations: [
+        {
+          method: 'get',
+          action: 'get',
+          response: definition,
+          kind: gvk,
+          summary: `read the specified ${info.kind}`,
+        },
+        {
+          method: 'put',
+          action: 'put',
+          body: definition,
+          response: definition,
+          kind: gvk,
+          summary: `replace the specified ${info.kind}`,
+        },
+        {
+          method: 'patch',
+          action: 'patch',
+          body: 'io.k8s.apimachinery.pkg.apis.meta.v1.Patch',
+          response: definition,
+          kind: gvk,
+          summary: `partially update the specified ${info.kind}`,
+        },
+        {
+          method: 'delete',
+          action: 'delete',
+          body: 'io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions',
+          response: 'io.k8s.apimachinery.pkg.apis.meta.v1.Status',
+          kind: gvk,
+          summary: `delete a ${info.kind}`,
+        },
+      ],
+    });
+    for (const [sub, subInfo] of Object.entries(info.subresources ?? {})) {
+      if (sub === 'eviction') {
+        const eviction = {
+          group: subInfo.group ?? 'policy',
+          version: subInfo.version ?? 'v1',
+          kind: subInfo.kind,
+        };
+        entries.push({
+          path: `${collection}/{name}/eviction`,
+          pathParameters: [...scope, 'name'],
+          operations: [
+            {
+              method: 'post',
+              action: 'post',
+              body: definitionOf(eviction.group, 'Eviction'),
+              response: definitionOf(eviction.group, 'Eviction'),
+              kind: eviction,
+              summary: `create eviction of a ${info.kind}`,
+            },
+          ],
+        });
+      } else {
+        entries.push({
+          path: `${collection}/{name}/${sub}`,
+          pathParameters: [...scope, 'name'],
+          operations: [
+            {
+              method: 'get',
+              action: 'get',
+              response: definition,
+              kind: gvk,
+              summary: `read ${sub} of the specified ${info.kind}`,
+            },
+            {
+              method: 'put',
+              action: 'put',
+              body: definition,
+              response: definition,
+              kind: gvk,
+              summary: `replace ${sub} of the specified ${info.kind}`,
+            },
+            {
+              method: 'patch',
+              action: 'patch',
+              body: 'io.k8s.apimachinery.pkg.apis.meta.v1.Patch',
+              response: definition,
+              kind: gvk,
+              summary: `partially update ${sub} of the specified ${info.kind}`,
+            },
+          ],
+        });
+      }
+    }
+  }
+  for (const review of REVIEW_RESOURCES.filter(
+    (candidate) => candidate.group === group && candidate.version === version,
+  )) {
+    const definition = definitionOf(group, review.kind);
+    entries.push({
+      path: `${base}/${review.resource}`,
+      pathParameters: [],
+      operations: [
+        {
+          method: 'post',
+          action: 'post',
+          body: definition,
+          response: definition,
+          kind: { group, version, kind: review.kind },
+          summary: `create a ${review.kind}`,
+        },
+      ],
+    });
+  }
+  return entries;
+}
+
+/** Every group version the server documents. */
+function groupVersions(): { group: string; version: string }[] {
+  return [{ group: '', version: 'v1' }, ...API_GROUPS];
+}
+
+function queryParameters(operation: Operation): string[] {
+  if (operation.action === 'list')
+    return ['labelSelector', 'fieldSelector', 'limit', 'continue', 'resourceVersion', 'watch', 'pretty'];
+  if (operation.action === 'delete' || operation.action === 'deletecollection')
+    return ['dryRun', 'gracePeriodSeconds', 'pretty'];
+  if (operation.action === 'get') return ['pretty'];
+  return WRITE_PARAMETERS;
+}
+
+function operationId(operation: Operation, path: string): string {
+  const verb = {
+    get: 'read',
+    list: 'list',
+    post: 'create',
+    put: 'replace',
+    patch: 'patch',
+    delete: 'delete',
+    deletecollection: 'deleteCollection',
+  }[operation.action];
+  const namespaced = path.includes('{namespace}') ? 'Namespaced' : '';
+  const tail =
+    path
+      .split('/')
+      .filter((part) => !part.startsWith('{'))
+      .pop() ?? '';
+  return `${verb}${namespaced}${operation.kind.kind}${tail === 'status' ? 'Status' : ''}`;
+}
+
+// ------------------------------------------------------------------------------------- v3
+
+function v3Refs(schema: unknown): unknown {
+  return JSON.parse(JSON.stringify(schema).replaceAll('#/definitions/', '#/components/schemas/')) as unknown;
+}
+
+function v3Document(group: string, version: string, kubernetesVersion: string): Schema {
+  const paths: Record<string, Schema> = {};
+  for (const entry of pathsOf(group, version)) {
+    const item: Schema = {
+      parameters: entry.pathParameters.map((name) => ({
+        name,
+        in: 'path',
+        description: PARAMETER_DESCRIPTIONS[name] ?? name,
+        required: true,
+        schema: { type: 'string', uniqueItems: true },
+      })),
+    };
+    for (const operation of entry.operations) {
+      const content = (name: string): Schema => ({
+        'application/json': { schema: { $ref: `#/components/schemas/${name}` } },
+      });
+      item[operation.method] = {
+        tags: [groupVersionPath(group, version).replaceAll('/', '_')],
+        description: operation.summary,
+        operationId: operationId(operation, entry.path),
+        parameters: queryParameters(operation).map((name) => ({
+          name,
+          in: 'query',
+          description: PARAMETER_DESCRIPTIONS[name] ?? name,
+          schema: {
+            type:
+              name === 'limit' || name === 'gracePeriodSeconds'
+                ? 'integer'
+                : name === 'watch'
+                  ? 'boolean'
+                  : 'string',
+            uniqueItems: true,
+          },
+        })),
+        ...(operation.body === undefined
+          ? {}
+          : {
+              requestBody: {
+                content:
+                  operation.action === 'patch'
+                    ? Object.fromEntries(
+                        [
+                          'application/apply-patch+yaml',
+                          'application/json-patch+json',
+                          'application/merge-patch+json',
+                          'application/strategic-merge-patch+json',
+                        ].map((type) => [
+                          type,
+                          { schema: { $ref: `#/components/schemas/${operation.body ?? ''}` } },
+                        ]),
+                      )
+                    : content(operation.body),
+                required: true,
+              },
+            }),
+        responses: {
+          '200': { description: 'OK', content: content(operation.response) },
+          ...(operation.method === 'post'
+            ? { '201': { description: 'Created', content: content(operation.response) } }
+            : {}),
+          '401': { description: 'Unauthorized' },
+        },
+        'x-kubernetes-action': operation.action,
+        'x-kubernetes-group-version-kind': operation.kind,
+      };
+    }
+    paths[entry.path] = item;
+  }
+  return {
+    openapi: '3.0.0',
+    info: { title: 'Kubernetes', version: kubernetesVersion },
+    paths,
+    components: {
+      schemas: v3Refs(DEFINITIONS),
+      securitySchemes: {
+        BearerToken: {
+          type: 'apiKey',
+          description: 'Bearer Token authentication',
+          name: 'authorization',
+          in: 'header',
+        },
+      },
+    },
+  };
+}
+
+/** `/openapi/v3`: one entry per group version, its URL carrying a content hash (kubectl caches by it). */
+export function openApiV3Index(kubernetesVersion: string): Schema {
+  const paths: Record<string, Schema> = {};
+  for (const { group, version } of groupVersions()) {
+    const key = groupVersionPath(group, version);
+    const hash = createHash('sha512')
+      .update(JSON.stringify(v3Document(group, version, kubernetesVersion)))
+      .digest('hex')
+      .toUpperCase();
+    paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${hash}` };
+  }
+  return { paths };
+}
+
+/** `/openapi/v3/api/v1`, `/openapi/v3/apis/apps/v1`…; undefined for a group version not served. */
+export function openApiV3Document(path: string, kubernetesVersion: string): Schema | undefined {
+  const found = groupVersions().find(({ group, version }) => groupVersionPath(group, version) === path);
+  return found ? v3Document(found.group, found.version, kubernetesVersion) : undefined;
+}
+
+// ------------------------------------------------------------------------------------- v2
+
+/** `/openapi/v2` as JSON (Swagger 2.0), every path and definition in one document. */
+export function openApiV2Document(kubernetesVersion: string): Schema {
+  const paths: Record<string, Schema> = {};
+  for (const { group, version } of groupVersions()) {
+    for (const entry of pathsOf(group, version)) {
+      const item: Schema = {
+        parameters: entry.pathParameters.map((name) => ({
+          name,
+          in: 'path',
+          description: PARAMETER_DESCRIPTIONS[name] ?? name,
+          required: true,
+          type: 'string',
+          uniqueItems: true,
+        })),
+      };
+      for (const operation of entry.operations) {
+        item[operation.method] = {
+          description: operation.summary,
+          operationId: operationId(operation, entry.path),
+          consumes:
+            operation.action === 'patch'
+              ? [
+                  'application/json-patch+json',
+                  'application/merge-patch+json',
+                  'application/strategic-merge-patch+json',
+                  'application/apply-patch+yaml',
+                ]
+              : ['*/*'],
+          produces: ['application/json'],
+          parameters: [
+            ...queryParameters(operation).map((name) => ({
+              name,
+              in: 'query',
+              description: PARAMETER_DESCRIPTIONS[name] ?? name,
+              type: 'string',
+              uniqueItems: true,
+            })),
+            ...(operation.body === undefined
+              ? []
+              : [
+                  {
+                    name: 'body',
+                    in: 'body',
+                    required: true,
+                    schema: { $ref: `#/definitions/${operation.body}` },
+                  },
+                ]),
+          ],
+          responses: {
+            '200': { description: 'OK', schema: { $ref: `#/definitions/${operation.response}` } },
+            '401': { description: 'Unauthorized' },
+          },
+          'x-kubernetes-action': operation.action,
+          'x-kubernetes-group-version-kind': operation.kind,
+        };
+      }
+      paths[entry.path] = item;
+    }
+  }
+  return {
+    swagger: '2.0',
+    info: { title: 'Kubernetes', version: kubernetesVersion },
+    paths,
+    definitions: DEFINITIONS,
+    securityDefinitions: { BearerToken: { type: 'apiKey', name: 'authorization', in: 'header' } },
+    security: [{ BearerToken: [] }],
+  };
+}
+
+// ------------------------------------------------------------------------------------- strict fields
+
+function resolve(schema: Schema): Schema {
+  const direct = schema.$ref;
+  const viaAllOf = Array.isArray(schema.allOf) ? (schema.allOf[0] as Schema | undefined)?.$ref : undefined;
+  const target = typeof direct === 'string' ? direct : typeof viaAllOf === 'string' ? viaAllOf : undefined;
+  if (target === undefined) return schema;
+  return DEFINITIONS[target.replace('#/definitions/', '')] ?? {};
+}
+
+function unknownFields(value: unknown, schema: Schema, path: string, found: string[]): void {
+  const resolved = resolve(schema);
+  if (Array.isArray(value)) {
+    const items = resolved.items as Schema | undefined;
+    if (items) value.forEach((item, index) => unknownFields(item, items, `${path}[${index}]`, found));
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  if (
+    resolved['x-kubernetes-preserve-unknown-fields'] === true ||
+    resolved.additionalProperties !== undefined
+  )
+    return;
+  const properties = resolved.properties as Record<string, Schema> | undefined;
+  if (!properties) return;
+  for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+    // Strategic-merge-patch directives ($patch, $retainKeys, $setElementOrder/…) are not fields.
+    if (key.startsWith('$')) continue;
+    const childPath = path === '' ? key : `${path}.${key}`;
+    const childSchema = properties[key];
+    if (!childSchema) found.push(childPath);
+    else unknownFields(child, childSchema, childPath, found);
+  }
+}
+
+/**
+ * The fields of `object` its kind's schema does not know, as `spec.foo` paths, for
+ * `fieldValidation=Strict` (400) and `Warn` (warning headers). Parts kept as written
+ * (`x-kubernetes-preserve-unknown-fields`) are not checked.
+ */
+export function unknownFieldsOf(group: string, kind: string, object: unknown): string[] {
+  const schema = DEFINITIONS[definitionOf(group, kind)];
+  if (!schema) return [];
+  const found: string[] = [];
+  unknownFields(object, schema, '', found);
+  return found;
+}

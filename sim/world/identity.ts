@@ -1,0 +1,219 @@
+/**
+ * What a machine is at boot, read from its OS disk model, and whether its kubelet can join as itself,
+ * per bootstrap flavour. The rules (sim/README.md "Identity"):
+ *
+ * - machine-id: systemd writes a new one only when /etc/machine-id is empty or missing;
+ * - hostname: /etc/hostname, when present, is the name the machine (and its kubelet) uses; without
+ *   it the name comes from the VM's computer name (osProfile via cloud-init/DHCP);
+ * - SSH host keys: only missing ones are generated (sshd-keygen / `ssh-keygen -A`);
+ * - cloud-init: an instance id cached for another VM means the donor's instance data (its user-data)
+ *   is still on the disk; per-instance modules are not relied on to regenerate anything;
+ * - waagent state and journals written by another VM are the donor's, inherited;
+ * - kubelet credentials per flavour: aks-engine joins under its hostname with the cluster's shared
+ *   client certificate; kubeadm authenticates with the per-node certificate under
+ *   /var/lib/kubelet/pki (the donor's, on a clone: NodeRestriction forbids registering another name)
+ *   or TLS-bootstraps from a bootstrap token that has not expired (the one on the disk has; a fresh
+ *   one comes only with new customData on a new cloud-init instance); k3s/rke2 join with the cluster
+ *   token and present /etc/rancher/node/password, which must match what the server holds for that
+ *   node name (a new password is generated when the file is missing).
+ */
+import type { DiskContent } from '../arm/compute-state.js';
+import {
+  type BootstrapFlavour,
+  exists,
+  filesUnder,
+  hash,
+  machineIdFor,
+  PATHS,
+  rancherConfig,
+  sshHostKeyFor,
+} from './os-disk.js';
+
+/** Something a booted machine carries that belongs to another machine, or a join that failed. */
+export interface IdentityFinding {
+  kind:
+    | 'inherited-cloud-init-instance'
+    | 'inherited-waagent-state'
+    | 'inherited-journal'
+    | 'kubelet-authenticates-as-another-node'
+    | 'no-kubelet-credential'
+    | 'node-password-rejected'
+    | 'takes-over-existing-node';
+  /** The VM it was found on. */
+  vmId: string;
+  nodeName: string;
+  detail: string;
+  at: string;
+}
+
+export interface BootInput {
+  vmId: string;
+  /** The VM's computer name, lower-cased (what the node is called when /etc/hostname is absent). */
+  computerName: string;
+  flavour: BootstrapFlavour;
+  /** The instance's own customData (base64), which a new cloud-init instance runs. */
+  customData?: string;
+  /** Whether that customData carries a fresh bootstrap credential (kubeadm join with a live token). */
+  customDataBootstraps: boolean;
+  /** Simulated now, for token expiry. */
+  nowMs: number;
+  /** The cluster's k3s/rke2 agent token. */
+  joinToken: string;
+}
+
+export interface Boot {
+  content: DiskContent;
+  machineId: string;
+  hostname: string;
+  sshHostKeys: string[];
+  findings: Omit<IdentityFinding, 'at'>[];
+  /** The node name the kubelet authenticates as, or why it has no credential. */
+  kubelet: { identity: string } | { refused: string };
+  /** k3s/rke2: the node password the agent presents. */
+  nodePassword?: string;
+}
+
+/** Applies what happens at boot to the disk, and reads the machine's identity off it. */
+export function boot(disk: DiskContent, input: BootInput): Boot {
+  const content: DiskContent = structuredClone(disk);
+  const files = content.files;
+  const findings: Boot['findings'] = [];
+  const finding = (kind: IdentityFinding['kind'], detail: string, nodeName: string): void => {
+    findings.push({ kind, vmId: input.vmId, nodeName, detail });
+  };
+
+  if ((files[PATHS.machineId] ?? '') === '')
+    files[PATHS.machineId] = machineIdFor(input.vmId, bootGeneration(files));
+  const machineId = files[PATHS.machineId] ?? '';
+  const hostname = (files[PATHS.hostname] ?? '').trim() || input.computerName;
+  files[PATHS.hostname] = hostname;
+  for (const key of PATHS.sshHostKeys) files[key] ??= sshHostKeyFor(input.vmId, key, bootGeneration(files));
+  const sshHostKeys = PATHS.sshHostKeys.map((key) => files[key] ?? '');
+
+  // cloud-init: the cached instance id names the instance the cache belongs to.
+  const cached = files[PATHS.cloudInitInstanceId];
+  const foreign = filesUnder(content, PATHS.cloudInitInstances).filter(
+    (path) => !path.startsWith(`${PATHS.cloudInitInstances}/${input.vmId}/`),
+  );
+  const newInstance = cached !== input.vmId;
+  if (foreign.length > 0 || (cached !== undefined && cached !== input.vmId)) {
+    finding(
+      'inherited-cloud-init-instance',
+      `cloud-init instance data of another machine (${cached ?? foreign[0] ?? ''}) is on the disk, its user-data included`,
+      hostname,
+    );
+  }
+  if (newInstance) {
+    files[PATHS.cloudInitInstanceId] = input.vmId;
+    files[PATHS.cloudInitInstanceLink] = `-> ${PATHS.cloudInitInstances}/${input.vmId}`;
+    files[`${PATHS.cloudInitInstances}/${input.vmId}/user-data.txt`] = input.customData ?? '';
+  }
+  const waagent = [
+    ...filesUnder(content, PATHS.waagentHistory),
+    ...filesUnder(content, PATHS.waagentEvents),
+  ].filter((path) => files[path] !== `vm:${input.vmId}`);
+  if (waagent.length > 0) {
+    finding(
+      'inherited-waagent-state',
+      `waagent history/events of another VM: ${waagent.join(', ')}`,
+      hostname,
+    );
+  }
+  const journals = filesUnder(content, PATHS.journal).filter(
+    (path) => !path.startsWith(`${PATHS.journal}/${machineId}/`),
+  );
+  if (journals.length > 0) {
+    finding(
+      'inherited-journal',
+      `journals written under another machine-id: ${journals.join(', ')}`,
+      hostname,
+    );
+  }
+  files[`${PATHS.journal}/${machineId}/system.journal`] = `machine:${machineId}`;
+
+  const result: Boot = { content, machineId, hostname, sshHostKeys, findings, kubelet: { refused: '' } };
+  switch (input.flavour) {
+    case 'aks-engine':
+      result.kubelet =
+        exists(content, PATHS.aksEngineClientCert) && exists(content, PATHS.aksEngineKubeconfig)
+          ? { identity: hostname }
+          : {
+              refused: `no kubelet credential: ${PATHS.aksEngineClientCert} (the cluster's shared client certificate) is missing`,
+            };
+      break;
+    case 'kubeadm': {
+      const certificate = files[PATHS.kubeletClientCurrent];
+      const bootstrapExpiry = Number(
+        /token-expires:(\d+)/.exec(files[PATHS.bootstrapKubeletConf] ?? '')?.[1] ?? '0',
+      );
+      if (certificate?.startsWith('system:node:')) {
+        result.kubelet = { identity: certificate.slice('system:node:'.length) };
+      } else if (bootstrapExpiry > input.nowMs || (newInstance && input.customDataBootstraps)) {
+        // TLS bootstrap: a certificate is issued for this node's own name.
+        files[PATHS.kubeletClientCurrent] = `system:node:${hostname}`;
+        files[PATHS.kubeletConf] = `client-certificate: ${PATHS.kubeletClientCurrent}`;
+        result.kubelet = { identity: hostname };
+      } else {
+        result.kubelet = {
+          refused: `no kubelet credential: no client certificate under ${PATHS.kubeletPki} and no valid bootstrap token (the one in ${PATHS.bootstrapKubeletConf} has expired${newInstance ? ' and the customData carries none' : ''})`,
+        };
+      }
+      break;
+    }
+    case 'k3s':
+    case 'rke2': {
+      if (!(files[rancherConfig(input.flavour)] ?? '').includes(`token: ${input.joinToken}`)) {
+        result.kubelet = { refused: `no join token: ${rancherConfig(input.flavour)} is missing` };
+        break;
+      }
+      files[PATHS.rancherNodePassword] ??= hash(`node-password:${input.vmId}:${bootGeneration(files)}`);
+      result.nodePassword = files[PATHS.rancherNodePassword];
+      result.kubelet = { identity: hostname };
+      break;
+    }
+  }
+  return result;
+}
+
+/**
+ * Identities generated at boot use generation 1, so a donor whose prep emptied them gets new ones
+ * (its seeded ones are generation 0), and every clone gets its own (they derive from its VM id).
+ */
+function bootGeneration(_files: Record<string, string>): number {
+  return 1;
+}
+
+/** A duplicated identity across running VMs (machine-id, hostname or SSH host key). */
+export interface IdentityViolation {
+  kind: 'duplicate-machine-id' | 'duplicate-hostname' | 'duplicate-ssh-host-key';
+  value: string;
+  /** The VMs (vmIds) that share it. */
+  vmIds: string[];
+}
+
+export interface RunningIdentity {
+  vmId: string;
+  machineId: string;
+  hostname: string;
+  sshHostKeys: string[];
+}
+
+export function identityViolations(running: readonly RunningIdentity[]): IdentityViolation[] {
+  const violations: IdentityViolation[] = [];
+  const group = (kind: IdentityViolation['kind'], valuesOf: (vm: RunningIdentity) => string[]): void => {
+    const owners = new Map<string, Set<string>>();
+    for (const vm of running) {
+      for (const value of valuesOf(vm)) {
+        if (value === '') continue;
+        owners.set(value, (owners.get(value) ?? new Set()).add(vm.vmId));
+      }
+    }
+    for (const [value, vmIds] of owners) {
+      if (vmIds.size > 1) violations.push({ kind, value, vmIds: [...vmIds].sort() });
+    }
+  };
+  group('duplicate-machine-id', (vm) => [vm.machineId]);
+  group('duplicate-hostname', (vm) => [vm.hostname]);
+  group('duplicate-ssh-host-key', (vm) => vm.sshHostKeys);
+  return violations;
+}

@@ -1,0 +1,41 @@
+/** The prep script per bootstrap flavour: what it removes, empties and keeps, and the refusal. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { buildPrepScript, PREP_REMOVED_PATHS } from '../../../shared/domain/prep-script.js';
+
+void describe('buildPrepScript', () => {
+  void it('appends the ancestry, removes the identity files, empties machine-id, syncs, powers off', () => {
+    const script = buildPrepScript({ ancestry: "built from node-0 (run 'r1')\nsecond line" });
+
+    assert.deepEqual(script.split('\n'), [
+      'set -eu',
+      `echo 'built from node-0 (run '"'"'r1'"'"') second line' >> /var/log/vmss-prototype-ancestry.log`,
+      `rm -rf ${PREP_REMOVED_PATHS.join(' ')}`,
+      'truncate -s 0 /etc/machine-id',
+      'sync',
+      'systemctl poweroff --force --message=vmss-prototype',
+    ]);
+    assert.ok(PREP_REMOVED_PATHS.includes('/etc/ssh/ssh_host_*'));
+  });
+
+  const flavours: { flavour: 'aks-engine' | 'k3s' | 'rke2'; kept: string[] }[] = [
+    { flavour: 'aks-engine', kept: ['/etc/kubernetes', '/var/lib/kubelet'] },
+    { flavour: 'k3s', kept: ['/etc/rancher'] },
+    { flavour: 'rke2', kept: ['/etc/rancher'] },
+  ];
+  for (const { flavour, kept } of flavours) {
+    void it(`${flavour}: never touches what joining needs`, () => {
+      const script = buildPrepScript({ ancestry: 'a', flavour });
+
+      for (const path of kept) assert.ok(!script.includes(path), `${path} untouched`);
+    });
+  }
+
+  void it('refuses kubeadm with the reason', () => {
+    assert.throws(
+      () => buildPrepScript({ ancestry: 'a', flavour: 'kubeadm' }),
+      /cannot be captured: kubeadm nodes/,
+    );
+  });
+});

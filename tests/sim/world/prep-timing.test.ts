@@ -1,0 +1,219 @@
+/**
+ * Prep pod timing on the kamino-observed profile: the image pull is where kamino's 49 s went (Pending),
+ * the script runs right after the container starts, a node keeps pulled images (a second pod with the
+ * same image starts at once), a pod deleted after its script ran has still powered the host off; and
+ * the script grammar: an unsupported command or a script outside the host's mount namespace fails the
+ * pod with a clear message and leaves the VM running.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { prepPodManifest } from '../../../shared/adapters/kubernetes/client-node-cluster-gateway.js';
+import { buildPrepScript } from '../../../shared/domain/prep-script.js';
+import type { KubeObject } from '../../../sim/contracts.js';
+import { podPhase, statusOf } from '../../../sim/kube/objects.js';
+import { parseScenario } from '../../../sim/world/scenario.js';
+import { createWorld, type World } from '../../../sim/world/world.js';
+
+const POOL = 'k8s-pool1-12345678-vmss';
+const NODE0 = `${POOL}000000`;
+const NODE1 = `${POOL}000001`;
+const IMAGE = 'mcr.microsoft.com/cbl-mariner/busybox:2.0';
+
+function makeWorld(): World {
+  const world = createWorld({
+    scenario: parseScenario({
+      subscriptionId: '3f2b8c1e-4d5a-4b6c-9e7f-0a1b2c3d4e5f',
+      location: 'westeurope',
+      start: '2026-11-22T12:00:00Z',
+      clusters: [{ name: 'prod', resourceGroup: 'rg-k8s', scaleSets: [{ name: POOL, capacity: 2 }] }],
+    }),
+  });
+  world.clock.advanceBy(5);
+  return world;
+}
+
+function createPrepPod(
+  world: World,
+  name: string,
+  nodeName: string,
+  script = buildPrepScript({ ancestry: 'x' }),
+): void {
+  world.cluster().world.store.create(
+    'pods',
+    prepPodManifest({
+      name,
+      namespace: 'kube-system',
+      nodeName,
+      image: IMAGE,
+      script,
+      labels: {},
+    }) as never,
+  );
+}
+
+function pod(world: World, name: string): KubeObject | undefined {
+  return world.cluster().world.store.get('pods', 'kube-system', name);
+}
+
+function powerOf(world: World, nodeName: string): string {
+  const instance = world.cluster().world.instanceOfNode(nodeName);
+  return instance?.powerState ?? 'missing';
+}
+
+void describe('prep pod timing (kamino-observed)', () => {
+  void it('pulls the image while Pending, runs the script right after the container starts: 49 s to power-off', () => {
+    const world = makeWorld();
+    const { podStartSeconds, imagePullSeconds, prepScriptSeconds } = world.latency;
+    createPrepPod(world, 'prep', NODE0);
+
+    world.clock.advanceBy(podStartSeconds + 1);
+    const pulling = pod(world, 'prep');
+    const waiting = (
+      statusOf(pulling as KubeObject).containerStatuses as { state: { waiting?: { reason: string } } }[]
+    )[0];
+    assert.equal(podPhase(pulling as KubeObject), 'Pending');
+    assert.equal(waiting?.state.waiting?.reason, 'ContainerCreating');
+    world.clock.advanceBy(imagePullSeconds - 1);
+    assert.equal(podPhase(pod(world, 'prep') as KubeObject), 'Running');
+    assert.equal(powerOf(world, NODE0), 'running');
+    world.clock.advanceBy(prepScriptSeconds);
+
+    assert.equal(podStartSeconds + imagePullSeconds + prepScriptSeconds, 49);
+    assert.equal(podPhase(pod(world, 'prep') as KubeObject), 'Succeeded');
+    assert.equal(powerOf(world, NODE0), 'stopping');
+    world.stop();
+  });
+
+  void it('a node keeps a pulled image: a second pod with it starts at once', () => {
+    const world = makeWorld();
+    const { store } = world.cluster().world;
+    store.create('pods', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'warm-up', namespace: 'kube-system' },
+      spec: { nodeName: NODE1, containers: [{ name: 'main', image: IMAGE }] },
+    });
+    world.clock.advanceBy(world.latency.podStartSeconds + world.latency.imagePullSeconds + 1);
+
+    createPrepPod(world, 'prep', NODE1);
+    world.clock.advanceBy(world.latency.podStartSeconds + world.latency.prepScriptSeconds);
+
+    assert.equal(podPhase(pod(world, 'prep') as KubeObject), 'Succeeded');
+    assert.equal(powerOf(world, NODE1), 'stopping');
+    const node = store.get('nodes', undefined, NODE1);
+    const images = (statusOf(node as KubeObject).images as { names: string[] }[]).flatMap(
+      (image) => image.names,
+    );
+    assert.ok(images.includes(IMAGE));
+    world.stop();
+  });
+
+  void it('a pod deleted before its script ran changes nothing; deleted after, the host still powers off', () => {
+    const world = makeWorld();
+    const { store } = world.cluster().world;
+    const { podStartSeconds, imagePullSeconds, prepScriptSeconds, instanceStopSeconds } = world.latency;
+    createPrepPod(world, 'early', NODE0);
+    createPrepPod(world, 'late', NODE1);
+
+    world.clock.advanceBy(podStartSeconds + imagePullSeconds + 1);
+    store.remove('pods', 'kube-system', 'early');
+    world.clock.advanceBy(prepScriptSeconds);
+    store.remove('pods', 'kube-system', 'late');
+    world.clock.advanceBy(instanceStopSeconds + 1);
+
+    assert.equal(powerOf(world, NODE0), 'running');
+    assert.equal(powerOf(world, NODE1), 'stopped');
+    assert.deepEqual(
+      world.prepRecords().map((record) => record.pod),
+      ['late'],
+    );
+    world.stop();
+  });
+});
+
+void describe('prep script grammar', () => {
+  const runs: { name: string; script: string; message: RegExp }[] = [
+    {
+      name: 'an unsupported command',
+      script: 'set -eu\ncp /dev/null /etc/machine-id\nsystemctl poweroff',
+      message: /line 2: 'cp \/dev\/null \/etc\/machine-id' is not supported by the simulated host/,
+    },
+    {
+      name: 'a pipe',
+      script: 'journalctl --vacuum-time=1s | tail\npoweroff',
+      message: /'\|' is not supported/,
+    },
+    { name: 'an expansion', script: 'rm -rf "$HOME"/x\npoweroff', message: /expansions are not supported/ },
+  ];
+  for (const { name, script, message } of runs) {
+    void it(`${name} fails the pod with a clear message; the VM stays up`, () => {
+      const world = makeWorld();
+      createPrepPod(world, 'prep', NODE0, script);
+
+      world.clock.advanceBy(
+        world.latency.podStartSeconds + world.latency.imagePullSeconds + world.latency.prepScriptSeconds + 1,
+      );
+
+      const failed = pod(world, 'prep') as KubeObject;
+      assert.equal(podPhase(failed), 'Failed');
+      assert.match(String(statusOf(failed).message), message);
+      assert.equal(powerOf(world, NODE0), 'running');
+      assert.equal(world.prepRecords()[0]?.outcome, 'failed');
+      world.stop();
+    });
+  }
+
+  void it("a script that does not enter the host's mount namespace fails: nothing would reach the host disk", () => {
+    const world = makeWorld();
+    const manifest = prepPodManifest({
+      name: 'prep',
+      namespace: 'kube-system',
+      nodeName: NODE0,
+      image: IMAGE,
+      script: 'x',
+      labels: {},
+    }) as unknown as { spec: { containers: { command: string[] }[] } };
+    const container = manifest.spec.containers[0];
+    assert.ok(container);
+    container.command = [
+      'nsenter',
+      '--target',
+      '1',
+      '--pid',
+      '--',
+      '/bin/sh',
+      '-c',
+      'rm -rf /etc/hostname\npoweroff',
+    ];
+    world.cluster().world.store.create('pods', manifest as never);
+
+    world.clock.advanceBy(
+      world.latency.podStartSeconds + world.latency.imagePullSeconds + world.latency.prepScriptSeconds + 1,
+    );
+
+    assert.match(
+      String(statusOf(pod(world, 'prep') as KubeObject).message),
+      /not the host's: nothing it does reaches the host disk/,
+    );
+    const instance = world.cluster().world.instanceOfNode(NODE0);
+    assert.equal(world.compute.getDiskContent(instance?.osDiskId ?? '')?.files['/etc/hostname'], NODE0);
+    world.stop();
+  });
+
+  void it('Run Command runs the same grammar on the host, and powers off after the agent reports', () => {
+    const world = makeWorld();
+    const instance = world.cluster().world.instanceOfNode(NODE1);
+    assert.ok(instance);
+
+    const output = world
+      .cluster()
+      .world.handleRunCommand(instance, 'truncate -s 0 /etc/machine-id\nsync\nsystemctl poweroff');
+    world.clock.advanceBy(2);
+
+    assert.equal(output.stderr, '');
+    assert.equal(world.compute.getDiskContent(instance.osDiskId ?? '')?.files['/etc/machine-id'], '');
+    assert.equal(powerOf(world, NODE1), 'stopping');
+    world.stop();
+  });
+});
