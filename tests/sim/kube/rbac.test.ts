@@ -95,6 +95,93 @@ void describe('RBAC authorizer', () => {
       },
       allowed: false,
     },
+    // The pool leases: exactly get, create and update, in the product's namespace only.
+    {
+      attributes: {
+        verb: 'get',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        name: 'vmssp-agents',
+        namespace: 'vmss-prototype',
+      },
+      allowed: true,
+    },
+    {
+      attributes: {
+        verb: 'create',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        namespace: 'vmss-prototype',
+      },
+      allowed: true,
+    },
+    {
+      attributes: {
+        verb: 'update',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        name: 'vmssp-agents',
+        namespace: 'vmss-prototype',
+      },
+      allowed: true,
+    },
+    {
+      attributes: {
+        verb: 'patch',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        name: 'vmssp-agents',
+        namespace: 'vmss-prototype',
+      },
+      allowed: false,
+    },
+    {
+      attributes: {
+        verb: 'delete',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        name: 'vmssp-agents',
+        namespace: 'vmss-prototype',
+      },
+      allowed: false,
+    },
+    {
+      attributes: {
+        verb: 'list',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        namespace: 'vmss-prototype',
+      },
+      allowed: false,
+    },
+    {
+      attributes: {
+        verb: 'watch',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        namespace: 'vmss-prototype',
+      },
+      allowed: false,
+    },
+    {
+      attributes: {
+        verb: 'create',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        namespace: 'default',
+      },
+      allowed: false,
+    },
+    {
+      attributes: {
+        verb: 'update',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        name: 'vmssp-agents',
+        namespace: 'kube-system',
+      },
+      allowed: false,
+    },
   ];
   for (const { attributes, allowed } of cases) {
     const scope = attributes.namespace ?? 'cluster';
