@@ -23,7 +23,7 @@ import type { PoolRefreshResult, ReleasePoolResult } from '../../shared/applicat
 import { CAPTURE_RUN_ANNOTATION } from '../../shared/domain/cluster-node.js';
 import { writeConnectionFile } from '../../sim/connection.js';
 import type { KubeObject } from '../../sim/contracts.js';
-import { nodeOf, POOL2, sampleScenario, type ScenarioData } from '../e2e/harness.js';
+import { nodeOf, POOL2, sampleScenario, type ScenarioData, withUndrainablePod } from '../e2e/harness.js';
 import { checkInvariants, takeBefore } from './invariants.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -361,6 +361,63 @@ void describe('ownership across processes', { concurrency: false, timeout: 30 * 
       summary.push(
         `pinned older run: resumed after a newer run pinned ${pinned.split('/').at(-1) ?? ''}; the model kept it`,
       );
+    });
+  });
+
+  void it('Ctrl-C while the node is held gives it back before the command exits (130)', async () => {
+    const donor = DONORS[0] ?? '';
+    // The donor cannot be drained (a PodDisruptionBudget never allows it): the run holds it, draining,
+    // until the drain timeout (15 minutes), which leaves the interrupt time to arrive.
+    const scenario = (data: ScenarioData): void => {
+      fastLatency(data);
+      withUndrainablePod(donor)(data);
+    };
+    await withWorld(scenario, async ({ sim, dir, connection }) => {
+      const before = takeBefore(sim.running);
+      const args = [
+        CLI,
+        'refresh',
+        `--sim-connect=${connection}`,
+        `--pool=${POOL2}`,
+        `--node=${donor}`,
+        `--state-dir=${join(dir, 'ctrl-c')}`,
+        '--json',
+      ];
+      const started = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      let interruptedAt: string | undefined;
+      started.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (interruptedAt === undefined && /"step":"draining"/.test(stderr)) {
+          interruptedAt = 'draining';
+          started.kill('SIGINT');
+        }
+      });
+      started.stdout.resume();
+      const timer = setTimeout(() => started.kill('SIGKILL'), 180_000);
+      const code = await new Promise<number | null>((resolve, reject) => {
+        started.on('error', reject);
+        started.on('close', (exitCode) => resolve(exitCode));
+      });
+      clearTimeout(timer);
+      assert.equal(interruptedAt, 'draining', stderr);
+      assert.equal(code, 130, stderr);
+      assert.match(
+        stderr,
+        /interrupted: giving the node back before exiting \(refresh:prod:k8s-pool2-12345678-vmss\)/,
+      );
+      assert.match(stderr, /"runtimeStatus":"Failed"[^\n]*interrupted with Ctrl-C/);
+      const node = sim.running.world
+        .cluster('prod')
+        .world.store.list('nodes')
+        .find((object) => object.metadata.name === donor) as
+        (KubeObject & { spec?: { unschedulable?: boolean } }) | undefined;
+      assert.ok(node !== undefined, 'the donor is still there');
+      assert.equal(node?.metadata.annotations?.[CAPTURE_RUN_ANNOTATION], undefined, 'no marker left');
+      assert.notEqual(node?.spec?.unschedulable, true, 'uncordoned');
+      const broken = checkInvariants(sim.running, before, { runsPerPool: 0 }).filter((check) => !check.ok);
+      assert.deepEqual(broken, []);
+      summary.push('Ctrl-C while draining: the node given back, then exit 130');
     });
   });
 });
