@@ -4,8 +4,8 @@
  * then the command exits. A run past its capture holds no node: the command exits at once. A second Ctrl-C
  * exits at once, whatever runs, and says how to continue (`--resume`) or give back (`release`).
  */
-import type { DurableRunner, OrchestrationStatus } from './runner/index.js';
 import { EVENT, ORCHESTRATION } from '../shared/application/orchestration-ids.js';
+import type { DurableRunner, OrchestrationStatus } from './runner/index.js';
 
 /** The steps during which a run holds its donor node (and a cancel gives it back). */
 const HOLDING_NODE = new Set([

@@ -4,14 +4,14 @@
  * or against an in-process simulator whose clock the runner drives.
  */
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
-
 import { hostname } from 'node:os';
+import { fileURLToPath } from 'node:url';
 
 import { durableRegistry } from '../functions/durable-registry.js';
 import type { Composition } from '../shared/composition-root.js';
 import { compose } from '../shared/composition-root.js';
 import { UsageError } from './args.js';
+import { pruneFinishedRuns } from './run-records.js';
 import type { Clock, DurableRunner } from './runner/index.js';
 import type { OrchestrationStatus } from './runner/index.js';
 import {
@@ -21,7 +21,6 @@ import {
   createSystemClock,
   type InstanceStore,
 } from './runner/index.js';
-import { pruneFinishedRuns } from './run-records.js';
 import { connectSimulator } from './sim-connection.js';
 import type { SimulatorSession } from './sim-session.js';
 import { startSimulatorSession } from './sim-session.js';

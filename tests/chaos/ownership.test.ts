@@ -410,8 +410,10 @@ void describe('ownership across processes', { concurrency: false, timeout: 30 * 
       const node = sim.running.world
         .cluster('prod')
         .world.store.list('nodes')
-        .find((object) => object.metadata.name === donor) as
-        (KubeObject & { spec?: { unschedulable?: boolean } }) | undefined;
+        .find(
+          (object): object is KubeObject & { spec?: { unschedulable?: boolean } } =>
+            object.metadata.name === donor,
+        );
       assert.ok(node !== undefined, 'the donor is still there');
       assert.equal(node?.metadata.annotations?.[CAPTURE_RUN_ANNOTATION], undefined, 'no marker left');
       assert.notEqual(node?.spec?.unschedulable, true, 'uncordoned');

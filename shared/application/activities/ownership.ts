@@ -4,8 +4,8 @@
  */
 import { z } from 'zod';
 
-import { acquirePoolLease, releasePoolLease, renewPoolLease } from '../pool-lease.js';
 import { poolScope, readPoolHoldings } from '../pool-holdings.js';
+import { acquirePoolLease, releasePoolLease, renewPoolLease } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
 import { ClusterInput, LeaseInput, Name } from './inputs.js';
 

@@ -13,13 +13,14 @@ import type {
   PoolSignalInput,
   PoolSignalResult,
 } from '../../../functions/orchestrations/pool-signal.orchestration.js';
-import { leaseRefOf } from '../../../shared/application/pool-holdings.js';
-import { requestPoolCancel } from '../../../shared/application/pool-lease.js';
+import type { bindActivities } from '../../../shared/application/activities/catalogue.js';
 import {
   ORCHESTRATION,
   releaseInstanceId,
   signalInstanceId,
 } from '../../../shared/application/orchestration-ids.js';
+import { leaseRefOf } from '../../../shared/application/pool-holdings.js';
+import { requestPoolCancel } from '../../../shared/application/pool-lease.js';
 import { REBOOT_NOTICE_SCHEMA } from '../../../shared/application/reboot-notices.js';
 import type {
   PoolRefreshResult,
@@ -33,9 +34,9 @@ import {
 import { TransientError } from '../../../shared/domain/errors.js';
 import {
   encodePriorState,
-  type NodePriorState,
   LEASE_DURATION_SECONDS,
   leaseState,
+  type NodePriorState,
   PRIOR_STATE_ANNOTATION,
   SNAPSHOT_TAG_KEYS,
 } from '../../../shared/domain/ownership.js';
@@ -295,7 +296,6 @@ void describe('pool ownership', () => {
   void it('a write fenced by a lease the run no longer holds is refused', async () => {
     const world = createFakeWorld();
     foreignLease(world, 'run-other', 0);
-    const { bindActivities } = await import('../../../shared/application/activities/catalogue.js');
     const registry = world.runnerOptions.activities as ReturnType<typeof bindActivities>;
     const result = await registry.protectNode({
       cluster: CLUSTER,

@@ -4,14 +4,14 @@ import { describe, it } from 'node:test';
 import type { HttpResponse } from '@azure/functions';
 
 import { MAX_BODY_BYTES } from '../../../functions/triggers/http-io.js';
-import type { PoolOwnership } from '../../../shared/application/pool-status.js';
 import {
   handleCancelRequest,
-  handleReleaseRequest,
   handlePlanRequest,
   handleRefreshRequest,
+  handleReleaseRequest,
   handleStatusRequest,
 } from '../../../functions/triggers/refresh-api.http.js';
+import type { PoolOwnership } from '../../../shared/application/pool-status.js';
 import { FakeDurableClient } from './durable-client-double.js';
 import { fakeDependencies, FREE_POOL, recordingContext, request } from './fixtures.js';
 
