@@ -4,6 +4,7 @@
  * a clock. Activities never read settings or the environment themselves.
  */
 import type { StorageAccountType } from '../domain/compute.js';
+import type { RunnerIdentity } from '../domain/ownership.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { SelectionPolicy } from '../domain/selection-policy.js';
 import type { ClusterGateway } from '../ports/cluster-gateway.js';
@@ -66,4 +67,6 @@ export interface RefreshDependencies {
   /** Throws NotFoundError for a cluster that is not configured. */
   cluster(name: string): Promise<ClusterHandle>;
   now(): Date;
+  /** Who runs: the runner kind (`cli`, `function-app`) and its host, for the pool lease's holder identity. */
+  readonly runner: RunnerIdentity;
 }
