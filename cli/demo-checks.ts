@@ -6,6 +6,7 @@
 import type { ClusterRefreshResult } from '../shared/application/refresh-contracts.js';
 import { CAPTURE_RUN_ANNOTATION, SCALE_DOWN_DISABLED_ANNOTATION } from '../shared/domain/cluster-node.js';
 import { NO_OP_CLOUD_CONFIG } from '../shared/domain/compute.js';
+import { SNAPSHOT_TAG_KEYS } from '../shared/domain/ownership.js';
 import type { RunningSimulator } from '../sim/index.js';
 
 export interface WorldCheck {
@@ -70,7 +71,7 @@ export function checkRefreshedWorld(
       );
       const snapshots = compute
         .listSnapshots()
-        .filter((snapshot) => snapshot.tags['vmss-prototype.io/source-node'] === pool.donor);
+        .filter((snapshot) => snapshot.tags[SNAPSHOT_TAG_KEYS.sourceNode] === pool.donor);
       check(
         `${where}: snapshot deleted`,
         snapshots.length === 0,

@@ -79,6 +79,8 @@ export interface CopyGuardInput {
   readonly rootPartition: number;
   readonly temporary: TemporaryIdentifiers;
   readonly maxSeconds: number;
+  /** Where the scrub mounts the copy (unmounted by the guard before it changes the identifiers). */
+  readonly mountPoint: string;
 }
 
 export interface FreezeScriptInput {
@@ -105,6 +107,12 @@ function copyGuardLines(guard: CopyGuardInput): string[] {
     `COPY=$(blkid -s UUID -o value ${root} || true)`,
     'ROOT=$(findmnt -no UUID /)',
     '[ "$COPY" = "$ROOT" ] || exit 0',
+    // Identifiers change only unmounted and clean: the scrub may have it mounted, and a copy taken
+    // unfrozen needs its journal replayed (by a mount) first.
+    `umount ${guard.mountPoint} || true`,
+    `mkdir -p ${guard.mountPoint}`,
+    `mount -o nouuid ${root} ${guard.mountPoint} || mount ${root} ${guard.mountPoint} || true`,
+    `umount ${guard.mountPoint} || true`,
     `tune2fs -U ${filesystemUuid} -L ${label} ${root} || xfs_admin -U ${filesystemUuid} -L ${label} ${root}`,
     `sfdisk --part-uuid ${disk} ${guard.rootPartition} ${partitionUuid}`,
   ];
@@ -123,6 +131,9 @@ export function buildFreezeScript(input: FreezeScriptInput): string {
     throw new Error('building the freeze script: the guard must outlast the hold');
   }
   const guard = input.copyGuard;
+  if (!/^\/run\/[a-z0-9/-]+$/.test(guard.mountPoint)) {
+    throw new Error(`building the freeze script: mount point ${guard.mountPoint} is not under /run`);
+  }
   if (!/^\/run\/vmss-prototype\/[a-z0-9.-]+$/.test(guard.scriptPath)) {
     throw new Error(`building the freeze script: ${guard.scriptPath} is not under /run/vmss-prototype`);
   }

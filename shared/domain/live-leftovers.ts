@@ -9,16 +9,22 @@
  * 2. A scrub pod → deleted with a grace period: it stops writing to the copy, and its EXIT trap unmounts it.
  * 3. A copy disk attached to an instance (the donor) → detached: a donor that reboots with it attached
  *    may mount the copy as its root (same filesystem UUID).
- * 4. A copy disk → deleted once detached. The snapshot it came from is an ordinary run snapshot (tags
- *    `vmss-prototype.io/run`), deleted by the reaper's snapshot rule.
+ * 4. A copy disk → deleted once detached. The snapshot it came from is an ordinary run snapshot (run and
+ *    lease tags, ownership.ts), deleted by the reaper's snapshot rule.
  * Whatever belongs to the run that holds the pool (`aliveRunId`), or carries no run of ours, is kept.
  */
 
-/** A managed disk made by a live capture (tag `vmss-prototype.io/purpose: live-capture-copy`). */
+/**
+ * The tag that marks live capture's copy disk (besides the snapshot's run and lease tags, ownership.ts);
+ * Azure tag names allow no `/`.
+ */
+export const COPY_DISK_PURPOSE_TAG = { key: 'vmss-prototype.purpose', value: 'live-capture-copy' } as const;
+
+/** A managed disk made by a live capture (tag COPY_DISK_PURPOSE_TAG). */
 export interface CopyDiskHolding {
   readonly id: string;
   readonly name: string;
-  /** From the tag `vmss-prototype.io/run`; undefined when the disk has none. */
+  /** From the run tag (ownership.ts SNAPSHOT_TAG_KEYS.runId); undefined when the disk has none. */
   readonly runId?: string;
   /** The instance (resource id) the disk is attached to (`managedBy`), if any. */
   readonly attachedTo?: string;

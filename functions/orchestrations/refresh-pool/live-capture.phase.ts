@@ -17,7 +17,8 @@ import {
   freeLun,
   temporaryIdentifiersFor,
 } from '../../../shared/domain/live-capture.js';
-import { LIVE_POD_GRACE_SECONDS } from '../../../shared/domain/live-leftovers.js';
+import { COPY_DISK_PURPOSE_TAG, LIVE_POD_GRACE_SECONDS } from '../../../shared/domain/live-leftovers.js';
+import { SNAPSHOT_TAG_KEYS } from '../../../shared/domain/ownership.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
@@ -132,7 +133,12 @@ function* captureLive(
     subscriptionId: plan.scaleSet.subscriptionId,
     resourceGroup: plan.scaleSet.resourceGroup,
   };
-  const tags = { 'vmss-prototype.io/source-node': node, 'vmss-prototype.io/run': run.runTag };
+  // Which run and which pool (lease): the reaper deletes the snapshot of a run that is gone.
+  const tags = {
+    [SNAPSHOT_TAG_KEYS.sourceNode]: node,
+    [SNAPSHOT_TAG_KEYS.runId]: run.runId,
+    [SNAPSHOT_TAG_KEYS.lease]: run.fence.name,
+  };
 
   setStatus(run, 'freezing-filesystem');
   const donor = yield* call(context, activities.readDonorDisks, instance, {
@@ -160,7 +166,7 @@ function* captureLive(
   // 1. Freeze, snapshot, thaw (the freeze pod also installs the copy guard for the LUN chosen).
   const holdSeconds = settings.liveMaxFreezeSeconds ?? 10;
   const rootPartition = settings.liveRootPartition ?? 1;
-  const temporary = temporaryIdentifiersFor(`${run.runTag}\u0000${input.copyDiskName}`);
+  const temporary = temporaryIdentifiersFor(`${run.runId}\u0000${input.copyDiskName}`);
   const freezePod = { cluster, namespace: settings.prepNamespace, name: input.freezePodName };
   made.freezePod = true;
   yield* call(
@@ -183,10 +189,11 @@ function* captureLive(
           rootPartition,
           temporary,
           maxSeconds: COPY_GUARD_SECONDS,
+          mountPoint: input.mountPoint,
         },
       }),
       role: 'freeze',
-      runTag: run.runTag,
+      fence: run.fence,
       gracePeriodSeconds: LIVE_POD_GRACE_SECONDS,
     },
     { step: 'freezing-filesystem', cancel },
@@ -289,7 +296,7 @@ function* captureLive(
       location: donor.location,
       ...(donor.zone === undefined ? {} : { zone: donor.zone }),
       sourceSnapshotId: snapshot.id,
-      tags: { ...tags, 'vmss-prototype.io/purpose': 'live-capture-copy' },
+      tags: { ...tags, [COPY_DISK_PURPOSE_TAG.key]: COPY_DISK_PURPOSE_TAG.value },
     },
     { step: 'copying-disk', cancel },
   );
@@ -327,7 +334,7 @@ function* captureLive(
   yield* call(
     context,
     activities.requestCopyAttach,
-    { ...instance, diskId: copyId, lun: plannedLun },
+    { ...instance, diskId: copyId, lun: plannedLun, fence: run.fence },
     {
       step: 'attaching-copy',
       cancel,
@@ -359,7 +366,7 @@ function* captureLive(
   const lun = attached.dataDisks.find((disk) => sameId(disk.diskId, copyId))?.lun ?? plannedLun;
 
   setStatus(run, 'scrubbing-copy', `LUN ${lun}`);
-  const ancestry = `${isoNow(run)} built image ${input.versionName} of ${cluster}/${run.input.pool} from node ${node} (run ${run.runTag}, live capture)`;
+  const ancestry = `${isoNow(run)} built image ${input.versionName} of ${cluster}/${run.input.pool} from node ${node} (run ${run.runId}, live capture)`;
   const scrubPod = { cluster, namespace: settings.prepNamespace, name: input.scrubPodName };
   made.scrubPod = true;
   yield* call(
@@ -380,7 +387,7 @@ function* captureLive(
         temporary,
       }),
       role: 'scrub',
-      runTag: run.runTag,
+      fence: run.fence,
       gracePeriodSeconds: LIVE_POD_GRACE_SECONDS,
     },
     { step: 'scrubbing-copy', cancel },

@@ -11,6 +11,7 @@ import { IMAGE_ACTIVITIES } from './image.js';
 import { LIVE_ACTIVITIES } from './live.js';
 import { MODEL_ACTIVITIES } from './model.js';
 import { NODE_ACTIVITIES } from './node.js';
+import { OWNERSHIP_ACTIVITIES } from './ownership.js';
 import { PLANNING_ACTIVITIES } from './planning.js';
 
 /** Checks at compile time that every entry is filed under its own name. */
@@ -27,6 +28,7 @@ export const ACTIVITIES = catalogue({
   ...IMAGE_ACTIVITIES,
   ...MODEL_ACTIVITIES,
   ...LIVE_ACTIVITIES,
+  ...OWNERSHIP_ACTIVITIES,
 });
 
 export type ActivityCatalogue = typeof ACTIVITIES;

@@ -8,7 +8,9 @@ import { z } from 'zod';
 import type { PowerState, ProvisioningState } from '../../domain/compute.js';
 import { isNotFound } from '../../domain/errors.js';
 import { defineActivity } from './activity.js';
-import { ClusterInput, InstanceInput, Name, Tags } from './inputs.js';
+import { LEASE_LABEL, PREP_POD_APP_LABEL, RUN_LABEL } from '../../domain/ownership.js';
+import { checkFence } from '../pool-lease.js';
+import { ClusterInput, FenceInput, InstanceInput, Name, Tags } from './inputs.js';
 
 /** What live capture needs to know of the donor's instance. */
 export interface DonorDisksView {
@@ -123,9 +125,10 @@ const requestCopyDiskDeletion = defineActivity('requestCopyDiskDeletion', DiskIn
 
 const requestCopyAttach = defineActivity(
   'requestCopyAttach',
-  InstanceInput.extend({ diskId: DiskIdInput, lun: z.number().int().min(0).max(63) }),
+  InstanceInput.extend({ diskId: DiskIdInput, lun: z.number().int().min(0).max(63), fence: FenceInput }),
   async (deps, input) => {
-    const { compute } = await deps.cluster(input.cluster);
+    const { compute, kube } = await deps.cluster(input.cluster);
+    await checkFence(kube, input.fence, `attaching a disk to instance ${input.instanceId}`, deps.now());
     const instance = await compute.getInstance(input.scaleSet, input.instanceId);
     await compute.requestDataDiskAttach(instance, input.diskId, input.lun);
   },
@@ -171,9 +174,8 @@ const readNodeReadySince = defineActivity(
   },
 );
 
-/** The live pods' labels and annotations: the reaper finds them by component and run. */
+/** Which live pod it is (`freeze` or `scrub`), besides the prep pods' labels. */
 export const LIVE_POD_COMPONENT_LABEL = 'app.kubernetes.io/component';
-export const LIVE_POD_RUN_ANNOTATION = 'vmss-prototype.io/run';
 
 const startLivePod = defineActivity(
   'startLivePod',
@@ -184,23 +186,26 @@ const startLivePod = defineActivity(
     image: z.string().min(1),
     script: z.string().min(1),
     role: z.enum(['freeze', 'scrub']),
-    runTag: Name,
     gracePeriodSeconds: z.number().int().min(1).max(300),
+    fence: FenceInput,
   }),
   async (deps, input) => {
     const { kube } = await deps.cluster(input.cluster);
+    await checkFence(kube, input.fence, `creating ${input.role} pod ${input.podName}`, deps.now());
     await kube.createPrepPod({
       namespace: input.namespace,
       name: input.podName,
       nodeName: input.node,
       image: input.image,
       script: input.script,
+      // The prep pods' labels (the reaper finds the pods of runs that are gone by app, run and lease).
       labels: {
-        'app.kubernetes.io/name': 'vmss-prototype-prep',
+        [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value,
         'app.kubernetes.io/managed-by': 'vmss-prototype',
         [LIVE_POD_COMPONENT_LABEL]: input.role,
+        [RUN_LABEL]: input.fence.runId,
+        [LEASE_LABEL]: input.fence.name,
       },
-      annotations: { [LIVE_POD_RUN_ANNOTATION]: input.runTag },
       // The shell is the container's PID 1: the kubelet's TERM reaches its trap (thaw, unmount).
       hostNamespaces: 'mount',
       terminationGracePeriodSeconds: input.gracePeriodSeconds,

@@ -27,6 +27,7 @@ function freezeInput(change: Partial<Parameters<typeof buildFreezeScript>[0]> = 
       rootPartition: 1,
       temporary: TEMPORARY,
       maxSeconds: 3600,
+      mountPoint: '/run/vmss-prototype/copy-abc',
     },
     ...change,
   };
@@ -80,6 +81,10 @@ void describe('buildFreezeScript', () => {
     assert.match(guardScript, /\[ "\$STATE" = stopping \] \|\| exit 0/);
     assert.match(guardScript, /blkid -s UUID -o value \/dev\/disk\/azure\/scsi1\/lun2-part1/);
     assert.match(guardScript, new RegExp(`tune2fs -U ${TEMPORARY.filesystemUuid} -L vmssp-copy`));
+    assert.ok(
+      guardScript.indexOf('umount /run/vmss-prototype/copy-abc || true') < guardScript.indexOf('tune2fs'),
+      'the guard unmounts the copy before changing its identifiers',
+    );
   });
 
   const refused: [string, Partial<Parameters<typeof buildFreezeScript>[0]>, RegExp][] = [
