@@ -480,7 +480,7 @@ export class VirtualMachineRoutes extends ArmRoutes {
           const storage = this.renderInstance(id).properties;
           const result =
             typeof storage === 'object' && storage !== null && 'storageProfile' in storage
-              ? (storage).storageProfile
+              ? storage.storageProfile
               : undefined;
           this.operations.complete(operation, outcome, result as JsonObject | undefined);
         },

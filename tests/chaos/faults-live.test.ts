@@ -124,7 +124,10 @@ void describe('live capture: failures clean up', { concurrency: false }, () => {
       chaos.harness.sim.running.faults.add(imageVersionLroFailure({ count: 5 }));
       const status = await chaos.refreshPool(POOL2);
       assert.equal(status.runtimeStatus, 'Failed');
-      assert.match(failureOf(status), /^building-image-version: image version \S+ failed .*and so was the copy disk/);
+      assert.match(
+        failureOf(status),
+        /^building-image-version: image version \S+ failed .*and so was the copy disk/,
+      );
       assertNothingLeft(chaos, 'version failed');
       assertInvariants(chaos, 'live: image version fails', 'failed at building-image-version', {
         message: failureOf(status),

@@ -7,9 +7,9 @@ import { z } from 'zod';
 
 import type { PowerState, ProvisioningState } from '../../domain/compute.js';
 import { isNotFound } from '../../domain/errors.js';
-import { defineActivity } from './activity.js';
 import { LEASE_LABEL, PREP_POD_APP_LABEL, RUN_LABEL } from '../../domain/ownership.js';
 import { checkFence } from '../pool-lease.js';
+import { defineActivity } from './activity.js';
 import { ClusterInput, FenceInput, InstanceInput, Name, Tags } from './inputs.js';
 
 /** What live capture needs to know of the donor's instance. */

@@ -44,7 +44,7 @@ void describe('liveCaptureBlockers', () => {
     },
     { name: 'an NVMe size (v6)', change: { vmSize: 'Standard_D4ds_v6' }, blocker: /NVMe/ },
     { name: 'a v5 size', change: { vmSize: 'Standard_E8s_v5' } },
-    { name: 'no size known', change: { vmSize: undefined } as Partial<CaptureModeFacts> },
+    { name: 'no size known', change: { vmSize: undefined } },
   ];
   for (const { name, change, blocker } of cases) {
     void it(`${name}: ${blocker === undefined ? 'no blocker' : 'blocked'}`, () => {
