@@ -46,6 +46,7 @@ export function* refreshPoolOrchestration(
     donor: {
       node: decision.node,
       instanceId: decision.instanceId,
+      flavour: decision.flavour,
       ...(decision.patchedAt === undefined ? {} : { patchedAt: decision.patchedAt }),
     },
     runTag: context.df.instanceId,

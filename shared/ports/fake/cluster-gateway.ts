@@ -4,12 +4,26 @@
  * on with the fake's clock. It keeps the port's contract: NotFoundError for missing reads, no-op deletions
  * of absent pods, idempotent writes. Calls are logged; `nextError` queues one-shot failures; `reset`
  * starts afresh. `onPrepPodCreated` lets a test connect the prep pod to a compute fake (it powers the
- * host off).
+ * host off). Access reviews allow everything but what `denyAccess` took away (the rules review lists a
+ * wildcard rule then, or the grants of `grantRules`).
  */
 import type { ClusterNode } from '../../domain/cluster-node.js';
 import type { PodOnNode } from '../../domain/drain.js';
 import { NotFoundError } from '../../domain/errors.js';
-import type { ClusterGateway, EvictionOutcome, PodPhase, PrepPodSpec } from '../cluster-gateway.js';
+import {
+  describeAccess,
+  type KubernetesAccess,
+  type ResourceRule,
+  rulesAllow,
+} from '../../domain/kubernetes-access.js';
+import type {
+  AccessDecision,
+  ClusterGateway,
+  EvictionOutcome,
+  PodPhase,
+  PrepPodSpec,
+  RulesReview,
+} from '../cluster-gateway.js';
 import { RecordingFake } from './recording-fake.js';
 
 export type ClusterMethod = keyof ClusterGateway;
@@ -48,6 +62,9 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
   #pods = new Map<string, PodRecord>();
   #daemonSets = new Set<string>();
   #prepPods = new Map<string, PrepPodRecord>();
+  #denied = new Set<string>();
+  #rules: ResourceRule[] | undefined;
+  #accessReviews = true;
 
   constructor(options: FakeClusterOptions = {}) {
     super(options.now ?? (() => Date.now()));
@@ -56,8 +73,26 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
 
   // ---- test controls -----------------------------------------------------------------------------
 
+  /** Reviews (and the run's permission check) find this access missing (`describeAccess` form). */
+  denyAccess(access: string): void {
+    this.#denied.add(access);
+  }
+
+  /** What the rules review lists (default: one rule allowing everything); access reviews follow it. */
+  grantRules(rules: readonly ResourceRule[]): void {
+    this.#rules = [...rules];
+  }
+
+  /** The API server has no SelfSubjectAccessReview (404): callers must fall back to the rules review. */
+  withoutAccessReviews(): void {
+    this.#accessReviews = false;
+  }
+
   override reset(): void {
     super.reset();
+    this.#denied = new Set();
+    this.#rules = undefined;
+    this.#accessReviews = true;
     this.#nodes = new Map();
     this.#pods = new Map();
     this.#daemonSets = new Set();
@@ -103,6 +138,32 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
   }
 
   // ---- the port ----------------------------------------------------------------------------------
+
+  serverVersion(): Promise<string> {
+    return this.call('serverVersion', [], () => 'v1.30.6');
+  }
+
+  reviewAccess(accesses: readonly KubernetesAccess[]): Promise<AccessDecision[]> {
+    return this.call('reviewAccess', [accesses], () => {
+      if (!this.#accessReviews) {
+        throw new NotFoundError(
+          'KubeNotFound',
+          'reviewing access: the server could not find the requested resource (selfsubjectaccessreviews)',
+        );
+      }
+      return accesses.map((access): AccessDecision => {
+        const allowed = this.#allows(access);
+        return allowed ? { allowed } : { allowed, reason: 'no RBAC rule allows it' };
+      });
+    });
+  }
+
+  reviewRules(namespace: string): Promise<RulesReview> {
+    return this.call('reviewRules', [namespace], () => ({
+      resourceRules: this.#rules ?? [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
+      incomplete: false,
+    }));
+  }
 
   listNodes(): Promise<ClusterNode[]> {
     return this.call('listNodes', [], () => [...this.#nodes.values()]);
@@ -187,6 +248,11 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
   }
 
   // ---- internals ---------------------------------------------------------------------------------
+
+  #allows(access: KubernetesAccess): boolean {
+    if (this.#denied.has(describeAccess(access))) return false;
+    return this.#rules === undefined || rulesAllow(this.#rules, access);
+  }
 
   #node(name: string, action: string): ClusterNode {
     const node = this.#nodes.get(name);
