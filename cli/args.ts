@@ -4,7 +4,7 @@
  */
 import { didYouMean } from '../shared/config/settings-issues.js';
 
-export type Command = 'status' | 'plan' | 'refresh';
+export type Command = 'status' | 'plan' | 'refresh' | 'doctor';
 
 export interface CliOptions {
   readonly command: Command;
@@ -136,6 +136,18 @@ const COMMANDS: Readonly<Record<Command, CommandSpec>> = {
       'vmss-prototype refresh --resume refresh:prod-weu:agents --settings local.settings.json',
     ],
   },
+  doctor: {
+    summary: 'check settings, credentials and the Azure and Kubernetes permissions a run needs',
+    usage: ['vmss-prototype doctor [--cluster <name>] [--pool <name>] [--json] [source]'],
+    description:
+      "Checks, without changing anything: the settings, an Azure token, each cluster's secrets (Key Vault),\n" +
+      "the service account's Kubernetes permissions (SelfSubjectAccessReview, or a rules review where the\n" +
+      "server has none) and the Azure identity's actions on each pool's resource groups (ARM's permissions\n" +
+      'API, against infra/azure/compute-actions.json), for the capture mode configured. Prints what is\n' +
+      'missing and the fix. refresh runs the same permission checks before it changes anything.',
+    options: ['--pool', ...COMMON],
+    examples: ['vmss-prototype doctor --settings local.settings.json', 'vmss-prototype doctor --sim --json'],
+  },
 };
 
 const COMMAND_NAMES = Object.keys(COMMANDS) as Command[];
@@ -146,9 +158,9 @@ const SOURCES =
 
 export const EXIT_CODES =
   'exit codes:\n' +
-  '  0  done (pools that auto mode refused or skipped are decisions, not failures)\n' +
-  '  1  a run failed, Azure or the cluster could not be reached, or the pool or node you named was\n' +
-  '     refused or skipped\n' +
+  '  0  done (pools that auto mode refused or skipped are decisions, not failures); doctor: all checks passed\n' +
+  '  1  a run failed, Azure or the cluster could not be reached, the pool or node you named was refused\n' +
+  '     or skipped, or a permission is missing (doctor, and refresh before it starts)\n' +
   '  2  bad usage or settings: nothing was started';
 
 function optionLines(names: readonly (OptionName | '-h, --help')[]): string {

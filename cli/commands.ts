@@ -17,6 +17,8 @@ import type {
 } from '../shared/application/refresh-contracts.js';
 import type { CliOptions } from './args.js';
 import { UsageError } from './args.js';
+import type { DoctorResult } from './doctor.js';
+import { runDoctor } from './doctor.js';
 import type { OrchestrationStatus } from './runner/index.js';
 import type { Session } from './session.js';
 
@@ -32,7 +34,7 @@ export interface RefreshResult {
   readonly failures: readonly { readonly instanceId: string; readonly message: string }[];
 }
 
-export type CommandResult = StatusResult | RefreshResult;
+export type CommandResult = StatusResult | RefreshResult | DoctorResult;
 
 function clustersOf(session: Session, options: CliOptions): string[] {
   const names = session.composition.dependencies.clusterNames;
@@ -55,6 +57,8 @@ function failureMessage(status: OrchestrationStatus): string {
 export async function runCommand(session: Session, options: CliOptions): Promise<CommandResult> {
   const clusters = clustersOf(session, options);
   switch (options.command) {
+    case 'doctor':
+      return runDoctor(session, options);
     case 'status': {
       const results = [];
       for (const cluster of clusters) {

@@ -1,7 +1,7 @@
 /**
  * The exit code of a finished command: 0 done; 1 a run failed, or the pool or node the operator named
  * was refused or skipped (they asked for that target, and it did not happen). Pools that auto mode
- * refuses or skips on its own are decisions, not failures. Code 2 (usage, settings) is decided before
+ * refuses or skips on its own are decisions, not failures. doctor: 1 when a check found something missing. Code 2 (usage, settings) is decided before
  * anything runs (cli/failures.ts).
  */
 import type { CliOptions } from './args.js';
@@ -9,6 +9,7 @@ import type { CommandResult } from './commands.js';
 
 export function exitCodeOf(result: CommandResult, options: Pick<CliOptions, 'pool' | 'node'>): 0 | 1 {
   if (result.kind === 'status') return 0;
+  if (result.kind === 'doctor') return result.ok ? 0 : 1;
   if (result.failures.length > 0) return 1;
   const pools = result.clusters.flatMap((cluster) => cluster.pools);
   if (pools.some((pool) => pool.outcome === 'failed')) return 1;

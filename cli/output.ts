@@ -5,6 +5,7 @@
 import type { PoolRefreshResult } from '../shared/application/refresh-contracts.js';
 import { formatDuration } from '../shared/config/duration.js';
 import type { CommandResult } from './commands.js';
+import type { DoctorResult } from './doctor.js';
 
 /** Width tables are fitted to when the output is not a terminal (a file, a pipe, a CI log). */
 export const DEFAULT_WIDTH = 120;
@@ -134,6 +135,7 @@ function refreshRow(pool: PoolRefreshResult): string[] {
 }
 
 export function render(result: CommandResult, options: RenderOptions = {}): string {
+  if (result.kind === 'doctor') return renderDoctor(result, options);
   if (result.kind === 'status') {
     const rows = result.clusters.flatMap((cluster) =>
       cluster.pools.map((pool) => [
@@ -180,5 +182,34 @@ export function render(result: CommandResult, options: RenderOptions = {}): stri
   for (const failure of result.failures) {
     parts.push(`\nrun ${failure.instanceId} failed: ${failure.message}`);
   }
+  return parts.join('\n');
+}
+
+/** One row per check; then, per failed check, what is missing, one per line, and the fix. */
+function renderDoctor(result: DoctorResult, options: RenderOptions): string {
+  const parts = [
+    table(
+      ['CHECK', 'CLUSTER', 'TARGET', 'RESULT', 'DETAIL'],
+      result.checks.map((check) => [
+        check.check,
+        check.cluster ?? '-',
+        check.target,
+        check.result,
+        check.result === 'missing' ? `${check.missing?.length ?? 0} missing` : check.detail,
+      ]),
+      options,
+    ),
+  ];
+  for (const check of result.checks) {
+    if (check.result === 'ok') continue;
+    const where = `${check.check}${check.cluster === undefined ? '' : ` ${check.cluster}`} ${check.target}`;
+    const lines =
+      check.result === 'missing'
+        ? [`${where}: missing`, ...(check.missing ?? []).map((item) => `  - ${item}`)]
+        : [`${where}: ${check.detail}`];
+    if (check.fix !== undefined) lines.push(`  fix: ${check.fix}`);
+    parts.push(`\n${lines.join('\n')}`);
+  }
+  parts.push(result.ok ? '\nall checks passed' : '\nsomething is missing: see above');
   return parts.join('\n');
 }

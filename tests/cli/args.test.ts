@@ -42,7 +42,7 @@ void describe('parseArgs: help and version', () => {
 });
 
 void describe('helpText', () => {
-  const commands: Command[] = ['status', 'plan', 'refresh'];
+  const commands: Command[] = ['status', 'plan', 'refresh', 'doctor'];
 
   void it('differs per command and names the command in its usage line', () => {
     const texts = commands.map((command) => helpText(command));
@@ -131,7 +131,7 @@ void describe('parseArgs: usage errors', () => {
     [['help', 'nope'], /unknown command "nope"/, undefined],
     [['plan', '--pol', 'x'], /unknown option "--pol" for plan \(did you mean --pool\?\)/, 'plan'],
     [['plan', '--node', 'n'], /--node does not apply to plan \(only to refresh\)/, 'plan'],
-    [['status', '--pool=x'], /--pool does not apply to status \(only to plan, refresh\)/, 'status'],
+    [['status', '--pool=x'], /--pool does not apply to status \(only to plan, refresh, doctor\)/, 'status'],
     [['status', 'extra'], /unexpected argument "extra"/, 'status'],
     [['plan', '--pool'], /--pool needs a value: --pool <name>/, 'plan'],
     [['plan', '--pool='], /--pool needs a value/, 'plan'],
