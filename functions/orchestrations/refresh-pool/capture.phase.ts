@@ -6,9 +6,8 @@
  */
 import type { Task } from 'durable-functions';
 
-import type { InstanceView } from '../../../shared/application/activities/capture.js';
 import { buildPrepScript } from '../../../shared/domain/prep-script.js';
-import { activities } from '../../activities.js';
+import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
 import { POLL } from '../timing.js';
@@ -19,6 +18,9 @@ import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
 import { isStopped, prepareByRunCommand } from './run-command.js';
 import { deleteSnapshot } from './snapshot.js';
+
+/** A read of the donor instance (activity readInstance). */
+type InstanceView = ActivityOutput<'readInstance'>;
 
 export interface CaptureInput {
   readonly versionName: string;

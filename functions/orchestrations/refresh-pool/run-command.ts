@@ -12,10 +12,9 @@
  */
 import type { Task } from 'durable-functions';
 
-import type { InstanceView } from '../../../shared/application/activities/capture.js';
 import type { BootstrapFlavour } from '../../../shared/domain/bootstrap-flavour.js';
 import { buildPrepScript } from '../../../shared/domain/prep-script.js';
-import { activities } from '../../activities.js';
+import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
 import { POLL } from '../timing.js';
@@ -23,6 +22,9 @@ import type { CancelWatch } from '../waits.js';
 import { pollUntil } from '../waits.js';
 import type { RefreshRun } from './run.js';
 import { setStatus } from './run.js';
+
+/** A read of the donor instance (activity readInstance). */
+export type InstanceView = ActivityOutput<'readInstance'>;
 
 export interface RunCommandPrep {
   readonly ancestry: string;
