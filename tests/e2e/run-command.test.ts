@@ -11,19 +11,33 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
+import { parseAllDocuments, stringify } from 'yaml';
+
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import { type Harness, nodeOf, POOL2, startHarness } from './harness.js';
 
 const RBAC_DIR = fileURLToPath(new URL('../../../infra/kubernetes', import.meta.url));
 
-/** infra/kubernetes/ without the prep pod's Role: what a cluster that forbids privileged pods grants. */
+/**
+ * infra/kubernetes/ without the prep pod's Role and its binding (the documents named
+ * vmss-prototype-prep-pod): what a cluster that forbids privileged pods grants.
+ */
 async function rbacWithoutPrepRole(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'vmssp-rbac-runcommand-'));
+  let removed = 0;
   for (const file of await readdir(RBAC_DIR)) {
-    if (file === 'role.yaml') continue;
-    await writeFile(join(dir, file), await readFile(join(RBAC_DIR, file), 'utf8'));
+    if (!/\.ya?ml$/.test(file)) continue;
+    const kept = parseAllDocuments(await readFile(join(RBAC_DIR, file), 'utf8'))
+      .map((document) => document.toJS() as { metadata?: { name?: string } } | null)
+      .filter((document) => {
+        const prep = document?.metadata?.name === 'vmss-prototype-prep-pod';
+        if (prep) removed += 1;
+        return document !== null && !prep;
+      });
+    await writeFile(join(dir, file), kept.map((document) => stringify(document)).join('---\n'));
   }
+  assert.equal(removed, 2, 'the prep pod Role and RoleBinding');
   return dir;
 }
 
