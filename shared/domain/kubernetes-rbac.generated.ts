@@ -20,4 +20,12 @@ export const KUBERNETES_RBAC: readonly RbacRole[] = [
     captureModes: ['drain-and-stop'],
     rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['create', 'get', 'delete'] }],
   },
+  {
+    kind: 'Role',
+    name: 'vmss-prototype-leases',
+    namespace: 'vmss-prototype',
+    rules: [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+    ],
+  },
 ];

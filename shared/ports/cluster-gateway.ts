@@ -10,6 +10,7 @@
 import type { ClusterNode } from '../domain/cluster-node.js';
 import type { PodOnNode } from '../domain/drain.js';
 import type { KubernetesAccess, ResourceRule } from '../domain/kubernetes-access.js';
+import type { PoolLease } from '../domain/ownership.js';
 
 /** What an eviction request came to. */
 export type EvictionOutcome =
@@ -45,6 +46,17 @@ export interface RulesReview {
   /** The server could not list every rule (an authorizer that cannot enumerate, e.g. a webhook). */
   readonly incomplete: boolean;
 }
+/** A pod as listing by label shows it. */
+export interface PodSummary {
+  readonly namespace: string;
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly phase: PodPhase;
+  readonly nodeName?: string;
+}
+
+/** A lease to write: everything but the server's resourceVersion; no holder releases it. */
+export type LeaseWrite = Omit<PoolLease, 'resourceVersion'>;
 
 export interface ClusterGateway {
   /** `GET /version`: the server answers over TLS verified with the configured CA, the token is accepted. */
@@ -74,4 +86,16 @@ export interface ClusterGateway {
   getPodPhase(namespace: string, name: string): Promise<PodPhase | undefined>;
   /** Deletes with grace period 0; no-op when absent. */
   deletePod(namespace: string, name: string): Promise<void>;
+  /** Pods of one namespace whose labels include `labels` (an equality selector). */
+  listPods(namespace: string, labels: Readonly<Record<string, string>>): Promise<PodSummary[]>;
+
+  /** coordination.k8s.io/v1 Lease; undefined when absent. */
+  getLease(namespace: string, name: string): Promise<PoolLease | undefined>;
+  /** Creates the lease; `exists` when another writer created it first. */
+  createLease(lease: LeaseWrite): Promise<PoolLease | 'exists'>;
+  /**
+   * Replaces the lease if it is still at `resourceVersion` (optimistic concurrency); `conflict` when
+   * someone wrote it since (re-read and decide again), `gone` when it was deleted.
+   */
+  replaceLease(lease: LeaseWrite, resourceVersion: string): Promise<PoolLease | 'conflict' | 'gone'>;
 }

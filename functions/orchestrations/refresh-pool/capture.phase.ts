@@ -6,11 +6,12 @@
  */
 import type { Task } from 'durable-functions';
 
+import { SNAPSHOT_TAG_KEYS } from '../../../shared/domain/ownership.js';
 import { buildPrepScript } from '../../../shared/domain/prep-script.js';
 import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
-import { POLL } from '../timing.js';
+import { POLL, RESTORE_WAIT_WORTH_TELLING_MS } from '../timing.js';
 import type { CancelWatch } from '../waits.js';
 import { pollUntil, watchCancel } from '../waits.js';
 import { giveBackDonor } from './give-back.js';
@@ -58,7 +59,7 @@ export function* capturePhase(run: RefreshRun, input: CaptureInput): Generator<T
     yield* call(
       context,
       activities.protectNode,
-      { cluster, node, runTag: run.runTag },
+      { cluster, node, prior, fence: run.fence },
       { step: 'cordoning', cancel },
     );
     cordonedAt = context.df.currentUtcDateTime.getTime();
@@ -70,6 +71,8 @@ export function* capturePhase(run: RefreshRun, input: CaptureInput): Generator<T
   }
   // From here on the run gives the node back and finishes what it started: cancelling stops nothing.
   cancel.active = false;
+  // A run whose lease was taken over touches nothing more: the run that took it gives the node back.
+  if (captureError instanceof StepFailure && captureError.code === 'LeaseLost') throw captureError;
 
   const giveBack = yield* giveBackDonor(run, {
     prior,
@@ -78,7 +81,12 @@ export function* capturePhase(run: RefreshRun, input: CaptureInput): Generator<T
   });
   if (captureError !== undefined || giveBack.failures.length > 0 || captured === undefined) {
     if (snapshotRequested) yield* deleteSnapshot(run, input.snapshotName);
-    throw combineFailures(captureError, giveBack.failures);
+    const failure = combineFailures(captureError, giveBack.failures);
+    throw giveBack.failures.length === 0 && giveBack.waitedMs >= RESTORE_WAIT_WORTH_TELLING_MS
+      ? failure.withFollowUp(
+          `node ${node} was given back at ${giveBack.restoredAt.toISOString()}, once the cluster's API server answered again`,
+        )
+      : failure;
   }
   return {
     ...captured,
@@ -117,6 +125,7 @@ function* captureDisk(
           gracePeriodSeconds: settings.drainGracePeriodSeconds,
           deleteEmptyDirData: settings.deleteEmptyDirData,
           force: settings.forceUnreplicated,
+          fence: run.fence,
         },
         { step: 'draining', cancel },
       ),
@@ -141,7 +150,7 @@ function* captureDisk(
   });
 
   setStatus(run, 'preparing-disk');
-  const ancestry = `${isoNow(run)} built image ${input.versionName} of ${cluster}/${run.input.pool} from node ${node} (run ${run.runTag})`;
+  const ancestry = `${isoNow(run)} built image ${input.versionName} of ${cluster}/${run.input.pool} from node ${node} (run ${run.runId})`;
   const stopped =
     settings.captureMode === 'run-command'
       ? yield* prepareByRunCommand(run, { ancestry, flavour: run.donor.flavour }, cancel)
@@ -169,7 +178,12 @@ function* captureDisk(
       ...where,
       location: stopped.location,
       sourceDiskId: stopped.osDiskId,
-      tags: { 'vmss-prototype.io/source-node': node, 'vmss-prototype.io/run': run.runTag },
+      // Which run and which pool (lease): the reaper deletes the snapshot of a run that is gone.
+      tags: {
+        [SNAPSHOT_TAG_KEYS.sourceNode]: node,
+        [SNAPSHOT_TAG_KEYS.runId]: run.runId,
+        [SNAPSHOT_TAG_KEYS.lease]: run.fence.name,
+      },
     },
     {
       step: 'snapshotting',
@@ -234,6 +248,7 @@ function* prepareByPrepPod(
       podName: prep.prepPodName,
       image: settings.prepImage,
       script: buildPrepScript({ ancestry: prep.ancestry, flavour: run.donor.flavour }),
+      fence: run.fence,
     },
     { step: 'preparing-disk', cancel },
   );
@@ -276,10 +291,12 @@ function* prepareByPrepPod(
     },
     between: function* ({ view, phase }) {
       if (phase === 'Succeeded' && view.powerState === 'running' && !poweredOffThroughApi) {
-        yield* call(context, activities.requestInstancePowerOff, instance, {
-          step: 'waiting-for-power-off',
-          cancel,
-        });
+        yield* call(
+          context,
+          activities.requestInstancePowerOff,
+          { ...instance, fence: run.fence },
+          { step: 'waiting-for-power-off', cancel },
+        );
         poweredOffThroughApi = true;
       }
     },

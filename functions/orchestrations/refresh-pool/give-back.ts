@@ -24,6 +24,8 @@ export interface GiveBackInput {
 export interface GiveBackOutput {
   /** When the node was schedulable again (or given up on). */
   readonly restoredAt: Date;
+  /** How long giving it back took (long when the API server was away). */
+  readonly waitedMs: number;
   readonly failures: readonly StepFailure[];
 }
 
@@ -34,7 +36,17 @@ export function* giveBackDonor(
   const { context, cluster, plan } = run;
   const failures: StepFailure[] = [];
   const step = 'restoring-node';
+  const startedAt = context.df.currentUtcDateTime.getTime();
   setStatus(run, step);
+  // What the run waits for while the API server (or ARM) is away: the status says it, with the deadline.
+  const onRetry = (failure: { message: string }, retryAt: Date, attempt: number): void =>
+    setStatus(
+      run,
+      step,
+      `waiting to give node ${run.donor.node} back (attempt ${attempt} failed: ${failure.message}); ` +
+        `next attempt at ${retryAt.toISOString()}, trying until ` +
+        `${new Date(startedAt + (RESTORE_RETRY.withinMs ?? 0)).toISOString()}`,
+    );
   const prepPod =
     input.prepPodName === undefined
       ? undefined
@@ -55,7 +67,7 @@ export function* giveBackDonor(
     // Scaled in while we held it: there is no VM to start, and its node goes with it.
     if (view.exists) {
       if (view.powerState !== 'running' && view.powerState !== 'starting') {
-        yield* call(context, activities.requestInstanceStart, instance, { step });
+        yield* call(context, activities.requestInstanceStart, { ...instance, fence: run.fence }, { step });
       }
       yield* pollUntil(context, {
         step: 'starting-instance',
@@ -77,8 +89,8 @@ export function* giveBackDonor(
     yield* call(
       context,
       activities.restoreNode,
-      { cluster, node: run.donor.node, prior: input.prior, runTag: run.runTag },
-      { step, retry: RESTORE_RETRY },
+      { cluster, node: run.donor.node, prior: input.prior, runId: run.runId },
+      { step, retry: RESTORE_RETRY, onRetry },
     );
   } catch (error) {
     failures.push(asStepFailure(step, error));
@@ -86,12 +98,12 @@ export function* giveBackDonor(
   const restoredAt = context.df.currentUtcDateTime;
   if (prepPod !== undefined && !prepPodDeleted) {
     try {
-      yield* call(context, activities.deletePrepPod, prepPod, { step, retry: RESTORE_RETRY });
+      yield* call(context, activities.deletePrepPod, prepPod, { step, retry: RESTORE_RETRY, onRetry });
     } catch (error) {
       failures.push(asStepFailure(step, error));
     }
   }
-  return { restoredAt, failures };
+  return { restoredAt, waitedMs: restoredAt.getTime() - startedAt, failures };
 }
 
 function asStepFailure(step: string, error: unknown): StepFailure {

@@ -52,7 +52,13 @@ export function* prepareByRunCommand(
     intervalSeconds: POLL.runCommand.interval,
     timeoutSeconds: settings.runCommandTimeoutSeconds,
     cancel,
-    read: () => call(context, activities.startRunCommandPrep, { ...instance, script }, { step, cancel }),
+    read: () =>
+      call(
+        context,
+        activities.startRunCommandPrep,
+        { ...instance, script, fence: run.fence },
+        { step, cancel },
+      ),
     done: (start) => {
       if (start.kind === 'not-running') {
         throw StepFailure.terminal(
@@ -107,10 +113,12 @@ export function* prepareByRunCommand(
   }
 
   setStatus(run, 'waiting-for-power-off');
-  yield* call(context, activities.requestInstancePowerOff, instance, {
-    step: 'waiting-for-power-off',
-    cancel,
-  });
+  yield* call(
+    context,
+    activities.requestInstancePowerOff,
+    { ...instance, fence: run.fence },
+    { step: 'waiting-for-power-off', cancel },
+  );
   return yield* pollUntil(context, {
     step: 'waiting-for-power-off',
     intervalSeconds: POLL.powerOff.interval,

@@ -10,6 +10,7 @@ import { CAPTURE_ACTIVITIES } from './capture.js';
 import { IMAGE_ACTIVITIES } from './image.js';
 import { MODEL_ACTIVITIES } from './model.js';
 import { NODE_ACTIVITIES } from './node.js';
+import { OWNERSHIP_ACTIVITIES } from './ownership.js';
 import { PLANNING_ACTIVITIES } from './planning.js';
 import { RUN_COMMAND_ACTIVITIES } from './run-command.js';
 
@@ -27,6 +28,7 @@ export const ACTIVITIES = catalogue({
   ...RUN_COMMAND_ACTIVITIES,
   ...IMAGE_ACTIVITIES,
   ...MODEL_ACTIVITIES,
+  ...OWNERSHIP_ACTIVITIES,
 });
 
 export type ActivityCatalogue = typeof ACTIVITIES;

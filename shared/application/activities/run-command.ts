@@ -11,7 +11,8 @@ import { z } from 'zod';
 import type { PowerState } from '../../domain/compute.js';
 import { isRefreshError } from '../../domain/errors.js';
 import { defineActivity } from './activity.js';
-import { ClusterInput, InstanceInput, ScaleSetRefInput } from './inputs.js';
+import { checkFence } from '../pool-lease.js';
+import { ClusterInput, FenceInput, InstanceInput, ScaleSetRefInput } from './inputs.js';
 
 /** What asking for the prep run command came to. */
 export type RunCommandStart =
@@ -26,9 +27,16 @@ const Handle = z.string().min(1).max(8_000);
 
 const startRunCommandPrep = defineActivity(
   'startRunCommandPrep',
-  InstanceInput.extend({ script: z.string().min(1).max(16_000) }),
+  InstanceInput.extend({ script: z.string().min(1).max(16_000), fence: FenceInput }),
   async (deps, input): Promise<RunCommandStart> => {
-    const { compute } = await deps.cluster(input.cluster);
+    const { compute, kube } = await deps.cluster(input.cluster);
+    // A write to the donor: only while this run still holds the pool's lease.
+    await checkFence(
+      kube,
+      input.fence,
+      `running the prep script on instance ${input.instanceId}`,
+      deps.now(),
+    );
     const instance = await compute.getInstance(input.scaleSet, input.instanceId);
     if (instance.powerState !== 'running') return { kind: 'not-running', powerState: instance.powerState };
     try {

@@ -16,11 +16,14 @@ import {
   type ResourceRule,
   rulesAllow,
 } from '../../domain/kubernetes-access.js';
+import type { PoolLease } from '../../domain/ownership.js';
 import type {
   AccessDecision,
   ClusterGateway,
   EvictionOutcome,
+  LeaseWrite,
   PodPhase,
+  PodSummary,
   PrepPodSpec,
   RulesReview,
 } from '../cluster-gateway.js';
@@ -65,6 +68,8 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
   #denied = new Set<string>();
   #rules: ResourceRule[] | undefined;
   #accessReviews = true;
+  #leases = new Map<string, PoolLease>();
+  #leaseVersion = 0;
 
   constructor(options: FakeClusterOptions = {}) {
     super(options.now ?? (() => Date.now()));
@@ -97,6 +102,7 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
     this.#pods = new Map();
     this.#daemonSets = new Set();
     this.#prepPods = new Map();
+    this.#leases = new Map();
   }
 
   addNode(node: ClusterNode): void {
@@ -130,6 +136,16 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
     return [...this.#pods.values()]
       .filter((record) => record.nodeName === nodeName)
       .map((record) => record.pod);
+  }
+
+  /** A lease as it is now (test setup and assertions). */
+  lease(namespace: string, name: string): PoolLease | undefined {
+    return this.#leases.get(podKey(namespace, name));
+  }
+
+  /** Writes a lease as another runner would, bypassing the port. */
+  putLease(lease: LeaseWrite): PoolLease {
+    return this.#storeLease(lease);
   }
 
   /** Prep pods that exist now (name → phase). */
@@ -247,11 +263,55 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
     });
   }
 
+  listPods(namespace: string, labels: Readonly<Record<string, string>>): Promise<PodSummary[]> {
+    return this.call('listPods', [namespace, labels], () =>
+      [...this.#prepPods.values()]
+        .filter(
+          (record) =>
+            record.spec.namespace === namespace &&
+            Object.entries(labels).every(([key, value]) => record.spec.labels[key] === value),
+        )
+        .map((record) => ({
+          namespace,
+          name: record.spec.name,
+          labels: { ...record.spec.labels },
+          phase: this.#phase(record),
+          nodeName: record.spec.nodeName,
+        })),
+    );
+  }
+
+  getLease(namespace: string, name: string): Promise<PoolLease | undefined> {
+    return this.call('getLease', [namespace, name], () => this.#leases.get(podKey(namespace, name)));
+  }
+
+  createLease(lease: LeaseWrite): Promise<PoolLease | 'exists'> {
+    return this.call('createLease', [lease], () =>
+      this.#leases.has(podKey(lease.namespace, lease.name)) ? 'exists' : this.#storeLease(lease),
+    );
+  }
+
+  replaceLease(lease: LeaseWrite, resourceVersion: string): Promise<PoolLease | 'conflict' | 'gone'> {
+    return this.call('replaceLease', [lease, resourceVersion], () => {
+      const existing = this.#leases.get(podKey(lease.namespace, lease.name));
+      if (existing === undefined) return 'gone';
+      if (existing.resourceVersion !== resourceVersion) return 'conflict';
+      return this.#storeLease(lease);
+    });
+  }
+
   // ---- internals ---------------------------------------------------------------------------------
 
   #allows(access: KubernetesAccess): boolean {
     if (this.#denied.has(describeAccess(access))) return false;
     return this.#rules === undefined || rulesAllow(this.#rules, access);
+  }
+
+  #storeLease(lease: LeaseWrite): PoolLease {
+    this.#leaseVersion += 1;
+    const stored: PoolLease = { ...structuredClone(lease), resourceVersion: String(this.#leaseVersion) };
+    this.#leases.set(podKey(lease.namespace, lease.name), stored);
+    return stored;
   }
 
   #node(name: string, action: string): ClusterNode {

@@ -65,6 +65,8 @@ void describe('refreshPool on the port fakes', () => {
     assert.equal(result.donor, DONOR);
     assert.deepEqual(world.stepsOf(INSTANCE), [
       'planning',
+      'acquiring-lease',
+      'giving-back-leftovers',
       'ensuring-image-definition',
       'cordoning',
       'draining',
@@ -78,6 +80,7 @@ void describe('refreshPool on the port fakes', () => {
       'updating-scale-set-model',
       'removing-bootstrap-extensions',
       'pruning-versions',
+      'releasing-lease',
       'done',
     ]);
     const scaleSet = world.compute.scaleSetState(poolRef(POOL));

@@ -18,7 +18,12 @@ void describe('requiredAccessFor', () => {
     const withPod = requiredAccessFor(DRAIN_AND_STOP).map(describeAccess);
     const withoutPod = requiredAccessFor(RUN_COMMAND).map(describeAccess);
     assert.ok(withPod.includes('create pods in namespace vmss-prototype'));
-    assert.ok(!withoutPod.some((access) => access.includes('in namespace')));
+    assert.ok(!withoutPod.some((access) => access.includes('pods in namespace')));
+    // The pool leases are needed in every mode.
+    for (const verb of ['get', 'create', 'update']) {
+      assert.ok(withoutPod.includes(`${verb} leases.coordination.k8s.io in namespace vmss-prototype`), verb);
+      assert.ok(withPod.includes(`${verb} leases.coordination.k8s.io in namespace vmss-prototype`), verb);
+    }
     assert.ok(withoutPod.includes('create pods/eviction (cluster-wide)'));
     assert.deepEqual(withPod.filter((access) => !withoutPod.includes(access)).sort(), [
       'create pods in namespace vmss-prototype',
@@ -45,6 +50,7 @@ void describe('checkKubernetesAccess', () => {
       { verbs: ['get', 'list', 'patch'], apiGroups: [''], resources: ['nodes'] },
       { verbs: ['list'], apiGroups: [''], resources: ['pods'] },
       { verbs: ['get'], apiGroups: ['apps'], resources: ['daemonsets'] },
+      { verbs: ['get', 'create', 'update'], apiGroups: ['coordination.k8s.io'], resources: ['leases'] },
     ]);
     const check = await checkKubernetesAccess(kube, requiredAccessFor(RUN_COMMAND), 'vmss-prototype');
     assert.equal(check.method, 'rules-review');
