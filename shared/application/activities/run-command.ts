@@ -10,8 +10,8 @@ import { z } from 'zod';
 
 import type { PowerState } from '../../domain/compute.js';
 import { isRefreshError } from '../../domain/errors.js';
-import { defineActivity } from './activity.js';
 import { checkFence } from '../pool-lease.js';
+import { defineActivity } from './activity.js';
 import { ClusterInput, FenceInput, InstanceInput, ScaleSetRefInput } from './inputs.js';
 
 /** What asking for the prep run command came to. */
