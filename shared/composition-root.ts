@@ -30,8 +30,8 @@ import type { CaCertificate, ClusterSettings, Settings } from './config/settings
 import { loadSettings, selectionPolicyFor } from './config/settings.js';
 import { NotFoundError, TerminalError } from './domain/errors.js';
 import { imageDefinitionNameFor } from './domain/gallery-naming.js';
-import type { ArmPermissionsReader } from './ports/arm-permissions.js';
 import type { RunnerIdentity } from './domain/ownership.js';
+import type { ArmPermissionsReader } from './ports/arm-permissions.js';
 import type { RebootNoticeSender } from './ports/reboot-notice-queue.js';
 
 /** How long a service-account token read from Key Vault or settings is reused before it is read again. */
