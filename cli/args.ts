@@ -4,7 +4,7 @@
  */
 import { didYouMean } from '../shared/config/settings-issues.js';
 
-export type Command = 'status' | 'plan' | 'refresh' | 'release' | 'cancel';
+export type Command = 'status' | 'plan' | 'refresh' | 'release' | 'cancel' | 'doctor';
 
 export interface CliOptions {
   readonly command: Command;
@@ -147,6 +147,18 @@ const COMMANDS: Readonly<Record<Command, CommandSpec>> = {
       'vmss-prototype refresh --resume refresh:prod-weu:agents --settings local.settings.json',
     ],
   },
+  doctor: {
+    summary: 'check settings, credentials and the Azure and Kubernetes permissions a run needs',
+    usage: ['vmss-prototype doctor [--cluster <name>] [--pool <name>] [--json] [source]'],
+    description:
+      "Checks, without changing anything: the settings, an Azure token, each cluster's secrets (Key Vault),\n" +
+      "the service account's Kubernetes permissions (SelfSubjectAccessReview, or a rules review where the\n" +
+      "server has none) and the Azure identity's actions on each pool's resource groups (ARM's permissions\n" +
+      'API, against infra/azure/compute-actions.json), for the capture mode configured. Prints what is\n' +
+      'missing and the fix. refresh runs the same permission checks before it changes anything.',
+    options: ['--pool', ...COMMON],
+    examples: ['vmss-prototype doctor --settings local.settings.json', 'vmss-prototype doctor --sim --json'],
+  },
   release: {
     summary: "give back what a pool's dead or interrupted run holds (node, VM, prep pod, snapshot, version)",
     usage: [
@@ -187,9 +199,10 @@ const SOURCES =
 
 export const EXIT_CODES =
   'exit codes:\n' +
-  '  0  done (pools that auto mode refused or skipped are decisions, not failures)\n' +
+  '  0  done (pools that auto mode refused or skipped are decisions, not failures); doctor: all checks passed\n' +
   '  1  a run failed, Azure or the cluster could not be reached, the pool or node you named was\n' +
-  '     refused, skipped or is held by another run, or release/cancel found a live run or nothing to stop\n' +
+  '     refused, skipped or is held by another run, release/cancel found a live run or nothing to stop,\n' +
+  '     or a permission is missing (doctor, and refresh before it starts)\n' +
   '  2  bad usage or settings: nothing was started\n' +
   '  130  interrupted (Ctrl-C) before the run finished: see the message for --resume or release';
 

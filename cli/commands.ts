@@ -24,6 +24,8 @@ import type {
 } from '../shared/application/refresh-contracts.js';
 import type { CliOptions } from './args.js';
 import { UsageError } from './args.js';
+import type { DoctorResult } from './doctor.js';
+import { runDoctor } from './doctor.js';
 import type { OrchestrationStatus } from './runner/index.js';
 import type { Session } from './session.js';
 
@@ -56,7 +58,7 @@ export interface CancelResult {
   }[];
 }
 
-export type CommandResult = StatusResult | RefreshResult | ReleaseResult | CancelResult;
+export type CommandResult = StatusResult | RefreshResult | ReleaseResult | CancelResult | DoctorResult;
 
 function clustersOf(session: Session, options: CliOptions): string[] {
   const names = session.composition.dependencies.clusterNames;
@@ -79,6 +81,8 @@ function failureMessage(status: OrchestrationStatus): string {
 export async function runCommand(session: Session, options: CliOptions): Promise<CommandResult> {
   const clusters = clustersOf(session, options);
   switch (options.command) {
+    case 'doctor':
+      return runDoctor(session, options);
     case 'status': {
       const results = [];
       for (const cluster of clusters) {

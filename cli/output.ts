@@ -6,6 +6,7 @@ import type { PoolStatus } from '../shared/application/pool-status.js';
 import type { PoolRefreshResult } from '../shared/application/refresh-contracts.js';
 import { formatDuration } from '../shared/config/duration.js';
 import type { CommandResult, ReleaseResult, StatusResult } from './commands.js';
+import type { DoctorResult } from './doctor.js';
 
 /** Width tables are fitted to when the output is not a terminal (a file, a pipe, a CI log). */
 export const DEFAULT_WIDTH = 120;
@@ -222,6 +223,7 @@ function renderRelease(result: ReleaseResult, options: RenderOptions): string {
 }
 
 export function render(result: CommandResult, options: RenderOptions = {}): string {
+  if (result.kind === 'doctor') return renderDoctor(result, options);
   if (result.kind === 'status') return renderStatus(result, options);
   if (result.kind === 'release') return renderRelease(result, options);
   if (result.kind === 'cancel') {
@@ -265,5 +267,34 @@ export function render(result: CommandResult, options: RenderOptions = {}): stri
   for (const failure of result.failures) {
     parts.push(`\nrun ${failure.instanceId} failed: ${failure.message}`);
   }
+  return parts.join('\n');
+}
+
+/** One row per check; then, per failed check, what is missing, one per line, and the fix. */
+function renderDoctor(result: DoctorResult, options: RenderOptions): string {
+  const parts = [
+    table(
+      ['CHECK', 'CLUSTER', 'TARGET', 'RESULT', 'DETAIL'],
+      result.checks.map((check) => [
+        check.check,
+        check.cluster ?? '-',
+        check.target,
+        check.result,
+        check.result === 'missing' ? `${check.missing?.length ?? 0} missing` : check.detail,
+      ]),
+      options,
+    ),
+  ];
+  for (const check of result.checks) {
+    if (check.result === 'ok') continue;
+    const where = `${check.check}${check.cluster === undefined ? '' : ` ${check.cluster}`} ${check.target}`;
+    const lines =
+      check.result === 'missing'
+        ? [`${where}: missing`, ...(check.missing ?? []).map((item) => `  - ${item}`)]
+        : [`${where}: ${check.detail}`];
+    if (check.fix !== undefined) lines.push(`  fix: ${check.fix}`);
+    parts.push(`\n${lines.join('\n')}`);
+  }
+  parts.push(result.ok ? '\nall checks passed' : '\nsomething is missing: see above');
   return parts.join('\n');
 }

@@ -119,6 +119,7 @@ function* refreshHeldPool(
     donor: {
       node: decision.node,
       instanceId: decision.instanceId,
+      flavour: decision.flavour,
       ...(decision.patchedAt === undefined ? {} : { patchedAt: decision.patchedAt }),
     },
     runId: hold.runId,

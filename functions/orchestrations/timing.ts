@@ -18,6 +18,7 @@ export interface RetryPolicy {
 export const POLL = {
   drain: { interval: 5 /* timeout from settings: capture.drainTimeout */ },
   powerOff: { interval: 15, timeout: 20 * 60 },
+  runCommand: { interval: 10 /* timeout from settings: capture.runCommandTimeout */ },
   snapshot: { interval: 15, timeout: 60 * 60 },
   start: { interval: 15, timeout: 20 * 60 },
   imageVersion: { interval: 60, timeout: 8 * 60 * 60 },

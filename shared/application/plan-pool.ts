@@ -9,13 +9,15 @@ import type { ImageVersion } from '../domain/compute.js';
 import { isNotFound, NotFoundError } from '../domain/errors.js';
 import type { NodeVerdict, PoolImageFacts } from '../domain/prototype-selection.js';
 import { groupNodesByScaleSet, selectPrototypeNodeForPool } from '../domain/prototype-selection.js';
-import { planPoolRefresh } from '../domain/refresh-plan.js';
+import { applyBootstrapFlavour, planPoolRefresh } from '../domain/refresh-plan.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import { galleryImageResourceId, scaleSetKey } from '../domain/resource-id.js';
 import { parseRfc3339 } from '../domain/rfc3339.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
 import { instanceOfNode, newestUsableVersion, provenanceOf } from './image-facts.js';
+import { requireKubernetesAccess } from './kubernetes-permissions.js';
+import { flexibleMemberIds, scaleSetsWithNodes } from './pool-membership.js';
 import type { NodeVerdictView, PoolDecision, PoolPlan } from './pool-plan.js';
 import type { ClusterHandle, ConfiguredPool, PoolConfiguration } from './refresh-dependencies.js';
 
@@ -30,14 +32,11 @@ export async function listPoolsOfCluster(
   const configured = handle.configuration.pools;
   if (configured !== 'all') return [...configured];
   const nodes = listed ?? (await handle.kube.listNodes());
-  const groups = groupNodesByScaleSet(nodes);
+  // Uniform scale sets from the providerIDs, Flexible ones from ARM (pool-membership.ts).
+  const scaleSets = await scaleSetsWithNodes(handle.compute, nodes);
   const pools = new Map<string, ConfiguredPool>();
-  for (const members of groups.byScaleSet.values()) {
-    const first = members[0];
-    if (first === undefined || !first.providerId.ok) continue;
-    const id = first.providerId.providerId;
-    if (id.kind !== 'scale-set-instance') continue;
-    pools.set(scaleSetKey(id.scaleSet), { name: id.scaleSet.name.toLowerCase(), scaleSet: id.scaleSet });
+  for (const scaleSet of scaleSets) {
+    pools.set(scaleSetKey(scaleSet), { name: scaleSet.name.toLowerCase(), scaleSet });
   }
   return [...pools.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
@@ -130,21 +129,40 @@ export async function planPoolForCluster(
   const nodes = await handle.kube.listNodes();
   const pool = configuredPool ?? (await findPool(handle, poolName, nodes));
   const configuration = cluster.poolConfiguration(pool);
+  // Before anything else reads or changes the cluster for this pool: a missing permission is reported
+  // here, naming it, rather than by the first call it denies (after the node was cordoned).
+  await requireKubernetesAccess(handle.kube, cluster.name, {
+    captureMode: configuration.run.captureMode,
+    namespace: configuration.run.prepNamespace,
+  });
   const scaleSet = await handle.compute.getScaleSet(pool.scaleSet);
   const eligibility = checkScaleSetEligibility(scaleSet);
   const image = eligibility.eligible ? await currentImageFacts(handle, scaleSet, configuration) : undefined;
+  const flexibleMembers = eligibility.eligible
+    ? await flexibleMemberIds(handle.compute, scaleSet)
+    : undefined;
   const selection = selectPrototypeNodeForPool(groupNodesByScaleSet(nodes), {
-    pool: { scaleSet: pool.scaleSet },
+    pool: {
+      scaleSet: pool.scaleSet,
+      ...(flexibleMembers === undefined ? {} : { flexibleMemberIds: flexibleMembers }),
+    },
     policy: configuration.policy,
     ...(image?.facts === undefined ? {} : { image: image.facts }),
     now,
   });
-  const plan = planPoolRefresh({
+  const selected = planPoolRefresh({
     eligibility,
     selection,
     enabled: configuration.enabled,
     ...(requestedNode === undefined ? {} : { requestedNode }),
     now,
+  });
+  // The pool's bootstrap flavour: configured, or read off the donor; refused when it cannot be captured.
+  const plan = applyBootstrapFlavour(selected, {
+    ...(configuration.bootstrapFlavour === undefined ? {} : { configured: configuration.bootstrapFlavour }),
+    ...(selected.kind === 'refresh'
+      ? { donor: nodes.find((candidate) => candidate.name === selected.node) }
+      : {}),
   });
 
   let decision: PoolDecision;
@@ -163,6 +181,9 @@ export async function planPoolForCluster(
           kind: 'refresh',
           node: plan.node,
           instanceId,
+          // applyBootstrapFlavour decides the flavour of every refresh; aks-engine is what was always captured.
+          flavour: plan.flavour?.flavour ?? 'aks-engine',
+          ...(plan.flavour === undefined ? {} : { flavourEvidence: plan.flavour.evidence }),
           reason: plan.why,
           warnings: plan.warnings,
           ...(verdict?.status === 'candidate' && verdict.lastPatchedAt !== undefined

@@ -2,6 +2,7 @@
  * A pool's plan: what planning decided and everything the run needs to carry it out. The output of the
  * `planPool` activity, carried in the refresh's result; plain JSON, no secrets.
  */
+import type { BootstrapFlavour } from '../domain/bootstrap-flavour.js';
 import type { ImageDefinitionRef, ImageDefinitionSpec } from '../domain/compute.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { PoolRunSettings } from './refresh-dependencies.js';
@@ -28,6 +29,10 @@ export type PoolDecision =
       readonly kind: 'refresh';
       readonly node: string;
       readonly instanceId: string;
+      /** How the donor's disk is de-identified (the prep script's flavour). */
+      readonly flavour: BootstrapFlavour;
+      /** Where the flavour came from: the setting, or the donor's labels and annotations. */
+      readonly flavourEvidence?: string;
       readonly reason: string;
       /** The donor's last-patch time (RFC 3339), when it has a usable one. */
       readonly patchedAt?: string;

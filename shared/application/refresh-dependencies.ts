@@ -3,6 +3,7 @@
  * root: per-cluster configuration (already validated), the gateways to Azure and to the cluster, and
  * a clock. Activities never read settings or the environment themselves.
  */
+import type { BootstrapFlavour } from '../domain/bootstrap-flavour.js';
 import type { StorageAccountType } from '../domain/compute.js';
 import type { RunnerIdentity } from '../domain/ownership.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
@@ -14,8 +15,17 @@ import type { ComputeGateway } from '../ports/compute-gateway.js';
 export interface PoolRunSettings {
   readonly drainGracePeriodSeconds: number;
   readonly drainTimeoutSeconds: number;
+  /**
+   * How the donor's disk is prepared: `drain-and-stop` by a privileged prep pod that powers the host off,
+   * `run-command` by Azure Run Command, then a power-off through the API (no pod, no privileged namespace).
+   */
+  readonly captureMode: CaptureMode;
+  /** The product's namespace: the prep pod runs there (drain-and-stop). */
   readonly prepNamespace: string;
-  readonly prepImage: string;
+  /** The prep pod's image; set with drain-and-stop (settings require it), absent with run-command. */
+  readonly prepImage?: string;
+  /** How long the Run Command may take before the run gives the node back (run-command). */
+  readonly runCommandTimeoutSeconds: number;
   readonly keepExtensionTypes: readonly string[];
   readonly history: number;
   readonly storageAccountType: StorageAccountType;
@@ -25,6 +35,8 @@ export interface PoolRunSettings {
   readonly deleteEmptyDirData: boolean;
   readonly forceUnreplicated: boolean;
 }
+
+export type CaptureMode = 'drain-and-stop' | 'run-command';
 
 /** A pool named in configuration: its scale set and resource group. */
 export interface ConfiguredPool {
@@ -36,6 +48,8 @@ export interface ConfiguredPool {
 export interface PoolConfiguration {
   readonly enabled: boolean;
   readonly policy: SelectionPolicy;
+  /** `pools[].bootstrapFlavour`; absent: detected from the donor at planning. */
+  readonly bootstrapFlavour?: BootstrapFlavour;
   readonly run: PoolRunSettings;
   readonly gallery: {
     readonly subscriptionId: string;

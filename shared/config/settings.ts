@@ -328,9 +328,9 @@ const PoolSelection = strictObject(
 );
 
 /**
- * How the donor's disk is prepared. Only `drain-and-stop` is implemented; `run-command` (Azure Run
- * Command, for clusters that forbid privileged pods) is recognised so that it is refused with a clear
- * message until it is implemented.
+ * How the donor's disk is prepared: `drain-and-stop` from a privileged prep pod that then powers the host
+ * off; `run-command` by Azure Run Command on the instance (for clusters that forbid privileged pods),
+ * then a power-off through the API. Both drain the node first and snapshot the stopped disk.
  */
 const CAPTURE_MODES = ['drain-and-stop', 'run-command'] as const;
 
@@ -356,30 +356,38 @@ export const DEFAULT_KEEP_EXTENSIONS: readonly string[] = [
 const Capture = strictObject(
   {
     mode: z
-      .enum(CAPTURE_MODES, { error: '"drain-and-stop" (privileged prep pod, then power off)' })
-      .refine((mode) => mode === 'drain-and-stop', {
+      .enum(CAPTURE_MODES, {
         error:
-          'not implemented yet; use "drain-and-stop" (privileged prep pod, then power off) with a prepImage',
-        abort: true,
+          '"drain-and-stop" (privileged prep pod, then power off) or "run-command" (Azure Run Command, then power off through the API)',
       })
-      .transform((): 'drain-and-stop' => 'drain-and-stop')
       .default('drain-and-stop'),
     drainGracePeriod: duration(0, 3_600).default(300),
     drainTimeout: duration(60, 6 * 3_600).default(900),
     prepNamespace: named(DNS_LABEL_RULE).default('vmss-prototype'),
     prepImage: named(PINNED_IMAGE_RULE).optional(),
+    // Azure stops a run command after 90 minutes; the product's script takes seconds once the agent runs it.
+    runCommandTimeout: duration(60, 90 * 60).default(600),
     keepExtensions: uniqueList(named(EXTENSION_TYPE_RULE), 'a list of extension types', 50).default([
       ...DEFAULT_KEEP_EXTENSIONS,
     ]),
   },
-  'capture options: { mode, drainGracePeriod, drainTimeout, prepNamespace, prepImage, keepExtensions }',
+  'capture options: { mode, drainGracePeriod, drainTimeout, prepNamespace, prepImage, runCommandTimeout, keepExtensions }',
 ).superRefine((capture, ctx) => {
-  if (capture.prepImage === undefined) {
+  if (capture.mode === 'drain-and-stop' && capture.prepImage === undefined) {
     ctx.issues.push({
       code: 'custom',
       path: ['prepImage'],
       input: undefined,
       message: `${PINNED_IMAGE_RULE.accepts}; required with mode "drain-and-stop": the prep pod runs nsenter (e.g. busybox) and you pin the digest your nodes can pull`,
+    });
+  }
+  if (capture.mode === 'run-command' && capture.prepImage !== undefined) {
+    ctx.issues.push({
+      code: 'custom',
+      path: ['prepImage'],
+      input: capture.prepImage,
+      message:
+        'no prep image with mode "run-command": Azure Run Command prepares the disk, no pod runs; remove prepImage or use mode "drain-and-stop"',
     });
   }
   if (capture.drainTimeout <= capture.drainGracePeriod) {

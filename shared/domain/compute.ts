@@ -33,6 +33,24 @@ export interface ScaleSetInstance {
   readonly hyperVGeneration?: 'V1' | 'V2';
 }
 
+/** A virtual machine as ARM lists a resource group's: a Flexible scale set's member names its scale set. */
+export interface VirtualMachineSummary {
+  /** ARM resource id. */
+  readonly id: string;
+  readonly name: string;
+  /** `properties.virtualMachineScaleSet.id`: the Flexible scale set it belongs to, if any. */
+  readonly scaleSetId?: string;
+}
+
+/**
+ * Where an Azure Run Command (RunShellScript) is. ARM reports the script's output streams with the
+ * operation's result; a script that fails under `set -e` leaves its error on stderr.
+ */
+export type RunCommandState =
+  | { readonly state: 'running' }
+  | { readonly state: 'succeeded'; readonly stdout: string; readonly stderr: string }
+  | { readonly state: 'failed'; readonly code: string; readonly message: string };
+
 export interface Snapshot {
   readonly id: string;
   readonly name: string;

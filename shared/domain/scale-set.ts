@@ -67,7 +67,9 @@ export type IneligibilityCode =
   | 'windows'
   | 'ephemeral-os-disk'
   | 'automatic-os-upgrade'
-  | 'upgrade-policy-not-manual';
+  | 'upgrade-policy-not-manual'
+  /** Not a scale-set fact: the pool's bootstrap flavour cannot be captured safely (refresh-plan.ts). */
+  | 'bootstrap-flavour';
 
 export interface Ineligibility {
   readonly code: IneligibilityCode;

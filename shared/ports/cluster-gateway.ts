@@ -9,6 +9,7 @@
  */
 import type { ClusterNode } from '../domain/cluster-node.js';
 import type { PodOnNode } from '../domain/drain.js';
+import type { KubernetesAccess, ResourceRule } from '../domain/kubernetes-access.js';
 import type { PoolLease } from '../domain/ownership.js';
 
 /** What an eviction request came to. */
@@ -32,6 +33,19 @@ export interface PrepPodSpec {
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
 
+/** What the API server answered to a SelfSubjectAccessReview. */
+export interface AccessDecision {
+  readonly allowed: boolean;
+  /** The authorizer's explanation, when it gave one. */
+  readonly reason?: string;
+}
+
+/** What a SelfSubjectRulesReview answered for a namespace. */
+export interface RulesReview {
+  readonly resourceRules: readonly ResourceRule[];
+  /** The server could not list every rule (an authorizer that cannot enumerate, e.g. a webhook). */
+  readonly incomplete: boolean;
+}
 /** A pod as listing by label shows it. */
 export interface PodSummary {
   readonly namespace: string;
@@ -45,6 +59,16 @@ export interface PodSummary {
 export type LeaseWrite = Omit<PoolLease, 'resourceVersion'>;
 
 export interface ClusterGateway {
+  /** `GET /version`: the server answers over TLS verified with the configured CA, the token is accepted. */
+  serverVersion(): Promise<string>;
+  /**
+   * SelfSubjectAccessReview per access, in order. An API server without the authorization API answers
+   * NotFoundError (then `reviewRules` is the fallback).
+   */
+  reviewAccess(accesses: readonly KubernetesAccess[]): Promise<AccessDecision[]>;
+  /** SelfSubjectRulesReview: the service account's rules in `namespace` (cluster-wide rules included). */
+  reviewRules(namespace: string): Promise<RulesReview>;
+
   listNodes(): Promise<ClusterNode[]>;
   getNode(name: string): Promise<ClusterNode>;
   /** Sets (string) or removes (null) annotations; other annotations are untouched. */

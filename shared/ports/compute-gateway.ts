@@ -19,10 +19,12 @@ import type {
   ImageDefinitionSpec,
   ImageVersion,
   ImageVersionRef,
+  RunCommandState,
   ScaleSetExtension,
   ScaleSetInstance,
   Snapshot,
   StorageAccountType,
+  VirtualMachineSummary,
 } from '../domain/compute.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { ScaleSet } from '../domain/scale-set.js';
@@ -66,6 +68,28 @@ export interface ComputeGateway {
   requestPowerOff(instance: ScaleSetInstance): Promise<void>;
   /** No-op when starting or running. */
   requestStart(instance: ScaleSetInstance): Promise<void>;
+
+  /**
+   * The virtual machines of a resource group (one paged list); with `scaleSet`, only the members of that
+   * Flexible scale set (ARM's `virtualMachineScaleSet/id` filter). Flexible members are plain VMs whose
+   * providerID does not name their scale set: this is how a node is known to belong to one.
+   */
+  listVirtualMachines(
+    subscriptionId: string,
+    resourceGroup: string,
+    scaleSet?: ScaleSetRef,
+  ): Promise<VirtualMachineSummary[]>;
+
+  /**
+   * Azure Run Command (`RunShellScript`, run as root by the VM agent) on a running instance. Returns once
+   * ARM accepted it, with an opaque handle (no secret: operation URLs) that `getRunCommand` reads, also
+   * from another process after a crash. A run command still executing on the instance (ours, whose
+   * handle was lost) is `TransientError` code `RunCommandInProgress`; a VM that is not running is
+   * refused by ARM (`TerminalError`).
+   */
+  requestRunCommand(instance: ScaleSetInstance, script: readonly string[]): Promise<string>;
+  /** Where the run command of `handle` is; polls ARM once. */
+  getRunCommand(scaleSet: ScaleSetRef, handle: string): Promise<RunCommandState>;
 
   getSnapshot(subscriptionId: string, resourceGroup: string, name: string): Promise<Snapshot>;
   /** Every snapshot of a resource group (the reaper finds ours by their tags). */

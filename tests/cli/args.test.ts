@@ -42,7 +42,7 @@ void describe('parseArgs: help and version', () => {
 });
 
 void describe('helpText', () => {
-  const commands: Command[] = ['status', 'plan', 'refresh'];
+  const commands: Command[] = ['status', 'plan', 'refresh', 'doctor'];
 
   void it('differs per command and names the command in its usage line', () => {
     const texts = commands.map((command) => helpText(command));
@@ -146,7 +146,7 @@ void describe('parseArgs: usage errors', () => {
     [['plan', '--node', 'n'], /--node does not apply to plan \(only to refresh\)/, 'plan'],
     [
       ['status', '--pool=x'],
-      /--pool does not apply to status \(only to plan, refresh, release, cancel\)/,
+      /--pool does not apply to status \(only to plan, refresh, release, cancel, doctor\)/,
       'status',
     ],
     [['release'], /release needs --pool/, 'release'],

@@ -6,7 +6,12 @@ import { z } from 'zod';
 
 import { readRepoFile } from './repo-files.js';
 
-const ComputeAction = z.strictObject({ action: z.string(), why: z.string() });
+/** `captureMode`: the action is only needed with that capture mode (`vmss-prototype doctor` checks it only then). */
+const ComputeAction = z.strictObject({
+  action: z.string(),
+  why: z.string(),
+  captureMode: z.enum(['drain-and-stop', 'run-command']).optional(),
+});
 const ComputeActions = z.array(ComputeAction).min(1);
 
 /**

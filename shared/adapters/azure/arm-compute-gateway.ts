@@ -12,9 +12,11 @@ import type {
   ImageDefinitionSpec,
   ImageVersion,
   ImageVersionRef,
+  RunCommandState,
   ScaleSetExtension,
   ScaleSetInstance,
   Snapshot,
+  VirtualMachineSummary,
 } from '../../domain/compute.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
 import type { ScaleSet } from '../../domain/scale-set.js';
@@ -26,6 +28,7 @@ import type {
 } from '../../ports/compute-gateway.js';
 import { ArmClients, type ArmComputeGatewayOptions } from './arm-clients.js';
 import { ArmGallery } from './arm-gallery.js';
+import { ArmRunCommands } from './arm-run-command.js';
 import { ArmScaleSets } from './arm-scale-sets.js';
 import { ArmSnapshots } from './arm-snapshots.js';
 import { ArmVirtualMachines } from './arm-virtual-machines.js';
@@ -35,6 +38,7 @@ export class ArmComputeGateway implements ComputeGateway {
   readonly #vms: ArmVirtualMachines;
   readonly #snapshots: ArmSnapshots;
   readonly #gallery: ArmGallery;
+  readonly #runCommands: ArmRunCommands;
 
   constructor(options: ArmComputeGatewayOptions) {
     const clients = new ArmClients(options);
@@ -42,6 +46,7 @@ export class ArmComputeGateway implements ComputeGateway {
     this.#vms = new ArmVirtualMachines(clients, this.#scaleSets);
     this.#snapshots = new ArmSnapshots(clients);
     this.#gallery = new ArmGallery(clients);
+    this.#runCommands = new ArmRunCommands(clients);
   }
 
   getScaleSet(ref: ScaleSetRef): Promise<ScaleSet> {
@@ -70,6 +75,22 @@ export class ArmComputeGateway implements ComputeGateway {
 
   requestStart(instance: ScaleSetInstance): Promise<void> {
     return this.#vms.requestStart(instance);
+  }
+
+  listVirtualMachines(
+    subscriptionId: string,
+    resourceGroup: string,
+    scaleSet?: ScaleSetRef,
+  ): Promise<VirtualMachineSummary[]> {
+    return this.#vms.list(subscriptionId, resourceGroup, scaleSet);
+  }
+
+  requestRunCommand(instance: ScaleSetInstance, script: readonly string[]): Promise<string> {
+    return this.#runCommands.request(instance, script);
+  }
+
+  getRunCommand(scaleSet: ScaleSetRef, handle: string): Promise<RunCommandState> {
+    return this.#runCommands.get(scaleSet, handle);
   }
 
   getSnapshot(subscriptionId: string, resourceGroup: string, name: string): Promise<Snapshot> {

@@ -3,10 +3,15 @@
  * Flexible members (plain `virtualMachines`, in their own resource group), read with their instance view,
  * powered off gracefully and started. Power requests are idempotent: a VM already on its way is left.
  */
-import type { PowerState, ScaleSetInstance } from '../../domain/compute.js';
+import type { PowerState, ScaleSetInstance, VirtualMachineSummary } from '../../domain/compute.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
-import { describeScaleSet, isScaleSetInstanceId, resourceGroupOfId } from '../../domain/resource-id.js';
+import {
+  describeScaleSet,
+  isScaleSetInstanceId,
+  resourceGroupOfId,
+  scaleSetResourceId,
+} from '../../domain/resource-id.js';
 import type { ArmClients } from './arm-clients.js';
 import type { ArmScaleSets } from './arm-scale-sets.js';
 import { withArmErrors } from './errors.js';
@@ -52,6 +57,33 @@ export class ArmVirtualMachines {
       );
     }
     return toFlexibleInstance(scaleSet, vm);
+  }
+
+  /** A resource group's VMs (paged); with `scaleSet`, ARM's filter keeps that Flexible scale set's members. */
+  async list(
+    subscriptionId: string,
+    resourceGroup: string,
+    scaleSet?: ScaleSetRef,
+  ): Promise<VirtualMachineSummary[]> {
+    const action =
+      scaleSet === undefined
+        ? `listing virtual machines of resource group ${resourceGroup}`
+        : `listing the members of scale set ${describeScaleSet(scaleSet)}`;
+    const client = this.clients.client(subscriptionId, action);
+    const filter =
+      scaleSet === undefined ? undefined : `'virtualMachineScaleSet/id' eq '${scaleSetResourceId(scaleSet)}'`;
+    return withArmErrors(action, async () => {
+      const found: VirtualMachineSummary[] = [];
+      for await (const vm of client.virtualMachines.list(
+        resourceGroup,
+        filter === undefined ? {} : { filter },
+      )) {
+        if (vm.id === undefined || vm.name === undefined) continue;
+        const owner = vm.virtualMachineScaleSet?.id;
+        found.push({ id: vm.id, name: vm.name, ...(owner === undefined ? {} : { scaleSetId: owner }) });
+      }
+      return found;
+    });
   }
 
   async requestPowerOff(instance: ScaleSetInstance): Promise<void> {

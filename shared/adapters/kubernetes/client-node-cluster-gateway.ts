@@ -8,6 +8,7 @@ import type { RequestOptions } from 'node:https';
 
 import {
   AppsV1Api,
+  AuthorizationV1Api,
   type Configuration,
   CoordinationV1Api,
   CoreV1Api,
@@ -22,19 +23,23 @@ import {
   setHeaderOptions,
   type User,
   type V1Pod,
+  VersionApi,
 } from '@kubernetes/client-node';
 
 import type { ClusterNode } from '../../domain/cluster-node.js';
 import type { PodOnNode } from '../../domain/drain.js';
 import { isNotFound, isRefreshError, TerminalError, TransientError } from '../../domain/errors.js';
+import { describeAccess, type KubernetesAccess } from '../../domain/kubernetes-access.js';
 import type { PoolLease } from '../../domain/ownership.js';
 import type {
+  AccessDecision,
   ClusterGateway,
   EvictionOutcome,
   LeaseWrite,
   PodPhase,
   PodSummary,
   PrepPodSpec,
+  RulesReview,
 } from '../../ports/cluster-gateway.js';
 import { ClientNodeLeases } from './client-node-leases.js';
 import { disruptionBudgetRefusal, type KubeCallContext, parseStatusBody, toRefreshError } from './errors.js';
@@ -196,7 +201,10 @@ function qualifiedPod(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
-/** The one-shot privileged pod: runs `script` in the host's namespaces, on the node whatever its taints. */
+/**
+ * The one-shot privileged pod: runs `script` in the host's namespaces, on the node whatever its taints.
+ * Exported for the simulator's tests, which run the product's own manifest on the world.
+ */
 export function prepPodManifest(spec: PrepPodSpec): V1Pod {
   return {
     apiVersion: 'v1',
@@ -243,6 +251,8 @@ export class ClientNodeClusterGateway implements ClusterGateway {
   readonly #apiServer: string;
   readonly #core: CoreV1Api;
   readonly #apps: AppsV1Api;
+  readonly #authorization: AuthorizationV1Api;
+  readonly #version: VersionApi;
   readonly #leases: ClientNodeLeases;
   readonly #authentication: PooledKubeConfigAuthentication;
 
@@ -272,6 +282,8 @@ export class ClientNodeClusterGateway implements ClusterGateway {
     });
     this.#core = new CoreV1Api(configuration);
     this.#apps = new AppsV1Api(configuration);
+    this.#authorization = new AuthorizationV1Api(configuration);
+    this.#version = new VersionApi(configuration);
     this.#leases = new ClientNodeLeases(new CoordinationV1Api(configuration), (context, request) =>
       this.#call(context, request),
     );
@@ -280,6 +292,66 @@ export class ClientNodeClusterGateway implements ClusterGateway {
   /** Closes the pooled connections (not part of the port: for the CLI and tests, which must exit cleanly). */
   async close(): Promise<void> {
     await this.#authentication.close();
+  }
+
+  async serverVersion(): Promise<string> {
+    const info = await this.#call({ action: 'reading the server version', kind: 'Version' }, () =>
+      this.#version.getCode(),
+    );
+    return info.gitVersion;
+  }
+
+  async reviewAccess(accesses: readonly KubernetesAccess[]): Promise<AccessDecision[]> {
+    // One review per access, all at once: each is a small request the server answers from memory.
+    return Promise.all(
+      accesses.map(async (access): Promise<AccessDecision> => {
+        const review = await this.#call(
+          { action: `reviewing access (${describeAccess(access)})`, kind: 'SelfSubjectAccessReview' },
+          () =>
+            this.#authorization.createSelfSubjectAccessReview({
+              body: {
+                apiVersion: 'authorization.k8s.io/v1',
+                kind: 'SelfSubjectAccessReview',
+                spec: {
+                  resourceAttributes: {
+                    verb: access.verb,
+                    group: access.group,
+                    resource: access.resource,
+                    ...(access.subresource === undefined ? {} : { subresource: access.subresource }),
+                    ...(access.namespace === undefined ? {} : { namespace: access.namespace }),
+                  },
+                },
+              },
+            }),
+        );
+        const allowed = review.status?.allowed === true && review.status.denied !== true;
+        const reason = review.status?.reason;
+        return reason === undefined || reason === '' ? { allowed } : { allowed, reason };
+      }),
+    );
+  }
+
+  async reviewRules(namespace: string): Promise<RulesReview> {
+    const review = await this.#call(
+      { action: `reviewing the rules in namespace ${namespace}`, kind: 'SelfSubjectRulesReview' },
+      () =>
+        this.#authorization.createSelfSubjectRulesReview({
+          body: {
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SelfSubjectRulesReview',
+            spec: { namespace },
+          },
+        }),
+    );
+    return {
+      resourceRules: (review.status?.resourceRules ?? []).map((rule) => ({
+        verbs: rule.verbs,
+        ...(rule.apiGroups === undefined ? {} : { apiGroups: rule.apiGroups }),
+        ...(rule.resources === undefined ? {} : { resources: rule.resources }),
+        ...(rule.resourceNames === undefined ? {} : { resourceNames: rule.resourceNames }),
+      })),
+      incomplete: review.status?.incomplete === true,
+    };
   }
 
   async listNodes(): Promise<ClusterNode[]> {

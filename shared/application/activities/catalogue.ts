@@ -12,6 +12,7 @@ import { MODEL_ACTIVITIES } from './model.js';
 import { NODE_ACTIVITIES } from './node.js';
 import { OWNERSHIP_ACTIVITIES } from './ownership.js';
 import { PLANNING_ACTIVITIES } from './planning.js';
+import { RUN_COMMAND_ACTIVITIES } from './run-command.js';
 
 /** Checks at compile time that every entry is filed under its own name. */
 function catalogue<T extends Record<string, AnyActivity>>(
@@ -24,6 +25,7 @@ export const ACTIVITIES = catalogue({
   ...PLANNING_ACTIVITIES,
   ...NODE_ACTIVITIES,
   ...CAPTURE_ACTIVITIES,
+  ...RUN_COMMAND_ACTIVITIES,
   ...IMAGE_ACTIVITIES,
   ...MODEL_ACTIVITIES,
   ...OWNERSHIP_ACTIVITIES,

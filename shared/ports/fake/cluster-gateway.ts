@@ -4,19 +4,28 @@
  * on with the fake's clock. It keeps the port's contract: NotFoundError for missing reads, no-op deletions
  * of absent pods, idempotent writes. Calls are logged; `nextError` queues one-shot failures; `reset`
  * starts afresh. `onPrepPodCreated` lets a test connect the prep pod to a compute fake (it powers the
- * host off).
+ * host off). Access reviews allow everything but what `denyAccess` took away (the rules review lists a
+ * wildcard rule then, or the grants of `grantRules`).
  */
 import type { ClusterNode } from '../../domain/cluster-node.js';
 import type { PodOnNode } from '../../domain/drain.js';
 import { NotFoundError } from '../../domain/errors.js';
+import {
+  describeAccess,
+  type KubernetesAccess,
+  type ResourceRule,
+  rulesAllow,
+} from '../../domain/kubernetes-access.js';
 import type { PoolLease } from '../../domain/ownership.js';
 import type {
+  AccessDecision,
   ClusterGateway,
   EvictionOutcome,
   LeaseWrite,
   PodPhase,
   PodSummary,
   PrepPodSpec,
+  RulesReview,
 } from '../cluster-gateway.js';
 import { RecordingFake } from './recording-fake.js';
 
@@ -56,6 +65,9 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
   #pods = new Map<string, PodRecord>();
   #daemonSets = new Set<string>();
   #prepPods = new Map<string, PrepPodRecord>();
+  #denied = new Set<string>();
+  #rules: ResourceRule[] | undefined;
+  #accessReviews = true;
   #leases = new Map<string, PoolLease>();
   #leaseVersion = 0;
 
@@ -66,8 +78,26 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
 
   // ---- test controls -----------------------------------------------------------------------------
 
+  /** Reviews (and the run's permission check) find this access missing (`describeAccess` form). */
+  denyAccess(access: string): void {
+    this.#denied.add(access);
+  }
+
+  /** What the rules review lists (default: one rule allowing everything); access reviews follow it. */
+  grantRules(rules: readonly ResourceRule[]): void {
+    this.#rules = [...rules];
+  }
+
+  /** The API server has no SelfSubjectAccessReview (404): callers must fall back to the rules review. */
+  withoutAccessReviews(): void {
+    this.#accessReviews = false;
+  }
+
   override reset(): void {
     super.reset();
+    this.#denied = new Set();
+    this.#rules = undefined;
+    this.#accessReviews = true;
     this.#nodes = new Map();
     this.#pods = new Map();
     this.#daemonSets = new Set();
@@ -124,6 +154,32 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
   }
 
   // ---- the port ----------------------------------------------------------------------------------
+
+  serverVersion(): Promise<string> {
+    return this.call('serverVersion', [], () => 'v1.30.6');
+  }
+
+  reviewAccess(accesses: readonly KubernetesAccess[]): Promise<AccessDecision[]> {
+    return this.call('reviewAccess', [accesses], () => {
+      if (!this.#accessReviews) {
+        throw new NotFoundError(
+          'KubeNotFound',
+          'reviewing access: the server could not find the requested resource (selfsubjectaccessreviews)',
+        );
+      }
+      return accesses.map((access): AccessDecision => {
+        const allowed = this.#allows(access);
+        return allowed ? { allowed } : { allowed, reason: 'no RBAC rule allows it' };
+      });
+    });
+  }
+
+  reviewRules(namespace: string): Promise<RulesReview> {
+    return this.call('reviewRules', [namespace], () => ({
+      resourceRules: this.#rules ?? [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
+      incomplete: false,
+    }));
+  }
 
   listNodes(): Promise<ClusterNode[]> {
     return this.call('listNodes', [], () => [...this.#nodes.values()]);
@@ -245,6 +301,11 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
   }
 
   // ---- internals ---------------------------------------------------------------------------------
+
+  #allows(access: KubernetesAccess): boolean {
+    if (this.#denied.has(describeAccess(access))) return false;
+    return this.#rules === undefined || rulesAllow(this.#rules, access);
+  }
 
   #storeLease(lease: LeaseWrite): PoolLease {
     this.#leaseVersion += 1;

@@ -15,17 +15,22 @@ import type {
   ImageVersion,
   ImageVersionRef,
   PowerState,
+  RunCommandState,
   ScaleSetExtension,
   ScaleSetInstance,
   Snapshot,
+  VirtualMachineSummary,
 } from '../../domain/compute.js';
 import { NotFoundError, TerminalError, TransientError } from '../../domain/errors.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
 import {
   describeScaleSet,
   galleryImageResourceId,
+  isScaleSetInstanceId,
+  resourceGroupOfId,
   scaleSetInstanceResourceId,
   scaleSetKey,
+  scaleSetResourceId,
 } from '../../domain/resource-id.js';
 import type { ScaleSet } from '../../domain/scale-set.js';
 import type {
@@ -49,6 +54,7 @@ export interface FakeComputeTimings {
   readonly imageVersionDeletion: number;
   readonly scaleSetUpdate: number;
   readonly extensionDeletion: number;
+  readonly runCommand: number;
 }
 
 const DEFAULT_COMPUTE_TIMINGS: FakeComputeTimings = {
@@ -61,6 +67,7 @@ const DEFAULT_COMPUTE_TIMINGS: FakeComputeTimings = {
   imageVersionDeletion: 30_000,
   scaleSetUpdate: 10_000,
   extensionDeletion: 15_000,
+  runCommand: 30_000,
 };
 
 export interface FakeComputeOptions {
@@ -92,6 +99,19 @@ interface ScaleSetRecord {
   customDataBase64?: string;
 }
 
+/** How a Run Command ends: the script ran (`succeeded`), or it failed on the host (stderr), or ARM failed it. */
+export type FakeRunCommandOutcome = 'succeeded' | 'script-failed' | 'operation-failed';
+
+/** A Run Command the fake received: its instance, script, when it ends and how. */
+export interface FakeRunCommand {
+  readonly handle: string;
+  readonly scaleSet: ScaleSetRef;
+  readonly instanceId: string;
+  readonly script: readonly string[];
+  readonly finishesAt: number;
+  readonly outcome: FakeRunCommandOutcome;
+}
+
 interface TimedRecord<T> {
   value: T;
   pending?: Pending<T | 'gone'>;
@@ -108,6 +128,8 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
   #versions = new Map<string, TimedRecord<ImageVersion>>();
   /** Outcomes of the next long-running creations, in order; Succeeded when none is queued. */
   #outcomes = { snapshot: [] as ('Succeeded' | 'Failed')[], imageVersion: [] as ('Succeeded' | 'Failed')[] };
+  #runCommands: FakeRunCommand[] = [];
+  #runCommandOutcomes: FakeRunCommandOutcome[] = [];
 
   constructor(options: FakeComputeOptions = {}) {
     super(options.now ?? (() => Date.now()));
@@ -122,9 +144,21 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
     this.#outcomes[kind].push(outcome);
   }
 
+  /** The next Run Command ends this way (then `succeeded` again). */
+  nextRunCommandOutcome(outcome: FakeRunCommandOutcome): void {
+    this.#runCommandOutcomes.push(outcome);
+  }
+
+  /** Every Run Command requested, in order. */
+  runCommands(): readonly FakeRunCommand[] {
+    return [...this.#runCommands];
+  }
+
   /** Forgets every resource, call and queued error. */
   override reset(): void {
     super.reset();
+    this.#runCommands = [];
+    this.#runCommandOutcomes = [];
     this.#scaleSets = new Map();
     this.#instances = new Map();
     this.#snapshots = new Map();
@@ -265,6 +299,89 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
       if (record.startFails) return;
       record.instance = { ...record.instance, powerState: 'starting' };
       record.pending = { to: 'running', at: this.now() + this.#timings.start };
+    });
+  }
+
+  listVirtualMachines(
+    subscriptionId: string,
+    resourceGroup: string,
+    scaleSet?: ScaleSetRef,
+  ): Promise<VirtualMachineSummary[]> {
+    return this.call('listVirtualMachines', [subscriptionId, resourceGroup, scaleSet], () =>
+      [...this.#instances.values()]
+        .map((record) => record.instance)
+        .filter(
+          (instance) =>
+            !isScaleSetInstanceId(instance.resourceId) &&
+            instance.resourceId.toLowerCase().startsWith(`/subscriptions/${subscriptionId.toLowerCase()}/`) &&
+            resourceGroupOfId(instance.resourceId)?.toLowerCase() === resourceGroup.toLowerCase() &&
+            (scaleSet === undefined || scaleSetKey(instance.scaleSet) === scaleSetKey(scaleSet)),
+        )
+        .map((instance) => ({
+          id: instance.resourceId,
+          name: instance.instanceId,
+          scaleSetId: scaleSetResourceId(instance.scaleSet),
+        })),
+    );
+  }
+
+  requestRunCommand(instance: ScaleSetInstance, script: readonly string[]): Promise<string> {
+    return this.call('requestRunCommand', [instance, script], () => {
+      const action = `running a command on instance ${instance.instanceId}`;
+      const record = this.#instanceRecord(instance.scaleSet, instance.instanceId);
+      if (this.#settleInstance(record).powerState !== 'running') {
+        throw new TerminalError(
+          'OperationNotAllowed',
+          `${action}: the operation requires the VM to be running (OperationNotAllowed, HTTP 409)`,
+        );
+      }
+      const key = instanceKey(instance.scaleSet, instance.instanceId);
+      const busy = this.#runCommands.some(
+        (command) =>
+          instanceKey(command.scaleSet, command.instanceId) === key && this.now() < command.finishesAt,
+      );
+      if (busy) {
+        throw new TransientError(
+          'RunCommandInProgress',
+          `${action}: Run command extension execution is in progress (Conflict, HTTP 409)`,
+        );
+      }
+      const command: FakeRunCommand = {
+        handle: `fake-run-command-${this.#runCommands.length + 1}`,
+        scaleSet: { ...instance.scaleSet },
+        instanceId: instance.instanceId,
+        script: [...script],
+        finishesAt: this.now() + this.#timings.runCommand,
+        outcome: this.#runCommandOutcomes.shift() ?? 'succeeded',
+      };
+      this.#runCommands.push(command);
+      return command.handle;
+    });
+  }
+
+  getRunCommand(scaleSet: ScaleSetRef, handle: string): Promise<RunCommandState> {
+    return this.call('getRunCommand', [scaleSet, handle], (): RunCommandState => {
+      const command = this.#runCommands.find((candidate) => candidate.handle === handle);
+      if (command === undefined) {
+        throw new NotFoundError('NotFound', `reading run command ${handle}: the operation was not found`);
+      }
+      if (this.now() < command.finishesAt) return { state: 'running' };
+      switch (command.outcome) {
+        case 'succeeded':
+          return { state: 'succeeded', stdout: '', stderr: '' };
+        case 'script-failed':
+          return {
+            state: 'succeeded',
+            stdout: '',
+            stderr: 'rm: cannot remove /etc/hostname: Read-only file system',
+          };
+        case 'operation-failed':
+          return {
+            state: 'failed',
+            code: 'VMAgentStatusCommunicationError',
+            message: 'the VM agent did not report',
+          };
+      }
     });
   }
 

@@ -361,10 +361,16 @@ const INVALID: readonly InvalidCase[] = [
     accepts: 'required with mode "drain-and-stop"',
   },
   {
-    name: 'run-command capture is not implemented yet',
+    name: 'run-command with a prep image (no pod runs in that mode)',
     env: c(['capture', 'mode'], 'run-command'),
-    path: 'VMSSP_CLUSTERS[0].capture.mode',
-    accepts: 'not implemented yet; use "drain-and-stop"',
+    path: 'VMSSP_CLUSTERS[0].capture.prepImage',
+    accepts: 'no prep image with mode "run-command"',
+  },
+  {
+    name: "run command timeout beyond Azure's 90 minutes",
+    env: c(['capture'], { mode: 'run-command', runCommandTimeout: '2h' }),
+    path: 'VMSSP_CLUSTERS[0].capture.runCommandTimeout',
+    accepts: 'to 1h30m',
   },
   {
     name: 'drain timeout not above grace period',
@@ -641,6 +647,19 @@ void describe('secrets are never echoed', () => {
   });
 });
 
+void describe('capture mode run-command', () => {
+  void it('needs no prep image and takes a run command timeout', () => {
+    const settings = loadSettings(
+      envWith([clusterWith(['capture'], { mode: 'run-command', runCommandTimeout: '15m' })]),
+    );
+
+    const capture = settings.clusters[0]?.capture;
+    assert.equal(capture?.mode, 'run-command');
+    assert.equal(capture.prepImage, undefined);
+    assert.equal(capture.runCommandTimeout, 900);
+  });
+});
+
 void describe('loadSettings applies defaults', () => {
   void it('fills every optional field of a minimal cluster', () => {
     const settings = loadSettings(envWith([baseCluster()]));
@@ -667,6 +686,7 @@ void describe('loadSettings applies defaults', () => {
       drainTimeout: 900,
       prepNamespace: 'vmss-prototype',
       prepImage: `registry.example.com/tools/busybox:1.37@sha256:${DIGEST}`,
+      runCommandTimeout: 600,
       keepExtensions: [...DEFAULT_KEEP_EXTENSIONS],
     });
     assert.equal(cluster.gallery.storageAccountType, 'Standard_ZRS');
