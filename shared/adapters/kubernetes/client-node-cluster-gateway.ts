@@ -186,8 +186,8 @@ function qualifiedPod(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
-/** The one-shot privileged pod: runs `script` in the host's namespaces, on the node whatever its taints. */
-function prepPodManifest(spec: PrepPodSpec): V1Pod {
+/** The one-shot privileged pod: runs `script` in the host's namespaces, on the node whatever its taints (the simulator's tests build the same manifest). */
+export function prepPodManifest(spec: PrepPodSpec): V1Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
