@@ -19,6 +19,23 @@ export class ArmSnapshots {
     return toSnapshot(snapshot, resourceGroup);
   }
 
+  /** The gallery image version a managed disk was created from (`creationData.galleryImageReference.id`). */
+  async diskImageVersionId(diskId: string): Promise<string | undefined> {
+    const action = `reading disk ${diskId}`;
+    const parsed =
+      /\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Compute\/disks\/([^/]+)$/i.exec(
+        diskId,
+      );
+    if (parsed === null) {
+      throw new TerminalError('InvalidDiskId', `${action}: not a managed disk id`);
+    }
+    const [, subscriptionId = '', resourceGroup = '', name = ''] = parsed;
+    const client = this.clients.client(subscriptionId, action);
+    const disk = await withArmErrors(action, () => client.disks.get(resourceGroup, name));
+    const id = disk.creationData?.galleryImageReference?.id;
+    return id === undefined || id === '' ? undefined : id;
+  }
+
   async request(request: SnapshotRequest): Promise<void> {
     const action = `requesting snapshot ${request.resourceGroup}/${request.name}`;
     const client = this.clients.client(request.subscriptionId, action);

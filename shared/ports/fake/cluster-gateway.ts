@@ -4,12 +4,20 @@
  * on with the fake's clock. It keeps the port's contract: NotFoundError for missing reads, no-op deletions
  * of absent pods, idempotent writes. Calls are logged; `nextError` queues one-shot failures; `reset`
  * starts afresh. `onPrepPodCreated` lets a test connect the prep pod to a compute fake (it powers the
- * host off).
+ * host off). Check pods run `checkPodRunMs` and end as `checkPodOutcome` says.
  */
-import type { ClusterNode } from '../../domain/cluster-node.js';
+import type { DaemonSetTarget } from '../../domain/canary.js';
+import type { ClusterNode, NodeTaint } from '../../domain/cluster-node.js';
 import type { PodOnNode } from '../../domain/drain.js';
 import { NotFoundError } from '../../domain/errors.js';
-import type { ClusterGateway, EvictionOutcome, PodPhase, PrepPodSpec } from '../cluster-gateway.js';
+import type {
+  CheckPodSpec,
+  ClusterGateway,
+  EvictionOutcome,
+  PodOutcome,
+  PodPhase,
+  PrepPodSpec,
+} from '../cluster-gateway.js';
 import { RecordingFake } from './recording-fake.js';
 
 export type ClusterMethod = keyof ClusterGateway;
@@ -26,6 +34,10 @@ export interface FakeClusterOptions {
    * may return what undoes that when the pod is deleted before it finished.
    */
   readonly onPrepPodCreated?: (spec: PrepPodSpec, finishesAt: number) => (() => void) | void;
+  /** How long a check pod runs (ms). Default 20 s. */
+  readonly checkPodRunMs?: number;
+  /** How check pods end. Default Succeeded. */
+  readonly checkPodOutcome?: 'Succeeded' | 'Failed';
 }
 
 interface PodRecord {
@@ -48,6 +60,7 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
   #pods = new Map<string, PodRecord>();
   #daemonSets = new Set<string>();
   #prepPods = new Map<string, PrepPodRecord>();
+  #checkPods = new Map<string, { spec: CheckPodSpec; finishesAt: number }>();
 
   constructor(options: FakeClusterOptions = {}) {
     super(options.now ?? (() => Date.now()));
@@ -62,6 +75,17 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
     this.#pods = new Map();
     this.#daemonSets = new Set();
     this.#prepPods = new Map();
+    this.#checkPods = new Map();
+  }
+
+  removeNode(name: string): void {
+    this.#nodes.delete(name);
+    for (const [key, record] of this.#pods) if (record.nodeName === name) this.#pods.delete(key);
+  }
+
+  /** Check pods that exist now. */
+  checkPods(): CheckPodSpec[] {
+    return [...this.#checkPods.values()].map((record) => record.spec);
   }
 
   addNode(node: ClusterNode): void {
@@ -182,7 +206,62 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
       // A pod deleted before its script ended never powers the host off.
       if (prepPod !== undefined && this.now() < prepPod.finishesAt) prepPod.cancel?.();
       this.#prepPods.delete(key);
+      this.#checkPods.delete(key);
       this.#pods.delete(key);
+    });
+  }
+
+  listDaemonSets(): Promise<DaemonSetTarget[]> {
+    return this.call('listDaemonSets', [], () =>
+      [...this.#daemonSets].map((key) => {
+        const [namespace = '', name = ''] = key.split('/');
+        return {
+          namespace,
+          name,
+          uid: key,
+          nodeSelector: {},
+          requiredNodeAffinity: [],
+          tolerations: [{ operator: 'Exists' }],
+        };
+      }),
+    );
+  }
+
+  patchNodeLabels(name: string, changes: Readonly<Record<string, string | null>>): Promise<void> {
+    return this.call('patchNodeLabels', [name, changes], () => {
+      const node = this.#node(name, `labelling node ${name}`);
+      const labels: Record<string, string> = { ...node.labels };
+      for (const [key, value] of Object.entries(changes)) {
+        if (value === null) delete labels[key];
+        else labels[key] = value;
+      }
+      this.#nodes.set(name, { ...node, labels });
+    });
+  }
+
+  setNodeTaint(name: string, key: string, taint: NodeTaint | null): Promise<void> {
+    return this.call('setNodeTaint', [name, key, taint], () => {
+      const node = this.#node(name, `tainting node ${name}`);
+      const taints = node.taints.filter((entry) => entry.key !== key);
+      this.#nodes.set(name, { ...node, taints: taint === null ? taints : [...taints, taint] });
+    });
+  }
+
+  createCheckPod(spec: CheckPodSpec): Promise<void> {
+    return this.call('createCheckPod', [spec], () => {
+      const key = podKey(spec.namespace, spec.name);
+      if (this.#checkPods.has(key)) return;
+      this.#checkPods.set(key, { spec, finishesAt: this.now() + (this.#options.checkPodRunMs ?? 20_000) });
+    });
+  }
+
+  getPodOutcome(namespace: string, name: string): Promise<PodOutcome | undefined> {
+    return this.call('getPodOutcome', [namespace, name], () => {
+      const record = this.#checkPods.get(podKey(namespace, name));
+      if (record === undefined) return undefined;
+      if (this.now() < record.finishesAt) return { phase: 'Running' as const };
+      const outcome = this.#options.checkPodOutcome ?? 'Succeeded';
+      return outcome === 'Failed' ? { phase: outcome, message: 'exit code 1' } : { phase: outcome };
     });
   }
 
