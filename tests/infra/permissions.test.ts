@@ -33,6 +33,9 @@ const NOT_EXERCISED: Readonly<Record<string, string>> = {
     'fallback: power off through the API when the prep pod finished but the guest stayed up (the guest powers ' +
     'itself off in a normal run)',
   'Microsoft.Compute/virtualMachines/powerOff/action': 'the same fallback for Flexible scale set members',
+  'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/delete':
+    'only a rejected canary (or one settings remove after a pass) is deleted: tests/e2e/canary.test.ts',
+  'Microsoft.Compute/virtualMachines/delete': 'the same for Flexible scale set members',
   'Microsoft.Compute/disks/read':
     'linked authorization: creating a snapshot reads its source disk (the simulator checks it on snapshots/write, ' +
     'it is not a request of its own)',
