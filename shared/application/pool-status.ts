@@ -2,6 +2,8 @@
  * The status of one pool's image: which image new instances get, whether it is ours, who built it and
  * how old it is. Read-only; used by the status orchestration, the CLI and the HTTP API.
  */
+import type { Freshness } from '../domain/freshness.js';
+import { freshnessOf } from '../domain/freshness.js';
 import { parseRfc3339 } from '../domain/rfc3339.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
 import { provenanceOf } from './image-facts.js';
@@ -29,6 +31,8 @@ export interface PoolStatus {
   readonly versionCount: number;
   readonly eligible: boolean;
   readonly refusal?: string;
+  /** How old the patches are that a node created now would boot with. */
+  readonly freshness: Freshness;
 }
 
 export async function readPoolStatus(
@@ -82,6 +86,12 @@ export async function readPoolStatus(
           },
         }),
     versionCount: image.versions.length,
+    freshness: freshnessOf({
+      now,
+      ...(provenance === undefined ? {} : { patchedAt: provenance.patchedAt }),
+      ...(version === undefined ? {} : { version: version.ref.versionName }),
+      ...(reference?.kind === 'marketplace' ? { marketplaceVersion: reference.version } : {}),
+    }),
     eligible: eligibility.eligible,
     ...(eligibility.eligible ? {} : { refusal: eligibility.reasons.map((r) => r.reason).join('; ') }),
   };

@@ -3,7 +3,9 @@
  * root: per-cluster configuration (already validated), the gateways to Azure and to the cluster, and
  * a clock. Activities never read settings or the environment themselves.
  */
+import type { CanaryPolicy } from '../domain/canary.js';
 import type { StorageAccountType } from '../domain/compute.js';
+import type { GenerationPolicy } from '../domain/generations.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { SelectionPolicy } from '../domain/selection-policy.js';
 import type { ClusterGateway } from '../ports/cluster-gateway.js';
@@ -23,6 +25,10 @@ export interface PoolRunSettings {
   readonly pinVersion: boolean;
   readonly deleteEmptyDirData: boolean;
   readonly forceUnreplicated: boolean;
+  /** The canary gate a new version must pass before it is published (issue 13). */
+  readonly canary: CanaryPolicy;
+  /** Node generation labels and the optional taint on older generations. */
+  readonly generations: GenerationPolicy;
 }
 
 /** A pool named in configuration: its scale set and resource group. */
