@@ -11,8 +11,10 @@ import { outcomeOfPlan } from '../../shared/application/pool-plan.js';
 import type { PoolRefreshResult, RefreshPoolInput } from '../../shared/application/refresh-contracts.js';
 import { activities } from '../activities.js';
 import { call } from './call.js';
+import { canaryPhase } from './refresh-pool/canary.phase.js';
 import { capturePhase } from './refresh-pool/capture.phase.js';
-import { imagePhase, prepareImagePhase } from './refresh-pool/image.phase.js';
+import { generationsPhase } from './refresh-pool/generations.phase.js';
+import { imagePhase, prepareImagePhase, publishImageVersion } from './refresh-pool/image.phase.js';
 import { modelPhase } from './refresh-pool/model.phase.js';
 import type { RefreshRun } from './refresh-pool/run.js';
 import { prepPodNameFor, setStatus, snapshotNameFor } from './refresh-pool/run.js';
@@ -34,8 +36,11 @@ export function* refreshPoolOrchestration(
   const image = plan.image;
   if (decision.kind !== 'refresh' || input.dryRun === true || image === undefined) {
     const outcome = outcomeOfPlan(decision);
+    // Nothing to build: the pool's nodes still get their generation labels kept current (every timer tick).
+    const after =
+      input.dryRun !== true && outcome === 'up-to-date' ? yield* generationsPhase({ context, input }) : {};
     setStatus({ context, input }, 'done', `${outcome}: ${decision.reason}`);
-    return { cluster, pool, outcome, reason: decision.reason, plan };
+    return { cluster, pool, outcome, reason: decision.reason, plan, ...after };
   }
 
   const run: RefreshRun = {
@@ -66,9 +71,31 @@ export function* refreshPoolOrchestration(
     snapshotId: captured.snapshotId,
     snapshotName,
     ...(captured.vmId === undefined ? {} : { sourceVmId: captured.vmId }),
+    publish: !plan.settings.canary.enabled,
   });
 
+  const canary = plan.settings.canary.enabled ? yield* canaryPhase(run, version) : undefined;
+  if (canary?.verdict === 'rejected') {
+    const after = yield* generationsPhase(run);
+    const reason = `version ${version.versionName} was rejected by its canary: ${canary.reason ?? 'no reason given'}`;
+    setStatus(run, 'done', `rejected-by-canary: ${canary.reason ?? ''}`);
+    return {
+      cluster,
+      pool,
+      outcome: 'rejected-by-canary',
+      reason,
+      plan,
+      version,
+      donor: decision.node,
+      donorOutOfServiceSeconds: captured.donorOutOfServiceSeconds,
+      canary,
+      ...after,
+    };
+  }
+  if (canary !== undefined) yield* publishImageVersion(run, version);
+
   const model = yield* modelPhase(run, version);
+  const after = yield* generationsPhase(run);
 
   setStatus(run, 'done', 'refreshed');
   return {
@@ -82,5 +109,7 @@ export function* refreshPoolOrchestration(
     donorOutOfServiceSeconds: captured.donorOutOfServiceSeconds,
     removedExtensions: model.removedExtensions,
     prunedVersions: model.prunedVersions,
+    ...(canary === undefined ? {} : { canary }),
+    ...after,
   };
 }

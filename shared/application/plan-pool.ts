@@ -18,6 +18,7 @@ import { checkScaleSetEligibility } from '../domain/scale-set.js';
 import { instanceOfNode, newestUsableVersion, provenanceOf } from './image-facts.js';
 import type { NodeVerdictView, PoolDecision, PoolPlan } from './pool-plan.js';
 import type { ClusterHandle, ConfiguredPool, PoolConfiguration } from './refresh-dependencies.js';
+import { rejectedBuildsOfPool } from './rejected-builds.js';
 
 /**
  * The pools of a cluster: configured ones, or every scale set that has nodes in it (`all`). Pass the
@@ -133,10 +134,13 @@ export async function planPoolForCluster(
   const scaleSet = await handle.compute.getScaleSet(pool.scaleSet);
   const eligibility = checkScaleSetEligibility(scaleSet);
   const image = eligibility.eligible ? await currentImageFacts(handle, scaleSet, configuration) : undefined;
+  // Donors and patches whose versions were rejected (canary, rollback) are not built from again.
+  const rejectedBuilds = eligibility.eligible ? await rejectedBuildsOfPool(handle, configuration, image) : [];
   const selection = selectPrototypeNodeForPool(groupNodesByScaleSet(nodes), {
     pool: { scaleSet: pool.scaleSet },
     policy: configuration.policy,
     ...(image?.facts === undefined ? {} : { image: image.facts }),
+    rejectedBuilds,
     now,
   });
   const plan = planPoolRefresh({
@@ -199,6 +203,7 @@ export async function planPoolForCluster(
     verdicts: selection.verdicts.map(verdictView),
     settings: configuration.run,
     ...(image?.version === undefined ? {} : { currentImageId: image.version.id }),
+    ...(scaleSet.imageReferenceFields === undefined ? {} : { modelImage: scaleSet.imageReferenceFields }),
     image: {
       definition: {
         subscriptionId: g.subscriptionId,

@@ -6,11 +6,13 @@
 import type { RefreshDependencies } from '../refresh-dependencies.js';
 import type { ActivityResult, AnyActivity } from './activity.js';
 import { runActivity } from './activity.js';
+import { CANARY_ACTIVITIES } from './canary.js';
 import { CAPTURE_ACTIVITIES } from './capture.js';
 import { IMAGE_ACTIVITIES } from './image.js';
 import { MODEL_ACTIVITIES } from './model.js';
 import { NODE_ACTIVITIES } from './node.js';
 import { PLANNING_ACTIVITIES } from './planning.js';
+import { PROMOTION_ACTIVITIES } from './promotion.js';
 
 /** Checks at compile time that every entry is filed under its own name. */
 function catalogue<T extends Record<string, AnyActivity>>(
@@ -25,6 +27,8 @@ export const ACTIVITIES = catalogue({
   ...CAPTURE_ACTIVITIES,
   ...IMAGE_ACTIVITIES,
   ...MODEL_ACTIVITIES,
+  ...CANARY_ACTIVITIES,
+  ...PROMOTION_ACTIVITIES,
 });
 
 export type ActivityCatalogue = typeof ACTIVITIES;
