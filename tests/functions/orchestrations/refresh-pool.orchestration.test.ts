@@ -78,6 +78,7 @@ void describe('refreshPool on the port fakes', () => {
       'updating-scale-set-model',
       'removing-bootstrap-extensions',
       'pruning-versions',
+      'labelling-generations',
       'done',
     ]);
     const scaleSet = world.compute.scaleSetState(poolRef(POOL));
