@@ -4,7 +4,7 @@
  */
 import { didYouMean } from '../shared/config/settings-issues.js';
 
-export type Command = 'status' | 'plan' | 'refresh';
+export type Command = 'status' | 'plan' | 'refresh' | 'rollback';
 
 export interface CliOptions {
   readonly command: Command;
@@ -25,6 +25,10 @@ export interface CliOptions {
   readonly stateDir: string;
   /** Resume this instance instead of starting a new one. */
   readonly resume?: string;
+  /** rollback: the version to go back to (default: the previous usable one). */
+  readonly to?: string;
+  /** rollback: say what would change, change nothing. */
+  readonly dryRun?: boolean;
 }
 
 /** What the command line asks for: a run, a help text, or the version. */
@@ -61,6 +65,8 @@ const OPTIONS = {
   },
   '--node': { value: '<name>', help: 'capture this node instead of choosing one (needs --pool)' },
   '--resume': { value: '<instance id>', help: 'continue a run that was interrupted (ids: see --state-dir)' },
+  '--to': { value: '<version>', help: 'the version to roll back to (default: the previous usable one)' },
+  '--dry-run': { help: 'show what the rollback would change; change nothing' },
   '--json': { help: 'result as JSON on stdout; progress as one JSON object per line on stderr' },
   '--settings': {
     value: '<file>',
@@ -134,6 +140,23 @@ const COMMANDS: Readonly<Record<Command, CommandSpec>> = {
       'vmss-prototype refresh --sim',
       'vmss-prototype refresh --pool agents --node k8s-agents-31415926-vmss000002 --settings local.settings.json',
       'vmss-prototype refresh --resume refresh:prod-weu:agents --settings local.settings.json',
+    ],
+  },
+  rollback: {
+    summary: 'point a pool back at a retained earlier version (one step, no capture)',
+    usage: [
+      'vmss-prototype rollback --pool <name> [--to <version>] [--dry-run] [--cluster <name>] [--json] [source]',
+    ],
+    description:
+      "Points the pool's scale set back at a retained earlier image version: by default the previous usable\n" +
+      'one, or --to a version `status` lists. Newer versions are hidden from `latest` and marked rejected, so\n' +
+      'neither new instances nor auto mode bring them back; the change is verified by reading it back. A\n' +
+      'version that is gone, not Succeeded or rejected is refused, and so is a pool whose canary is running.\n' +
+      'Existing nodes are not touched. --dry-run shows the change and makes none.',
+    options: ['--pool', '--to', '--dry-run', ...COMMON],
+    examples: [
+      'vmss-prototype rollback --pool k8s-pool2-12345678-vmss --dry-run --sim',
+      'vmss-prototype rollback --pool agents --to 2026.1120.31500 --settings local.settings.json',
     ],
   },
 };
@@ -223,6 +246,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   const allowed = new Set<string>(spec.options);
   const values = new Map<OptionName, string>();
   let json = false;
+  let dryRun = false;
   let sim: string | true | undefined;
   for (let i = 0; i < rest.length; i++) {
     const argument = rest[i] ?? '';
@@ -234,6 +258,12 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     if (name === '--json') {
       if (inline !== undefined) throw new UsageError('--json takes no value: give --json alone', command);
       json = true;
+      continue;
+    }
+    if (name === '--dry-run') {
+      if (inline !== undefined)
+        throw new UsageError('--dry-run takes no value: give --dry-run alone', command);
+      dryRun = true;
       continue;
     }
     if (name === '--sim') {
@@ -275,6 +305,16 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       );
     }
   }
+  const to = values.get('--to');
+  if (to !== undefined && !/^\d{1,10}\.\d{1,10}\.\d{1,10}$/.test(to)) {
+    throw new UsageError(
+      `--to "${to.slice(0, 80)}" is not a version name: Major.Minor.Patch as \`status\` lists it, e.g. 2026.1120.31500`,
+      command,
+    );
+  }
+  if (command === 'rollback' && !values.has('--pool')) {
+    throw new UsageError('rollback needs --pool: name the pool to roll back', command);
+  }
   if (values.has('--node') && !values.has('--pool')) {
     throw new UsageError('--node needs --pool: name the pool the node belongs to', command);
   }
@@ -314,6 +354,8 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       ...(optional('--sim-connect') === undefined ? {} : { simConnect: optional('--sim-connect') }),
       ...(sim === undefined ? {} : { sim }),
       ...(timeFactor === undefined ? {} : { timeFactor }),
+      ...(to === undefined ? {} : { to }),
+      ...(dryRun ? { dryRun } : {}),
     },
   };
 }

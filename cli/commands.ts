@@ -8,12 +8,15 @@ import {
   ORCHESTRATION,
   planInstanceId,
   poolInstanceId,
+  rollbackInstanceId,
 } from '../shared/application/orchestration-ids.js';
 import type { PoolStatus } from '../shared/application/pool-status.js';
 import type {
   ClusterRefreshResult,
   PoolRefreshResult,
+  PoolRollbackResult,
   RefreshPoolInput,
+  RollbackPoolInput,
 } from '../shared/application/refresh-contracts.js';
 import type { CliOptions } from './args.js';
 import { UsageError } from './args.js';
@@ -32,7 +35,13 @@ export interface RefreshResult {
   readonly failures: readonly { readonly instanceId: string; readonly message: string }[];
 }
 
-export type CommandResult = StatusResult | RefreshResult;
+export interface RollbackResult {
+  readonly kind: 'rollback';
+  readonly pools: readonly PoolRollbackResult[];
+  readonly failures: readonly { readonly instanceId: string; readonly message: string }[];
+}
+
+export type CommandResult = StatusResult | RefreshResult | RollbackResult;
 
 function clustersOf(session: Session, options: CliOptions): string[] {
   const names = session.composition.dependencies.clusterNames;
@@ -69,6 +78,35 @@ export async function runCommand(session: Session, options: CliOptions): Promise
         results.push({ cluster, pools: status.output as PoolStatus[] });
       }
       return { kind: 'status', clusters: results };
+    }
+    case 'rollback': {
+      const pool = options.pool;
+      if (pool === undefined) throw new UsageError('rollback needs --pool', 'rollback');
+      if (clusters.length > 1) {
+        throw new UsageError(
+          `rollback changes one pool: give --cluster (configured: ${clusters.join(', ')})`,
+          'rollback',
+        );
+      }
+      const pools: PoolRollbackResult[] = [];
+      const failures: { instanceId: string; message: string }[] = [];
+      for (const cluster of clusters) {
+        const input: RollbackPoolInput = {
+          cluster,
+          pool,
+          trigger: 'cli',
+          ...(options.to === undefined ? {} : { to: options.to }),
+          ...(options.dryRun === true ? { dryRun: true } : {}),
+        };
+        const instanceId =
+          options.dryRun === true
+            ? rollbackInstanceId(cluster, pool, runSuffix())
+            : rollbackInstanceId(cluster, pool);
+        const status = await session.runner.startOrchestration(ORCHESTRATION.rollbackPool, input, instanceId);
+        if (status.runtimeStatus === 'Completed') pools.push(status.output as PoolRollbackResult);
+        else failures.push({ instanceId, message: failureMessage(status) });
+      }
+      return { kind: 'rollback', pools, failures };
     }
     case 'plan':
     case 'refresh': {

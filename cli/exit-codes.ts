@@ -9,6 +9,10 @@ import type { CommandResult } from './commands.js';
 
 export function exitCodeOf(result: CommandResult, options: Pick<CliOptions, 'pool' | 'node'>): 0 | 1 {
   if (result.kind === 'status') return 0;
+  if (result.kind === 'rollback') {
+    // The operator named the pool (and maybe the version): a refusal is a failure of what they asked.
+    return result.failures.length > 0 || result.pools.some((pool) => pool.outcome === 'refused') ? 1 : 0;
+  }
   if (result.failures.length > 0) return 1;
   const pools = result.clusters.flatMap((cluster) => cluster.pools);
   if (pools.some((pool) => pool.outcome === 'failed')) return 1;

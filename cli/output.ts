@@ -143,15 +143,44 @@ export function render(result: CommandResult, options: RenderOptions = {}): stri
         pool.currentVersion?.sourceNode ?? '-',
         pool.currentVersion?.builtAt ?? '-',
         formatSeconds(pool.currentVersion?.ageSeconds),
+        formatSeconds(pool.freshness.ageSeconds),
         pool.pointsAtOurImage ? (pool.pinned ? 'yes (pinned)' : 'yes (latest)') : 'no',
         pool.eligible ? 'yes' : `no: ${pool.refusal ?? ''}`,
       ]),
     );
     return table(
-      ['CLUSTER', 'POOL', 'VERSION', 'BUILT FROM', 'BUILT AT', 'AGE', 'MODEL USES IT', 'ELIGIBLE'],
+      [
+        'CLUSTER',
+        'POOL',
+        'VERSION',
+        'BUILT FROM',
+        'BUILT AT',
+        'AGE',
+        'PATCHES AGE',
+        'MODEL USES IT',
+        'ELIGIBLE',
+      ],
       rows,
       options,
     );
+  }
+  if (result.kind === 'rollback') {
+    const parts = [
+      table(
+        ['CLUSTER', 'POOL', 'OUTCOME', 'FROM', 'TO', 'REASON'],
+        result.pools.map((pool) => [
+          pool.cluster,
+          pool.pool,
+          pool.outcome,
+          pool.from ?? '-',
+          pool.to ?? '-',
+          pool.reason,
+        ]),
+        options,
+      ),
+      ...result.failures.map((failure) => `\nrun ${failure.instanceId} failed: ${failure.message}`),
+    ];
+    return parts.join('\n');
   }
   const pools = result.clusters.flatMap((cluster) => cluster.pools);
   const parts = [

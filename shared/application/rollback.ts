@@ -10,6 +10,7 @@ import type { ScaleSetRef } from '../domain/resource-id.js';
 import { galleryImageResourceId, sameResourceId } from '../domain/resource-id.js';
 import type { RollbackPlan } from '../domain/rollback.js';
 import { planRollback } from '../domain/rollback.js';
+import { newestUsableVersion } from './image-facts.js';
 import { currentImageFacts, findPool } from './plan-pool.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
 
@@ -102,4 +103,51 @@ export async function pointModelAt(
     if (isConcurrentChange(error)) return 'changed-elsewhere';
     throw error;
   }
+}
+
+/** What a read-back of a rollback found: done, or what is not there yet. */
+export interface RollbackCheck {
+  readonly done: boolean;
+  readonly detail: string;
+}
+
+/**
+ * Reads the rollback back from Azure: the model's image is the planned one and settled, the target is
+ * in `latest` and, for a model on the definition, the newest version there (what new instances get); every
+ * version rolled back from is hidden.
+ */
+export async function verifyPoolRollback(
+  handle: ClusterHandle,
+  input: {
+    readonly scaleSet: ScaleSetRef;
+    readonly definition: ImageDefinitionRef;
+    readonly modelImageId: string;
+    readonly to: string;
+    readonly hide: readonly string[];
+  },
+): Promise<RollbackCheck> {
+  const model = await handle.compute.getScaleSet(input.scaleSet);
+  const modelImage = model.imageReferenceFields?.['id'];
+  if (!sameResourceId(modelImage, input.modelImageId)) {
+    return {
+      done: false,
+      detail: `model image ${modelImage ?? 'marketplace'}, expected ${input.modelImageId}`,
+    };
+  }
+  if (model.provisioningState === 'Updating') return { done: false, detail: 'model update in progress' };
+  const versions = await handle.compute.listImageVersions(input.definition);
+  const target = versions.find((version) => version.ref.versionName === input.to);
+  if (target === undefined) return { done: false, detail: `version ${input.to} is gone` };
+  if (target.excludeFromLatest)
+    return { done: false, detail: `version ${input.to} still hidden from latest` };
+  const visible = input.hide.filter((name) =>
+    versions.some((version) => version.ref.versionName === name && !version.excludeFromLatest),
+  );
+  if (visible.length > 0) return { done: false, detail: `still in latest: ${visible.join(', ')}` };
+  const latest = newestUsableVersion(versions)?.ref.versionName;
+  const pinned = !sameResourceId(input.modelImageId, galleryImageResourceId(input.definition));
+  if (!pinned && latest !== input.to) {
+    return { done: false, detail: `latest resolves to ${latest ?? 'nothing'}, expected ${input.to}` };
+  }
+  return { done: true, detail: `new instances get ${input.to}` };
 }

@@ -2,9 +2,9 @@
 import { z } from 'zod';
 
 import { applyNodeGenerations, generationsReportOf } from '../generations.js';
-import { planPoolRollback, pointModelAt } from '../rollback.js';
+import { planPoolRollback, pointModelAt, verifyPoolRollback } from '../rollback.js';
 import { defineActivity } from './activity.js';
-import { ClusterInput, Name, ScaleSetRefInput } from './inputs.js';
+import { ClusterInput, DefinitionRefInput, Name, ScaleSetRefInput } from './inputs.js';
 
 const planRollbackActivity = defineActivity(
   'planRollback',
@@ -26,6 +26,18 @@ const pointModelAtActivity = defineActivity(
     }),
 );
 
+const verifyRollbackActivity = defineActivity(
+  'verifyRollback',
+  ClusterInput.extend({
+    scaleSet: ScaleSetRefInput,
+    definition: DefinitionRefInput,
+    modelImageId: z.string().min(1),
+    to: Name,
+    hide: z.array(Name),
+  }),
+  async (deps, input) => verifyPoolRollback(await deps.cluster(input.cluster), input),
+);
+
 /** Labels every node of the pool with its generation (and taints older ones when configured); freshness. */
 const applyNodeGenerationsActivity = defineActivity(
   'applyNodeGenerations',
@@ -39,5 +51,6 @@ const applyNodeGenerationsActivity = defineActivity(
 export const PROMOTION_ACTIVITIES = {
   planRollback: planRollbackActivity,
   pointModelAt: pointModelAtActivity,
+  verifyRollback: verifyRollbackActivity,
   applyNodeGenerations: applyNodeGenerationsActivity,
 } as const;
