@@ -8,6 +8,7 @@ import {
   handleCancelRequest,
   handlePlanRequest,
   handleRefreshRequest,
+  handleRollbackRequest,
   handleStatusRequest,
 } from '../../../functions/triggers/refresh-api.http.js';
 import { FakeDurableClient } from './durable-client-double.js';
@@ -337,5 +338,73 @@ void describe('POST /api/clusters/{cluster}/pools/{pool}/cancel', () => {
     const unknownField = await cancel('pool1', client, '{"why":"x"}');
     assert.equal(unknownField.response.status, 400);
     assert.deepEqual(client.raised, []);
+  });
+});
+
+void describe('POST /api/clusters/{cluster}/pools/{pool}/rollback', () => {
+  async function rollback(pool: string, client: FakeDurableClient, body?: string) {
+    const response = await handleRollbackRequest(
+      request({
+        params: { cluster: 'prod', pool },
+        headers: body === undefined ? {} : JSON_HEADERS,
+        ...(body === undefined ? {} : { body }),
+      }),
+      client,
+      recordingContext(),
+      fakeDependencies(),
+    );
+    const json = (response.body === null ? {} : await response.json()) as Record<string, unknown>;
+    return { response, json };
+  }
+
+  void it('starts the rollback of the pool to the named version: 202 with the status links', async () => {
+    const client = new FakeDurableClient();
+    const { response } = await rollback('pool1', client, '{"to":"2026.1120.20000"}');
+    assert.equal(response.status, 202);
+    assert.deepEqual(
+      client.started.map((entry) => [entry.name, entry.instanceId, entry.input]),
+      [
+        [
+          'rollbackPool',
+          'rollback:prod:pool1',
+          { cluster: 'prod', pool: 'pool1', trigger: 'http', to: '2026.1120.20000' },
+        ],
+      ],
+    );
+  });
+
+  void it('a dry run gets an instance of its own and is never blocked', async () => {
+    const client = new FakeDurableClient();
+    client.seed('refresh:prod:pool1', 'Running', { step: 'draining' });
+    const { response } = await rollback('pool1', client, '{"dryRun":true}');
+    assert.equal(response.status, 202);
+    const [started] = client.started;
+    assert.match(started?.instanceId ?? '', /^rollback-plan:prod:pool1:\d+$/);
+    assert.deepEqual(started?.input, { cluster: 'prod', pool: 'pool1', trigger: 'http', dryRun: true });
+  });
+
+  void it('409 while the pool is refreshing, and nothing starts', async () => {
+    const client = new FakeDurableClient();
+    client.seed('refresh:prod:pool1', 'Running', { step: 'testing-canaries' });
+    const { response, json } = await rollback('pool1', client);
+    assert.equal(response.status, 409);
+    assert.equal(errorOf(json).code, 'PoolBusy');
+    assert.equal(errorOf(json).running?.['step'], 'testing-canaries');
+    assert.deepEqual(client.started, []);
+  });
+
+  void it('400 for a target that is not a version name, naming the field', async () => {
+    const client = new FakeDurableClient();
+    const { response, json } = await rollback('pool1', client, '{"to":"latest"}');
+    assert.equal(response.status, 400);
+    assert.equal(errorOf(json).field, 'to');
+    assert.match(errorOf(json).message, /Major\.Minor\.Patch/);
+    assert.deepEqual(client.started, []);
+  });
+
+  void it('404 for a pool the cluster does not have', async () => {
+    const { response, json } = await rollback('nope', new FakeDurableClient());
+    assert.equal(response.status, 404);
+    assert.match(errorOf(json).message, /known pools/);
   });
 });
