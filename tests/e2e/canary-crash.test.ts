@@ -1,8 +1,8 @@
 /**
  * Crash and resume inside the canary phase (issue 13): a refresh with the canary gate runs in a child
  * process against a simulator in this test process and is killed with SIGKILL right after each activity
- * of the canary phase and of what follows it (pin, scale-out, observations, publish or give-back); a new
- * runner resumes from the persisted history. A canary that joins must end published, the model on the
+ * of the canary phase (pin, scale-out, observations, the publish request or the give-back); a new runner
+ * resumes from the persisted history. A canary that joins must end published, the model on the
  * definition; one that never joins must end rejected, the model byte-for-byte as before, the canary gone.
  * Repeated poll rounds of the same step (observations while the canary boots) are killed at their first
  * and last rounds only: they are the same step with the same state.
@@ -158,12 +158,19 @@ function assertEndState(
   }
 }
 
-/** Kill points: every activity from the canary's first on, repeated poll rounds at their ends only. */
+/**
+ * Kill points: every activity of the canary phase (from reading the baseline to its last step: the publish
+ * request after a pass, the canary record cleared after a rejection), repeated poll rounds at their ends
+ * only. What follows (the model phase) is the capture crash test's (crash-resume.test.ts).
+ */
 function killPoints(activities: readonly string[]): number[] {
   const start = activities.indexOf('readCanaryBaseline');
   assert.ok(start > 0, `the run has a canary phase: ${activities.join(',')}`);
+  const publish = activities.indexOf('requestImageVersionExclusion', start);
+  const cleared = activities.indexOf('clearCanaryRecord', start);
+  const end = publish !== -1 ? publish : cleared !== -1 ? cleared : activities.length - 2;
   const points: number[] = [];
-  for (let index = start; index < activities.length - 1; index++) {
+  for (let index = start; index <= end; index++) {
     const name = activities[index];
     const repeated = activities[index - 1] === name && activities[index + 1] === name;
     const lastTwo = activities[index + 2] !== name;
