@@ -280,28 +280,23 @@ function stageOf(
   }
   if (policy.checkPod === undefined) return { stage: 'passed' };
   const startedAt = memory.checkPodStartedAt[observation.instanceId];
-  switch (observation.checkPod) {
-    case 'Succeeded':
-      return { stage: 'passed' };
-    case 'Failed': {
-      const message = observation.checkPodMessage === undefined ? '' : `: ${observation.checkPodMessage}`;
-      return { stage: 'check-pod', failed: `the check pod failed on node ${node.name}${message}` };
-    }
-    default: {
-      if (startedAt !== undefined && nowMs - startedAt >= policy.checkPod.timeoutSeconds * 1000) {
-        return {
-          stage: 'check-pod',
-          failed:
-            `the check pod on node ${node.name} did not finish within ` +
-            `${formatDuration(policy.checkPod.timeoutSeconds)} (${observation.checkPod})`,
-        };
-      }
-      return {
-        stage: 'check-pod',
-        missing: `the check pod on node ${node.name} is ${startedAt === undefined ? 'not started' : observation.checkPod}`,
-      };
-    }
+  if (observation.checkPod === 'Succeeded') return { stage: 'passed' };
+  if (observation.checkPod === 'Failed') {
+    const message = observation.checkPodMessage === undefined ? '' : `: ${observation.checkPodMessage}`;
+    return { stage: 'check-pod', failed: `the check pod failed on node ${node.name}${message}` };
   }
+  if (startedAt !== undefined && nowMs - startedAt >= policy.checkPod.timeoutSeconds * 1000) {
+    return {
+      stage: 'check-pod',
+      failed:
+        `the check pod on node ${node.name} did not finish within ` +
+        `${formatDuration(policy.checkPod.timeoutSeconds)} (${observation.checkPod})`,
+    };
+  }
+  return {
+    stage: 'check-pod',
+    missing: `the check pod on node ${node.name} is ${startedAt === undefined ? 'not started' : observation.checkPod}`,
+  };
 }
 
 /**

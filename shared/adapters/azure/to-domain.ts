@@ -16,6 +16,7 @@ import type {
   VirtualMachineScaleSetVM,
 } from '@azure/arm-compute';
 
+import { IMAGE_REFERENCE_FIELDS } from '../../domain/canary-record.js';
 import type {
   ImageDefinition,
   ImageDefinitionRef,
@@ -28,7 +29,6 @@ import type {
   Snapshot,
   StorageAccountType,
 } from '../../domain/compute.js';
-import { IMAGE_REFERENCE_FIELDS } from '../../domain/canary-record.js';
 import {
   parseScaleSetResourceId,
   scaleSetInstanceResourceId,
