@@ -195,6 +195,18 @@ void describe('rollback, generations and freshness on the simulator', { concurre
         [],
       );
 
+      // status --json: freshness per pool, the current version v1.
+      const statusRun = await cli(
+        ['status', `--sim-connect=${connection}`, `--state-dir=${join(dir, 'runs')}`, '--json'],
+        dir,
+      );
+      assert.equal(statusRun.code, 0, statusRun.stderr);
+      const listed = JSON.parse(statusRun.stdout) as { clusters: { pools: PoolStatus[] }[] };
+      const pool2 = listed.clusters[0]?.pools.find((entry) => entry.pool === POOL2);
+      assert.equal(pool2?.currentVersion?.name, v1);
+      assert.equal(pool2.freshness.basis, 'donor-patch');
+      assert.equal(typeof pool2.freshness.ageSeconds, 'number');
+
       // Rolling back again refuses: nothing usable is older than v1 (v2 is rejected, not a target).
       const again = await cli(['rollback', ...common, '--to', v2], dir);
       assert.equal(again.code, 1);
