@@ -91,6 +91,9 @@ export function* canaryPhase(
     });
     progress.instances = [...recorded.instances];
     progress.others = [...recorded.others];
+    // The deadline counts from the moment the canaries exist: a scale-out ARM was slow to accept (a
+    // throttled write) is not held against the image.
+    const addedAtMs = context.df.currentUtcDateTime.getTime();
 
     setStatus(run, 'testing-canaries', progress.instances.join(', '));
     let memory = EMPTY_CANARY_MEMORY;
@@ -117,7 +120,7 @@ export function* canaryPhase(
           observations,
           memory,
           policy,
-          startedAtMs,
+          startedAtMs: addedAtMs,
           nowMs: context.df.currentUtcDateTime.getTime(),
         });
         memory = judgement.memory;
