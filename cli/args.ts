@@ -4,7 +4,7 @@
  */
 import { didYouMean } from '../shared/config/settings-issues.js';
 
-export type Command = 'status' | 'plan' | 'refresh' | 'rollback';
+export type Command = 'status' | 'plan' | 'refresh' | 'release' | 'cancel' | 'rollback';
 
 export interface CliOptions {
   readonly command: Command;
@@ -25,10 +25,14 @@ export interface CliOptions {
   readonly stateDir: string;
   /** Resume this instance instead of starting a new one. */
   readonly resume?: string;
+  /** release, rollback: show what would be done, change nothing. */
+  readonly dryRun: boolean;
+  /** release: take the pool over even from a live holder. */
+  readonly force: boolean;
+  /** cancel: why, shown to whoever looks at the run. */
+  readonly reason?: string;
   /** rollback: the version to go back to (default: the previous usable one). */
   readonly to?: string;
-  /** rollback: say what would change, change nothing. */
-  readonly dryRun?: boolean;
 }
 
 /** What the command line asks for: a run, a help text, or the version. */
@@ -65,8 +69,15 @@ const OPTIONS = {
   },
   '--node': { value: '<name>', help: 'capture this node instead of choosing one (needs --pool)' },
   '--resume': { value: '<instance id>', help: 'continue a run that was interrupted (ids: see --state-dir)' },
-  '--to': { value: '<version>', help: 'the version to roll back to (default: the previous usable one)' },
-  '--dry-run': { help: 'show what the rollback would change; change nothing' },
+  '--to': {
+    value: '<version>',
+    help: 'rollback: the version to go back to (default: the previous usable one)',
+  },
+  '--dry-run': { help: 'release, rollback: show what would be done; change nothing' },
+  '--force': {
+    help: 'take the pool over even from a run whose lease is still live (only when you know it is gone)',
+  },
+  '--reason': { value: '<text>', help: 'why, recorded on the pool lease for the run and for status' },
   '--json': { help: 'result as JSON on stdout; progress as one JSON object per line on stderr' },
   '--settings': {
     value: '<file>',
@@ -142,6 +153,36 @@ const COMMANDS: Readonly<Record<Command, CommandSpec>> = {
       'vmss-prototype refresh --resume refresh:prod-weu:agents --settings local.settings.json',
     ],
   },
+  release: {
+    summary: "give back what a pool's dead or interrupted run holds (node, VM, prep pod, snapshot, version)",
+    usage: [
+      'vmss-prototype release --pool <name> [--cluster <name>] [--dry-run] [--force] [--json] [source]',
+    ],
+    description:
+      'Reads the cluster and Azure (no local files needed) and gives back what runs that are no longer alive\n' +
+      'left in the pool: the donor node as it was before (uncordoned only if the run cordoned it), its VM\n' +
+      'started, the prep pod, the snapshot and unfinished image versions deleted. A run still holding the\n' +
+      "pool's lease is left alone (it says who and until when); --force takes the pool over anyway.\n" +
+      '--dry-run shows what would be given back.',
+    options: ['--pool', '--dry-run', '--force', ...COMMON],
+    examples: [
+      'vmss-prototype release --pool agents --dry-run --settings local.settings.json',
+      'vmss-prototype release --pool agents --settings local.settings.json',
+    ],
+  },
+  cancel: {
+    summary: 'ask the run refreshing a pool to stop and give its node back (any runner, any machine)',
+    usage: ['vmss-prototype cancel --pool <name> [--cluster <name>] [--reason <text>] [--json] [source]'],
+    description:
+      "Writes a cancel request on the pool's lease. The run holding it (the function app or a CLI anywhere)\n" +
+      'sees it within about two minutes while it captures the node: it stops, gives the node back and ends\n' +
+      'as failed. A run already building its image version finishes. Ctrl-C does the same for a refresh\n' +
+      'running in your own terminal.',
+    options: ['--pool', '--reason', ...COMMON],
+    examples: [
+      'vmss-prototype cancel --pool agents --reason "maintenance window closed" --settings local.settings.json',
+    ],
+  },
   rollback: {
     summary: 'point a pool back at a retained earlier version (one step, no capture)',
     usage: [
@@ -170,9 +211,11 @@ const SOURCES =
 export const EXIT_CODES =
   'exit codes:\n' +
   '  0  done (pools that auto mode refused or skipped are decisions, not failures)\n' +
-  '  1  a run failed, Azure or the cluster could not be reached, or the pool or node you named was\n' +
-  '     refused or skipped\n' +
-  '  2  bad usage or settings: nothing was started';
+  '  1  a run failed, Azure or the cluster could not be reached, the pool or node you named was\n' +
+  '     refused, skipped or is held by another run, a rollback was refused, or release/cancel found a\n' +
+  '     live run or nothing to stop\n' +
+  '  2  bad usage or settings: nothing was started\n' +
+  '  130  interrupted (Ctrl-C) before the run finished: see the message for --resume or release';
 
 function optionLines(names: readonly (OptionName | '-h, --help')[]): string {
   const rows = names.map((name) => {
@@ -247,6 +290,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   const values = new Map<OptionName, string>();
   let json = false;
   let dryRun = false;
+  let force = false;
   let sim: string | true | undefined;
   for (let i = 0; i < rest.length; i++) {
     const argument = rest[i] ?? '';
@@ -255,15 +299,11 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       throw new UsageError(unknownOption(flag, command, spec), command);
     }
     const name = flag as OptionName;
-    if (name === '--json') {
-      if (inline !== undefined) throw new UsageError('--json takes no value: give --json alone', command);
-      json = true;
-      continue;
-    }
-    if (name === '--dry-run') {
-      if (inline !== undefined)
-        throw new UsageError('--dry-run takes no value: give --dry-run alone', command);
-      dryRun = true;
+    if (name === '--json' || name === '--dry-run' || name === '--force') {
+      if (inline !== undefined) throw new UsageError(`${name} takes no value: give ${name} alone`, command);
+      if (name === '--json') json = true;
+      else if (name === '--dry-run') dryRun = true;
+      else force = true;
       continue;
     }
     if (name === '--sim') {
@@ -312,8 +352,15 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       command,
     );
   }
-  if (command === 'rollback' && !values.has('--pool')) {
-    throw new UsageError('rollback needs --pool: name the pool to roll back', command);
+  if ((command === 'release' || command === 'cancel' || command === 'rollback') && !values.has('--pool')) {
+    throw new UsageError(`${command} needs --pool: name the pool (see vmss-prototype status)`, command);
+  }
+  const reason = values.get('--reason');
+  if (
+    reason !== undefined &&
+    (reason.length > 200 || [...reason].some((char) => char < ' ' || char === '\x7f'))
+  ) {
+    throw new UsageError('--reason must be at most 200 characters, without control characters', command);
   }
   if (values.has('--node') && !values.has('--pool')) {
     throw new UsageError('--node needs --pool: name the pool the node belongs to', command);
@@ -345,7 +392,10 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     options: {
       command,
       json,
+      dryRun,
+      force,
       stateDir: values.get('--state-dir') ?? '.runs',
+      ...(reason === undefined ? {} : { reason }),
       ...(optional('--cluster') === undefined ? {} : { cluster: optional('--cluster') }),
       ...(optional('--pool') === undefined ? {} : { pool: optional('--pool') }),
       ...(optional('--node') === undefined ? {} : { node: optional('--node') }),
@@ -355,7 +405,6 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       ...(sim === undefined ? {} : { sim }),
       ...(timeFactor === undefined ? {} : { timeFactor }),
       ...(to === undefined ? {} : { to }),
-      ...(dryRun ? { dryRun } : {}),
     },
   };
 }

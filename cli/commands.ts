@@ -3,19 +3,26 @@
  * returns a result for the printer. Instance ids are the same deterministic ids the function app
  * uses, so a run interrupted here can be resumed with --resume.
  */
+import { randomUUID } from 'node:crypto';
+
 import {
   clusterInstanceId,
   ORCHESTRATION,
   planInstanceId,
   poolInstanceId,
+  releaseInstanceId,
   rollbackInstanceId,
 } from '../shared/application/orchestration-ids.js';
+import { poolScope } from '../shared/application/pool-holdings.js';
+import { requestPoolCancel } from '../shared/application/pool-lease.js';
 import type { PoolStatus } from '../shared/application/pool-status.js';
 import type {
   ClusterRefreshResult,
   PoolRefreshResult,
   PoolRollbackResult,
   RefreshPoolInput,
+  ReleasePoolInput,
+  ReleasePoolResult,
   RollbackPoolInput,
 } from '../shared/application/refresh-contracts.js';
 import type { CliOptions } from './args.js';
@@ -41,7 +48,24 @@ export interface RollbackResult {
   readonly failures: readonly { readonly instanceId: string; readonly message: string }[];
 }
 
-export type CommandResult = StatusResult | RefreshResult | RollbackResult;
+export interface ReleaseResult {
+  readonly kind: 'release';
+  readonly dryRun: boolean;
+  readonly pools: readonly ReleasePoolResult[];
+  readonly failures: readonly { readonly instanceId: string; readonly message: string }[];
+}
+
+export interface CancelResult {
+  readonly kind: 'cancel';
+  readonly pools: readonly {
+    readonly cluster: string;
+    readonly pool: string;
+    readonly outcome: 'requested' | 'not-running';
+    readonly detail: string;
+  }[];
+}
+
+export type CommandResult = StatusResult | RefreshResult | ReleaseResult | CancelResult | RollbackResult;
 
 function clustersOf(session: Session, options: CliOptions): string[] {
   const names = session.composition.dependencies.clusterNames;
@@ -96,17 +120,71 @@ export async function runCommand(session: Session, options: CliOptions): Promise
           pool,
           trigger: 'cli',
           ...(options.to === undefined ? {} : { to: options.to }),
-          ...(options.dryRun === true ? { dryRun: true } : {}),
+          ...(options.dryRun ? { dryRun: true } : {}),
         };
-        const instanceId =
-          options.dryRun === true
-            ? rollbackInstanceId(cluster, pool, runSuffix())
-            : rollbackInstanceId(cluster, pool);
+        const instanceId = options.dryRun
+          ? rollbackInstanceId(cluster, pool, runSuffix())
+          : rollbackInstanceId(cluster, pool);
         const status = await session.runner.startOrchestration(ORCHESTRATION.rollbackPool, input, instanceId);
         if (status.runtimeStatus === 'Completed') pools.push(status.output as PoolRollbackResult);
         else failures.push({ instanceId, message: failureMessage(status) });
       }
       return { kind: 'rollback', pools, failures };
+    }
+    case 'release': {
+      const pools: ReleasePoolResult[] = [];
+      const failures: { instanceId: string; message: string }[] = [];
+      for (const cluster of clusters) {
+        const pool = options.pool ?? '';
+        const input: ReleasePoolInput = {
+          cluster,
+          pool,
+          trigger: 'cli',
+          runSeed: randomUUID(),
+          ...(options.dryRun ? { dryRun: true } : {}),
+          ...(options.force ? { force: true } : {}),
+        };
+        const instanceId = releaseInstanceId(cluster, pool);
+        const status = await session.runner.startOrchestration(ORCHESTRATION.releasePool, input, instanceId);
+        if (status.runtimeStatus === 'Completed') pools.push(status.output as ReleasePoolResult);
+        else failures.push({ instanceId, message: failureMessage(status) });
+      }
+      return { kind: 'release', dryRun: options.dryRun, pools, failures };
+    }
+    case 'cancel': {
+      const pools: CancelResult['pools'][number][] = [];
+      for (const cluster of clusters) {
+        const pool = options.pool ?? '';
+        const handle = await session.composition.dependencies.cluster(cluster);
+        const scope = await poolScope(handle, pool);
+        const reason = options.reason ?? 'cancelled with vmss-prototype cancel';
+        const outcome = await requestPoolCancel(
+          handle.kube,
+          scope.lease,
+          reason,
+          session.composition.dependencies.now(),
+        );
+        pools.push(
+          outcome.kind === 'requested'
+            ? {
+                cluster,
+                pool,
+                outcome: 'requested',
+                detail:
+                  `asked ${outcome.description} to stop; while it captures the node it gives it back and ends ` +
+                  'as failed within about two minutes (a run already building its image finishes)',
+              }
+            : {
+                cluster,
+                pool,
+                outcome: 'not-running',
+                detail:
+                  `no live run holds pool ${pool}; if a run was interrupted, ` +
+                  `\`vmss-prototype release --pool ${pool}\` gives back what it left`,
+              },
+        );
+      }
+      return { kind: 'cancel', pools };
     }
     case 'plan':
     case 'refresh': {
@@ -124,6 +202,7 @@ export async function runCommand(session: Session, options: CliOptions): Promise
             cluster,
             pool: options.pool,
             trigger: 'cli',
+            runSeed: randomUUID(),
             ...(options.node === undefined ? {} : { node: options.node }),
             ...(dryRun ? { dryRun: true } : {}),
           };
@@ -142,7 +221,7 @@ export async function runCommand(session: Session, options: CliOptions): Promise
             : clusterInstanceId(cluster);
           const status = await session.runner.startOrchestration(
             ORCHESTRATION.refreshCluster,
-            { cluster, trigger: 'cli', ...(dryRun ? { dryRun: true } : {}) },
+            { cluster, trigger: 'cli', runSeed: randomUUID(), ...(dryRun ? { dryRun: true } : {}) },
             instanceId,
           );
           collect(status, instanceId, results, failures, cluster);

@@ -8,10 +8,21 @@ import type { CliOptions } from './args.js';
 import type { CommandResult } from './commands.js';
 
 export function exitCodeOf(result: CommandResult, options: Pick<CliOptions, 'pool' | 'node'>): 0 | 1 {
-  if (result.kind === 'status') return 0;
-  if (result.kind === 'rollback') {
-    // The operator named the pool (and maybe the version): a refusal is a failure of what they asked.
-    return result.failures.length > 0 || result.pools.some((pool) => pool.outcome === 'refused') ? 1 : 0;
+  switch (result.kind) {
+    case 'status':
+      return 0;
+    case 'cancel':
+      return result.pools.every((pool) => pool.outcome === 'requested') ? 0 : 1;
+    case 'release':
+      // A live run still holds the pool, or something could not be given back: the pool is not free.
+      if (result.failures.length > 0) return 1;
+      return result.pools.some((pool) => pool.outcome === 'held' || pool.outcome === 'failed') ? 1 : 0;
+    case 'rollback':
+      // The operator named the pool (and maybe the version): a refusal is a failure of what they asked.
+      return result.failures.length > 0 || result.pools.some((pool) => pool.outcome === 'refused') ? 1 : 0;
+    case 'plan':
+    case 'refresh':
+      break;
   }
   if (result.failures.length > 0) return 1;
   const pools = result.clusters.flatMap((cluster) => cluster.pools);
@@ -20,7 +31,8 @@ export function exitCodeOf(result: CommandResult, options: Pick<CliOptions, 'poo
     return pools.every((pool) => ['refreshed', 'planned', 'up-to-date'].includes(pool.outcome)) ? 0 : 1;
   }
   if (options.pool !== undefined) {
-    return pools.some((pool) => pool.outcome === 'refused') ? 1 : 0;
+    // The pool you named is refused, or held by another run (the reason says who and what to do).
+    return pools.some((pool) => pool.outcome === 'refused' || pool.outcome === 'busy') ? 1 : 0;
   }
   return 0;
 }

@@ -48,14 +48,22 @@ export function describeFailure(error: unknown): FailureReport {
 
 /**
  * The local runner refuses to start an instance whose earlier run is still recorded as running: that
- * run was interrupted (killed, Ctrl-C), and resuming it is what gives its node back.
+ * run was interrupted (killed, Ctrl-C): resuming it finishes it; `release` gives back what it holds without
+ * finishing it.
  */
 function withResumeHint(message: string): string {
   const running = /\binstance (\S+) is already (?:Running|Pending)\b/.exec(message);
   if (running === null) return message;
+  const instanceId = running[1] ?? '';
+  // `refresh:<cluster>:<pool>`: the pool whose leftovers `release` gives back instead.
+  const pool = /^refresh:[^:]+:(.+)$/.exec(instanceId)?.[1];
+  const release =
+    pool === undefined
+      ? ''
+      : `, or give back what it holds with \`vmss-prototype release --pool ${pool}\` (once its lease expired)`;
   return (
-    `${message}: an earlier run was interrupted; continue it with \`vmss-prototype refresh --resume ${running[1] ?? ''}\` ` +
-    '(same settings and --state-dir), see docs/interrupted-runs.md'
+    `${message}: an earlier run was interrupted; continue it with \`vmss-prototype refresh --resume ${instanceId}\` ` +
+    `(same settings and --state-dir)${release}, see docs/interrupted-runs.md`
   );
 }
 

@@ -26,6 +26,7 @@ async function run(options: CliOptions): Promise<number> {
     { checkPreconditions },
     progress,
     { openSession },
+    { handleInterrupts, INTERRUPTED_EXIT_CODE },
   ] = await Promise.all([
     import('./commands.js'),
     import('./exit-codes.js'),
@@ -33,11 +34,15 @@ async function run(options: CliOptions): Promise<number> {
     import('./preconditions.js'),
     import('./progress.js'),
     import('./session.js'),
+    import('./interrupt.js'),
   ]);
   let session: Session | undefined;
+  let interrupts: { interrupted: () => boolean; dispose: () => void } | undefined;
   try {
     session = await openSession({
       stateDir: options.stateDir,
+      // Only refresh keeps run histories (for --resume); plan, status, release and cancel leave no files.
+      persistRuns: options.command === 'refresh',
       ...(options.settingsFile === undefined ? {} : { settingsFile: options.settingsFile }),
       ...(options.sim === undefined ? {} : { sim: options.sim }),
       ...(options.simConnect === undefined ? {} : { simConnect: options.simConnect }),
@@ -45,13 +50,22 @@ async function run(options: CliOptions): Promise<number> {
       onStatus: progress.createProgressPrinter(process.stderr, { json: options.json }),
     });
     await checkPreconditions(session, options);
+    if (options.command === 'refresh') {
+      interrupts = handleInterrupts(
+        session.runner,
+        options.stateDir,
+        (text) => process.stderr.write(text),
+        (code) => process.exit(code),
+      );
+    }
     const result = await runCommand(session, options);
     const width = process.stdout.isTTY ? process.stdout.columns : DEFAULT_WIDTH;
     process.stdout.write(
       options.json ? `${JSON.stringify(result, null, 2)}\n` : `${render(result, { width })}\n`,
     );
-    return exitCodeOf(result, options);
+    return interrupts?.interrupted() === true ? INTERRUPTED_EXIT_CODE : exitCodeOf(result, options);
   } finally {
+    interrupts?.dispose();
     await session?.close();
   }
 }

@@ -2,9 +2,10 @@
  * Renders command results for people: aligned tables whose long cells wrap onto more lines (never cut,
  * also when written to a file) and durations as `2d2h5m`. `--json` output does not come through here.
  */
+import type { PoolStatus } from '../shared/application/pool-status.js';
 import type { PoolRefreshResult } from '../shared/application/refresh-contracts.js';
 import { formatDuration } from '../shared/config/duration.js';
-import type { CommandResult } from './commands.js';
+import type { CommandResult, ReleaseResult, StatusResult } from './commands.js';
 
 /** Width tables are fitted to when the output is not a terminal (a file, a pipe, a CI log). */
 export const DEFAULT_WIDTH = 120;
@@ -133,22 +134,32 @@ function refreshRow(pool: PoolRefreshResult): string[] {
   ];
 }
 
-export function render(result: CommandResult, options: RenderOptions = {}): string {
-  if (result.kind === 'status') {
-    const rows = result.clusters.flatMap((cluster) =>
-      cluster.pools.map((pool) => [
-        pool.cluster,
-        pool.pool,
-        pool.currentVersion?.name ?? '-',
-        pool.currentVersion?.sourceNode ?? '-',
-        pool.currentVersion?.builtAt ?? '-',
-        formatSeconds(pool.currentVersion?.ageSeconds),
-        formatSeconds(pool.freshness.ageSeconds),
-        pool.pointsAtOurImage ? (pool.pinned ? 'yes (pinned)' : 'yes (latest)') : 'no',
-        pool.eligible ? 'yes' : `no: ${pool.refusal ?? ''}`,
-      ]),
-    );
-    return table(
+/** Who holds the pool, from its lease: `-`, the live holder, or an expired one. */
+function holderCell(pool: PoolStatus): string {
+  const lease = pool.ownership?.lease;
+  if (lease === undefined || lease.state === 'free') return '-';
+  const what = lease.instanceId === undefined ? '' : ` ${lease.instanceId}`;
+  return lease.state === 'held'
+    ? `${lease.runner} on ${lease.host}${what} until ${lease.expiresAt}`
+    : `expired ${lease.expiresAt}: ${lease.runner} on ${lease.host}${what}`;
+}
+
+function renderStatus(result: StatusResult, options: RenderOptions): string {
+  const pools = result.clusters.flatMap((cluster) => cluster.pools);
+  const rows = pools.map((pool) => [
+    pool.cluster,
+    pool.pool,
+    pool.currentVersion?.name ?? '-',
+    pool.currentVersion?.sourceNode ?? '-',
+    pool.currentVersion?.builtAt ?? '-',
+    formatSeconds(pool.currentVersion?.ageSeconds),
+    formatSeconds(pool.freshness.ageSeconds),
+    pool.pointsAtOurImage ? (pool.pinned ? 'yes (pinned)' : 'yes (latest)') : 'no',
+    pool.eligible ? 'yes' : `no: ${pool.refusal ?? ''}`,
+    holderCell(pool),
+  ]);
+  const parts = [
+    table(
       [
         'CLUSTER',
         'POOL',
@@ -159,8 +170,76 @@ export function render(result: CommandResult, options: RenderOptions = {}): stri
         'PATCHES AGE',
         'MODEL USES IT',
         'ELIGIBLE',
+        'HELD BY',
       ],
       rows,
+      options,
+    ),
+  ];
+  for (const pool of pools) {
+    const ownership = pool.ownership;
+    if (ownership === undefined) continue;
+    const lines: string[] = [];
+    if (ownership.lease.state !== 'free') lines.push(`held by ${ownership.lease.description}`);
+    if (ownership.lease.state !== 'free' && ownership.lease.cancelRequested !== undefined) {
+      lines.push(`cancel requested: ${ownership.lease.cancelRequested}`);
+    }
+    for (const node of ownership.heldNodes) {
+      lines.push(
+        `node ${node.node} held by run ${node.runId}${node.byLiveRun ? ' (running)' : ' (not alive)'}: ` +
+          `${node.cordoned ? 'cordoned' : 'schedulable'}, VM ${node.vm}`,
+      );
+    }
+    if (ownership.leftovers.length > 0) {
+      lines.push(
+        `left by runs that are not alive (\`vmss-prototype release --pool ${pool.pool}\` gives them back):`,
+      );
+      lines.push(...ownership.leftovers.map((leftover) => `  ${leftover}`));
+    }
+    for (const kept of ownership.kept) lines.push(`kept: ${kept.what}: ${kept.reason}`);
+    if (lines.length > 0) parts.push(`\n${pool.cluster}/${pool.pool}:\n${indent(lines.join('\n'))}`);
+  }
+  return parts.join('\n');
+}
+
+function renderRelease(result: ReleaseResult, options: RenderOptions): string {
+  const parts = [
+    table(
+      ['CLUSTER', 'POOL', 'OUTCOME', 'DETAIL'],
+      result.pools.map((pool) => [
+        pool.cluster,
+        pool.pool,
+        pool.outcome,
+        pool.outcome === 'held'
+          ? `held by ${pool.holder ?? 'a live run'}: stop it with \`vmss-prototype cancel --pool ${pool.pool}\`, ` +
+            'wait until its lease expires, or give --force if you know that runner is gone'
+          : pool.outcome === 'nothing-left'
+            ? 'nothing to give back'
+            : `${pool.actions.length} ${result.dryRun ? 'to give back' : 'given back'}` +
+              (pool.failures.length > 0 ? `, ${pool.failures.length} failed` : ''),
+      ]),
+      options,
+    ),
+  ];
+  for (const pool of result.pools) {
+    const lines = [
+      ...pool.actions.map((action) => `${result.dryRun ? 'would ' : ''}${action}`),
+      ...pool.failures.map((failure) => `failed: ${failure}`),
+      ...pool.kept.map((kept) => `kept: ${kept.what}: ${kept.reason}`),
+    ];
+    if (lines.length > 0) parts.push(`\n${pool.cluster}/${pool.pool}:\n${indent(lines.join('\n'))}`);
+  }
+  for (const failure of result.failures) parts.push(`\nrun ${failure.instanceId} failed: ${failure.message}`);
+  return parts.join('\n');
+}
+
+export function render(result: CommandResult, options: RenderOptions = {}): string {
+  if (result.kind === 'status') return renderStatus(result, options);
+  if (result.kind === 'release') return renderRelease(result, options);
+  if (result.kind === 'cancel') {
+    return table(
+      ['CLUSTER', 'POOL', 'OUTCOME', 'DETAIL'],
+      result.pools.map((pool) => [pool.cluster, pool.pool, pool.outcome, pool.detail]),
       options,
     );
   }
@@ -205,6 +284,13 @@ export function render(result: CommandResult, options: RenderOptions = {}): stri
           ),
       );
     }
+  }
+  for (const pool of pools) {
+    const notes = [
+      ...(pool.gaveBack ?? []).map((what) => `gave back first: ${what}`),
+      ...(pool.modelKept === undefined ? [] : [pool.modelKept]),
+    ];
+    if (notes.length > 0) parts.push(`\n${pool.cluster}/${pool.pool}:\n${indent(notes.join('\n'))}`);
   }
   for (const failure of result.failures) {
     parts.push(`\nrun ${failure.instanceId} failed: ${failure.message}`);

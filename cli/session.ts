@@ -4,15 +4,23 @@
  * or against an in-process simulator whose clock the runner drives.
  */
 import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 import { durableRegistry } from '../functions/durable-registry.js';
 import type { Composition } from '../shared/composition-root.js';
 import { compose } from '../shared/composition-root.js';
 import { UsageError } from './args.js';
+import { pruneFinishedRuns } from './run-records.js';
 import type { Clock, DurableRunner } from './runner/index.js';
 import type { OrchestrationStatus } from './runner/index.js';
-import { createDurableRunner, createFileStore, createSystemClock } from './runner/index.js';
+import {
+  createDurableRunner,
+  createFileStore,
+  createMemoryStore,
+  createSystemClock,
+  type InstanceStore,
+} from './runner/index.js';
 import { connectSimulator } from './sim-connection.js';
 import type { SimulatorSession } from './sim-session.js';
 import { startSimulatorSession } from './sim-session.js';
@@ -30,6 +38,11 @@ export interface SessionOptions {
   readonly simConnect?: string;
   readonly timeFactor?: number;
   readonly stateDir: string;
+  /**
+   * Keep run histories in the state dir (refresh, so an interrupted run can be resumed); otherwise in
+   * memory (plan, status, release: they change nothing that needs resuming, and leave no files).
+   */
+  readonly persistRuns?: boolean;
   readonly onStatus?: (status: OrchestrationStatus) => void;
   /** App settings to use instead of the process environment (real Azure mode, without --settings). */
   readonly env?: Readonly<Record<string, string | undefined>>;
@@ -48,8 +61,9 @@ export async function openSession(options: SessionOptions): Promise<Session> {
         env: simulator.env,
         simulator: simulator.endpoints,
         now: () => new Date(simulator.clock.now()),
+        runner: CLI_RUNNER,
       });
-      const runner = createRunner(composition, simulator.clock, options);
+      const runner = await createRunner(composition, simulator.clock, options);
       return {
         composition,
         runner,
@@ -67,10 +81,11 @@ export async function openSession(options: SessionOptions): Promise<Session> {
       env: connected.env,
       simulator: connected.endpoints,
       now: () => new Date(connected.clock.now()),
+      runner: CLI_RUNNER,
     });
     return {
       composition,
-      runner: createRunner(composition, connected.clock, options),
+      runner: await createRunner(composition, connected.clock, options),
       close: () => Promise.resolve(),
     };
   }
@@ -78,16 +93,28 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     options.settingsFile === undefined
       ? (options.env ?? process.env)
       : await readSettingsFile(options.settingsFile);
-  const composition = compose({ env });
-  const runner = createRunner(composition, createSystemClock(), options);
+  const composition = compose({ env, runner: CLI_RUNNER });
+  const runner = await createRunner(composition, createSystemClock(), options);
   return { composition, runner, close: () => Promise.resolve() };
 }
 
-function createRunner(composition: Composition, clock: Clock, options: SessionOptions): DurableRunner {
+/** The pool lease names the CLI and this machine as the holder of a run it starts. */
+const CLI_RUNNER = { kind: 'cli', host: hostname() };
+
+async function createRunner(
+  composition: Composition,
+  clock: Clock,
+  options: SessionOptions,
+): Promise<DurableRunner> {
+  let store: InstanceStore = createMemoryStore();
+  if (options.persistRuns === true) {
+    store = createFileStore(options.stateDir);
+    await pruneFinishedRuns(store, clock.now());
+  }
   return createDurableRunner({
     ...durableRegistry(composition.dependencies),
     clock,
-    store: createFileStore(options.stateDir),
+    store,
     maxConcurrentActivities: 8,
     ...(options.onStatus === undefined ? {} : { onStatus: options.onStatus }),
   });

@@ -42,6 +42,11 @@ export interface SimulatorSessionOptions {
   /** A scenario file, or scenario data (tests vary the sample). */
   readonly scenarioPath: string | Record<string, unknown>;
   readonly timeFactor?: number;
+  /**
+   * `manual`: simulated time moves only when the runner waits on a durable timer, so simulated figures
+   * do not depend on how fast the machine is (benchmarks). Default `scaled` (× timeFactor).
+   */
+  readonly clock?: 'manual' | 'scaled';
   /** Enforce infra/ permissions (default true). */
   readonly leastPrivilege?: boolean;
   /** Other permission files than infra/'s (tests remove one rule at a time). */
@@ -51,6 +56,8 @@ export interface SimulatorSessionOptions {
 
 /** Default speed: a refresh (≈20 simulated minutes) takes seconds of wall time. */
 const DEFAULT_TIME_FACTOR = 200;
+/** Simulated seconds a manual-clock world runs before the session is handed out. */
+const WORLD_SETTLE_SECONDS = 60;
 
 export async function startSimulatorSession(options: SimulatorSessionOptions): Promise<SimulatorSession> {
   const outDir = await mkdtemp(join(tmpdir(), 'vmss-prototype-sim-'));
@@ -59,7 +66,8 @@ export async function startSimulatorSession(options: SimulatorSessionOptions): P
     running = await startSimulator({
       scenario: options.scenarioPath,
       outDir,
-      clock: 'scaled',
+      clock: options.clock ?? 'scaled',
+      ...(options.clock === 'manual' ? { clientPacedPolls: true } : {}),
       timeFactor: options.timeFactor ?? DEFAULT_TIME_FACTOR,
       ...(options.leastPrivilege === false
         ? {}
@@ -79,6 +87,9 @@ export async function startSimulatorSession(options: SimulatorSessionOptions): P
     await rm(outDir, { recursive: true, force: true });
     throw error;
   }
+  // Manual clock: let the world settle (controllers create and start the scenario's pods) as it
+  // does within the first wall milliseconds of a scaled clock.
+  if (options.clock === 'manual') running.clock.advanceBy(WORLD_SETTLE_SECONDS);
   const env = settingsFor(running);
   const clock: Clock = {
     virtual: true,

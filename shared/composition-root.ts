@@ -3,6 +3,8 @@
  * dependencies the activities and use cases run with. The only place that reads `process.env` (through
  * loadSettings) and that knows which adapter implements which port.
  */
+import { hostname } from 'node:os';
+
 import { ArmComputeGateway } from './adapters/azure/arm-compute-gateway.js';
 import type { AzureCredential } from './adapters/azure/credentials.js';
 import {
@@ -27,6 +29,7 @@ import type { CaCertificate, ClusterSettings, Settings } from './config/settings
 import { loadSettings, promotionPolicyFor, selectionPolicyFor } from './config/settings.js';
 import { NotFoundError, TerminalError } from './domain/errors.js';
 import { imageDefinitionNameFor } from './domain/gallery-naming.js';
+import type { RunnerIdentity } from './domain/ownership.js';
 import type { RebootNoticeSender } from './ports/reboot-notice-queue.js';
 
 /** How long a service-account token read from Key Vault or settings is reused before it is read again. */
@@ -40,6 +43,11 @@ export interface CompositionOptions {
    */
   readonly simulator?: { readonly armEndpoint: string; readonly caPem: string; readonly armToken: string };
   readonly now?: () => Date;
+  /**
+   * Who runs, for the pool lease's holder identity. Default: the function app on this site
+   * (`WEBSITE_SITE_NAME`, set by App Service) or this machine's host name.
+   */
+  readonly runner?: RunnerIdentity;
 }
 
 export interface Composition {
@@ -77,6 +85,7 @@ export function compose(options: CompositionOptions): Composition {
   const dependencies: RefreshDependencies = {
     clusterNames: settings.clusters.map((cluster) => cluster.name),
     now: options.now ?? (() => new Date()),
+    runner: options.runner ?? { kind: 'function-app', host: options.env['WEBSITE_SITE_NAME'] ?? hostname() },
     cluster(name: string): Promise<ClusterHandle> {
       const existing = handles.get(name);
       if (existing !== undefined) return existing;

@@ -52,6 +52,12 @@ export interface StartSimulatorOptions {
   timeFactor?: number;
   /** 'scaled' (default): simulated time follows the wall clock × time factor. 'manual': only `/_sim/time/advance` and `clock.advance*` move it. */
   clock?: ClockMode;
+  /**
+   * Manual clock only: an ARM poll of an operation in progress moves simulated time by the wait a real
+   * ARM would have asked for (see ArmHandlerOptions.advanceClock). For benchmarks whose client blocks
+   * inside a call (the SDK's `…AndWait`).
+   */
+  clientPacedPolls?: boolean;
   /** Simulated start when the scenario has none; defaults to the wall clock now. */
   startMs?: number;
   /** JSON list of allowed Microsoft.Compute actions (infra/azure/compute-actions.json); absent = allow all. */
@@ -161,6 +167,9 @@ export async function startSimulator(options: StartSimulatorOptions): Promise<Ru
       retryAfterSeconds: (remaining: number) =>
         world.clock.mode === 'manual' ? 1 : Math.min(30, Math.max(1, Math.ceil(remaining / timeFactor))),
       throttle: world.throttle,
+      ...(world.clock.mode === 'manual' && options.clientPacedPolls === true
+        ? { advanceClock: (seconds: number) => world.clock.advanceBy(seconds) }
+        : {}),
       marketplaceImages: world.scenario.region.marketplaceImages,
       resourceGroups: () => world.resourceGroups(),
     });

@@ -67,6 +67,11 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): In
         throw new Error(`saving instance ${record.instanceId} to ${target}`, { cause: error });
       }
     },
+    async remove(instanceId) {
+      await unlink(path.join(dir, fileName(instanceId))).catch((error: unknown) => {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      });
+    },
     async list() {
       let names: string[];
       try {

@@ -50,6 +50,8 @@ export interface InstanceStore {
   load(instanceId: string): Promise<InstanceRecord | undefined>;
   save(record: InstanceRecord): Promise<void>;
   list(): Promise<string[]>;
+  /** Forgets an instance (pruning finished runs); no-op when absent. */
+  remove(instanceId: string): Promise<void>;
 }
 
 /** Keeps deep copies in memory (tests, dry runs). */
@@ -71,6 +73,10 @@ export function createMemoryStore(): InstanceStore & { readonly saves: number } 
     },
     list() {
       return Promise.resolve([...records.keys()].sort());
+    },
+    remove(instanceId) {
+      records.delete(instanceId);
+      return Promise.resolve();
     },
   };
 }

@@ -20,7 +20,7 @@ import { StepFailure } from './step-failure.js';
 import type { RetryPolicy } from './timing.js';
 import { MAX_RETRY_AFTER_MS, STEP_RETRY } from './timing.js';
 import type { CancelWatch } from './waits.js';
-import { sleepUnlessCancelled } from './waits.js';
+import { sleepUnlessCancelled, waitGuardOf } from './waits.js';
 
 export interface CallOptions {
   /** The step the call belongs to: a failure names it. */
@@ -31,6 +31,8 @@ export interface CallOptions {
   readonly retry?: RetryPolicy;
   /** When given and active, the operator's cancel ends a retry wait at once. */
   readonly cancel?: CancelWatch;
+  /** Told about each transient failure before the retry wait (to show what the run waits for). */
+  readonly onRetry?: (failure: ActivityFailure, retryAt: Date, attempt: number) => void;
 }
 
 /** Calls one activity as `options.step`; returns its value or throws a StepFailure. */
@@ -43,7 +45,9 @@ export function* call<Input, Output>(
   const policy = options.retry ?? STEP_RETRY;
   const startedAt = context.df.currentUtcDateTime.getTime();
   for (let attempt = 1; ; attempt += 1) {
-    const result = yield* attemptOnce(context, activity, input);
+    const guard = waitGuardOf(context);
+    if (guard !== undefined) yield* guard.beforeActivity(context);
+    const result = yield* callOnce(context, activity, input);
     if (result.ok) return result.value;
     const now = context.df.currentUtcDateTime.getTime();
     const waitMs = retryWait(policy, attempt, result.failure, now - startedAt);
@@ -54,6 +58,7 @@ export function* call<Input, Output>(
           : undefined;
       throw StepFailure.ofActivity(options.step, result.failure, options.advice, note);
     }
+    options.onRetry?.(result.failure, new Date(now + waitMs), attempt);
     yield* sleepUnlessCancelled(context, options.step, new Date(now + waitMs), options.cancel);
   }
 }
@@ -79,7 +84,8 @@ export function retryWait(
   return Math.min(wait, policy.withinMs - elapsedMs);
 }
 
-function* attemptOnce<Input, Output>(
+/** One attempt of an activity, its result as a value; no retry, no wait guard (the guard's own calls). */
+export function* callOnce<Input, Output>(
   context: OrchestrationContext,
   activity: ActivityHandle<Input, Output>,
   input: Input,

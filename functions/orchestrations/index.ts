@@ -8,6 +8,7 @@ import { poolSignalOrchestration } from './pool-signal.orchestration.js';
 import { refreshClusterOrchestration } from './refresh-cluster.orchestration.js';
 import { refreshPoolOrchestration } from './refresh-pool.orchestration.js';
 import { rollbackPoolOrchestration } from './rollback-pool.orchestration.js';
+import { releasePoolOrchestration } from './release-pool.orchestration.js';
 
 export const ORCHESTRATORS: Readonly<Record<OrchestrationName, OrchestrationHandler>> = {
   [ORCHESTRATION.refreshPool]: refreshPoolOrchestration,
@@ -15,4 +16,5 @@ export const ORCHESTRATORS: Readonly<Record<OrchestrationName, OrchestrationHand
   [ORCHESTRATION.clusterStatus]: clusterStatusOrchestration,
   [ORCHESTRATION.poolSignal]: poolSignalOrchestration,
   [ORCHESTRATION.rollbackPool]: rollbackPoolOrchestration,
+  [ORCHESTRATION.releasePool]: releasePoolOrchestration,
 };

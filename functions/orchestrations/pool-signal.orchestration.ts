@@ -2,12 +2,18 @@
  * Debounces reboot notices for one pool (instance `signal:<cluster>:<pool>`): absorbs notices until
  * the pool has been quiet for `quietPeriod` and `minimumReadyTime` has passed since the last one,
  * then runs auto mode for the pool ONCE as its singleton refresh (`refresh:<cluster>:<pool>`).
+ *
+ * Notices arrive at the reboot (Health Resources, kured), a minute or so before the node is Ready again,
+ * so that refresh can find the rebooted node Ready a little too briefly. Then the debounce re-arms for the
+ * shortfall (domain/reboot-rearm.ts, bounded) and plans again once the node is old enough: a reboot becomes
+ * a refresh within quiet period + minimumReadyTime + the refresh itself, not at the next timer tick.
  */
 import type { OrchestrationContext, Task, TimerTask } from 'durable-functions';
 
 import { EVENT, ORCHESTRATION, poolInstanceId } from '../../shared/application/orchestration-ids.js';
 import type { RebootNotice } from '../../shared/application/reboot-notices.js';
 import type { PoolRefreshResult, RefreshPoolInput } from '../../shared/application/refresh-contracts.js';
+import { rearmAt } from '../../shared/domain/reboot-rearm.js';
 import { childFailureMessage, isAlreadyRunning } from './call.js';
 import { POOL_SIGNAL } from './timing.js';
 
@@ -18,6 +24,8 @@ export interface PoolSignalInput {
   readonly minimumReadySeconds: number;
   /** The notice that started the debounce. */
   readonly notice: RebootNotice;
+  /** Randomness from the starter, mixed into the run ids of the refreshes (RefreshPoolInput.runSeed). */
+  readonly runSeed?: string;
 }
 
 export interface PoolSignalRun {
@@ -36,7 +44,8 @@ export interface PoolSignalResult {
 export interface PoolSignalStatus {
   readonly cluster: string;
   readonly pool: string;
-  readonly step: 'waiting-quiet-period' | 'refreshing' | 'waiting-for-running-refresh' | 'done';
+  readonly step:
+    'waiting-quiet-period' | 'refreshing' | 'waiting-for-running-refresh' | 'waiting-for-ready-time' | 'done';
   readonly notices: number;
   readonly refreshAt?: string;
   readonly refreshInstanceId?: string;
@@ -73,24 +82,47 @@ export function* poolSignalOrchestration(
     context.df.setCustomStatus(value);
   };
 
-  for (let cycle = 0; cycle < POOL_SIGNAL.maxCycles; cycle++) {
+  let refreshAt = context.df.currentUtcDateTime.getTime() + waitMs;
+  let waiting: PoolSignalStatus['step'] = 'waiting-quiet-period';
+  let cycles = 1;
+  let rearms = 0;
+  for (;;) {
     // Quiet period: every notice restarts both clocks (quiet period and minimum ready time).
-    let last = context.df.currentUtcDateTime.getTime();
     for (let absorbed = 0; absorbed < POOL_SIGNAL.maxNoticesPerCycle; absorbed++) {
-      const refreshAt = new Date(last + waitMs);
-      status('waiting-quiet-period', { refreshAt: refreshAt.toISOString() });
-      if (!(yield* noticeBefore(context.df.createTimer(refreshAt)))) break;
+      status(waiting, { refreshAt: new Date(refreshAt).toISOString() });
+      if (!(yield* noticeBefore(context.df.createTimer(new Date(refreshAt))))) break;
       notices += 1;
-      last = context.df.currentUtcDateTime.getTime();
+      waiting = 'waiting-quiet-period';
+      refreshAt = context.df.currentUtcDateTime.getTime() + waitMs;
     }
 
-    runs.push(yield* refreshOnce(context, input, (step, extra) => status(step, extra)));
+    const { run, result } = yield* refreshOnce(context, input, runs.length, (step, extra) =>
+      status(step, extra),
+    );
+    runs.push(run);
 
     // Notices buffered while the refresh ran are in the history before this timer fires: one of
     // them wins, and the pool gets one more cycle (the rebooted node may hold newer patches).
-    if (!(yield* noticeBefore(context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime())))))
-      break;
-    notices += 1;
+    const now = context.df.currentUtcDateTime;
+    if (yield* noticeBefore(context.df.createTimer(new Date(now.getTime())))) {
+      notices += 1;
+      if (++cycles > POOL_SIGNAL.maxCycles) break;
+      waiting = 'waiting-quiet-period';
+      refreshAt = context.df.currentUtcDateTime.getTime() + waitMs;
+      continue;
+    }
+    // The rebooted node was Ready too briefly for this plan: plan again once it is old enough.
+    const again =
+      rearms < POOL_SIGNAL.maxRearms && result?.plan !== undefined
+        ? rearmAt(result.plan.verdicts, now, {
+            marginSeconds: POOL_SIGNAL.rearmMarginSeconds,
+            maxWaitSeconds: POOL_SIGNAL.maxRearmSeconds,
+          })
+        : undefined;
+    if (again === undefined) break;
+    rearms += 1;
+    waiting = 'waiting-for-ready-time';
+    refreshAt = again.getTime();
   }
   status('done');
   return { cluster, pool, notices, runs };
@@ -104,43 +136,46 @@ export function* poolSignalOrchestration(
 function* refreshOnce(
   context: OrchestrationContext,
   input: PoolSignalInput,
+  sequence: number,
   status: (step: PoolSignalStatus['step'], extra?: Partial<PoolSignalStatus>) => void,
-): Generator<Task, PoolSignalRun, unknown> {
+): Generator<Task, { run: PoolSignalRun; result?: PoolRefreshResult }, unknown> {
   const instanceId = poolInstanceId(input.cluster, input.pool);
-  const refreshInput: RefreshPoolInput = {
-    cluster: input.cluster,
-    pool: input.pool,
-    trigger: 'reboot-notice',
-  };
   for (let attempt = 1; ; attempt++) {
     status('refreshing', { refreshInstanceId: instanceId });
+    const refreshInput: RefreshPoolInput = {
+      cluster: input.cluster,
+      pool: input.pool,
+      trigger: 'reboot-notice',
+      runSeed: context.df.newGuid(`${input.runSeed ?? ''}|${sequence}|${attempt}`),
+    };
+    let busy: string;
     try {
       const result = (yield context.df.callSubOrchestrator(
         ORCHESTRATION.refreshPool,
         refreshInput,
         instanceId,
       )) as PoolRefreshResult | undefined;
-      return {
+      const run: PoolSignalRun = {
         instanceId,
         outcome: result?.outcome ?? 'failed',
         reason: result?.reason ?? 'the refresh returned nothing',
       };
+      // Another runner (the CLI, another task hub) holds the pool: wait for it as for a running refresh.
+      if (result?.outcome !== 'busy') return { run, ...(result === undefined ? {} : { result }) };
+      busy = `pool held by another runner: ${result.reason}`;
     } catch (error) {
       if (!isAlreadyRunning(error))
-        return { instanceId, outcome: 'failed', reason: childFailureMessage(error) };
-      if (attempt >= POOL_SIGNAL.maxBusyWaits) {
-        return {
-          instanceId,
-          outcome: 'gave-up',
-          reason: `refresh ${instanceId} was still running after ${attempt} checks`,
-        };
-      }
-      const retryAt = new Date(context.df.currentUtcDateTime.getTime() + POOL_SIGNAL.busyRetrySeconds * 1000);
-      status('waiting-for-running-refresh', {
-        refreshInstanceId: instanceId,
-        refreshAt: retryAt.toISOString(),
-      });
-      yield context.df.createTimer(retryAt);
+        return { run: { instanceId, outcome: 'failed', reason: childFailureMessage(error) } };
+      busy = `refresh ${instanceId} was still running`;
     }
+    if (attempt >= POOL_SIGNAL.maxBusyWaits) {
+      return { run: { instanceId, outcome: 'gave-up', reason: `${busy} after ${attempt} checks` } };
+    }
+    const retryAt = new Date(context.df.currentUtcDateTime.getTime() + POOL_SIGNAL.busyRetrySeconds * 1000);
+    status('waiting-for-running-refresh', {
+      refreshInstanceId: instanceId,
+      refreshAt: retryAt.toISOString(),
+    });
+    yield context.df.createTimer(retryAt);
   }
 }

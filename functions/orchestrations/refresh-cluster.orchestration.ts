@@ -1,6 +1,8 @@
 /**
- * Refreshes a whole cluster (auto mode): plan every pool, then refresh the pools that need it as
- * sub-orchestrations, at most `maxParallelPools` at a time. One pool failing does not stop the others.
+ * Refreshes a whole cluster (auto mode): plan every pool, give back what dead runs left in the pools it
+ * does not refresh (the timer tick's reaper; each pool run reaps its own pool), then refresh the pools
+ * that need it as sub-orchestrations, at most `maxParallelPools` at a time. One pool failing does not
+ * stop the others.
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
@@ -17,6 +19,7 @@ import type {
 import { REFRESH_STEPS } from '../../shared/application/refresh-contracts.js';
 import { activities } from '../activities.js';
 import { call, callEach, childFailureMessage, isAlreadyRunning } from './call.js';
+import { releaseLeftovers } from './release-pool.orchestration.js';
 
 export function* refreshClusterOrchestration(
   context: OrchestrationContext,
@@ -67,6 +70,26 @@ export function* refreshClusterOrchestration(
       });
     }
   }
+  // The reaper for the pools this run does not refresh (the refreshed ones reap their own pool first).
+  if (input.dryRun !== true) {
+    for (const [index, result] of results.entries()) {
+      if (result.outcome === 'failed') continue;
+      try {
+        const released = yield* releaseLeftovers(context, {
+          cluster,
+          pool: result.pool,
+          trigger: input.trigger,
+          runSeed: context.df.newGuid(`${input.runSeed ?? ''}|reap|${result.pool}`),
+          purpose: 'reap',
+        });
+        if (released.actions.length > 0 && released.outcome !== 'planned') {
+          results[index] = { ...result, gaveBack: released.actions };
+        }
+      } catch {
+        // Giving back is retried by the next tick (and by the pool's next run); the pool's result stands.
+      }
+    }
+  }
   // Pools in name order: deterministic and readable.
   toRefresh.sort((a, b) => a.pool.localeCompare(b.pool));
 
@@ -77,7 +100,12 @@ export function* refreshClusterOrchestration(
     while (next < toRefresh.length && inFlight.length < Math.max(1, maxParallelPools)) {
       const plan = toRefresh[next++];
       if (plan === undefined) break;
-      const childInput: RefreshPoolInput = { cluster, pool: plan.pool, trigger: input.trigger };
+      const childInput: RefreshPoolInput = {
+        cluster,
+        pool: plan.pool,
+        trigger: input.trigger,
+        runSeed: context.df.newGuid(`${input.runSeed ?? ''}|${plan.pool}`),
+      };
       inFlight.push({
         pool: plan.pool,
         // The pool's singleton id: a reboot debounce or an HTTP request for the same pool sees this

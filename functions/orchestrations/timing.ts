@@ -46,16 +46,32 @@ export const STEP_RETRY: RetryPolicy = {
 };
 
 /**
- * Giving the donor back outlasts an API server outage: retried on transient failures for 30 minutes
- * (then the run reports that the node could not be restored, and how to do it by hand).
+ * Giving the donor back outlasts an API server outage: retried on transient failures for 4 hours, about
+ * once a minute (then the run reports that the node could not be restored, and how to do it by hand). The
+ * run keeps its lease meanwhile (renewed as soon as the API server answers again), so nobody else touches
+ * the pool; the custom status says what it waits for. Why not end the run and leave the node to the
+ * reaper: the next timer tick that runs it may be a day away, and a CLI run has no tick at all.
  */
 export const RESTORE_RETRY: RetryPolicy = {
   maxAttempts: Number.POSITIVE_INFINITY,
   firstDelayMs: 5_000,
   backoffCoefficient: 2,
   maxDelayMs: 60_000,
-  withinMs: 30 * 60_000,
+  withinMs: 4 * 60 * 60_000,
 };
+
+/** A restore that waited longer than this (the API server was away) says so in the run's failure. */
+export const RESTORE_WAIT_WORTH_TELLING_MS = 5 * 60_000;
+
+/**
+ * The pool lease (domain/ownership.ts: 15 minutes): renewed before an activity or a sleep once this much
+ * orchestration time passed since the last renewal (also how soon a run sees a cancel asked through the
+ * lease), and before any sleep that would otherwise outlast it (less this margin).
+ */
+export const LEASE_RENEWAL = {
+  everyMs: 2 * 60_000,
+  marginMs: 2 * 60_000,
+} as const;
 
 /** The longest Retry-After honoured for one wait: a server asking for more is asked again after this. */
 export const MAX_RETRY_AFTER_MS = 10 * 60_000;
@@ -66,8 +82,17 @@ export const POOL_SIGNAL = {
   maxNoticesPerCycle: 200,
   /** Notices that arrive while the refresh runs start one more cycle; at most this many in all. */
   maxCycles: 3,
-  /** A refresh started by someone else (timer, HTTP) is waited for, polling this often (s)… */
+  /** A refresh started by someone else (timer, HTTP, another runner) is waited for, polling this often (s)… */
   busyRetrySeconds: 300,
   /** …this many times. */
   maxBusyWaits: 48,
+  /**
+   * A refresh that found a node Ready too briefly (it rebooted just before) is planned again when the
+   * node has been Ready long enough, at most this many times per debounce…
+   */
+  maxRearms: 2,
+  /** …and at most this long after the refresh (s). */
+  maxRearmSeconds: 2 * 60 * 60,
+  /** Margin after the node becomes old enough, for clock skew between the API server and us (s). */
+  rearmMarginSeconds: 30,
 } as const;

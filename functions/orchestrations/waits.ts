@@ -2,11 +2,62 @@
  * The orchestrators' waits: the operator's cancel event, a sleep it can interrupt, and the monitor
  * pattern (read, decide, sleep on a durable timer) with a deadline. Generators to delegate to with
  * `yield*`, so they replay deterministically.
+ *
+ * A run that holds a pool registers a wait guard on its context (ownership.ts): every activity call
+ * (call.ts) and every sleep here gives it the chance to renew the pool's lease when due, and to stop the
+ * run when the lease was taken or an operator asked to cancel. It is registered per context object (one
+ * per replay), so phases need not pass it along; the run registers it again, deterministically, on every
+ * replay.
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
 import { EVENT } from '../../shared/application/orchestration-ids.js';
 import { StepFailure } from './step-failure.js';
+
+/** What a run holding a pool does before each activity and each sleep. */
+export interface WaitGuard {
+  /** Before an activity is scheduled: renew the lease when due; throws to stop the run. */
+  beforeActivity(context: OrchestrationContext): Generator<Task, void, unknown>;
+  /** Before sleeping until `fireAt`: the lease must outlast the sleep; throws to stop the run. */
+  beforeSleep(context: OrchestrationContext, fireAt: Date): Generator<Task, void, unknown>;
+}
+
+interface ContextGuards {
+  guard?: WaitGuard;
+  cancel?: CancelWatch;
+}
+
+const guards = new WeakMap<OrchestrationContext, ContextGuards>();
+
+function guardsOf(context: OrchestrationContext): ContextGuards {
+  let found = guards.get(context);
+  if (found === undefined) {
+    found = {};
+    guards.set(context, found);
+  }
+  return found;
+}
+
+/** Registers (or with undefined, removes) the run's wait guard for this replay. */
+export function setWaitGuard(context: OrchestrationContext, guard: WaitGuard | undefined): void {
+  guardsOf(context).guard = guard;
+}
+
+export function waitGuardOf(context: OrchestrationContext): WaitGuard | undefined {
+  return guards.get(context)?.guard;
+}
+
+/** The run's cancel watch while it is active (the capture), for a cancel asked through the lease. */
+export function activeCancelOf(context: OrchestrationContext): CancelWatch | undefined {
+  const cancel = guards.get(context)?.cancel;
+  return cancel?.active === true ? cancel : undefined;
+}
+
+/** The failure a cancel ends the step with. */
+export function cancelled(step: string, reason: unknown): StepFailure {
+  const why = typeof reason === 'string' && reason !== '' ? `: ${reason}` : '';
+  return StepFailure.terminal(step, 'Cancelled', `cancelled by the operator${why}`);
+}
 
 /**
  * One wait for the cancel event per run, shared by every poll (a wait that loses a Task.any stays open
@@ -19,7 +70,9 @@ export interface CancelWatch {
 }
 
 export function watchCancel(context: OrchestrationContext): CancelWatch {
-  return { task: context.df.waitForExternalEvent(EVENT.cancel), active: true };
+  const watch = { task: context.df.waitForExternalEvent(EVENT.cancel), active: true };
+  guardsOf(context).cancel = watch;
+  return watch;
 }
 
 /** Sleeps until `fireAt`, or fails the step at once when the operator cancels the run. */
@@ -29,6 +82,8 @@ export function* sleepUnlessCancelled(
   fireAt: Date,
   cancel: CancelWatch | undefined,
 ): Generator<Task, void, unknown> {
+  const guard = waitGuardOf(context);
+  if (guard !== undefined) yield* guard.beforeSleep(context, fireAt);
   const timer = context.df.createTimer(fireAt);
   if (cancel === undefined || !cancel.active) {
     yield timer;
@@ -38,8 +93,7 @@ export function* sleepUnlessCancelled(
   if (winner === cancel.task) {
     timer.cancel();
     cancel.active = false;
-    const reason = typeof cancel.task.result === 'string' ? `: ${cancel.task.result}` : '';
-    throw StepFailure.terminal(step, 'Cancelled', `cancelled by the operator${reason}`);
+    throw cancelled(step, cancel.task.result);
   }
 }
 
@@ -61,15 +115,21 @@ export interface PollSpec<T> {
   readonly between?: (value: T) => Generator<Task, void, unknown>;
 }
 
-/** Monitor pattern: read until `done`, sleeping on durable timers, failing after `timeoutSeconds`. */
+/**
+ * Monitor pattern: read until `done`, sleeping on durable timers, failing after `timeoutSeconds`. A timeout
+ * is judged only on a read made at or after the deadline: a run resumed late (its process was down past
+ * the deadline) first reads the world again, so a capture that finished meanwhile is not thrown away.
+ */
 export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>): Generator<Task, T, unknown> {
   const startedAt = context.df.currentUtcDateTime.getTime();
   const deadline = startedAt + spec.timeoutSeconds * 1000;
   for (;;) {
+    const readAt = context.df.currentUtcDateTime.getTime();
     const value = yield* spec.read();
     if (spec.done(value)) return value;
     if (spec.between !== undefined) yield* spec.between(value);
     const now = context.df.currentUtcDateTime.getTime();
+    if (now >= deadline && readAt < deadline) continue;
     if (now >= deadline) {
       throw StepFailure.terminal(
         spec.step,

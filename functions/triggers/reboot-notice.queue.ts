@@ -5,6 +5,8 @@
  * failures throw, so the host retries them and parks the message in `<queue>-poison` after
  * `maxDequeueCount` attempts.
  */
+import { randomUUID } from 'node:crypto';
+
 import type { InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 
@@ -133,6 +135,7 @@ async function applyNotice(
     quietPeriodSeconds: deps.quietPeriodSeconds,
     minimumReadySeconds: deps.minimumReadySeconds(target.cluster, target.pool),
     notice,
+    runSeed: randomUUID(),
   };
   const how = await signalSingleton(client, {
     name: ORCHESTRATION.poolSignal,

@@ -1,11 +1,14 @@
 /**
  * The HTTP API (function key): start a refresh of a cluster, a pool or a named node
  * (`POST /api/clusters/{cluster}/refresh`), read per-pool status and in-flight runs (`GET …/status`),
- * show what auto mode would do (`GET …/plan`), and cancel a pool's capture
- * (`POST /api/clusters/{cluster}/pools/{pool}/cancel`: the run gives the node back, then fails), and roll
- * a pool back to a retained earlier version (`POST /api/clusters/{cluster}/pools/{pool}/rollback`).
+ * show what auto mode would do (`GET …/plan`), cancel a pool's capture
+ * (`POST /api/clusters/{cluster}/pools/{pool}/cancel`: the run gives the node back, then fails), give
+ * back what a pool's dead or stuck runs hold (`POST …/pools/{pool}/release`, like `vmss-prototype release`),
+ * and roll a pool back to a retained earlier version (`POST …/pools/{pool}/rollback`).
  * Starts answer 202 with the durable status links.
  */
+import { randomUUID } from 'node:crypto';
+
 import type { HttpRequest, HttpResponse, InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 import { z } from 'zod';
@@ -15,6 +18,7 @@ import {
   EVENT,
   ORCHESTRATION,
   poolInstanceId,
+  releaseInstanceId,
   rollbackInstanceId,
   signalInstanceId,
 } from '../../shared/application/orchestration-ids.js';
@@ -24,6 +28,7 @@ import type {
   RefreshClusterInput,
   RefreshPoolInput,
   RefreshStatus,
+  ReleasePoolInput,
   RollbackPoolInput,
 } from '../../shared/application/refresh-contracts.js';
 import type { InstanceStatus, OrchestrationClient } from '../../shared/application/singleton.js';
@@ -41,7 +46,7 @@ export interface HttpOrchestrationClient extends OrchestrationClient {
 
 export type ApiDependencies = Pick<
   TriggerDependencies,
-  'clusters' | 'listPools' | 'readPoolStatus' | 'planPool'
+  'clusters' | 'listPools' | 'readPoolStatus' | 'planPool' | 'readPoolOwnership'
 >;
 
 const PoolField = z
@@ -164,6 +169,7 @@ export async function handleRefreshRequest(
           input: {
             cluster: cluster.value,
             trigger: 'http',
+            runSeed: randomUUID(),
             ...(dryRun === undefined ? {} : { dryRun }),
           } satisfies RefreshClusterInput,
           blockers: pools.value.map((p) => poolInstanceId(cluster.value, p)),
@@ -175,6 +181,7 @@ export async function handleRefreshRequest(
             cluster: cluster.value,
             pool,
             trigger: 'http',
+            runSeed: randomUUID(),
             ...(node === undefined ? {} : { node }),
             ...(dryRun === undefined ? {} : { dryRun }),
           } satisfies RefreshPoolInput,
@@ -324,6 +331,97 @@ export async function handleCancelRequest(
   return json(202, { id: instanceId, cancelRequested: true, running: runView(running) });
 }
 
+const ReleaseRequest = z.strictObject({ dryRun: z.boolean().optional(), force: z.boolean().optional() });
+
+/**
+ * Gives back what a pool's dead or stuck runs hold (the reaper, on demand). `dryRun`: 200 with what would be
+ * given back and who holds the pool. Otherwise: 409 while a refresh of the pool runs in this task hub
+ * (cancel it) or a live run of any runner holds the pool's lease (unless `force`); 200 when there is
+ * nothing to give back; 202 with status links when the release starts.
+ */
+export async function handleReleaseRequest(
+  request: HttpRequest,
+  client: HttpOrchestrationClient,
+  context: InvocationContext,
+  deps: ApiDependencies,
+): Promise<HttpResponse> {
+  const cluster = resolveCluster(request, deps);
+  if (!cluster.ok) return cluster.response;
+  const pools = await resolvePools(context, deps, cluster.value, request.params['pool']);
+  if (!pools.ok) return pools.response;
+  const pool = pools.value[0] ?? '';
+  const body = await readJsonBody(request, ReleaseRequest, {});
+  if (!body.ok) return body.response;
+  const { dryRun, force } = body.value;
+  let ownership;
+  try {
+    ownership = await deps.readPoolOwnership(cluster.value, pool);
+  } catch (error) {
+    return dependencyFailure(context, `reading who holds pool ${pool} of cluster ${cluster.value}`, error);
+  }
+  const heldBy = ownership.lease.state === 'held' ? ownership.lease.description : undefined;
+  if (dryRun === true) {
+    return json(200, {
+      cluster: cluster.value,
+      pool,
+      dryRun: true,
+      ...(heldBy === undefined ? {} : { heldBy }),
+      wouldGiveBack: ownership.leftovers,
+      kept: ownership.kept,
+    });
+  }
+  const running = await readStatus(client, poolInstanceId(cluster.value, pool));
+  if (running !== undefined && isActive(running)) {
+    return problem(
+      409,
+      'RefreshRunning',
+      `pool ${pool} of cluster ${cluster.value} is being refreshed (instance ${running.instanceId}): ` +
+        'cancel it (POST …/cancel) instead; it gives its node back',
+      { running: runView(running) },
+    );
+  }
+  if (heldBy !== undefined && force !== true) {
+    return problem(
+      409,
+      'PoolHeld',
+      `pool ${pool} of cluster ${cluster.value} is held by ${heldBy}: cancel that run, wait until its lease ` +
+        'expires, or send {"force":true} if you know that runner is gone',
+    );
+  }
+  if (ownership.leftovers.length === 0 && !(force === true && heldBy !== undefined)) {
+    return json(200, { cluster: cluster.value, pool, outcome: 'nothing-left', kept: ownership.kept });
+  }
+  const instanceId = releaseInstanceId(cluster.value, pool);
+  const input: ReleasePoolInput = {
+    cluster: cluster.value,
+    pool,
+    trigger: 'http',
+    runSeed: randomUUID(),
+    ...(force === true ? { force: true } : {}),
+  };
+  try {
+    const outcome = await startSingleton(client, { name: ORCHESTRATION.releasePool, instanceId, input });
+    if (outcome.kind === 'running') {
+      return problem(
+        409,
+        'AlreadyReleasing',
+        `pool ${pool} is already being released (instance ${instanceId})`,
+        {
+          running: runView(outcome.status),
+        },
+      );
+    }
+    context.log('refresh api: release started', { instanceId, force: force ?? false });
+    return client.createCheckStatusResponse(request, instanceId);
+  } catch (error) {
+    context.error('refresh api: starting the release failed', {
+      instanceId,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return problem(503, 'StartFailed', `starting release ${instanceId} failed; try again`);
+  }
+}
+
 const RollbackRequest = z.strictObject({
   to: z
     .string()
@@ -433,6 +531,12 @@ const ROUTES: readonly { name: string; route: string; method: 'GET' | 'POST'; ha
     route: 'clusters/{cluster}/pools/{pool}/cancel',
     method: 'POST',
     handle: handleCancelRequest,
+  },
+  {
+    name: 'releasePoolApi',
+    route: 'clusters/{cluster}/pools/{pool}/release',
+    method: 'POST',
+    handle: handleReleaseRequest,
   },
   {
     name: 'rollbackPoolApi',

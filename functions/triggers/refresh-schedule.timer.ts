@@ -2,6 +2,8 @@
  * The schedule (`%VMSSP_SCHEDULE%`, NCRONTAB, UTC): auto mode for every configured cluster, one
  * `refresh:<cluster>` instance each, skipping a cluster whose previous run is still active.
  */
+import { randomUUID } from 'node:crypto';
+
 import type { InvocationContext, Timer } from '@azure/functions';
 import * as df from 'durable-functions';
 
@@ -29,7 +31,7 @@ export async function handleRefreshSchedule(
   // One cluster failing to start must not keep the others from their run.
   for (const { name: cluster } of deps.clusters) {
     const instanceId = clusterInstanceId(cluster);
-    const input: RefreshClusterInput = { cluster, trigger: 'timer' };
+    const input: RefreshClusterInput = { cluster, trigger: 'timer', runSeed: randomUUID() };
     try {
       const started = await startSingleton(client, { name: ORCHESTRATION.refreshCluster, instanceId, input });
       if (started.kind === 'running') {

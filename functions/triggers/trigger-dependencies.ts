@@ -5,8 +5,8 @@
  */
 import { listPoolsOfCluster, planPoolForCluster } from '../../shared/application/plan-pool.js';
 import type { PoolPlan } from '../../shared/application/pool-plan.js';
-import type { PoolStatus } from '../../shared/application/pool-status.js';
-import { readPoolStatus } from '../../shared/application/pool-status.js';
+import type { PoolOwnership, PoolStatus } from '../../shared/application/pool-status.js';
+import { readPoolOwnership, readPoolStatus } from '../../shared/application/pool-status.js';
 import type { NoticeClusterScope, RebootNotice } from '../../shared/application/reboot-notices.js';
 import { resourceIdOfProviderId } from '../../shared/application/reboot-notices.js';
 import type { Composition } from '../../shared/composition-root.js';
@@ -22,6 +22,8 @@ export interface TriggerDependencies {
   /** Pool names of a configured cluster (pools `all` are discovered from its nodes). */
   listPools(cluster: string): Promise<string[]>;
   readPoolStatus(cluster: string, pool: string): Promise<PoolStatus>;
+  /** Who holds the pool and what `release` would give back now (from the cluster and Azure). */
+  readPoolOwnership(cluster: string, pool: string): Promise<PoolOwnership>;
   planPool(cluster: string, pool: string): Promise<PoolPlan>;
   minimumReadySeconds(cluster: string, pool: string): number;
   /** The ARM id of a node's VM; undefined when the node does not exist or has no Azure providerID. */
@@ -49,6 +51,9 @@ export function createTriggerDependencies(
     },
     async readPoolStatus(cluster, pool) {
       return readPoolStatus(await dependencies.cluster(cluster), pool, dependencies.now());
+    },
+    async readPoolOwnership(cluster, pool) {
+      return readPoolOwnership(await dependencies.cluster(cluster), pool, dependencies.now());
     },
     async planPool(cluster, pool) {
       return planPoolForCluster(await dependencies.cluster(cluster), pool, undefined, dependencies.now());

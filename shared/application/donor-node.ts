@@ -1,17 +1,17 @@
 /**
- * Holding the donor node and giving it back: its prior state, the marker that proves this run holds it,
- * one `kubectl drain` round, and the restore that leaves an administrator's cordon and annotations alone.
+ * Holding the donor node and giving it back: its prior state, the marker that proves which run holds it
+ * (its run id), one `kubectl drain` round, and the restore that leaves an administrator's cordon and
+ * annotations alone. The prior state is also written on the node itself, in the same patch as the marker,
+ * so that the reaper can give the node back without the run's history.
  */
 import { CAPTURE_RUN_ANNOTATION, SCALE_DOWN_DISABLED_ANNOTATION } from '../domain/cluster-node.js';
 import { planDrain } from '../domain/drain.js';
 import { isNotFound, TerminalError } from '../domain/errors.js';
+import type { NodePriorState } from '../domain/ownership.js';
+import { decodePriorState, encodePriorState, PRIOR_STATE_ANNOTATION } from '../domain/ownership.js';
 import type { ClusterGateway } from '../ports/cluster-gateway.js';
 
-export interface NodePriorState {
-  readonly unschedulable: boolean;
-  /** Value of the scale-down-disabled annotation before we touched it; null when absent. */
-  readonly scaleDownDisabled: string | null;
-}
+export type { NodePriorState } from '../domain/ownership.js';
 
 export interface DrainStepResult {
   /** True when no evictable pod is left on the node. */
@@ -34,14 +34,7 @@ export async function readNodePriorState(kube: ClusterGateway, nodeName: string)
   const marker = node.annotations[CAPTURE_RUN_ANNOTATION];
   if (marker !== undefined) {
     // Another run holds this node (or crashed holding it): its prior state is not ours to record.
-    throw new TerminalError(
-      'NodeHeldByAnotherRun',
-      `reading node ${nodeName}: it carries ${CAPTURE_RUN_ANNOTATION}=${marker} from another run`,
-      {
-        advice:
-          'wait for that run to finish, or, if it is gone, uncordon the node and remove the annotation by hand',
-      },
-    );
+    throw heldByAnotherRun(`reading node ${nodeName}`, marker);
   }
   return {
     unschedulable: node.unschedulable,
@@ -49,43 +42,82 @@ export async function readNodePriorState(kube: ClusterGateway, nodeName: string)
   };
 }
 
-/** Marks the node as held by this run and keeps the autoscaler away from it, then cordons it. */
-export async function protectNode(kube: ClusterGateway, nodeName: string, runTag: string): Promise<void> {
+function heldByAnotherRun(doing: string, marker: string): TerminalError {
+  return new TerminalError(
+    'NodeHeldByAnotherRun',
+    `${doing}: it carries ${CAPTURE_RUN_ANNOTATION}=${marker} from another run`,
+    {
+      advice:
+        'wait for that run to finish; if it is gone, `vmss-prototype release --pool <pool>` gives the node back',
+    },
+  );
+}
+
+/**
+ * Marks the node as held by this run (marker and prior state in one patch) and keeps the autoscaler away
+ * from it, then cordons it. A node another run holds is refused; one this run holds already (a retried
+ * activity) is cordoned again.
+ */
+export async function protectNode(
+  kube: ClusterGateway,
+  nodeName: string,
+  runId: string,
+  prior: NodePriorState,
+): Promise<void> {
+  const marker = (await kube.getNode(nodeName)).annotations[CAPTURE_RUN_ANNOTATION];
+  if (marker !== undefined && marker !== runId) throw heldByAnotherRun(`holding node ${nodeName}`, marker);
   // The autoscaler must not remove the node while it is drained and stopped: cordoning alone
   // does not protect it (research/kube.md §4). Annotate first, then cordon.
   await kube.patchNodeAnnotations(nodeName, {
-    [CAPTURE_RUN_ANNOTATION]: runTag,
+    [CAPTURE_RUN_ANNOTATION]: runId,
+    [PRIOR_STATE_ANNOTATION]: encodePriorState(prior),
     [SCALE_DOWN_DISABLED_ANNOTATION]: 'true',
   });
   await kube.setNodeUnschedulable(nodeName, true);
 }
 
 /**
- * Gives the node back exactly as it was, but only if this run holds it (its marker annotation): a
- * node we never touched, or one another run holds, is left alone. Idempotent; a deleted node is fine.
+ * Gives the node back exactly as it was, but only if run `runId` holds it (its marker annotation): a
+ * node we never touched, or one another run holds, is left alone. The prior state comes from the run's
+ * history, or (the reaper, `release`) from the node's own annotation. Idempotent; a deleted node is fine.
  */
 export async function restoreNode(
   kube: ClusterGateway,
   nodeName: string,
-  runTag: string,
-  prior: NodePriorState,
-): Promise<void> {
+  runId: string,
+  prior: NodePriorState | 'recorded-on-node',
+): Promise<'restored' | 'not-held'> {
   let node;
   try {
     node = await kube.getNode(nodeName);
   } catch (error) {
-    if (isNotFound(error)) return;
+    if (isNotFound(error)) return 'not-held';
     throw error;
   }
-  if (node.annotations[CAPTURE_RUN_ANNOTATION] !== runTag) return;
-  if (!prior.unschedulable && node.unschedulable) {
+  if (node.annotations[CAPTURE_RUN_ANNOTATION] !== runId) return 'not-held';
+  const state =
+    prior === 'recorded-on-node' ? decodePriorState(node.annotations[PRIOR_STATE_ANNOTATION]) : prior;
+  if (state === undefined) {
+    throw new TerminalError(
+      'NoPriorState',
+      `giving node ${nodeName} back: run ${runId} recorded no prior state on it`,
+      {
+        advice:
+          'uncordon it only if it was schedulable before, and remove the vmss-prototype.io annotations by hand',
+      },
+    );
+  }
+  if (!state.unschedulable && node.unschedulable) {
     await kube.setNodeUnschedulable(nodeName, false);
   }
-  // The marker goes last: while it is there, a retry of this activity still knows the node is ours.
+  // The marker goes last (in the same patch as the rest): while it is there, a retry of this activity
+  // still knows the node is ours.
   await kube.patchNodeAnnotations(nodeName, {
-    [SCALE_DOWN_DISABLED_ANNOTATION]: prior.scaleDownDisabled,
+    [SCALE_DOWN_DISABLED_ANNOTATION]: state.scaleDownDisabled,
+    [PRIOR_STATE_ANNOTATION]: null,
     [CAPTURE_RUN_ANNOTATION]: null,
   });
+  return 'restored';
 }
 
 /** One round of `kubectl drain`: evict what may be evicted now, report what is left. */

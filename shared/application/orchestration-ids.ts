@@ -10,6 +10,7 @@ export const ORCHESTRATION = {
   clusterStatus: 'clusterStatus',
   poolSignal: 'poolSignal',
   rollbackPool: 'rollbackPool',
+  releasePool: 'releasePool',
 } as const;
 
 export type OrchestrationName = (typeof ORCHESTRATION)[keyof typeof ORCHESTRATION];
@@ -45,6 +46,11 @@ export function rollbackInstanceId(cluster: string, pool: string, dryRunSuffix?:
 /** A pool's reboot-notice debounce: at most one per pool absorbs notices. */
 export function signalInstanceId(cluster: string, pool: string): string {
   return `signal:${cluster}:${pool}`;
+}
+
+/** Giving back what a pool's dead runs hold (`release`): one at a time per pool in a task hub. */
+export function releaseInstanceId(cluster: string, pool: string): string {
+  return `release:${cluster}:${pool}`;
 }
 
 /** A dry run (`plan`) of a pool or a cluster: never a singleton, so a suffix makes each one unique. */

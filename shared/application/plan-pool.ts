@@ -258,5 +258,11 @@ function verdictView(verdict: NodeVerdict): NodeVerdictView {
       detail: `candidate (ready for ${formatDuration(verdict.readyForSeconds)})${waived}`,
     };
   }
-  return { node: verdict.name, candidate: false, code: verdict.rule, detail: verdict.reason };
+  return {
+    node: verdict.name,
+    candidate: false,
+    code: verdict.rule,
+    detail: verdict.reason,
+    ...(verdict.eligibleAt === undefined ? {} : { eligibleAt: verdict.eligibleAt }),
+  };
 }

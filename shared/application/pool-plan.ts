@@ -18,6 +18,8 @@ export interface NodeVerdictView {
   /** `candidate (ready for 5h 2m)` or the rule that rejected it. */
   readonly detail: string;
   readonly code: string;
+  /** Ready too briefly but otherwise a candidate: when it becomes one (ISO 8601). */
+  readonly eligibleAt?: string;
 }
 
 export type PoolDecision =

@@ -4,11 +4,49 @@
  */
 import type { Freshness } from '../domain/freshness.js';
 import { freshnessOf } from '../domain/freshness.js';
+import { describeHolder, LEASE_ANNOTATIONS, leaseState } from '../domain/ownership.js';
+import type { HeldNode, Kept } from '../domain/reaper.js';
+import { describeReapAction, planReaping } from '../domain/reaper.js';
 import { parseRfc3339 } from '../domain/rfc3339.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
 import { provenanceOf } from './image-facts.js';
 import { currentImageFacts, findPool } from './plan-pool.js';
+import { poolScope, readPoolHoldings } from './pool-holdings.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
+
+/**
+ * Who holds the pool and what its runs left, from the cluster and Azure (not from any runner's files): the
+ * lease, the nodes carrying our marker, and what `release` would give back now.
+ */
+export interface PoolOwnership {
+  readonly lease:
+    | { readonly state: 'free'; readonly lastHolder?: string }
+    | {
+        readonly state: 'held' | 'expired';
+        readonly holder: string;
+        readonly runId: string;
+        readonly runner: string;
+        readonly host: string;
+        readonly since?: string;
+        readonly expiresAt: string;
+        readonly instanceId?: string;
+        readonly purpose?: string;
+        readonly cancelRequested?: string;
+        /** In words: who, since when, until when. */
+        readonly description: string;
+      };
+  readonly heldNodes: readonly {
+    readonly node: string;
+    readonly runId: string;
+    /** The run holding it holds the pool's live lease. */
+    readonly byLiveRun: boolean;
+    readonly cordoned: boolean;
+    readonly vm: string;
+  }[];
+  /** What `vmss-prototype release` would give back now, in words. */
+  readonly leftovers: readonly string[];
+  readonly kept: readonly Kept[];
+}
 
 export interface PoolStatus {
   readonly cluster: string;
@@ -33,6 +71,60 @@ export interface PoolStatus {
   readonly refusal?: string;
   /** How old the patches are that a node created now would boot with. */
   readonly freshness: Freshness;
+  readonly ownership?: PoolOwnership;
+}
+
+/** The pool's ownership as `status` shows it. */
+export async function readPoolOwnership(
+  handle: ClusterHandle,
+  poolName: string,
+  now: Date,
+): Promise<PoolOwnership> {
+  const view = await readPoolHoldings(handle, await poolScope(handle, poolName));
+  const state = leaseState(view.lease, now);
+  const alive = state.kind === 'held' && state.live ? state.holder.runId : undefined;
+  const plan = planReaping(view.holdings, alive);
+  const annotations = view.lease?.annotations ?? {};
+  const instanceId = annotations[LEASE_ANNOTATIONS.instanceId];
+  const purpose = annotations[LEASE_ANNOTATIONS.purpose];
+  return {
+    lease:
+      state.kind === 'free'
+        ? { state: 'free', ...(state.lastHolder === undefined ? {} : { lastHolder: state.lastHolder }) }
+        : {
+            state: state.live ? 'held' : 'expired',
+            holder: state.identity,
+            runId: state.holder.runId,
+            runner: state.holder.kind,
+            host: state.holder.host,
+            ...(state.since === undefined ? {} : { since: state.since }),
+            expiresAt: state.expiresAt,
+            ...(instanceId === undefined ? {} : { instanceId }),
+            ...(purpose === undefined ? {} : { purpose }),
+            ...(state.cancelRequested === undefined ? {} : { cancelRequested: state.cancelRequested }),
+            description: describeHolder(state, instanceId),
+          },
+    heldNodes: view.holdings.nodes.map((node) => ({
+      node: node.name,
+      runId: node.runId,
+      byLiveRun: node.runId === alive,
+      cordoned: node.unschedulable,
+      vm: vmOf(node),
+    })),
+    leftovers: plan.actions.map(describeReapAction),
+    kept: plan.kept,
+  };
+}
+
+function vmOf(node: HeldNode): string {
+  switch (node.instance.kind) {
+    case 'present':
+      return node.instance.powerState;
+    case 'gone':
+      return 'deleted';
+    case 'unknown':
+      return 'unknown';
+  }
 }
 
 export async function readPoolStatus(
@@ -94,5 +186,6 @@ export async function readPoolStatus(
     }),
     eligible: eligibility.eligible,
     ...(eligibility.eligible ? {} : { refusal: eligibility.reasons.map((r) => r.reason).join('; ') }),
+    ownership: await readPoolOwnership(handle, poolName, now),
   };
 }

@@ -11,6 +11,9 @@ import type { PoolPlan, PoolTarget } from './pool-plan.js';
 /** The steps of a refresh, as its status and failures name them. */
 export const REFRESH_STEPS = [
   'planning',
+  'acquiring-lease',
+  'giving-back-leftovers',
+  'renewing-lease',
   'ensuring-image-definition',
   'recording-node-state',
   'cordoning',
@@ -38,6 +41,7 @@ export const REFRESH_STEPS = [
   'planning-rollback',
   'rolling-back',
   'verifying-rollback',
+  'releasing-lease',
   'done',
 ] as const;
 
@@ -50,6 +54,11 @@ export interface RefreshPoolInput extends PoolTarget {
   readonly dryRun?: boolean;
   /** Why this run started (timer, http, reboot-notice, cli), for tags and logs. */
   readonly trigger: string;
+  /**
+   * Randomness from whoever started the run (a UUID), mixed into the run id: two runners starting the same
+   * instance id in the same millisecond (timers of two task hubs) still get different run ids.
+   */
+  readonly runSeed?: string;
 }
 
 /** What the canary gate of a run did (issue 13). */
@@ -76,8 +85,9 @@ export interface GenerationsReport {
 }
 
 export interface PoolRefreshResult extends PoolTarget {
+  /** `busy`: another run (any runner, any task hub) holds the pool; the reason says who and what to do. */
   readonly outcome:
-    'refreshed' | 'up-to-date' | 'skipped' | 'refused' | 'planned' | 'failed' | 'rejected-by-canary';
+    'refreshed' | 'up-to-date' | 'skipped' | 'refused' | 'planned' | 'busy' | 'failed' | 'rejected-by-canary';
   readonly reason: string;
   readonly plan?: PoolPlan;
   readonly version?: ImageVersionRef & {
@@ -89,6 +99,12 @@ export interface PoolRefreshResult extends PoolTarget {
   readonly donorOutOfServiceSeconds?: number;
   readonly removedExtensions?: readonly string[];
   readonly prunedVersions?: readonly string[];
+  /** The run's id (marker, labels, tags, lease), once it held the pool. */
+  readonly runId?: string;
+  /** What earlier runs of the pool had left and this run gave back first. */
+  readonly gaveBack?: readonly string[];
+  /** The model was not moved: it already used a newer version (only an explicit rollback goes back). */
+  readonly modelKept?: string;
   /** Failure: the step and its cause. */
   readonly failure?: { readonly step: string; readonly message: string };
   readonly canary?: CanaryReport;
@@ -124,6 +140,8 @@ export interface RefreshClusterInput {
   readonly cluster: string;
   readonly dryRun?: boolean;
   readonly trigger: string;
+  /** As RefreshPoolInput.runSeed: mixed into the run ids of its pool runs. */
+  readonly runSeed?: string;
 }
 
 export interface ClusterRefreshResult {
@@ -138,4 +156,32 @@ export interface RefreshStatus extends PoolTarget {
   readonly node?: string;
   readonly version?: string;
   readonly since: string;
+  /** The run's id, once it holds the pool. */
+  readonly runId?: string;
+}
+
+/** What `release` (CLI, HTTP) asks for: give back what a pool's dead or stuck runs hold. */
+export interface ReleasePoolInput extends PoolTarget {
+  /** Show what would be given back; change nothing. */
+  readonly dryRun?: boolean;
+  /** Take the lease even from a live holder (the operator knows that runner is gone). */
+  readonly force?: boolean;
+  readonly trigger: string;
+  readonly runSeed?: string;
+}
+
+export interface ReleasePoolResult extends PoolTarget {
+  /**
+   * `released`: given back (see `actions`); `nothing-left`: nothing to give back; `held`: a live run holds
+   * the pool (see `holder`), nothing was touched; `planned`: a dry run (`actions` is what would be done);
+   * `failed`: some actions failed (`failures`).
+   */
+  readonly outcome: 'released' | 'nothing-left' | 'held' | 'planned' | 'failed';
+  /** Who holds the pool's live lease, in words. */
+  readonly holder?: string;
+  /** Done (or, for a dry run, to do), in words. */
+  readonly actions: readonly string[];
+  /** Left alone, with why. */
+  readonly kept: readonly { readonly what: string; readonly reason: string }[];
+  readonly failures: readonly string[];
 }

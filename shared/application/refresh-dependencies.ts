@@ -6,6 +6,7 @@
 import type { CanaryPolicy } from '../domain/canary.js';
 import type { StorageAccountType } from '../domain/compute.js';
 import type { GenerationPolicy } from '../domain/generations.js';
+import type { RunnerIdentity } from '../domain/ownership.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { SelectionPolicy } from '../domain/selection-policy.js';
 import type { ClusterGateway } from '../ports/cluster-gateway.js';
@@ -72,4 +73,6 @@ export interface RefreshDependencies {
   /** Throws NotFoundError for a cluster that is not configured. */
   cluster(name: string): Promise<ClusterHandle>;
   now(): Date;
+  /** Who runs: the runner kind (`cli`, `function-app`) and its host, for the pool lease's holder identity. */
+  readonly runner: RunnerIdentity;
 }

@@ -128,6 +128,11 @@ export interface NodeRejection {
   readonly reason: string;
   /** Later rules it failed as well (pool membership rules stop evaluation: they have no "later"). */
   readonly alsoFailed: readonly RejectionCode[];
+  /**
+   * When the node was Ready too briefly and failed nothing else: the time (ISO 8601) it will have been
+   * Ready for `minimumReadyTime`, i.e. become a candidate. A reboot debounce plans again then.
+   */
+  readonly eligibleAt?: string;
 }
 
 export type NodeVerdict = NodeCandidate | NodeRejection;
@@ -345,6 +350,7 @@ function evaluateMember(node: ClusterNode, input: PoolSelectionInput): Evaluated
   const ready = node.conditions.find((condition) => condition.type === 'Ready');
   const notReady = describeNotReady(node, ready);
   let readySinceMs: number | undefined;
+  let oldEnoughAtMs: number | undefined;
   if (notReady !== undefined) {
     fail('not-ready', notReady);
   } else {
@@ -364,6 +370,7 @@ function evaluateMember(node: ClusterNode, input: PoolSelectionInput): Evaluated
           `clock skew between the API server and us, so Ready time is treated as too short`,
       );
     } else if (nowMs - since < minimumMs) {
+      oldEnoughAtMs = since + minimumMs;
       fail(
         'ready-too-short',
         `Ready for ${formatDuration(wholeSeconds(nowMs - since))}, less than the minimum ${formatDuration(policy.minimumReadySeconds)}`,
@@ -399,12 +406,17 @@ function evaluateMember(node: ClusterNode, input: PoolSelectionInput): Evaluated
     };
     return { verdict, healthy: healthyFacts(readySinceMs, nowMs, patchFailure.patchedAtMs) };
   }
+  const eligibleAt =
+    first?.rule === 'ready-too-short' && later.length === 0 && oldEnoughAtMs !== undefined
+      ? new Date(oldEnoughAtMs).toISOString()
+      : undefined;
   const verdict: NodeRejection = {
     name: node.name,
     status: 'rejected',
     rule: first?.rule ?? 'ready-too-short',
     reason: first?.reason ?? 'node has no usable Ready time',
     alsoFailed: later.map((failure) => failure.rule),
+    ...(eligibleAt === undefined ? {} : { eligibleAt }),
   };
   // A rejected build is not a patch rule: the fallback must not waive it.
   return healthyBeforePatchRules && rejected === undefined && readySinceMs !== undefined

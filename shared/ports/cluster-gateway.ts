@@ -10,6 +10,7 @@
 import type { DaemonSetTarget } from '../domain/canary.js';
 import type { ClusterNode, NodeTaint } from '../domain/cluster-node.js';
 import type { PodOnNode } from '../domain/drain.js';
+import type { PoolLease } from '../domain/ownership.js';
 
 /** What an eviction request came to. */
 export type EvictionOutcome =
@@ -52,6 +53,18 @@ export interface PodOutcome {
   readonly message?: string;
 }
 
+/** A pod as listing by label shows it. */
+export interface PodSummary {
+  readonly namespace: string;
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly phase: PodPhase;
+  readonly nodeName?: string;
+}
+
+/** A lease to write: everything but the server's resourceVersion; no holder releases it. */
+export type LeaseWrite = Omit<PoolLease, 'resourceVersion'>;
+
 export interface ClusterGateway {
   listNodes(): Promise<ClusterNode[]>;
   getNode(name: string): Promise<ClusterNode>;
@@ -84,4 +97,16 @@ export interface ClusterGateway {
   createCheckPod(spec: CheckPodSpec): Promise<void>;
   /** Phase and end reason of a pod; undefined when it does not exist. */
   getPodOutcome(namespace: string, name: string): Promise<PodOutcome | undefined>;
+  /** Pods of one namespace whose labels include `labels` (an equality selector). */
+  listPods(namespace: string, labels: Readonly<Record<string, string>>): Promise<PodSummary[]>;
+
+  /** coordination.k8s.io/v1 Lease; undefined when absent. */
+  getLease(namespace: string, name: string): Promise<PoolLease | undefined>;
+  /** Creates the lease; `exists` when another writer created it first. */
+  createLease(lease: LeaseWrite): Promise<PoolLease | 'exists'>;
+  /**
+   * Replaces the lease if it is still at `resourceVersion` (optimistic concurrency); `conflict` when
+   * someone wrote it since (re-read and decide again), `gone` when it was deleted.
+   */
+  replaceLease(lease: LeaseWrite, resourceVersion: string): Promise<PoolLease | 'conflict' | 'gone'>;
 }

@@ -84,6 +84,8 @@ export interface ComputeGateway {
   requestStart(instance: ScaleSetInstance): Promise<void>;
 
   getSnapshot(subscriptionId: string, resourceGroup: string, name: string): Promise<Snapshot>;
+  /** Every snapshot of a resource group (the reaper finds ours by their tags). */
+  listSnapshots(subscriptionId: string, resourceGroup: string): Promise<Snapshot[]>;
   requestSnapshot(request: SnapshotRequest): Promise<void>;
   requestSnapshotDeletion(subscriptionId: string, resourceGroup: string, name: string): Promise<void>;
 

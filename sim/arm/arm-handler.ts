@@ -250,6 +250,11 @@ class ArmServer extends ArmRoutes {
         message: `The operation '${context.params.operation ?? ''}' was not found.`,
       });
     }
+    const advanceClock = this.options.advanceClock;
+    if (advanceClock !== undefined && operation.status === 'InProgress') {
+      const remaining = Math.max(0, (operation.expectedDoneMs - this.options.clock.nowMs()) / 1000);
+      advanceClock(Math.min(30, Math.max(1, Math.ceil(remaining))));
+    }
     const monitor = context.url.searchParams.get('monitor') === 'true';
     if (!monitor) {
       const headers: Record<string, string> = {};

@@ -26,6 +26,13 @@ export interface ArmHandlerOptions {
    * seconds, clamped to 1–30. Worlds with a time factor, and tests, pass their own (0 = omit).
    */
   retryAfterSeconds?: number | ((remainingSimulatedSeconds: number) => number);
+  /**
+   * Manual clock only: a poll of an operation in progress stands for the client having waited what a
+   * real ARM would have asked (the remaining simulated seconds, clamped to 1–30), so the handler moves
+   * simulated time by that much before answering. Time then moves with the client's waits, not with
+   * machine speed (benchmarks); the header still says 1 s so the client's wall wait stays short.
+   */
+  advanceClock?: (seconds: number) => void;
   /** Items per page of list responses (`nextLink` beyond). Default 100. */
   pageSize?: number;
   /**

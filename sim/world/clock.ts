@@ -27,6 +27,14 @@ export interface WorldClock extends SimClock, Scheduler {
   pending(): ScheduledEvent[];
   /** Scaled mode: stops the wall-clock timer. Pending events stay queued. Idempotent. */
   stop(): void;
+  /**
+   * Scaled mode: simulated time stops following the wall clock (only advanceBy/advanceTo move it) until
+   * `thaw`, so a test can measure a simulated interval that its own wall-clock work (HTTP round trips on a
+   * busy machine) must not stretch. Idempotent; a no-op in manual mode.
+   */
+  freeze(): void;
+  /** Scaled mode: simulated time follows the wall clock again, from where it stood. Idempotent. */
+  thaw(): void;
 }
 
 export interface ClockOptions {
@@ -62,7 +70,9 @@ export function createClock(options: ClockOptions): WorldClock {
     );
   }
   const wallMs = options.wallMs ?? (() => performance.now());
-  const wallStart = mode === 'scaled' ? wallMs() : 0;
+  let wallStart = mode === 'scaled' ? wallMs() : 0;
+  // While frozen, the wall clock reads as the moment of the freeze.
+  let frozenWallMs: number | undefined;
   const autoRun = mode === 'scaled' && (options.autoRun ?? true);
   const onEventError =
     options.onEventError ??
@@ -83,7 +93,9 @@ export function createClock(options: ClockOptions): WorldClock {
 
   function computeNow(): number {
     const raw =
-      mode === 'manual' ? manualNow : options.startMs + jumpMs + (wallMs() - wallStart) * timeFactor;
+      mode === 'manual'
+        ? manualNow
+        : options.startMs + jumpMs + ((frozenWallMs ?? wallMs()) - wallStart) * timeFactor;
     lastReported = Math.max(lastReported, Math.floor(raw));
     return lastReported;
   }
@@ -131,7 +143,7 @@ export function createClock(options: ClockOptions): WorldClock {
   }
 
   function armTimer(): void {
-    if (!autoRun || stopped) return;
+    if (!autoRun || stopped || frozenWallMs !== undefined) return;
     if (timer) clearTimeout(timer);
     timer = undefined;
     dropCancelledHead();
@@ -213,6 +225,18 @@ export function createClock(options: ClockOptions): WorldClock {
       stopped = true;
       if (timer) clearTimeout(timer);
       timer = undefined;
+    },
+    freeze() {
+      if (mode !== 'scaled' || frozenWallMs !== undefined) return;
+      frozenWallMs = wallMs();
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+    },
+    thaw() {
+      if (frozenWallMs === undefined) return;
+      wallStart += wallMs() - frozenWallMs;
+      frozenWallMs = undefined;
+      armTimer();
     },
   };
   return clock;

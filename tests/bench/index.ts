@@ -1,24 +1,100 @@
 /**
- * Entry point of `npm run bench` (`node --expose-gc dist/tests/bench/index.js [name…]`): runs every
- * registered benchmark, or only those named on the command line. Add new benches to BENCHES.
+ * Entry point of `npm run bench` (`node --expose-gc dist/tests/bench/index.js [--json] [name…]`): runs
+ * every registered benchmark, or only those named on the command line, and prints tables. With `--json`
+ * it prints one JSON object on stdout instead (the figures below; progress and notes on stderr), for
+ * machines comparing runs. Simulated figures come from a manual clock and do not vary between runs;
+ * wall, CPU and memory figures do.
  */
 
-import { refreshBench } from './refresh.bench.js';
-import { selectionBench } from './selection.bench.js';
+import { measureClientCpu } from './client-cpu.bench.js';
+import { printRefreshFigures, type RefreshFigures, refreshFigures } from './refresh.bench.js';
+import { measureSelection, selectionBench } from './selection.bench.js';
 
 export interface Bench {
   readonly name: string;
   run(): void | Promise<void>;
 }
 
-const BENCHES: readonly Bench[] = [selectionBench, refreshBench];
+const refreshBench: Bench = {
+  name: 'refresh',
+  async run() {
+    printRefreshFigures(await refreshFigures());
+  },
+};
 
-async function main(names: readonly string[]): Promise<void> {
+const clientCpuBench: Bench = {
+  name: 'client-cpu',
+  async run() {
+    const figures = await measureClientCpu();
+    console.log(
+      `\none CLI refresh (child process, module loading included): ${figures.clientCpuS} s CPU (user + system), ` +
+        `${figures.wallS} s wall, exit ${String(figures.exitCode)}`,
+    );
+  },
+};
+
+const BENCHES: readonly Bench[] = [selectionBench, refreshBench, clientCpuBench];
+
+function measured(figures: RefreshFigures | { readonly refused: string }): RefreshFigures | undefined {
+  return 'refused' in figures ? undefined : figures;
+}
+
+/** The machine-readable summary: the figures issue 14 asks for, and the details they come from. */
+async function jsonSummary(): Promise<Record<string, unknown>> {
+  const progress = (text: string) => process.stderr.write(`bench: ${text}\n`);
+  progress('selection at 5 000 and 20 000 nodes');
+  const selection = Object.fromEntries(
+    [5_000, 20_000].map((size) => {
+      const row = measureSelection(size);
+      return [
+        `nodes${size / 1000}k`,
+        {
+          ms: Number((row.convertMs + row.groupMs + row.selectAllPoolsMs).toFixed(1)),
+          peakRssMb: Math.round(row.peakRssMb),
+        },
+      ];
+    }),
+  );
+  progress('refresh of one pool (drain-and-stop, live) and one cluster plan, manual clock');
+  const refresh = await refreshFigures();
+  const live = measured(refresh.live);
+  progress('one CLI refresh in a child process');
+  const client = await measureClientCpu();
+  const drain = refresh.drainAndStop;
+  return {
+    clock: 'manual',
+    latencyProfile: 'kamino-observed',
+    node: process.version,
+    donorOutOfServiceS: { drainAndStop: drain.donorOutOfServiceS, live: live?.donorOutOfServiceS ?? null },
+    donorCordonToReadyS: drain.donorCordonToReadyS,
+    refreshTriggerToModelS: drain.refreshTriggerToModelS,
+    armRequests: drain.armRequests,
+    kubeRequests: drain.kubeRequests,
+    historyEvents: drain.historyEvents,
+    clientCpuS: client.clientCpuS,
+    selection,
+    plannerListCallsPerClusterRun: refresh.plannerListCallsPerClusterRun,
+    details: {
+      drainAndStop: drain,
+      live: refresh.live,
+      clientRefresh: client,
+    },
+  };
+}
+
+async function main(args: readonly string[]): Promise<void> {
+  const json = args.includes('--json');
+  const names = args.filter((arg) => arg !== '--json');
   const unknown = names.filter((name) => !BENCHES.some((bench) => bench.name === name));
   if (unknown.length > 0) {
     throw new Error(
-      `running benchmarks: unknown bench ${unknown.join(', ')} (known: ${BENCHES.map((b) => b.name).join(', ')})`,
+      `running benchmarks: unknown bench ${unknown.join(', ')} (known: ${BENCHES.map((b) => b.name).join(', ')}; --json prints them all as one object)`,
     );
+  }
+  if (json) {
+    if (names.length > 0) throw new Error('running benchmarks: --json measures every figure; name no bench');
+    console.log(JSON.stringify(await jsonSummary(), null, 2));
+    return;
   }
   const selected = names.length === 0 ? BENCHES : BENCHES.filter((bench) => names.includes(bench.name));
   for (const bench of selected) {

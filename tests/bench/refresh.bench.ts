@@ -1,25 +1,142 @@
 /**
- * Cost of one pool refresh on the simulator with the `kamino-observed` latency profile: donor
- * out-of-service time (cordon to uncordon, simulated seconds), ARM and Kubernetes requests, the
- * orchestration's history length, and the CPU time of replaying that history once (what every
- * orchestrator episode pays on a real host). kamino's published run: 243 s cordon to uncordon, about
- * 45 CLI calls.
+ * Cost of one pool refresh on the simulator with the `kamino-observed` latency profile, on a manual
+ * clock: simulated time moves only when the runner waits on a durable timer (and when an ARM poll
+ * stands for a wait a real client would make), so every simulated figure is the same on any machine
+ * and under any load. Wall and CPU figures are printed beside them and do vary.
+ *
+ * Donor figures are observed from outside, on the simulated API server's node objects (not taken from
+ * the product's own result): cordon → uncordon, and cordon → Ready and schedulable again.
+ * kamino's published run: 243 s cordon to uncordon, about 45 CLI calls.
  */
 import { replayWithSdk } from '../../cli/runner/durable-internals.js';
 import { ORCHESTRATORS } from '../../functions/orchestrations/index.js';
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
-import { POOL1, POOL2, startHarness } from '../e2e/harness.js';
+import type { KubeObject } from '../../sim/contracts.js';
+import type { RequestCount } from '../../sim/world/request-log.js';
+import type { Harness } from '../e2e/harness.js';
+import { POOL1, startHarness } from '../e2e/harness.js';
 
 const REPLAYS = 20;
 
-async function measure(pool: string): Promise<string[]> {
-  const harness = await startHarness();
+export type CaptureModeFigure = 'drain-and-stop' | 'live';
+
+export interface RefreshFigures {
+  readonly pool: string;
+  readonly captureMode: CaptureModeFigure;
+  readonly outcome: string;
+  /** Cordon → uncordon of the donor (0 when it was never cordoned). */
+  readonly donorOutOfServiceS: number;
+  /** Cordon → Ready and schedulable again (0 when it never left service). */
+  readonly donorCordonToReadyS: number;
+  /** Evictions the run asked for. */
+  readonly evictions: number;
+  /** Start of the run → the scale set's model changed. */
+  readonly refreshTriggerToModelS: number | null;
+  readonly refreshS: number;
+  readonly armRequests: { readonly total: number; readonly excludingPolls: number };
+  readonly kubeRequests: number;
+  readonly historyEvents: number;
+  readonly historyKb: number;
+  readonly replayCpuMs: number;
+  readonly wallS: number;
+}
+
+interface NodeSample {
+  readonly atMs: number;
+  readonly unschedulable: boolean;
+  readonly ready: boolean;
+}
+
+/** Every change of a node's schedulability or readiness, in simulated time. */
+function watchNodes(harness: Harness, cluster: string): { samples: Map<string, NodeSample[]>; stop(): void } {
+  const handle = harness.sim.running.world.clusters.get(cluster);
+  if (handle === undefined) throw new Error(`bench: no cluster ${cluster} in the scenario`);
+  const samples = new Map<string, NodeSample[]>();
+  const clock = harness.sim.running.clock;
+  const stop = handle.world.store.subscribe((event) => {
+    if (event.resource !== 'nodes') return;
+    const node = event.object as KubeObject & {
+      spec?: { unschedulable?: boolean };
+      status?: { conditions?: { type: string; status: string }[] };
+    };
+    const name = node.metadata.name;
+    const list = samples.get(name) ?? [];
+    const sample: NodeSample = {
+      atMs: clock.nowMs(),
+      unschedulable: node.spec?.unschedulable === true,
+      ready: node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true,
+    };
+    const last = list.at(-1);
+    if (last?.unschedulable !== sample.unschedulable || last.ready !== sample.ready) list.push(sample);
+    samples.set(name, list);
+  });
+  return { samples, stop };
+}
+
+/** Cordon → uncordon and cordon → Ready-and-schedulable, in seconds, from a node's samples. */
+function donorFigures(samples: readonly NodeSample[]): { outOfService: number; toReady: number } {
+  const cordonIndex = samples.findIndex((s) => s.unschedulable || !s.ready);
+  const cordon = samples[cordonIndex];
+  if (cordon === undefined) return { outOfService: 0, toReady: 0 };
+  const later = samples.slice(cordonIndex + 1);
+  const uncordon = later.find((s) => !s.unschedulable);
+  const back = later.find((s) => !s.unschedulable && s.ready);
+  const seconds = (sample: NodeSample | undefined) =>
+    sample === undefined ? Number.NaN : Math.round((sample.atMs - cordon.atMs) / 1000);
+  return { outOfService: seconds(uncordon), toReady: seconds(back) };
+}
+
+/**
+ * ARM requests without the polls: every write, action and delete, and each kind of read once (a
+ * second read of the same kind is a wait: operation status, power state, version provisioning).
+ */
+function armWithoutPolls(entries: readonly RequestCount[]): number {
+  let count = 0;
+  const readsSeen = new Set<string>();
+  for (const entry of entries) {
+    if (entry.api !== 'arm') continue;
+    const isRead = entry.operation.endsWith('/read') || entry.operation.startsWith('GET ');
+    if (!isRead) {
+      count += entry.count;
+    } else if (!/operations\/read$/i.test(entry.operation) && !readsSeen.has(entry.operation)) {
+      readsSeen.add(entry.operation);
+      count += 1;
+    }
+  }
+  return count;
+}
+
+export async function measureRefresh(
+  pool: string,
+  captureMode: CaptureModeFigure,
+): Promise<RefreshFigures | { readonly refused: string }> {
+  let refused: string | undefined;
+  let harness: Harness;
+  try {
+    harness = await startHarness({
+      clock: 'manual',
+      settings: (cluster) => {
+        cluster.capture = { ...cluster.capture, mode: captureMode };
+      },
+    });
+  } catch (error) {
+    // A capture mode this build does not have is refused by the settings: reported, not measured.
+    refused = error instanceof Error ? error.message.replace(/\s+/g, ' ').slice(0, 300) : String(error);
+    return { refused: refused ?? 'refused' };
+  }
   try {
     const world = harness.sim.running.world;
+    const clock = harness.sim.running.clock;
+    const nodes = watchNodes(harness, 'prod');
+    let modelChangedAt: number | undefined;
+    const stopModel = world.compute.subscribe((event) => {
+      if (event.type === 'scale-set-model-changed' && event.scaleSet.name.toLowerCase() === pool)
+        modelChangedAt ??= clock.nowMs();
+    });
     world.log.reset();
-    const instanceId = `bench-${pool}`;
-    const simStart = harness.sim.clock.now();
+    const instanceId = `bench-${pool}-${captureMode}`;
+    const simStart = clock.nowMs();
     const wallStart = performance.now();
     const status = await harness.run(
       ORCHESTRATION.refreshPool,
@@ -27,10 +144,13 @@ async function measure(pool: string): Promise<string[]> {
       instanceId,
     );
     const wallMs = performance.now() - wallStart;
+    nodes.stop();
+    stopModel();
     if (status.runtimeStatus !== 'Completed')
       throw new Error(`bench refresh failed: ${JSON.stringify(status.failure)}`);
     const result = status.output as PoolRefreshResult;
-    const requests = world.log.snapshot().byApi;
+    const log = world.log.snapshot();
+    const donor = donorFigures(result.donor === undefined ? [] : (nodes.samples.get(result.donor) ?? []));
     const history = (await harness.runner.getHistory(instanceId)) ?? [];
     const orchestrator = ORCHESTRATORS[ORCHESTRATION.refreshPool];
     if (orchestrator === undefined) throw new Error('bench: refreshPool is not registered');
@@ -46,44 +166,85 @@ async function measure(pool: string): Promise<string[]> {
       });
     }
     const cpu = process.cpuUsage(cpuStart);
-    const replayMs = (cpu.user + cpu.system) / 1000 / REPLAYS;
-    const historyBytes = Buffer.byteLength(JSON.stringify(history));
-    return [
+    return {
       pool,
-      String(result.donorOutOfServiceSeconds ?? '-'),
-      String(Math.round((harness.sim.clock.now() - simStart) / 1000)),
-      String(requests.arm),
-      String(requests.kube),
-      String(history.length),
-      `${(historyBytes / 1024).toFixed(0)} KB`,
-      replayMs.toFixed(1),
-      (wallMs / 1000).toFixed(1),
-    ];
+      captureMode,
+      outcome: result.outcome,
+      donorOutOfServiceS: donor.outOfService,
+      donorCordonToReadyS: donor.toReady,
+      evictions: log.entries
+        .filter((e) => e.api === 'kube' && e.operation.startsWith('pods/eviction:'))
+        .reduce((sum, e) => sum + e.count, 0),
+      refreshTriggerToModelS:
+        modelChangedAt === undefined ? null : Math.round((modelChangedAt - simStart) / 1000),
+      refreshS: Math.round((clock.nowMs() - simStart) / 1000),
+      armRequests: { total: log.byApi.arm ?? 0, excludingPolls: armWithoutPolls(log.entries) },
+      kubeRequests: log.byApi.kube ?? 0,
+      historyEvents: history.length,
+      historyKb: Math.round(Buffer.byteLength(JSON.stringify(history)) / 1024),
+      replayCpuMs: Number(((cpu.user + cpu.system) / 1000 / REPLAYS).toFixed(1)),
+      wallS: Number((wallMs / 1000).toFixed(1)),
+    };
   } finally {
     await harness.stop();
   }
 }
 
-export const refreshBench = {
-  name: 'refresh',
-  async run(): Promise<void> {
-    const header = [
-      'pool',
-      'donor out of service (sim s)',
-      'refresh (sim s)',
-      'ARM requests',
-      'Kubernetes requests',
-      'history events',
-      'history size',
-      'replay CPU (ms)',
-      'wall (s)',
-    ];
-    const rows = [header, await measure(POOL1), await measure(POOL2)];
-    const widths = header.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
-    console.log(
-      '\nrefresh of one pool, latency profile kamino-observed (kamino: 243 s out of service, ~45 CLI calls)',
+/** Node list calls of one cluster run (every pool planned), from the simulated API server's log. */
+export async function measurePlannerListCalls(): Promise<number> {
+  const harness = await startHarness({ clock: 'manual' });
+  try {
+    const world = harness.sim.running.world;
+    world.log.reset();
+    const status = await harness.run(
+      ORCHESTRATION.refreshCluster,
+      { cluster: 'prod', dryRun: true, trigger: 'bench' },
+      'bench-plan-cluster',
     );
-    for (const row of rows)
-      console.log(row.map((cell, column) => cell.padStart(widths[column] ?? 0)).join('  '));
-  },
-};
+    if (status.runtimeStatus !== 'Completed')
+      throw new Error(`bench cluster plan failed: ${JSON.stringify(status.failure)}`);
+    return world.log
+      .snapshot()
+      .entries.filter((e) => e.api === 'kube' && e.operation === 'nodes:list')
+      .reduce((sum, e) => sum + e.count, 0);
+  } finally {
+    await harness.stop();
+  }
+}
+
+export async function refreshFigures(): Promise<{
+  drainAndStop: RefreshFigures;
+  live: RefreshFigures | { readonly refused: string };
+  plannerListCallsPerClusterRun: number;
+}> {
+  const drainAndStop = await measureRefresh(POOL1, 'drain-and-stop');
+  if ('refused' in drainAndStop) throw new Error(`bench: drain-and-stop refused: ${drainAndStop.refused}`);
+  const live = await measureRefresh(POOL1, 'live');
+  const plannerListCallsPerClusterRun = await measurePlannerListCalls();
+  return { drainAndStop, live, plannerListCallsPerClusterRun };
+}
+
+export function printRefreshFigures(figures: Awaited<ReturnType<typeof refreshFigures>>): void {
+  const rows = [figures.drainAndStop, figures.live];
+  const label = (row: (typeof rows)[number]) =>
+    'refused' in row ? `live: not measured (${row.refused})` : undefined;
+  console.log(
+    '\nrefresh of one pool, latency profile kamino-observed, manual clock (kamino: 243 s out of service, ~45 CLI calls)',
+  );
+  for (const row of rows) {
+    const refusedLabel = label(row);
+    if (refusedLabel !== undefined || 'refused' in row) {
+      console.log(refusedLabel);
+      continue;
+    }
+    console.log(
+      `${row.captureMode}: donor out of service ${row.donorOutOfServiceS} s, cordon → Ready ${row.donorCordonToReadyS} s, ` +
+        `evictions ${row.evictions}, start → model ${row.refreshTriggerToModelS ?? '-'} s, refresh ${row.refreshS} s (simulated); ` +
+        `ARM ${row.armRequests.total} (${row.armRequests.excludingPolls} without polls), Kubernetes ${row.kubeRequests}; ` +
+        `history ${row.historyEvents} events / ${row.historyKb} KB, replay CPU ${row.replayCpuMs} ms; wall ${row.wallS} s`,
+    );
+  }
+  console.log(
+    `node list calls in one cluster run (every pool planned): ${figures.plannerListCallsPerClusterRun}`,
+  );
+}

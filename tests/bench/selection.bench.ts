@@ -55,13 +55,13 @@ export const selectionBench = {
   run(): void {
     const rows: Row[] = [];
     for (const size of SIZES) {
-      rows.push(measure(size));
+      rows.push(measureSelection(size));
     }
     printTable(rows);
   },
 };
 
-interface Row {
+export interface Row {
   readonly nodes: number;
   readonly pools: number;
   readonly avgNodeJsonBytes: number;
@@ -77,7 +77,7 @@ interface Row {
   readonly outcomes: string;
 }
 
-function measure(size: number): Row {
+export function measureSelection(size: number): Row {
   const pools = Array.from({ length: POOLS }, (_, i) => poolRef(i));
   // Mostly images patched 8–12 days ago; some marketplace (unknown) images; some captured an hour ago.
   const images = pools.map((_, i): PoolImageFacts | undefined => {

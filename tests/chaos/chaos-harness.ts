@@ -25,18 +25,23 @@ export interface Chaos {
   nowMs(): number;
   refreshPool(pool: string, extra?: Record<string, unknown>, id?: string): Promise<OrchestrationStatus>;
   invariants(options?: { runsPerPool?: number }): WorldCheck[];
+  /** Every custom-status detail the runs published, in order. */
+  statusDetails(): string[];
   stop(): Promise<void>;
 }
 
 export async function startChaos(options: HarnessOptions = {}): Promise<Chaos> {
   const harness = await startHarness(options);
   const hooks: { step: string; action: (status: OrchestrationStatus) => void; fired: boolean }[] = [];
+  const details: string[] = [];
   const runner = createDurableRunner({
     ...durableRegistry(harness.composition.dependencies),
     clock: harness.sim.clock,
     store: createMemoryStore(),
     maxConcurrentActivities: 8,
     onStatus: (status) => {
+      const detail = (status.customStatus as { detail?: unknown } | undefined)?.detail;
+      if (typeof detail === 'string') details.push(detail);
       const step = (status.customStatus as { step?: unknown } | undefined)?.step;
       for (const hook of hooks) {
         if (!hook.fired && step === hook.step) {
@@ -63,6 +68,7 @@ export async function startChaos(options: HarnessOptions = {}): Promise<Chaos> {
         id,
       ),
     invariants: (invariantOptions) => checkInvariants(running, before, invariantOptions),
+    statusDetails: () => [...details],
     stop: () => harness.stop(),
   };
 }

@@ -63,6 +63,43 @@ void describe('Kubernetes and donor faults during a refresh', { concurrency: fal
     }
   });
 
+  void it('the API server down for 45 min while the node is held: given back once it answers, and the failure says so', async () => {
+    const chaos = await startChaos();
+    try {
+      const running = chaos.harness.sim.running;
+      let downFrom = 0;
+      chaos.onStep('draining', () => {
+        downFrom = running.clock.nowMs();
+        running.faults.add(kubeApiDown(running.clock, { seconds: 45 * 60 }));
+      });
+      const status = await chaos.refreshPool(POOL2, { node: DONOR });
+      assert.equal(status.runtimeStatus, 'Failed');
+      const message = failureOf(status);
+      assert.match(message, /^draining: /);
+      assert.match(
+        message,
+        new RegExp(`node ${DONOR} was given back at (\\S+), once the cluster's API server answered again`),
+      );
+      const givenBackAt = Date.parse(/given back at (\S+),/.exec(message)?.[1] ?? '');
+      assert.ok(givenBackAt >= downFrom + 45 * 60_000, 'given back after the outage ended');
+      assert.ok(
+        chaos
+          .statusDetails()
+          .some((detail) =>
+            /^waiting to give node .* back \(attempt \d+ failed: .*\); next attempt at .*, trying until /.test(
+              detail,
+            ),
+          ),
+        'the custom status said what the run waited for',
+      );
+      assertInvariants(chaos, 'kube API down 45 min while the node is held', outcomeOf(status), {
+        message,
+      });
+    } finally {
+      await chaos.stop();
+    }
+  });
+
   void it('the API server down for 30 s while restoring: retried, the run succeeds', async () => {
     const chaos = await startChaos();
     try {

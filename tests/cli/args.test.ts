@@ -86,6 +86,8 @@ void describe('parseArgs: options', () => {
     assert.deepEqual(joined, {
       command: 'refresh',
       json: false,
+      dryRun: false,
+      force: false,
       stateDir: 'x',
       cluster: 'prod',
       pool: 'agents',
@@ -111,11 +113,22 @@ void describe('parseArgs: options', () => {
     assert.deepEqual(options(['plan', '--sim', '--time-factor=500', '--json']), {
       command: 'plan',
       json: true,
+      dryRun: false,
+      force: false,
       stateDir: '.runs',
       sim: true,
       timeFactor: 500,
     });
     assert.equal(options(['refresh', '--resume=refresh:prod:agents']).resume, 'refresh:prod:agents');
+    const release = options(['release', '--pool=agents', '--dry-run', '--force']);
+    assert.deepEqual(
+      [release.command, release.pool, release.dryRun, release.force],
+      ['release', 'agents', true, true],
+    );
+    assert.equal(
+      options(['cancel', '--pool', 'agents', '--reason', 'maintenance window']).reason,
+      'maintenance window',
+    );
     assert.equal(
       options(['status', '--sim-connect', '.sim/connection.json']).simConnect,
       '.sim/connection.json',
@@ -131,7 +144,21 @@ void describe('parseArgs: usage errors', () => {
     [['help', 'nope'], /unknown command "nope"/, undefined],
     [['plan', '--pol', 'x'], /unknown option "--pol" for plan \(did you mean --pool\?\)/, 'plan'],
     [['plan', '--node', 'n'], /--node does not apply to plan \(only to refresh\)/, 'plan'],
-    [['status', '--pool=x'], /--pool does not apply to status \(only to plan, refresh\)/, 'status'],
+    [
+      ['status', '--pool=x'],
+      /--pool does not apply to status \(only to plan, refresh, release, cancel\)/,
+      'status',
+    ],
+    [['release'], /release needs --pool/, 'release'],
+    [['cancel', '--cluster=prod'], /cancel needs --pool/, 'cancel'],
+    [['release', '--pool=a', '--dry-run=yes'], /--dry-run takes no value/, 'release'],
+    [['refresh', '--dry-run'], /--dry-run does not apply to refresh \(only to release\)/, 'refresh'],
+    [
+      ['cancel', '--pool=a', '--reason', 'x'.repeat(201)],
+      /--reason must be at most 200 characters/,
+      'cancel',
+    ],
+    [['plan', '--force'], /--force does not apply to plan \(only to release\)/, 'plan'],
     [['status', 'extra'], /unexpected argument "extra"/, 'status'],
     [['plan', '--pool'], /--pool needs a value: --pool <name>/, 'plan'],
     [['plan', '--pool='], /--pool needs a value/, 'plan'],

@@ -75,6 +75,15 @@ void describe('describeFailure', () => {
     );
     assert.equal(report.exitCode, 1);
     assert.match(report.message, /continue it with `vmss-prototype refresh --resume refresh:prod:agents`/);
+    assert.match(report.message, /give back what it holds with `vmss-prototype release --pool agents`/);
+  });
+
+  void it('an earlier cluster run still recorded as running: resume only (release takes a pool)', () => {
+    const report = describeFailure(
+      new Error('starting orchestration refreshCluster: instance refresh:prod is already Running'),
+    );
+    assert.match(report.message, /--resume refresh:prod`/);
+    assert.doesNotMatch(report.message, /release/);
   });
 
   void it('a programming error keeps its stack trace, for the bug report', () => {

@@ -37,6 +37,8 @@ export interface HarnessOptions {
   /** Changes the first cluster's settings (VMSSP_CLUSTERS[0]). */
   readonly settings?: (cluster: ClusterSettingsData) => void;
   readonly leastPrivilege?: boolean;
+  /** `manual`: simulated time moves only on durable timers (deterministic figures). */
+  readonly clock?: 'manual' | 'scaled';
   readonly armActionsFile?: string;
   readonly rbacDir?: string;
 }
@@ -61,6 +63,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const sim = await startSimulatorSession({
     scenarioPath: scenario,
     timeFactor: 200,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.leastPrivilege === false ? { leastPrivilege: false } : {}),
     ...(options.armActionsFile === undefined ? {} : { armActionsFile: options.armActionsFile }),
     ...(options.rbacDir === undefined ? {} : { rbacDir: options.rbacDir }),

@@ -37,6 +37,8 @@ export interface RebootHarness {
   pump(): Promise<{ results: QueueMessageResult[]; failures: number }>;
   /** Lets durable timers fire (until then they wait, so notices can arrive within the quiet period). */
   releaseTimers(): void;
+  /** Holds durable timers due after now again. */
+  holdTimers(): void;
   stop(): Promise<void>;
 }
 
@@ -98,6 +100,9 @@ export async function startRebootHarness(options: { leastPrivilege?: boolean } =
     },
     releaseTimers() {
       runnerOptions.timerHorizonMs = Number.POSITIVE_INFINITY;
+    },
+    holdTimers() {
+      runnerOptions.timerHorizonMs = session.clock.now();
     },
     async stop() {
       await session.stop();

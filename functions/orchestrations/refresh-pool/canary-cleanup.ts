@@ -99,7 +99,7 @@ export function* giveBackCanary(
     yield* call(
       context,
       activities.clearCanaryRecord,
-      { cluster, scaleSet, run: run.runTag },
+      { cluster, scaleSet, run: run.runId },
       {
         step: markStep,
         retry: RESTORE_RETRY,
@@ -122,7 +122,10 @@ export function* removePassedCanaries(
   for (const observation of progress.observations) {
     const node = observation.node?.name;
     if (node === undefined) continue;
-    yield* call(context, activities.protectNode, { cluster, node, runTag: run.runTag }, { step });
+    // Held like a donor (our annotations, fenced by the pool lease): a run that dies here leaves a node
+    // the reaper gives back, never one cordoned for good.
+    const prior = yield* call(context, activities.readNodeState, { cluster, node }, { step });
+    yield* call(context, activities.protectNode, { cluster, node, prior, fence: run.fence }, { step });
     yield* pollUntil(context, {
       step,
       intervalSeconds: POLL.canaryDrain.interval,
@@ -138,6 +141,7 @@ export function* removePassedCanaries(
             deleteEmptyDirData: plan.settings.deleteEmptyDirData,
             // The node is going away: pods nothing would bring back go with it.
             force: true,
+            fence: run.fence,
           },
           { step },
         ),

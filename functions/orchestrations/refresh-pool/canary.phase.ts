@@ -209,7 +209,7 @@ function* pinVersion(
     const baseline = yield* call(
       context,
       activities.readCanaryBaseline,
-      { cluster, scaleSet, run: run.runTag, version: version.versionName },
+      { cluster, scaleSet, run: run.runId, version: version.versionName },
       { step, cancel },
     );
     run.canaryBaseline ??= baseline.instanceIds;
@@ -225,7 +225,7 @@ function* pinVersion(
       );
     }
     const record: CanaryRecord = {
-      run: run.runTag,
+      run: run.runId,
       version: version.versionName,
       startedAt: baseline.record?.startedAt ?? isoNow(run),
       priorImage: image,

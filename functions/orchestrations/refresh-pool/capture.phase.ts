@@ -6,11 +6,12 @@
  */
 import type { Task } from 'durable-functions';
 
+import { SNAPSHOT_TAG_KEYS } from '../../../shared/domain/ownership.js';
 import { buildPrepScript } from '../../../shared/domain/prep-script.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
-import { POLL } from '../timing.js';
+import { POLL, RESTORE_WAIT_WORTH_TELLING_MS } from '../timing.js';
 import type { CancelWatch } from '../waits.js';
 import { pollUntil, watchCancel } from '../waits.js';
 import { giveBackDonor } from './give-back.js';
@@ -54,7 +55,7 @@ export function* capturePhase(run: RefreshRun, input: CaptureInput): Generator<T
     yield* call(
       context,
       activities.protectNode,
-      { cluster, node, runTag: run.runTag },
+      { cluster, node, prior, fence: run.fence },
       { step: 'cordoning', cancel },
     );
     cordonedAt = context.df.currentUtcDateTime.getTime();
@@ -66,11 +67,18 @@ export function* capturePhase(run: RefreshRun, input: CaptureInput): Generator<T
   }
   // From here on the run gives the node back and finishes what it started: cancelling stops nothing.
   cancel.active = false;
+  // A run whose lease was taken over touches nothing more: the run that took it gives the node back.
+  if (captureError instanceof StepFailure && captureError.code === 'LeaseLost') throw captureError;
 
   const giveBack = yield* giveBackDonor(run, { prior, prepPodName: input.prepPodName });
   if (captureError !== undefined || giveBack.failures.length > 0 || captured === undefined) {
     if (snapshotRequested) yield* deleteSnapshot(run, input.snapshotName);
-    throw combineFailures(captureError, giveBack.failures);
+    const failure = combineFailures(captureError, giveBack.failures);
+    throw giveBack.failures.length === 0 && giveBack.waitedMs >= RESTORE_WAIT_WORTH_TELLING_MS
+      ? failure.withFollowUp(
+          `node ${node} was given back at ${giveBack.restoredAt.toISOString()}, once the cluster's API server answered again`,
+        )
+      : failure;
   }
   return {
     ...captured,
@@ -110,6 +118,7 @@ function* captureDisk(
           gracePeriodSeconds: settings.drainGracePeriodSeconds,
           deleteEmptyDirData: settings.deleteEmptyDirData,
           force: settings.forceUnreplicated,
+          fence: run.fence,
         },
         { step: 'draining', cancel },
       ),
@@ -134,7 +143,7 @@ function* captureDisk(
   });
 
   setStatus(run, 'preparing-disk');
-  const ancestry = `${isoNow(run)} built image ${input.versionName} of ${cluster}/${run.input.pool} from node ${node} (run ${run.runTag})`;
+  const ancestry = `${isoNow(run)} built image ${input.versionName} of ${cluster}/${run.input.pool} from node ${node} (run ${run.runId})`;
   yield* call(
     context,
     activities.startDiskPrep,
@@ -145,6 +154,7 @@ function* captureDisk(
       podName: input.prepPodName,
       image: settings.prepImage,
       script: buildPrepScript({ ancestry }),
+      fence: run.fence,
     },
     { step: 'preparing-disk', cancel },
   );
@@ -196,10 +206,15 @@ function* captureDisk(
     },
     between: function* ({ view, phase }) {
       if (phase === 'Succeeded' && view.powerState === 'running' && !poweredOffThroughApi) {
-        yield* call(context, activities.requestInstancePowerOff, instance, {
-          step: 'waiting-for-power-off',
-          cancel,
-        });
+        yield* call(
+          context,
+          activities.requestInstancePowerOff,
+          { ...instance, fence: run.fence },
+          {
+            step: 'waiting-for-power-off',
+            cancel,
+          },
+        );
         poweredOffThroughApi = true;
       }
     },
@@ -229,7 +244,12 @@ function* captureDisk(
       ...where,
       location: stopped.location,
       sourceDiskId: stopped.osDiskId,
-      tags: { 'vmss-prototype.io/source-node': node, 'vmss-prototype.io/run': run.runTag },
+      // Which run and which pool (lease): the reaper deletes the snapshot of a run that is gone.
+      tags: {
+        [SNAPSHOT_TAG_KEYS.sourceNode]: node,
+        [SNAPSHOT_TAG_KEYS.runId]: run.runId,
+        [SNAPSHOT_TAG_KEYS.lease]: run.fence.name,
+      },
     },
     {
       step: 'snapshotting',

@@ -23,6 +23,8 @@ export interface GiveBackInput {
 export interface GiveBackOutput {
   /** When the node was schedulable again (or given up on). */
   readonly restoredAt: Date;
+  /** How long giving it back took (long when the API server was away). */
+  readonly waitedMs: number;
   readonly failures: readonly StepFailure[];
 }
 
@@ -33,7 +35,17 @@ export function* giveBackDonor(
   const { context, cluster, plan } = run;
   const failures: StepFailure[] = [];
   const step = 'restoring-node';
+  const startedAt = context.df.currentUtcDateTime.getTime();
   setStatus(run, step);
+  // What the run waits for while the API server (or ARM) is away: the status says it, with the deadline.
+  const onRetry = (failure: { message: string }, retryAt: Date, attempt: number): void =>
+    setStatus(
+      run,
+      step,
+      `waiting to give node ${run.donor.node} back (attempt ${attempt} failed: ${failure.message}); ` +
+        `next attempt at ${retryAt.toISOString()}, trying until ` +
+        `${new Date(startedAt + (RESTORE_RETRY.withinMs ?? 0)).toISOString()}`,
+    );
   const prepPod = { cluster, namespace: plan.settings.prepNamespace, name: input.prepPodName };
   const instance = { cluster, scaleSet: plan.scaleSet, instanceId: run.donor.instanceId };
   // A prep pod we cannot delete yet (API server down) must not keep the VM from starting again:
@@ -49,7 +61,7 @@ export function* giveBackDonor(
     // Scaled in while we held it: there is no VM to start, and its node goes with it.
     if (view.exists) {
       if (view.powerState !== 'running' && view.powerState !== 'starting') {
-        yield* call(context, activities.requestInstanceStart, instance, { step });
+        yield* call(context, activities.requestInstanceStart, { ...instance, fence: run.fence }, { step });
       }
       yield* pollUntil(context, {
         step: 'starting-instance',
@@ -71,8 +83,8 @@ export function* giveBackDonor(
     yield* call(
       context,
       activities.restoreNode,
-      { cluster, node: run.donor.node, prior: input.prior, runTag: run.runTag },
-      { step, retry: RESTORE_RETRY },
+      { cluster, node: run.donor.node, prior: input.prior, runId: run.runId },
+      { step, retry: RESTORE_RETRY, onRetry },
     );
   } catch (error) {
     failures.push(asStepFailure(step, error));
@@ -80,12 +92,12 @@ export function* giveBackDonor(
   const restoredAt = context.df.currentUtcDateTime;
   if (!prepPodDeleted) {
     try {
-      yield* call(context, activities.deletePrepPod, prepPod, { step, retry: RESTORE_RETRY });
+      yield* call(context, activities.deletePrepPod, prepPod, { step, retry: RESTORE_RETRY, onRetry });
     } catch (error) {
       failures.push(asStepFailure(step, error));
     }
   }
-  return { restoredAt, failures };
+  return { restoredAt, waitedMs: restoredAt.getTime() - startedAt, failures };
 }
 
 function asStepFailure(step: string, error: unknown): StepFailure {

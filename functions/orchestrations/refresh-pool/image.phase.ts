@@ -76,7 +76,7 @@ function* buildImageVersion(run: RefreshRun, input: ImagePhaseInput): Generator<
     // A donor without a usable last-patch time (fallback or operator-named) holds every patch applied
     // up to its capture: the capture time is then the honest lower bound for the next run's patch rule.
     patchedAt: run.donor.patchedAt ?? isoNow(run),
-    runId: run.runTag,
+    runId: run.runId,
   });
   const readVersion = (step: 'building-image-version') => () =>
     call(context, activities.readImageVersion, { cluster, ref }, { step });

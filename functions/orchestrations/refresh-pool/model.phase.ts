@@ -6,6 +6,7 @@
  */
 import type { Task } from 'durable-functions';
 
+import { newerVersionInModel } from '../../../shared/domain/model-direction.js';
 import { galleryDefinitionIdOf, sameResourceId } from '../../../shared/domain/resource-id.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
@@ -19,6 +20,8 @@ import { setStatus } from './run.js';
 export interface ModelPhaseOutput {
   readonly removedExtensions: readonly string[];
   readonly prunedVersions: readonly string[];
+  /** Why the model was left as it was (it already uses a newer version). */
+  readonly modelKept?: string;
 }
 
 export function* modelPhase(
@@ -31,6 +34,8 @@ export function* modelPhase(
   const targetImageId = settings.pinVersion ? version.id : galleryDefinitionIdOf(version.id);
 
   setStatus(run, 'updating-scale-set-model');
+  const kept = yield* keepNewerModel(run, targetImageId);
+  if (kept !== undefined) return { removedExtensions: [], prunedVersions: [], modelKept: kept };
   // The model is replaced only while its image is what the run planned against (or the version its
   // canary pinned): an image another tool put there meanwhile stops the run instead of being overwritten.
   const update = yield* call(
@@ -119,4 +124,28 @@ export function* modelPhase(
     { step: 'pruning-versions' },
   );
   return { removedExtensions: extensions.map((extension) => extension.name), prunedVersions: pruned };
+}
+
+/**
+ * Never moves the model to an older version than the one it points at (domain/model-direction.ts): the run
+ * that installed the newer one also removed the extensions and pruned, so there is nothing left to do.
+ */
+function* keepNewerModel(
+  run: RefreshRun,
+  targetImageId: string,
+): Generator<Task, string | undefined, unknown> {
+  const { context, cluster, plan } = run;
+  const current = yield* call(
+    context,
+    activities.readScaleSetImage,
+    { cluster, scaleSet: plan.scaleSet },
+    { step: 'updating-scale-set-model' },
+  );
+  const newer = newerVersionInModel(current.imageId, targetImageId);
+  if (newer === undefined) return undefined;
+  const why =
+    `the model already uses version ${newer}, newer than ${run.version ?? "this run's"}; it was left as is ` +
+    '(only an explicit rollback moves it back)';
+  setStatus(run, 'updating-scale-set-model', why);
+  return why;
 }

@@ -19,8 +19,10 @@ export interface RefreshRun {
   readonly cluster: string;
   readonly plan: PoolPlan & { readonly image: NonNullable<PoolPlan['image']> };
   readonly donor: { readonly node: string; readonly instanceId: string; readonly patchedAt?: string };
-  /** The instance id: marks the node we hold and tags what the run builds. */
-  readonly runTag: string;
+  /** The run's id (unique per run; ownership.ts): marks the node we hold, tags what the run builds. */
+  readonly runId: string;
+  /** What every write to the donor is fenced by: the pool lease, which must still name this run. */
+  readonly fence: { readonly namespace: string; readonly name: string; readonly runId: string };
   /** The version this run builds, once named. */
   version?: string;
   /** The scale set's instances before the canary added its own (canary.phase.ts). */
@@ -29,7 +31,7 @@ export interface RefreshRun {
 
 /** Publishes the run's current step (custom status, ≤ 16 KB, no secrets). */
 export function setStatus(
-  run: Pick<RefreshRun, 'context' | 'input'> & Partial<RefreshRun>,
+  run: Pick<RefreshRun, 'context' | 'input'> & Partial<Omit<RefreshRun, 'context' | 'input'>>,
   step: RefreshStep,
   detail?: string,
 ): void {
@@ -40,6 +42,7 @@ export function setStatus(
     since: run.context.df.currentUtcDateTime.toISOString(),
     ...(run.donor === undefined ? {} : { node: run.donor.node }),
     ...(run.version === undefined ? {} : { version: run.version }),
+    ...(run.runId === undefined ? {} : { runId: run.runId }),
     ...(detail === undefined ? {} : { detail }),
   };
   run.context.df.setCustomStatus(status);

@@ -97,6 +97,10 @@ export class ArmComputeGateway implements ComputeGateway {
     return this.#snapshots.get(subscriptionId, resourceGroup, name);
   }
 
+  listSnapshots(subscriptionId: string, resourceGroup: string): Promise<Snapshot[]> {
+    return this.#snapshots.list(subscriptionId, resourceGroup);
+  }
+
   requestSnapshot(request: SnapshotRequest): Promise<void> {
     return this.#snapshots.request(request);
   }

@@ -36,6 +36,18 @@ export class ArmSnapshots {
     return id === undefined || id === '' ? undefined : id;
   }
 
+  async list(subscriptionId: string, resourceGroup: string): Promise<Snapshot[]> {
+    const action = `listing snapshots of resource group ${resourceGroup}`;
+    const client = this.clients.client(subscriptionId, action);
+    return withArmErrors(action, async () => {
+      const snapshots: Snapshot[] = [];
+      for await (const snapshot of client.snapshots.listByResourceGroup(resourceGroup)) {
+        snapshots.push(toSnapshot(snapshot, resourceGroup));
+      }
+      return snapshots;
+    });
+  }
+
   async request(request: SnapshotRequest): Promise<void> {
     const action = `requesting snapshot ${request.resourceGroup}/${request.name}`;
     const client = this.clients.client(request.subscriptionId, action);

@@ -1,14 +1,15 @@
 /**
  * The ClusterGateway over @kubernetes/client-node 2.x: one cluster's API server, reached over verified
  * TLS with a bearer token (static, or from a provider for rotating Entra ID tokens).
- * A little over 400 lines: the port's eleven calls share one client setup and error context; split it
- * per resource (nodes, pods and evictions, the prep pod) when it grows, as the ARM gateway was.
+ * Leases live in client-node-leases.ts; the node and pod calls share one client setup and error context
+ * here (a little over 400 lines; split them per resource when they grow, as the ARM gateway was).
  */
 import type { RequestOptions } from 'node:https';
 
 import {
   AppsV1Api,
   type Configuration,
+  CoordinationV1Api,
   CoreV1Api,
   createConfiguration,
   KubeConfig,
@@ -27,15 +28,19 @@ import type { DaemonSetTarget } from '../../domain/canary.js';
 import type { ClusterNode, NodeTaint } from '../../domain/cluster-node.js';
 import type { PodOnNode } from '../../domain/drain.js';
 import { isNotFound, isRefreshError, TerminalError, TransientError } from '../../domain/errors.js';
+import type { PoolLease } from '../../domain/ownership.js';
 import type {
   CheckPodSpec,
   ClusterGateway,
   EvictionOutcome,
+  LeaseWrite,
   PodOutcome,
   PodPhase,
+  PodSummary,
   PrepPodSpec,
 } from '../../ports/cluster-gateway.js';
 import { checkPodManifest, toDaemonSetTarget, toPodOutcome, withTaint } from './canary-objects.js';
+import { ClientNodeLeases } from './client-node-leases.js';
 import { disruptionBudgetRefusal, type KubeCallContext, parseStatusBody, toRefreshError } from './errors.js';
 import { toClusterNode, toPodOnNode, toPodPhase } from './to-domain.js';
 
@@ -195,7 +200,7 @@ function qualifiedPod(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
-/** The one-shot privileged pod: runs `script` in the host's namespaces, on the node whatever its taints (the simulator's tests build the same manifest). */
+/** The one-shot privileged pod: runs `script` in the host's namespaces, on the node whatever its taints. */
 export function prepPodManifest(spec: PrepPodSpec): V1Pod {
   return {
     apiVersion: 'v1',
@@ -242,6 +247,7 @@ export class ClientNodeClusterGateway implements ClusterGateway {
   readonly #apiServer: string;
   readonly #core: CoreV1Api;
   readonly #apps: AppsV1Api;
+  readonly #leases: ClientNodeLeases;
   readonly #authentication: PooledKubeConfigAuthentication;
 
   constructor(options: ClientNodeClusterGatewayOptions) {
@@ -270,6 +276,9 @@ export class ClientNodeClusterGateway implements ClusterGateway {
     });
     this.#core = new CoreV1Api(configuration);
     this.#apps = new AppsV1Api(configuration);
+    this.#leases = new ClientNodeLeases(new CoordinationV1Api(configuration), (context, request) =>
+      this.#call(context, request),
+    );
   }
 
   /** Closes the pooled connections (not part of the port: for the CLI and tests, which must exit cleanly). */
@@ -441,6 +450,38 @@ export class ClientNodeClusterGateway implements ClusterGateway {
   async getPodOutcome(namespace: string, name: string): Promise<PodOutcome | undefined> {
     const pod = await this.#readPod(namespace, name);
     return pod === undefined ? undefined : toPodOutcome(pod);
+  }
+
+  async listPods(namespace: string, labels: Readonly<Record<string, string>>): Promise<PodSummary[]> {
+    const labelSelector = Object.entries(labels)
+      .map(([key, value]) => `${key}=${value}`)
+      .join(',');
+    const context = { action: `listing pods of namespace ${namespace}`, kind: 'Pod' };
+    const pods = await this.#paged(context, (page) =>
+      this.#core.listNamespacedPod({ namespace, labelSelector, limit: PAGE_SIZE, ...page }),
+    );
+    return pods.map((pod) => {
+      const nodeName = pod.spec?.nodeName;
+      return {
+        namespace,
+        name: pod.metadata?.name ?? '',
+        labels: { ...pod.metadata?.labels },
+        phase: toPodPhase(pod.status?.phase),
+        ...(nodeName === undefined || nodeName === '' ? {} : { nodeName }),
+      };
+    });
+  }
+
+  getLease(namespace: string, name: string): Promise<PoolLease | undefined> {
+    return this.#leases.get(namespace, name);
+  }
+
+  createLease(lease: LeaseWrite): Promise<PoolLease | 'exists'> {
+    return this.#leases.create(lease);
+  }
+
+  replaceLease(lease: LeaseWrite, resourceVersion: string): Promise<PoolLease | 'conflict' | 'gone'> {
+    return this.#leases.replace(lease, resourceVersion);
   }
 
   async #readPod(namespace: string, name: string): Promise<V1Pod | undefined> {

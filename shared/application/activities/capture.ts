@@ -3,8 +3,12 @@ import { z } from 'zod';
 
 import type { PowerState, ProvisioningState } from '../../domain/compute.js';
 import { isNotFound } from '../../domain/errors.js';
+import { checkFence } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
-import { ClusterInput, InstanceInput, Name, Tags } from './inputs.js';
+import { ClusterInput, FenceInput, InstanceInput, Name, Tags } from './inputs.js';
+
+/** Powering a held donor off or on again: only while the pool lease names the run. */
+const FencedInstanceInput = InstanceInput.extend({ fence: FenceInput });
 
 export interface InstanceView {
   /** False when the instance no longer exists (scaled in by the autoscaler or an operator mid-run). */
@@ -50,17 +54,23 @@ const readInstance = defineActivity(
 
 const requestInstancePowerOff = defineActivity(
   'requestInstancePowerOff',
-  InstanceInput,
+  FencedInstanceInput,
   async (deps, input) => {
-    const { compute } = await deps.cluster(input.cluster);
+    const { compute, kube } = await deps.cluster(input.cluster);
+    await checkFence(kube, input.fence, `powering off instance ${input.instanceId}`, deps.now());
     await compute.requestPowerOff(await compute.getInstance(input.scaleSet, input.instanceId));
   },
 );
 
-const requestInstanceStart = defineActivity('requestInstanceStart', InstanceInput, async (deps, input) => {
-  const { compute } = await deps.cluster(input.cluster);
-  await compute.requestStart(await compute.getInstance(input.scaleSet, input.instanceId));
-});
+const requestInstanceStart = defineActivity(
+  'requestInstanceStart',
+  FencedInstanceInput,
+  async (deps, input) => {
+    const { compute, kube } = await deps.cluster(input.cluster);
+    await checkFence(kube, input.fence, `starting instance ${input.instanceId}`, deps.now());
+    await compute.requestStart(await compute.getInstance(input.scaleSet, input.instanceId));
+  },
+);
 
 const requestSnapshot = defineActivity(
   'requestSnapshot',

@@ -11,6 +11,7 @@ import { CAPTURE_ACTIVITIES } from './capture.js';
 import { IMAGE_ACTIVITIES } from './image.js';
 import { MODEL_ACTIVITIES } from './model.js';
 import { NODE_ACTIVITIES } from './node.js';
+import { OWNERSHIP_ACTIVITIES } from './ownership.js';
 import { PLANNING_ACTIVITIES } from './planning.js';
 import { PROMOTION_ACTIVITIES } from './promotion.js';
 
@@ -29,6 +30,7 @@ export const ACTIVITIES = catalogue({
   ...MODEL_ACTIVITIES,
   ...CANARY_ACTIVITIES,
   ...PROMOTION_ACTIVITIES,
+  ...OWNERSHIP_ACTIVITIES,
 });
 
 export type ActivityCatalogue = typeof ACTIVITIES;

@@ -27,3 +27,12 @@ export const ClusterInput = z.object({ cluster: Name });
 
 /** An instance of a pool's scale set. */
 export const InstanceInput = ClusterInput.extend({ scaleSet: ScaleSetRefInput, instanceId: Name });
+
+/**
+ * The pool lease a write to the donor is fenced by: the write happens only while the lease still names
+ * `runId` (pool-lease.ts checkFence).
+ */
+export const FenceInput = z.object({ namespace: Name, name: Name, runId: Name });
+
+/** The pool lease: the product's namespace and the scale set's lease name. */
+export const LeaseInput = z.object({ namespace: Name, name: Name });

@@ -1,9 +1,15 @@
-/** Activities on the donor node and its prep pod (the cluster side of a capture). */
+/**
+ * Activities on the donor node and its prep pod (the cluster side of a capture). Every write to the donor
+ * is fenced by the pool lease: it happens only while the lease still names the run (a run resumed after
+ * another runner took the pool over touches nothing).
+ */
 import { z } from 'zod';
 
+import { LEASE_LABEL, PREP_POD_APP_LABEL, RUN_LABEL } from '../../domain/ownership.js';
 import { drainStep, protectNode, readNodePriorState, restoreNode } from '../donor-node.js';
+import { checkFence } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
-import { ClusterInput, Name } from './inputs.js';
+import { ClusterInput, FenceInput, Name } from './inputs.js';
 
 const NodeInput = ClusterInput.extend({ node: Name });
 const PrepPodInput = ClusterInput.extend({ namespace: Name, name: Name });
@@ -12,10 +18,16 @@ const readNodeState = defineActivity('readNodeState', NodeInput, async (deps, in
   readNodePriorState((await deps.cluster(input.cluster)).kube, input.node),
 );
 
+const PriorStateInput = z.object({ unschedulable: z.boolean(), scaleDownDisabled: z.string().nullable() });
+
 const protectNodeActivity = defineActivity(
   'protectNode',
-  NodeInput.extend({ runTag: Name }),
-  async (deps, input) => protectNode((await deps.cluster(input.cluster)).kube, input.node, input.runTag),
+  NodeInput.extend({ prior: PriorStateInput, fence: FenceInput }),
+  async (deps, input) => {
+    const { kube } = await deps.cluster(input.cluster);
+    await checkFence(kube, input.fence, `holding node ${input.node}`, deps.now());
+    await protectNode(kube, input.node, input.fence.runId, input.prior);
+  },
 );
 
 const drainNodeStep = defineActivity(
@@ -24,29 +36,43 @@ const drainNodeStep = defineActivity(
     gracePeriodSeconds: z.number().int().min(0).optional(),
     deleteEmptyDirData: z.boolean(),
     force: z.boolean(),
+    fence: FenceInput,
   }),
-  async (deps, input) =>
-    drainStep((await deps.cluster(input.cluster)).kube, input.node, {
+  async (deps, input) => {
+    const { kube } = await deps.cluster(input.cluster);
+    await checkFence(kube, input.fence, `draining node ${input.node}`, deps.now());
+    return drainStep(kube, input.node, {
       gracePeriodSeconds: input.gracePeriodSeconds,
       deleteEmptyDirData: input.deleteEmptyDirData,
       force: input.force,
-    }),
+    });
+  },
 );
 
 const startDiskPrep = defineActivity(
   'startDiskPrep',
-  NodeInput.extend({ namespace: Name, podName: Name, image: z.string().min(1), script: z.string().min(1) }),
+  NodeInput.extend({
+    namespace: Name,
+    podName: Name,
+    image: z.string().min(1),
+    script: z.string().min(1),
+    fence: FenceInput,
+  }),
   async (deps, input) => {
     const { kube } = await deps.cluster(input.cluster);
+    await checkFence(kube, input.fence, `creating prep pod ${input.podName}`, deps.now());
     await kube.createPrepPod({
       namespace: input.namespace,
       name: input.podName,
       nodeName: input.node,
       image: input.image,
       script: input.script,
+      // The run and the pool (lease) it belongs to: the reaper finds the pods of runs that are gone.
       labels: {
-        'app.kubernetes.io/name': 'vmss-prototype-prep',
+        [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value,
         'app.kubernetes.io/managed-by': 'vmss-prototype',
+        [RUN_LABEL]: input.fence.runId,
+        [LEASE_LABEL]: input.fence.name,
       },
     });
   },
@@ -63,14 +89,18 @@ const deletePrepPod = defineActivity('deletePrepPod', PrepPodInput, async (deps,
   await kube.deletePod(input.namespace, input.name);
 });
 
+/**
+ * Gives the node back if run `runId` holds it (its marker), to the prior state given (the run's own
+ * record) or, for the reaper, the one recorded on the node.
+ */
 const restoreNodeActivity = defineActivity(
   'restoreNode',
   NodeInput.extend({
-    runTag: Name,
-    prior: z.object({ unschedulable: z.boolean(), scaleDownDisabled: z.string().nullable() }),
+    runId: Name,
+    prior: z.union([PriorStateInput, z.literal('recorded-on-node')]),
   }),
   async (deps, input) =>
-    restoreNode((await deps.cluster(input.cluster)).kube, input.node, input.runTag, input.prior),
+    restoreNode((await deps.cluster(input.cluster)).kube, input.node, input.runId, input.prior),
 );
 
 export const NODE_ACTIVITIES = {

@@ -10,12 +10,15 @@ import type { DaemonSetTarget } from '../../domain/canary.js';
 import type { ClusterNode, NodeTaint } from '../../domain/cluster-node.js';
 import type { PodOnNode } from '../../domain/drain.js';
 import { NotFoundError } from '../../domain/errors.js';
+import type { PoolLease } from '../../domain/ownership.js';
 import type {
   CheckPodSpec,
   ClusterGateway,
   EvictionOutcome,
+  LeaseWrite,
   PodOutcome,
   PodPhase,
+  PodSummary,
   PrepPodSpec,
 } from '../cluster-gateway.js';
 import { RecordingFake } from './recording-fake.js';
@@ -61,6 +64,8 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
   #daemonSets = new Set<string>();
   #prepPods = new Map<string, PrepPodRecord>();
   #checkPods = new Map<string, { spec: CheckPodSpec; finishesAt: number }>();
+  #leases = new Map<string, PoolLease>();
+  #leaseVersion = 0;
 
   constructor(options: FakeClusterOptions = {}) {
     super(options.now ?? (() => Date.now()));
@@ -76,6 +81,7 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
     this.#daemonSets = new Set();
     this.#prepPods = new Map();
     this.#checkPods = new Map();
+    this.#leases = new Map();
   }
 
   removeNode(name: string): void {
@@ -119,6 +125,16 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
     return [...this.#pods.values()]
       .filter((record) => record.nodeName === nodeName)
       .map((record) => record.pod);
+  }
+
+  /** A lease as it is now (test setup and assertions). */
+  lease(namespace: string, name: string): PoolLease | undefined {
+    return this.#leases.get(podKey(namespace, name));
+  }
+
+  /** Writes a lease as another runner would, bypassing the port. */
+  putLease(lease: LeaseWrite): PoolLease {
+    return this.#storeLease(lease);
   }
 
   /** Prep pods that exist now (name → phase). */
@@ -265,7 +281,51 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
     });
   }
 
+  listPods(namespace: string, labels: Readonly<Record<string, string>>): Promise<PodSummary[]> {
+    return this.call('listPods', [namespace, labels], () =>
+      [...this.#prepPods.values()]
+        .filter(
+          (record) =>
+            record.spec.namespace === namespace &&
+            Object.entries(labels).every(([key, value]) => record.spec.labels[key] === value),
+        )
+        .map((record) => ({
+          namespace,
+          name: record.spec.name,
+          labels: { ...record.spec.labels },
+          phase: this.#phase(record),
+          nodeName: record.spec.nodeName,
+        })),
+    );
+  }
+
+  getLease(namespace: string, name: string): Promise<PoolLease | undefined> {
+    return this.call('getLease', [namespace, name], () => this.#leases.get(podKey(namespace, name)));
+  }
+
+  createLease(lease: LeaseWrite): Promise<PoolLease | 'exists'> {
+    return this.call('createLease', [lease], () =>
+      this.#leases.has(podKey(lease.namespace, lease.name)) ? 'exists' : this.#storeLease(lease),
+    );
+  }
+
+  replaceLease(lease: LeaseWrite, resourceVersion: string): Promise<PoolLease | 'conflict' | 'gone'> {
+    return this.call('replaceLease', [lease, resourceVersion], () => {
+      const existing = this.#leases.get(podKey(lease.namespace, lease.name));
+      if (existing === undefined) return 'gone';
+      if (existing.resourceVersion !== resourceVersion) return 'conflict';
+      return this.#storeLease(lease);
+    });
+  }
+
   // ---- internals ---------------------------------------------------------------------------------
+
+  #storeLease(lease: LeaseWrite): PoolLease {
+    this.#leaseVersion += 1;
+    const stored: PoolLease = { ...structuredClone(lease), resourceVersion: String(this.#leaseVersion) };
+    this.#leases.set(podKey(lease.namespace, lease.name), stored);
+    return stored;
+  }
 
   #node(name: string, action: string): ClusterNode {
     const node = this.#nodes.get(name);

@@ -312,6 +312,17 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
     });
   }
 
+  listSnapshots(subscriptionId: string, resourceGroup: string): Promise<Snapshot[]> {
+    return this.call('listSnapshots', [subscriptionId, resourceGroup], () => {
+      const prefix = `${subscriptionId}/${resourceGroup}/`.toLowerCase();
+      return [...this.#snapshots.keys()].flatMap((key) => {
+        if (!key.startsWith(prefix)) return [];
+        const value = this.#settleKey(this.#snapshots, key);
+        return value === undefined ? [] : [value];
+      });
+    });
+  }
+
   requestSnapshot(request: SnapshotRequest): Promise<void> {
     return this.call('requestSnapshot', [request], () => {
       const action = `requesting snapshot ${request.resourceGroup}/${request.name}`;

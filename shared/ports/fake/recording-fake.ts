@@ -18,6 +18,7 @@ interface QueuedError {
 export abstract class RecordingFake<Method extends string> {
   readonly #calls: RecordedCall<Method>[] = [];
   readonly #errors = new Map<Method, QueuedError[]>();
+  #outage: { readonly untilMs: number; readonly error: unknown } | undefined;
 
   protected constructor(protected readonly now: () => number) {}
 
@@ -50,6 +51,11 @@ export abstract class RecordingFake<Method extends string> {
     );
   }
 
+  /** Every call fails with `error` until the fake's clock reaches `untilMs` (an API server outage). */
+  failAllUntil(untilMs: number, error: unknown): void {
+    this.#outage = { untilMs, error };
+  }
+
   /** Errors still queued for `method`. */
   pendingErrors(method: Method): number {
     return this.#errors.get(method)?.length ?? 0;
@@ -59,6 +65,7 @@ export abstract class RecordingFake<Method extends string> {
   reset(): void {
     this.#calls.length = 0;
     this.#errors.clear();
+    this.#outage = undefined;
   }
 
   /**
@@ -71,6 +78,7 @@ export abstract class RecordingFake<Method extends string> {
     const index = queued.findIndex((entry) => entry.when === undefined || entry.when(args));
     const entry = queued[index];
     try {
+      if (this.#outage !== undefined && this.now() < this.#outage.untilMs) throw this.#outage.error;
       if (entry !== undefined) {
         queued.splice(index, 1);
         throw entry.error;

@@ -172,6 +172,7 @@ export function createFakeWorld(options: FakeWorldOptions = {}): FakeWorld {
             new NotFoundError('ClusterNotConfigured', `finding cluster ${name}: it is not configured`),
           ),
     now: () => new Date(clock.now()),
+    runner: { kind: 'test', host: 'fake-world' },
   };
 
   const statuses: { instanceId: string; status: unknown }[] = [];

@@ -65,6 +65,8 @@ void describe('refreshPool on the port fakes', () => {
     assert.equal(result.donor, DONOR);
     assert.deepEqual(world.stepsOf(INSTANCE), [
       'planning',
+      'acquiring-lease',
+      'giving-back-leftovers',
       'ensuring-image-definition',
       'cordoning',
       'draining',
@@ -79,6 +81,7 @@ void describe('refreshPool on the port fakes', () => {
       'removing-bootstrap-extensions',
       'pruning-versions',
       'labelling-generations',
+      'releasing-lease',
       'done',
     ]);
     const scaleSet = world.compute.scaleSetState(poolRef(POOL));

@@ -3,7 +3,7 @@ import azureFunctions, { type HttpRequest, type InvocationContext } from '@azure
 
 import type { TriggerDependencies } from '../../../functions/triggers/trigger-dependencies.js';
 import type { PoolPlan } from '../../../shared/application/pool-plan.js';
-import type { PoolStatus } from '../../../shared/application/pool-status.js';
+import type { PoolOwnership, PoolStatus } from '../../../shared/application/pool-status.js';
 import type { NoticeClusterScope, RebootNotice } from '../../../shared/application/reboot-notices.js';
 import { NotFoundError } from '../../../shared/domain/errors.js';
 
@@ -150,7 +150,11 @@ export interface FakeDependencies extends TriggerDependencies {
   readonly sent: RebootNotice[];
   readonly nodes: Map<string, string>;
   failSends: boolean;
+  /** What readPoolOwnership answers (per test). */
+  ownership: PoolOwnership;
 }
+
+export const FREE_POOL: PoolOwnership = { lease: { state: 'free' }, heldNodes: [], leftovers: [], kept: [] };
 
 /** Trigger dependencies over in-memory data: pools per cluster, node → resource id, a recording queue. */
 export function fakeDependencies(
@@ -164,6 +168,10 @@ export function fakeDependencies(
     sent,
     nodes,
     failSends: false,
+    ownership: FREE_POOL,
+    readPoolOwnership() {
+      return Promise.resolve(deps.ownership);
+    },
     notices: {
       send(notice) {
         if (deps.failSends) return Promise.reject(new Error('enqueueing reboot notice: queue unavailable'));

@@ -8,11 +8,13 @@ import {
   handleCancelRequest,
   handlePlanRequest,
   handleRefreshRequest,
+  handleReleaseRequest,
   handleRollbackRequest,
   handleStatusRequest,
 } from '../../../functions/triggers/refresh-api.http.js';
+import type { PoolOwnership } from '../../../shared/application/pool-status.js';
 import { FakeDurableClient } from './durable-client-double.js';
-import { fakeDependencies, recordingContext, request } from './fixtures.js';
+import { fakeDependencies, FREE_POOL, recordingContext, request } from './fixtures.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
@@ -49,13 +51,22 @@ function errorOf(json: Record<string, unknown>): {
   };
 }
 
+/** The starts without their random run seeds (checked to be there). */
+function withoutSeeds(started: readonly { name: string; instanceId: string; input?: unknown }[]): unknown[] {
+  return started.map((start) => {
+    const { runSeed, ...input } = start.input as { runSeed?: unknown };
+    assert.match(String(runSeed), /^[0-9a-f-]{36}$/, 'a random run seed');
+    return { ...start, input };
+  });
+}
+
 void describe('POST /api/clusters/{cluster}/refresh', () => {
   void it('starts a cluster run for an empty body: 202 with status links', async () => {
     const { response, client, json } = await refresh(undefined);
     assert.equal(response.status, 202);
     assert.equal(json['id'], 'refresh:prod');
     assert.match(String(json['statusQueryGetUri']), /instances\/refresh%3Aprod$/);
-    assert.deepEqual(client.started, [
+    assert.deepEqual(withoutSeeds(client.started), [
       { name: 'refreshCluster', instanceId: 'refresh:prod', input: { cluster: 'prod', trigger: 'http' } },
     ]);
   });
@@ -65,7 +76,7 @@ void describe('POST /api/clusters/{cluster}/refresh', () => {
       '{"pool":"pool1","node":"k8s-pool1-12345678-vmss000003","dryRun":true}',
     );
     assert.equal(response.status, 202);
-    assert.deepEqual(client.started[0], {
+    assert.deepEqual(withoutSeeds(client.started)[0], {
       name: 'refreshPool',
       instanceId: 'refresh:prod:pool1',
       input: {
@@ -338,6 +349,102 @@ void describe('POST /api/clusters/{cluster}/pools/{pool}/cancel', () => {
     const unknownField = await cancel('pool1', client, '{"why":"x"}');
     assert.equal(unknownField.response.status, 400);
     assert.deepEqual(client.raised, []);
+  });
+});
+
+void describe('POST /api/clusters/{cluster}/pools/{pool}/release', () => {
+  const HELD: PoolOwnership = {
+    lease: {
+      state: 'held',
+      holder: 'cli/laptop/run-1',
+      runId: 'run-1',
+      runner: 'cli',
+      host: 'laptop',
+      expiresAt: '2026-11-22T12:10:00.000Z',
+      description: 'run run-1 of cli on laptop; its lease expires at 2026-11-22T12:10:00.000Z unless renewed',
+    },
+    heldNodes: [],
+    leftovers: [],
+    kept: [],
+  };
+  const DEAD: PoolOwnership = {
+    lease: { state: 'free' },
+    heldNodes: [{ node: 'n0', runId: 'run-0', byLiveRun: false, cordoned: true, vm: 'stopped' }],
+    leftovers: ['start the VM of node n0 (instance 0), stopped for a capture (left by run run-0)'],
+    kept: [],
+  };
+
+  async function release(
+    client: FakeDurableClient,
+    ownership: PoolOwnership,
+    body?: string,
+    pool = 'pool1',
+  ): Promise<{ response: HttpResponse; json: Record<string, unknown> }> {
+    const deps = fakeDependencies();
+    deps.ownership = ownership;
+    const response = await handleReleaseRequest(
+      request({
+        params: { cluster: 'prod', pool },
+        headers: body === undefined ? {} : JSON_HEADERS,
+        ...(body === undefined ? {} : { body }),
+      }),
+      client,
+      recordingContext(),
+      deps,
+    );
+    const json = (response.body === null ? {} : await response.json()) as Record<string, unknown>;
+    return { response, json };
+  }
+
+  void it('a dry run answers 200 with what would be given back and starts nothing', async () => {
+    const client = new FakeDurableClient();
+    const { response, json } = await release(client, DEAD, '{"dryRun":true}');
+    assert.equal(response.status, 200);
+    assert.deepEqual(json['wouldGiveBack'], DEAD.leftovers);
+    assert.equal(client.started.length, 0);
+  });
+
+  void it('starts the release when something is left: 202 with status links', async () => {
+    const client = new FakeDurableClient();
+    const { response } = await release(client, DEAD);
+    assert.equal(response.status, 202);
+    assert.equal(client.started[0]?.name, 'releasePool');
+    assert.equal(client.started[0]?.instanceId, 'release:prod:pool1');
+  });
+
+  void it('200 nothing-left when there is nothing to give back', async () => {
+    const client = new FakeDurableClient();
+    const { response, json } = await release(client, FREE_POOL);
+    assert.equal(response.status, 200);
+    assert.equal(json['outcome'], 'nothing-left');
+    assert.equal(client.started.length, 0);
+  });
+
+  void it('409 while a live run holds the pool, saying who; force takes it over', async () => {
+    const client = new FakeDurableClient();
+    const held = await release(client, HELD);
+    assert.equal(held.response.status, 409);
+    assert.equal(errorOf(held.json).code, 'PoolHeld');
+    assert.match(String(errorOf(held.json).message), /held by run run-1 of cli on laptop/);
+    assert.equal(client.started.length, 0);
+    const forced = await release(client, HELD, '{"force":true}');
+    assert.equal(forced.response.status, 202);
+    assert.deepEqual((client.started[0]?.input as { force?: boolean }).force, true);
+  });
+
+  void it('409 while a refresh of the pool runs in this task hub: cancel it instead', async () => {
+    const client = new FakeDurableClient();
+    client.seed('refresh:prod:pool1', 'Running', { step: 'draining' });
+    const { response, json } = await release(client, DEAD);
+    assert.equal(response.status, 409);
+    assert.equal(errorOf(json).code, 'RefreshRunning');
+  });
+
+  void it('404 for an unknown pool, 400 for an unknown field', async () => {
+    const client = new FakeDurableClient();
+    assert.equal((await release(client, DEAD, undefined, 'nosuch')).response.status, 404);
+    assert.equal((await release(client, DEAD, '{"everything":true}')).response.status, 400);
+    assert.equal(client.started.length, 0);
   });
 });
 

@@ -21,13 +21,17 @@ void describe('refresh schedule timer', () => {
   void it('starts one refresh:<cluster> per configured cluster', async () => {
     const client = new FakeDurableClient();
     const outcomes = await handleRefreshSchedule(TIMER, client, recordingContext(), { clusters: CLUSTERS });
+    const seeds = client.started.map((s) => (s.input as { runSeed?: unknown }).runSeed);
     assert.deepEqual(
-      client.started.map((s) => [s.name, s.instanceId, s.input]),
+      client.started.map((s) => [s.name, s.instanceId, { ...(s.input as object), runSeed: 'seed' }]),
       [
-        ['refreshCluster', 'refresh:prod', { cluster: 'prod', trigger: 'timer' }],
-        ['refreshCluster', 'refresh:dev', { cluster: 'dev', trigger: 'timer' }],
+        ['refreshCluster', 'refresh:prod', { cluster: 'prod', trigger: 'timer', runSeed: 'seed' }],
+        ['refreshCluster', 'refresh:dev', { cluster: 'dev', trigger: 'timer', runSeed: 'seed' }],
       ],
     );
+    // Randomness for the run ids: two task hubs' timers firing in the same millisecond still differ.
+    assert.ok(seeds.every((seed) => typeof seed === 'string' && /^[0-9a-f-]{36}$/.test(seed)));
+    assert.notEqual(seeds[0], seeds[1]);
     assert.deepEqual(
       outcomes.map((o) => o.outcome),
       ['started', 'started'],

@@ -540,4 +540,27 @@ describe('simulated ARM: scale sets through @azure/arm-compute', () => {
       await paced.close();
     }
   });
+  it(
+    'moves a manual clock by the wait real ARM would ask for when a poll stands for the client waiting',
+    { timeout: 60_000 },
+    async () => {
+      const paced = await startArmTestWorld({
+        clientPacedPolls: true,
+        seed: (state) => state.addScaleSet({ resourceGroup: RG, name: 'paced', instances: 1 }),
+      });
+      try {
+        const started = paced.clock.nowMs();
+        // Nobody advances the clock but the polls: the call finishes only because each poll moves time.
+        await paced.client.virtualMachineScaleSetVMs.beginRestartAndWait(RG, 'paced', '0', FAST_POLL);
+        const waited = (paced.clock.nowMs() - started) / 1000;
+        const polls = paced.log.statuses('Microsoft.Compute/locations/operations/read').length;
+        assert.ok(waited >= paced.latency.instanceStartSeconds, `waited ${waited} s`);
+        // 1–30 s per poll, as the remaining time asks: a 30 s restart needs one or two polls, not dozens.
+        assert.ok(polls >= 1 && polls <= 3, `${polls} polls`);
+        assert.ok(waited <= paced.latency.instanceStartSeconds + 30, `waited ${waited} s`);
+      } finally {
+        await paced.close();
+      }
+    },
+  );
 });

@@ -164,6 +164,8 @@ export interface ArmTestWorldOptions {
   throttle?: (clock: ManualClock) => ArmThrottle;
   marketplaceImages?: boolean;
   resourceGroups?: ArmHandlerOptions['resourceGroups'];
+  /** Client-paced polls: a poll of an operation in progress moves the clock (benchmarks' manual time). */
+  clientPacedPolls?: boolean;
 }
 
 export async function startArmTestWorld(options: ArmTestWorldOptions = {}): Promise<ArmTestWorld> {
@@ -195,6 +197,9 @@ export async function startArmTestWorld(options: ArmTestWorldOptions = {}): Prom
     ...(options.throttle === undefined ? {} : { throttle: options.throttle(clock) }),
     ...(options.marketplaceImages === undefined ? {} : { marketplaceImages: options.marketplaceImages }),
     ...(options.resourceGroups === undefined ? {} : { resourceGroups: options.resourceGroups }),
+    ...(options.clientPacedPolls === true
+      ? { advanceClock: (seconds: number) => clock.advance(seconds) }
+      : {}),
   });
   const tls = testTls();
   const server: Server = createServer({ key: tls.keyPem, cert: tls.certPem }, handler);

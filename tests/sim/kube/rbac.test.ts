@@ -5,7 +5,14 @@ import { readdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { ApiException, AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import {
+  ApiException,
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 
 import type { RbacAuthorizer, ResourceAttributes } from '../../../sim/kube/rbac.js';
 import {
@@ -95,6 +102,93 @@ void describe('RBAC authorizer', () => {
       },
       allowed: false,
     },
+    // The pool leases: exactly get, create and update, in the product's namespace only.
+    {
+      attributes: {
+        verb: 'get',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        name: 'vmssp-agents',
+        namespace: 'vmss-prototype',
+      },
+      allowed: true,
+    },
+    {
+      attributes: {
+        verb: 'create',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        namespace: 'vmss-prototype',
+      },
+      allowed: true,
+    },
+    {
+      attributes: {
+        verb: 'update',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        name: 'vmssp-agents',
+        namespace: 'vmss-prototype',
+      },
+      allowed: true,
+    },
+    {
+      attributes: {
+        verb: 'patch',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        name: 'vmssp-agents',
+        namespace: 'vmss-prototype',
+      },
+      allowed: false,
+    },
+    {
+      attributes: {
+        verb: 'delete',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        name: 'vmssp-agents',
+        namespace: 'vmss-prototype',
+      },
+      allowed: false,
+    },
+    {
+      attributes: {
+        verb: 'list',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        namespace: 'vmss-prototype',
+      },
+      allowed: false,
+    },
+    {
+      attributes: {
+        verb: 'watch',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        namespace: 'vmss-prototype',
+      },
+      allowed: false,
+    },
+    {
+      attributes: {
+        verb: 'create',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        namespace: 'default',
+      },
+      allowed: false,
+    },
+    {
+      attributes: {
+        verb: 'update',
+        apiGroup: 'coordination.k8s.io',
+        resource: 'leases',
+        name: 'vmssp-agents',
+        namespace: 'kube-system',
+      },
+      allowed: false,
+    },
   ];
   for (const { attributes, allowed } of cases) {
     const scope = attributes.namespace ?? 'cluster';
@@ -158,6 +252,7 @@ void describe('RBAC over the wire with the product service account', () => {
   let authorizer: RbacAuthorizer;
   let core: CoreV1Api;
   let apps: AppsV1Api;
+  let coordination: CoordinationV1Api;
 
   void before(async () => {
     authorizer = createRbacAuthorizer(manifestFiles());
@@ -171,6 +266,7 @@ void describe('RBAC over the wire with the product service account', () => {
     const config = cluster.kubeConfig(SA_TOKEN);
     core = config.makeApiClient(CoreV1Api);
     apps = config.makeApiClient(AppsV1Api);
+    coordination = config.makeApiClient(CoordinationV1Api);
   });
 
   void after(async () => {
@@ -245,6 +341,23 @@ void describe('RBAC over the wire with the product service account', () => {
     });
     await core.readNamespacedPod({ namespace: 'vmss-prototype', name: 'prep' });
     await core.deleteNamespacedPod({ namespace: 'vmss-prototype', name: 'prep', gracePeriodSeconds: 0 });
+    // The pool lease: created the first time, read, then updated (acquire, renew, release).
+    await coordination.createNamespacedLease({
+      namespace: 'vmss-prototype',
+      body: {
+        metadata: { name: 'vmssp-agents' },
+        spec: { holderIdentity: 'run-1', leaseDurationSeconds: 900 },
+      },
+    });
+    const lease = await coordination.readNamespacedLease({
+      namespace: 'vmss-prototype',
+      name: 'vmssp-agents',
+    });
+    await coordination.replaceNamespacedLease({
+      namespace: 'vmss-prototype',
+      name: 'vmssp-agents',
+      body: { ...lease, spec: { ...lease.spec, holderIdentity: 'run-2' } },
+    });
     const unused = authorizer
       .ruleUsage()
       .filter((usage) => usage.uses === 0)

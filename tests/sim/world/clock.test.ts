@@ -110,6 +110,32 @@ void describe('scaled clock', () => {
     assert.deepEqual(seen, [120]);
   });
 
+  void it('frozen, stands still while the wall clock runs, still advances on request, then goes on from there', () => {
+    let wall = 1000;
+    const clock = createClock({
+      mode: 'scaled',
+      startMs: START,
+      timeFactor: 60,
+      wallMs: () => wall,
+      autoRun: false,
+    });
+    const seen: number[] = [];
+    clock.after(90, 'ninety seconds', () => seen.push((clock.nowMs() - START) / 1000));
+    clock.freeze();
+    wall += 10_000; // ten simulated minutes, had it not been frozen
+    clock.runDue();
+    assert.equal(clock.nowMs(), START);
+    assert.deepEqual(seen, []);
+    clock.advanceBy(30);
+    assert.equal(clock.nowMs(), START + 30_000);
+    clock.thaw();
+    assert.equal(clock.nowMs(), START + 30_000, 'the frozen wall time does not count');
+    wall += 1000;
+    clock.runDue();
+    assert.equal(clock.nowMs(), START + 90_000);
+    assert.deepEqual(seen, [90]);
+  });
+
   void it('jumps forward event by event, so chains play out in simulated time', () => {
     const wall = 0;
     const clock = createClock({

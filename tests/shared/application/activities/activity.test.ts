@@ -17,6 +17,7 @@ const deps: RefreshDependencies = {
       new NotFoundError('ClusterNotConfigured', `finding cluster ${name}: it is not configured`),
     ),
   now: () => new Date(0),
+  runner: { kind: 'test', host: 'activity-test' },
 };
 
 const echo = defineActivity('echo', z.object({ count: z.number().int() }), (_deps, input) =>

@@ -1,0 +1,169 @@
+/**
+ * The reaper, carried out: what a pool's dead runs left (domain/reaper.ts decides from what the cluster
+ * and Azure show, never from local files) is given back by a run that holds the pool's lease — every pool
+ * run first, every timer tick for the idle pools, and `release` on demand (release-pool.orchestration.ts).
+ * One action failing does not stop the others; each failure is reported.
+ */
+import type { OrchestrationContext, Task } from 'durable-functions';
+
+import type { PoolScope } from '../../shared/application/pool-holdings.js';
+import type { Kept, ReapAction, ReapPlan } from '../../shared/domain/reaper.js';
+import { describeReapAction, planReaping } from '../../shared/domain/reaper.js';
+import { activities } from '../activities.js';
+import { call } from './call.js';
+import type { PoolHold } from './ownership.js';
+import { fenceOf } from './ownership.js';
+import { StepFailure } from './step-failure.js';
+import { POLL } from './timing.js';
+import { pollUntil } from './waits.js';
+
+export interface LeftoversOutcome {
+  /** What was given back, in words. */
+  readonly gaveBack: readonly string[];
+  readonly kept: readonly Kept[];
+  /** What could not be given back, with why. */
+  readonly failures: readonly string[];
+}
+
+const STEP = 'giving-back-leftovers';
+
+/** Reads what the pool's runs left and gives back whatever is not the holding run's own. */
+export function* giveBackLeftovers(
+  context: OrchestrationContext,
+  hold: PoolHold,
+): Generator<Task, LeftoversOutcome, unknown> {
+  const view = yield* call(
+    context,
+    activities.readPoolHoldings,
+    { cluster: hold.cluster, pool: hold.pool },
+    { step: STEP },
+  );
+  return yield* carryOut(context, hold, view.scope, planReaping(view.holdings, hold.runId));
+}
+
+function* carryOut(
+  context: OrchestrationContext,
+  hold: PoolHold,
+  scope: PoolScope,
+  plan: ReapPlan,
+): Generator<Task, LeftoversOutcome, unknown> {
+  const cluster = hold.cluster;
+  const gaveBack: string[] = [];
+  const failures: string[] = [];
+  const started: string[] = [];
+  let startsAwaited = false;
+
+  function* attempt(
+    action: ReapAction,
+    work: () => Generator<Task, void, unknown>,
+  ): Generator<Task, void, unknown> {
+    try {
+      yield* work();
+      gaveBack.push(describeReapAction(action));
+    } catch (error) {
+      // A lost lease ends the run: nothing more may be touched.
+      if (error instanceof StepFailure && error.code === 'LeaseLost') throw error;
+      failures.push(
+        `${describeReapAction(action)}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+
+  function* awaitStarts(): Generator<Task, void, unknown> {
+    if (startsAwaited) return;
+    startsAwaited = true;
+    for (const instanceId of started) {
+      const instance = { cluster, scaleSet: scope.scaleSet, instanceId };
+      try {
+        yield* pollUntil(context, {
+          step: 'starting-instance',
+          intervalSeconds: POLL.start.interval,
+          timeoutSeconds: POLL.start.timeout,
+          read: () => call(context, activities.readInstance, instance, { step: 'starting-instance' }),
+          done: (view) => !view.exists || view.powerState === 'running',
+          describe: (view) => `instance ${instanceId} is ${view.powerState}`,
+        });
+      } catch (error) {
+        if (error instanceof StepFailure && error.code === 'LeaseLost') throw error;
+        failures.push(
+          `starting instance ${instanceId}: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }
+    }
+  }
+
+  for (const action of plan.actions) {
+    switch (action.kind) {
+      case 'delete-prep-pod':
+        yield* attempt(action, function* () {
+          yield* call(
+            context,
+            activities.deletePrepPod,
+            { cluster, namespace: action.namespace, name: action.name },
+            { step: STEP },
+          );
+        });
+        break;
+      case 'start-instance':
+        yield* attempt(action, function* () {
+          yield* call(
+            context,
+            activities.requestInstanceStart,
+            { cluster, scaleSet: scope.scaleSet, instanceId: action.instanceId, fence: fenceOf(hold) },
+            { step: STEP },
+          );
+          started.push(action.instanceId);
+        });
+        break;
+      case 'restore-node':
+        // The node is given back once its VM runs again (or could not be started: it is given back anyway).
+        yield* awaitStarts();
+        yield* attempt(action, function* () {
+          yield* call(
+            context,
+            activities.restoreNode,
+            { cluster, node: action.node, runId: action.runId, prior: 'recorded-on-node' },
+            { step: STEP },
+          );
+        });
+        break;
+      case 'delete-snapshot': {
+        const where = {
+          cluster,
+          subscriptionId: action.subscriptionId,
+          resourceGroup: action.resourceGroup,
+          name: action.name,
+        };
+        yield* attempt(action, function* () {
+          yield* call(context, activities.requestSnapshotDeletion, where, { step: STEP });
+          yield* pollUntil(context, {
+            step: STEP,
+            intervalSeconds: POLL.snapshot.interval,
+            timeoutSeconds: POLL.snapshot.timeout,
+            read: () => call(context, activities.readSnapshot, where, { step: STEP }),
+            done: (view) => !view.exists,
+            describe: (view) => `snapshot ${action.name} ${view.provisioningState ?? 'deleting'}`,
+          });
+        });
+        break;
+      }
+      case 'delete-image-version': {
+        const ref = { ...scope.definition, versionName: action.versionName };
+        yield* attempt(action, function* () {
+          yield* call(context, activities.requestImageVersionDeletion, { cluster, ref }, { step: STEP });
+          yield* pollUntil(context, {
+            step: STEP,
+            intervalSeconds: POLL.imageVersionDeletion.interval,
+            timeoutSeconds: POLL.imageVersionDeletion.timeout,
+            read: () => call(context, activities.readImageVersion, { cluster, ref }, { step: STEP }),
+            done: (view) => !view.exists,
+            describe: (view) => `version ${action.versionName} ${view.provisioningState ?? 'deleting'}`,
+          });
+        });
+        break;
+      }
+    }
+  }
+  yield* awaitStarts();
+  return { gaveBack, kept: plan.kept, failures };
+}

@@ -1,0 +1,174 @@
+/**
+ * Holding a pool from an orchestration: acquire its lease (shared/application/pool-lease.ts) before the
+ * first write, keep it while the run holds the pool, release it at the end. While held, a wait guard
+ * (waits.ts) renews the lease before any activity or sleep once LEASE_RENEWAL.everyMs of orchestration
+ * time passed, and before a sleep that would outlast it — the longest sleep is a Retry-After of at most
+ * 10 minutes, the lease lasts 15. The guard also ends the run:
+ * - when the lease was taken by another run (it expired while this one was away): `LeaseLost`; the run
+ *   must not touch the pool again, not even to give the donor back — the run that took the pool over does;
+ * - when an operator asked for a cancel through the lease (`vmss-prototype cancel`) while the capture's
+ *   cancel watch is active: the same failure as the cancel event.
+ * A renewal that fails transiently (the API server is away) is tried again at the next chance: the
+ * lease may expire meanwhile, and every write to the donor is fenced by it anyway (activities check it).
+ */
+import type { OrchestrationContext, Task } from 'durable-functions';
+
+import type { AcquireOutcome, LeaseRef } from '../../shared/application/pool-lease.js';
+import { LEASE_DURATION_SECONDS } from '../../shared/domain/ownership.js';
+import { activities } from '../activities.js';
+import { call, callOnce } from './call.js';
+import { StepFailure } from './step-failure.js';
+import { LEASE_RENEWAL } from './timing.js';
+import type { WaitGuard } from './waits.js';
+import { activeCancelOf, cancelled, setWaitGuard } from './waits.js';
+
+/** A pool this run holds: its lease, the run id in it, and what the last renewal said. */
+export interface PoolHold {
+  readonly cluster: string;
+  readonly pool: string;
+  readonly lease: LeaseRef;
+  readonly runId: string;
+  /** Orchestration time of the last acquisition or renewal (epoch ms). */
+  renewedAt: number;
+  /** Set once the lease was found taken: who holds it now, in words. */
+  lost?: string;
+  cancelRequested?: string;
+}
+
+/** What every write to the donor carries: the lease it is fenced by, and this run's id. */
+export function fenceOf(hold: PoolHold): { namespace: string; name: string; runId: string } {
+  return { namespace: hold.lease.namespace, name: hold.lease.name, runId: hold.runId };
+}
+
+export type AcquirePoolOutcome =
+  | { readonly kind: 'held'; readonly hold: PoolHold; readonly tookOverFrom?: string }
+  | { readonly kind: 'busy'; readonly holder: Extract<AcquireOutcome, { kind: 'held' }> };
+
+/**
+ * The run id of this orchestration: deterministic on replay, unique per run (the instance id is shared
+ * by every run of a pool; the starter's seed separates two runners that start it in the same millisecond).
+ */
+export function runIdOf(context: OrchestrationContext, seed: string | undefined): string {
+  return context.df.newGuid(`${context.df.instanceId}|${seed ?? ''}`);
+}
+
+export function* acquirePool(
+  context: OrchestrationContext,
+  request: {
+    readonly cluster: string;
+    readonly pool: string;
+    readonly lease: LeaseRef;
+    readonly runId: string;
+    readonly purpose: string;
+    /** Take the lease even from a live holder (`release --force`). */
+    readonly force?: boolean;
+  },
+): Generator<Task, AcquirePoolOutcome, unknown> {
+  const outcome = yield* call(
+    context,
+    activities.acquirePoolLease,
+    {
+      cluster: request.cluster,
+      lease: request.lease,
+      runId: request.runId,
+      purpose: {
+        cluster: request.cluster,
+        pool: request.pool,
+        instanceId: context.df.instanceId,
+        purpose: request.purpose,
+      },
+      ...(request.force === true ? { force: true } : {}),
+    },
+    { step: 'acquiring-lease' },
+  );
+  if (outcome.kind === 'held') return { kind: 'busy', holder: outcome };
+  const hold: PoolHold = {
+    cluster: request.cluster,
+    pool: request.pool,
+    lease: request.lease,
+    runId: request.runId,
+    renewedAt: context.df.currentUtcDateTime.getTime(),
+  };
+  setWaitGuard(context, leaseGuard(hold));
+  return {
+    kind: 'held',
+    hold,
+    ...(outcome.tookOverFrom === undefined ? {} : { tookOverFrom: outcome.tookOverFrom }),
+  };
+}
+
+/**
+ * Releases the lease (best effort: a lease that cannot be released expires on its own) and stops the
+ * renewals. A lost lease is not released: it is not ours any more.
+ */
+export function* releasePool(context: OrchestrationContext, hold: PoolHold): Generator<Task, void, unknown> {
+  setWaitGuard(context, undefined);
+  if (hold.lost !== undefined) return;
+  try {
+    yield* call(
+      context,
+      activities.releasePoolLease,
+      { cluster: hold.cluster, lease: hold.lease, runId: hold.runId },
+      { step: 'releasing-lease' },
+    );
+  } catch {
+    // It expires LEASE_DURATION_SECONDS after the last renewal; nothing of the pool is held any more.
+  }
+}
+
+/** The failure of a run whose lease was taken over. */
+export function leaseLost(hold: PoolHold): StepFailure {
+  return StepFailure.terminal(
+    'renewing-lease',
+    'LeaseLost',
+    `run ${hold.runId} no longer holds pool ${hold.pool}: ${hold.lost ?? 'the lease was taken'}; this run ` +
+      'stopped without touching the pool again',
+    'the run that took the pool over gives back what this one held (see `vmss-prototype status`)',
+  );
+}
+
+function leaseGuard(hold: PoolHold): WaitGuard {
+  let renewing = false;
+  function* renew(context: OrchestrationContext): Generator<Task, void, unknown> {
+    renewing = true;
+    try {
+      const result = yield* callOnce(context, activities.renewPoolLease, {
+        cluster: hold.cluster,
+        lease: hold.lease,
+        runId: hold.runId,
+      });
+      if (!result.ok) {
+        // The API server is away: try again at the next chance (activities are fenced meanwhile).
+        if (result.failure.kind === 'transient') return;
+        throw StepFailure.ofActivity('renewing-lease', result.failure);
+      }
+      if (result.value.kind === 'lost') {
+        hold.lost = result.value.description;
+        throw leaseLost(hold);
+      }
+      hold.renewedAt = context.df.currentUtcDateTime.getTime();
+      if (result.value.cancelRequested !== undefined) hold.cancelRequested = result.value.cancelRequested;
+    } finally {
+      renewing = false;
+    }
+  }
+  function* check(context: OrchestrationContext, fireAt: Date | undefined): Generator<Task, void, unknown> {
+    if (hold.lost !== undefined) throw leaseLost(hold);
+    if (renewing) return;
+    const now = context.df.currentUtcDateTime.getTime();
+    const expiresAt = hold.renewedAt + LEASE_DURATION_SECONDS * 1000;
+    const due =
+      now - hold.renewedAt >= LEASE_RENEWAL.everyMs ||
+      (fireAt !== undefined && fireAt.getTime() > expiresAt - LEASE_RENEWAL.marginMs);
+    if (due) yield* renew(context);
+    const cancel = activeCancelOf(context);
+    if (hold.cancelRequested !== undefined && cancel !== undefined) {
+      cancel.active = false;
+      throw cancelled('cancelling', hold.cancelRequested);
+    }
+  }
+  return {
+    beforeActivity: (context) => check(context, undefined),
+    beforeSleep: (context, fireAt) => check(context, fireAt),
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * Gives back what a pool's dead or stuck runs hold (`vmss-prototype release`, `POST …/pools/{pool}/release`,
+ * and every timer tick for the pools it does not refresh): reads what the cluster and Azure show, decides
+ * with the reaper's rule (domain/reaper.ts), and only when something is to be given back takes the pool's
+ * lease, reads again under it, gives back, and releases the lease. A live run holding the pool is left
+ * alone (`held`, saying who) unless `force` (the operator knows that runner is gone: its lease is taken
+ * over, and it stops at its next renewal). A dry run changes nothing and takes no lease.
+ */
+import type { OrchestrationContext, Task } from 'durable-functions';
+
+import type { ReleasePoolInput, ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
+import { describeHolder, LEASE_ANNOTATIONS, leaseState } from '../../shared/domain/ownership.js';
+import { describeReapAction, planReaping } from '../../shared/domain/reaper.js';
+import { activities } from '../activities.js';
+import { call } from './call.js';
+import { giveBackLeftovers } from './give-back-leftovers.js';
+import { acquirePool, leaseLost, releasePool, runIdOf } from './ownership.js';
+
+export function* releasePoolOrchestration(
+  context: OrchestrationContext,
+): Generator<Task, ReleasePoolResult, unknown> {
+  const input = context.df.getInput<ReleasePoolInput>();
+  context.df.setCustomStatus({ cluster: input.cluster, pool: input.pool, step: 'giving-back-leftovers' });
+  const result = yield* releaseLeftovers(context, { ...input, purpose: 'release' });
+  context.df.setCustomStatus({
+    cluster: input.cluster,
+    pool: input.pool,
+    step: 'done',
+    detail: result.outcome,
+  });
+  return result;
+}
+
+/** The release of one pool, also run by the cluster orchestration for its idle pools. */
+export function* releaseLeftovers(
+  context: OrchestrationContext,
+  request: ReleasePoolInput & { readonly purpose: string },
+): Generator<Task, ReleasePoolResult, unknown> {
+  const { cluster, pool } = request;
+  const step = 'giving-back-leftovers';
+  const view = yield* call(context, activities.readPoolHoldings, { cluster, pool }, { step });
+  const state = leaseState(view.lease, context.df.currentUtcDateTime);
+  const live = state.kind === 'held' && state.live ? state : undefined;
+  const holder =
+    live === undefined
+      ? undefined
+      : describeHolder(live, view.lease?.annotations[LEASE_ANNOTATIONS.instanceId]);
+  const alive = request.force === true ? undefined : live?.holder.runId;
+  const preview = planReaping(view.holdings, alive);
+  const base = { cluster, pool, ...(holder === undefined ? {} : { holder }), failures: [] };
+  if (request.dryRun === true) {
+    return {
+      ...base,
+      outcome: 'planned',
+      actions: preview.actions.map(describeReapAction),
+      kept: preview.kept,
+    };
+  }
+  if (preview.actions.length === 0) {
+    return {
+      ...base,
+      outcome: live === undefined ? 'nothing-left' : 'held',
+      actions: [],
+      kept: preview.kept,
+    };
+  }
+  const acquired = yield* acquirePool(context, {
+    cluster,
+    pool,
+    lease: view.scope.lease,
+    runId: runIdOf(context, request.runSeed),
+    purpose: request.purpose,
+    ...(request.force === true ? { force: true } : {}),
+  });
+  if (acquired.kind === 'busy') {
+    return { ...base, holder: acquired.holder.description, outcome: 'held', actions: [], kept: preview.kept };
+  }
+  const hold = acquired.hold;
+  try {
+    const done = yield* giveBackLeftovers(context, hold);
+    yield* releasePool(context, hold);
+    return {
+      ...base,
+      outcome: done.failures.length > 0 ? 'failed' : done.gaveBack.length > 0 ? 'released' : 'nothing-left',
+      actions: done.gaveBack,
+      kept: done.kept,
+      failures: done.failures,
+    };
+  } catch (error) {
+    if (hold.lost !== undefined) throw leaseLost(hold);
+    yield* releasePool(context, hold);
+    throw error;
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * Pool leases (coordination.k8s.io/v1 Lease) over @kubernetes/client-node: read, create, and replace with
+ * optimistic concurrency. Lease times are MicroTime (RFC 3339 with microseconds): written as client-node's
+ * V1MicroTime, read back as the strings the server sent. Used by the cluster gateway, which owns the
+ * client setup and the error mapping.
+ */
+import { type CoordinationV1Api, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
+
+import { isNotFound, TerminalError, TransientError } from '../../domain/errors.js';
+import type { PoolLease } from '../../domain/ownership.js';
+import { parseRfc3339 } from '../../domain/rfc3339.js';
+import type { LeaseWrite } from '../../ports/cluster-gateway.js';
+import type { KubeCallContext } from './errors.js';
+
+/** The gateway's error-mapping call wrapper. */
+export type KubeCall = <T>(context: KubeCallContext, request: () => Promise<T>) => Promise<T>;
+
+export class ClientNodeLeases {
+  constructor(
+    private readonly api: CoordinationV1Api,
+    private readonly call: KubeCall,
+  ) {}
+
+  async get(namespace: string, name: string): Promise<PoolLease | undefined> {
+    try {
+      const lease = await this.call(context('reading', namespace, name), () =>
+        this.api.readNamespacedLease({ namespace, name }),
+      );
+      return toPoolLease(lease, namespace, name);
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async create(lease: LeaseWrite): Promise<PoolLease | 'exists'> {
+    try {
+      const created = await this.call(context('creating', lease.namespace, lease.name), () =>
+        this.api.createNamespacedLease({ namespace: lease.namespace, body: toV1Lease(lease) }),
+      );
+      return toPoolLease(created, lease.namespace, lease.name);
+    } catch (error) {
+      if (error instanceof TerminalError && error.code === 'KubeAlreadyExists') return 'exists';
+      throw error;
+    }
+  }
+
+  async replace(lease: LeaseWrite, resourceVersion: string): Promise<PoolLease | 'conflict' | 'gone'> {
+    const body = toV1Lease(lease);
+    body.metadata = { ...body.metadata, resourceVersion };
+    try {
+      const replaced = await this.call(context('updating', lease.namespace, lease.name), () =>
+        this.api.replaceNamespacedLease({ namespace: lease.namespace, name: lease.name, body }),
+      );
+      return toPoolLease(replaced, lease.namespace, lease.name);
+    } catch (error) {
+      if (error instanceof TransientError && error.code === 'KubeConflict') return 'conflict';
+      if (isNotFound(error)) return 'gone';
+      throw error;
+    }
+  }
+}
+
+function context(verb: string, namespace: string, name: string): KubeCallContext {
+  return { action: `${verb} lease ${namespace}/${name}`, kind: 'Lease' };
+}
+
+function microTime(value: string | undefined): V1MicroTime | undefined {
+  const ms = value === undefined ? undefined : parseRfc3339(value);
+  return ms === undefined ? undefined : new V1MicroTime(ms);
+}
+
+function toV1Lease(lease: LeaseWrite): V1Lease {
+  const acquireTime = microTime(lease.acquiredAt);
+  const renewTime = microTime(lease.renewedAt);
+  return {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: {
+      name: lease.name,
+      namespace: lease.namespace,
+      labels: { 'app.kubernetes.io/managed-by': 'vmss-prototype' },
+      annotations: { ...lease.annotations },
+    },
+    spec: {
+      ...(lease.holder === undefined ? {} : { holderIdentity: lease.holder }),
+      leaseDurationSeconds: lease.durationSeconds,
+      ...(acquireTime === undefined ? {} : { acquireTime }),
+      ...(renewTime === undefined ? {} : { renewTime }),
+    },
+  };
+}
+
+/** client-node leaves MicroTime fields as the server's strings (or Dates, from another reviver). */
+function timeText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value === '' ? undefined : value;
+  if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString();
+  return undefined;
+}
+
+function toPoolLease(lease: V1Lease, namespace: string, name: string): PoolLease {
+  const spec = lease.spec;
+  const holder = spec?.holderIdentity;
+  const acquiredAt = timeText(spec?.acquireTime);
+  const renewedAt = timeText(spec?.renewTime);
+  const resourceVersion = lease.metadata?.resourceVersion;
+  return {
+    namespace,
+    name,
+    ...(holder === undefined || holder === '' ? {} : { holder }),
+    ...(acquiredAt === undefined ? {} : { acquiredAt }),
+    ...(renewedAt === undefined ? {} : { renewedAt }),
+    durationSeconds: spec?.leaseDurationSeconds ?? 0,
+    ...(resourceVersion === undefined ? {} : { resourceVersion }),
+    annotations: { ...lease.metadata?.annotations },
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * Activities of pool ownership: the pool lease (acquire, renew, release) and what a pool's runs hold or left
+ * behind (read from the cluster and Azure for the reaper, `status` and `release`).
+ */
+import { z } from 'zod';
+
+import { poolScope, readPoolHoldings } from '../pool-holdings.js';
+import { acquirePoolLease, releasePoolLease, renewPoolLease } from '../pool-lease.js';
+import { defineActivity } from './activity.js';
+import { ClusterInput, LeaseInput, Name } from './inputs.js';
+
+const LeaseRunInput = ClusterInput.extend({ lease: LeaseInput, runId: Name });
+
+const acquirePoolLeaseActivity = defineActivity(
+  'acquirePoolLease',
+  LeaseRunInput.extend({
+    purpose: ClusterInput.extend({ pool: Name, instanceId: Name, purpose: Name }),
+    force: z.boolean().optional(),
+  }),
+  async (deps, input) =>
+    acquirePoolLease(
+      (await deps.cluster(input.cluster)).kube,
+      input.lease,
+      {
+        runId: input.runId,
+        runner: deps.runner,
+        purpose: input.purpose,
+        ...(input.force === undefined ? {} : { force: input.force }),
+      },
+      deps.now(),
+    ),
+);
+
+const renewPoolLeaseActivity = defineActivity('renewPoolLease', LeaseRunInput, async (deps, input) =>
+  renewPoolLease((await deps.cluster(input.cluster)).kube, input.lease, input.runId, deps.now()),
+);
+
+const releasePoolLeaseActivity = defineActivity('releasePoolLease', LeaseRunInput, async (deps, input) =>
+  releasePoolLease((await deps.cluster(input.cluster)).kube, input.lease, input.runId, deps.now()),
+);
+
+/** Where the pool lives and what its runs hold or left: lease, held nodes, prep pods, snapshots, versions. */
+const readPoolHoldingsActivity = defineActivity(
+  'readPoolHoldings',
+  ClusterInput.extend({ pool: Name }),
+  async (deps, input) => {
+    const handle = await deps.cluster(input.cluster);
+    return readPoolHoldings(handle, await poolScope(handle, input.pool));
+  },
+);
+
+export const OWNERSHIP_ACTIVITIES = {
+  acquirePoolLease: acquirePoolLeaseActivity,
+  renewPoolLease: renewPoolLeaseActivity,
+  releasePoolLease: releasePoolLeaseActivity,
+  readPoolHoldings: readPoolHoldingsActivity,
+} as const;

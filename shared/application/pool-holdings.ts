@@ -1,0 +1,170 @@
+/**
+ * What a pool's runs hold or left behind, read from the cluster and Azure only (never from a runner's
+ * local files): the pool's lease, the nodes carrying our marker with their VMs' power state, our prep pods,
+ * snapshots and image versions, and the image the model points at. The reaper decides on it
+ * (domain/reaper.ts); `status` and `release --dry-run` show it.
+ */
+import { CAPTURE_RUN_ANNOTATION } from '../domain/cluster-node.js';
+import type { ImageDefinitionRef } from '../domain/compute.js';
+import { isNotFound } from '../domain/errors.js';
+import { IMAGE_VERSION_TAG_KEYS, parseImageVersionTags } from '../domain/image-version.js';
+import type { PoolLease } from '../domain/ownership.js';
+import {
+  decodePriorState,
+  LEASE_LABEL,
+  leaseNameFor,
+  PREP_POD_APP_LABEL,
+  PRIOR_STATE_ANNOTATION,
+  REJECTED_TAG_KEYS,
+  RUN_LABEL,
+  SNAPSHOT_TAG_KEYS,
+} from '../domain/ownership.js';
+import type { HeldNode, PoolHoldings, VersionHolding } from '../domain/reaper.js';
+import type { ScaleSetRef } from '../domain/resource-id.js';
+import { scaleSetResourceId } from '../domain/resource-id.js';
+import { instanceOfNode } from './image-facts.js';
+import { findPool } from './plan-pool.js';
+import type { LeaseRef } from './pool-lease.js';
+import type { ClusterHandle } from './refresh-dependencies.js';
+
+/** Where a pool's runs live: its scale set, its lease, its prep namespace and its image definition. */
+export interface PoolScope {
+  readonly cluster: string;
+  readonly pool: string;
+  readonly scaleSet: ScaleSetRef;
+  readonly lease: LeaseRef;
+  readonly definition: ImageDefinitionRef;
+}
+
+export interface PoolHoldingsView {
+  readonly scope: PoolScope;
+  readonly lease?: PoolLease;
+  readonly holdings: PoolHoldings;
+}
+
+/** The lease of a scale set, in the product's namespace (the prep pod's, `capture.prepNamespace`). */
+export function leaseRefOf(scaleSet: ScaleSetRef, namespace: string): LeaseRef {
+  return { namespace, name: leaseNameFor(scaleSetResourceId(scaleSet)) };
+}
+
+export async function poolScope(handle: ClusterHandle, poolName: string): Promise<PoolScope> {
+  const pool = await findPool(handle, poolName);
+  const configuration = handle.configuration.poolConfiguration(pool);
+  const g = configuration.gallery;
+  return {
+    cluster: handle.configuration.name,
+    pool: pool.name,
+    scaleSet: pool.scaleSet,
+    lease: leaseRefOf(pool.scaleSet, configuration.run.prepNamespace),
+    definition: {
+      subscriptionId: g.subscriptionId,
+      resourceGroup: g.resourceGroup,
+      galleryName: g.galleryName,
+      imageName: g.imageDefinitionName,
+    },
+  };
+}
+
+export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope): Promise<PoolHoldingsView> {
+  const { kube, compute } = handle;
+  const [lease, nodes, prepPods, snapshots, versions, scaleSet] = await Promise.all([
+    kube.getLease(scope.lease.namespace, scope.lease.name),
+    kube.listNodes(),
+    kube.listPods(scope.lease.namespace, {
+      [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value,
+      [LEASE_LABEL]: scope.lease.name,
+    }),
+    compute.listSnapshots(scope.scaleSet.subscriptionId, scope.scaleSet.resourceGroup),
+    compute.listImageVersions(scope.definition).catch((error: unknown) => {
+      if (isNotFound(error)) return [];
+      throw error;
+    }),
+    compute.getScaleSet(scope.scaleSet),
+  ]);
+
+  const held: HeldNode[] = [];
+  for (const node of nodes) {
+    const runId = node.annotations[CAPTURE_RUN_ANNOTATION];
+    if (runId === undefined) continue;
+    const instanceId = instanceOfNode(node.providerId, scope.scaleSet);
+    // A node of another pool, or one whose providerID names no VM of ours: not this pool's to give back.
+    if (instanceId === undefined) continue;
+    const prior = decodePriorState(node.annotations[PRIOR_STATE_ANNOTATION]);
+    held.push({
+      name: node.name,
+      runId,
+      ...(prior === undefined ? {} : { prior }),
+      unschedulable: node.unschedulable,
+      instance: await instanceOf(handle, scope.scaleSet, instanceId),
+    });
+  }
+
+  const reference = scaleSet.imageReference;
+  return {
+    scope,
+    ...(lease === undefined ? {} : { lease }),
+    holdings: {
+      nodes: held,
+      prepPods: prepPods.map((pod) => {
+        const runId = pod.labels[RUN_LABEL];
+        return {
+          namespace: pod.namespace,
+          name: pod.name,
+          phase: pod.phase,
+          ...(runId === undefined ? {} : { runId }),
+        };
+      }),
+      snapshots: snapshots
+        .filter((snapshot) => tagOf(snapshot.tags, SNAPSHOT_TAG_KEYS.lease) === scope.lease.name)
+        .map((snapshot) => {
+          const runId = tagOf(snapshot.tags, SNAPSHOT_TAG_KEYS.runId);
+          return {
+            subscriptionId: scope.scaleSet.subscriptionId,
+            resourceGroup: snapshot.resourceGroup,
+            name: snapshot.name,
+            provisioningState: snapshot.provisioningState,
+            ...(runId === undefined ? {} : { runId }),
+          };
+        }),
+      versions: versions.map((version): VersionHolding => {
+        const parsed = parseImageVersionTags(version.tags);
+        // A damaged tag set still names its run when that tag survived.
+        const runId =
+          parsed.kind === 'ours'
+            ? parsed.provenance.runId
+            : parsed.kind === 'damaged'
+              ? tagOf(version.tags, IMAGE_VERSION_TAG_KEYS.runId)
+              : undefined;
+        return {
+          versionName: version.ref.versionName,
+          ...(runId === undefined || runId === '' ? {} : { runId }),
+          provisioningState: version.provisioningState,
+          excludeFromLatest: version.excludeFromLatest,
+          rejected: REJECTED_TAG_KEYS.some((key) => tagOf(version.tags, key) !== undefined),
+        };
+      }),
+      ...(reference !== undefined && reference.kind !== 'marketplace' ? { modelImageId: reference.id } : {}),
+    },
+  };
+}
+
+async function instanceOf(
+  handle: ClusterHandle,
+  scaleSet: ScaleSetRef,
+  instanceId: string,
+): Promise<HeldNode['instance']> {
+  try {
+    const instance = await handle.compute.getInstance(scaleSet, instanceId);
+    return { kind: 'present', instanceId, powerState: instance.powerState };
+  } catch (error) {
+    if (isNotFound(error)) return { kind: 'gone' };
+    throw error;
+  }
+}
+
+/** Azure treats tag names case-insensitively. */
+function tagOf(tags: Readonly<Record<string, string>>, key: string): string | undefined {
+  const wanted = key.toLowerCase();
+  for (const [name, value] of Object.entries(tags)) if (name.toLowerCase() === wanted) return value;
+  return undefined;
+}

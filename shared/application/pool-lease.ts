@@ -1,0 +1,296 @@
+/**
+ * The pool's lease (coordination.k8s.io/v1, one per scale set, in the product's namespace): acquire before
+ * the first write, renew while the run holds the pool, release at the end, and the fence every write to the
+ * donor checks. Optimistic concurrency: every write carries the resourceVersion it read; a conflict means
+ * another runner wrote in between, so the lease is read again and the decision taken again.
+ *
+ * A lease whose holder is still this run is renewed even after it expired: nobody took it, so nobody
+ * touched the pool (taking a lease is the only way any runner, the reaper included, touches one).
+ */
+import { TerminalError, TransientError } from '../domain/errors.js';
+import type { PoolLease, RunnerIdentity } from '../domain/ownership.js';
+import {
+  describeHolder,
+  holderIdentity,
+  LEASE_ANNOTATIONS,
+  LEASE_DURATION_SECONDS,
+  leaseState,
+  parseHolder,
+} from '../domain/ownership.js';
+import type { ClusterGateway, LeaseWrite } from '../ports/cluster-gateway.js';
+
+/** Which lease: the product's namespace and the scale set's lease name. */
+export interface LeaseRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** What the holding run is doing, written on the lease for `status` and for the runner refused. */
+export interface LeasePurpose {
+  readonly cluster: string;
+  readonly pool: string;
+  readonly instanceId: string;
+  /** `refresh` or `release`. */
+  readonly purpose: string;
+}
+
+export type AcquireOutcome =
+  | {
+      readonly kind: 'acquired';
+      readonly expiresAt: string;
+      /** The holder whose expired lease this run took over (its leftovers are now dead). */
+      readonly tookOverFrom?: string;
+    }
+  | {
+      readonly kind: 'held';
+      readonly holder: string;
+      readonly runId: string;
+      readonly since?: string;
+      readonly expiresAt: string;
+      readonly instanceId?: string;
+      readonly purpose?: string;
+      /** Who holds it, since when and until when, in words. */
+      readonly description: string;
+    };
+
+export type RenewOutcome =
+  | { readonly kind: 'renewed'; readonly expiresAt: string; readonly cancelRequested?: string }
+  | { readonly kind: 'lost'; readonly holder?: string; readonly description: string };
+
+/** Attempts at a lease write before giving up on a contended lease (each one re-reads it). */
+const MAX_WRITE_ATTEMPTS = 5;
+
+function microNow(now: Date): string {
+  return now.toISOString();
+}
+
+function expiry(now: Date): string {
+  return new Date(now.getTime() + LEASE_DURATION_SECONDS * 1000).toISOString();
+}
+
+function contention(ref: LeaseRef, doing: string): TransientError {
+  return new TransientError(
+    'LeaseContention',
+    `${doing} lease ${ref.namespace}/${ref.name}: another runner kept writing it; trying again`,
+  );
+}
+
+export async function acquirePoolLease(
+  kube: ClusterGateway,
+  ref: LeaseRef,
+  request: {
+    readonly runId: string;
+    readonly runner: RunnerIdentity;
+    readonly purpose: LeasePurpose;
+    /** Take it even from a live holder (an operator's `release --force`: they know the holder is gone). */
+    readonly force?: boolean;
+  },
+  now: Date,
+): Promise<AcquireOutcome> {
+  const identity = holderIdentity(request.runner, request.runId);
+  const write: LeaseWrite = {
+    ...ref,
+    holder: identity,
+    acquiredAt: microNow(now),
+    renewedAt: microNow(now),
+    durationSeconds: LEASE_DURATION_SECONDS,
+    annotations: {
+      [LEASE_ANNOTATIONS.instanceId]: request.purpose.instanceId,
+      [LEASE_ANNOTATIONS.cluster]: request.purpose.cluster,
+      [LEASE_ANNOTATIONS.pool]: request.purpose.pool,
+      [LEASE_ANNOTATIONS.purpose]: request.purpose.purpose,
+    },
+  };
+  for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+    const existing = await kube.getLease(ref.namespace, ref.name);
+    if (existing === undefined) {
+      const created = await kube.createLease(write);
+      if (created === 'exists') continue;
+      return { kind: 'acquired', expiresAt: expiry(now) };
+    }
+    const state = leaseState(existing, now);
+    if (state.kind === 'held' && state.holder.runId === request.runId) {
+      // This run acquired it before (a retried activity, a resumed run): keep its acquire time.
+      const renewed = await kube.replaceLease(
+        { ...write, acquiredAt: existing.acquiredAt ?? write.acquiredAt },
+        existing.resourceVersion ?? '',
+      );
+      if (typeof renewed === 'string') continue;
+      return { kind: 'acquired', expiresAt: expiry(now) };
+    }
+    if (state.kind === 'held' && state.live && request.force !== true) {
+      const instanceId = existing.annotations[LEASE_ANNOTATIONS.instanceId];
+      const purpose = existing.annotations[LEASE_ANNOTATIONS.purpose];
+      return {
+        kind: 'held',
+        holder: state.identity,
+        runId: state.holder.runId,
+        ...(state.since === undefined ? {} : { since: state.since }),
+        expiresAt: state.expiresAt,
+        ...(instanceId === undefined ? {} : { instanceId }),
+        ...(purpose === undefined ? {} : { purpose }),
+        description: describeHolder(state, instanceId),
+      };
+    }
+    const taken = await kube.replaceLease(
+      {
+        ...write,
+        annotations: {
+          ...write.annotations,
+          ...(state.kind === 'held' ? { [LEASE_ANNOTATIONS.lastHolder]: state.identity } : {}),
+        },
+      },
+      existing.resourceVersion ?? '',
+    );
+    if (typeof taken === 'string') continue;
+    return {
+      kind: 'acquired',
+      expiresAt: expiry(now),
+      ...(state.kind === 'held' ? { tookOverFrom: state.identity } : {}),
+    };
+  }
+  throw contention(ref, 'acquiring');
+}
+
+/** Renews the lease if this run still holds it (expired or not); `lost` when anyone else took it. */
+export async function renewPoolLease(
+  kube: ClusterGateway,
+  ref: LeaseRef,
+  runId: string,
+  now: Date,
+): Promise<RenewOutcome> {
+  for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+    const existing = await kube.getLease(ref.namespace, ref.name);
+    const lost = lostUnlessHeldBy(existing, runId, now);
+    if (lost !== undefined) return lost;
+    if (existing === undefined) break;
+    const renewed = await kube.replaceLease(
+      { ...writeOf(existing), renewedAt: microNow(now) },
+      existing.resourceVersion ?? '',
+    );
+    if (renewed === 'conflict') continue;
+    if (renewed === 'gone') return { kind: 'lost', description: 'the lease was deleted' };
+    const cancelRequested = renewed.annotations[LEASE_ANNOTATIONS.cancelRequested];
+    return {
+      kind: 'renewed',
+      expiresAt: expiry(now),
+      ...(cancelRequested === undefined ? {} : { cancelRequested }),
+    };
+  }
+  throw contention(ref, 'renewing');
+}
+
+/** Releases the lease if this run holds it; a lease someone else holds is left alone. */
+export async function releasePoolLease(
+  kube: ClusterGateway,
+  ref: LeaseRef,
+  runId: string,
+  now: Date,
+): Promise<{ readonly released: boolean }> {
+  for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+    const existing = await kube.getLease(ref.namespace, ref.name);
+    if (existing === undefined || parseHolder(existing.holder)?.runId !== runId) return { released: false };
+    const released = await kube.replaceLease(
+      {
+        ...ref,
+        renewedAt: microNow(now),
+        durationSeconds: existing.durationSeconds,
+        annotations: {
+          [LEASE_ANNOTATIONS.lastHolder]: existing.holder ?? '',
+          [LEASE_ANNOTATIONS.releasedAt]: microNow(now),
+        },
+      },
+      existing.resourceVersion ?? '',
+    );
+    if (released === 'conflict') continue;
+    return { released: released !== 'gone' };
+  }
+  throw contention(ref, 'releasing');
+}
+
+/**
+ * Asks the run holding the pool to stop (`vmss-prototype cancel`, from any machine): an annotation on the
+ * lease the run reads when it renews. `not-held` when no live run holds the pool.
+ */
+export async function requestPoolCancel(
+  kube: ClusterGateway,
+  ref: LeaseRef,
+  reason: string,
+  now: Date,
+): Promise<{ readonly kind: 'requested'; readonly description: string } | { readonly kind: 'not-held' }> {
+  for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+    const existing = await kube.getLease(ref.namespace, ref.name);
+    const state = leaseState(existing, now);
+    if (existing === undefined || state.kind !== 'held' || !state.live) return { kind: 'not-held' };
+    const written = await kube.replaceLease(
+      {
+        ...writeOf(existing),
+        annotations: { ...existing.annotations, [LEASE_ANNOTATIONS.cancelRequested]: reason },
+      },
+      existing.resourceVersion ?? '',
+    );
+    if (written === 'conflict') continue;
+    if (written === 'gone') return { kind: 'not-held' };
+    return {
+      kind: 'requested',
+      description: describeHolder(state, existing.annotations[LEASE_ANNOTATIONS.instanceId]),
+    };
+  }
+  throw contention(ref, 'writing a cancel request on');
+}
+
+/** What every write to a held donor checks first: the lease still names this run. */
+export interface Fence extends LeaseRef {
+  readonly runId: string;
+}
+
+/**
+ * Refuses (terminal `LeaseLost`) when the lease no longer names `fence.runId`: a run resumed after its lease
+ * was taken must not touch the pool, whatever its history still had scheduled.
+ */
+export async function checkFence(
+  kube: ClusterGateway,
+  fence: Fence,
+  doing: string,
+  now: Date,
+): Promise<void> {
+  const existing = await kube.getLease(fence.namespace, fence.name);
+  const lost = lostUnlessHeldBy(existing, fence.runId, now);
+  if (lost === undefined) return;
+  throw new TerminalError(
+    'LeaseLost',
+    `${doing}: run ${fence.runId} no longer holds the pool (${lost.description}); it touches nothing more`,
+    { advice: 'see `vmss-prototype status`: the run that took the pool over gives back what this one held' },
+  );
+}
+
+function lostUnlessHeldBy(
+  existing: PoolLease | undefined,
+  runId: string,
+  now: Date,
+): Extract<RenewOutcome, { kind: 'lost' }> | undefined {
+  if (existing === undefined) return { kind: 'lost', description: 'the lease does not exist' };
+  if (parseHolder(existing.holder)?.runId === runId) return undefined;
+  const state = leaseState(existing, now);
+  if (state.kind === 'held') {
+    return {
+      kind: 'lost',
+      holder: state.identity,
+      description: `it is held by ${describeHolder(state, existing.annotations[LEASE_ANNOTATIONS.instanceId])}`,
+    };
+  }
+  const last = state.lastHolder === undefined ? '' : ` (last held by ${state.lastHolder})`;
+  return { kind: 'lost', description: `the lease was released${last}` };
+}
+
+function writeOf(lease: PoolLease): LeaseWrite {
+  return {
+    namespace: lease.namespace,
+    name: lease.name,
+    ...(lease.holder === undefined ? {} : { holder: lease.holder }),
+    ...(lease.acquiredAt === undefined ? {} : { acquiredAt: lease.acquiredAt }),
+    ...(lease.renewedAt === undefined ? {} : { renewedAt: lease.renewedAt }),
+    durationSeconds: lease.durationSeconds,
+    annotations: { ...lease.annotations },
+  };
+}

@@ -1,0 +1,191 @@
+/**
+ * Who holds a pool, as every runner sees it (DESIGN.md §9 "Ownership and recovery"). Pure.
+ *
+ * - A **run id** names one run of a pool refresh (unique per run, unlike the instance id
+ *   `refresh:<cluster>:<pool>` every run of a pool shares). It is carried by the donor's marker annotation,
+ *   the prep pod's labels, the snapshot's and the image version's tags, and the lease.
+ * - A **lease** (coordination.k8s.io/v1 Lease) per scale set, in the product's namespace, is the one lock
+ *   every runner honours: the function app in any task hub, the CLI with any state dir, and two clusters
+ *   of settings that share a scale set (its name derives from the scale set's resource id only). Its
+ *   holder identity is `<runner kind>/<host>/<run id>`.
+ * - The donor's **prior state** is recorded on the node itself (an annotation written in the same patch
+ *   as the marker), so giving it back needs no local file.
+ */
+import { fnv1a32Hex } from './gallery-naming.js';
+import { parseRfc3339 } from './rfc3339.js';
+
+/** The node's state before a run touched it (JSON), written in the same patch as the marker. */
+export const PRIOR_STATE_ANNOTATION = 'vmss-prototype.io/prior-state';
+
+/** Labels of the prep pod: which run created it, for which lease (pool). */
+export const RUN_LABEL = 'vmss-prototype.io/run';
+export const LEASE_LABEL = 'vmss-prototype.io/lease';
+export const PREP_POD_APP_LABEL = { key: 'app.kubernetes.io/name', value: 'vmss-prototype-prep' } as const;
+
+/** Azure tag names (no `/` allowed in tag names) on snapshots; image versions carry the run id too. */
+export const SNAPSHOT_TAG_KEYS = {
+  sourceNode: 'vmss-prototype.source-node',
+  runId: 'vmss-prototype.run-id',
+  lease: 'vmss-prototype.lease',
+} as const;
+
+/**
+ * Versions rejected on purpose (safe promotion keeps them, hidden): the reaper never deletes them. Both
+ * spellings are honoured (Azure refuses `/` in tag names, so the first one is what a real gallery holds).
+ */
+export const REJECTED_TAG_KEYS: readonly string[] = ['vmss-prototype.rejected', 'vmss-prototype.io/rejected'];
+
+/** Annotations on the lease: what the holding run is doing, and an operator's request to stop it. */
+export const LEASE_ANNOTATIONS = {
+  instanceId: 'vmss-prototype.io/instance-id',
+  cluster: 'vmss-prototype.io/cluster',
+  pool: 'vmss-prototype.io/pool',
+  purpose: 'vmss-prototype.io/purpose',
+  cancelRequested: 'vmss-prototype.io/cancel-requested',
+  lastHolder: 'vmss-prototype.io/last-holder',
+  releasedAt: 'vmss-prototype.io/released-at',
+} as const;
+
+/**
+ * How long a lease lasts without renewal. Longer than the longest single durable wait of a run (a
+ * Retry-After is honoured up to 10 minutes) with margin, short enough that a dead runner's pool is free
+ * again within a quarter of an hour.
+ */
+export const LEASE_DURATION_SECONDS = 15 * 60;
+
+/** Who runs a refresh: the runner kind (`cli`, `function-app`) and its host. */
+export interface RunnerIdentity {
+  readonly kind: string;
+  readonly host: string;
+}
+
+/** The lease as the product reads it (plain JSON). */
+export interface PoolLease {
+  readonly namespace: string;
+  readonly name: string;
+  /** `<runner kind>/<host>/<run id>`; absent when released. */
+  readonly holder?: string;
+  readonly acquiredAt?: string;
+  readonly renewedAt?: string;
+  readonly durationSeconds: number;
+  readonly resourceVersion?: string;
+  readonly annotations: Readonly<Record<string, string>>;
+}
+
+/** A holder identity, split. */
+export interface Holder extends RunnerIdentity {
+  readonly runId: string;
+}
+
+/** The lease of a pool's scale set: `vmssp-<scale set name>-<hash of its id>`, a DNS label (≤ 63). */
+export function leaseNameFor(scaleSetId: string): string {
+  const id = scaleSetId.toLowerCase();
+  const name = (id.split('/').at(-1) ?? '')
+    .replaceAll(/[^a-z0-9-]/g, '-')
+    .replaceAll(/-{2,}/g, '-')
+    .slice(0, 40)
+    .replaceAll(/^-+|-+$/g, '');
+  return name === '' ? `vmssp-${fnv1a32Hex(id)}` : `vmssp-${name}-${fnv1a32Hex(id)}`;
+}
+
+/** Runner kinds and hosts never contain `/`: it separates the parts of a holder identity. */
+function part(text: string): string {
+  const cleaned = text.replaceAll(/[^A-Za-z0-9_.:-]/g, '-').slice(0, 80);
+  return cleaned === '' ? 'unknown' : cleaned;
+}
+
+export function holderIdentity(runner: RunnerIdentity, runId: string): string {
+  return `${part(runner.kind)}/${part(runner.host)}/${runId}`;
+}
+
+export function parseHolder(identity: string | undefined): Holder | undefined {
+  if (identity === undefined || identity === '') return undefined;
+  const parts = identity.split('/');
+  const runId = parts.at(-1) ?? '';
+  if (parts.length < 3 || runId === '') return undefined;
+  return { kind: parts[0] ?? '', host: parts.slice(1, -1).join('/'), runId };
+}
+
+/** What a lease means at `now`. */
+export type LeaseState =
+  | { readonly kind: 'free'; readonly lastHolder?: string; readonly releasedAt?: string }
+  | {
+      readonly kind: 'held';
+      readonly holder: Holder;
+      readonly identity: string;
+      readonly since?: string;
+      readonly renewedAt?: string;
+      readonly expiresAt: string;
+      /** False once `expiresAt` has passed: any runner may take it (and give back what the run held). */
+      readonly live: boolean;
+      readonly cancelRequested?: string;
+    };
+
+export function leaseState(lease: PoolLease | undefined, now: Date): LeaseState {
+  const holder = parseHolder(lease?.holder);
+  if (lease === undefined || holder === undefined) {
+    const lastHolder = lease?.annotations[LEASE_ANNOTATIONS.lastHolder];
+    const releasedAt = lease?.annotations[LEASE_ANNOTATIONS.releasedAt];
+    return {
+      kind: 'free',
+      ...(lastHolder === undefined ? {} : { lastHolder }),
+      ...(releasedAt === undefined ? {} : { releasedAt }),
+    };
+  }
+  const renewedMs = parseRfc3339(lease.renewedAt ?? lease.acquiredAt ?? '') ?? 0;
+  const expiresMs = renewedMs + lease.durationSeconds * 1000;
+  const cancelRequested = lease.annotations[LEASE_ANNOTATIONS.cancelRequested];
+  return {
+    kind: 'held',
+    holder,
+    identity: lease.holder ?? '',
+    ...(lease.acquiredAt === undefined ? {} : { since: lease.acquiredAt }),
+    ...(lease.renewedAt === undefined ? {} : { renewedAt: lease.renewedAt }),
+    expiresAt: new Date(expiresMs).toISOString(),
+    live: now.getTime() < expiresMs,
+    ...(cancelRequested === undefined ? {} : { cancelRequested }),
+  };
+}
+
+/** The run that is alive on a pool at `now` (the holder of a live lease), if any. */
+export function liveRunId(lease: PoolLease | undefined, now: Date): string | undefined {
+  const state = leaseState(lease, now);
+  return state.kind === 'held' && state.live ? state.holder.runId : undefined;
+}
+
+/** One line for people: who holds the pool, since when, until when. */
+export function describeHolder(state: Extract<LeaseState, { kind: 'held' }>, instanceId?: string): string {
+  const what = instanceId === undefined ? '' : ` (instance ${instanceId})`;
+  const since = state.since === undefined ? '' : ` since ${state.since}`;
+  const until = state.live
+    ? `its lease expires at ${state.expiresAt} unless renewed`
+    : `its lease expired at ${state.expiresAt}`;
+  return `run ${state.holder.runId} of ${state.holder.kind} on ${state.holder.host}${what}${since}; ${until}`;
+}
+
+/** The node's state before a run touched it: restored exactly, never "uncordoned" blindly. */
+export interface NodePriorState {
+  readonly unschedulable: boolean;
+  /** Value of the scale-down-disabled annotation before we touched it; null when absent. */
+  readonly scaleDownDisabled: string | null;
+}
+
+export function encodePriorState(prior: NodePriorState): string {
+  return JSON.stringify({ unschedulable: prior.unschedulable, scaleDownDisabled: prior.scaleDownDisabled });
+}
+
+/** The prior state from its annotation; undefined when absent or not what we write. */
+export function decodePriorState(text: string | undefined): NodePriorState | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { unschedulable, scaleDownDisabled } = value as Record<string, unknown>;
+  if (typeof unschedulable !== 'boolean') return undefined;
+  if (scaleDownDisabled !== null && typeof scaleDownDisabled !== 'string') return undefined;
+  return { unschedulable, scaleDownDisabled };
+}

@@ -1,0 +1,31 @@
+/**
+ * The benchmark's simulated figures are what `npm run bench` reports to people comparing runs: on the
+ * manual clock they must not depend on the machine, and the donor figures must come from what the
+ * simulated API server saw.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { POOL1 } from '../e2e/harness.js';
+import { measureRefresh, type RefreshFigures } from './refresh.bench.js';
+
+function simulated(figures: RefreshFigures): Record<string, unknown> {
+  const { wallS: _wall, replayCpuMs: _cpu, ...rest } = figures;
+  return rest;
+}
+
+void describe('refresh benchmark on the manual clock', { timeout: 300_000 }, () => {
+  void it('gives the same simulated figures twice, observed on the donor node', async () => {
+    const first = await measureRefresh(POOL1, 'drain-and-stop');
+    const second = await measureRefresh(POOL1, 'drain-and-stop');
+    assert.ok(!('refused' in first) && !('refused' in second), 'drain-and-stop is always available');
+    assert.deepEqual(simulated(second), simulated(first));
+    assert.equal(first.outcome, 'refreshed');
+    // The donor was cordoned and drained, then schedulable again, and Ready at or after that.
+    assert.ok(first.donorOutOfServiceS > 0, `out of service ${first.donorOutOfServiceS} s`);
+    assert.ok(first.donorCordonToReadyS >= first.donorOutOfServiceS);
+    assert.ok(first.evictions > 0);
+    assert.ok(first.refreshTriggerToModelS !== null && first.refreshTriggerToModelS <= first.refreshS);
+    assert.ok(first.armRequests.excludingPolls < first.armRequests.total);
+  });
+});

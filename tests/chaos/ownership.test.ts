@@ -1,0 +1,434 @@
+/**
+ * Ownership across processes, on a real simulator living in this test process: runners are separate
+ * processes that know nothing of each other (different state dirs) and meet only in the cluster and Azure.
+ * - two `vmss-prototype refresh` processes started together on one pool, 20 times: exactly one captures,
+ *   the other is refused saying who holds the pool; no node is ever marked or given back by the wrong run;
+ * - a run SIGKILLed at random points with its state dir deleted: once its lease expired, `release` (or the
+ *   next refresh) gives back everything it held — the chaos invariants hold;
+ * - a run killed while it waits for the power-off and resumed after that wait's deadline completes;
+ * - with pinVersion, an older run resumed after a newer one pinned its version does not roll the model back.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { checkRefreshedWorld } from '../../cli/demo-checks.js';
+import type { SimulatorSession } from '../../cli/sim-session.js';
+import { connectionOf, startSimulatorSession } from '../../cli/sim-session.js';
+import type { PoolRefreshResult, ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
+import { CAPTURE_RUN_ANNOTATION } from '../../shared/domain/cluster-node.js';
+import { writeConnectionFile } from '../../sim/connection.js';
+import type { KubeObject } from '../../sim/contracts.js';
+import { nodeOf, POOL2, sampleScenario, type ScenarioData, withUndrainablePod } from '../e2e/harness.js';
+import { checkInvariants, takeBefore } from './invariants.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+const CRASH_RUNNER = fileURLToPath(new URL('../e2e/fixtures/crash-runner.js', import.meta.url));
+const INSTANCE = `refresh:prod:${POOL2}`;
+/** Node 0 of pool 2 carries an unreplicated pod (it cannot be drained); 1 and 2 can be captured. */
+const DONORS = [nodeOf(POOL2, 1), nodeOf(POOL2, 2)];
+const MINUTE_S = 60;
+
+interface ChildRun {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function child(
+  script: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ChildRun> {
+  return new Promise((resolve, reject) => {
+    const started = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    let stdout = '';
+    let stderr = '';
+    started.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    started.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => started.kill('SIGKILL'), 180_000);
+    started.on('error', reject);
+    started.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** The last JSON line a crash runner printed. */
+function runnerResult(
+  run: ChildRun,
+): { runtimeStatus: string; output: PoolRefreshResult; failure?: { ErrorMessage: string } } | undefined {
+  const line = run.stdout.trim().split('\n').at(-1);
+  return line?.startsWith('{') === true ? (JSON.parse(line) as ReturnType<typeof runnerResult>) : undefined;
+}
+
+interface World {
+  readonly sim: SimulatorSession;
+  readonly dir: string;
+  readonly connection: string;
+}
+
+async function withWorld<T>(
+  change: (scenario: ScenarioData) => void,
+  work: (world: World) => Promise<T>,
+): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'vmssp-own-'));
+  const scenario = sampleScenario();
+  change(scenario);
+  const sim = await startSimulatorSession({ scenarioPath: scenario, timeFactor: 200 });
+  try {
+    const connection = join(dir, 'connection.json');
+    await writeConnectionFile(connection, connectionOf(sim.running));
+    return await work({ sim, dir, connection });
+  } finally {
+    await sim.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function fastLatency(scenario: ScenarioData): void {
+  scenario['latency'] = { profile: 'fast' };
+}
+
+/** Seeded PRNG (mulberry32): the same kill points on every run of the suite. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const summary: string[] = [];
+
+void describe('ownership across processes', { concurrency: false, timeout: 30 * 60_000 }, () => {
+  after(() => {
+    console.log(['ownership across processes:', ...summary].join('\n'));
+  });
+
+  void it(
+    'two runners started together on one pool, 20 times: exactly one captures; no node released by the wrong run',
+    { timeout: 20 * 60_000 },
+    async (t) => {
+      await withWorld(fastLatency, async ({ sim, dir, connection }) => {
+        const running = sim.running;
+        const store = [...running.world.clusters.values()][0]?.world.store;
+        assert.ok(store !== undefined);
+        // Every change of the marker on every node, in order: who marked it, who gave it back.
+        const transitions: { node: string; from?: string; to?: string; cordoned: boolean }[] = [];
+        const markers = new Map<string, string | undefined>();
+        const stopWatching = store.subscribe((event) => {
+          if (event.object.kind !== 'Node') return;
+          const node = event.object as KubeObject & { spec?: { unschedulable?: boolean } };
+          const name = node.metadata.name;
+          const marker = node.metadata.annotations?.[CAPTURE_RUN_ANNOTATION];
+          if (markers.get(name) === marker) return;
+          transitions.push({
+            node: name,
+            ...(markers.get(name) === undefined ? {} : { from: markers.get(name) }),
+            ...(marker === undefined ? {} : { to: marker }),
+            cordoned: node.spec?.unschedulable === true,
+          });
+          markers.set(name, marker);
+        });
+        const before = takeBefore(running);
+        const winners: string[] = [];
+        let refused = 0;
+        let late = 0;
+        try {
+          for (let round = 0; round < 20; round++) {
+            const donor = DONORS[round % DONORS.length] ?? '';
+            running.clock.advanceBy(10 * MINUTE_S); // the last donor is Ready again
+            const captures = running.world.prepRecords().length;
+            const args = (name: string): string[] => [
+              'refresh',
+              `--sim-connect=${connection}`,
+              `--pool=${POOL2}`,
+              `--node=${donor}`,
+              `--state-dir=${join(dir, `${name}-${round}`)}`,
+              '--json',
+            ];
+            const runs = await Promise.all([child(CLI, args('a')), child(CLI, args('b'))]);
+            const pools = runs.map((run) => {
+              const result = JSON.parse(run.stdout) as { clusters: { pools: PoolRefreshResult[] }[] };
+              return result.clusters[0]?.pools[0];
+            });
+            const outcomes = pools.map((pool) => pool?.outcome ?? 'none');
+            const detail = `round ${round}: ${runs.map((run) => run.stderr.split('\n').slice(-3).join(' ')).join(' | ')}`;
+            // The loser is refused by the lease ('busy'), or, when it starts planning only after the winner
+            // has already stopped the donor (a busy machine), finds the named node not Ready ('skipped').
+            // Either way it touches nothing and exits 1.
+            const loserIndex = outcomes.findIndex((outcome) => outcome !== 'refreshed');
+            assert.equal(outcomes.filter((outcome) => outcome === 'refreshed').length, 1, detail);
+            assert.ok(['busy', 'skipped'].includes(outcomes[loserIndex] ?? ''), detail);
+            assert.equal(
+              running.world.prepRecords().length - captures,
+              1,
+              `round ${round}: exactly one capture`,
+            );
+            const winner = pools.find((pool) => pool?.outcome === 'refreshed');
+            const loser = runs[loserIndex];
+            const loserPool = pools[loserIndex];
+            assert.equal(loser?.code, 1, 'the refused runner exits 1');
+            if (loserPool?.outcome === 'busy') {
+              assert.match(
+                loserPool.reason,
+                /^pool k8s-pool2-12345678-vmss is held by run \S+ of cli on \S+ \(instance refresh:prod:k8s-pool2-12345678-vmss\) since \S+; its lease expires at \S+ unless renewed: wait for that run to finish/,
+              );
+              refused += 1;
+            } else {
+              assert.match(loserPool?.reason ?? '', /not Ready/, detail);
+              late += 1;
+            }
+            winners.push(winner?.runId ?? '');
+          }
+        } finally {
+          stopWatching();
+        }
+        // Every marker ever written is a winner's run id; each was put on an unmarked node and taken off by
+        // going back to unmarked (never overwritten by another run), once per round.
+        const written = transitions.filter((change) => change.to !== undefined);
+        assert.deepEqual(
+          written.map((change) => change.to),
+          winners,
+          'only the winners marked nodes, once each',
+        );
+        assert.ok(
+          written.every((change) => change.from === undefined),
+          'no run marked a node another run held',
+        );
+        const removed = transitions.filter((change) => change.from !== undefined);
+        assert.deepEqual(
+          removed.map((change) => change.from),
+          winners,
+          'each marker removed once, in order',
+        );
+        assert.ok(
+          removed.every((change) => change.to === undefined && !change.cordoned),
+          'given back uncordoned',
+        );
+        const broken = checkInvariants(running, before, { runsPerPool: 20 }).filter((check) => !check.ok);
+        assert.deepEqual(broken, []);
+        const line = `race: 20 rounds, 20 captures (one per round), ${refused} runners refused with the holder named, ${late} found the donor already out of service, 0 nodes released by the wrong run`;
+        summary.push(line);
+        t.diagnostic(line);
+      });
+    },
+  );
+
+  void it(
+    'a run SIGKILLed at random points, its state dir deleted: release or the next refresh restores the world',
+    { timeout: 25 * 60_000 },
+    async (t) => {
+      // How many activities an uninterrupted run takes.
+      const total = await withWorld(fastLatency, async ({ dir, connection }) => {
+        const run = await child(CRASH_RUNNER, [connection, join(dir, 'state'), INSTANCE, '0', POOL2]);
+        assert.equal(runnerResult(run)?.runtimeStatus, 'Completed', run.stderr);
+        return (JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}') as { completed: number }).completed;
+      });
+      const next = random(11);
+      const points = [
+        ...new Set(Array.from({ length: 10 }, () => 1 + Math.floor(next() * (total - 1)))),
+      ].sort((a, b) => a - b);
+      let survived = 0;
+      for (const [index, killAfter] of points.entries()) {
+        const byRelease = index % 2 === 0;
+        await withWorld(fastLatency, async ({ sim, dir, connection }) => {
+          const running = sim.running;
+          const before = takeBefore(running);
+          const state = join(dir, 'state');
+          const killed = await child(CRASH_RUNNER, [connection, state, INSTANCE, String(killAfter), POOL2]);
+          const label = `kill after ${killAfter} of ${total} activities`;
+          if (killed.signal !== 'SIGKILL') {
+            assert.equal(runnerResult(killed)?.runtimeStatus, 'Completed', `${label}: ${killed.stderr}`);
+          } else {
+            await rm(state, { recursive: true, force: true });
+            if (index === 0) {
+              // What an operator sees first: `status` reads the cluster and Azure, not the lost files.
+              const status = await child(CLI, ['status', `--sim-connect=${connection}`]);
+              assert.equal(status.code, 0, status.stderr);
+              assert.match(
+                status.stdout.replaceAll(/\s+/g, ' '),
+                /held by run \S+ of crash-runner on pid-\d+/,
+              );
+            }
+            // Its lease expires 15 minutes after its last renewal; then anyone may take the pool over.
+            running.clock.advanceBy(16 * MINUTE_S);
+            if (byRelease) {
+              const released = await child(CLI, [
+                'release',
+                `--sim-connect=${connection}`,
+                `--pool=${POOL2}`,
+                '--json',
+              ]);
+              assert.equal(released.code, 0, `${label}: ${released.stdout} ${released.stderr}`);
+              const result = JSON.parse(released.stdout) as { pools: ReleasePoolResult[] };
+              assert.ok(
+                ['released', 'nothing-left'].includes(result.pools[0]?.outcome ?? ''),
+                released.stdout,
+              );
+            } else {
+              const refreshed = await child(CLI, [
+                'refresh',
+                `--sim-connect=${connection}`,
+                `--pool=${POOL2}`,
+                `--state-dir=${join(dir, 'next')}`,
+                '--json',
+              ]);
+              assert.equal(refreshed.code, 0, `${label}: ${refreshed.stdout} ${refreshed.stderr}`);
+            }
+          }
+          const broken = checkInvariants(running, before, { runsPerPool: 2 }).filter((check) => !check.ok);
+          assert.deepEqual(broken, [], `${label} (${byRelease ? 'release' : 'next refresh'})`);
+          survived += 1;
+        });
+      }
+      const line = `kill points survived: ${survived} of ${points.length} (random, seeded: ${points.join(', ')} of ${total} activities), half given back by release, half by the next refresh`;
+      summary.push(line);
+      t.diagnostic(line);
+      assert.equal(survived, points.length);
+    },
+  );
+
+  void it('a run killed while waiting for the power-off and resumed after that deadline completes the capture', async () => {
+    await withWorld(
+      () => undefined,
+      async ({ sim, dir, connection }) => {
+        const state = join(dir, 'state');
+        const killed = await child(CRASH_RUNNER, [
+          connection,
+          state,
+          INSTANCE,
+          'step:waiting-for-power-off',
+          POOL2,
+        ]);
+        assert.equal(killed.signal, 'SIGKILL', killed.stderr);
+        // Back 30 minutes later: past the 20-minute power-off deadline; the prep pod powered the VM off long ago.
+        sim.running.clock.advanceBy(30 * MINUTE_S);
+        const resumed = await child(CRASH_RUNNER, [connection, state, INSTANCE, '0', POOL2]);
+        const result = runnerResult(resumed);
+        assert.equal(
+          result?.runtimeStatus,
+          'Completed',
+          `${resumed.stderr} ${JSON.stringify(result?.failure)}`,
+        );
+        assert.equal(result.output.outcome, 'refreshed');
+        const failed = checkRefreshedWorld(sim.running, [{ cluster: 'prod', pools: [result.output] }]).filter(
+          (c) => !c.ok,
+        );
+        assert.deepEqual(failed, []);
+        summary.push(
+          'late resume: killed at waiting-for-power-off, resumed 30 min later (deadline 20 min): refreshed',
+        );
+      },
+    );
+  });
+
+  void it('with pinVersion, an older run resumed after a newer one pinned its version does not roll the model back', async () => {
+    await withWorld(fastLatency, async ({ sim, dir, connection }) => {
+      const env = {
+        ...process.env,
+        CRASH_RUNNER_CLUSTER_SETTINGS: JSON.stringify({ gallery: { pinVersion: true } }),
+      };
+      const older = await child(
+        CRASH_RUNNER,
+        [connection, join(dir, 'older'), INSTANCE, 'step:updating-scale-set-model', POOL2],
+        env,
+      );
+      assert.equal(older.signal, 'SIGKILL', older.stderr);
+      sim.running.clock.advanceBy(16 * MINUTE_S);
+      const newer = await child(CRASH_RUNNER, [connection, join(dir, 'newer'), INSTANCE, '0', POOL2], env);
+      const newerResult = runnerResult(newer);
+      assert.equal(newerResult?.runtimeStatus, 'Completed', newer.stderr);
+      const pinned = newerResult.output.version?.id ?? '';
+      assert.match(pinned, /\/versions\//);
+
+      const resumed = runnerResult(
+        await child(CRASH_RUNNER, [connection, join(dir, 'older'), INSTANCE, '0', POOL2], env),
+      );
+      assert.equal(resumed?.runtimeStatus, 'Failed');
+      assert.match(
+        resumed.failure?.ErrorMessage ?? '',
+        /^renewing-lease: run \S+ no longer holds pool k8s-pool2-12345678-vmss/,
+      );
+      const scaleSet = sim.running.world.compute.listScaleSets().find((s) => s.name === POOL2);
+      assert.equal(
+        String(scaleSet?.imageReference['id']).toLowerCase(),
+        pinned.toLowerCase(),
+        'the model keeps the newer version',
+      );
+      summary.push(
+        `pinned older run: resumed after a newer run pinned ${pinned.split('/').at(-1) ?? ''}; the model kept it`,
+      );
+    });
+  });
+
+  void it('Ctrl-C while the node is held gives it back before the command exits (130)', async () => {
+    const donor = DONORS[0] ?? '';
+    // The donor cannot be drained (a PodDisruptionBudget never allows it): the run holds it, draining,
+    // until the drain timeout (15 minutes), which leaves the interrupt time to arrive.
+    const scenario = (data: ScenarioData): void => {
+      fastLatency(data);
+      withUndrainablePod(donor)(data);
+    };
+    await withWorld(scenario, async ({ sim, dir, connection }) => {
+      const before = takeBefore(sim.running);
+      const args = [
+        CLI,
+        'refresh',
+        `--sim-connect=${connection}`,
+        `--pool=${POOL2}`,
+        `--node=${donor}`,
+        `--state-dir=${join(dir, 'ctrl-c')}`,
+        '--json',
+      ];
+      const started = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      let interruptedAt: string | undefined;
+      started.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (interruptedAt === undefined && /"step":"draining"/.test(stderr)) {
+          interruptedAt = 'draining';
+          started.kill('SIGINT');
+        }
+      });
+      started.stdout.resume();
+      const timer = setTimeout(() => started.kill('SIGKILL'), 180_000);
+      const code = await new Promise<number | null>((resolve, reject) => {
+        started.on('error', reject);
+        started.on('close', (exitCode) => resolve(exitCode));
+      });
+      clearTimeout(timer);
+      assert.equal(interruptedAt, 'draining', stderr);
+      assert.equal(code, 130, stderr);
+      assert.match(
+        stderr,
+        /interrupted: giving the node back before exiting \(refresh:prod:k8s-pool2-12345678-vmss\)/,
+      );
+      assert.match(stderr, /"runtimeStatus":"Failed"[^\n]*interrupted with Ctrl-C/);
+      const node = sim.running.world
+        .cluster('prod')
+        .world.store.list('nodes')
+        .find(
+          (object): object is KubeObject & { spec?: { unschedulable?: boolean } } =>
+            object.metadata.name === donor,
+        );
+      assert.ok(node !== undefined, 'the donor is still there');
+      assert.equal(node?.metadata.annotations?.[CAPTURE_RUN_ANNOTATION], undefined, 'no marker left');
+      assert.notEqual(node?.spec?.unschedulable, true, 'uncordoned');
+      const broken = checkInvariants(sim.running, before, { runsPerPool: 0 }).filter((check) => !check.ok);
+      assert.deepEqual(broken, []);
+      summary.push('Ctrl-C while draining: the node given back, then exit 130');
+    });
+  });
+});
