@@ -119,6 +119,7 @@ export async function runCommand(session: Session, options: CliOptions): Promise
           cluster,
           pool,
           trigger: 'cli',
+          runSeed: randomUUID(),
           ...(options.to === undefined ? {} : { to: options.to }),
           ...(options.dryRun ? { dryRun: true } : {}),
         };

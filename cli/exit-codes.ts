@@ -19,7 +19,10 @@ export function exitCodeOf(result: CommandResult, options: Pick<CliOptions, 'poo
       return result.pools.some((pool) => pool.outcome === 'held' || pool.outcome === 'failed') ? 1 : 0;
     case 'rollback':
       // The operator named the pool (and maybe the version): a refusal is a failure of what they asked.
-      return result.failures.length > 0 || result.pools.some((pool) => pool.outcome === 'refused') ? 1 : 0;
+      return result.failures.length > 0 ||
+        result.pools.some((pool) => pool.outcome === 'refused' || pool.outcome === 'busy')
+        ? 1
+        : 0;
     case 'plan':
     case 'refresh':
       break;

@@ -5,14 +5,18 @@
  * earlier rollback hid it, point a pinned model at it (If-Match on the planned read), hide the newer
  * versions from `latest` and mark them rejected (so neither `latest` nor auto mode brings them back), and
  * verify by reading everything back. No capture: seconds of ARM time. Every step is idempotent: a crash
- * resumes to the same end state.
+ * resumes to the same end state. Like a refresh, the rollback holds the pool's lease (ownership.ts) while
+ * it changes anything, and plans again under it: a refresh or canary of another runner is never raced.
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
 import type { PoolRollbackResult, RollbackPoolInput } from '../../shared/application/refresh-contracts.js';
+import type { PoolRollbackPlan } from '../../shared/application/rollback.js';
 import { sameResourceId } from '../../shared/domain/resource-id.js';
 import { activities } from '../activities.js';
 import { call } from './call.js';
+import type { PoolHold } from './ownership.js';
+import { acquirePool, leaseLost, releasePool, runIdOf } from './ownership.js';
 import { generationsPhase } from './refresh-pool/generations.phase.js';
 import { isoNow, setStatus } from './refresh-pool/run.js';
 import { StepFailure } from './step-failure.js';
@@ -27,15 +31,64 @@ export function* rollbackPoolOrchestration(
   const run = { context, input };
 
   setStatus(run, 'planning-rollback', input.to === undefined ? 'to the previous version' : `to ${input.to}`);
-  const planned = yield* call(
+  const first = yield* planOnce(context, input);
+  if (first.plan.kind === 'refused' || input.dryRun === true) {
+    const result = resultOfPlan(input, first);
+    setStatus(run, 'done', `${result.outcome}: ${result.reason}`);
+    return result;
+  }
+
+  const runId = runIdOf(context, input.runSeed);
+  setStatus(run, 'acquiring-lease');
+  const acquired = yield* acquirePool(context, {
+    cluster,
+    pool,
+    lease: first.lease,
+    runId,
+    purpose: 'rollback',
+  });
+  if (acquired.kind === 'busy') {
+    const reason =
+      `pool ${pool} is held by ${acquired.holder.description}: roll back once that run has finished (or stop ` +
+      `it with \`vmss-prototype cancel --pool ${pool}\`)`;
+    setStatus(run, 'done', `busy: ${reason}`);
+    return { cluster, pool, outcome: 'busy', reason, hidden: [], rejected: [] };
+  }
+  const hold = acquired.hold;
+  let result: PoolRollbackResult;
+  try {
+    result = yield* rollBackHeldPool(context, input, hold);
+  } catch (error) {
+    if (hold.lost !== undefined) throw leaseLost(hold);
+    setStatus({ ...run, runId }, 'releasing-lease');
+    yield* releasePool(context, hold);
+    throw error;
+  }
+  setStatus({ ...run, runId }, 'releasing-lease');
+  yield* releasePool(context, hold);
+  setStatus({ ...run, runId }, 'done', `${result.outcome}: ${result.reason}`);
+  return result;
+}
+
+function planOnce(
+  context: OrchestrationContext,
+  input: RollbackPoolInput,
+): Generator<Task, PoolRollbackPlanView, unknown> {
+  return call(
     context,
     activities.planRollback,
-    { cluster, pool, ...(input.to === undefined ? {} : { to: input.to }) },
+    { cluster: input.cluster, pool: input.pool, ...(input.to === undefined ? {} : { to: input.to }) },
     { step: 'planning-rollback' },
   );
+}
+
+type PoolRollbackPlanView = PoolRollbackPlan;
+
+/** The result of a plan that changes nothing: refused, or a dry run. */
+function resultOfPlan(input: RollbackPoolInput, planned: PoolRollbackPlanView): PoolRollbackResult {
+  const { cluster, pool } = input;
   const plan = planned.plan;
   if (plan.kind === 'refused') {
-    setStatus(run, 'done', `refused: ${plan.reason}`);
     return {
       cluster,
       pool,
@@ -46,6 +99,30 @@ export function* rollbackPoolOrchestration(
       rejected: [],
     };
   }
+  return {
+    cluster,
+    pool,
+    outcome: 'planned',
+    reason: `would roll back from ${plan.from} to ${plan.to}${describeChanges(plan.hide, plan.reject)}`,
+    from: plan.from,
+    to: plan.to,
+    modelImageId: plan.modelImageId,
+    hidden: plan.hide,
+    rejected: plan.reject,
+  };
+}
+
+/** The rollback proper, while the run holds the pool: planned again, since the pool may have changed. */
+function* rollBackHeldPool(
+  context: OrchestrationContext,
+  input: RollbackPoolInput,
+  hold: PoolHold,
+): Generator<Task, PoolRollbackResult, unknown> {
+  const { cluster, pool } = input;
+  const run = { context, input, runId: hold.runId };
+  const planned = yield* planOnce(context, input);
+  const plan = planned.plan;
+  if (plan.kind === 'refused') return resultOfPlan(input, planned);
   const planView = {
     from: plan.from,
     to: plan.to,
@@ -53,17 +130,6 @@ export function* rollbackPoolOrchestration(
     hidden: plan.hide,
     rejected: plan.reject,
   };
-  if (input.dryRun === true) {
-    setStatus(run, 'done', `planned: ${plan.from} → ${plan.to}`);
-    return {
-      cluster,
-      pool,
-      outcome: 'planned',
-      reason: `would roll back from ${plan.from} to ${plan.to}${describeChanges(plan.hide, plan.reject)}`,
-      ...planView,
-    };
-  }
-
   const step = 'rolling-back';
   setStatus(run, step, `${plan.from} → ${plan.to}`);
   const versionRef = (versionName: string) => ({ ...planned.definition, versionName });
@@ -145,7 +211,6 @@ export function* rollbackPoolOrchestration(
   });
 
   const after = yield* generationsPhase(run);
-  setStatus(run, 'done', `rolled back: ${plan.from} → ${plan.to}`);
   return {
     cluster,
     pool,

@@ -455,6 +455,7 @@ export async function handleRollbackRequest(
     cluster: cluster.value,
     pool,
     trigger: 'http',
+    runSeed: randomUUID(),
     ...(to === undefined ? {} : { to }),
     ...(dryRun === true ? { dryRun } : {}),
   };

@@ -22,10 +22,14 @@ export interface CanaryGiveBackResult {
   readonly deletedInstances: readonly string[];
 }
 
+/**
+ * `liveRun` is the run that holds the pool's lease (the caller): a canary recorded by any other run is a
+ * dead run's, since only the holder of the lease runs a canary.
+ */
 export async function giveBackDeadCanary(
   handle: ClusterHandle,
   poolName: string,
-  deadRun: string,
+  liveRun: string,
   now: Date,
 ): Promise<CanaryGiveBackResult> {
   const pool = await findPool(handle, poolName);
@@ -50,6 +54,10 @@ export async function giveBackDeadCanary(
     );
   }
   const record = parsed.record;
+  if (record.run === liveRun) {
+    return { outcome: 'nothing-to-do', summary: "the canary is this run's own", deletedInstances: [] };
+  }
+  const deadRun = record.run;
   const g = configuration.gallery;
   const ref = {
     subscriptionId: g.subscriptionId,

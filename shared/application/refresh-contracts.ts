@@ -120,10 +120,13 @@ export interface RollbackPoolInput extends PoolTarget {
   readonly to?: string;
   readonly dryRun?: boolean;
   readonly trigger: string;
+  /** As RefreshPoolInput.runSeed: mixed into the rollback's run id (it holds the pool's lease). */
+  readonly runSeed?: string;
 }
 
 export interface PoolRollbackResult extends PoolTarget {
-  readonly outcome: 'rolled-back' | 'planned' | 'refused';
+  /** `busy`: another run holds the pool's lease (the reason says who and what to do). */
+  readonly outcome: 'rolled-back' | 'planned' | 'refused' | 'busy';
   readonly reason: string;
   readonly from?: string;
   readonly to?: string;

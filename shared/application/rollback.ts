@@ -12,6 +12,8 @@ import type { RollbackPlan } from '../domain/rollback.js';
 import { planRollback } from '../domain/rollback.js';
 import { newestUsableVersion } from './image-facts.js';
 import { currentImageFacts, findPool } from './plan-pool.js';
+import { leaseRefOf } from './pool-holdings.js';
+import type { LeaseRef } from './pool-lease.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
 
 export interface PoolRollbackPlan {
@@ -19,6 +21,8 @@ export interface PoolRollbackPlan {
   readonly pool: string;
   readonly scaleSet: ScaleSetRef;
   readonly definition: ImageDefinitionRef;
+  /** The pool's lease: a rollback holds the pool like a refresh does. */
+  readonly lease: LeaseRef;
   /** The model's etag when read: the change is made only if nobody wrote the scale set since. */
   readonly etag?: string;
   /** The model's image id now (definition or version), when it has one. */
@@ -46,6 +50,7 @@ export async function planPoolRollback(
     pool: pool.name,
     scaleSet: pool.scaleSet,
     definition,
+    lease: leaseRefOf(pool.scaleSet, configuration.run.prepNamespace),
     ...(scaleSet.etag === undefined ? {} : { etag: scaleSet.etag }),
     ...(scaleSet.imageReferenceFields?.['id'] === undefined
       ? {}

@@ -17,8 +17,9 @@ import {
   restoreCanaryModel,
 } from '../canary.js';
 import { giveBackDeadCanary } from '../canary-give-back.js';
+import { checkFence } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
-import { ClusterInput, Name, ScaleSetRefInput, Tags, VersionRefInput } from './inputs.js';
+import { ClusterInput, FenceInput, Name, ScaleSetRefInput, Tags, VersionRefInput } from './inputs.js';
 
 const ScaleSetInput = ClusterInput.extend({ scaleSet: ScaleSetRefInput });
 const ImageFields = z.record(z.string(), z.string());
@@ -212,14 +213,18 @@ const keepCanaryCordonedActivity = defineActivity(
 );
 
 /**
- * For the reaper (issue 11): gives back the canary a dead run left on a pool's scale set, from Azure state
- * alone (see canary-give-back.ts). Idempotent; answers `nothing-to-do` once nothing is left.
+ * For the reaper (issue 11, give-back-leftovers.ts): gives back the canary a dead run left on a pool's
+ * scale set, from Azure state alone (see canary-give-back.ts), fenced by the pool lease the caller holds.
+ * Idempotent; answers `nothing-to-do` once nothing is left.
  */
 const giveBackDeadCanaryActivity = defineActivity(
   'giveBackDeadCanary',
-  ClusterInput.extend({ pool: Name, deadRun: Name }),
-  async (deps, input) =>
-    giveBackDeadCanary(await deps.cluster(input.cluster), input.pool, input.deadRun, deps.now()),
+  ClusterInput.extend({ pool: Name, fence: FenceInput }),
+  async (deps, input) => {
+    const handle = await deps.cluster(input.cluster);
+    await checkFence(handle.kube, input.fence, `giving back the canary of pool ${input.pool}`, deps.now());
+    return giveBackDeadCanary(handle, input.pool, input.fence.runId, deps.now());
+  },
 );
 
 export const CANARY_ACTIVITIES = {

@@ -469,7 +469,11 @@ void describe('POST /api/clusters/{cluster}/pools/{pool}/rollback', () => {
     const { response } = await rollback('pool1', client, '{"to":"2026.1120.20000"}');
     assert.equal(response.status, 202);
     assert.deepEqual(
-      client.started.map((entry) => [entry.name, entry.instanceId, entry.input]),
+      client.started.map((entry) => {
+        const { runSeed, ...input } = entry.input as Record<string, unknown>;
+        assert.equal(typeof runSeed, 'string', 'a run seed for the run id of the lease');
+        return [entry.name, entry.instanceId, input];
+      }),
       [
         [
           'rollbackPool',
@@ -487,7 +491,8 @@ void describe('POST /api/clusters/{cluster}/pools/{pool}/rollback', () => {
     assert.equal(response.status, 202);
     const [started] = client.started;
     assert.match(started?.instanceId ?? '', /^rollback-plan:prod:pool1:\d+$/);
-    assert.deepEqual(started?.input, { cluster: 'prod', pool: 'pool1', trigger: 'http', dryRun: true });
+    const { runSeed: _seed, ...input } = started?.input as Record<string, unknown>;
+    assert.deepEqual(input, { cluster: 'prod', pool: 'pool1', trigger: 'http', dryRun: true });
   });
 
   void it('409 while the pool is refreshing, and nothing starts', async () => {
