@@ -7,8 +7,8 @@ import { clusterStatusOrchestration } from './cluster-status.orchestration.js';
 import { poolSignalOrchestration } from './pool-signal.orchestration.js';
 import { refreshClusterOrchestration } from './refresh-cluster.orchestration.js';
 import { refreshPoolOrchestration } from './refresh-pool.orchestration.js';
-import { rollbackPoolOrchestration } from './rollback-pool.orchestration.js';
 import { releasePoolOrchestration } from './release-pool.orchestration.js';
+import { rollbackPoolOrchestration } from './rollback-pool.orchestration.js';
 
 export const ORCHESTRATORS: Readonly<Record<OrchestrationName, OrchestrationHandler>> = {
   [ORCHESTRATION.refreshPool]: refreshPoolOrchestration,
