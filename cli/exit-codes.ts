@@ -19,6 +19,12 @@ export function exitCodeOf(result: CommandResult, options: Pick<CliOptions, 'poo
       // A live run still holds the pool, or something could not be given back: the pool is not free.
       if (result.failures.length > 0) return 1;
       return result.pools.some((pool) => pool.outcome === 'held' || pool.outcome === 'failed') ? 1 : 0;
+    case 'rollback':
+      // The operator named the pool (and maybe the version): a refusal is a failure of what they asked.
+      return result.failures.length > 0 ||
+        result.pools.some((pool) => pool.outcome === 'refused' || pool.outcome === 'busy')
+        ? 1
+        : 0;
     case 'plan':
     case 'refresh':
       break;

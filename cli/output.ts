@@ -154,13 +154,25 @@ function renderStatus(result: StatusResult, options: RenderOptions): string {
     pool.currentVersion?.sourceNode ?? '-',
     pool.currentVersion?.builtAt ?? '-',
     formatSeconds(pool.currentVersion?.ageSeconds),
+    formatSeconds(pool.freshness.ageSeconds),
     pool.pointsAtOurImage ? (pool.pinned ? 'yes (pinned)' : 'yes (latest)') : 'no',
     pool.eligible ? 'yes' : `no: ${pool.refusal ?? ''}`,
     holderCell(pool),
   ]);
   const parts = [
     table(
-      ['CLUSTER', 'POOL', 'VERSION', 'BUILT FROM', 'BUILT AT', 'AGE', 'MODEL USES IT', 'ELIGIBLE', 'HELD BY'],
+      [
+        'CLUSTER',
+        'POOL',
+        'VERSION',
+        'BUILT FROM',
+        'BUILT AT',
+        'AGE',
+        'PATCHES AGE',
+        'MODEL USES IT',
+        'ELIGIBLE',
+        'HELD BY',
+      ],
       rows,
       options,
     ),
@@ -232,6 +244,24 @@ export function render(result: CommandResult, options: RenderOptions = {}): stri
       result.pools.map((pool) => [pool.cluster, pool.pool, pool.outcome, pool.detail]),
       options,
     );
+  }
+  if (result.kind === 'rollback') {
+    const parts = [
+      table(
+        ['CLUSTER', 'POOL', 'OUTCOME', 'FROM', 'TO', 'REASON'],
+        result.pools.map((pool) => [
+          pool.cluster,
+          pool.pool,
+          pool.outcome,
+          pool.from ?? '-',
+          pool.to ?? '-',
+          pool.reason,
+        ]),
+        options,
+      ),
+      ...result.failures.map((failure) => `\nrun ${failure.instanceId} failed: ${failure.message}`),
+    ];
+    return parts.join('\n');
   }
   const pools = result.clusters.flatMap((cluster) => cluster.pools);
   const parts = [

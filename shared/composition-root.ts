@@ -27,7 +27,7 @@ import type {
 import type { SecretReference } from './config/secret-reference.js';
 import { readEnvSecret } from './config/secret-reference.js';
 import type { CaCertificate, ClusterSettings, Settings } from './config/settings.js';
-import { loadSettings, selectionPolicyFor } from './config/settings.js';
+import { loadSettings, promotionPolicyFor, selectionPolicyFor } from './config/settings.js';
 import { NotFoundError, TerminalError } from './domain/errors.js';
 import { imageDefinitionNameFor } from './domain/gallery-naming.js';
 import type { RunnerIdentity } from './domain/ownership.js';
@@ -221,6 +221,7 @@ function clusterConfiguration(settings: Settings, cluster: ClusterSettings): Clu
         deleteEmptyDirData: true,
         // Unreplicated pods block the drain (kubectl's default): nothing would bring them back.
         forceUnreplicated: false,
+        ...promotionPolicyFor(cluster, pool.name),
       };
       return {
         enabled: configured?.enabled ?? true,

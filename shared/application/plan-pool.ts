@@ -20,6 +20,7 @@ import { requireKubernetesAccess } from './kubernetes-permissions.js';
 import { flexibleMemberIds, scaleSetsWithNodes } from './pool-membership.js';
 import type { NodeVerdictView, PoolDecision, PoolPlan } from './pool-plan.js';
 import type { ClusterHandle, ConfiguredPool, PoolConfiguration } from './refresh-dependencies.js';
+import { rejectedBuildsOfPool } from './rejected-builds.js';
 
 /**
  * The pools of a cluster: configured ones, or every scale set that has nodes in it (`all`). Pass the
@@ -141,6 +142,8 @@ export async function planPoolForCluster(
   const flexibleMembers = eligibility.eligible
     ? await flexibleMemberIds(handle.compute, scaleSet)
     : undefined;
+  // Donors and patches whose versions were rejected (canary, rollback) are not built from again.
+  const rejectedBuilds = eligibility.eligible ? await rejectedBuildsOfPool(handle, configuration, image) : [];
   const selection = selectPrototypeNodeForPool(groupNodesByScaleSet(nodes), {
     pool: {
       scaleSet: pool.scaleSet,
@@ -148,6 +151,7 @@ export async function planPoolForCluster(
     },
     policy: configuration.policy,
     ...(image?.facts === undefined ? {} : { image: image.facts }),
+    rejectedBuilds,
     now,
   });
   const selected = planPoolRefresh({
@@ -220,6 +224,7 @@ export async function planPoolForCluster(
     verdicts: selection.verdicts.map(verdictView),
     settings: configuration.run,
     ...(image?.version === undefined ? {} : { currentImageId: image.version.id }),
+    ...(scaleSet.imageReferenceFields === undefined ? {} : { modelImage: scaleSet.imageReferenceFields }),
     image: {
       definition: {
         subscriptionId: g.subscriptionId,

@@ -68,4 +68,9 @@ export interface PoolPlan extends PoolTarget {
   readonly settings: PoolRunSettings;
   /** The image the model points at now, if it is one of ours. */
   readonly currentImageId?: string;
+  /**
+   * The model's image reference fields when planned: the run replaces only this (or the version its canary
+   * pinned); an image another tool put there meanwhile is reported, not overwritten.
+   */
+  readonly modelImage?: Readonly<Record<string, string>>;
 }

@@ -4,7 +4,9 @@
  * a clock. Activities never read settings or the environment themselves.
  */
 import type { BootstrapFlavour } from '../domain/bootstrap-flavour.js';
+import type { CanaryPolicy } from '../domain/canary.js';
 import type { StorageAccountType } from '../domain/compute.js';
+import type { GenerationPolicy } from '../domain/generations.js';
 import type { RunnerIdentity } from '../domain/ownership.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { SelectionPolicy } from '../domain/selection-policy.js';
@@ -34,6 +36,10 @@ export interface PoolRunSettings {
   readonly pinVersion: boolean;
   readonly deleteEmptyDirData: boolean;
   readonly forceUnreplicated: boolean;
+  /** The canary gate a new version must pass before it is published (issue 13). */
+  readonly canary: CanaryPolicy;
+  /** Node generation labels and the optional taint on older generations. */
+  readonly generations: GenerationPolicy;
 }
 
 export type CaptureMode = 'drain-and-stop' | 'run-command';

@@ -31,6 +31,12 @@ export interface ScaleSetInstance {
   readonly zones: readonly string[];
   /** From the instance view; the scale set model does not say it, the gallery definition must match it. */
   readonly hyperVGeneration?: 'V1' | 'V2';
+  /** The image the instance was built from: `storageProfile.imageReference.id` (a gallery definition or version). */
+  readonly imageId?: string;
+  /** `imageReference.exactVersion`: the version ARM resolved `latest` to, where it reports one. */
+  readonly exactVersion?: string;
+  /** `timeCreated` (RFC 3339). */
+  readonly createdAt?: string;
 }
 
 /** A virtual machine as ARM lists a resource group's: a Flexible scale set's member names its scale set. */

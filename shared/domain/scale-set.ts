@@ -58,6 +58,15 @@ export interface ScaleSet extends ScaleSetRef {
   readonly zones: readonly string[];
   /** ARM `provisioningState` (`Succeeded`, `Updating`, `Failed`…) when the adapter read it; not an eligibility fact. */
   readonly provisioningState?: string;
+  /** The model's etag: a change sent with `If-Match` fails (412) when anyone changed the scale set since. */
+  readonly etag?: string;
+  /** `sku.capacity`: how many instances the scale set has (or is heading to). */
+  readonly capacity?: number;
+  /**
+   * The image reference's fields exactly as ARM returned them (only those present), so that a canary can
+   * put back precisely what it found (`imageReference` above is the interpreted view).
+   */
+  readonly imageReferenceFields?: Readonly<Record<string, string>>;
 }
 
 /** Why a scale set cannot be refreshed; stable codes for dashboards and tests. */

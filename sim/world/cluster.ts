@@ -367,6 +367,8 @@ export class ClusterWorld {
         }
         break;
       case 'instance-created': {
+        // The scenario's broken image: the machine runs, its kubelet never registers.
+        if (event.bootsFromGalleryImage && this.poolOf(instance)?.spec.galleryImagesNeverJoin === true) break;
         const fromPrototype = event.bootsFromGalleryImage && !event.bootstrapExtensionsRemain;
         const seconds = fromPrototype
           ? this.latency.newNodeJoinFromPrototypeSeconds

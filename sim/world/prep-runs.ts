@@ -97,11 +97,24 @@ export class PrepRuns {
     this.latency = options.latency;
   }
 
-  /** A pod was created or changed: a host pod whose container has started gets its script run. */
+  /**
+   * A pod was created or changed: a host pod whose container has started gets its script run; any other
+   * run-once pod (restartPolicy Never, e.g. the canary's check pod) ends by its command (oneShotExit).
+   */
   onPod(pod: KubeObject): void {
     const key = podKey(pod);
     if (this.prepPods.has(key) || isTerminating(pod)) return;
-    if (podPhase(pod) !== 'Running' || podNodeName(pod) === undefined || !isHostScriptPod(pod)) return;
+    if (podPhase(pod) !== 'Running' || podNodeName(pod) === undefined) return;
+    if (!isHostScriptPod(pod)) {
+      if (specOf(pod).restartPolicy !== 'Never') return;
+      this.prepPods.set(
+        key,
+        this.clock.after(this.latency.prepScriptSeconds, `one-shot pod ${pod.metadata.name}`, () =>
+          this.endOneShotPod(pod.metadata.namespace ?? '', pod.metadata.name, pod.metadata.uid),
+        ),
+      );
+      return;
+    }
     this.prepPods.set(
       key,
       this.clock.after(this.latency.prepScriptSeconds, `prep script ${pod.metadata.name}`, () =>
@@ -147,6 +160,30 @@ export class PrepRuns {
     if (run.poweredOff) this.compute.powerOffInstance(instance.id, { cause: 'guest' });
   }
 
+  private endOneShotPod(namespace: string, name: string, uid: string | undefined): void {
+    const pod = this.store.get('pods', namespace, name);
+    if (!pod || pod.metadata.uid !== uid || isTerminating(pod) || podPhase(pod) !== 'Running') return;
+    const containers = Array.isArray(specOf(pod).containers) ? (specOf(pod).containers as Container[]) : [];
+    const words = containers.flatMap((container) => [
+      ...(Array.isArray(container.command) ? container.command.map(String) : []),
+      ...(Array.isArray(container.args) ? container.args.map(String) : []),
+    ]);
+    const code = oneShotExit(words);
+    this.finishPod(
+      namespace,
+      name,
+      {
+        content: { files: {}, images: [] },
+        ok: code === 0,
+        ...(code === 0 ? {} : { error: `the command exited with ${code}: ${words.join(' ')}` }),
+        poweredOff: false,
+        changed: [],
+        effects: [],
+      },
+      code,
+    );
+  }
+
   private refused(disk: HostScriptRun['content'] | undefined, error: string): HostScriptRun {
     return {
       content: disk ?? { files: {}, images: [] },
@@ -186,7 +223,7 @@ export class PrepRuns {
   }
 
   /** The container ends: exit 0 (the pod Succeeded), or 127 with the reason (the pod Failed). */
-  private finishPod(namespace: string, name: string, run: HostScriptRun): void {
+  private finishPod(namespace: string, name: string, run: HostScriptRun, exitCode?: number): void {
     const finishedAt = timestamp(this.clock.nowMs());
     this.store.mutate('pods', namespace, name, (target) => {
       const status = statusOf(target);
@@ -211,7 +248,7 @@ export class PrepRuns {
         restartCount: 0,
         state: {
           terminated: {
-            exitCode: run.ok ? 0 : 127,
+            exitCode: exitCode ?? (run.ok ? 0 : 127),
             reason: run.ok ? 'Completed' : 'Error',
             ...(run.ok ? {} : { message: run.error }),
             startedAt: status.startTime ?? finishedAt,
@@ -247,4 +284,18 @@ export class PrepRuns {
 
 function podKey(pod: KubeObject): string {
   return `${pod.metadata.namespace ?? ''}/${pod.metadata.name}/${pod.metadata.uid ?? ''}`;
+}
+
+/**
+ * How a run-once pod's command ends in the simulator (sim/README.md "One-shot pods"): `true` → 0,
+ * `false` → 1, a shell line ending in `exit N` → N; anything else is taken to succeed (the check ran).
+ */
+export function oneShotExit(words: readonly string[]): number {
+  const last = words.at(-1)?.trim() ?? '';
+  if (words.length === 1 && last === 'false') return 1;
+  if (words.length === 1 && last === 'true') return 0;
+  const exit = /(?:^|[;&|\s])exit\s+(\d{1,3})\s*$/.exec(last);
+  if (exit?.[1] !== undefined) return Number(exit[1]);
+  if (/(?:^|[;&|\s])false\s*$/.test(last)) return 1;
+  return 0;
 }

@@ -21,7 +21,11 @@ import { durableRegistry } from '../../functions/durable-registry.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import { compose } from '../../shared/composition-root.js';
 import { writeConnectionFile } from '../../sim/connection.js';
+import { withPromotion } from './fixtures/promotion-env.js';
 import { POOL2, sampleScenario } from './harness.js';
+
+/** This test kills the capture phases; the canary phase has its own (canary-crash.test.ts). */
+const NO_CANARY = JSON.stringify({ canary: { enabled: false } });
 
 const RUNNER = fileURLToPath(new URL('./fixtures/crash-runner.js', import.meta.url));
 
@@ -70,7 +74,7 @@ async function withWorld<T>(work: (sim: SimulatorSession, dir: string) => Promis
 async function resumeHere(connectionFile: string, stateDir: string, instanceId: string) {
   const connected = await connectSimulator(connectionFile);
   const composition = compose({
-    env: connected.env,
+    env: withPromotion(connected.env, NO_CANARY),
     simulator: connected.endpoints,
     now: () => new Date(connected.clock.now()),
   });
@@ -115,6 +119,7 @@ void describe(
             'crash-0',
             '0',
             POOL2,
+            NO_CANARY,
           ]);
           assert.equal(outcome.result?.runtimeStatus, 'Completed', outcome.stderr);
           assertEndState(sim, outcome.result.output, 'uninterrupted');
@@ -127,7 +132,7 @@ void describe(
         for (let killAfter = 1; killAfter < total; killAfter++) {
           await withWorld(async (sim, dir) => {
             const args = [join(dir, 'connection.json'), join(dir, 'state'), `crash-${killAfter}`];
-            const killed = await runChild([...args, String(killAfter), POOL2]);
+            const killed = await runChild([...args, String(killAfter), POOL2, NO_CANARY]);
             if (
               killed.signal === null &&
               killed.result !== undefined &&

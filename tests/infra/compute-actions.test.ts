@@ -37,11 +37,10 @@ void describe('infra/azure/compute-actions.json', () => {
     assert.equal(new Set(lower).size, lower.length);
   });
 
-  void it('grants no delete on scale sets, virtual machines, disks or galleries', () => {
+  void it('grants no delete on scale sets, disks or galleries', () => {
     const forbidden = [
       'Microsoft.Compute/virtualMachineScaleSets/delete',
-      'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/delete',
-      'Microsoft.Compute/virtualMachines/delete',
+      'Microsoft.Compute/virtualMachineScaleSets/delete/action',
       'Microsoft.Compute/disks/delete',
       'Microsoft.Compute/galleries/delete',
       'Microsoft.Compute/galleries/images/delete',
@@ -51,6 +50,20 @@ void describe('infra/azure/compute-actions.json', () => {
       forbidden.filter((action) => granted.includes(action)),
       [],
     );
+  });
+
+  void it('deletes instances only for the canary gate (issue 13), and says so', () => {
+    // Deleting a machine is the one destructive grant: it exists only to take back the canary instances
+    // a run added itself (tests/e2e/canary.test.ts shows the product never deletes anything else).
+    const deletes = entries.filter((entry) => /\/virtualMachines\/delete$/i.test(entry.action));
+    assert.deepEqual(
+      deletes.map((entry) => entry.action),
+      [
+        'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/delete',
+        'Microsoft.Compute/virtualMachines/delete',
+      ],
+    );
+    for (const entry of deletes) assert.match(entry.why, /canary/);
   });
 });
 

@@ -32,6 +32,8 @@ export interface RefreshRun {
   readonly fence: { readonly namespace: string; readonly name: string; readonly runId: string };
   /** The version this run builds, once named. */
   version?: string;
+  /** The scale set's instances before the canary added its own (canary.phase.ts). */
+  canaryBaseline?: readonly string[];
 }
 
 /** Publishes the run's current step (custom status, ≤ 16 KB, no secrets). */

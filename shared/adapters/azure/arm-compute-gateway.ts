@@ -23,6 +23,7 @@ import type { ScaleSet } from '../../domain/scale-set.js';
 import type {
   ComputeGateway,
   ImageVersionRequest,
+  ScaleSetChange,
   ScaleSetImageUpdate,
   SnapshotRequest,
 } from '../../ports/compute-gateway.js';
@@ -55,6 +56,26 @@ export class ArmComputeGateway implements ComputeGateway {
 
   requestScaleSetImageUpdate(ref: ScaleSetRef, update: ScaleSetImageUpdate): Promise<void> {
     return this.#scaleSets.requestImageUpdate(ref, update);
+  }
+
+  requestScaleSetChange(ref: ScaleSetRef, change: ScaleSetChange): Promise<void> {
+    return this.#scaleSets.requestChange(ref, change);
+  }
+
+  listInstances(scaleSet: ScaleSetRef): Promise<ScaleSetInstance[]> {
+    return this.#vms.listInstances(scaleSet);
+  }
+
+  requestInstanceDeletion(scaleSet: ScaleSetRef, instanceId: string): Promise<void> {
+    return this.#vms.requestDeletion(scaleSet, instanceId);
+  }
+
+  getDiskImageVersionId(diskId: string): Promise<string | undefined> {
+    return this.#snapshots.diskImageVersionId(diskId);
+  }
+
+  requestImageVersionTags(ref: ImageVersionRef, tags: Readonly<Record<string, string>>): Promise<void> {
+    return this.#gallery.requestVersionTags(ref, tags);
   }
 
   listExtensions(ref: ScaleSetRef): Promise<ScaleSetExtension[]> {

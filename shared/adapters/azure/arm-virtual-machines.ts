@@ -4,7 +4,7 @@
  * powered off gracefully and started. Power requests are idempotent: a VM already on its way is left.
  */
 import type { PowerState, ScaleSetInstance, VirtualMachineSummary } from '../../domain/compute.js';
-import { NotFoundError } from '../../domain/errors.js';
+import { ignoreNotFound, NotFoundError } from '../../domain/errors.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
 import {
   describeScaleSet,
@@ -84,6 +84,49 @@ export class ArmVirtualMachines {
       }
       return found;
     });
+  }
+
+  /** Every instance (Uniform) or member VM (Flexible) with its instance view, in ARM's order. */
+  async listInstances(scaleSetOrRef: ScaleSetRef): Promise<ScaleSetInstance[]> {
+    const action = `listing instances of scale set ${describeScaleSet(scaleSetOrRef)}`;
+    const client = this.clients.client(scaleSetOrRef.subscriptionId, action);
+    const mode = await this.scaleSets.orchestrationMode(scaleSetOrRef, action);
+    const { subscriptionId, resourceGroup, name } = scaleSetOrRef;
+    const scaleSet: ScaleSetRef = { subscriptionId, resourceGroup, name };
+    return withArmErrors(action, async () => {
+      const instances: ScaleSetInstance[] = [];
+      if (mode === 'Uniform') {
+        for await (const vm of client.virtualMachineScaleSetVMs.list(resourceGroup, name, {
+          expand: 'instanceView',
+        })) {
+          instances.push(toUniformInstance(scaleSet, vm));
+        }
+        return instances;
+      }
+      // Flexible members live as plain VMs; ARM filters them by their scale set (in its resource group).
+      for await (const vm of client.virtualMachines.list(resourceGroup, {
+        filter: `'virtualMachineScaleSet/id' eq '${scaleSetResourceId(scaleSet)}'`,
+        expand: 'instanceView',
+      })) {
+        if (isMemberOf(vm, scaleSet)) instances.push(toFlexibleInstance(scaleSet, vm));
+      }
+      return instances;
+    });
+  }
+
+  /** Deletes one instance; a no-op when it is gone already. */
+  async requestDeletion(scaleSetOrRef: ScaleSetRef, instanceId: string): Promise<void> {
+    const action = `requesting deletion of instance ${instanceId} of scale set ${describeScaleSet(scaleSetOrRef)}`;
+    const client = this.clients.client(scaleSetOrRef.subscriptionId, action);
+    const mode = await this.scaleSets.orchestrationMode(scaleSetOrRef, action);
+    const { resourceGroup, name } = scaleSetOrRef;
+    await withArmErrors(action, async () => {
+      if (mode === 'Uniform') {
+        await client.virtualMachineScaleSetVMs.beginDelete(resourceGroup, name, instanceId);
+      } else {
+        await client.virtualMachines.beginDelete(resourceGroup, instanceId);
+      }
+    }).catch(ignoreNotFound);
   }
 
   async requestPowerOff(instance: ScaleSetInstance): Promise<void> {

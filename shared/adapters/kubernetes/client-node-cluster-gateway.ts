@@ -26,21 +26,25 @@ import {
   VersionApi,
 } from '@kubernetes/client-node';
 
-import type { ClusterNode } from '../../domain/cluster-node.js';
+import type { DaemonSetTarget } from '../../domain/canary.js';
+import type { ClusterNode, NodeTaint } from '../../domain/cluster-node.js';
 import type { PodOnNode } from '../../domain/drain.js';
 import { isNotFound, isRefreshError, TerminalError, TransientError } from '../../domain/errors.js';
 import { describeAccess, type KubernetesAccess } from '../../domain/kubernetes-access.js';
 import type { PoolLease } from '../../domain/ownership.js';
 import type {
   AccessDecision,
+  CheckPodSpec,
   ClusterGateway,
   EvictionOutcome,
   LeaseWrite,
+  PodOutcome,
   PodPhase,
   PodSummary,
   PrepPodSpec,
   RulesReview,
 } from '../../ports/cluster-gateway.js';
+import { checkPodManifest, toDaemonSetTarget, toPodOutcome, withTaint } from './canary-objects.js';
 import { ClientNodeLeases } from './client-node-leases.js';
 import { disruptionBudgetRefusal, type KubeCallContext, parseStatusBody, toRefreshError } from './errors.js';
 import { toClusterNode, toPodOnNode, toPodPhase } from './to-domain.js';
@@ -475,6 +479,49 @@ export class ClientNodeClusterGateway implements ClusterGateway {
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
+  }
+
+  async listDaemonSets(): Promise<DaemonSetTarget[]> {
+    const context = { action: 'listing daemonsets', kind: 'DaemonSet' };
+    const daemonSets = await this.#paged(context, (page) =>
+      this.#apps.listDaemonSetForAllNamespaces({ limit: PAGE_SIZE, ...page }),
+    );
+    return daemonSets.map(toDaemonSetTarget);
+  }
+
+  async patchNodeLabels(name: string, changes: Readonly<Record<string, string | null>>): Promise<void> {
+    if (Object.keys(changes).length === 0) return;
+    await this.#patchNode(`labelling node ${name}`, name, { metadata: { labels: { ...changes } } });
+  }
+
+  async setNodeTaint(name: string, key: string, taint: NodeTaint | null): Promise<void> {
+    const action = `${taint === null ? 'untainting' : 'tainting'} node ${name}`;
+    const node = await this.#call({ action, kind: 'Node' }, () => this.#core.readNode({ name }));
+    const current = node.spec?.taints ?? [];
+    const next = withTaint(current, key, taint);
+    if (JSON.stringify(next) === JSON.stringify(current)) return;
+    // spec.taints is replaced as a whole: the resourceVersion makes a concurrent change a 409, not a loss.
+    await this.#patchNode(action, name, {
+      metadata: { resourceVersion: node.metadata?.resourceVersion },
+      spec: { taints: next },
+    });
+  }
+
+  async createCheckPod(spec: CheckPodSpec): Promise<void> {
+    const pod = qualifiedPod(spec.namespace, spec.name);
+    try {
+      await this.#call({ action: `creating check pod ${pod} on node ${spec.nodeName}`, kind: 'Pod' }, () =>
+        this.#core.createNamespacedPod({ namespace: spec.namespace, body: checkPodManifest(spec) }),
+      );
+    } catch (error) {
+      // A retried activity finds its own pod.
+      if (!(error instanceof TerminalError) || error.code !== 'KubeAlreadyExists') throw error;
+    }
+  }
+
+  async getPodOutcome(namespace: string, name: string): Promise<PodOutcome | undefined> {
+    const pod = await this.#readPod(namespace, name);
+    return pod === undefined ? undefined : toPodOutcome(pod);
   }
 
   async listPods(namespace: string, labels: Readonly<Record<string, string>>): Promise<PodSummary[]> {

@@ -6,6 +6,7 @@
 import type { RefreshDependencies } from '../refresh-dependencies.js';
 import type { ActivityResult, AnyActivity } from './activity.js';
 import { runActivity } from './activity.js';
+import { CANARY_ACTIVITIES } from './canary.js';
 import { CAPTURE_ACTIVITIES } from './capture.js';
 import { IMAGE_ACTIVITIES } from './image.js';
 import { MODEL_ACTIVITIES } from './model.js';
@@ -13,6 +14,7 @@ import { NODE_ACTIVITIES } from './node.js';
 import { OWNERSHIP_ACTIVITIES } from './ownership.js';
 import { PLANNING_ACTIVITIES } from './planning.js';
 import { RUN_COMMAND_ACTIVITIES } from './run-command.js';
+import { PROMOTION_ACTIVITIES } from './promotion.js';
 
 /** Checks at compile time that every entry is filed under its own name. */
 function catalogue<T extends Record<string, AnyActivity>>(
@@ -28,6 +30,8 @@ export const ACTIVITIES = catalogue({
   ...RUN_COMMAND_ACTIVITIES,
   ...IMAGE_ACTIVITIES,
   ...MODEL_ACTIVITIES,
+  ...CANARY_ACTIVITIES,
+  ...PROMOTION_ACTIVITIES,
   ...OWNERSHIP_ACTIVITIES,
 });
 

@@ -6,8 +6,10 @@
  * starts afresh. `onPrepPodCreated` lets a test connect the prep pod to a compute fake (it powers the
  * host off). Access reviews allow everything but what `denyAccess` took away (the rules review lists a
  * wildcard rule then, or the grants of `grantRules`).
+ * Check pods run `checkPodRunMs` and end as `checkPodOutcome` says.
  */
-import type { ClusterNode } from '../../domain/cluster-node.js';
+import type { DaemonSetTarget } from '../../domain/canary.js';
+import type { ClusterNode, NodeTaint } from '../../domain/cluster-node.js';
 import type { PodOnNode } from '../../domain/drain.js';
 import { NotFoundError } from '../../domain/errors.js';
 import {
@@ -19,9 +21,11 @@ import {
 import type { PoolLease } from '../../domain/ownership.js';
 import type {
   AccessDecision,
+  CheckPodSpec,
   ClusterGateway,
   EvictionOutcome,
   LeaseWrite,
+  PodOutcome,
   PodPhase,
   PodSummary,
   PrepPodSpec,
@@ -43,6 +47,10 @@ export interface FakeClusterOptions {
    * may return what undoes that when the pod is deleted before it finished.
    */
   readonly onPrepPodCreated?: (spec: PrepPodSpec, finishesAt: number) => (() => void) | void;
+  /** How long a check pod runs (ms). Default 20 s. */
+  readonly checkPodRunMs?: number;
+  /** How check pods end. Default Succeeded. */
+  readonly checkPodOutcome?: 'Succeeded' | 'Failed';
 }
 
 interface PodRecord {
@@ -68,6 +76,7 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
   #denied = new Set<string>();
   #rules: ResourceRule[] | undefined;
   #accessReviews = true;
+  #checkPods = new Map<string, { spec: CheckPodSpec; finishesAt: number }>();
   #leases = new Map<string, PoolLease>();
   #leaseVersion = 0;
 
@@ -102,7 +111,18 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
     this.#pods = new Map();
     this.#daemonSets = new Set();
     this.#prepPods = new Map();
+    this.#checkPods = new Map();
     this.#leases = new Map();
+  }
+
+  removeNode(name: string): void {
+    this.#nodes.delete(name);
+    for (const [key, record] of this.#pods) if (record.nodeName === name) this.#pods.delete(key);
+  }
+
+  /** Check pods that exist now. */
+  checkPods(): CheckPodSpec[] {
+    return [...this.#checkPods.values()].map((record) => record.spec);
   }
 
   addNode(node: ClusterNode): void {
@@ -259,7 +279,62 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
       // A pod deleted before its script ended never powers the host off.
       if (prepPod !== undefined && this.now() < prepPod.finishesAt) prepPod.cancel?.();
       this.#prepPods.delete(key);
+      this.#checkPods.delete(key);
       this.#pods.delete(key);
+    });
+  }
+
+  listDaemonSets(): Promise<DaemonSetTarget[]> {
+    return this.call('listDaemonSets', [], () =>
+      [...this.#daemonSets].map((key) => {
+        const [namespace = '', name = ''] = key.split('/');
+        return {
+          namespace,
+          name,
+          uid: key,
+          nodeSelector: {},
+          requiredNodeAffinity: [],
+          tolerations: [{ operator: 'Exists' }],
+        };
+      }),
+    );
+  }
+
+  patchNodeLabels(name: string, changes: Readonly<Record<string, string | null>>): Promise<void> {
+    return this.call('patchNodeLabels', [name, changes], () => {
+      const node = this.#node(name, `labelling node ${name}`);
+      const labels: Record<string, string> = { ...node.labels };
+      for (const [key, value] of Object.entries(changes)) {
+        if (value === null) delete labels[key];
+        else labels[key] = value;
+      }
+      this.#nodes.set(name, { ...node, labels });
+    });
+  }
+
+  setNodeTaint(name: string, key: string, taint: NodeTaint | null): Promise<void> {
+    return this.call('setNodeTaint', [name, key, taint], () => {
+      const node = this.#node(name, `tainting node ${name}`);
+      const taints = node.taints.filter((entry) => entry.key !== key);
+      this.#nodes.set(name, { ...node, taints: taint === null ? taints : [...taints, taint] });
+    });
+  }
+
+  createCheckPod(spec: CheckPodSpec): Promise<void> {
+    return this.call('createCheckPod', [spec], () => {
+      const key = podKey(spec.namespace, spec.name);
+      if (this.#checkPods.has(key)) return;
+      this.#checkPods.set(key, { spec, finishesAt: this.now() + (this.#options.checkPodRunMs ?? 20_000) });
+    });
+  }
+
+  getPodOutcome(namespace: string, name: string): Promise<PodOutcome | undefined> {
+    return this.call('getPodOutcome', [namespace, name], () => {
+      const record = this.#checkPods.get(podKey(namespace, name));
+      if (record === undefined) return undefined;
+      if (this.now() < record.finishesAt) return { phase: 'Running' as const };
+      const outcome = this.#options.checkPodOutcome ?? 'Succeeded';
+      return outcome === 'Failed' ? { phase: outcome, message: 'exit code 1' } : { phase: outcome };
     });
   }
 

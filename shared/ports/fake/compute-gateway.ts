@@ -21,7 +21,7 @@ import type {
   Snapshot,
   VirtualMachineSummary,
 } from '../../domain/compute.js';
-import { NotFoundError, TerminalError, TransientError } from '../../domain/errors.js';
+import { CONCURRENT_CHANGE, NotFoundError, TerminalError, TransientError } from '../../domain/errors.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
 import {
   describeScaleSet,
@@ -32,10 +32,11 @@ import {
   scaleSetKey,
   scaleSetResourceId,
 } from '../../domain/resource-id.js';
-import type { ScaleSet } from '../../domain/scale-set.js';
+import type { ImageReference, ScaleSet } from '../../domain/scale-set.js';
 import type {
   ComputeGateway,
   ImageVersionRequest,
+  ScaleSetChange,
   ScaleSetImageUpdate,
   SnapshotRequest,
 } from '../compute-gateway.js';
@@ -76,6 +77,10 @@ export interface FakeComputeOptions {
   readonly timings?: Partial<FakeComputeTimings>;
   /** Regions that refuse Standard_ZRS image versions. */
   readonly regionsWithoutZrs?: readonly string[];
+  /** Called when a scale-out creates an instance (the fake world makes it join as a node). */
+  readonly onInstanceCreated?: (instance: ScaleSetInstance, runningAt: number) => void;
+  /** Called when an instance is deleted through the port (its node goes with it). */
+  readonly onInstanceDeleted?: (instance: ScaleSetInstance) => void;
 }
 
 /** A state that becomes `to` at `at` (epoch ms), applied when the resource is next looked at. */
@@ -95,8 +100,11 @@ interface ScaleSetRecord {
   scaleSet: ScaleSet;
   extensions: ScaleSetExtension[];
   pendingExtensions: Map<string, number>;
-  pendingImage?: Pending<string>;
+  pendingImage?: Pending<Readonly<Record<string, string>>>;
   customDataBase64?: string;
+  /** Bumped by every write, as ARM's etag. */
+  etag: number;
+  nextInstance: number;
 }
 
 /** How a Run Command ends: the script ran (`succeeded`), or it failed on the host (stderr), or ARM failed it. */
@@ -126,6 +134,10 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
   #galleries = new Set<string>();
   #definitions = new Map<string, ImageDefinition>();
   #versions = new Map<string, TimedRecord<ImageVersion>>();
+  /** The gallery image version each instance's OS disk was created from. */
+  #diskVersions = new Map<string, string>();
+  readonly #onInstanceCreated: FakeComputeOptions['onInstanceCreated'];
+  readonly #onInstanceDeleted: FakeComputeOptions['onInstanceDeleted'];
   /** Outcomes of the next long-running creations, in order; Succeeded when none is queued. */
   #outcomes = { snapshot: [] as ('Succeeded' | 'Failed')[], imageVersion: [] as ('Succeeded' | 'Failed')[] };
   #runCommands: FakeRunCommand[] = [];
@@ -135,6 +147,8 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
     super(options.now ?? (() => Date.now()));
     this.#timings = { ...DEFAULT_COMPUTE_TIMINGS, ...options.timings };
     this.#noZrs = new Set((options.regionsWithoutZrs ?? []).map(normaliseRegion));
+    this.#onInstanceCreated = options.onInstanceCreated;
+    this.#onInstanceDeleted = options.onInstanceDeleted;
   }
 
   // ---- test controls -----------------------------------------------------------------------------
@@ -165,15 +179,28 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
     this.#galleries = new Set();
     this.#definitions = new Map();
     this.#versions = new Map();
+    this.#diskVersions = new Map();
     this.#outcomes = { snapshot: [], imageVersion: [] };
   }
 
   addScaleSet(scaleSet: ScaleSet, extensions: readonly ScaleSetExtension[] = []): void {
     this.#scaleSets.set(scaleSetKey(scaleSet), {
-      scaleSet,
+      scaleSet: { ...scaleSet, ...fieldsOfReference(scaleSet.imageReference) },
       extensions: [...extensions],
       pendingExtensions: new Map(),
+      etag: 1,
+      nextInstance: 0,
     });
+  }
+
+  /** Another tool writes the scale set (its etag changes); `imageId` also changes its image. */
+  changeScaleSetElsewhere(ref: ScaleSetRef, imageId?: string): void {
+    const record = this.#scaleSetRecord(ref, 'changing a scale set elsewhere');
+    this.#settleScaleSet(record);
+    record.etag += 1;
+    if (imageId !== undefined) {
+      record.scaleSet = { ...record.scaleSet, ...fieldsOfReference({ kind: 'gallery', id: imageId }) };
+    }
   }
 
   /** Adds a running instance of a scale set added before; fields default from the scale set. */
@@ -203,6 +230,8 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
       ...fields,
     };
     this.#instances.set(instanceKey(scaleSet, instanceId), { instance, startFails: false });
+    const record = this.#scaleSetRecord(scaleSet, 'adding an instance');
+    record.nextInstance = Math.max(record.nextInstance, Number(instanceId) + 1 || 0);
     return instance;
   }
 
@@ -271,7 +300,11 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
     return this.call('getScaleSet', [ref], () => {
       const record = this.#scaleSetRecord(ref, `reading scale set ${describeScaleSet(ref)}`);
       this.#settleScaleSet(record);
-      return { ...record.scaleSet };
+      return {
+        ...record.scaleSet,
+        etag: `"${record.etag}"`,
+        capacity: this.#instancesOf(ref).length,
+      };
     });
   }
 
@@ -587,14 +620,79 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
 
   requestScaleSetImageUpdate(ref: ScaleSetRef, update: ScaleSetImageUpdate): Promise<void> {
     return this.call('requestScaleSetImageUpdate', [ref, update], () => {
-      const record = this.#scaleSetRecord(
-        ref,
-        `requesting image update of scale set ${describeScaleSet(ref)}`,
-      );
+      const action = `requesting image update of scale set ${describeScaleSet(ref)}`;
+      const record = this.#scaleSetRecord(ref, action);
       this.#settleScaleSet(record);
-      record.scaleSet = { ...record.scaleSet, provisioningState: 'Updating' };
+      this.#checkEtag(record, update.ifMatch, action);
+      record.etag += 1;
+      record.scaleSet = {
+        ...record.scaleSet,
+        provisioningState: 'Updating',
+        ...(update.tags === undefined ? {} : { tags: { ...update.tags } }),
+      };
       record.customDataBase64 = update.customDataBase64;
-      record.pendingImage = { to: update.imageId, at: this.now() + this.#timings.scaleSetUpdate };
+      record.pendingImage = { to: { id: update.imageId }, at: this.now() + this.#timings.scaleSetUpdate };
+    });
+  }
+
+  requestScaleSetChange(ref: ScaleSetRef, change: ScaleSetChange): Promise<void> {
+    return this.call('requestScaleSetChange', [ref, change], () => {
+      const action = `requesting a change of scale set ${describeScaleSet(ref)}`;
+      const record = this.#scaleSetRecord(ref, action);
+      this.#settleScaleSet(record);
+      this.#checkEtag(record, change.ifMatch, action);
+      record.etag += 1;
+      if (change.tags !== undefined) record.scaleSet = { ...record.scaleSet, tags: { ...change.tags } };
+      if (change.imageReference !== undefined) {
+        const fields: Record<string, string> = { ...record.scaleSet.imageReferenceFields };
+        for (const [key, value] of Object.entries(change.imageReference)) {
+          if (value === null) delete fields[key];
+          else fields[key] = value;
+        }
+        record.scaleSet = { ...record.scaleSet, provisioningState: 'Updating' };
+        record.pendingImage = { to: fields, at: this.now() + this.#timings.scaleSetUpdate };
+      }
+      if (change.capacity !== undefined) {
+        const current = this.#instancesOf(ref).length;
+        for (let added = current; added < change.capacity; added++) this.#createInstance(ref, record);
+      }
+    });
+  }
+
+  listInstances(scaleSet: ScaleSetRef): Promise<ScaleSetInstance[]> {
+    return this.call('listInstances', [scaleSet], () => {
+      this.#scaleSetRecord(scaleSet, `listing instances of scale set ${describeScaleSet(scaleSet)}`);
+      return this.#instancesOf(scaleSet).map((record) => this.#settleInstance(record));
+    });
+  }
+
+  requestInstanceDeletion(scaleSet: ScaleSetRef, instanceId: string): Promise<void> {
+    return this.call('requestInstanceDeletion', [scaleSet, instanceId], () => {
+      const record = this.#scaleSets.get(scaleSetKey(scaleSet));
+      const instance = this.#instances.get(instanceKey(scaleSet, instanceId));
+      if (instance === undefined) return;
+      this.#instances.delete(instanceKey(scaleSet, instanceId));
+      if (record !== undefined) record.etag += 1;
+      this.#onInstanceDeleted?.(instance.instance);
+    });
+  }
+
+  getDiskImageVersionId(diskId: string): Promise<string | undefined> {
+    return this.call('getDiskImageVersionId', [diskId], () => this.#diskVersions.get(diskId.toLowerCase()));
+  }
+
+  requestImageVersionTags(ref: ImageVersionRef, tags: Readonly<Record<string, string>>): Promise<void> {
+    return this.call('requestImageVersionTags', [ref, tags], () => {
+      const key = versionKey(ref);
+      const existing = this.#settleKey(this.#versions, key);
+      const record = this.#versions.get(key);
+      if (existing === undefined || record === undefined) {
+        throw new NotFoundError('ResourceNotFound', `tagging image version ${ref.versionName}: not found`);
+      }
+      record.value = { ...existing, tags: { ...tags } };
+      if (record.pending !== undefined && record.pending.to !== 'gone') {
+        record.pending = { ...record.pending, to: { ...record.pending.to, tags: { ...tags } } };
+      }
     });
   }
 
@@ -619,6 +717,60 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
   }
 
   // ---- internals ---------------------------------------------------------------------------------
+
+  #checkEtag(record: ScaleSetRecord, ifMatch: string | undefined, action: string): void {
+    if (ifMatch === undefined || ifMatch === '*' || ifMatch === `"${record.etag}"`) return;
+    throw new TerminalError(
+      CONCURRENT_CHANGE,
+      `${action}: the resource was changed by someone else since it was read (etag ${ifMatch}, now "${record.etag}")`,
+    );
+  }
+
+  #instancesOf(scaleSet: ScaleSetRef): InstanceRecord[] {
+    const prefix = `${scaleSetKey(scaleSet)}/`;
+    return [...this.#instances.entries()]
+      .filter(([key]) => key.startsWith(prefix))
+      .map(([, record]) => record)
+      .sort((a, b) => Number(a.instance.instanceId) - Number(b.instance.instanceId));
+  }
+
+  /** A scale-out instance: built from the model as it is now, running after the start time. */
+  #createInstance(scaleSet: ScaleSetRef, record: ScaleSetRecord): void {
+    const instanceId = String(record.nextInstance);
+    const imageId = record.scaleSet.imageReferenceFields?.['id'];
+    const instance = this.addInstance(scaleSet, instanceId, {
+      powerState: 'starting',
+      provisioningState: 'Creating',
+      ...(imageId === undefined ? {} : { imageId }),
+      createdAt: new Date(this.now()).toISOString(),
+    });
+    const runningAt = this.now() + this.#timings.start;
+    const created = this.#instances.get(instanceKey(scaleSet, instanceId));
+    if (created !== undefined) created.pending = { to: 'running', at: runningAt };
+    const version = imageId === undefined ? undefined : this.#resolveVersion(imageId);
+    if (version !== undefined && instance.osDiskId !== undefined) {
+      this.#diskVersions.set(instance.osDiskId.toLowerCase(), version.id);
+    }
+    this.#onInstanceCreated?.(instance, runningAt);
+  }
+
+  /** The version an image reference resolves to now: itself, or the definition's newest in `latest`. */
+  #resolveVersion(imageId: string): ImageVersion | undefined {
+    const all = [...this.#versions.entries()].flatMap(([key, record]) => {
+      const value = this.#settle(this.#versions, key, record);
+      return value === undefined ? [] : [value];
+    });
+    const exact = all.find((version) => version.id.toLowerCase() === imageId.toLowerCase());
+    if (exact !== undefined) return exact;
+    return all
+      .filter(
+        (version) =>
+          galleryImageResourceId(version.ref).toLowerCase() === imageId.toLowerCase() &&
+          version.provisioningState === 'Succeeded' &&
+          !version.excludeFromLatest,
+      )
+      .sort((a, b) => compareNames(b.ref.versionName, a.ref.versionName))[0];
+  }
 
   #scaleSetRecord(ref: ScaleSetRef, action: string): ScaleSetRecord {
     const record = this.#scaleSets.get(scaleSetKey(ref));
@@ -663,7 +815,7 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
     if (pending !== undefined && now >= pending.at) {
       record.scaleSet = {
         ...record.scaleSet,
-        imageReference: { kind: 'gallery', id: pending.to },
+        ...fieldsOfReference(referenceOfFields(pending.to)),
         provisioningState: 'Succeeded',
       };
       delete record.pendingImage;
@@ -705,6 +857,39 @@ function refuseIfDeleting(state: string, action: string, what: string): void {
       },
     );
   }
+}
+
+/** The image reference and its raw fields, from the interpreted view. */
+function fieldsOfReference(reference: ImageReference | undefined): {
+  imageReference?: ImageReference;
+  imageReferenceFields?: Readonly<Record<string, string>>;
+} {
+  if (reference === undefined) return {};
+  if (reference.kind === 'marketplace') {
+    const { publisher, offer, sku, version } = reference;
+    return { imageReference: reference, imageReferenceFields: { publisher, offer, sku, version } };
+  }
+  return { imageReference: reference, imageReferenceFields: { id: reference.id } };
+}
+
+function referenceOfFields(fields: Readonly<Record<string, string>>): ImageReference | undefined {
+  const { id, publisher, offer, sku, version } = fields;
+  if (id !== undefined) return { kind: 'gallery', id };
+  if (publisher !== undefined && offer !== undefined && sku !== undefined) {
+    return { kind: 'marketplace', publisher, offer, sku, version: version ?? 'latest' };
+  }
+  return undefined;
+}
+
+/** Version names compared numerically part by part (the gallery's order). */
+function compareNames(a: string, b: string): number {
+  const left = a.split('.').map(Number);
+  const right = b.split('.').map(Number);
+  for (let index = 0; index < 3; index++) {
+    const difference = (left[index] ?? 0) - (right[index] ?? 0);
+    if (difference !== 0) return difference;
+  }
+  return 0;
 }
 
 function instanceKey(scaleSet: ScaleSetRef, instanceId: string): string {

@@ -25,11 +25,13 @@ import type {
   PoolRunSettings,
   RefreshDependencies,
 } from '../../../shared/application/refresh-dependencies.js';
+import { DEFAULT_CANARY_POLICY } from '../../../shared/domain/canary.js';
 import type { ImageDefinitionRef } from '../../../shared/domain/compute.js';
 import type { PodOnNode } from '../../../shared/domain/drain.js';
 import type { RefreshError } from '../../../shared/domain/errors.js';
 import { NotFoundError } from '../../../shared/domain/errors.js';
 import { imageDefinitionNameFor } from '../../../shared/domain/gallery-naming.js';
+import { DEFAULT_GENERATION_POLICY } from '../../../shared/domain/generations.js';
 import type { ScaleSetRef } from '../../../shared/domain/resource-id.js';
 import type { ScaleSet } from '../../../shared/domain/scale-set.js';
 import { DEFAULT_SELECTION_POLICY } from '../../../shared/domain/selection-policy.js';
@@ -67,6 +69,9 @@ export const RUN_SETTINGS: PoolRunSettings = {
   pinVersion: false,
   deleteEmptyDirData: true,
   forceUnreplicated: false,
+  // The canary has its own tests (canary.phase.test.ts); the refresh tests keep the phases they check.
+  canary: { ...DEFAULT_CANARY_POLICY, enabled: false },
+  generations: DEFAULT_GENERATION_POLICY,
 };
 
 export interface FakeWorldOptions {

@@ -80,6 +80,7 @@ void describe('refreshPool on the port fakes', () => {
       'updating-scale-set-model',
       'removing-bootstrap-extensions',
       'pruning-versions',
+      'labelling-generations',
       'releasing-lease',
       'done',
     ]);

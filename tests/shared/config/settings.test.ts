@@ -343,6 +343,58 @@ const INVALID: readonly InvalidCase[] = [
     accepts: 'each once',
   },
   {
+    name: 'canary soak not below its deadline',
+    env: c(['promotion'], { canary: { soak: '30m', deadline: '30m' } }),
+    path: 'VMSSP_CLUSTERS[0].promotion.canary.deadline',
+    accepts: 'a deadline longer than the soak (30m)',
+  },
+  {
+    name: 'canary instances out of range',
+    env: c(['promotion'], { canary: { instances: 0 } }),
+    path: 'VMSSP_CLUSTERS[0].promotion.canary.instances',
+    accepts: '1',
+  },
+  {
+    name: 'canary afterFail unknown',
+    env: c(['promotion'], { canary: { afterFail: 'keep' } }),
+    path: 'VMSSP_CLUSTERS[0].promotion.canary.afterFail',
+    accepts: '"keep-cordoned"',
+  },
+  {
+    name: 'check pod asks to run privileged: refused by name',
+    env: c(['promotion'], {
+      canary: { checkPod: { image: `busybox@sha256:${DIGEST}`, command: ['true'], privileged: true } },
+    }),
+    path: 'VMSSP_CLUSTERS[0].promotion.canary.checkPod.privileged',
+    accepts: 'never runs privileged',
+  },
+  {
+    name: 'check pod mounts a host path: refused by name',
+    env: c(['promotion'], {
+      canary: { checkPod: { image: `busybox@sha256:${DIGEST}`, command: ['true'], hostPath: '/' } },
+    }),
+    path: 'VMSSP_CLUSTERS[0].promotion.canary.checkPod.hostPath',
+    accepts: 'cannot mount host paths',
+  },
+  {
+    name: 'check pod image by tag only',
+    env: c(['promotion'], { canary: { checkPod: { image: 'busybox:1.37', command: ['true'] } } }),
+    path: 'VMSSP_CLUSTERS[0].promotion.canary.checkPod.image',
+    accepts: 'pinned by digest',
+  },
+  {
+    name: 'older-generation taint effect unknown',
+    env: c(['promotion'], { generations: { taintEffect: 'Evict' } }),
+    path: 'VMSSP_CLUSTERS[0].promotion.generations.taintEffect',
+    accepts: '"PreferNoSchedule"',
+  },
+  {
+    name: 'pool promotion override with an unknown field',
+    env: c(['pools', 0, 'promotion'], { canary: { soakTime: '5m' } }),
+    path: 'VMSSP_CLUSTERS[0].pools[0].promotion.canary.soakTime',
+    accepts: 'soak',
+  },
+  {
     name: 'capture mode unknown',
     env: c(['capture', 'mode'], 'live'),
     path: 'VMSSP_CLUSTERS[0].capture.mode',
