@@ -13,8 +13,8 @@ import { MODEL_ACTIVITIES } from './model.js';
 import { NODE_ACTIVITIES } from './node.js';
 import { OWNERSHIP_ACTIVITIES } from './ownership.js';
 import { PLANNING_ACTIVITIES } from './planning.js';
-import { RUN_COMMAND_ACTIVITIES } from './run-command.js';
 import { PROMOTION_ACTIVITIES } from './promotion.js';
+import { RUN_COMMAND_ACTIVITIES } from './run-command.js';
 
 /** Checks at compile time that every entry is filed under its own name. */
 function catalogue<T extends Record<string, AnyActivity>>(
