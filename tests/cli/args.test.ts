@@ -146,7 +146,7 @@ void describe('parseArgs: usage errors', () => {
     [['plan', '--node', 'n'], /--node does not apply to plan \(only to refresh\)/, 'plan'],
     [
       ['status', '--pool=x'],
-      /--pool does not apply to status \(only to plan, refresh, release, cancel, doctor\)/,
+      /--pool does not apply to status \(only to plan, refresh, doctor, release, cancel\)/,
       'status',
     ],
     [['release'], /release needs --pool/, 'release'],
