@@ -472,9 +472,13 @@ describe('simulated ARM: linked authorization and the product role (infra/azure/
 
       assert.deepEqual(authorizer.denied(), []);
       const unused = authorizer.allowed.filter((action) => !authorizer.used().includes(action));
-      // Only the Flexible-mode VM actions stay unused by a Uniform refresh.
+      // Only the Flexible-mode VM actions and Run Command (capture.mode run-command) stay unused by a
+      // Uniform refresh with the prep pod.
       assert.ok(
-        unused.every((action) => action.startsWith('Microsoft.Compute/virtualMachines/')),
+        unused.every(
+          (action) =>
+            action.startsWith('Microsoft.Compute/virtualMachines/') || action.endsWith('/runCommand/action'),
+        ),
         `unused: ${unused.join(', ')}`,
       );
     } finally {
