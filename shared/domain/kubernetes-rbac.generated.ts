@@ -10,7 +10,7 @@ export const KUBERNETES_RBAC: readonly RbacRole[] = [
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
       { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
-      { apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['get'] },
+      { apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['get', 'list'] },
     ],
   },
   {
