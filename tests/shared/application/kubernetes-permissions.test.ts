@@ -49,7 +49,7 @@ void describe('checkKubernetesAccess', () => {
     kube.grantRules([
       { verbs: ['get', 'list', 'patch'], apiGroups: [''], resources: ['nodes'] },
       { verbs: ['list'], apiGroups: [''], resources: ['pods'] },
-      { verbs: ['get'], apiGroups: ['apps'], resources: ['daemonsets'] },
+      { verbs: ['get', 'list'], apiGroups: ['apps'], resources: ['daemonsets'] },
       { verbs: ['get', 'create', 'update'], apiGroups: ['coordination.k8s.io'], resources: ['leases'] },
     ]);
     const check = await checkKubernetesAccess(kube, requiredAccessFor(RUN_COMMAND), 'vmss-prototype');
