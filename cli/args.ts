@@ -4,7 +4,7 @@
  */
 import { didYouMean } from '../shared/config/settings-issues.js';
 
-export type Command = 'status' | 'plan' | 'refresh' | 'release' | 'cancel';
+export type Command = 'status' | 'plan' | 'refresh' | 'release' | 'cancel' | 'doctor' | 'rollback';
 
 export interface CliOptions {
   readonly command: Command;
@@ -25,12 +25,14 @@ export interface CliOptions {
   readonly stateDir: string;
   /** Resume this instance instead of starting a new one. */
   readonly resume?: string;
-  /** release: show what would be given back, change nothing. */
+  /** release, rollback: show what would be done, change nothing. */
   readonly dryRun: boolean;
   /** release: take the pool over even from a live holder. */
   readonly force: boolean;
   /** cancel: why, shown to whoever looks at the run. */
   readonly reason?: string;
+  /** rollback: the version to go back to (default: the previous usable one). */
+  readonly to?: string;
 }
 
 /** What the command line asks for: a run, a help text, or the version. */
@@ -67,7 +69,11 @@ const OPTIONS = {
   },
   '--node': { value: '<name>', help: 'capture this node instead of choosing one (needs --pool)' },
   '--resume': { value: '<instance id>', help: 'continue a run that was interrupted (ids: see --state-dir)' },
-  '--dry-run': { help: 'show what would be given back; change nothing' },
+  '--to': {
+    value: '<version>',
+    help: 'rollback: the version to go back to (default: the previous usable one)',
+  },
+  '--dry-run': { help: 'release, rollback: show what would be done; change nothing' },
   '--force': {
     help: 'take the pool over even from a run whose lease is still live (only when you know it is gone)',
   },
@@ -147,6 +153,18 @@ const COMMANDS: Readonly<Record<Command, CommandSpec>> = {
       'vmss-prototype refresh --resume refresh:prod-weu:agents --settings local.settings.json',
     ],
   },
+  doctor: {
+    summary: 'check settings, credentials and the Azure and Kubernetes permissions a run needs',
+    usage: ['vmss-prototype doctor [--cluster <name>] [--pool <name>] [--json] [source]'],
+    description:
+      "Checks, without changing anything: the settings, an Azure token, each cluster's secrets (Key Vault),\n" +
+      "the service account's Kubernetes permissions (SelfSubjectAccessReview, or a rules review where the\n" +
+      "server has none) and the Azure identity's actions on each pool's resource groups (ARM's permissions\n" +
+      'API, against infra/azure/compute-actions.json), for the capture mode configured. Prints what is\n' +
+      'missing and the fix. refresh runs the same permission checks before it changes anything.',
+    options: ['--pool', ...COMMON],
+    examples: ['vmss-prototype doctor --settings local.settings.json', 'vmss-prototype doctor --sim --json'],
+  },
   release: {
     summary: "give back what a pool's dead or interrupted run holds (node, VM, prep pod, snapshot, version)",
     usage: [
@@ -177,6 +195,23 @@ const COMMANDS: Readonly<Record<Command, CommandSpec>> = {
       'vmss-prototype cancel --pool agents --reason "maintenance window closed" --settings local.settings.json',
     ],
   },
+  rollback: {
+    summary: 'point a pool back at a retained earlier version (one step, no capture)',
+    usage: [
+      'vmss-prototype rollback --pool <name> [--to <version>] [--dry-run] [--cluster <name>] [--json] [source]',
+    ],
+    description:
+      "Points the pool's scale set back at a retained earlier image version: by default the previous usable\n" +
+      'one, or --to a version `status` lists. Newer versions are hidden from `latest` and marked rejected, so\n' +
+      'neither new instances nor auto mode bring them back; the change is verified by reading it back. A\n' +
+      'version that is gone, not Succeeded or rejected is refused, and so is a pool whose canary is running.\n' +
+      'Existing nodes are not touched. --dry-run shows the change and makes none.',
+    options: ['--pool', '--to', '--dry-run', ...COMMON],
+    examples: [
+      'vmss-prototype rollback --pool k8s-pool2-12345678-vmss --dry-run --sim',
+      'vmss-prototype rollback --pool agents --to 2026.1120.31500 --settings local.settings.json',
+    ],
+  },
 };
 
 const COMMAND_NAMES = Object.keys(COMMANDS) as Command[];
@@ -187,9 +222,10 @@ const SOURCES =
 
 export const EXIT_CODES =
   'exit codes:\n' +
-  '  0  done (pools that auto mode refused or skipped are decisions, not failures)\n' +
+  '  0  done (pools that auto mode refused or skipped are decisions, not failures); doctor: all checks passed\n' +
   '  1  a run failed, Azure or the cluster could not be reached, the pool or node you named was\n' +
-  '     refused, skipped or is held by another run, or release/cancel found a live run or nothing to stop\n' +
+  '     refused, skipped or is held by another run, a rollback was refused, release/cancel found a\n' +
+  '     live run or nothing to stop, or a permission is missing (doctor, and refresh before it starts)\n' +
   '  2  bad usage or settings: nothing was started\n' +
   '  130  interrupted (Ctrl-C) before the run finished: see the message for --resume or release';
 
@@ -321,7 +357,14 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       );
     }
   }
-  if ((command === 'release' || command === 'cancel') && !values.has('--pool')) {
+  const to = values.get('--to');
+  if (to !== undefined && !/^\d{1,10}\.\d{1,10}\.\d{1,10}$/.test(to)) {
+    throw new UsageError(
+      `--to "${to.slice(0, 80)}" is not a version name: Major.Minor.Patch as \`status\` lists it, e.g. 2026.1120.31500`,
+      command,
+    );
+  }
+  if ((command === 'release' || command === 'cancel' || command === 'rollback') && !values.has('--pool')) {
     throw new UsageError(`${command} needs --pool: name the pool (see vmss-prototype status)`, command);
   }
   const reason = values.get('--reason');
@@ -373,6 +416,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       ...(optional('--sim-connect') === undefined ? {} : { simConnect: optional('--sim-connect') }),
       ...(sim === undefined ? {} : { sim }),
       ...(timeFactor === undefined ? {} : { timeFactor }),
+      ...(to === undefined ? {} : { to }),
     },
   };
 }

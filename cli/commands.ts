@@ -11,6 +11,7 @@ import {
   planInstanceId,
   poolInstanceId,
   releaseInstanceId,
+  rollbackInstanceId,
 } from '../shared/application/orchestration-ids.js';
 import { poolScope } from '../shared/application/pool-holdings.js';
 import { requestPoolCancel } from '../shared/application/pool-lease.js';
@@ -18,12 +19,16 @@ import type { PoolStatus } from '../shared/application/pool-status.js';
 import type {
   ClusterRefreshResult,
   PoolRefreshResult,
+  PoolRollbackResult,
   RefreshPoolInput,
   ReleasePoolInput,
   ReleasePoolResult,
+  RollbackPoolInput,
 } from '../shared/application/refresh-contracts.js';
 import type { CliOptions } from './args.js';
 import { UsageError } from './args.js';
+import type { DoctorResult } from './doctor.js';
+import { runDoctor } from './doctor.js';
 import type { OrchestrationStatus } from './runner/index.js';
 import type { Session } from './session.js';
 
@@ -36,6 +41,12 @@ export interface RefreshResult {
   readonly kind: 'plan' | 'refresh';
   readonly clusters: readonly ClusterRefreshResult[];
   /** Runs that did not complete: instance id and why. */
+  readonly failures: readonly { readonly instanceId: string; readonly message: string }[];
+}
+
+export interface RollbackResult {
+  readonly kind: 'rollback';
+  readonly pools: readonly PoolRollbackResult[];
   readonly failures: readonly { readonly instanceId: string; readonly message: string }[];
 }
 
@@ -56,7 +67,8 @@ export interface CancelResult {
   }[];
 }
 
-export type CommandResult = StatusResult | RefreshResult | ReleaseResult | CancelResult;
+export type CommandResult =
+  StatusResult | RefreshResult | ReleaseResult | CancelResult | DoctorResult | RollbackResult;
 
 function clustersOf(session: Session, options: CliOptions): string[] {
   const names = session.composition.dependencies.clusterNames;
@@ -79,6 +91,8 @@ function failureMessage(status: OrchestrationStatus): string {
 export async function runCommand(session: Session, options: CliOptions): Promise<CommandResult> {
   const clusters = clustersOf(session, options);
   switch (options.command) {
+    case 'doctor':
+      return runDoctor(session, options);
     case 'status': {
       const results = [];
       for (const cluster of clusters) {
@@ -93,6 +107,35 @@ export async function runCommand(session: Session, options: CliOptions): Promise
         results.push({ cluster, pools: status.output as PoolStatus[] });
       }
       return { kind: 'status', clusters: results };
+    }
+    case 'rollback': {
+      const pool = options.pool;
+      if (pool === undefined) throw new UsageError('rollback needs --pool', 'rollback');
+      if (clusters.length > 1) {
+        throw new UsageError(
+          `rollback changes one pool: give --cluster (configured: ${clusters.join(', ')})`,
+          'rollback',
+        );
+      }
+      const pools: PoolRollbackResult[] = [];
+      const failures: { instanceId: string; message: string }[] = [];
+      for (const cluster of clusters) {
+        const input: RollbackPoolInput = {
+          cluster,
+          pool,
+          trigger: 'cli',
+          runSeed: randomUUID(),
+          ...(options.to === undefined ? {} : { to: options.to }),
+          ...(options.dryRun ? { dryRun: true } : {}),
+        };
+        const instanceId = options.dryRun
+          ? rollbackInstanceId(cluster, pool, runSuffix())
+          : rollbackInstanceId(cluster, pool);
+        const status = await session.runner.startOrchestration(ORCHESTRATION.rollbackPool, input, instanceId);
+        if (status.runtimeStatus === 'Completed') pools.push(status.output as PoolRollbackResult);
+        else failures.push({ instanceId, message: failureMessage(status) });
+      }
+      return { kind: 'rollback', pools, failures };
     }
     case 'release': {
       const pools: ReleasePoolResult[] = [];

@@ -1,7 +1,7 @@
 /**
  * The exit code of a finished command: 0 done; 1 a run failed, or the pool or node the operator named
  * was refused or skipped (they asked for that target, and it did not happen). Pools that auto mode
- * refuses or skips on its own are decisions, not failures. Code 2 (usage, settings) is decided before
+ * refuses or skips on its own are decisions, not failures. doctor: 1 when a check found something missing. Code 2 (usage, settings) is decided before
  * anything runs (cli/failures.ts).
  */
 import type { CliOptions } from './args.js';
@@ -11,12 +11,20 @@ export function exitCodeOf(result: CommandResult, options: Pick<CliOptions, 'poo
   switch (result.kind) {
     case 'status':
       return 0;
+    case 'doctor':
+      return result.ok ? 0 : 1;
     case 'cancel':
       return result.pools.every((pool) => pool.outcome === 'requested') ? 0 : 1;
     case 'release':
       // A live run still holds the pool, or something could not be given back: the pool is not free.
       if (result.failures.length > 0) return 1;
       return result.pools.some((pool) => pool.outcome === 'held' || pool.outcome === 'failed') ? 1 : 0;
+    case 'rollback':
+      // The operator named the pool (and maybe the version): a refusal is a failure of what they asked.
+      return result.failures.length > 0 ||
+        result.pools.some((pool) => pool.outcome === 'refused' || pool.outcome === 'busy')
+        ? 1
+        : 0;
     case 'plan':
     case 'refresh':
       break;

@@ -6,6 +6,7 @@ import type { PoolStatus } from '../shared/application/pool-status.js';
 import type { PoolRefreshResult } from '../shared/application/refresh-contracts.js';
 import { formatDuration } from '../shared/config/duration.js';
 import type { CommandResult, ReleaseResult, StatusResult } from './commands.js';
+import type { DoctorResult } from './doctor.js';
 
 /** Width tables are fitted to when the output is not a terminal (a file, a pipe, a CI log). */
 export const DEFAULT_WIDTH = 120;
@@ -153,13 +154,25 @@ function renderStatus(result: StatusResult, options: RenderOptions): string {
     pool.currentVersion?.sourceNode ?? '-',
     pool.currentVersion?.builtAt ?? '-',
     formatSeconds(pool.currentVersion?.ageSeconds),
+    formatSeconds(pool.freshness.ageSeconds),
     pool.pointsAtOurImage ? (pool.pinned ? 'yes (pinned)' : 'yes (latest)') : 'no',
     pool.eligible ? 'yes' : `no: ${pool.refusal ?? ''}`,
     holderCell(pool),
   ]);
   const parts = [
     table(
-      ['CLUSTER', 'POOL', 'VERSION', 'BUILT FROM', 'BUILT AT', 'AGE', 'MODEL USES IT', 'ELIGIBLE', 'HELD BY'],
+      [
+        'CLUSTER',
+        'POOL',
+        'VERSION',
+        'BUILT FROM',
+        'BUILT AT',
+        'AGE',
+        'PATCHES AGE',
+        'MODEL USES IT',
+        'ELIGIBLE',
+        'HELD BY',
+      ],
       rows,
       options,
     ),
@@ -222,6 +235,7 @@ function renderRelease(result: ReleaseResult, options: RenderOptions): string {
 }
 
 export function render(result: CommandResult, options: RenderOptions = {}): string {
+  if (result.kind === 'doctor') return renderDoctor(result, options);
   if (result.kind === 'status') return renderStatus(result, options);
   if (result.kind === 'release') return renderRelease(result, options);
   if (result.kind === 'cancel') {
@@ -230,6 +244,24 @@ export function render(result: CommandResult, options: RenderOptions = {}): stri
       result.pools.map((pool) => [pool.cluster, pool.pool, pool.outcome, pool.detail]),
       options,
     );
+  }
+  if (result.kind === 'rollback') {
+    const parts = [
+      table(
+        ['CLUSTER', 'POOL', 'OUTCOME', 'FROM', 'TO', 'REASON'],
+        result.pools.map((pool) => [
+          pool.cluster,
+          pool.pool,
+          pool.outcome,
+          pool.from ?? '-',
+          pool.to ?? '-',
+          pool.reason,
+        ]),
+        options,
+      ),
+      ...result.failures.map((failure) => `\nrun ${failure.instanceId} failed: ${failure.message}`),
+    ];
+    return parts.join('\n');
   }
   const pools = result.clusters.flatMap((cluster) => cluster.pools);
   const parts = [
@@ -265,5 +297,34 @@ export function render(result: CommandResult, options: RenderOptions = {}): stri
   for (const failure of result.failures) {
     parts.push(`\nrun ${failure.instanceId} failed: ${failure.message}`);
   }
+  return parts.join('\n');
+}
+
+/** One row per check; then, per failed check, what is missing, one per line, and the fix. */
+function renderDoctor(result: DoctorResult, options: RenderOptions): string {
+  const parts = [
+    table(
+      ['CHECK', 'CLUSTER', 'TARGET', 'RESULT', 'DETAIL'],
+      result.checks.map((check) => [
+        check.check,
+        check.cluster ?? '-',
+        check.target,
+        check.result,
+        check.result === 'missing' ? `${check.missing?.length ?? 0} missing` : check.detail,
+      ]),
+      options,
+    ),
+  ];
+  for (const check of result.checks) {
+    if (check.result === 'ok') continue;
+    const where = `${check.check}${check.cluster === undefined ? '' : ` ${check.cluster}`} ${check.target}`;
+    const lines =
+      check.result === 'missing'
+        ? [`${where}: missing`, ...(check.missing ?? []).map((item) => `  - ${item}`)]
+        : [`${where}: ${check.detail}`];
+    if (check.fix !== undefined) lines.push(`  fix: ${check.fix}`);
+    parts.push(`\n${lines.join('\n')}`);
+  }
+  parts.push(result.ok ? '\nall checks passed' : '\nsomething is missing: see above');
   return parts.join('\n');
 }

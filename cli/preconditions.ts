@@ -3,12 +3,14 @@
  * resume, the pool in every cluster the command covers), so that a typo is a usage error (exit 2) rather
  * than a failed run; and against real Azure, that a token can be had and each cluster's Key Vault
  * secrets can be read, so a missing login or a closed vault is reported in seconds with its fix, not
- * after a run's activity retries.
+ * after a run's activity retries; and before a refresh, every Azure action and Kubernetes permission it
+ * needs (the checks of `doctor`), so a missing one stops it before anything is cordoned.
  */
 import { createAzureCredential } from '../shared/adapters/azure/credentials.js';
 import { listPoolsOfCluster } from '../shared/application/plan-pool.js';
 import type { CliOptions } from './args.js';
 import { UsageError } from './args.js';
+import { requirePermissions } from './doctor.js';
 import type { Session } from './session.js';
 
 const ARM_SCOPE = 'https://management.azure.com/.default';
@@ -17,8 +19,16 @@ export async function checkPreconditions(session: Session, options: CliOptions):
   if (options.resume !== undefined) {
     await checkResumable(session, options.resume, options.stateDir);
   }
-  if (options.sim === undefined && options.simConnect === undefined) await checkAzureAccess(session, options);
-  if (options.pool !== undefined && options.resume === undefined) await checkPool(session, options);
+  // doctor reports an unusable credential or vault as one of its findings instead.
+  if (options.command !== 'doctor' && options.sim === undefined && options.simConnect === undefined) {
+    await checkAzureAccess(session, options);
+  }
+  if (options.command !== 'doctor' && options.pool !== undefined && options.resume === undefined) {
+    await checkPool(session, options);
+  }
+  // Before a refresh's first write: every permission it needs, named when missing (cli/doctor.ts).
+  if (options.command === 'refresh' && options.resume === undefined)
+    await requirePermissions(session, options);
 }
 
 /**

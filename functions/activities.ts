@@ -29,6 +29,9 @@ export type ActivityHandles = {
   >;
 };
 
+/** What an activity of the catalogue returns, for orchestrators that pass its result on. */
+export type ActivityOutput<K extends keyof ActivityCatalogue> = OutputOf<ActivityCatalogue[K]>;
+
 function handleOf<A extends AnyActivity>(activity: A): ActivityHandle<InputOf<A>, OutputOf<A>> {
   return { name: activity.name };
 }

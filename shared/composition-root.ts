@@ -6,6 +6,7 @@
 import { hostname } from 'node:os';
 
 import { ArmComputeGateway } from './adapters/azure/arm-compute-gateway.js';
+import { ArmPermissions } from './adapters/azure/arm-permissions.js';
 import type { AzureCredential } from './adapters/azure/credentials.js';
 import {
   createAzureCredential,
@@ -26,10 +27,11 @@ import type {
 import type { SecretReference } from './config/secret-reference.js';
 import { readEnvSecret } from './config/secret-reference.js';
 import type { CaCertificate, ClusterSettings, Settings } from './config/settings.js';
-import { loadSettings, selectionPolicyFor } from './config/settings.js';
+import { loadSettings, promotionPolicyFor, selectionPolicyFor } from './config/settings.js';
 import { NotFoundError, TerminalError } from './domain/errors.js';
 import { imageDefinitionNameFor } from './domain/gallery-naming.js';
 import type { RunnerIdentity } from './domain/ownership.js';
+import type { ArmPermissionsReader } from './ports/arm-permissions.js';
 import type { RebootNoticeSender } from './ports/reboot-notice-queue.js';
 
 /** How long a service-account token read from Key Vault or settings is reused before it is read again. */
@@ -59,6 +61,10 @@ export interface Composition {
    * Built on first use; throws when the host has no storage configured.
    */
   rebootQueue(): RebootNoticeSender;
+  /** The calling identity's permissions per resource group (`vmss-prototype doctor`). */
+  readonly armPermissions: ArmPermissionsReader;
+  /** Reads a secret reference (Key Vault or environment): for checks that a secret is readable. */
+  readSecret(reference: SecretReference): Promise<string>;
 }
 
 export function compose(options: CompositionOptions): Composition {
@@ -73,13 +79,15 @@ export function compose(options: CompositionOptions): Composition {
       ? Promise.resolve(readEnvSecret(options.env, reference.name))
       : vault.read(reference.vaultUrl, reference.secretName, reference.version);
 
-  const compute = new ArmComputeGateway({
+  const armOptions = {
     credential,
     subscriptionIds: [...new Set(settings.clusters.map((cluster) => cluster.subscriptionId))],
     ...(options.simulator === undefined
       ? {}
       : { endpoint: options.simulator.armEndpoint, ca: options.simulator.caPem }),
-  });
+  };
+  const compute = new ArmComputeGateway(armOptions);
+  const armPermissions = new ArmPermissions(armOptions);
 
   const handles = new Map<string, Promise<ClusterHandle>>();
   const dependencies: RefreshDependencies = {
@@ -134,7 +142,7 @@ export function compose(options: CompositionOptions): Composition {
     queue = new StorageRebootQueue(connection, settings.rebootQueue);
     return queue;
   };
-  return { settings, dependencies, rebootQueue };
+  return { settings, dependencies, rebootQueue, armPermissions, readSecret };
 }
 
 let worker: Composition | undefined;
@@ -189,18 +197,21 @@ function clusterConfiguration(settings: Settings, cluster: ClusterSettings): Clu
     poolConfiguration(pool: ConfiguredPool): PoolConfiguration {
       const configured =
         cluster.pools === 'all' ? undefined : cluster.pools.find((p) => p.name === pool.name);
-      // Settings validation requires it (every capture mode runs prep pods); the type does not say so.
-      if (cluster.capture.prepImage === undefined) {
+      const capture = cluster.capture;
+      // Settings validation requires it unless Run Command prepares the disk; the type does not say so.
+      if (capture.mode !== 'run-command' && capture.prepImage === undefined) {
         throw new TerminalError(
           'PrepImageMissing',
           `configuring pool ${pool.name} of cluster ${cluster.name}: capture.prepImage is not set`,
         );
       }
       const run: PoolRunSettings = {
-        drainGracePeriodSeconds: cluster.capture.drainGracePeriod,
-        drainTimeoutSeconds: cluster.capture.drainTimeout,
-        prepNamespace: cluster.capture.prepNamespace,
-        prepImage: cluster.capture.prepImage,
+        drainGracePeriodSeconds: capture.drainGracePeriod,
+        drainTimeoutSeconds: capture.drainTimeout,
+        captureMode: capture.mode,
+        prepNamespace: capture.prepNamespace,
+        ...(capture.prepImage === undefined ? {} : { prepImage: capture.prepImage }),
+        runCommandTimeoutSeconds: capture.runCommandTimeout,
         keepExtensionTypes: cluster.capture.keepExtensions,
         history: cluster.history,
         storageAccountType: cluster.gallery.storageAccountType,
@@ -210,16 +221,16 @@ function clusterConfiguration(settings: Settings, cluster: ClusterSettings): Clu
         deleteEmptyDirData: true,
         // Unreplicated pods block the drain (kubectl's default): nothing would bring them back.
         forceUnreplicated: false,
-        captureMode: cluster.capture.mode,
-        liveRootPartition: cluster.capture.live.rootPartition,
-        liveMaxFreezeSeconds: cluster.capture.live.maxFreeze,
-        ...(configured?.bootstrapFlavour === undefined
-          ? {}
-          : { bootstrapFlavour: configured.bootstrapFlavour }),
+        liveRootPartition: capture.live.rootPartition,
+        liveMaxFreezeSeconds: capture.live.maxFreeze,
+        ...promotionPolicyFor(cluster, pool.name),
       };
       return {
         enabled: configured?.enabled ?? true,
         policy: selectionPolicyFor(cluster, pool.name),
+        ...(configured?.bootstrapFlavour === undefined
+          ? {}
+          : { bootstrapFlavour: configured.bootstrapFlavour }),
         run,
         gallery: {
           subscriptionId: cluster.subscriptionId,

@@ -32,13 +32,44 @@ export function* giveBackLeftovers(
   context: OrchestrationContext,
   hold: PoolHold,
 ): Generator<Task, LeftoversOutcome, unknown> {
+  // A dead run's canary first (issue 13): the model goes back to its prior image before the reaper
+  // judges the versions (it keeps the one a model pins), and the canary instances go.
+  const canary = yield* giveBackDeadCanary(context, hold);
   const view = yield* call(
     context,
     activities.readPoolHoldings,
     { cluster: hold.cluster, pool: hold.pool },
     { step: STEP },
   );
-  return yield* carryOut(context, hold, view.scope, planReaping(view.holdings, hold.runId));
+  const outcome = yield* carryOut(context, hold, view.scope, planReaping(view.holdings, hold.runId));
+  return {
+    gaveBack: [...canary.gaveBack, ...outcome.gaveBack],
+    kept: outcome.kept,
+    failures: [...canary.failures, ...outcome.failures],
+  };
+}
+
+function* giveBackDeadCanary(
+  context: OrchestrationContext,
+  hold: PoolHold,
+): Generator<Task, { gaveBack: string[]; failures: string[] }, unknown> {
+  try {
+    const result = yield* call(
+      context,
+      activities.giveBackDeadCanary,
+      { cluster: hold.cluster, pool: hold.pool, fence: fenceOf(hold) },
+      { step: STEP },
+    );
+    return result.outcome === 'given-back'
+      ? { gaveBack: [`the canary of a dead run: ${result.summary}`], failures: [] }
+      : { gaveBack: [], failures: [] };
+  } catch (error) {
+    if (error instanceof StepFailure && error.code === 'LeaseLost') throw error;
+    return {
+      gaveBack: [],
+      failures: [`the canary of a dead run: ${error instanceof Error ? error.message : String(error)}`],
+    };
+  }
 }
 
 function* carryOut(

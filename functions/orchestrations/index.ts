@@ -8,11 +8,13 @@ import { poolSignalOrchestration } from './pool-signal.orchestration.js';
 import { refreshClusterOrchestration } from './refresh-cluster.orchestration.js';
 import { refreshPoolOrchestration } from './refresh-pool.orchestration.js';
 import { releasePoolOrchestration } from './release-pool.orchestration.js';
+import { rollbackPoolOrchestration } from './rollback-pool.orchestration.js';
 
 export const ORCHESTRATORS: Readonly<Record<OrchestrationName, OrchestrationHandler>> = {
   [ORCHESTRATION.refreshPool]: refreshPoolOrchestration,
   [ORCHESTRATION.refreshCluster]: refreshClusterOrchestration,
   [ORCHESTRATION.clusterStatus]: clusterStatusOrchestration,
   [ORCHESTRATION.poolSignal]: poolSignalOrchestration,
+  [ORCHESTRATION.rollbackPool]: rollbackPoolOrchestration,
   [ORCHESTRATION.releasePool]: releasePoolOrchestration,
 };

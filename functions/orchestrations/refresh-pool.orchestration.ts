@@ -1,7 +1,10 @@
 /**
  * Refreshes one node pool (DESIGN.md §2): plan, hold the pool, then the phases — prepare the image
- * definition, capture the donor's OS disk (capture.phase.ts: drain-and-stop; live-capture.phase.ts: live), build and publish a gallery image version
- * (image.phase.ts), point the scale set at it and clean up (model.phase.ts). A deterministic generator:
+ * definition, capture the donor's OS disk (capture.phase.ts: drain-and-stop and run-command;
+ * live-capture.phase.ts: live), build and publish a gallery image version (image.phase.ts), test it on
+ * canary instances before it is published (canary.phase.ts; issue 13), point the scale set at it and clean
+ * up (model.phase.ts), label the pool's nodes with their generation (generations.phase.ts). A
+ * deterministic generator:
  * every effect is an activity, every wait a durable timer, every decision a pure domain function. Each
  * phase takes a small typed input and returns a small typed output, so a phase can be swapped or one
  * inserted.
@@ -22,8 +25,10 @@ import { call } from './call.js';
 import { giveBackLeftovers } from './give-back-leftovers.js';
 import type { PoolHold } from './ownership.js';
 import { acquirePool, fenceOf, leaseLost, releasePool, runIdOf } from './ownership.js';
+import { canaryPhase } from './refresh-pool/canary.phase.js';
 import { capturePhase } from './refresh-pool/capture.phase.js';
-import { imagePhase, prepareImagePhase } from './refresh-pool/image.phase.js';
+import { generationsPhase } from './refresh-pool/generations.phase.js';
+import { imagePhase, prepareImagePhase, publishImageVersion } from './refresh-pool/image.phase.js';
 import { liveCaptureNamesFor, liveCapturePhase } from './refresh-pool/live-capture.phase.js';
 import { modelPhase } from './refresh-pool/model.phase.js';
 import type { RefreshRun } from './refresh-pool/run.js';
@@ -45,7 +50,13 @@ export function* refreshPoolOrchestration(
   setStatus({ context, input }, 'planning');
   const plan = yield* planOnce();
   if (plan.decision.kind !== 'refresh' || input.dryRun === true || plan.image === undefined) {
-    return finishedAfterPlan(context, input, plan);
+    // Nothing to build: the pool's nodes still get their generation labels kept current (every timer
+    // tick). Labels and our taint only: no lease needed, and a concurrent run writes the same values.
+    const after =
+      input.dryRun !== true && plan.decision.kind === 'up-to-date'
+        ? yield* generationsPhase({ context, input })
+        : {};
+    return finishedAfterPlan(context, input, plan, after);
   }
 
   const runId = runIdOf(context, input.runSeed);
@@ -120,6 +131,7 @@ function* refreshHeldPool(
     donor: {
       node: decision.node,
       instanceId: decision.instanceId,
+      flavour: decision.flavour,
       ...(decision.patchedAt === undefined ? {} : { patchedAt: decision.patchedAt }),
     },
     runId: hold.runId,
@@ -144,9 +156,32 @@ function* refreshHeldPool(
     ref,
     source: captured.source,
     ...(captured.vmId === undefined ? {} : { sourceVmId: captured.vmId }),
+    publish: !plan.settings.canary.enabled,
   });
 
+  const canary = plan.settings.canary.enabled ? yield* canaryPhase(run, version) : undefined;
+  if (canary?.verdict === 'rejected') {
+    const after = yield* generationsPhase(run);
+    const reason = `version ${version.versionName} was rejected by its canary: ${canary.reason ?? 'no reason given'}`;
+    return {
+      cluster,
+      pool,
+      outcome: 'rejected-by-canary',
+      reason,
+      plan,
+      version,
+      donor: decision.node,
+      donorOutOfServiceSeconds: captured.donorOutOfServiceSeconds,
+      canary,
+      runId: hold.runId,
+      ...gaveBack,
+      ...after,
+    };
+  }
+  if (canary !== undefined) yield* publishImageVersion(run, version);
+
   const model = yield* modelPhase(run, version);
+  const after = yield* generationsPhase(run);
 
   return {
     cluster,
@@ -160,6 +195,8 @@ function* refreshHeldPool(
     donorOutOfServiceSeconds: captured.donorOutOfServiceSeconds,
     removedExtensions: model.removedExtensions,
     prunedVersions: model.prunedVersions,
+    ...(canary === undefined ? {} : { canary }),
+    ...after,
     runId: hold.runId,
     ...(model.modelKept === undefined ? {} : { modelKept: model.modelKept }),
     ...gaveBack,

@@ -18,6 +18,7 @@ export interface RetryPolicy {
 export const POLL = {
   drain: { interval: 5 /* timeout from settings: capture.drainTimeout */ },
   powerOff: { interval: 15, timeout: 20 * 60 },
+  runCommand: { interval: 10 /* timeout from settings: capture.runCommandTimeout */ },
   snapshot: { interval: 15, timeout: 60 * 60 },
   start: { interval: 15, timeout: 20 * 60 },
   imageVersion: { interval: 60, timeout: 8 * 60 * 60 },
@@ -25,6 +26,13 @@ export const POLL = {
   publication: { interval: 10, timeout: 30 * 60 },
   scaleSetUpdate: { interval: 10, timeout: 30 * 60 },
   extensionDeletion: { interval: 15, timeout: 60 * 60 },
+  /** The canary instances appear in the scale set once the scale-out is accepted. */
+  canaryScaleOut: { interval: 15, timeout: 15 * 60 },
+  /** Canary health: observed this often (the deadline comes from settings: promotion.canary.deadline). */
+  canaryObservation: { interval: 30 },
+  instanceDeletion: { interval: 15, timeout: 30 * 60 },
+  /** Cordon-and-drain of a passed canary that settings remove (afterPass: remove). */
+  canaryDrain: { interval: 5, timeout: 15 * 60 },
 } as const;
 
 /**

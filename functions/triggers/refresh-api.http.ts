@@ -2,8 +2,9 @@
  * The HTTP API (function key): start a refresh of a cluster, a pool or a named node
  * (`POST /api/clusters/{cluster}/refresh`), read per-pool status and in-flight runs (`GET …/status`),
  * show what auto mode would do (`GET …/plan`), cancel a pool's capture
- * (`POST /api/clusters/{cluster}/pools/{pool}/cancel`: the run gives the node back, then fails), and give
- * back what a pool's dead or stuck runs hold (`POST …/pools/{pool}/release`, like `vmss-prototype release`).
+ * (`POST /api/clusters/{cluster}/pools/{pool}/cancel`: the run gives the node back, then fails), give
+ * back what a pool's dead or stuck runs hold (`POST …/pools/{pool}/release`, like `vmss-prototype release`),
+ * and roll a pool back to a retained earlier version (`POST …/pools/{pool}/rollback`).
  * Starts answer 202 with the durable status links.
  */
 import { randomUUID } from 'node:crypto';
@@ -18,6 +19,7 @@ import {
   ORCHESTRATION,
   poolInstanceId,
   releaseInstanceId,
+  rollbackInstanceId,
   signalInstanceId,
 } from '../../shared/application/orchestration-ids.js';
 import type { PoolPlan } from '../../shared/application/pool-plan.js';
@@ -27,6 +29,7 @@ import type {
   RefreshPoolInput,
   RefreshStatus,
   ReleasePoolInput,
+  RollbackPoolInput,
 } from '../../shared/application/refresh-contracts.js';
 import type { InstanceStatus, OrchestrationClient } from '../../shared/application/singleton.js';
 import { isActive, readStatus, startSingleton } from '../../shared/application/singleton.js';
@@ -419,6 +422,74 @@ export async function handleReleaseRequest(
   }
 }
 
+const RollbackRequest = z.strictObject({
+  to: z
+    .string()
+    .regex(/^\d{1,10}\.\d{1,10}\.\d{1,10}$/, {
+      error: 'a gallery image version name: Major.Minor.Patch, e.g. 2026.1123.101500 (see status)',
+    })
+    .optional(),
+  dryRun: z.boolean().optional(),
+});
+
+/**
+ * POST /api/clusters/{cluster}/pools/{pool}/rollback: body `{ to?, dryRun? }`. Points the pool at a
+ * retained earlier version (default: the previous usable one). Refused while the pool or its cluster is
+ * refreshing or rolling back; the run itself refuses a target that is gone, not Succeeded or rejected.
+ */
+export async function handleRollbackRequest(
+  request: HttpRequest,
+  client: HttpOrchestrationClient,
+  context: InvocationContext,
+  deps: ApiDependencies,
+): Promise<HttpResponse> {
+  const cluster = resolveCluster(request, deps);
+  if (!cluster.ok) return cluster.response;
+  const pools = await resolvePools(context, deps, cluster.value, request.params['pool']);
+  if (!pools.ok) return pools.response;
+  const pool = pools.value[0] ?? '';
+  const body = await readJsonBody(request, RollbackRequest, {});
+  if (!body.ok) return body.response;
+  const { to, dryRun } = body.value;
+  const input: RollbackPoolInput = {
+    cluster: cluster.value,
+    pool,
+    trigger: 'http',
+    runSeed: randomUUID(),
+    ...(to === undefined ? {} : { to }),
+    ...(dryRun === true ? { dryRun } : {}),
+  };
+  const instanceId =
+    dryRun === true
+      ? rollbackInstanceId(cluster.value, pool, new Date().toISOString().replaceAll(/[^0-9]/g, ''))
+      : rollbackInstanceId(cluster.value, pool);
+  try {
+    const outcome = await startSingleton(client, {
+      name: ORCHESTRATION.rollbackPool,
+      instanceId,
+      input,
+      blockers:
+        dryRun === true ? [] : [poolInstanceId(cluster.value, pool), clusterInstanceId(cluster.value)],
+    });
+    if (outcome.kind === 'running') {
+      return problem(
+        409,
+        'PoolBusy',
+        `pool ${pool} of cluster ${cluster.value} is busy (instance ${outcome.instanceId}); roll back once it ends`,
+        { running: runView(outcome.status) },
+      );
+    }
+    context.log('refresh api: rollback started', { instanceId, dryRun: dryRun ?? false });
+    return client.createCheckStatusResponse(request, instanceId);
+  } catch (error) {
+    context.error('refresh api: starting the rollback failed', {
+      instanceId,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return problem(503, 'StartFailed', `starting rollback ${instanceId} failed; try again`);
+  }
+}
+
 /** Any failure not answered above is a 500 without internals (logged with the invocation id). */
 async function guarded(context: InvocationContext, run: () => Promise<HttpResponse>): Promise<HttpResponse> {
   try {
@@ -467,6 +538,12 @@ const ROUTES: readonly { name: string; route: string; method: 'GET' | 'POST'; ha
     route: 'clusters/{cluster}/pools/{pool}/release',
     method: 'POST',
     handle: handleReleaseRequest,
+  },
+  {
+    name: 'rollbackPoolApi',
+    route: 'clusters/{cluster}/pools/{pool}/rollback',
+    method: 'POST',
+    handle: handleRollbackRequest,
   },
   {
     name: 'clusterPlanApi',

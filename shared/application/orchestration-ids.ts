@@ -9,6 +9,7 @@ export const ORCHESTRATION = {
   refreshCluster: 'refreshCluster',
   clusterStatus: 'clusterStatus',
   poolSignal: 'poolSignal',
+  rollbackPool: 'rollbackPool',
   releasePool: 'releasePool',
 } as const;
 
@@ -30,6 +31,16 @@ export function poolInstanceId(cluster: string, pool: string): string {
 /** A cluster's auto-mode run: the timer's and the HTTP API's singleton key. */
 export function clusterInstanceId(cluster: string): string {
   return `refresh:${cluster}`;
+}
+
+/**
+ * A pool's rollback: one at a time per pool. A dry run gets a unique suffix (it changes nothing and may
+ * run beside anything).
+ */
+export function rollbackInstanceId(cluster: string, pool: string, dryRunSuffix?: string): string {
+  return dryRunSuffix === undefined
+    ? `rollback:${cluster}:${pool}`
+    : `rollback-plan:${cluster}:${pool}:${dryRunSuffix}`;
 }
 
 /** A pool's reboot-notice debounce: at most one per pool absorbs notices. */

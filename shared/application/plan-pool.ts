@@ -4,7 +4,7 @@
  * is exactly this and changes nothing.
  */
 import { formatDuration } from '../config/duration.js';
-import { detectBootstrapFlavour } from '../domain/bootstrap-flavour.js';
+import type { FlavourChoice } from '../domain/bootstrap-flavour.js';
 import type { FlavourEvidence } from '../domain/capture-mode.js';
 import { chooseCaptureMode } from '../domain/capture-mode.js';
 import type { ClusterNode } from '../domain/cluster-node.js';
@@ -12,15 +12,18 @@ import type { ImageVersion } from '../domain/compute.js';
 import { isNotFound, NotFoundError } from '../domain/errors.js';
 import type { NodeVerdict, PoolImageFacts } from '../domain/prototype-selection.js';
 import { groupNodesByScaleSet, selectPrototypeNodeForPool } from '../domain/prototype-selection.js';
-import { planPoolRefresh } from '../domain/refresh-plan.js';
+import { applyBootstrapFlavour, planPoolRefresh } from '../domain/refresh-plan.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import { galleryImageResourceId, scaleSetKey } from '../domain/resource-id.js';
 import { parseRfc3339 } from '../domain/rfc3339.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
 import { instanceOfNode, newestUsableVersion, provenanceOf } from './image-facts.js';
+import { requireKubernetesAccess } from './kubernetes-permissions.js';
+import { flexibleMemberIds, scaleSetsWithNodes } from './pool-membership.js';
 import type { NodeVerdictView, PoolDecision, PoolPlan } from './pool-plan.js';
 import type { ClusterHandle, ConfiguredPool, PoolConfiguration } from './refresh-dependencies.js';
+import { rejectedBuildsOfPool } from './rejected-builds.js';
 
 /**
  * The pools of a cluster: configured ones, or every scale set that has nodes in it (`all`). Pass the
@@ -33,14 +36,11 @@ export async function listPoolsOfCluster(
   const configured = handle.configuration.pools;
   if (configured !== 'all') return [...configured];
   const nodes = listed ?? (await handle.kube.listNodes());
-  const groups = groupNodesByScaleSet(nodes);
+  // Uniform scale sets from the providerIDs, Flexible ones from ARM (pool-membership.ts).
+  const scaleSets = await scaleSetsWithNodes(handle.compute, nodes);
   const pools = new Map<string, ConfiguredPool>();
-  for (const members of groups.byScaleSet.values()) {
-    const first = members[0];
-    if (first === undefined || !first.providerId.ok) continue;
-    const id = first.providerId.providerId;
-    if (id.kind !== 'scale-set-instance') continue;
-    pools.set(scaleSetKey(id.scaleSet), { name: id.scaleSet.name.toLowerCase(), scaleSet: id.scaleSet });
+  for (const scaleSet of scaleSets) {
+    pools.set(scaleSetKey(scaleSet), { name: scaleSet.name.toLowerCase(), scaleSet });
   }
   return [...pools.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
@@ -133,21 +133,43 @@ export async function planPoolForCluster(
   const nodes = await handle.kube.listNodes();
   const pool = configuredPool ?? (await findPool(handle, poolName, nodes));
   const configuration = cluster.poolConfiguration(pool);
+  // Before anything else reads or changes the cluster for this pool: a missing permission is reported
+  // here, naming it, rather than by the first call it denies (after the node was cordoned).
+  await requireKubernetesAccess(handle.kube, cluster.name, {
+    captureMode: configuration.run.captureMode,
+    namespace: configuration.run.prepNamespace,
+  });
   const scaleSet = await handle.compute.getScaleSet(pool.scaleSet);
   const eligibility = checkScaleSetEligibility(scaleSet);
   const image = eligibility.eligible ? await currentImageFacts(handle, scaleSet, configuration) : undefined;
+  const flexibleMembers = eligibility.eligible
+    ? await flexibleMemberIds(handle.compute, scaleSet)
+    : undefined;
+  // Donors and patches whose versions were rejected (canary, rollback) are not built from again.
+  const rejectedBuilds = eligibility.eligible ? await rejectedBuildsOfPool(handle, configuration, image) : [];
   const selection = selectPrototypeNodeForPool(groupNodesByScaleSet(nodes), {
-    pool: { scaleSet: pool.scaleSet },
+    pool: {
+      scaleSet: pool.scaleSet,
+      ...(flexibleMembers === undefined ? {} : { flexibleMemberIds: flexibleMembers }),
+    },
     policy: configuration.policy,
     ...(image?.facts === undefined ? {} : { image: image.facts }),
+    rejectedBuilds,
     now,
   });
-  const plan = planPoolRefresh({
+  const selected = planPoolRefresh({
     eligibility,
     selection,
     enabled: configuration.enabled,
     ...(requestedNode === undefined ? {} : { requestedNode }),
     now,
+  });
+  // The pool's bootstrap flavour: configured, or read off the donor; refused when it cannot be captured.
+  const plan = applyBootstrapFlavour(selected, {
+    ...(configuration.bootstrapFlavour === undefined ? {} : { configured: configuration.bootstrapFlavour }),
+    ...(selected.kind === 'refresh'
+      ? { donor: nodes.find((candidate) => candidate.name === selected.node) }
+      : {}),
   });
 
   let decision: PoolDecision;
@@ -158,8 +180,8 @@ export async function planPoolForCluster(
       const instanceId = instanceOfNode(node?.providerId, pool.scaleSet);
       const verdict = selection.verdicts.find((candidate) => candidate.name === plan.node);
       const captureMode = chooseCaptureMode({
-        setting: configuration.run.captureMode ?? 'drain-and-stop',
-        flavour: flavourEvidence(configuration.run.bootstrapFlavour, node),
+        setting: configuration.run.captureMode,
+        flavour: flavourEvidence(plan.flavour),
         osType: scaleSet.osType,
         ...(scaleSet.securityType === undefined ? {} : { securityType: scaleSet.securityType }),
         ...(scaleSet.osDiskEncryptionSetId === undefined
@@ -176,11 +198,15 @@ export async function planPoolForCluster(
       } else if (captureMode.kind === 'refuse') {
         decision = { kind: 'refused', reason: `pool ${pool.name} cannot be captured: ${captureMode.reason}` };
       } else {
-        capture = { mode: captureMode.mode, flavour: captureMode.flavour, reason: captureMode.reason };
+        capture = { mode: captureMode.mode, reason: captureMode.reason };
         decision = {
           kind: 'refresh',
           node: plan.node,
           instanceId,
+          // applyBootstrapFlavour decides the flavour of every refresh (configured, or detected: an unknown
+          // one is refused); aks-engine is what was always captured.
+          flavour: captureMode.flavour,
+          ...(plan.flavour === undefined ? {} : { flavourEvidence: plan.flavour.evidence }),
           reason: plan.why,
           warnings: plan.warnings,
           ...(verdict?.status === 'candidate' && verdict.lastPatchedAt !== undefined
@@ -218,6 +244,7 @@ export async function planPoolForCluster(
     settings: configuration.run,
     ...(capture === undefined ? {} : { capture }),
     ...(image?.version === undefined ? {} : { currentImageId: image.version.id }),
+    ...(scaleSet.imageReferenceFields === undefined ? {} : { modelImage: scaleSet.imageReferenceFields }),
     image: {
       definition: {
         subscriptionId: g.subscriptionId,
@@ -243,17 +270,12 @@ export async function planPoolForCluster(
   };
 }
 
-/** The pool's flavour as configured, else as the donor's labels and annotations show it. */
-function flavourEvidence(
-  configured: PoolPlan['settings']['bootstrapFlavour'],
-  donor: ClusterNode | undefined,
-): FlavourEvidence {
-  if (configured !== undefined) return { kind: 'configured', flavour: configured };
-  if (donor === undefined) return { kind: 'unknown', reason: 'the donor node was not listed' };
-  const detection = detectBootstrapFlavour(donor);
-  return detection.kind === 'detected'
-    ? { kind: 'detected', flavour: detection.flavour, evidence: detection.evidence }
-    : { kind: 'unknown', reason: detection.reason };
+/** The flavour applyBootstrapFlavour chose, as evidence for the capture mode (auto takes live only for a known one). */
+function flavourEvidence(choice: Extract<FlavourChoice, { kind: 'capture' }> | undefined): FlavourEvidence {
+  if (choice === undefined) return { kind: 'unknown', reason: 'the donor node was not listed' };
+  return choice.source === 'configured'
+    ? { kind: 'configured', flavour: choice.flavour }
+    : { kind: 'detected', flavour: choice.flavour, evidence: choice.evidence };
 }
 
 /** A Trusted Launch scale set needs a definition that declares support for it, or VM creation fails. */

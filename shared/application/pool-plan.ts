@@ -30,6 +30,10 @@ export type PoolDecision =
       readonly kind: 'refresh';
       readonly node: string;
       readonly instanceId: string;
+      /** How the donor's disk is de-identified (the prep script's flavour). */
+      readonly flavour: BootstrapFlavour;
+      /** Where the flavour came from: the setting, or the donor's labels and annotations. */
+      readonly flavourEvidence?: string;
       readonly reason: string;
       /** The donor's last-patch time (RFC 3339), when it has a usable one. */
       readonly patchedAt?: string;
@@ -66,10 +70,13 @@ export interface PoolPlan extends PoolTarget {
   /** Present when the decision is `refresh`: how the donor is captured, and why that way. */
   readonly capture?: {
     readonly mode: CaptureMode;
-    /** The identity plan the disk preparation applies (shared/domain/bootstrap-flavour.ts). */
-    readonly flavour: BootstrapFlavour;
     readonly reason: string;
   };
   /** The image the model points at now, if it is one of ours. */
   readonly currentImageId?: string;
+  /**
+   * The model's image reference fields when planned: the run replaces only this (or the version its canary
+   * pinned); an image another tool put there meanwhile is reported, not overwritten.
+   */
+  readonly modelImage?: Readonly<Record<string, string>>;
 }

@@ -2,6 +2,8 @@
  * The status of one pool's image: which image new instances get, whether it is ours, who built it and
  * how old it is. Read-only; used by the status orchestration, the CLI and the HTTP API.
  */
+import type { Freshness } from '../domain/freshness.js';
+import { freshnessOf } from '../domain/freshness.js';
 import { describeHolder, LEASE_ANNOTATIONS, leaseState } from '../domain/ownership.js';
 import type { HeldNode, Kept } from '../domain/reaper.js';
 import { describeReapAction, planReaping } from '../domain/reaper.js';
@@ -67,6 +69,8 @@ export interface PoolStatus {
   readonly versionCount: number;
   readonly eligible: boolean;
   readonly refusal?: string;
+  /** How old the patches are that a node created now would boot with. */
+  readonly freshness: Freshness;
   readonly ownership?: PoolOwnership;
 }
 
@@ -174,6 +178,12 @@ export async function readPoolStatus(
           },
         }),
     versionCount: image.versions.length,
+    freshness: freshnessOf({
+      now,
+      ...(provenance === undefined ? {} : { patchedAt: provenance.patchedAt }),
+      ...(version === undefined ? {} : { version: version.ref.versionName }),
+      ...(reference?.kind === 'marketplace' ? { marketplaceVersion: reference.version } : {}),
+    }),
     eligible: eligibility.eligible,
     ...(eligibility.eligible ? {} : { refusal: eligibility.reasons.map((r) => r.reason).join('; ') }),
     ownership: await readPoolOwnership(handle, poolName, now),

@@ -6,6 +6,7 @@
  */
 import type { CaptureMode } from '../domain/capture-mode.js';
 import type { ImageVersionRef, StorageAccountType } from '../domain/compute.js';
+import type { Freshness } from '../domain/freshness.js';
 import type { PoolPlan, PoolTarget } from './pool-plan.js';
 
 /** The steps of a refresh, as its status and failures name them. */
@@ -33,10 +34,20 @@ export const REFRESH_STEPS = [
   'deleting-copy-disk',
   'building-image-version',
   'deleting-failed-image-version',
+  'pinning-canary-version',
+  'adding-canaries',
+  'testing-canaries',
+  'removing-canaries',
+  'restoring-model',
+  'rejecting-version',
   'publishing-image-version',
   'updating-scale-set-model',
   'removing-bootstrap-extensions',
   'pruning-versions',
+  'labelling-generations',
+  'planning-rollback',
+  'rolling-back',
+  'verifying-rollback',
   'releasing-lease',
   'done',
 ] as const;
@@ -57,9 +68,33 @@ export interface RefreshPoolInput extends PoolTarget {
   readonly runSeed?: string;
 }
 
+/** What the canary gate of a run did (issue 13). */
+export interface CanaryReport {
+  readonly verdict: 'passed' | 'rejected';
+  /** Why it was rejected (the first failed condition). */
+  readonly reason?: string;
+  /** The canary instances (Uniform instance ids or Flexible VM names). */
+  readonly instances: readonly string[];
+  /** What became of them: kept as normal nodes, removed, deleted, or kept cordoned for inspection. */
+  readonly instancesNow: 'kept' | 'removed' | 'deleted' | 'kept-cordoned';
+  /** From the pin to the verdict (simulated or real seconds). */
+  readonly seconds: number;
+  /** Instances the autoscaler (or anyone) added from the version during the window: not ours, reported. */
+  readonly othersFromVersion: readonly string[];
+}
+
+/** The generation labels a run left (issue 13). */
+export interface GenerationsReport {
+  readonly nodes: number;
+  readonly labelled: number;
+  readonly tainted: readonly string[];
+  readonly untainted: readonly string[];
+}
+
 export interface PoolRefreshResult extends PoolTarget {
   /** `busy`: another run (any runner, any task hub) holds the pool; the reason says who and what to do. */
-  readonly outcome: 'refreshed' | 'up-to-date' | 'skipped' | 'refused' | 'planned' | 'busy' | 'failed';
+  readonly outcome:
+    'refreshed' | 'up-to-date' | 'skipped' | 'refused' | 'planned' | 'busy' | 'failed' | 'rejected-by-canary';
   readonly reason: string;
   readonly plan?: PoolPlan;
   readonly version?: ImageVersionRef & {
@@ -81,6 +116,36 @@ export interface PoolRefreshResult extends PoolTarget {
   readonly modelKept?: string;
   /** Failure: the step and its cause. */
   readonly failure?: { readonly step: string; readonly message: string };
+  readonly canary?: CanaryReport;
+  readonly generations?: GenerationsReport;
+  /** How old the patches are that a node created now boots with, after the run. */
+  readonly freshness?: Freshness;
+  /** What the run could not do but did not fail for (labelling nodes, for example). */
+  readonly warnings?: readonly string[];
+}
+
+export interface RollbackPoolInput extends PoolTarget {
+  /** The version to go back to; default the newest usable one older than the current. */
+  readonly to?: string;
+  readonly dryRun?: boolean;
+  readonly trigger: string;
+  /** As RefreshPoolInput.runSeed: mixed into the rollback's run id (it holds the pool's lease). */
+  readonly runSeed?: string;
+}
+
+export interface PoolRollbackResult extends PoolTarget {
+  /** `busy`: another run holds the pool's lease (the reason says who and what to do). */
+  readonly outcome: 'rolled-back' | 'planned' | 'refused' | 'busy';
+  readonly reason: string;
+  readonly from?: string;
+  readonly to?: string;
+  /** What the model's image reference points at (after the rollback, or planned). */
+  readonly modelImageId?: string;
+  readonly hidden: readonly string[];
+  readonly rejected: readonly string[];
+  readonly generations?: GenerationsReport;
+  readonly freshness?: Freshness;
+  readonly warnings?: readonly string[];
 }
 
 export interface RefreshClusterInput {

@@ -4,8 +4,10 @@
  * a clock. Activities never read settings or the environment themselves.
  */
 import type { BootstrapFlavour } from '../domain/bootstrap-flavour.js';
+import type { CanaryPolicy } from '../domain/canary.js';
 import type { CaptureModeSetting } from '../domain/capture-mode.js';
 import type { StorageAccountType } from '../domain/compute.js';
+import type { GenerationPolicy } from '../domain/generations.js';
 import type { RunnerIdentity } from '../domain/ownership.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { SelectionPolicy } from '../domain/selection-policy.js';
@@ -16,8 +18,18 @@ import type { ComputeGateway } from '../ports/compute-gateway.js';
 export interface PoolRunSettings {
   readonly drainGracePeriodSeconds: number;
   readonly drainTimeoutSeconds: number;
+  /**
+   * `capture.mode`: `auto` (live where safe, else drain-and-stop: the plan decides, shared/domain/capture-mode.ts),
+   * `live`, `drain-and-stop` (a privileged prep pod powers the host off) or `run-command` (Azure Run Command,
+   * then a power-off through the API: no pod, no privileged namespace).
+   */
+  readonly captureMode: CaptureModeSetting;
+  /** The product's namespace: the prep pod runs there (drain-and-stop). */
   readonly prepNamespace: string;
-  readonly prepImage: string;
+  /** The prep pod's image; set with drain-and-stop (settings require it), absent with run-command. */
+  readonly prepImage?: string;
+  /** How long the Run Command may take before the run gives the node back (run-command). */
+  readonly runCommandTimeoutSeconds: number;
   readonly keepExtensionTypes: readonly string[];
   readonly history: number;
   readonly storageAccountType: StorageAccountType;
@@ -26,14 +38,14 @@ export interface PoolRunSettings {
   readonly pinVersion: boolean;
   readonly deleteEmptyDirData: boolean;
   readonly forceUnreplicated: boolean;
-  /** `capture.mode`; absent in older callers: drain-and-stop. */
-  readonly captureMode?: CaptureModeSetting;
   /** `capture.live.rootPartition`. */
-  readonly liveRootPartition?: number;
+  readonly liveRootPartition: number;
   /** `capture.live.maxFreeze` in seconds. */
-  readonly liveMaxFreezeSeconds?: number;
-  /** `pools[].bootstrapFlavour`, when configured (else detected from the donor). */
-  readonly bootstrapFlavour?: BootstrapFlavour;
+  readonly liveMaxFreezeSeconds: number;
+  /** The canary gate a new version must pass before it is published (issue 13). */
+  readonly canary: CanaryPolicy;
+  /** Node generation labels and the optional taint on older generations. */
+  readonly generations: GenerationPolicy;
 }
 
 /** A pool named in configuration: its scale set and resource group. */
@@ -46,6 +58,8 @@ export interface ConfiguredPool {
 export interface PoolConfiguration {
   readonly enabled: boolean;
   readonly policy: SelectionPolicy;
+  /** `pools[].bootstrapFlavour`; absent: detected from the donor at planning. */
+  readonly bootstrapFlavour?: BootstrapFlavour;
   readonly run: PoolRunSettings;
   readonly gallery: {
     readonly subscriptionId: string;

@@ -48,18 +48,22 @@ export function fromZodIssue(issue: z.core.$ZodIssue, prefix: Path): RawIssue[] 
     ...issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment)),
   ];
   if (issue.code === 'unrecognized_keys') {
-    const accepted = issue.message.startsWith(FIELDS_MARKER)
-      ? issue.message.slice(FIELDS_MARKER.length).split(',')
-      : [];
+    // `fields:a,b,c`, then optionally one `key=why it is refused` per line for fields refused on purpose.
+    const [first = '', ...refusals] = issue.message.split('\n');
+    const accepted = first.startsWith(FIELDS_MARKER) ? first.slice(FIELDS_MARKER.length).split(',') : [];
+    const refused = new Map(
+      refusals.map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
     return issue.keys.map((key) => {
       const value = isRecord(issue.input) ? issue.input[key] : undefined;
       const secret = isSecretFieldName(key) || (typeof value === 'string' && secretKind(value) !== undefined);
+      const why = refused.get(key);
       return {
         path: [...path, key],
         received: secret && typeof value === 'string' ? redact(value) : 'an unknown field',
         expected: secret
           ? INLINE_SECRET_HINT
-          : `one of the fields ${accepted.join(', ')}${didYouMean(key, accepted)}`,
+          : (why ?? `one of the fields ${accepted.join(', ')}${didYouMean(key, accepted)}`),
       };
     });
   }

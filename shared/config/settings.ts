@@ -7,7 +7,9 @@
 import { z } from 'zod';
 
 import { BOOTSTRAP_FLAVOURS } from '../domain/bootstrap-flavour.js';
+import { type CanaryPolicy, DEFAULT_CANARY_POLICY } from '../domain/canary.js';
 import { galleryNameFor, galleryNameProblem } from '../domain/gallery-naming.js';
+import { DEFAULT_GENERATION_POLICY, type GenerationPolicy } from '../domain/generations.js';
 import { DEFAULT_SELECTION_POLICY, type SelectionPolicy } from '../domain/selection-policy.js';
 import { DURATION_FORMAT, formatDuration, parseDuration } from './duration.js';
 import {
@@ -330,13 +332,14 @@ const PoolSelection = strictObject(
 /**
  * How the donor is captured (shared/domain/capture-mode.ts): `auto` (the default: live capture where it is
  * known to be safe, drain-and-stop otherwise, the reason in the plan), `live` (never cordon or stop the
- * donor: freeze, snapshot, scrub a copy) or `drain-and-stop`. `run-command` (Azure Run Command, for
- * clusters that forbid privileged pods) is recognised so that it is refused with a clear message until it
- * is implemented.
+ * donor: freeze, snapshot, scrub a copy), `drain-and-stop` (a privileged prep pod prepares the disk, then
+ * powers the host off) or `run-command` (Azure Run Command prepares the disk, for clusters that forbid
+ * privileged pods, then a power-off through the API). The last two drain the node first and snapshot the
+ * stopped disk. `run-command` is never chosen by `auto`: only when set.
  */
 const CAPTURE_MODES = ['auto', 'live', 'drain-and-stop', 'run-command'] as const;
 const CAPTURE_MODES_ACCEPTED =
-  '"auto" (live capture where safe, else drain-and-stop), "live" (freeze, snapshot and scrub a copy; the donor keeps serving) or "drain-and-stop" (privileged prep pod, then power off)';
+  '"auto" (live capture where safe, else drain-and-stop), "live" (freeze, snapshot and scrub a copy; the donor keeps serving), "drain-and-stop" (privileged prep pod, then power off) or "run-command" (Azure Run Command, then power off through the API)';
 
 /** Live capture's options (shared/domain/live-capture.ts). */
 const LiveCapture = strictObject(
@@ -370,30 +373,35 @@ export const DEFAULT_KEEP_EXTENSIONS: readonly string[] = [
 
 const Capture = strictObject(
   {
-    mode: z
-      .enum(CAPTURE_MODES, { error: CAPTURE_MODES_ACCEPTED })
-      .refine((mode) => mode !== 'run-command', {
-        error: `not implemented yet; use ${CAPTURE_MODES_ACCEPTED} with a prepImage`,
-        abort: true,
-      })
-      .default('auto'),
+    mode: z.enum(CAPTURE_MODES, { error: CAPTURE_MODES_ACCEPTED }).default('auto'),
     live: LiveCapture.prefault({}),
     drainGracePeriod: duration(0, 3_600).default(300),
     drainTimeout: duration(60, 6 * 3_600).default(900),
     prepNamespace: named(DNS_LABEL_RULE).default('vmss-prototype'),
     prepImage: named(PINNED_IMAGE_RULE).optional(),
+    // Azure stops a run command after 90 minutes; the product's script takes seconds once the agent runs it.
+    runCommandTimeout: duration(60, 90 * 60).default(600),
     keepExtensions: uniqueList(named(EXTENSION_TYPE_RULE), 'a list of extension types', 50).default([
       ...DEFAULT_KEEP_EXTENSIONS,
     ]),
   },
-  'capture options: { mode, live, drainGracePeriod, drainTimeout, prepNamespace, prepImage, keepExtensions }',
+  'capture options: { mode, live, drainGracePeriod, drainTimeout, prepNamespace, prepImage, runCommandTimeout, keepExtensions }',
 ).superRefine((capture, ctx) => {
-  if (capture.prepImage === undefined) {
+  if (capture.mode !== 'run-command' && capture.prepImage === undefined) {
     ctx.issues.push({
       code: 'custom',
       path: ['prepImage'],
       input: undefined,
       message: `${PINNED_IMAGE_RULE.accepts}; required: the prep pods run nsenter (e.g. busybox) and you pin the digest your nodes can pull`,
+    });
+  }
+  if (capture.mode === 'run-command' && capture.prepImage !== undefined) {
+    ctx.issues.push({
+      code: 'custom',
+      path: ['prepImage'],
+      input: capture.prepImage,
+      message:
+        'no prep image with mode "run-command": Azure Run Command prepares the disk, no pod runs; remove prepImage or use mode "drain-and-stop"',
     });
   }
   if (capture.drainTimeout <= capture.drainGracePeriod) {
@@ -405,6 +413,166 @@ const Capture = strictObject(
     });
   }
 });
+
+// ---------------------------------------------------------------------------------------------------------
+// Promotion: the canary gate and node generations (issue 13). Cluster-level fields have defaults; a pool's
+// `promotion` overrides them field by field (a pool's checkPod replaces the cluster's as a whole).
+
+/**
+ * Fields a check pod may not have, and why. It runs in the prep namespace, whose Pod Security level is
+ * `privileged` (for the prep pod), so the namespace would not stop them: the schema does. A health check
+ * of a new node needs none of them; what needs the host is the prep pod's job, not the check's.
+ */
+const CHECK_POD_REFUSED: Readonly<Record<string, string>> = {
+  privileged: 'the check pod never runs privileged: it only checks the new node (refused on purpose)',
+  securityContext: 'the check pod runs unprivileged with every capability dropped; it cannot be changed',
+  capabilities: 'the check pod runs with every capability dropped; it cannot add any',
+  hostPath: 'the check pod cannot mount host paths (it would read or change the new node itself)',
+  volumes: 'the check pod mounts no volumes (host paths in particular are refused)',
+  hostNetwork: 'the check pod cannot use the host network namespace',
+  hostPID: 'the check pod cannot use the host PID namespace',
+  hostIPC: 'the check pod cannot use the host IPC namespace',
+  serviceAccountName: 'the check pod runs without a service account token',
+};
+
+const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]{0,127}$/;
+const CHECK_POD_ACCEPTS = 'a check pod: { "image", "command", "args"?, "env"?, "timeout"? }';
+
+const CHECK_POD_SHAPE = {
+  image: named(PINNED_IMAGE_RULE),
+  command: z
+    .array(z.string({ error: 'a command word' }).min(1, { error: 'a non-empty command word' }), {
+      error: 'the command as a list of words, e.g. ["sh", "-c", "test -e /dev/kvm"]',
+    })
+    .min(1, { error: 'at least one command word' })
+    .max(20, { error: 'at most 20 command words' }),
+  args: z
+    .array(z.string({ error: 'an argument' }), { error: 'a list of arguments' })
+    .max(50)
+    .default([]),
+  env: z
+    .array(
+      strictObject(
+        {
+          name: z.string({ error: 'an environment variable name' }).regex(ENV_NAME, {
+            error: 'an environment variable name: letters, digits, "_", "-", ".", not starting with a digit',
+          }),
+          value: z.string({ error: 'a value (plain configuration, never a secret)' }).max(1024),
+        },
+        'an environment variable: { "name", "value" } (plain configuration, never a secret)',
+      ),
+      { error: 'a list of { "name", "value" }' },
+    )
+    .max(20)
+    .default([]),
+  timeout: duration(10, 3_600).default(600),
+};
+
+const CheckPod = z.strictObject(CHECK_POD_SHAPE, {
+  error: (issue) => {
+    if (issue.code === 'unrecognized_keys') {
+      const refused = issue.keys.filter((key) => CHECK_POD_REFUSED[key] !== undefined);
+      return [
+        `${FIELDS_MARKER}${Object.keys(CHECK_POD_SHAPE).join(',')}`,
+        ...refused.map((key) => `${key}=${CHECK_POD_REFUSED[key] ?? ''}`),
+      ].join('\n');
+    }
+    return CHECK_POD_ACCEPTS;
+  },
+});
+
+const AFTER_PASS = ['keep', 'remove'] as const;
+const AFTER_FAIL = ['delete', 'keep-cordoned'] as const;
+const TAINT_EFFECTS = ['PreferNoSchedule', 'NoSchedule', 'NoExecute'] as const;
+
+const CANARY_FIELDS = {
+  enabled: Flag,
+  instances: integer(1, 10),
+  soak: duration(0, 6 * 3_600),
+  deadline: duration(60, 24 * 3_600),
+  afterPass: z.enum(AFTER_PASS, {
+    error: '"keep" (the canary stays as a normal node) or "remove" (drained and deleted)',
+  }),
+  afterFail: z.enum(AFTER_FAIL, {
+    error: '"delete" (the canary instances are deleted) or "keep-cordoned" (kept, cordoned and labelled)',
+  }),
+  checkPod: CheckPod,
+};
+const CANARY_ACCEPTS = `the canary gate: { ${Object.keys(CANARY_FIELDS).join(', ')} }, all optional`;
+
+const GENERATION_FIELDS = {
+  maxGenerationsBehind: integer(0, 50),
+  taintEffect: z.enum(TAINT_EFFECTS, { error: '"PreferNoSchedule", "NoSchedule" or "NoExecute"' }),
+};
+const GENERATIONS_ACCEPTS = `node generations: { ${Object.keys(GENERATION_FIELDS).join(', ')} }, all optional`;
+
+function canaryDeadlineAfterSoak(
+  canary: { soak?: number; deadline?: number },
+  ctx: z.RefinementCtx<{ soak?: number; deadline?: number }>,
+): void {
+  if (canary.soak !== undefined && canary.deadline !== undefined && canary.deadline <= canary.soak) {
+    ctx.issues.push({
+      code: 'custom',
+      path: ['deadline'],
+      input: formatDuration(canary.deadline),
+      message: `a deadline longer than the soak (${formatDuration(canary.soak)}): each canary must join, turn Ready and stay Ready for the soak within it`,
+    });
+  }
+}
+
+const ClusterPromotion = strictObject(
+  {
+    canary: strictObject(
+      {
+        enabled: CANARY_FIELDS.enabled.default(DEFAULT_CANARY_POLICY.enabled),
+        instances: CANARY_FIELDS.instances.default(DEFAULT_CANARY_POLICY.instances),
+        soak: CANARY_FIELDS.soak.default(DEFAULT_CANARY_POLICY.soakSeconds),
+        deadline: CANARY_FIELDS.deadline.default(DEFAULT_CANARY_POLICY.deadlineSeconds),
+        afterPass: CANARY_FIELDS.afterPass.default(DEFAULT_CANARY_POLICY.afterPass),
+        afterFail: CANARY_FIELDS.afterFail.default(DEFAULT_CANARY_POLICY.afterFail),
+        checkPod: CANARY_FIELDS.checkPod.optional(),
+      },
+      CANARY_ACCEPTS,
+    )
+      .superRefine(canaryDeadlineAfterSoak)
+      .prefault({}),
+    generations: strictObject(
+      {
+        maxGenerationsBehind: GENERATION_FIELDS.maxGenerationsBehind.optional(),
+        taintEffect: GENERATION_FIELDS.taintEffect.default(DEFAULT_GENERATION_POLICY.taintEffect),
+      },
+      GENERATIONS_ACCEPTS,
+    ).prefault({}),
+  },
+  'promotion: { "canary"?, "generations"? }',
+);
+
+const PoolPromotion = strictObject(
+  {
+    canary: strictObject(
+      {
+        enabled: CANARY_FIELDS.enabled.optional(),
+        instances: CANARY_FIELDS.instances.optional(),
+        soak: CANARY_FIELDS.soak.optional(),
+        deadline: CANARY_FIELDS.deadline.optional(),
+        afterPass: CANARY_FIELDS.afterPass.optional(),
+        afterFail: CANARY_FIELDS.afterFail.optional(),
+        checkPod: CANARY_FIELDS.checkPod.optional(),
+      },
+      CANARY_ACCEPTS,
+    )
+      .superRefine(canaryDeadlineAfterSoak)
+      .optional(),
+    generations: strictObject(
+      {
+        maxGenerationsBehind: GENERATION_FIELDS.maxGenerationsBehind.optional(),
+        taintEffect: GENERATION_FIELDS.taintEffect.optional(),
+      },
+      GENERATIONS_ACCEPTS,
+    ).optional(),
+  },
+  'a pool\'s promotion overrides: { "canary"?, "generations"? }',
+);
 
 const STORAGE_ACCOUNT_TYPES = ['Standard_ZRS', 'Standard_LRS'] as const;
 
@@ -446,8 +614,9 @@ const Pool = strictObject(
         error: `one of ${BOOTSTRAP_FLAVOURS.map((flavour) => `"${flavour}"`).join(', ')} (how the pool's nodes get kubelet credentials)`,
       })
       .optional(),
+    promotion: PoolPromotion.optional(),
   },
-  'a pool: { "name", "scaleSet"?, "resourceGroup"?, "enabled"?, "selection"?, "bootstrapFlavour"? }',
+  'a pool: { "name", "scaleSet"?, "resourceGroup"?, "enabled"?, "selection"?, "bootstrapFlavour"?, "promotion"? }',
 );
 
 const POOLS_ACCEPTS = '"all" (every scale set in the resource group) or a non-empty list of pools';
@@ -465,8 +634,9 @@ const Cluster = strictObject(
     capture: Capture.prefault({}),
     gallery: GalleryOptions.prefault({}),
     history: integer(1, 50).default(3),
+    promotion: ClusterPromotion.prefault({}),
   },
-  'a cluster: { "name", "subscriptionId", "resourceGroup", "apiServer", "pools", "selection"?, "capture"?, "gallery"?, "history"? }',
+  'a cluster: { "name", "subscriptionId", "resourceGroup", "apiServer", "pools", "selection"?, "capture"?, "gallery"?, "history"?, "promotion"? }',
 ).transform((cluster) => ({
   ...cluster,
   pools:
@@ -479,6 +649,7 @@ const Cluster = strictObject(
           enabled: pool.enabled,
           ...(pool.selection === undefined ? {} : { selection: pool.selection }),
           ...(pool.bootstrapFlavour === undefined ? {} : { bootstrapFlavour: pool.bootstrapFlavour }),
+          ...(pool.promotion === undefined ? {} : { promotion: pool.promotion }),
         })),
   gallery: {
     ...cluster.gallery,
@@ -685,6 +856,47 @@ export function selectionPolicyFor(cluster: ClusterSettings, poolName: string): 
   return merged.maximumImageAge === undefined
     ? policy
     : { ...policy, maximumImageAgeSeconds: merged.maximumImageAge };
+}
+
+/** The canary and generation policies of one pool: the pool's overrides over the cluster's (over the defaults). */
+export function promotionPolicyFor(
+  cluster: ClusterSettings,
+  poolName: string,
+): { canary: CanaryPolicy; generations: GenerationPolicy } {
+  const pool = cluster.pools === 'all' ? undefined : cluster.pools.find((p) => p.name === poolName);
+  const canary = { ...cluster.promotion.canary, ...withoutUndefined(pool?.promotion?.canary ?? {}) };
+  const generations = {
+    ...cluster.promotion.generations,
+    ...withoutUndefined(pool?.promotion?.generations ?? {}),
+  };
+  const checkPod = canary.checkPod;
+  return {
+    canary: {
+      enabled: canary.enabled,
+      instances: canary.instances,
+      soakSeconds: canary.soak,
+      deadlineSeconds: canary.deadline,
+      afterPass: canary.afterPass,
+      afterFail: canary.afterFail,
+      ...(checkPod === undefined
+        ? {}
+        : {
+            checkPod: {
+              image: checkPod.image,
+              command: checkPod.command,
+              args: checkPod.args,
+              env: checkPod.env,
+              timeoutSeconds: checkPod.timeout,
+            },
+          }),
+    },
+    generations: {
+      taintEffect: generations.taintEffect,
+      ...(generations.maxGenerationsBehind === undefined
+        ? {}
+        : { maxGenerationsBehind: generations.maxGenerationsBehind }),
+    },
+  };
 }
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {

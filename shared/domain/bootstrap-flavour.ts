@@ -112,7 +112,9 @@ export type FlavourDetection =
  * Reads the flavour off a node, from what each distribution writes on its nodes: k3s and rke2 annotate
  * their node args (`k3s.io/node-args`, `rke2.io/node-args`); Cluster API marks the nodes of its machines
  * (`cluster.x-k8s.io/*` annotations) and kubeadm its CRI socket annotation; aks-engine nodes carry the
- * `kubernetes.azure.com/role` label without AKS's `kubernetes.azure.com/cluster`.
+ * `kubernetes.azure.com/role` label (and `kubernetes.azure.com/cluster=<resource group>`, aks-engine's
+ * labels.sh sets both) without what only AKS writes: `kubernetes.azure.com/agentpool`,
+ * `kubernetes.azure.com/node-image-version`, a `kubernetes.azure.com/cluster` of an `MC_` resource group.
  */
 export function detectBootstrapFlavour(
   node: Pick<ClusterNode, 'name' | 'labels' | 'annotations'>,
@@ -125,18 +127,73 @@ export function detectBootstrapFlavour(
   if (k3s) return { kind: 'detected', flavour: 'k3s', evidence: `annotation ${k3s}` };
   const clusterApi = has('cluster.x-k8s.io/') ?? has('kubeadm.alpha.kubernetes.io/');
   if (clusterApi) return { kind: 'detected', flavour: 'kubeadm', evidence: `annotation ${clusterApi}` };
-  if (
-    node.labels['kubernetes.azure.com/role'] !== undefined &&
-    node.labels['kubernetes.azure.com/cluster'] === undefined
-  ) {
+  if (node.labels['kubernetes.azure.com/role'] !== undefined && !isAksNode(node.labels)) {
     return {
       kind: 'detected',
       flavour: 'aks-engine',
-      evidence: 'label kubernetes.azure.com/role without kubernetes.azure.com/cluster',
+      evidence: 'label kubernetes.azure.com/role without the labels only AKS writes',
     };
   }
   return {
     kind: 'unknown',
     reason: `node ${node.name} carries none of the marks of aks-engine, kubeadm/Cluster API, k3s or rke2; set pools[].bootstrapFlavour`,
   };
+}
+
+/** Labels only AKS itself writes on its nodes (aks-engine writes the role and cluster labels too). */
+function isAksNode(labels: Readonly<Record<string, string>>): boolean {
+  return (
+    labels['kubernetes.azure.com/agentpool'] !== undefined ||
+    labels['kubernetes.azure.com/node-image-version'] !== undefined ||
+    /^MC_/i.test(labels['kubernetes.azure.com/cluster'] ?? '')
+  );
+}
+
+/** The flavour a pool is captured with, and where it came from; or why the pool cannot be captured. */
+export type FlavourChoice =
+  | {
+      readonly kind: 'capture';
+      readonly flavour: BootstrapFlavour;
+      /** `configured` (pools[].bootstrapFlavour) or `detected` from the donor's labels and annotations. */
+      readonly source: 'configured' | 'detected';
+      readonly evidence: string;
+    }
+  | { readonly kind: 'refuse'; readonly flavour?: BootstrapFlavour; readonly reason: string };
+
+/**
+ * The pool's flavour: the configured one when set, else what the donor shows
+ * (`pool.bootstrapFlavour ?? detectBootstrapFlavour(donor)`), then whether that flavour can be captured
+ * (`captureDecision`). Without a configured flavour and without a donor there is nothing to decide yet:
+ * `undefined`.
+ */
+export function chooseCaptureFlavour(input: {
+  readonly configured?: BootstrapFlavour;
+  readonly donor?: Pick<ClusterNode, 'name' | 'labels' | 'annotations'>;
+}): FlavourChoice | undefined {
+  let flavour: BootstrapFlavour;
+  let source: 'configured' | 'detected';
+  let evidence: string;
+  if (input.configured !== undefined) {
+    flavour = input.configured;
+    source = 'configured';
+    evidence = `pools[].bootstrapFlavour is ${input.configured}`;
+  } else {
+    if (input.donor === undefined) return undefined;
+    const detection = detectBootstrapFlavour(input.donor);
+    if (detection.kind === 'unknown') {
+      return { kind: 'refuse', reason: `the bootstrap flavour is unknown: ${detection.reason}` };
+    }
+    flavour = detection.flavour;
+    source = 'detected';
+    evidence = `node ${input.donor.name}: ${detection.evidence}`;
+  }
+  const decision = captureDecision(flavour);
+  if (decision.kind === 'refuse') {
+    return {
+      kind: 'refuse',
+      flavour,
+      reason: `bootstrap flavour ${flavour} (${evidence}): ${decision.reason}`,
+    };
+  }
+  return { kind: 'capture', flavour, source, evidence };
 }

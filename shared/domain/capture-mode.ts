@@ -8,10 +8,13 @@
 import type { BootstrapFlavour } from './bootstrap-flavour.js';
 import { captureDecision } from './bootstrap-flavour.js';
 
-export const CAPTURE_MODES = ['drain-and-stop', 'live'] as const;
+export const CAPTURE_MODES = ['drain-and-stop', 'live', 'run-command'] as const;
 export type CaptureMode = (typeof CAPTURE_MODES)[number];
 
-/** What settings may say: a mode, or `auto` (the default). */
+/**
+ * What settings may say: a mode, or `auto` (the default). `run-command` (Azure Run Command prepares the
+ * stopped-to-be disk, for clusters that forbid privileged pods) is never chosen by `auto`, only when set.
+ */
 export type CaptureModeSetting = CaptureMode | 'auto';
 
 /** How the pool's bootstrap flavour is known, if it is. */
@@ -93,6 +96,8 @@ export function chooseCaptureMode(facts: CaptureModeFacts): CaptureModeDecision 
   switch (facts.setting) {
     case 'drain-and-stop':
       return { kind: 'capture', mode: 'drain-and-stop', flavour, reason: 'capture.mode is drain-and-stop' };
+    case 'run-command':
+      return { kind: 'capture', mode: 'run-command', flavour, reason: 'capture.mode is run-command' };
     case 'live':
       if (blockers.length > 0) {
         return {

@@ -31,6 +31,12 @@ export interface ScaleSetInstance {
   readonly zones: readonly string[];
   /** From the instance view; the scale set model does not say it, the gallery definition must match it. */
   readonly hyperVGeneration?: 'V1' | 'V2';
+  /** The image the instance was built from: `storageProfile.imageReference.id` (a gallery definition or version). */
+  readonly imageId?: string;
+  /** `imageReference.exactVersion`: the version ARM resolved `latest` to, where it reports one. */
+  readonly exactVersion?: string;
+  /** `timeCreated` (RFC 3339). */
+  readonly createdAt?: string;
   /** Managed data disks attached to the instance (`storageProfile.dataDisks`). */
   readonly dataDisks?: readonly AttachedDataDisk[];
 }
@@ -59,6 +65,24 @@ export interface ManagedDisk {
   readonly sourceResourceId?: string;
   readonly tags: Readonly<Record<string, string>>;
 }
+
+/** A virtual machine as ARM lists a resource group's: a Flexible scale set's member names its scale set. */
+export interface VirtualMachineSummary {
+  /** ARM resource id. */
+  readonly id: string;
+  readonly name: string;
+  /** `properties.virtualMachineScaleSet.id`: the Flexible scale set it belongs to, if any. */
+  readonly scaleSetId?: string;
+}
+
+/**
+ * Where an Azure Run Command (RunShellScript) is. ARM reports the script's output streams with the
+ * operation's result; a script that fails under `set -e` leaves its error on stderr.
+ */
+export type RunCommandState =
+  | { readonly state: 'running' }
+  | { readonly state: 'succeeded'; readonly stdout: string; readonly stderr: string }
+  | { readonly state: 'failed'; readonly code: string; readonly message: string };
 
 export interface Snapshot {
   readonly id: string;

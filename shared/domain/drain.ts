@@ -16,6 +16,8 @@ export interface PodOnNode {
   readonly usesEmptyDir: boolean;
   /** `metadata.deletionTimestamp` is set: the pod is already terminating. */
   readonly terminating: boolean;
+  /** The Ready condition is True (absent: not reported). */
+  readonly ready?: boolean;
 }
 
 export interface DrainOptions {

@@ -157,3 +157,14 @@ function describeThrown(value: unknown): string {
     return Object.prototype.toString.call(value);
   }
 }
+
+/**
+ * The code of a conditional write refused because the resource changed since it was read (ARM's 412
+ * `PreconditionFailed` on `If-Match`): someone else wrote it. Never retried blindly — the caller reads
+ * again and decides again, so another tool's change is never overwritten.
+ */
+export const CONCURRENT_CHANGE = 'ConcurrentChange';
+
+export function isConcurrentChange(error: unknown): boolean {
+  return isRefreshError(error) && error.code === CONCURRENT_CHANGE;
+}

@@ -1,6 +1,6 @@
 /**
- * The script the one-shot prep pod runs in the host's namespaces before the OS disk is captured
- * (DESIGN.md §2 step 4d; kamino's `image_tweaks`). It makes the disk boot as a new machine: nothing
+ * The script the one-shot prep pod runs in the host's namespaces (or Azure Run Command runs as root on
+ * the host) before the OS disk is captured (DESIGN.md §2 step 4d; kamino's `image_tweaks`). It makes the disk boot as a new machine: nothing
  * that identifies the donor may survive, and what a new node needs to join its cluster must. Which files
  * that is depends on the pool's bootstrap flavour (bootstrap-flavour.ts). The last command powers the
  * host off, so the script must be idempotent and quick; it uses only `set`, `echo … >>`, `rm -rf`,
@@ -13,6 +13,12 @@ export interface PrepScriptInput {
   readonly ancestry: string;
   /** The pool's bootstrap flavour (default aks-engine, what the product has always captured). */
   readonly flavour?: BootstrapFlavour;
+  /**
+   * End with `systemctl poweroff` (default true: the prep pod's host powers itself off). Azure Run
+   * Command passes false: a guest that powers off under the agent never reports the command's result,
+   * so the product powers the VM off through the API once the script has reported success.
+   */
+  readonly powerOff?: boolean;
 }
 
 /** Paths the aks-engine script removes (kept for callers that list them). */
@@ -36,14 +42,15 @@ export function identityPlan(flavour: BootstrapFlavour): IdentityPlan {
 
 /**
  * Builds the script. `systemctl poweroff --force` stops the VM without waiting for the kubelet; the
- * node was drained before. `sync` first, so the changes are on the disk the snapshot copies.
+ * node was drained before. `sync` first, so the changes are on the disk the snapshot copies (and, without
+ * the power-off, before the API's graceful shutdown).
  */
 export function buildPrepScript(input: PrepScriptInput): string {
   return [
     'set -eu',
     ...deIdentificationCommands(input, ''),
     'sync',
-    'systemctl poweroff --force --message=vmss-prototype',
+    ...(input.powerOff === false ? [] : ['systemctl poweroff --force --message=vmss-prototype']),
   ].join('\n');
 }
 

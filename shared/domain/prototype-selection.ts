@@ -22,11 +22,14 @@ import {
 } from './resource-id.js';
 import { parseRfc3339 } from './rfc3339.js';
 import type { SelectionPolicy } from './selection-policy.js';
+import type { RejectedBuild } from './version-verdict.js';
 
 /**
  * The rules, in the order they are applied. A rejected node's verdict names the first rule it failed
- * (and lists the later ones it also failed). The first three are about pool membership; the last four
- * are the "patch rules" that the maximum-image-age fallback waives.
+ * (and lists the later ones it also failed). The first three are about pool membership; the four before
+ * the last are the "patch rules" that the maximum-image-age fallback waives. The last one, a build whose
+ * version was rejected (its canary failed, or an operator rolled back from it), is never waived: the
+ * same donor with the same patch would build the same image.
  */
 export const SELECTION_RULES = [
   'no-provider-id',
@@ -44,6 +47,7 @@ export const SELECTION_RULES = [
   'malformed-patch-timestamp',
   'patch-in-future',
   'patch-not-newer-than-image',
+  'rejected-build',
 ] as const;
 
 export type RejectionCode = (typeof SELECTION_RULES)[number];
@@ -97,6 +101,8 @@ export interface PoolSelectionInput {
   readonly now: Date;
   /** How far a last-patch timestamp may be ahead of `now` and still count; default 300 s. */
   readonly clockSkewToleranceSeconds?: number;
+  /** Donors and patches whose versions were rejected: not built from again until the node is patched anew. */
+  readonly rejectedBuilds?: readonly RejectedBuild[];
 }
 
 export interface PrototypeSelectionInput extends PoolSelectionInput {
@@ -379,6 +385,14 @@ function evaluateMember(node: ClusterNode, input: PoolSelectionInput): Evaluated
   if (patchFailure.failure !== undefined) {
     fail(patchFailure.failure.rule, patchFailure.failure.reason);
   }
+  const rejected = rejectedBuildOf(node.name, patchFailure.patchedAtMs, input.rejectedBuilds);
+  if (rejected !== undefined) {
+    fail(
+      'rejected-build',
+      `version ${rejected.version}, built from this node with its patch of ${new Date(rejected.patchedAtMs).toISOString()}, ` +
+        `was rejected (${rejected.reason}); the node is a candidate again once it is patched anew`,
+    );
+  }
 
   const [first, ...later] = failures;
   if (first === undefined && readySinceMs !== undefined) {
@@ -404,9 +418,21 @@ function evaluateMember(node: ClusterNode, input: PoolSelectionInput): Evaluated
     alsoFailed: later.map((failure) => failure.rule),
     ...(eligibleAt === undefined ? {} : { eligibleAt }),
   };
-  return healthyBeforePatchRules && readySinceMs !== undefined
+  // A rejected build is not a patch rule: the fallback must not waive it.
+  return healthyBeforePatchRules && rejected === undefined && readySinceMs !== undefined
     ? { verdict, healthy: healthyFacts(readySinceMs, nowMs, patchFailure.patchedAtMs) }
     : { verdict };
+}
+
+/** The rejected build this node would repeat: same donor, and no patch since the rejected one. */
+function rejectedBuildOf(
+  name: string,
+  patchedAtMs: number | undefined,
+  builds: readonly RejectedBuild[] | undefined,
+): RejectedBuild | undefined {
+  return builds?.find(
+    (build) => build.sourceNode === name && (patchedAtMs === undefined || patchedAtMs <= build.patchedAtMs),
+  );
 }
 
 function healthyFacts(

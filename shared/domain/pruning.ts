@@ -16,6 +16,8 @@ export interface PrunableImageVersion {
   readonly excludeFromLatest: boolean;
   /** `publishingProfile.publishedDate`, informational only: the order comes from the names. */
   readonly publishedAt?: string;
+  /** The verdict its tags carry (version-verdict.ts): rejected, or abandoned before its canary ended. */
+  readonly verdict?: 'rejected' | 'abandoned';
 }
 
 export interface PruneInput {
@@ -26,6 +28,8 @@ export interface PruneInput {
   readonly pinnedVersion?: string;
   /** Versions a caller must not lose, e.g. the one a running refresh is building or rolling back to. */
   readonly protectedVersions?: readonly string[];
+  /** The version a rollback without `--to` would choose now (rollback.ts): the one-step undo is kept. */
+  readonly rollbackTarget?: string;
 }
 
 export type KeepReason =
@@ -33,6 +37,13 @@ export type KeepReason =
   | 'pinned'
   /** The caller asked to keep it. */
   | 'protected'
+  /** The version `rollback` would go back to: deleting it would take the one-step undo away. */
+  | 'rollback-target'
+  /**
+   * Rejected (its canary failed, or a rollback left it) and one of the newest `history` rejected ones: the
+   * record that keeps auto mode from building the same donor and patch again.
+   */
+  | 'rejected-record'
   /** Creating, Updating, Deleting or Migrating: an operation owns it; deleting would race that operation. */
   | 'in-flight'
   /** Succeeded but still excluded from `latest` and newer than every promoted version: about to be promoted. */
@@ -51,7 +62,11 @@ export type DeleteReason =
   /** Failed versions cannot be used to create VMs; they only count against the 10,000-versions limit. */
   | 'failed'
   /** Succeeded but older than the newest `history` Succeeded versions (kamino's versions included). */
-  | 'beyond-history';
+  | 'beyond-history'
+  /** Rejected, and older than the newest `history` rejected versions. */
+  | 'rejected-beyond-history'
+  /** Its canary never ended (cancelled, or its run died): never verified, never usable. */
+  | 'abandoned';
 
 export interface KeepDecision {
   readonly name: string;
@@ -81,9 +96,11 @@ const MAX_HISTORY = 50;
 
 /**
  * Decides the fate of every version. Guarantees: the pinned version, protected versions, versions an
- * operation owns and versions with unrecognised names are never deleted; the newest `history` Succeeded
- * versions are kept (kamino's `YYYY.MM.DD` versions sort older than ours and take part like any other);
- * other Failed versions are deleted. Throws a RangeError on a bad `history` or duplicate names.
+ * operation owns, the rollback target and versions with unrecognised names are never deleted; the newest
+ * `history` Succeeded versions are kept (kamino's `YYYY.MM.DD` versions sort older than ours and take part
+ * like any other), and the newest `history` rejected ones as the record of what not to build again;
+ * abandoned versions and other Failed versions are deleted. Throws a RangeError on a bad `history` or
+ * duplicate names.
  */
 export function selectVersionsToPrune(input: PruneInput): PrunePlan {
   const { versions, history } = input;
@@ -106,30 +123,45 @@ export function selectVersionsToPrune(input: PruneInput): PrunePlan {
     .sort();
   const newestFirst = [...recognised].sort((a, b) => compareImageVersions(b.name, a.name));
 
-  const newestPromoted = newestFirst.find((v) => v.provisioningState === 'Succeeded' && !v.excludeFromLatest);
+  const newestPromoted = newestFirst.find(
+    (v) => v.provisioningState === 'Succeeded' && !v.excludeFromLatest && v.verdict === undefined,
+  );
   const newestSucceeded = newestFirst.find((v) => v.provisioningState === 'Succeeded');
   const newestFailed = newestFirst.find((v) => v.provisioningState === 'Failed');
 
   const keep: KeepDecision[] = [];
   const remove: DeleteDecision[] = [];
   let succeededRank = 0;
+  let rejectedRank = 0;
   for (const version of newestFirst) {
-    const { name, provisioningState: state } = version;
+    const { name, provisioningState: state, verdict } = version;
     const isSucceeded = state === 'Succeeded';
     const awaitingPromotion =
       isSucceeded &&
+      verdict === undefined &&
       version.excludeFromLatest &&
       (newestPromoted === undefined || compareImageVersions(name, newestPromoted.name) > 0);
-    // Pinned and protected Succeeded versions still occupy their place in the history.
+    // Pinned and protected Succeeded versions still occupy their place in the history; rejected and
+    // abandoned ones never do (they are no rollback target).
     let withinHistory = false;
-    if (isSucceeded && !awaitingPromotion) {
+    if (isSucceeded && !awaitingPromotion && verdict === undefined) {
       withinHistory = succeededRank < history;
       succeededRank += 1;
+    }
+    let rejectedWithinHistory = false;
+    if (verdict === 'rejected') {
+      rejectedWithinHistory = rejectedRank < history;
+      rejectedRank += 1;
     }
 
     if (name === input.pinnedVersion) keep.push({ name, reason: 'pinned' });
     else if (protectedNames.has(name)) keep.push({ name, reason: 'protected' });
     else if (IN_FLIGHT.has(state)) keep.push({ name, reason: 'in-flight' });
+    else if (verdict === 'abandoned') remove.push({ name, reason: 'abandoned' });
+    else if (verdict === 'rejected') {
+      if (rejectedWithinHistory) keep.push({ name, reason: 'rejected-record' });
+      else remove.push({ name, reason: 'rejected-beyond-history' });
+    } else if (name === input.rollbackTarget && isSucceeded) keep.push({ name, reason: 'rollback-target' });
     else if (awaitingPromotion) keep.push({ name, reason: 'awaiting-promotion' });
     else if (withinHistory) keep.push({ name, reason: 'within-history' });
     else if (state === 'Failed') {

@@ -3,6 +3,9 @@
  * refuse it. Combines scale-set eligibility, the prototype selection and an operator-named node.
  */
 
+import type { BootstrapFlavour, FlavourChoice } from './bootstrap-flavour.js';
+import { chooseCaptureFlavour } from './bootstrap-flavour.js';
+import type { ClusterNode } from './cluster-node.js';
 import type { PrototypeSelection, RejectionCode } from './prototype-selection.js';
 import type { ScaleSetRef } from './resource-id.js';
 import type { Ineligibility, ScaleSetEligibility } from './scale-set.js';
@@ -32,6 +35,8 @@ export type RefreshPlan =
       readonly why: string;
       /** Things the operator should know but that do not block (advisory rules for a named node). */
       readonly warnings: readonly string[];
+      /** How the donor's disk is de-identified (applyBootstrapFlavour); absent until decided. */
+      readonly flavour?: Extract<FlavourChoice, { kind: 'capture' }>;
     })
   | (PlanBase & {
       readonly kind: 'up-to-date';
@@ -195,4 +200,45 @@ function untrustedPatchWarnings(selection: PrototypeSelection): string[] {
     warnings.push(`${future} node(s) have a last-patch timestamp in the future (clock skew)`);
   }
   return warnings;
+}
+
+/**
+ * Adds the bootstrap flavour to a plan (issue 12): the configured flavour refuses the pool whatever the
+ * nodes say when the product cannot capture it (kubeadm); otherwise a plan that would refresh takes the
+ * configured flavour or the one its donor shows, and is refused when that one is unknown or cannot be
+ * captured. The reason names the flavour, the evidence and what to do. A refused, disabled or node-less
+ * plan is returned as it is.
+ */
+export function applyBootstrapFlavour(
+  plan: RefreshPlan,
+  input: {
+    readonly configured?: BootstrapFlavour;
+    readonly donor?: Pick<ClusterNode, 'name' | 'labels' | 'annotations'>;
+  },
+): RefreshPlan {
+  if (plan.kind === 'refused' || (plan.kind === 'skip' && plan.code === 'pool-disabled')) return plan;
+  const choice = chooseCaptureFlavour({
+    ...(input.configured === undefined ? {} : { configured: input.configured }),
+    ...(plan.kind === 'refresh' && input.donor !== undefined ? { donor: input.donor } : {}),
+  });
+  if (choice === undefined) return plan;
+  if (choice.kind === 'refuse') {
+    return {
+      pool: plan.pool,
+      plannedAt: plan.plannedAt,
+      kind: 'refused',
+      reason: choice.reason,
+      refusals: [
+        {
+          code: 'bootstrap-flavour',
+          reason: choice.reason,
+          remedy:
+            choice.flavour === undefined
+              ? "set pools[].bootstrapFlavour to how the pool's nodes get kubelet credentials"
+              : 'exclude this pool from vmss-prototype, or set pools[].bootstrapFlavour if it was detected wrongly',
+        },
+      ],
+    };
+  }
+  return plan.kind === 'refresh' ? { ...plan, flavour: choice } : plan;
 }

@@ -64,6 +64,15 @@ export interface ScaleSet extends ScaleSetRef {
   readonly extensionTypes?: readonly string[];
   /** ARM `provisioningState` (`Succeeded`, `Updating`, `Failed`…) when the adapter read it; not an eligibility fact. */
   readonly provisioningState?: string;
+  /** The model's etag: a change sent with `If-Match` fails (412) when anyone changed the scale set since. */
+  readonly etag?: string;
+  /** `sku.capacity`: how many instances the scale set has (or is heading to). */
+  readonly capacity?: number;
+  /**
+   * The image reference's fields exactly as ARM returned them (only those present), so that a canary can
+   * put back precisely what it found (`imageReference` above is the interpreted view).
+   */
+  readonly imageReferenceFields?: Readonly<Record<string, string>>;
 }
 
 /** Why a scale set cannot be refreshed; stable codes for dashboards and tests. */
@@ -73,7 +82,9 @@ export type IneligibilityCode =
   | 'windows'
   | 'ephemeral-os-disk'
   | 'automatic-os-upgrade'
-  | 'upgrade-policy-not-manual';
+  | 'upgrade-policy-not-manual'
+  /** Not a scale-set fact: the pool's bootstrap flavour cannot be captured safely (refresh-plan.ts). */
+  | 'bootstrap-flavour';
 
 export interface Ineligibility {
   readonly code: IneligibilityCode;

@@ -7,8 +7,10 @@
  * 401/403 and invalid requests are `TerminalError` (they name the permission that is missing).
  * Every write is idempotent.
  */
-import type { ClusterNode } from '../domain/cluster-node.js';
+import type { DaemonSetTarget } from '../domain/canary.js';
+import type { ClusterNode, NodeTaint } from '../domain/cluster-node.js';
 import type { PodOnNode } from '../domain/drain.js';
+import type { KubernetesAccess, ResourceRule } from '../domain/kubernetes-access.js';
 import type { PoolLease } from '../domain/ownership.js';
 
 /** What an eviction request came to. */
@@ -44,6 +46,39 @@ export interface PrepPodSpec {
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
 
+/** What the API server answered to a SelfSubjectAccessReview. */
+export interface AccessDecision {
+  readonly allowed: boolean;
+  /** The authorizer's explanation, when it gave one. */
+  readonly reason?: string;
+}
+
+/** What a SelfSubjectRulesReview answered for a namespace. */
+export interface RulesReview {
+  readonly resourceRules: readonly ResourceRule[];
+  /** The server could not list every rule (an authorizer that cannot enumerate, e.g. a webhook). */
+  readonly incomplete: boolean;
+}
+/** The operator's check pod, pinned to a canary node: an unprivileged container that must exit 0. */
+export interface CheckPodSpec {
+  readonly namespace: string;
+  readonly name: string;
+  readonly nodeName: string;
+  readonly image: string;
+  readonly command: readonly string[];
+  readonly args: readonly string[];
+  readonly env: readonly { readonly name: string; readonly value: string }[];
+  /** The kubelet stops the pod after this long (`activeDeadlineSeconds`). */
+  readonly deadlineSeconds: number;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** A pod's phase and, when it ended, why (the container's exit code or reason). */
+export interface PodOutcome {
+  readonly phase: PodPhase;
+  readonly message?: string;
+}
+
 /** A pod as listing by label shows it. */
 export interface PodSummary {
   readonly namespace: string;
@@ -57,6 +92,16 @@ export interface PodSummary {
 export type LeaseWrite = Omit<PoolLease, 'resourceVersion'>;
 
 export interface ClusterGateway {
+  /** `GET /version`: the server answers over TLS verified with the configured CA, the token is accepted. */
+  serverVersion(): Promise<string>;
+  /**
+   * SelfSubjectAccessReview per access, in order. An API server without the authorization API answers
+   * NotFoundError (then `reviewRules` is the fallback).
+   */
+  reviewAccess(accesses: readonly KubernetesAccess[]): Promise<AccessDecision[]>;
+  /** SelfSubjectRulesReview: the service account's rules in `namespace` (cluster-wide rules included). */
+  reviewRules(namespace: string): Promise<RulesReview>;
+
   listNodes(): Promise<ClusterNode[]>;
   getNode(name: string): Promise<ClusterNode>;
   /** Sets (string) or removes (null) annotations; other annotations are untouched. */
@@ -74,6 +119,20 @@ export interface ClusterGateway {
   getPodPhase(namespace: string, name: string): Promise<PodPhase | undefined>;
   /** Deletes with grace period 0 (or the one given: the pod gets TERM first); no-op when absent. */
   deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void>;
+
+  /** Every DaemonSet, with what decides which nodes it runs on (paged). */
+  listDaemonSets(): Promise<DaemonSetTarget[]>;
+  /** Sets (string) or removes (null) labels; other labels are untouched. */
+  patchNodeLabels(name: string, changes: Readonly<Record<string, string | null>>): Promise<void>;
+  /**
+   * Puts `taint` on the node (replacing one with the same key), or removes every taint with `key` (null);
+   * other taints are untouched. A concurrent change of the node is a TransientError (read again, retry).
+   */
+  setNodeTaint(name: string, key: string, taint: NodeTaint | null): Promise<void>;
+  /** Creates the check pod; when it already exists (a retried activity), leaves it. */
+  createCheckPod(spec: CheckPodSpec): Promise<void>;
+  /** Phase and end reason of a pod; undefined when it does not exist. */
+  getPodOutcome(namespace: string, name: string): Promise<PodOutcome | undefined>;
   /** Pods of one namespace whose labels include `labels` (an equality selector). */
   listPods(namespace: string, labels: Readonly<Record<string, string>>): Promise<PodSummary[]>;
 

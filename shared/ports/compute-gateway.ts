@@ -20,10 +20,12 @@ import type {
   ImageVersion,
   ImageVersionRef,
   ManagedDisk,
+  RunCommandState,
   ScaleSetExtension,
   ScaleSetInstance,
   Snapshot,
   StorageAccountType,
+  VirtualMachineSummary,
 } from '../domain/compute.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { ScaleSet } from '../domain/scale-set.js';
@@ -71,6 +73,22 @@ export interface ScaleSetImageUpdate {
   readonly imageId: string;
   /** Base64 of the new customData (write-only in ARM: it is never read back). */
   readonly customDataBase64: string;
+  /** The whole tag set to write with it (ARM's PATCH replaces tags as a whole); absent: tags untouched. */
+  readonly tags?: Readonly<Record<string, string>>;
+  /** Only if the scale set still has this etag (else ConcurrentChange, nothing written). */
+  readonly ifMatch?: string;
+}
+
+/** A PATCH of the scale set model; what is left out is not touched. */
+export interface ScaleSetChange {
+  /** Image reference fields; `null` removes one (e.g. `id` when going back to a marketplace image). */
+  readonly imageReference?: Readonly<Record<string, string | null>>;
+  /** The whole tag set (ARM's PATCH replaces tags as a whole). */
+  readonly tags?: Readonly<Record<string, string>>;
+  /** `sku.capacity`: a scale-out adds instances built from the model. */
+  readonly capacity?: number;
+  /** Only if the scale set still has this etag (else ConcurrentChange, nothing written). */
+  readonly ifMatch?: string;
 }
 
 export interface ComputeGateway {
@@ -95,6 +113,28 @@ export interface ComputeGateway {
   /** Idempotent by name; a disk of that name copied from another source is a `TerminalError`. */
   requestDiskFromSnapshot(request: DiskFromSnapshotRequest): Promise<void>;
   requestDiskDeletion(subscriptionId: string, resourceGroup: string, name: string): Promise<void>;
+
+  /**
+   * The virtual machines of a resource group (one paged list); with `scaleSet`, only the members of that
+   * Flexible scale set (ARM's `virtualMachineScaleSet/id` filter). Flexible members are plain VMs whose
+   * providerID does not name their scale set: this is how a node is known to belong to one.
+   */
+  listVirtualMachines(
+    subscriptionId: string,
+    resourceGroup: string,
+    scaleSet?: ScaleSetRef,
+  ): Promise<VirtualMachineSummary[]>;
+
+  /**
+   * Azure Run Command (`RunShellScript`, run as root by the VM agent) on a running instance. Returns once
+   * ARM accepted it, with an opaque handle (no secret: operation URLs) that `getRunCommand` reads, also
+   * from another process after a crash. A run command still executing on the instance (ours, whose
+   * handle was lost) is `TransientError` code `RunCommandInProgress`; a VM that is not running is
+   * refused by ARM (`TerminalError`).
+   */
+  requestRunCommand(instance: ScaleSetInstance, script: readonly string[]): Promise<string>;
+  /** Where the run command of `handle` is; polls ARM once. */
+  getRunCommand(scaleSet: ScaleSetRef, handle: string): Promise<RunCommandState>;
 
   getSnapshot(subscriptionId: string, resourceGroup: string, name: string): Promise<Snapshot>;
   /** Every snapshot of a resource group (the reaper finds ours by their tags). */
@@ -125,6 +165,19 @@ export interface ComputeGateway {
 
   /** PATCH of the model: image reference (marketplace fields nulled) and customData. */
   requestScaleSetImageUpdate(ref: ScaleSetRef, update: ScaleSetImageUpdate): Promise<void>;
+  /** PATCH of the model (image reference fields, tags, capacity), conditional on the etag when given. */
+  requestScaleSetChange(ref: ScaleSetRef, change: ScaleSetChange): Promise<void>;
+  /** Every instance (Uniform) or member VM (Flexible), with its power state and the image it was built from. */
+  listInstances(scaleSet: ScaleSetRef): Promise<ScaleSetInstance[]>;
+  /** Deletes one instance (and its OS disk); a no-op when it is already gone. */
+  requestInstanceDeletion(scaleSet: ScaleSetRef, instanceId: string): Promise<void>;
+  /**
+   * The gallery image version a managed disk was created from (`creationData.galleryImageReference.id`),
+   * or undefined when it was not created from a gallery image.
+   */
+  getDiskImageVersionId(diskId: string): Promise<string | undefined>;
+  /** Replaces a version's tags as a whole (PATCH). */
+  requestImageVersionTags(ref: ImageVersionRef, tags: Readonly<Record<string, string>>): Promise<void>;
   listExtensions(ref: ScaleSetRef): Promise<ScaleSetExtension[]>;
   requestExtensionDeletion(ref: ScaleSetRef, extensionName: string): Promise<void>;
 }

@@ -1,12 +1,13 @@
 /**
  * The api-versions the simulated Microsoft.Compute accepts, per resource-provider surface: the
  * compute RP (scale sets, VMs, extensions), the disk RP (disks, snapshots), the gallery RP and the
- * resources RP (resource groups) version independently, like in Azure. Each list includes what the installed @azure/arm-compute sends.
+ * resources RP (resource groups) and the authorization RP (the caller's permissions) version
+ * independently, like in Azure. Each list includes what the installed @azure/arm-compute sends.
  */
-export type ApiSurface = 'compute' | 'disk' | 'gallery' | 'resources';
+export type ApiSurface = 'compute' | 'disk' | 'gallery' | 'resources' | 'authorization';
 
 /** The surfaces with long-running operations of their own (the resources RP's group read has none). */
-export type OperationSurface = Exclude<ApiSurface, 'resources'>;
+export type OperationSurface = Exclude<ApiSurface, 'resources' | 'authorization'>;
 
 const SUPPORTED: Record<ApiSurface, readonly string[]> = {
   compute: [
@@ -79,6 +80,8 @@ const SUPPORTED: Record<ApiSurface, readonly string[]> = {
     '2024-11-01',
     '2025-04-01',
   ],
+  // Microsoft.Authorization: the caller's own permissions (`vmss-prototype doctor`).
+  authorization: ['2015-07-01', '2018-01-01-preview', '2022-04-01'],
 };
 
 export type ApiVersionCheck =

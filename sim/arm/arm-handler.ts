@@ -11,6 +11,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { InjectedFault } from '../contracts.js';
+import type { ActionListAuthorizer } from './action-authorizer.js';
 import { checkApiVersion, type OperationSurface } from './api-versions.js';
 import {
   authenticate,
@@ -69,6 +70,20 @@ class ArmServer extends ArmRoutes {
     action: 'Microsoft.Resources/subscriptions/resourceGroups/read',
     resourceType: 'resourceGroups',
     handle: (context) => this.getResourceGroup(context),
+  };
+  /**
+   * `GET …/resourceGroups/{rg}/providers/Microsoft.Authorization/permissions`: the caller's own
+   * permissions at the group, answered from the action list the simulator enforces. ARM lets every
+   * caller read its own permissions (the portal asks it for every user), so no action is checked.
+   */
+  private readonly permissionsRoute: Route = {
+    method: 'GET',
+    pattern: [],
+    surface: 'authorization',
+    action: 'Microsoft.Authorization/permissions/read',
+    resourceType: 'permissions',
+    anyCaller: true,
+    handle: (context) => this.listPermissions(context),
   };
 
   constructor(options: ArmHandlerOptions) {
@@ -148,7 +163,7 @@ class ArmServer extends ArmRoutes {
           : route.verb
             ? path.slice(0, path.lastIndexOf('/'))
             : path;
-      if (!this.options.authorizer(route.action, scope)) {
+      if (route.anyCaller !== true && !this.options.authorizer(route.action, scope)) {
         throw new HttpError(403, {
           code: 'AuthorizationFailed',
           message: `The client '${principal.clientId}' with object id '${principal.objectId}' does not have authorization to perform action '${route.action}' over scope '${scope}' or the scope is invalid. If access was recently granted, please refresh your credentials.`,
@@ -222,6 +237,19 @@ class ArmServer extends ArmRoutes {
       if (method !== 'GET') return { methodNotAllowed: true };
       const resourceGroup = decodeURIComponent(group[2]);
       return { route: this.resourceGroupRoute, params: {}, subscriptionId: group[1], resourceGroup };
+    }
+    const permissions =
+      /^\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Authorization\/permissions$/i.exec(
+        path,
+      );
+    if (permissions?.[1] && permissions[2]) {
+      if (method !== 'GET') return { methodNotAllowed: true };
+      return {
+        route: this.permissionsRoute,
+        params: {},
+        subscriptionId: permissions[1],
+        resourceGroup: decodeURIComponent(permissions[2]),
+      };
     }
     const scoped =
       /^\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Compute\/(.+)$/i.exec(path);
@@ -312,6 +340,26 @@ class ArmServer extends ArmRoutes {
         type: 'Microsoft.Resources/resourceGroups',
         location: group.location,
         properties: { provisioningState: 'Succeeded' },
+      },
+    };
+  }
+
+  private listPermissions(context: RequestContext): Reply {
+    const group = this.findResourceGroup(context.subscriptionId, context.resourceGroup);
+    if (!group) throw resourceGroupNotFound(context.resourceGroup);
+    // The role the simulator enforces is assigned on every resource group: its actions are the caller's.
+    const granted = (this.options.authorizer as Partial<ActionListAuthorizer>).allowed;
+    return {
+      status: 200,
+      body: {
+        value: [
+          {
+            actions: granted === undefined ? ['*'] : [...granted],
+            notActions: [],
+            dataActions: [],
+            notDataActions: [],
+          },
+        ],
       },
     };
   }

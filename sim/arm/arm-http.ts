@@ -66,6 +66,8 @@ export interface Route {
   lro?: boolean;
   /** The request path ends in an action verb; the RBAC scope is the resource before it. */
   verb?: boolean;
+  /** Any authenticated caller may call it (reading its own permissions): no role action is checked. */
+  anyCaller?: boolean;
   resourceType: string;
   handle: (context: RequestContext) => Reply;
 }

@@ -174,7 +174,7 @@ export abstract class ArmRoutes {
     seconds: number,
   ): { operation: AsyncOperation; failure: FailureCheck; done: Completion } {
     const surface = context.route.surface;
-    if (surface === 'resources')
+    if (surface === 'resources' || surface === 'authorization')
       throw new Error(`route ${context.route.action} has no long-running operations`);
     const operation = this.operations.start(surface, context.subscriptionId, location, seconds);
     const failure: FailureCheck = () => {

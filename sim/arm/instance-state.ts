@@ -35,6 +35,8 @@ import {
 
 export class InstanceState extends ComputeCore {
   private readonly runCommands: RunCommandRecord[] = [];
+  /** Instances (by id key) whose run command is still executing. */
+  private readonly executingRunCommands = new Set<string>();
   private runCommandHandler: RunCommandHandler = () => ({ stdout: '', stderr: '' });
 
   /** What RunShellScript prints on an instance (and any side effect the world wants, e.g. power-off). */
@@ -500,9 +502,19 @@ export class InstanceState extends ComputeCore {
         'The operation requires the VM to be running (or set to run).',
       );
     }
+    // One run command at a time per VM: the agent's extension runs them in sequence.
+    if (this.executingRunCommands.has(idKey(record.id))) {
+      throw new ComputeError(
+        409,
+        'Conflict',
+        'Run command extension execution is in progress. Please wait for completion before invoking a run command.',
+      );
+    }
     const entry: RunCommandRecord = { instanceId: record.id, ...deepCopy(input), at: this.nowIso() };
     this.runCommands.push(entry);
+    this.executingRunCommands.add(idKey(record.id));
     this.scheduler.after(this.latency.runCommandSeconds, `runCommand ${record.name}`, () => {
+      this.executingRunCommands.delete(idKey(record.id));
       const current = this.instances.get(idKey(record.id));
       if (!current) {
         onComplete({

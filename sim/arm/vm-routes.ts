@@ -184,6 +184,24 @@ export class VirtualMachineRoutes extends ArmRoutes {
         { lro: true },
       );
     }
+    add(
+      'DELETE',
+      vmssVm,
+      'compute',
+      `${VMSS}/virtualMachines/delete`,
+      `${vmss}/virtualMachines`,
+      (c) => this.deleteVm(c, this.uniformInstanceIdOrNull(c)),
+      { lro: true },
+    );
+    add(
+      'DELETE',
+      'virtualMachines/:vm',
+      'compute',
+      `${VM}/delete`,
+      'virtualMachines',
+      (c) => this.deleteVm(c, this.flexibleVmIdOrNull(c)),
+      { lro: true },
+    );
     add('GET', 'virtualMachines', 'compute', `${VM}/read`, 'virtualMachines', (c) =>
       this.listVirtualMachines(c),
     );
@@ -212,6 +230,40 @@ export class VirtualMachineRoutes extends ArmRoutes {
       });
     }
     return id;
+  }
+
+  /** A DELETE of what is already gone answers 204 (ARM's idempotent delete). */
+  private uniformInstanceIdOrNull(context: RequestContext): string | undefined {
+    const scaleSetId = this.requireScaleSet(context);
+    this.requireUniform(scaleSetId);
+    const id = `${scaleSetId}/virtualMachines/${context.params.instance ?? ''}`;
+    return this.state.getInstance(id) ? id : undefined;
+  }
+
+  private flexibleVmIdOrNull(context: RequestContext): string | undefined {
+    const id = this.resourceId(context, 'virtualMachines', context.params.vm ?? '');
+    return this.state.getInstance(id) ? id : undefined;
+  }
+
+  /**
+   * Deletes an instance (scale-in of that one machine): the operation runs for as long as a shutdown,
+   * then the instance and its OS disk are gone and the scale set's capacity is one less.
+   */
+  private deleteVm(context: RequestContext, id: string | undefined): Reply {
+    if (id === undefined) return { status: 204 };
+    const instance = this.state.getInstance(id);
+    const seconds = this.options.latency.instanceStopSeconds;
+    const { operation, failure, done } = this.beginOperation(context, instance?.location ?? '', seconds);
+    this.options.scheduler.after(seconds, `delete ${instance?.name ?? id}`, () => {
+      const error = failure();
+      if (error) {
+        done({ status: 'Failed', error });
+        return;
+      }
+      if (this.state.getInstance(id)) this.state.deleteInstance(id);
+      done({ status: 'Succeeded' });
+    });
+    return { status: 202, headers: this.operationHeaders(context, operation, true) };
   }
 
   private flexibleVmId(context: RequestContext): string {

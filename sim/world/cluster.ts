@@ -231,6 +231,7 @@ export class ClusterWorld {
           vmSize: pool.vmSize,
           kubernetesVersion: this.spec.kubernetesVersion,
           poolIndex: entry.index,
+          flavour: pool.bootstrapFlavour,
           labels: { ...pool.labels, ...(override?.labels ?? {}) },
           annotations: { ...kuredAnnotations(kured, nowMs), ...(override?.annotations ?? {}) },
           taints: [...pool.taints, ...(override?.taints ?? [])],
@@ -389,6 +390,8 @@ export class ClusterWorld {
         }
         break;
       case 'instance-created': {
+        // The scenario's broken image: the machine runs, its kubelet never registers.
+        if (event.bootsFromGalleryImage && this.poolOf(instance)?.spec.galleryImagesNeverJoin === true) break;
         const fromPrototype = event.bootsFromGalleryImage && !event.bootstrapExtensionsRemain;
         const seconds = fromPrototype
           ? this.latency.newNodeJoinFromPrototypeSeconds
@@ -447,6 +450,7 @@ export class ClusterWorld {
       vmSize: pool.spec.vmSize,
       kubernetesVersion: this.spec.kubernetesVersion,
       poolIndex: pool.index,
+      flavour: pool.spec.bootstrapFlavour,
       labels: { ...pool.spec.labels },
       annotations: {},
       taints: [...pool.spec.taints],

@@ -110,6 +110,39 @@ export interface NodeBlueprint {
   machineId?: string;
   /** Container images on the node's disk (reported in status.images). */
   images?: readonly string[];
+  /** How the node got its kubelet credentials: decides the marks its distribution writes on it. */
+  flavour?: 'aks-engine' | 'kubeadm' | 'k3s' | 'rke2';
+}
+
+/**
+ * Annotations each distribution writes on its nodes (what the product reads the flavour from): k3s and
+ * rke2 their node args and addresses, kubeadm its CRI socket and Cluster API its machine; aks-engine
+ * writes none beyond the labels every node here carries (`kubernetes.azure.com/role`, `…/cluster`).
+ */
+function flavourAnnotations(
+  flavour: NodeBlueprint['flavour'],
+  name: string,
+  clusterName: string,
+  address: string,
+): Record<string, string> {
+  switch (flavour) {
+    case undefined:
+    case 'aks-engine':
+      return {};
+    case 'kubeadm':
+      return {
+        'kubeadm.alpha.kubernetes.io/cri-socket': 'unix:///var/run/containerd/containerd.sock',
+        'cluster.x-k8s.io/cluster-name': clusterName,
+        'cluster.x-k8s.io/machine': `${name}-machine`,
+      };
+    case 'k3s':
+    case 'rke2':
+      return {
+        [`${flavour}.io/node-args`]: JSON.stringify(['agent', '--node-name', name]),
+        [`${flavour}.io/hostname`]: name,
+        [`${flavour}.io/internal-ip`]: address,
+      };
+  }
 }
 
 function instanceNumber(instance: InstanceInfo): number {
@@ -246,6 +279,7 @@ export function buildNode(blueprint: NodeBlueprint): KubeObject {
       annotations: {
         'node.alpha.kubernetes.io/ttl': '0',
         'volumes.kubernetes.io/controller-managed-attach-detach': 'true',
+        ...flavourAnnotations(blueprint.flavour, name, blueprint.clusterName, address),
         ...blueprint.annotations,
       },
     },

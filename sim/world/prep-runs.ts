@@ -116,6 +116,8 @@ export class PrepRuns {
   private readonly processes = new Map<string, Process>();
   /** Pods whose script was refused, pending their failure. */
   private readonly refusals = new Map<string, () => void>();
+  /** Run-once pods that are not host pods (check pods), pending their end. */
+  private readonly oneShots = new Map<string, () => void>();
   private readonly name: string;
   private readonly store: KubeStore;
   private readonly clock: WorldClock;
@@ -132,7 +134,11 @@ export class PrepRuns {
     this.hosts = options.hosts;
   }
 
-  /** A pod was created or changed: a host pod whose container has started runs its script; TERM on deletion. */
+  /**
+   * A pod was created or changed: a host pod whose container has started runs its script (TERM on
+   * deletion); any other run-once pod (restartPolicy Never, e.g. the canary's check pod) ends by its
+   * command (oneShotExit).
+   */
   onPod(pod: KubeObject): void {
     const key = podKey(pod);
     const running = this.processes.get(key);
@@ -140,8 +146,18 @@ export class PrepRuns {
       if (isTerminating(pod)) this.terminate(running);
       return;
     }
-    if (this.refusals.has(key) || isTerminating(pod)) return;
-    if (podPhase(pod) !== 'Running' || podNodeName(pod) === undefined || !isHostScriptPod(pod)) return;
+    if (this.refusals.has(key) || this.oneShots.has(key) || isTerminating(pod)) return;
+    if (podPhase(pod) !== 'Running' || podNodeName(pod) === undefined) return;
+    if (!isHostScriptPod(pod)) {
+      if (specOf(pod).restartPolicy !== 'Never') return;
+      this.oneShots.set(
+        key,
+        this.clock.after(this.latency.prepScriptSeconds, `one-shot pod ${pod.metadata.name}`, () =>
+          this.endOneShotPod(pod.metadata.namespace ?? '', pod.metadata.name, pod.metadata.uid),
+        ),
+      );
+      return;
+    }
     this.start(pod, key);
   }
 
@@ -328,6 +344,24 @@ export class PrepRuns {
     this.finishPod(process.namespace, process.name, ok, error);
   }
 
+  private endOneShotPod(namespace: string, name: string, uid: string | undefined): void {
+    const pod = this.store.get('pods', namespace, name);
+    if (!pod || pod.metadata.uid !== uid || isTerminating(pod) || podPhase(pod) !== 'Running') return;
+    const containers = Array.isArray(specOf(pod).containers) ? (specOf(pod).containers as Container[]) : [];
+    const words = containers.flatMap((container) => [
+      ...(Array.isArray(container.command) ? container.command.map(String) : []),
+      ...(Array.isArray(container.args) ? container.args.map(String) : []),
+    ]);
+    const code = oneShotExit(words);
+    this.finishPod(
+      namespace,
+      name,
+      code === 0,
+      code === 0 ? undefined : `the command exited with ${code}: ${words.join(' ')}`,
+      code,
+    );
+  }
+
   private record(
     instance: InstanceInfo,
     nodeName: string,
@@ -356,7 +390,13 @@ export class PrepRuns {
   }
 
   /** The container ends: exit 0 (the pod Succeeded), or 127 with the reason (the pod Failed). */
-  private finishPod(namespace: string, name: string, ok: boolean, error: string | undefined): void {
+  private finishPod(
+    namespace: string,
+    name: string,
+    ok: boolean,
+    error: string | undefined,
+    exitCode?: number,
+  ): void {
     const finishedAt = timestamp(this.clock.nowMs());
     this.store.mutate('pods', namespace, name, (target) => {
       const status = statusOf(target);
@@ -381,7 +421,7 @@ export class PrepRuns {
         restartCount: 0,
         state: {
           terminated: {
-            exitCode: ok ? 0 : 127,
+            exitCode: exitCode ?? (ok ? 0 : 127),
             reason: ok ? 'Completed' : 'Error',
             ...(ok ? {} : { message: error }),
             startedAt: status.startTime ?? finishedAt,
@@ -475,4 +515,18 @@ function effectsOf(effects: HostEffects): PrepEffect[] {
 
 function podKey(pod: KubeObject): string {
   return `${pod.metadata.namespace ?? ''}/${pod.metadata.name}/${pod.metadata.uid ?? ''}`;
+}
+
+/**
+ * How a run-once pod's command ends in the simulator (sim/README.md "One-shot pods"): `true` → 0,
+ * `false` → 1, a shell line ending in `exit N` → N; anything else is taken to succeed (the check ran).
+ */
+export function oneShotExit(words: readonly string[]): number {
+  const last = words.at(-1)?.trim() ?? '';
+  if (words.length === 1 && last === 'false') return 1;
+  if (words.length === 1 && last === 'true') return 0;
+  const exit = /(?:^|[;&|\s])exit\s+(\d{1,3})\s*$/.exec(last);
+  if (exit?.[1] !== undefined) return Number(exit[1]);
+  if (/(?:^|[;&|\s])false\s*$/.test(last)) return 1;
+  return 0;
 }

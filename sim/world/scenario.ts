@@ -146,6 +146,11 @@ export const ScaleSet = z.strictObject({
   /** kured annotations for every node of the pool (per-node `nodes[].kured` wins). */
   kured: KuredAnnotations.optional(),
   nodes: z.array(NodeOverride).default([]),
+  /**
+   * A broken image: instances created from a gallery image version boot, but their kubelet never
+   * registers (a half-applied patch, a broken driver). Instances from a marketplace image are unaffected.
+   */
+  galleryImagesNeverJoin: z.boolean().default(false),
 });
 export type ScaleSet = z.infer<typeof ScaleSet>;
 

@@ -338,7 +338,12 @@ void describe('ownership across processes', { concurrency: false, timeout: 30 * 
     await withWorld(fastLatency, async ({ sim, dir, connection }) => {
       const env = {
         ...process.env,
-        CRASH_RUNNER_CLUSTER_SETTINGS: JSON.stringify({ gallery: { pinVersion: true } }),
+        // The model-phase guard is what this checks: without the canary gate, whose pin would put the older
+        // (verified, published) version in the model before the kill and leave the newer run up to date.
+        CRASH_RUNNER_CLUSTER_SETTINGS: JSON.stringify({
+          gallery: { pinVersion: true },
+          promotion: { canary: { enabled: false } },
+        }),
       };
       const older = await child(
         CRASH_RUNNER,

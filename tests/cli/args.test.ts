@@ -42,7 +42,7 @@ void describe('parseArgs: help and version', () => {
 });
 
 void describe('helpText', () => {
-  const commands: Command[] = ['status', 'plan', 'refresh'];
+  const commands: Command[] = ['status', 'plan', 'refresh', 'doctor'];
 
   void it('differs per command and names the command in its usage line', () => {
     const texts = commands.map((command) => helpText(command));
@@ -146,19 +146,30 @@ void describe('parseArgs: usage errors', () => {
     [['plan', '--node', 'n'], /--node does not apply to plan \(only to refresh\)/, 'plan'],
     [
       ['status', '--pool=x'],
-      /--pool does not apply to status \(only to plan, refresh, release, cancel\)/,
+      /--pool does not apply to status \(only to plan, refresh, doctor, release, cancel, rollback\)/,
       'status',
     ],
     [['release'], /release needs --pool/, 'release'],
     [['cancel', '--cluster=prod'], /cancel needs --pool/, 'cancel'],
     [['release', '--pool=a', '--dry-run=yes'], /--dry-run takes no value/, 'release'],
-    [['refresh', '--dry-run'], /--dry-run does not apply to refresh \(only to release\)/, 'refresh'],
+    [
+      ['refresh', '--dry-run'],
+      /--dry-run does not apply to refresh \(only to release, rollback\)/,
+      'refresh',
+    ],
     [
       ['cancel', '--pool=a', '--reason', 'x'.repeat(201)],
       /--reason must be at most 200 characters/,
       'cancel',
     ],
     [['plan', '--force'], /--force does not apply to plan \(only to release\)/, 'plan'],
+    [['rollback', '--sim'], /rollback needs --pool/, 'rollback'],
+    [
+      ['rollback', '--pool', 'p', '--to', 'latest'],
+      /--to "latest" is not a version name: Major\.Minor\.Patch/,
+      'rollback',
+    ],
+    [['refresh', '--to', '1.2.3'], /--to does not apply to refresh \(only to rollback\)/, 'refresh'],
     [['status', 'extra'], /unexpected argument "extra"/, 'status'],
     [['plan', '--pool'], /--pool needs a value: --pool <name>/, 'plan'],
     [['plan', '--pool='], /--pool needs a value/, 'plan'],

@@ -70,14 +70,14 @@ function stateDir(name: string): string {
 void describe('vmss-prototype: help and version', () => {
   void it('each command has its own help, on stdout, exit 0', async () => {
     const texts: string[] = [];
-    for (const command of ['status', 'plan', 'refresh']) {
+    for (const command of ['status', 'plan', 'refresh', 'doctor']) {
       const run = await cli([command, '--help']);
       assert.equal(run.code, 0);
       assert.equal(run.stderr, '');
       assert.match(run.stdout, new RegExp(`^usage: vmss-prototype ${command}\\b`));
       texts.push(run.stdout);
     }
-    assert.equal(new Set(texts).size, 3);
+    assert.equal(new Set(texts).size, 4);
     const overview = await cli(['--help']);
     assert.equal(overview.code, 0);
     assert.match(overview.stdout, /^vmss-prototype: keeps the OS image/);

@@ -19,6 +19,7 @@ void describe('function app entry point', () => {
       'refreshClusterApi',
       'clusterStatusApi',
       'clusterPlanApi',
+      'rollbackPoolApi',
       'rebootNoticeEventGrid',
       'rebootNoticeQueue',
       'kuredNotify',

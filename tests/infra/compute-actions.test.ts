@@ -6,7 +6,12 @@ import { z } from 'zod';
 
 import { readRepoFile } from './repo-files.js';
 
-const ComputeAction = z.strictObject({ action: z.string(), why: z.string() });
+/** `captureMode`: the action is only needed with that capture mode (`vmss-prototype doctor` checks it only then). */
+const ComputeAction = z.strictObject({
+  action: z.string(),
+  why: z.string(),
+  captureMode: z.enum(['drain-and-stop', 'run-command']).optional(),
+});
 const ComputeActions = z.array(ComputeAction).min(1);
 
 /**
@@ -34,11 +39,11 @@ void describe('infra/azure/compute-actions.json', () => {
 
   // Disks: live capture deletes its own copy disk; ARM refuses to delete an attached disk, so OS disks
   // and attached volumes stay out of reach (infra/README.md, "What the custom role grants and why").
-  void it('grants no delete on scale sets, virtual machines or galleries', () => {
+  // Machines: only the canary's own instances are deleted (the test below).
+  void it('grants no delete on scale sets or galleries', () => {
     const forbidden = [
       'Microsoft.Compute/virtualMachineScaleSets/delete',
-      'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/delete',
-      'Microsoft.Compute/virtualMachines/delete',
+      'Microsoft.Compute/virtualMachineScaleSets/delete/action',
       'Microsoft.Compute/galleries/delete',
       'Microsoft.Compute/galleries/images/delete',
     ];
@@ -47,6 +52,20 @@ void describe('infra/azure/compute-actions.json', () => {
       forbidden.filter((action) => granted.includes(action)),
       [],
     );
+  });
+
+  void it('deletes instances only for the canary gate (issue 13), and says so', () => {
+    // Deleting a machine is the one destructive grant: it exists only to take back the canary instances
+    // a run added itself (tests/e2e/canary.test.ts shows the product never deletes anything else).
+    const deletes = entries.filter((entry) => /\/virtualMachines\/delete$/i.test(entry.action));
+    assert.deepEqual(
+      deletes.map((entry) => entry.action),
+      [
+        'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/delete',
+        'Microsoft.Compute/virtualMachines/delete',
+      ],
+    );
+    for (const entry of deletes) assert.match(entry.why, /canary/);
   });
 });
 

@@ -29,10 +29,13 @@ const NOT_EXERCISED: Readonly<Record<string, string>> = {
     'Flexible scale sets: members are virtualMachines (sim-tested in tests/sim/arm)',
   'Microsoft.Compute/virtualMachines/instanceView/read': 'Flexible scale sets: member power state',
   'Microsoft.Compute/virtualMachines/start/action': 'Flexible scale sets: start the donor again',
-  'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/powerOff/action':
-    'fallback: power off through the API when the prep pod finished but the guest stayed up (the guest powers ' +
-    'itself off in a normal run)',
-  'Microsoft.Compute/virtualMachines/powerOff/action': 'the same fallback for Flexible scale set members',
+  'Microsoft.Compute/virtualMachines/powerOff/action':
+    'Flexible scale set members: power-off after Run Command, or when the guest stayed up',
+  'Microsoft.Compute/virtualMachines/runCommand/action':
+    'capture mode run-command on Flexible scale set members',
+  'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/delete':
+    'only a rejected canary (or one settings remove after a pass) is deleted: tests/e2e/canary.test.ts',
+  'Microsoft.Compute/virtualMachines/delete': 'the same for Flexible scale set members',
   'Microsoft.Compute/disks/read':
     'linked authorization: creating a snapshot reads its source disk (the simulator checks it on snapshots/write, ' +
     'it is not a request of its own)',
@@ -49,9 +52,16 @@ interface RoleDocument {
   rules?: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
 }
 
-async function refreshPool2(options: { rbacDir?: string; scenarioLrs?: boolean } = {}) {
+async function refreshPool2(options: { rbacDir?: string; scenarioLrs?: boolean; runCommand?: boolean } = {}) {
   const harness = await startHarness({
     ...(options.rbacDir === undefined ? {} : { rbacDir: options.rbacDir }),
+    ...(options.runCommand === true
+      ? {
+          settings: (cluster) => {
+            cluster.capture = { mode: 'run-command' };
+          },
+        }
+      : {}),
     ...(options.scenarioLrs === true
       ? {
           scenario: (scenario) => {
@@ -92,9 +102,10 @@ void describe('deployed permissions match what the code uses', { concurrency: fa
       (a) => a.action,
     );
     const used = new Set<string>();
-    // Two refreshes: ZRS (default) and a region without ZRS (failed version deleted, LRS retry).
-    for (const scenarioLrs of [false, true]) {
-      const { status, log } = await refreshPool2({ scenarioLrs });
+    // Three refreshes: ZRS (default), a region without ZRS (failed version deleted, LRS retry), and
+    // capture mode run-command (Run Command, then power-off through the API).
+    for (const options of [{}, { scenarioLrs: true }, { runCommand: true }]) {
+      const { status, log } = await refreshPool2(options);
       assert.equal(status.runtimeStatus, 'Completed', JSON.stringify(status.failure));
       for (const entry of log.entries) {
         if (entry.api !== 'arm') continue;

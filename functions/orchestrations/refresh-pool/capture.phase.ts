@@ -1,14 +1,14 @@
 /**
- * Capture phase of a pool refresh: hold the donor (prior state, annotations, cordon), drain it, let the
- * prep pod prepare its disk and power it off, snapshot the OS disk, then give the donor back (give-back.ts)
- * — whatever happened. Input: the names the run chose; output: the snapshot and how long the donor was
+ * Capture phase of a pool refresh: hold the donor (prior state, annotations, cordon), drain it, prepare
+ * its disk and power it off — from the prep pod (drain-and-stop) or by Azure Run Command then the API
+ * (run-command.ts) —, snapshot the OS disk, then give the donor back (give-back.ts) — whatever happened. Input: the names the run chose; output: the snapshot and how long the donor was
  * out of service. A failure is thrown only after the donor is back and the snapshot is gone.
  */
 import type { Task } from 'durable-functions';
 
 import { SNAPSHOT_TAG_KEYS } from '../../../shared/domain/ownership.js';
 import { buildPrepScript } from '../../../shared/domain/prep-script.js';
-import { activities } from '../../activities.js';
+import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
 import { POLL, RESTORE_WAIT_WORTH_TELLING_MS } from '../timing.js';
@@ -18,7 +18,11 @@ import { giveBackDonor } from './give-back.js';
 import type { ImageSource } from './image.phase.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
+import { isStopped, prepareByRunCommand } from './run-command.js';
 import { deleteSnapshot } from './snapshot.js';
+
+/** A read of the donor instance (activity readInstance). */
+type InstanceView = ActivityOutput<'readInstance'>;
 
 export interface CaptureInput {
   readonly versionName: string;
@@ -72,7 +76,11 @@ export function* capturePhase(run: RefreshRun, input: CaptureInput): Generator<T
   // A run whose lease was taken over touches nothing more: the run that took it gives the node back.
   if (captureError instanceof StepFailure && captureError.code === 'LeaseLost') throw captureError;
 
-  const giveBack = yield* giveBackDonor(run, { prior, prepPodName: input.prepPodName });
+  const giveBack = yield* giveBackDonor(run, {
+    prior,
+    // Run Command leaves no pod behind (and its mode grants no pod permissions).
+    ...(run.plan.capture?.mode === 'run-command' ? {} : { prepPodName: input.prepPodName }),
+  });
   if (captureError !== undefined || giveBack.failures.length > 0 || captured === undefined) {
     if (snapshotRequested) yield* deleteSnapshot(run, input.snapshotName);
     const failure = combineFailures(captureError, giveBack.failures);
@@ -99,7 +107,6 @@ function* captureDisk(
 ): Generator<Task, { snapshotId: string; vmId?: string }, unknown> {
   const { context, cluster, plan } = run;
   const node = run.donor.node;
-  const instance = { cluster, scaleSet: plan.scaleSet, instanceId: run.donor.instanceId };
   const settings = plan.settings;
 
   setStatus(run, 'draining');
@@ -147,86 +154,10 @@ function* captureDisk(
 
   setStatus(run, 'preparing-disk');
   const ancestry = `${isoNow(run)} built image ${input.versionName} of ${cluster}/${run.input.pool} from node ${node} (run ${run.runId})`;
-  yield* call(
-    context,
-    activities.startDiskPrep,
-    {
-      cluster,
-      node,
-      namespace: settings.prepNamespace,
-      podName: input.prepPodName,
-      image: settings.prepImage,
-      script: buildPrepScript({
-        ancestry,
-        ...(plan.capture === undefined ? {} : { flavour: plan.capture.flavour }),
-      }),
-      fence: run.fence,
-    },
-    { step: 'preparing-disk', cancel },
-  );
-
-  setStatus(run, 'waiting-for-power-off');
-  // Watch the prep pod too: a script that fails (image pull, missing nsenter…) never powers the host
-  // off, and waiting the full power-off timeout for it would keep the donor out of service for nothing.
-  // A script that ran to its end (disk prepared and synced) while the guest is still up gets the power
-  // off through the API instead.
-  const prepPod = { cluster, namespace: settings.prepNamespace, name: input.prepPodName };
-  let poweredOffThroughApi = false;
-  const { view: stopped } = yield* pollUntil(context, {
-    step: 'waiting-for-power-off',
-    intervalSeconds: POLL.powerOff.interval,
-    timeoutSeconds: POLL.powerOff.timeout,
-    cancel,
-    read: function* () {
-      const view = yield* call(context, activities.readInstance, instance, {
-        step: 'waiting-for-power-off',
-        cancel,
-      });
-      const phase = yield* call(context, activities.readPrepPod, prepPod, {
-        step: 'waiting-for-power-off',
-        cancel,
-      });
-      return { view, phase };
-    },
-    done: ({ view, phase }) => {
-      if (!view.exists) {
-        throw StepFailure.terminal(
-          'waiting-for-power-off',
-          'DonorDeleted',
-          `instance ${run.donor.instanceId} of scale set ${plan.scaleSet.name} was deleted during the capture ` +
-            `(scaled in by cluster-autoscaler or an operator?); nothing was captured`,
-          'run again, or name another node (--node)',
-        );
-      }
-      if (view.powerState === 'stopped' || view.powerState === 'deallocated') return true;
-      if (phase === 'Failed') {
-        throw StepFailure.terminal(
-          'preparing-disk',
-          'PrepPodFailed',
-          `prep pod ${settings.prepNamespace}/${input.prepPodName} on node ${node} failed before powering the host off`,
-          `see its logs (kubectl -n ${settings.prepNamespace} logs ${input.prepPodName}) and check ` +
-            `capture.prepImage (it needs nsenter and must be pullable on the node)`,
-        );
-      }
-      return false;
-    },
-    between: function* ({ view, phase }) {
-      if (phase === 'Succeeded' && view.powerState === 'running' && !poweredOffThroughApi) {
-        yield* call(
-          context,
-          activities.requestInstancePowerOff,
-          { ...instance, fence: run.fence },
-          {
-            step: 'waiting-for-power-off',
-            cancel,
-          },
-        );
-        poweredOffThroughApi = true;
-      }
-    },
-    describe: ({ view, phase }) =>
-      `instance ${run.donor.instanceId} is ${view.powerState}, prep pod ${phase}`,
-  });
+  const stopped =
+    plan.capture?.mode === 'run-command'
+      ? yield* prepareByRunCommand(run, { ancestry, flavour: run.donor.flavour }, cancel)
+      : yield* prepareByPrepPod(run, { ancestry, prepPodName: input.prepPodName }, cancel);
   if (stopped.osDiskId === undefined) {
     throw StepFailure.terminal(
       'snapshotting',
@@ -288,6 +219,94 @@ function* captureDisk(
     );
   }
   return { snapshotId: snapshot.id, ...(stopped.vmId === undefined ? {} : { vmId: stopped.vmId }) };
+}
+
+/**
+ * Mode drain-and-stop: a one-shot privileged pod runs the prep script in the host's namespaces and
+ * powers the host off; returns once the instance is stopped.
+ */
+function* prepareByPrepPod(
+  run: RefreshRun,
+  prep: { readonly ancestry: string; readonly prepPodName: string },
+  cancel: CancelWatch,
+): Generator<Task, InstanceView, unknown> {
+  const { context, cluster, plan } = run;
+  const node = run.donor.node;
+  const instance = { cluster, scaleSet: plan.scaleSet, instanceId: run.donor.instanceId };
+  const settings = plan.settings;
+  if (settings.prepImage === undefined) {
+    throw StepFailure.terminal(
+      'preparing-disk',
+      'PrepImageMissing',
+      'capture.prepImage is not set (required with capture.mode drain-and-stop)',
+    );
+  }
+  yield* call(
+    context,
+    activities.startDiskPrep,
+    {
+      cluster,
+      node,
+      namespace: settings.prepNamespace,
+      podName: prep.prepPodName,
+      image: settings.prepImage,
+      script: buildPrepScript({ ancestry: prep.ancestry, flavour: run.donor.flavour }),
+      fence: run.fence,
+    },
+    { step: 'preparing-disk', cancel },
+  );
+
+  setStatus(run, 'waiting-for-power-off');
+  // Watch the prep pod too: a script that fails (image pull, missing nsenter…) never powers the host
+  // off, and waiting the full power-off timeout for it would keep the donor out of service for nothing.
+  // A script that ran to its end (disk prepared and synced) while the guest is still up gets the power
+  // off through the API instead.
+  const prepPod = { cluster, namespace: settings.prepNamespace, name: prep.prepPodName };
+  let poweredOffThroughApi = false;
+  const { view: stopped } = yield* pollUntil(context, {
+    step: 'waiting-for-power-off',
+    intervalSeconds: POLL.powerOff.interval,
+    timeoutSeconds: POLL.powerOff.timeout,
+    cancel,
+    read: function* () {
+      const view = yield* call(context, activities.readInstance, instance, {
+        step: 'waiting-for-power-off',
+        cancel,
+      });
+      const phase = yield* call(context, activities.readPrepPod, prepPod, {
+        step: 'waiting-for-power-off',
+        cancel,
+      });
+      return { view, phase };
+    },
+    done: ({ view, phase }) => {
+      if (isStopped(run, view)) return true;
+      if (phase === 'Failed') {
+        throw StepFailure.terminal(
+          'preparing-disk',
+          'PrepPodFailed',
+          `prep pod ${settings.prepNamespace}/${prep.prepPodName} on node ${node} failed before powering the host off`,
+          `see its logs (kubectl -n ${settings.prepNamespace} logs ${prep.prepPodName}) and check ` +
+            `capture.prepImage (it needs nsenter and must be pullable on the node)`,
+        );
+      }
+      return false;
+    },
+    between: function* ({ view, phase }) {
+      if (phase === 'Succeeded' && view.powerState === 'running' && !poweredOffThroughApi) {
+        yield* call(
+          context,
+          activities.requestInstancePowerOff,
+          { ...instance, fence: run.fence },
+          { step: 'waiting-for-power-off', cancel },
+        );
+        poweredOffThroughApi = true;
+      }
+    },
+    describe: ({ view, phase }) =>
+      `instance ${run.donor.instanceId} is ${view.powerState}, prep pod ${phase}`,
+  });
+  return stopped;
 }
 
 /** One error for the run: the capture failure first (it is the cause), then anything give-back could not do. */

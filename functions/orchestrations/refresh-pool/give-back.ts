@@ -17,7 +17,8 @@ import { setStatus } from './run.js';
 
 export interface GiveBackInput {
   readonly prior: NodePriorState;
-  readonly prepPodName: string;
+  /** The prep pod to delete (drain-and-stop); absent when no pod was run (run-command). */
+  readonly prepPodName?: string;
 }
 
 export interface GiveBackOutput {
@@ -46,15 +47,20 @@ export function* giveBackDonor(
         `next attempt at ${retryAt.toISOString()}, trying until ` +
         `${new Date(startedAt + (RESTORE_RETRY.withinMs ?? 0)).toISOString()}`,
     );
-  const prepPod = { cluster, namespace: plan.settings.prepNamespace, name: input.prepPodName };
+  const prepPod =
+    input.prepPodName === undefined
+      ? undefined
+      : { cluster, namespace: plan.settings.prepNamespace, name: input.prepPodName };
   const instance = { cluster, scaleSet: plan.scaleSet, instanceId: run.donor.instanceId };
   // A prep pod we cannot delete yet (API server down) must not keep the VM from starting again:
   // its deletion is retried after the node is restored.
   let prepPodDeleted = true;
-  try {
-    yield* call(context, activities.deletePrepPod, prepPod, { step });
-  } catch {
-    prepPodDeleted = false;
+  if (prepPod !== undefined) {
+    try {
+      yield* call(context, activities.deletePrepPod, prepPod, { step });
+    } catch {
+      prepPodDeleted = false;
+    }
   }
   try {
     const view = yield* call(context, activities.readInstance, instance, { step });
@@ -90,7 +96,7 @@ export function* giveBackDonor(
     failures.push(asStepFailure(step, error));
   }
   const restoredAt = context.df.currentUtcDateTime;
-  if (!prepPodDeleted) {
+  if (prepPod !== undefined && !prepPodDeleted) {
     try {
       yield* call(context, activities.deletePrepPod, prepPod, { step, retry: RESTORE_RETRY, onRetry });
     } catch (error) {

@@ -57,6 +57,8 @@ export interface ImagePhaseInput {
   readonly ref: ImageVersionRef;
   readonly source: ImageSource;
   readonly sourceVmId?: string;
+  /** Publish to `latest` once built (false: the canary gate publishes after its verdict). */
+  readonly publish: boolean;
 }
 
 /** Builds and publishes the version; the source is deleted whatever happens. */
@@ -86,7 +88,7 @@ function* buildImageVersion(run: RefreshRun, input: ImagePhaseInput): Generator<
     patchedAt: run.donor.patchedAt ?? isoNow(run),
     runId: run.runId,
   });
-  const readVersion = (step: 'building-image-version' | 'publishing-image-version') => () =>
+  const readVersion = (step: 'building-image-version') => () =>
     call(context, activities.readImageVersion, { cluster, ref }, { step });
   for (const [index, storageAccountType] of preferences.entries()) {
     const last = index === preferences.length - 1;
@@ -133,35 +135,51 @@ function* buildImageVersion(run: RefreshRun, input: ImagePhaseInput): Generator<
       }
       continue;
     }
-    setStatus(run, 'publishing-image-version');
-    yield* call(
-      context,
-      activities.requestImageVersionExclusion,
-      { cluster, ref, excludeFromLatest: false },
-      { step: 'publishing-image-version' },
-    );
-    const published = yield* pollUntil(context, {
-      step: 'publishing-image-version',
-      intervalSeconds: POLL.publication.interval,
-      timeoutSeconds: POLL.publication.timeout,
-      read: readVersion('publishing-image-version'),
-      done: (view) => view.provisioningState === 'Succeeded' && view.excludeFromLatest === false,
-      describe: (view) => `version ${ref.versionName} ${view.provisioningState ?? 'absent'}`,
-    });
-    if (published.id === undefined) {
+    if (built.id === undefined) {
       throw StepFailure.terminal(
-        'publishing-image-version',
+        'building-image-version',
         'ImageVersionWithoutId',
         `image version ${ref.versionName} has no id`,
       );
     }
-    return { ...ref, id: published.id, storageAccountType };
+    const builtVersion: BuiltVersion = { ...ref, id: built.id, storageAccountType };
+    // With the canary gate on, the version stays hidden from `latest` until its canary passed.
+    if (input.publish) yield* publishImageVersion(run, builtVersion);
+    return builtVersion;
   }
   throw StepFailure.terminal(
     'building-image-version',
     'NoStorageTypeLeft',
     'no storage account type left to try',
   );
+}
+
+/** Publishes a built version to `latest` and waits until ARM says so. */
+export function* publishImageVersion(run: RefreshRun, version: BuiltVersion): Generator<Task, void, unknown> {
+  const { context, cluster } = run;
+  const ref: ImageVersionRef = {
+    subscriptionId: version.subscriptionId,
+    resourceGroup: version.resourceGroup,
+    galleryName: version.galleryName,
+    imageName: version.imageName,
+    versionName: version.versionName,
+  };
+  const step = 'publishing-image-version';
+  setStatus(run, step);
+  yield* call(
+    context,
+    activities.requestImageVersionExclusion,
+    { cluster, ref, excludeFromLatest: false },
+    { step },
+  );
+  yield* pollUntil(context, {
+    step,
+    intervalSeconds: POLL.publication.interval,
+    timeoutSeconds: POLL.publication.timeout,
+    read: () => call(context, activities.readImageVersion, { cluster, ref }, { step }),
+    done: (view) => view.provisioningState === 'Succeeded' && view.excludeFromLatest === false,
+    describe: (view) => `version ${ref.versionName} ${view.provisioningState ?? 'absent'}`,
+  });
 }
 
 function* deleteFailedVersion(run: RefreshRun, ref: ImageVersionRef): Generator<Task, void, unknown> {

@@ -380,7 +380,7 @@ function* captureLive(
       image: settings.prepImage,
       script: buildScrubScript({
         ancestry,
-        flavour: plan.capture?.flavour ?? 'aks-engine',
+        flavour: run.donor.flavour,
         lun,
         rootPartition,
         mountPoint: input.mountPoint,

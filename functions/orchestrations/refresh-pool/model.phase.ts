@@ -36,12 +36,32 @@ export function* modelPhase(
   setStatus(run, 'updating-scale-set-model');
   const kept = yield* keepNewerModel(run, targetImageId);
   if (kept !== undefined) return { removedExtensions: [], prunedVersions: [], modelKept: kept };
-  yield* call(
+  // The model is replaced only while its image is what the run planned against (or the version its
+  // canary pinned): an image another tool put there meanwhile stops the run instead of being overwritten.
+  const update = yield* call(
     context,
     activities.requestScaleSetImageUpdate,
-    { cluster, scaleSet, imageId: targetImageId },
+    {
+      cluster,
+      scaleSet,
+      imageId: targetImageId,
+      expectedImages: [
+        ...(plan.modelImage === undefined ? [] : [{ ...plan.modelImage }]),
+        { id: version.id },
+      ],
+    },
     { step: 'updating-scale-set-model' },
   );
+  if (update.kind === 'changed-elsewhere') {
+    throw StepFailure.terminal(
+      'updating-scale-set-model',
+      'ScaleSetChangedElsewhere',
+      `scale set ${scaleSet.name}'s image was changed by another tool during the run (now ` +
+        `${update.image['id'] ?? JSON.stringify(update.image)}); it was not overwritten. Version ` +
+        `${version.versionName} is built and published`,
+      'check who changed the model; run again to point it at the newest version',
+    );
+  }
   yield* pollUntil(context, {
     step: 'updating-scale-set-model',
     intervalSeconds: POLL.scaleSetUpdate.interval,

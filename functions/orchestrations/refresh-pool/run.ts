@@ -10,6 +10,7 @@ import type {
   RefreshStatus,
   RefreshStep,
 } from '../../../shared/application/refresh-contracts.js';
+import type { BootstrapFlavour } from '../../../shared/domain/bootstrap-flavour.js';
 import { fnv1a32Hex } from '../../../shared/domain/gallery-naming.js';
 
 /** A refresh the plan decided on: the donor and where it lives. */
@@ -18,13 +19,21 @@ export interface RefreshRun {
   readonly input: RefreshPoolInput;
   readonly cluster: string;
   readonly plan: PoolPlan & { readonly image: NonNullable<PoolPlan['image']> };
-  readonly donor: { readonly node: string; readonly instanceId: string; readonly patchedAt?: string };
+  readonly donor: {
+    readonly node: string;
+    readonly instanceId: string;
+    /** How its disk is de-identified (the prep script's flavour). */
+    readonly flavour: BootstrapFlavour;
+    readonly patchedAt?: string;
+  };
   /** The run's id (unique per run; ownership.ts): marks the node we hold, tags what the run builds. */
   readonly runId: string;
   /** What every write to the donor is fenced by: the pool lease, which must still name this run. */
   readonly fence: { readonly namespace: string; readonly name: string; readonly runId: string };
   /** The version this run builds, once named. */
   version?: string;
+  /** The scale set's instances before the canary added its own (canary.phase.ts). */
+  canaryBaseline?: readonly string[];
 }
 
 /** Publishes the run's current step (custom status, ≤ 16 KB, no secrets). */

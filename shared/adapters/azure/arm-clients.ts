@@ -95,6 +95,11 @@ export class ArmClients {
     return client;
   }
 
+  /** The ARM base URL the clients talk to. */
+  endpoint(): string {
+    return (this.#options.endpoint ?? 'https://management.azure.com').replace(/\/+$/, '');
+  }
+
   /** Options for the few operations waited for in the call (`…AndWait`). */
   pollOptions(): { updateIntervalInMs?: number } {
     const interval = this.#options.pollIntervalMs;

@@ -14,9 +14,11 @@ import type {
   ImageVersion,
   ImageVersionRef,
   ManagedDisk,
+  RunCommandState,
   ScaleSetExtension,
   ScaleSetInstance,
   Snapshot,
+  VirtualMachineSummary,
 } from '../../domain/compute.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
 import type { ScaleSet } from '../../domain/scale-set.js';
@@ -24,12 +26,14 @@ import type {
   ComputeGateway,
   DiskFromSnapshotRequest,
   ImageVersionRequest,
+  ScaleSetChange,
   ScaleSetImageUpdate,
   SnapshotRequest,
 } from '../../ports/compute-gateway.js';
 import { ArmClients, type ArmComputeGatewayOptions } from './arm-clients.js';
 import { ArmDisks } from './arm-disks.js';
 import { ArmGallery } from './arm-gallery.js';
+import { ArmRunCommands } from './arm-run-command.js';
 import { ArmScaleSets } from './arm-scale-sets.js';
 import { ArmSnapshots } from './arm-snapshots.js';
 import { ArmVirtualMachines } from './arm-virtual-machines.js';
@@ -40,6 +44,7 @@ export class ArmComputeGateway implements ComputeGateway {
   readonly #snapshots: ArmSnapshots;
   readonly #disks: ArmDisks;
   readonly #gallery: ArmGallery;
+  readonly #runCommands: ArmRunCommands;
 
   constructor(options: ArmComputeGatewayOptions) {
     const clients = new ArmClients(options);
@@ -48,6 +53,7 @@ export class ArmComputeGateway implements ComputeGateway {
     this.#snapshots = new ArmSnapshots(clients);
     this.#disks = new ArmDisks(clients);
     this.#gallery = new ArmGallery(clients);
+    this.#runCommands = new ArmRunCommands(clients);
   }
 
   getScaleSet(ref: ScaleSetRef): Promise<ScaleSet> {
@@ -56,6 +62,26 @@ export class ArmComputeGateway implements ComputeGateway {
 
   requestScaleSetImageUpdate(ref: ScaleSetRef, update: ScaleSetImageUpdate): Promise<void> {
     return this.#scaleSets.requestImageUpdate(ref, update);
+  }
+
+  requestScaleSetChange(ref: ScaleSetRef, change: ScaleSetChange): Promise<void> {
+    return this.#scaleSets.requestChange(ref, change);
+  }
+
+  listInstances(scaleSet: ScaleSetRef): Promise<ScaleSetInstance[]> {
+    return this.#vms.listInstances(scaleSet);
+  }
+
+  requestInstanceDeletion(scaleSet: ScaleSetRef, instanceId: string): Promise<void> {
+    return this.#vms.requestDeletion(scaleSet, instanceId);
+  }
+
+  getDiskImageVersionId(diskId: string): Promise<string | undefined> {
+    return this.#snapshots.diskImageVersionId(diskId);
+  }
+
+  requestImageVersionTags(ref: ImageVersionRef, tags: Readonly<Record<string, string>>): Promise<void> {
+    return this.#gallery.requestVersionTags(ref, tags);
   }
 
   listExtensions(ref: ScaleSetRef): Promise<ScaleSetExtension[]> {
@@ -96,6 +122,22 @@ export class ArmComputeGateway implements ComputeGateway {
 
   requestDiskDeletion(subscriptionId: string, resourceGroup: string, name: string): Promise<void> {
     return this.#disks.requestDeletion(subscriptionId, resourceGroup, name);
+  }
+
+  listVirtualMachines(
+    subscriptionId: string,
+    resourceGroup: string,
+    scaleSet?: ScaleSetRef,
+  ): Promise<VirtualMachineSummary[]> {
+    return this.#vms.list(subscriptionId, resourceGroup, scaleSet);
+  }
+
+  requestRunCommand(instance: ScaleSetInstance, script: readonly string[]): Promise<string> {
+    return this.#runCommands.request(instance, script);
+  }
+
+  getRunCommand(scaleSet: ScaleSetRef, handle: string): Promise<RunCommandState> {
+    return this.#runCommands.get(scaleSet, handle);
   }
 
   getSnapshot(subscriptionId: string, resourceGroup: string, name: string): Promise<Snapshot> {

@@ -184,6 +184,33 @@ export class ArmGallery {
     );
   }
 
+  /** PATCH of the version's tags (replaced as a whole); a no-op when they are already these. */
+  async requestVersionTags(ref: ImageVersionRef, tags: Readonly<Record<string, string>>): Promise<void> {
+    const action = `requesting tags of image version ${describeVersion(ref)}`;
+    const client = this.clients.client(ref.subscriptionId, action);
+    const version = await withArmErrors(action, () =>
+      client.galleryImageVersions.get(ref.resourceGroup, ref.galleryName, ref.imageName, ref.versionName),
+    );
+    const current = version.tags ?? {};
+    const same =
+      Object.keys(current).length === Object.keys(tags).length &&
+      Object.entries(tags).every(([key, value]) => current[key] === value);
+    if (same) {
+      return;
+    }
+    await withArmErrors(action, () =>
+      client.galleryImageVersions.beginUpdate(
+        ref.resourceGroup,
+        ref.galleryName,
+        ref.imageName,
+        ref.versionName,
+        {
+          tags: { ...tags },
+        },
+      ),
+    );
+  }
+
   async requestVersionDeletion(ref: ImageVersionRef): Promise<void> {
     const action = `requesting deletion of image version ${describeVersion(ref)}`;
     const client = this.clients.client(ref.subscriptionId, action);

@@ -10,7 +10,7 @@ import { ignoreNotFound, isTransient } from '../../domain/errors.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
 import { describeScaleSet, parseGalleryImageId, scaleSetKey } from '../../domain/resource-id.js';
 import type { OrchestrationMode, ScaleSet } from '../../domain/scale-set.js';
-import type { ScaleSetImageUpdate } from '../../ports/compute-gateway.js';
+import type { ScaleSetChange, ScaleSetImageUpdate } from '../../ports/compute-gateway.js';
 import type { ArmClients } from './arm-clients.js';
 import { toRefreshError, withArmErrors } from './errors.js';
 import {
@@ -72,13 +72,42 @@ export class ArmScaleSets {
       ...MARKETPLACE_FIELDS_NULLED,
     } as unknown as ArmImageReference;
     await withArmErrors(action, () =>
-      client.virtualMachineScaleSets.beginUpdate(ref.resourceGroup, ref.name, {
-        virtualMachineProfile: {
-          storageProfile: { imageReference },
-          // customData is write-only and replaced as a whole; it only applies to new or reimaged instances.
-          osProfile: { customData: update.customDataBase64 },
+      client.virtualMachineScaleSets.beginUpdate(
+        ref.resourceGroup,
+        ref.name,
+        {
+          ...(update.tags === undefined ? {} : { tags: { ...update.tags } }),
+          virtualMachineProfile: {
+            storageProfile: { imageReference },
+            // customData is write-only and replaced as a whole; it only applies to new or reimaged instances.
+            osProfile: { customData: update.customDataBase64 },
+          },
         },
-      }),
+        // With the etag read before, a change by another tool in between is refused (412), not overwritten.
+        update.ifMatch === undefined ? {} : { ifMatch: update.ifMatch },
+      ),
+    );
+  }
+
+  /** PATCH of image reference fields, tags and capacity, conditional on the etag when given. */
+  async requestChange(ref: ScaleSetRef, change: ScaleSetChange): Promise<void> {
+    const action = `requesting a change of scale set ${describeScaleSet(ref)}`;
+    const client = this.clients.client(ref.subscriptionId, action);
+    // Nulls remove fields under PATCH's merge; the serializer keeps them (tested on the wire).
+    const imageReference = change.imageReference as unknown as ArmImageReference | undefined;
+    await withArmErrors(action, () =>
+      client.virtualMachineScaleSets.beginUpdate(
+        ref.resourceGroup,
+        ref.name,
+        {
+          ...(change.tags === undefined ? {} : { tags: { ...change.tags } }),
+          ...(change.capacity === undefined ? {} : { sku: { capacity: change.capacity } }),
+          ...(imageReference === undefined
+            ? {}
+            : { virtualMachineProfile: { storageProfile: { imageReference } } }),
+        },
+        change.ifMatch === undefined ? {} : { ifMatch: change.ifMatch },
+      ),
     );
   }
 

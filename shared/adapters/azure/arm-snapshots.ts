@@ -19,6 +19,23 @@ export class ArmSnapshots {
     return toSnapshot(snapshot, resourceGroup);
   }
 
+  /** The gallery image version a managed disk was created from (`creationData.galleryImageReference.id`). */
+  async diskImageVersionId(diskId: string): Promise<string | undefined> {
+    const action = `reading disk ${diskId}`;
+    const parsed =
+      /\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Compute\/disks\/([^/]+)$/i.exec(
+        diskId,
+      );
+    if (parsed === null) {
+      throw new TerminalError('InvalidDiskId', `${action}: not a managed disk id`);
+    }
+    const [, subscriptionId = '', resourceGroup = '', name = ''] = parsed;
+    const client = this.clients.client(subscriptionId, action);
+    const disk = await withArmErrors(action, () => client.disks.get(resourceGroup, name));
+    const id = disk.creationData?.galleryImageReference?.id;
+    return id === undefined || id === '' ? undefined : id;
+  }
+
   async list(subscriptionId: string, resourceGroup: string): Promise<Snapshot[]> {
     const action = `listing snapshots of resource group ${resourceGroup}`;
     const client = this.clients.client(subscriptionId, action);

@@ -5,10 +5,15 @@
  */
 import type { AttachDetachDataDisksRequest } from '@azure/arm-compute';
 
-import type { PowerState, ScaleSetInstance } from '../../domain/compute.js';
-import { NotFoundError } from '../../domain/errors.js';
+import type { PowerState, ScaleSetInstance, VirtualMachineSummary } from '../../domain/compute.js';
+import { ignoreNotFound, NotFoundError } from '../../domain/errors.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
-import { describeScaleSet, isScaleSetInstanceId, resourceGroupOfId } from '../../domain/resource-id.js';
+import {
+  describeScaleSet,
+  isScaleSetInstanceId,
+  resourceGroupOfId,
+  scaleSetResourceId,
+} from '../../domain/resource-id.js';
 import type { ArmClients } from './arm-clients.js';
 import type { ArmScaleSets } from './arm-scale-sets.js';
 import { withArmErrors } from './errors.js';
@@ -54,6 +59,76 @@ export class ArmVirtualMachines {
       );
     }
     return toFlexibleInstance(scaleSet, vm);
+  }
+
+  /** A resource group's VMs (paged); with `scaleSet`, ARM's filter keeps that Flexible scale set's members. */
+  async list(
+    subscriptionId: string,
+    resourceGroup: string,
+    scaleSet?: ScaleSetRef,
+  ): Promise<VirtualMachineSummary[]> {
+    const action =
+      scaleSet === undefined
+        ? `listing virtual machines of resource group ${resourceGroup}`
+        : `listing the members of scale set ${describeScaleSet(scaleSet)}`;
+    const client = this.clients.client(subscriptionId, action);
+    const filter =
+      scaleSet === undefined ? undefined : `'virtualMachineScaleSet/id' eq '${scaleSetResourceId(scaleSet)}'`;
+    return withArmErrors(action, async () => {
+      const found: VirtualMachineSummary[] = [];
+      for await (const vm of client.virtualMachines.list(
+        resourceGroup,
+        filter === undefined ? {} : { filter },
+      )) {
+        if (vm.id === undefined || vm.name === undefined) continue;
+        const owner = vm.virtualMachineScaleSet?.id;
+        found.push({ id: vm.id, name: vm.name, ...(owner === undefined ? {} : { scaleSetId: owner }) });
+      }
+      return found;
+    });
+  }
+
+  /** Every instance (Uniform) or member VM (Flexible) with its instance view, in ARM's order. */
+  async listInstances(scaleSetOrRef: ScaleSetRef): Promise<ScaleSetInstance[]> {
+    const action = `listing instances of scale set ${describeScaleSet(scaleSetOrRef)}`;
+    const client = this.clients.client(scaleSetOrRef.subscriptionId, action);
+    const mode = await this.scaleSets.orchestrationMode(scaleSetOrRef, action);
+    const { subscriptionId, resourceGroup, name } = scaleSetOrRef;
+    const scaleSet: ScaleSetRef = { subscriptionId, resourceGroup, name };
+    return withArmErrors(action, async () => {
+      const instances: ScaleSetInstance[] = [];
+      if (mode === 'Uniform') {
+        for await (const vm of client.virtualMachineScaleSetVMs.list(resourceGroup, name, {
+          expand: 'instanceView',
+        })) {
+          instances.push(toUniformInstance(scaleSet, vm));
+        }
+        return instances;
+      }
+      // Flexible members live as plain VMs; ARM filters them by their scale set (in its resource group).
+      for await (const vm of client.virtualMachines.list(resourceGroup, {
+        filter: `'virtualMachineScaleSet/id' eq '${scaleSetResourceId(scaleSet)}'`,
+        expand: 'instanceView',
+      })) {
+        if (isMemberOf(vm, scaleSet)) instances.push(toFlexibleInstance(scaleSet, vm));
+      }
+      return instances;
+    });
+  }
+
+  /** Deletes one instance; a no-op when it is gone already. */
+  async requestDeletion(scaleSetOrRef: ScaleSetRef, instanceId: string): Promise<void> {
+    const action = `requesting deletion of instance ${instanceId} of scale set ${describeScaleSet(scaleSetOrRef)}`;
+    const client = this.clients.client(scaleSetOrRef.subscriptionId, action);
+    const mode = await this.scaleSets.orchestrationMode(scaleSetOrRef, action);
+    const { resourceGroup, name } = scaleSetOrRef;
+    await withArmErrors(action, async () => {
+      if (mode === 'Uniform') {
+        await client.virtualMachineScaleSetVMs.beginDelete(resourceGroup, name, instanceId);
+      } else {
+        await client.virtualMachines.beginDelete(resourceGroup, instanceId);
+      }
+    }).catch(ignoreNotFound);
   }
 
   async requestPowerOff(instance: ScaleSetInstance): Promise<void> {

@@ -4,6 +4,7 @@
  * Messages carry ARM's code and message only: never request bodies, headers or tokens.
  */
 import {
+  CONCURRENT_CHANGE,
   isRefreshError,
   NotFoundError,
   type RefreshError,
@@ -111,6 +112,17 @@ export function toRefreshError(error: unknown, action: string, nowMs: number = D
   }
   if (status === 409) {
     return conflict(code, lowerCode, armMessage, describe('conflict'), error);
+  }
+  if (status === 412) {
+    // If-Match named an etag the resource no longer has: another client changed it since our read.
+    return new TerminalError(
+      CONCURRENT_CHANGE,
+      `${action}: the resource was changed by someone else since it was read (${code ?? 'PreconditionFailed'}, HTTP 412); nothing was overwritten`,
+      {
+        cause: error,
+        advice: 'read it again and decide again (a run does this itself; run again if it stopped)',
+      },
+    );
   }
   if (status >= 500 && status !== 501 && status !== 505) {
     const retryAfterMs = retryAfterFromHeaders(headerGetter(rest), nowMs);

@@ -17,6 +17,7 @@ import type {
   VirtualMachineScaleSetVM,
 } from '@azure/arm-compute';
 
+import { IMAGE_REFERENCE_FIELDS } from '../../domain/canary-record.js';
 import type {
   ImageDefinition,
   ImageDefinitionRef,
@@ -101,6 +102,10 @@ export function toScaleSet(
     ...(securityType === undefined ? {} : { securityType }),
     ...(architecture === undefined ? {} : { architecture }),
     zones: [...(model.zones ?? [])],
+    ...(model.provisioningState === undefined ? {} : { provisioningState: model.provisioningState }),
+    ...(nonEmpty(model.etag) === undefined ? {} : { etag: model.etag }),
+    ...(model.sku?.capacity === undefined ? {} : { capacity: model.sku.capacity }),
+    ...imageReferenceFieldsOf(storage?.imageReference),
     ...(vmSize === undefined ? {} : { vmSize }),
     ...(encryptionSet === undefined ? {} : { osDiskEncryptionSetId: encryptionSet }),
     extensionTypes: (profile?.extensionProfile?.extensions ?? []).flatMap((extension) => {
@@ -110,6 +115,19 @@ export function toScaleSet(
       return [publisher === undefined ? type : `${publisher}/${type}`];
     }),
   };
+}
+
+/** The writable image reference fields present in the model, exactly as ARM returned them. */
+function imageReferenceFieldsOf(reference: ArmImageReference | undefined): {
+  imageReferenceFields?: Record<string, string>;
+} {
+  if (reference === undefined || reference === null) return {};
+  const fields: Record<string, string> = {};
+  for (const field of IMAGE_REFERENCE_FIELDS) {
+    const value = reference[field];
+    if (typeof value === 'string' && value !== '') fields[field] = value;
+  }
+  return Object.keys(fields).length === 0 ? {} : { imageReferenceFields: fields };
 }
 
 /** Classifies an ARM image reference; undefined when it names no image at all. */
@@ -202,6 +220,8 @@ function toInstance(
     location: vm.location,
     zones: [...(vm.zones ?? [])],
     ...instanceHyperVGeneration(vm.instanceView?.hyperVGeneration),
+    ...instanceImage(vm.storageProfile?.imageReference),
+    ...(vm.timeCreated === undefined ? {} : { createdAt: toIso(vm.timeCreated) }),
     dataDisks: (vm.storageProfile?.dataDisks ?? []).map((disk) => {
       const diskId = nonEmpty(disk.managedDisk?.id);
       return {
@@ -229,6 +249,23 @@ export function toManagedDisk(disk: ArmDisk, resourceGroup: string): ManagedDisk
     ...(sourceResourceId === undefined ? {} : { sourceResourceId }),
     tags: { ...disk.tags },
   };
+}
+
+/** The image an instance was built from, and the version ARM resolved `latest` to where it says so. */
+function instanceImage(reference: ArmImageReference | undefined): {
+  imageId?: string;
+  exactVersion?: string;
+} {
+  const imageId = nonEmpty(reference?.id);
+  const exactVersion = nonEmpty(reference?.exactVersion);
+  return {
+    ...(imageId === undefined ? {} : { imageId }),
+    ...(exactVersion === undefined ? {} : { exactVersion }),
+  };
+}
+
+function toIso(value: Date | string): string {
+  return typeof value === 'string' ? value : value.toISOString();
 }
 
 /** The instance view reports the VM's Hyper-V generation; the model does not (research/azure.md §2). */

@@ -8,6 +8,7 @@ import type { RequestOptions } from 'node:https';
 
 import {
   AppsV1Api,
+  AuthorizationV1Api,
   type Configuration,
   CoordinationV1Api,
   CoreV1Api,
@@ -22,20 +23,28 @@ import {
   setHeaderOptions,
   type User,
   type V1Pod,
+  VersionApi,
 } from '@kubernetes/client-node';
 
-import type { ClusterNode } from '../../domain/cluster-node.js';
+import type { DaemonSetTarget } from '../../domain/canary.js';
+import type { ClusterNode, NodeTaint } from '../../domain/cluster-node.js';
 import type { PodOnNode } from '../../domain/drain.js';
 import { isNotFound, isRefreshError, TerminalError, TransientError } from '../../domain/errors.js';
+import { describeAccess, type KubernetesAccess } from '../../domain/kubernetes-access.js';
 import type { PoolLease } from '../../domain/ownership.js';
 import type {
+  AccessDecision,
+  CheckPodSpec,
   ClusterGateway,
   EvictionOutcome,
   LeaseWrite,
+  PodOutcome,
   PodPhase,
   PodSummary,
   PrepPodSpec,
+  RulesReview,
 } from '../../ports/cluster-gateway.js';
+import { checkPodManifest, toDaemonSetTarget, toPodOutcome, withTaint } from './canary-objects.js';
 import { ClientNodeLeases } from './client-node-leases.js';
 import { disruptionBudgetRefusal, type KubeCallContext, parseStatusBody, toRefreshError } from './errors.js';
 import { toClusterNode, toPodOnNode, toPodPhase } from './to-domain.js';
@@ -196,7 +205,10 @@ function qualifiedPod(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
-/** The one-shot privileged pod: runs `script` in the host's namespaces, on the node whatever its taints. */
+/**
+ * The one-shot privileged pod: runs `script` in the host's namespaces, on the node whatever its taints.
+ * Exported for the simulator's tests, which run the product's own manifest on the world.
+ */
 export function prepPodManifest(spec: PrepPodSpec): V1Pod {
   const namespaces =
     spec.hostNamespaces === 'mount' ? ['--mount'] : ['--mount', '--uts', '--ipc', '--net', '--pid'];
@@ -237,6 +249,8 @@ export class ClientNodeClusterGateway implements ClusterGateway {
   readonly #apiServer: string;
   readonly #core: CoreV1Api;
   readonly #apps: AppsV1Api;
+  readonly #authorization: AuthorizationV1Api;
+  readonly #version: VersionApi;
   readonly #leases: ClientNodeLeases;
   readonly #authentication: PooledKubeConfigAuthentication;
 
@@ -266,6 +280,8 @@ export class ClientNodeClusterGateway implements ClusterGateway {
     });
     this.#core = new CoreV1Api(configuration);
     this.#apps = new AppsV1Api(configuration);
+    this.#authorization = new AuthorizationV1Api(configuration);
+    this.#version = new VersionApi(configuration);
     this.#leases = new ClientNodeLeases(new CoordinationV1Api(configuration), (context, request) =>
       this.#call(context, request),
     );
@@ -274,6 +290,66 @@ export class ClientNodeClusterGateway implements ClusterGateway {
   /** Closes the pooled connections (not part of the port: for the CLI and tests, which must exit cleanly). */
   async close(): Promise<void> {
     await this.#authentication.close();
+  }
+
+  async serverVersion(): Promise<string> {
+    const info = await this.#call({ action: 'reading the server version', kind: 'Version' }, () =>
+      this.#version.getCode(),
+    );
+    return info.gitVersion;
+  }
+
+  async reviewAccess(accesses: readonly KubernetesAccess[]): Promise<AccessDecision[]> {
+    // One review per access, all at once: each is a small request the server answers from memory.
+    return Promise.all(
+      accesses.map(async (access): Promise<AccessDecision> => {
+        const review = await this.#call(
+          { action: `reviewing access (${describeAccess(access)})`, kind: 'SelfSubjectAccessReview' },
+          () =>
+            this.#authorization.createSelfSubjectAccessReview({
+              body: {
+                apiVersion: 'authorization.k8s.io/v1',
+                kind: 'SelfSubjectAccessReview',
+                spec: {
+                  resourceAttributes: {
+                    verb: access.verb,
+                    group: access.group,
+                    resource: access.resource,
+                    ...(access.subresource === undefined ? {} : { subresource: access.subresource }),
+                    ...(access.namespace === undefined ? {} : { namespace: access.namespace }),
+                  },
+                },
+              },
+            }),
+        );
+        const allowed = review.status?.allowed === true && review.status.denied !== true;
+        const reason = review.status?.reason;
+        return reason === undefined || reason === '' ? { allowed } : { allowed, reason };
+      }),
+    );
+  }
+
+  async reviewRules(namespace: string): Promise<RulesReview> {
+    const review = await this.#call(
+      { action: `reviewing the rules in namespace ${namespace}`, kind: 'SelfSubjectRulesReview' },
+      () =>
+        this.#authorization.createSelfSubjectRulesReview({
+          body: {
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SelfSubjectRulesReview',
+            spec: { namespace },
+          },
+        }),
+    );
+    return {
+      resourceRules: (review.status?.resourceRules ?? []).map((rule) => ({
+        verbs: rule.verbs,
+        ...(rule.apiGroups === undefined ? {} : { apiGroups: rule.apiGroups }),
+        ...(rule.resources === undefined ? {} : { resources: rule.resources }),
+        ...(rule.resourceNames === undefined ? {} : { resourceNames: rule.resourceNames }),
+      })),
+      incomplete: review.status?.incomplete === true,
+    };
   }
 
   async listNodes(): Promise<ClusterNode[]> {
@@ -397,6 +473,49 @@ export class ClientNodeClusterGateway implements ClusterGateway {
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
+  }
+
+  async listDaemonSets(): Promise<DaemonSetTarget[]> {
+    const context = { action: 'listing daemonsets', kind: 'DaemonSet' };
+    const daemonSets = await this.#paged(context, (page) =>
+      this.#apps.listDaemonSetForAllNamespaces({ limit: PAGE_SIZE, ...page }),
+    );
+    return daemonSets.map(toDaemonSetTarget);
+  }
+
+  async patchNodeLabels(name: string, changes: Readonly<Record<string, string | null>>): Promise<void> {
+    if (Object.keys(changes).length === 0) return;
+    await this.#patchNode(`labelling node ${name}`, name, { metadata: { labels: { ...changes } } });
+  }
+
+  async setNodeTaint(name: string, key: string, taint: NodeTaint | null): Promise<void> {
+    const action = `${taint === null ? 'untainting' : 'tainting'} node ${name}`;
+    const node = await this.#call({ action, kind: 'Node' }, () => this.#core.readNode({ name }));
+    const current = node.spec?.taints ?? [];
+    const next = withTaint(current, key, taint);
+    if (JSON.stringify(next) === JSON.stringify(current)) return;
+    // spec.taints is replaced as a whole: the resourceVersion makes a concurrent change a 409, not a loss.
+    await this.#patchNode(action, name, {
+      metadata: { resourceVersion: node.metadata?.resourceVersion },
+      spec: { taints: next },
+    });
+  }
+
+  async createCheckPod(spec: CheckPodSpec): Promise<void> {
+    const pod = qualifiedPod(spec.namespace, spec.name);
+    try {
+      await this.#call({ action: `creating check pod ${pod} on node ${spec.nodeName}`, kind: 'Pod' }, () =>
+        this.#core.createNamespacedPod({ namespace: spec.namespace, body: checkPodManifest(spec) }),
+      );
+    } catch (error) {
+      // A retried activity finds its own pod.
+      if (!(error instanceof TerminalError) || error.code !== 'KubeAlreadyExists') throw error;
+    }
+  }
+
+  async getPodOutcome(namespace: string, name: string): Promise<PodOutcome | undefined> {
+    const pod = await this.#readPod(namespace, name);
+    return pod === undefined ? undefined : toPodOutcome(pod);
   }
 
   async listPods(namespace: string, labels: Readonly<Record<string, string>>): Promise<PodSummary[]> {

@@ -119,6 +119,9 @@ export function toPodOnNode(pod: V1Pod): PodOnNode {
       (volume) => volume.emptyDir !== undefined && volume.emptyDir !== null,
     ),
     terminating: metadata?.deletionTimestamp !== undefined && metadata.deletionTimestamp !== null,
+    ready: (pod.status?.conditions ?? []).some(
+      (condition) => condition.type === 'Ready' && condition.status === 'True',
+    ),
   };
 }
 

@@ -6,6 +6,7 @@
 import type { RefreshDependencies } from '../refresh-dependencies.js';
 import type { ActivityResult, AnyActivity } from './activity.js';
 import { runActivity } from './activity.js';
+import { CANARY_ACTIVITIES } from './canary.js';
 import { CAPTURE_ACTIVITIES } from './capture.js';
 import { IMAGE_ACTIVITIES } from './image.js';
 import { LIVE_ACTIVITIES } from './live.js';
@@ -13,6 +14,8 @@ import { MODEL_ACTIVITIES } from './model.js';
 import { NODE_ACTIVITIES } from './node.js';
 import { OWNERSHIP_ACTIVITIES } from './ownership.js';
 import { PLANNING_ACTIVITIES } from './planning.js';
+import { PROMOTION_ACTIVITIES } from './promotion.js';
+import { RUN_COMMAND_ACTIVITIES } from './run-command.js';
 
 /** Checks at compile time that every entry is filed under its own name. */
 function catalogue<T extends Record<string, AnyActivity>>(
@@ -25,9 +28,12 @@ export const ACTIVITIES = catalogue({
   ...PLANNING_ACTIVITIES,
   ...NODE_ACTIVITIES,
   ...CAPTURE_ACTIVITIES,
+  ...RUN_COMMAND_ACTIVITIES,
   ...IMAGE_ACTIVITIES,
   ...MODEL_ACTIVITIES,
   ...LIVE_ACTIVITIES,
+  ...CANARY_ACTIVITIES,
+  ...PROMOTION_ACTIVITIES,
   ...OWNERSHIP_ACTIVITIES,
 });
 

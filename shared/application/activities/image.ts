@@ -6,6 +6,9 @@ import { isNotFound, isRefreshError, TerminalError } from '../../domain/errors.j
 import type { PrunableImageVersion } from '../../domain/pruning.js';
 import { selectVersionsToPrune } from '../../domain/pruning.js';
 import { parseGalleryImageId } from '../../domain/resource-id.js';
+import { defaultRollbackTarget } from '../../domain/rollback.js';
+import { versionVerdictOf } from '../../domain/version-verdict.js';
+import { newestUsableVersion } from '../image-facts.js';
 import { defineActivity } from './activity.js';
 import {
   ClusterInput,
@@ -155,11 +158,25 @@ const pruneImageVersions = defineActivity(
   async (deps, input): Promise<string[]> => {
     const { compute } = await deps.cluster(input.cluster);
     const versions = await compute.listImageVersions(input.definition);
+    const pinnedVersion = parseGalleryImageId(input.modelImageId)?.versionName;
+    // The one-step undo: what `rollback` would go back to from the version new nodes get now.
+    const current = pinnedVersion ?? newestUsableVersion(versions)?.ref.versionName;
+    const rollbackTarget = defaultRollbackTarget(
+      versions.map((version) => ({
+        name: version.ref.versionName,
+        id: version.id,
+        provisioningState: version.provisioningState,
+        excludeFromLatest: version.excludeFromLatest,
+        tags: version.tags,
+      })),
+      current,
+    )?.name;
     const plan = selectVersionsToPrune({
       versions: versions.map(toPrunable),
       history: input.history,
-      pinnedVersion: parseGalleryImageId(input.modelImageId)?.versionName,
+      pinnedVersion,
       protectedVersions: input.keep,
+      ...(rollbackTarget === undefined ? {} : { rollbackTarget }),
     });
     for (const decision of plan.delete) {
       await compute.requestImageVersionDeletion({ ...input.definition, versionName: decision.name });
@@ -183,10 +200,12 @@ function toPrunable(version: ImageVersion): PrunableImageVersion {
   const provisioningState = (known as readonly string[]).includes(state)
     ? (state as PrunableImageVersion['provisioningState'])
     : 'Updating'; // unknown states are treated as in flight: never deleted
+  const verdict = versionVerdictOf(version.tags).kind;
   return {
     name: version.ref.versionName,
     provisioningState,
     excludeFromLatest: version.excludeFromLatest,
     ...(version.publishedAt === undefined ? {} : { publishedAt: version.publishedAt }),
+    ...(verdict === 'none' ? {} : { verdict }),
   };
 }

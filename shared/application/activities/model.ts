@@ -1,8 +1,11 @@
 /** Activities on the scale set's model: its image reference, customData and bootstrap extensions. */
 import { z } from 'zod';
 
+import { sameImageReference, withoutCanaryRecord } from '../../domain/canary-record.js';
 import type { ProvisioningState } from '../../domain/compute.js';
 import { NO_OP_CLOUD_CONFIG } from '../../domain/compute.js';
+import { CONCURRENT_CHANGE, isConcurrentChange, TransientError } from '../../domain/errors.js';
+import { sameResourceId } from '../../domain/resource-id.js';
 import { defineActivity } from './activity.js';
 import { ClusterInput, Name, ScaleSetRefInput } from './inputs.js';
 
@@ -19,16 +22,50 @@ export interface RemovableExtension {
 
 const ScaleSetInput = ClusterInput.extend({ scaleSet: ScaleSetRefInput });
 
+/** What the model update came to: requested (or already there), or refused because another tool moved the image. */
+export type ScaleSetImageUpdateResult =
+  | { readonly kind: 'requested' }
+  | { readonly kind: 'changed-elsewhere'; readonly image: Readonly<Record<string, string>> };
+
+/**
+ * Reads the model, then — when its image is still one the run expects (what it read at planning, or the
+ * version its canary pinned) — PATCHes the new image and the no-op customData with If-Match on that read's
+ * etag, dropping the canary record from the tags in the same write. An image moved by another tool is
+ * reported, never overwritten; a write by anyone between this read and the PATCH (412) is transient: the
+ * retry reads again and decides again.
+ */
 const requestScaleSetImageUpdate = defineActivity(
   'requestScaleSetImageUpdate',
-  ScaleSetInput.extend({ imageId: z.string().min(1) }),
-  async (deps, input) => {
+  ScaleSetInput.extend({
+    imageId: z.string().min(1),
+    expectedImages: z.array(z.record(z.string(), z.string())),
+  }),
+  async (deps, input): Promise<ScaleSetImageUpdateResult> => {
     const { compute } = await deps.cluster(input.cluster);
-    await compute.requestScaleSetImageUpdate(input.scaleSet, {
-      imageId: input.imageId,
-      // The prototype already ran its bootstrap: new instances must not run it again.
-      customDataBase64: Buffer.from(NO_OP_CLOUD_CONFIG, 'utf8').toString('base64'),
-    });
+    const model = await compute.getScaleSet(input.scaleSet);
+    const image = model.imageReferenceFields ?? {};
+    const there = sameResourceId(image['id'], input.imageId);
+    const expected = input.expectedImages.some((candidate) => sameImageReference(candidate, image));
+    if (!there && !expected) return { kind: 'changed-elsewhere', image };
+    const tags = withoutCanaryRecord(model.tags);
+    const recordLeft = Object.keys(tags).length !== Object.keys(model.tags).length;
+    // A retried request finds its own write done (customData is write-only: the image says it).
+    if (there && !recordLeft && model.provisioningState !== 'Failed') return { kind: 'requested' };
+    try {
+      await compute.requestScaleSetImageUpdate(input.scaleSet, {
+        imageId: input.imageId,
+        // The prototype already ran its bootstrap: new instances must not run it again.
+        customDataBase64: Buffer.from(NO_OP_CLOUD_CONFIG, 'utf8').toString('base64'),
+        ...(recordLeft ? { tags } : {}),
+        ...(model.etag === undefined ? {} : { ifMatch: model.etag }),
+      });
+    } catch (error) {
+      if (isConcurrentChange(error)) {
+        throw new TransientError(CONCURRENT_CHANGE, (error as Error).message, { cause: error });
+      }
+      throw error;
+    }
+    return { kind: 'requested' };
   },
 );
 

@@ -4,19 +4,32 @@
  * on with the fake's clock. It keeps the port's contract: NotFoundError for missing reads, no-op deletions
  * of absent pods, idempotent writes. Calls are logged; `nextError` queues one-shot failures; `reset`
  * starts afresh. `onPrepPodCreated` lets a test connect the prep pod to a compute fake (it powers the
- * host off).
+ * host off). Access reviews allow everything but what `denyAccess` took away (the rules review lists a
+ * wildcard rule then, or the grants of `grantRules`).
+ * Check pods run `checkPodRunMs` and end as `checkPodOutcome` says.
  */
-import type { ClusterNode } from '../../domain/cluster-node.js';
+import type { DaemonSetTarget } from '../../domain/canary.js';
+import type { ClusterNode, NodeTaint } from '../../domain/cluster-node.js';
 import type { PodOnNode } from '../../domain/drain.js';
 import { NotFoundError } from '../../domain/errors.js';
+import {
+  describeAccess,
+  type KubernetesAccess,
+  type ResourceRule,
+  rulesAllow,
+} from '../../domain/kubernetes-access.js';
 import type { PoolLease } from '../../domain/ownership.js';
 import type {
+  AccessDecision,
+  CheckPodSpec,
   ClusterGateway,
   EvictionOutcome,
   LeaseWrite,
+  PodOutcome,
   PodPhase,
   PodSummary,
   PrepPodSpec,
+  RulesReview,
 } from '../cluster-gateway.js';
 import { RecordingFake } from './recording-fake.js';
 
@@ -38,6 +51,10 @@ export interface FakeClusterOptions {
   readonly podBehaviour?: (
     spec: PrepPodSpec,
   ) => { readonly runMs?: number; readonly outcome?: 'Succeeded' | 'Failed' } | undefined;
+  /** How long a check pod runs (ms). Default 20 s. */
+  readonly checkPodRunMs?: number;
+  /** How check pods end. Default Succeeded. */
+  readonly checkPodOutcome?: 'Succeeded' | 'Failed';
 }
 
 interface PodRecord {
@@ -60,6 +77,10 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
   #pods = new Map<string, PodRecord>();
   #daemonSets = new Set<string>();
   #prepPods = new Map<string, PrepPodRecord>();
+  #denied = new Set<string>();
+  #rules: ResourceRule[] | undefined;
+  #accessReviews = true;
+  #checkPods = new Map<string, { spec: CheckPodSpec; finishesAt: number }>();
   #leases = new Map<string, PoolLease>();
   #leaseVersion = 0;
 
@@ -70,13 +91,42 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
 
   // ---- test controls -----------------------------------------------------------------------------
 
+  /** Reviews (and the run's permission check) find this access missing (`describeAccess` form). */
+  denyAccess(access: string): void {
+    this.#denied.add(access);
+  }
+
+  /** What the rules review lists (default: one rule allowing everything); access reviews follow it. */
+  grantRules(rules: readonly ResourceRule[]): void {
+    this.#rules = [...rules];
+  }
+
+  /** The API server has no SelfSubjectAccessReview (404): callers must fall back to the rules review. */
+  withoutAccessReviews(): void {
+    this.#accessReviews = false;
+  }
+
   override reset(): void {
     super.reset();
+    this.#denied = new Set();
+    this.#rules = undefined;
+    this.#accessReviews = true;
     this.#nodes = new Map();
     this.#pods = new Map();
     this.#daemonSets = new Set();
     this.#prepPods = new Map();
+    this.#checkPods = new Map();
     this.#leases = new Map();
+  }
+
+  removeNode(name: string): void {
+    this.#nodes.delete(name);
+    for (const [key, record] of this.#pods) if (record.nodeName === name) this.#pods.delete(key);
+  }
+
+  /** Check pods that exist now. */
+  checkPods(): CheckPodSpec[] {
+    return [...this.#checkPods.values()].map((record) => record.spec);
   }
 
   addNode(node: ClusterNode): void {
@@ -128,6 +178,32 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
   }
 
   // ---- the port ----------------------------------------------------------------------------------
+
+  serverVersion(): Promise<string> {
+    return this.call('serverVersion', [], () => 'v1.30.6');
+  }
+
+  reviewAccess(accesses: readonly KubernetesAccess[]): Promise<AccessDecision[]> {
+    return this.call('reviewAccess', [accesses], () => {
+      if (!this.#accessReviews) {
+        throw new NotFoundError(
+          'KubeNotFound',
+          'reviewing access: the server could not find the requested resource (selfsubjectaccessreviews)',
+        );
+      }
+      return accesses.map((access): AccessDecision => {
+        const allowed = this.#allows(access);
+        return allowed ? { allowed } : { allowed, reason: 'no RBAC rule allows it' };
+      });
+    });
+  }
+
+  reviewRules(namespace: string): Promise<RulesReview> {
+    return this.call('reviewRules', [namespace], () => ({
+      resourceRules: this.#rules ?? [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
+      incomplete: false,
+    }));
+  }
 
   listNodes(): Promise<ClusterNode[]> {
     return this.call('listNodes', [], () => [...this.#nodes.values()]);
@@ -208,7 +284,62 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
       // A pod deleted before its script ended never powers the host off.
       if (prepPod !== undefined && this.now() < prepPod.finishesAt) prepPod.cancel?.();
       this.#prepPods.delete(key);
+      this.#checkPods.delete(key);
       this.#pods.delete(key);
+    });
+  }
+
+  listDaemonSets(): Promise<DaemonSetTarget[]> {
+    return this.call('listDaemonSets', [], () =>
+      [...this.#daemonSets].map((key) => {
+        const [namespace = '', name = ''] = key.split('/');
+        return {
+          namespace,
+          name,
+          uid: key,
+          nodeSelector: {},
+          requiredNodeAffinity: [],
+          tolerations: [{ operator: 'Exists' }],
+        };
+      }),
+    );
+  }
+
+  patchNodeLabels(name: string, changes: Readonly<Record<string, string | null>>): Promise<void> {
+    return this.call('patchNodeLabels', [name, changes], () => {
+      const node = this.#node(name, `labelling node ${name}`);
+      const labels: Record<string, string> = { ...node.labels };
+      for (const [key, value] of Object.entries(changes)) {
+        if (value === null) delete labels[key];
+        else labels[key] = value;
+      }
+      this.#nodes.set(name, { ...node, labels });
+    });
+  }
+
+  setNodeTaint(name: string, key: string, taint: NodeTaint | null): Promise<void> {
+    return this.call('setNodeTaint', [name, key, taint], () => {
+      const node = this.#node(name, `tainting node ${name}`);
+      const taints = node.taints.filter((entry) => entry.key !== key);
+      this.#nodes.set(name, { ...node, taints: taint === null ? taints : [...taints, taint] });
+    });
+  }
+
+  createCheckPod(spec: CheckPodSpec): Promise<void> {
+    return this.call('createCheckPod', [spec], () => {
+      const key = podKey(spec.namespace, spec.name);
+      if (this.#checkPods.has(key)) return;
+      this.#checkPods.set(key, { spec, finishesAt: this.now() + (this.#options.checkPodRunMs ?? 20_000) });
+    });
+  }
+
+  getPodOutcome(namespace: string, name: string): Promise<PodOutcome | undefined> {
+    return this.call('getPodOutcome', [namespace, name], () => {
+      const record = this.#checkPods.get(podKey(namespace, name));
+      if (record === undefined) return undefined;
+      if (this.now() < record.finishesAt) return { phase: 'Running' as const };
+      const outcome = this.#options.checkPodOutcome ?? 'Succeeded';
+      return outcome === 'Failed' ? { phase: outcome, message: 'exit code 1' } : { phase: outcome };
     });
   }
 
@@ -250,6 +381,11 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
   }
 
   // ---- internals ---------------------------------------------------------------------------------
+
+  #allows(access: KubernetesAccess): boolean {
+    if (this.#denied.has(describeAccess(access))) return false;
+    return this.#rules === undefined || rulesAllow(this.#rules, access);
+  }
 
   #storeLease(lease: LeaseWrite): PoolLease {
     this.#leaseVersion += 1;

@@ -16,23 +16,29 @@ import type {
   ImageVersionRef,
   ManagedDisk,
   PowerState,
+  RunCommandState,
   ScaleSetExtension,
   ScaleSetInstance,
   Snapshot,
+  VirtualMachineSummary,
 } from '../../domain/compute.js';
-import { NotFoundError, TerminalError, TransientError } from '../../domain/errors.js';
+import { CONCURRENT_CHANGE, NotFoundError, TerminalError, TransientError } from '../../domain/errors.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
 import {
   describeScaleSet,
   galleryImageResourceId,
+  isScaleSetInstanceId,
+  resourceGroupOfId,
   scaleSetInstanceResourceId,
   scaleSetKey,
+  scaleSetResourceId,
 } from '../../domain/resource-id.js';
-import type { ScaleSet } from '../../domain/scale-set.js';
+import type { ImageReference, ScaleSet } from '../../domain/scale-set.js';
 import type {
   ComputeGateway,
   DiskFromSnapshotRequest,
   ImageVersionRequest,
+  ScaleSetChange,
   ScaleSetImageUpdate,
   SnapshotRequest,
 } from '../compute-gateway.js';
@@ -55,6 +61,7 @@ export interface FakeComputeTimings {
   readonly diskDeletion: number;
   readonly dataDiskAttach: number;
   readonly dataDiskDetach: number;
+  readonly runCommand: number;
 }
 
 const DEFAULT_COMPUTE_TIMINGS: FakeComputeTimings = {
@@ -71,6 +78,7 @@ const DEFAULT_COMPUTE_TIMINGS: FakeComputeTimings = {
   diskDeletion: 10_000,
   dataDiskAttach: 10_000,
   dataDiskDetach: 10_000,
+  runCommand: 30_000,
 };
 
 export interface FakeComputeOptions {
@@ -79,6 +87,10 @@ export interface FakeComputeOptions {
   readonly timings?: Partial<FakeComputeTimings>;
   /** Regions that refuse Standard_ZRS image versions. */
   readonly regionsWithoutZrs?: readonly string[];
+  /** Called when a scale-out creates an instance (the fake world makes it join as a node). */
+  readonly onInstanceCreated?: (instance: ScaleSetInstance, runningAt: number) => void;
+  /** Called when an instance is deleted through the port (its node goes with it). */
+  readonly onInstanceDeleted?: (instance: ScaleSetInstance) => void;
 }
 
 /** A state that becomes `to` at `at` (epoch ms), applied when the resource is next looked at. */
@@ -105,8 +117,24 @@ interface ScaleSetRecord {
   scaleSet: ScaleSet;
   extensions: ScaleSetExtension[];
   pendingExtensions: Map<string, number>;
-  pendingImage?: Pending<string>;
+  pendingImage?: Pending<Readonly<Record<string, string>>>;
   customDataBase64?: string;
+  /** Bumped by every write, as ARM's etag. */
+  etag: number;
+  nextInstance: number;
+}
+
+/** How a Run Command ends: the script ran (`succeeded`), or it failed on the host (stderr), or ARM failed it. */
+export type FakeRunCommandOutcome = 'succeeded' | 'script-failed' | 'operation-failed';
+
+/** A Run Command the fake received: its instance, script, when it ends and how. */
+export interface FakeRunCommand {
+  readonly handle: string;
+  readonly scaleSet: ScaleSetRef;
+  readonly instanceId: string;
+  readonly script: readonly string[];
+  readonly finishesAt: number;
+  readonly outcome: FakeRunCommandOutcome;
 }
 
 interface TimedRecord<T> {
@@ -124,13 +152,21 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
   #galleries = new Set<string>();
   #definitions = new Map<string, ImageDefinition>();
   #versions = new Map<string, TimedRecord<ImageVersion>>();
+  /** The gallery image version each instance's OS disk was created from. */
+  #diskVersions = new Map<string, string>();
+  readonly #onInstanceCreated: FakeComputeOptions['onInstanceCreated'];
+  readonly #onInstanceDeleted: FakeComputeOptions['onInstanceDeleted'];
   /** Outcomes of the next long-running creations, in order; Succeeded when none is queued. */
   #outcomes = { snapshot: [] as ('Succeeded' | 'Failed')[], imageVersion: [] as ('Succeeded' | 'Failed')[] };
+  #runCommands: FakeRunCommand[] = [];
+  #runCommandOutcomes: FakeRunCommandOutcome[] = [];
 
   constructor(options: FakeComputeOptions = {}) {
     super(options.now ?? (() => Date.now()));
     this.#timings = { ...DEFAULT_COMPUTE_TIMINGS, ...options.timings };
     this.#noZrs = new Set((options.regionsWithoutZrs ?? []).map(normaliseRegion));
+    this.#onInstanceCreated = options.onInstanceCreated;
+    this.#onInstanceDeleted = options.onInstanceDeleted;
   }
 
   // ---- test controls -----------------------------------------------------------------------------
@@ -140,9 +176,21 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
     this.#outcomes[kind].push(outcome);
   }
 
+  /** The next Run Command ends this way (then `succeeded` again). */
+  nextRunCommandOutcome(outcome: FakeRunCommandOutcome): void {
+    this.#runCommandOutcomes.push(outcome);
+  }
+
+  /** Every Run Command requested, in order. */
+  runCommands(): readonly FakeRunCommand[] {
+    return [...this.#runCommands];
+  }
+
   /** Forgets every resource, call and queued error. */
   override reset(): void {
     super.reset();
+    this.#runCommands = [];
+    this.#runCommandOutcomes = [];
     this.#scaleSets = new Map();
     this.#instances = new Map();
     this.#snapshots = new Map();
@@ -150,15 +198,28 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
     this.#galleries = new Set();
     this.#definitions = new Map();
     this.#versions = new Map();
+    this.#diskVersions = new Map();
     this.#outcomes = { snapshot: [], imageVersion: [] };
   }
 
   addScaleSet(scaleSet: ScaleSet, extensions: readonly ScaleSetExtension[] = []): void {
     this.#scaleSets.set(scaleSetKey(scaleSet), {
-      scaleSet,
+      scaleSet: { ...scaleSet, ...fieldsOfReference(scaleSet.imageReference) },
       extensions: [...extensions],
       pendingExtensions: new Map(),
+      etag: 1,
+      nextInstance: 0,
     });
+  }
+
+  /** Another tool writes the scale set (its etag changes); `imageId` also changes its image. */
+  changeScaleSetElsewhere(ref: ScaleSetRef, imageId?: string): void {
+    const record = this.#scaleSetRecord(ref, 'changing a scale set elsewhere');
+    this.#settleScaleSet(record);
+    record.etag += 1;
+    if (imageId !== undefined) {
+      record.scaleSet = { ...record.scaleSet, ...fieldsOfReference({ kind: 'gallery', id: imageId }) };
+    }
   }
 
   /** Adds a running instance of a scale set added before; fields default from the scale set. */
@@ -188,6 +249,8 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
       ...fields,
     };
     this.#instances.set(instanceKey(scaleSet, instanceId), { instance, startFails: false, diskChanges: [] });
+    const record = this.#scaleSetRecord(scaleSet, 'adding an instance');
+    record.nextInstance = Math.max(record.nextInstance, Number(instanceId) + 1 || 0);
     return instance;
   }
 
@@ -265,7 +328,11 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
     return this.call('getScaleSet', [ref], () => {
       const record = this.#scaleSetRecord(ref, `reading scale set ${describeScaleSet(ref)}`);
       this.#settleScaleSet(record);
-      return { ...record.scaleSet };
+      return {
+        ...record.scaleSet,
+        etag: `"${record.etag}"`,
+        capacity: this.#instancesOf(ref).length,
+      };
     });
   }
 
@@ -402,6 +469,89 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
       }
       record.value = { ...existing, provisioningState: 'Deleting' };
       record.pending = { to: 'gone', at: this.now() + this.#timings.diskDeletion };
+    });
+  }
+
+  listVirtualMachines(
+    subscriptionId: string,
+    resourceGroup: string,
+    scaleSet?: ScaleSetRef,
+  ): Promise<VirtualMachineSummary[]> {
+    return this.call('listVirtualMachines', [subscriptionId, resourceGroup, scaleSet], () =>
+      [...this.#instances.values()]
+        .map((record) => record.instance)
+        .filter(
+          (instance) =>
+            !isScaleSetInstanceId(instance.resourceId) &&
+            instance.resourceId.toLowerCase().startsWith(`/subscriptions/${subscriptionId.toLowerCase()}/`) &&
+            resourceGroupOfId(instance.resourceId)?.toLowerCase() === resourceGroup.toLowerCase() &&
+            (scaleSet === undefined || scaleSetKey(instance.scaleSet) === scaleSetKey(scaleSet)),
+        )
+        .map((instance) => ({
+          id: instance.resourceId,
+          name: instance.instanceId,
+          scaleSetId: scaleSetResourceId(instance.scaleSet),
+        })),
+    );
+  }
+
+  requestRunCommand(instance: ScaleSetInstance, script: readonly string[]): Promise<string> {
+    return this.call('requestRunCommand', [instance, script], () => {
+      const action = `running a command on instance ${instance.instanceId}`;
+      const record = this.#instanceRecord(instance.scaleSet, instance.instanceId);
+      if (this.#settleInstance(record).powerState !== 'running') {
+        throw new TerminalError(
+          'OperationNotAllowed',
+          `${action}: the operation requires the VM to be running (OperationNotAllowed, HTTP 409)`,
+        );
+      }
+      const key = instanceKey(instance.scaleSet, instance.instanceId);
+      const busy = this.#runCommands.some(
+        (command) =>
+          instanceKey(command.scaleSet, command.instanceId) === key && this.now() < command.finishesAt,
+      );
+      if (busy) {
+        throw new TransientError(
+          'RunCommandInProgress',
+          `${action}: Run command extension execution is in progress (Conflict, HTTP 409)`,
+        );
+      }
+      const command: FakeRunCommand = {
+        handle: `fake-run-command-${this.#runCommands.length + 1}`,
+        scaleSet: { ...instance.scaleSet },
+        instanceId: instance.instanceId,
+        script: [...script],
+        finishesAt: this.now() + this.#timings.runCommand,
+        outcome: this.#runCommandOutcomes.shift() ?? 'succeeded',
+      };
+      this.#runCommands.push(command);
+      return command.handle;
+    });
+  }
+
+  getRunCommand(scaleSet: ScaleSetRef, handle: string): Promise<RunCommandState> {
+    return this.call('getRunCommand', [scaleSet, handle], (): RunCommandState => {
+      const command = this.#runCommands.find((candidate) => candidate.handle === handle);
+      if (command === undefined) {
+        throw new NotFoundError('NotFound', `reading run command ${handle}: the operation was not found`);
+      }
+      if (this.now() < command.finishesAt) return { state: 'running' };
+      switch (command.outcome) {
+        case 'succeeded':
+          return { state: 'succeeded', stdout: '', stderr: '' };
+        case 'script-failed':
+          return {
+            state: 'succeeded',
+            stdout: '',
+            stderr: 'rm: cannot remove /etc/hostname: Read-only file system',
+          };
+        case 'operation-failed':
+          return {
+            state: 'failed',
+            code: 'VMAgentStatusCommunicationError',
+            message: 'the VM agent did not report',
+          };
+      }
     });
   }
 
@@ -607,14 +757,79 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
 
   requestScaleSetImageUpdate(ref: ScaleSetRef, update: ScaleSetImageUpdate): Promise<void> {
     return this.call('requestScaleSetImageUpdate', [ref, update], () => {
-      const record = this.#scaleSetRecord(
-        ref,
-        `requesting image update of scale set ${describeScaleSet(ref)}`,
-      );
+      const action = `requesting image update of scale set ${describeScaleSet(ref)}`;
+      const record = this.#scaleSetRecord(ref, action);
       this.#settleScaleSet(record);
-      record.scaleSet = { ...record.scaleSet, provisioningState: 'Updating' };
+      this.#checkEtag(record, update.ifMatch, action);
+      record.etag += 1;
+      record.scaleSet = {
+        ...record.scaleSet,
+        provisioningState: 'Updating',
+        ...(update.tags === undefined ? {} : { tags: { ...update.tags } }),
+      };
       record.customDataBase64 = update.customDataBase64;
-      record.pendingImage = { to: update.imageId, at: this.now() + this.#timings.scaleSetUpdate };
+      record.pendingImage = { to: { id: update.imageId }, at: this.now() + this.#timings.scaleSetUpdate };
+    });
+  }
+
+  requestScaleSetChange(ref: ScaleSetRef, change: ScaleSetChange): Promise<void> {
+    return this.call('requestScaleSetChange', [ref, change], () => {
+      const action = `requesting a change of scale set ${describeScaleSet(ref)}`;
+      const record = this.#scaleSetRecord(ref, action);
+      this.#settleScaleSet(record);
+      this.#checkEtag(record, change.ifMatch, action);
+      record.etag += 1;
+      if (change.tags !== undefined) record.scaleSet = { ...record.scaleSet, tags: { ...change.tags } };
+      if (change.imageReference !== undefined) {
+        const fields: Record<string, string> = { ...record.scaleSet.imageReferenceFields };
+        for (const [key, value] of Object.entries(change.imageReference)) {
+          if (value === null) delete fields[key];
+          else fields[key] = value;
+        }
+        record.scaleSet = { ...record.scaleSet, provisioningState: 'Updating' };
+        record.pendingImage = { to: fields, at: this.now() + this.#timings.scaleSetUpdate };
+      }
+      if (change.capacity !== undefined) {
+        const current = this.#instancesOf(ref).length;
+        for (let added = current; added < change.capacity; added++) this.#createInstance(ref, record);
+      }
+    });
+  }
+
+  listInstances(scaleSet: ScaleSetRef): Promise<ScaleSetInstance[]> {
+    return this.call('listInstances', [scaleSet], () => {
+      this.#scaleSetRecord(scaleSet, `listing instances of scale set ${describeScaleSet(scaleSet)}`);
+      return this.#instancesOf(scaleSet).map((record) => this.#settleInstance(record));
+    });
+  }
+
+  requestInstanceDeletion(scaleSet: ScaleSetRef, instanceId: string): Promise<void> {
+    return this.call('requestInstanceDeletion', [scaleSet, instanceId], () => {
+      const record = this.#scaleSets.get(scaleSetKey(scaleSet));
+      const instance = this.#instances.get(instanceKey(scaleSet, instanceId));
+      if (instance === undefined) return;
+      this.#instances.delete(instanceKey(scaleSet, instanceId));
+      if (record !== undefined) record.etag += 1;
+      this.#onInstanceDeleted?.(instance.instance);
+    });
+  }
+
+  getDiskImageVersionId(diskId: string): Promise<string | undefined> {
+    return this.call('getDiskImageVersionId', [diskId], () => this.#diskVersions.get(diskId.toLowerCase()));
+  }
+
+  requestImageVersionTags(ref: ImageVersionRef, tags: Readonly<Record<string, string>>): Promise<void> {
+    return this.call('requestImageVersionTags', [ref, tags], () => {
+      const key = versionKey(ref);
+      const existing = this.#settleKey(this.#versions, key);
+      const record = this.#versions.get(key);
+      if (existing === undefined || record === undefined) {
+        throw new NotFoundError('ResourceNotFound', `tagging image version ${ref.versionName}: not found`);
+      }
+      record.value = { ...existing, tags: { ...tags } };
+      if (record.pending !== undefined && record.pending.to !== 'gone') {
+        record.pending = { ...record.pending, to: { ...record.pending.to, tags: { ...tags } } };
+      }
     });
   }
 
@@ -639,6 +854,60 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
   }
 
   // ---- internals ---------------------------------------------------------------------------------
+
+  #checkEtag(record: ScaleSetRecord, ifMatch: string | undefined, action: string): void {
+    if (ifMatch === undefined || ifMatch === '*' || ifMatch === `"${record.etag}"`) return;
+    throw new TerminalError(
+      CONCURRENT_CHANGE,
+      `${action}: the resource was changed by someone else since it was read (etag ${ifMatch}, now "${record.etag}")`,
+    );
+  }
+
+  #instancesOf(scaleSet: ScaleSetRef): InstanceRecord[] {
+    const prefix = `${scaleSetKey(scaleSet)}/`;
+    return [...this.#instances.entries()]
+      .filter(([key]) => key.startsWith(prefix))
+      .map(([, record]) => record)
+      .sort((a, b) => Number(a.instance.instanceId) - Number(b.instance.instanceId));
+  }
+
+  /** A scale-out instance: built from the model as it is now, running after the start time. */
+  #createInstance(scaleSet: ScaleSetRef, record: ScaleSetRecord): void {
+    const instanceId = String(record.nextInstance);
+    const imageId = record.scaleSet.imageReferenceFields?.['id'];
+    const instance = this.addInstance(scaleSet, instanceId, {
+      powerState: 'starting',
+      provisioningState: 'Creating',
+      ...(imageId === undefined ? {} : { imageId }),
+      createdAt: new Date(this.now()).toISOString(),
+    });
+    const runningAt = this.now() + this.#timings.start;
+    const created = this.#instances.get(instanceKey(scaleSet, instanceId));
+    if (created !== undefined) created.pending = { to: 'running', at: runningAt };
+    const version = imageId === undefined ? undefined : this.#resolveVersion(imageId);
+    if (version !== undefined && instance.osDiskId !== undefined) {
+      this.#diskVersions.set(instance.osDiskId.toLowerCase(), version.id);
+    }
+    this.#onInstanceCreated?.(instance, runningAt);
+  }
+
+  /** The version an image reference resolves to now: itself, or the definition's newest in `latest`. */
+  #resolveVersion(imageId: string): ImageVersion | undefined {
+    const all = [...this.#versions.entries()].flatMap(([key, record]) => {
+      const value = this.#settle(this.#versions, key, record);
+      return value === undefined ? [] : [value];
+    });
+    const exact = all.find((version) => version.id.toLowerCase() === imageId.toLowerCase());
+    if (exact !== undefined) return exact;
+    return all
+      .filter(
+        (version) =>
+          galleryImageResourceId(version.ref).toLowerCase() === imageId.toLowerCase() &&
+          version.provisioningState === 'Succeeded' &&
+          !version.excludeFromLatest,
+      )
+      .sort((a, b) => compareNames(b.ref.versionName, a.ref.versionName))[0];
+  }
 
   #scaleSetRecord(ref: ScaleSetRef, action: string): ScaleSetRecord {
     const record = this.#scaleSets.get(scaleSetKey(ref));
@@ -710,7 +979,7 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
     if (pending !== undefined && now >= pending.at) {
       record.scaleSet = {
         ...record.scaleSet,
-        imageReference: { kind: 'gallery', id: pending.to },
+        ...fieldsOfReference(referenceOfFields(pending.to)),
         provisioningState: 'Succeeded',
       };
       delete record.pendingImage;
@@ -752,6 +1021,39 @@ function refuseIfDeleting(state: string, action: string, what: string): void {
       },
     );
   }
+}
+
+/** The image reference and its raw fields, from the interpreted view. */
+function fieldsOfReference(reference: ImageReference | undefined): {
+  imageReference?: ImageReference;
+  imageReferenceFields?: Readonly<Record<string, string>>;
+} {
+  if (reference === undefined) return {};
+  if (reference.kind === 'marketplace') {
+    const { publisher, offer, sku, version } = reference;
+    return { imageReference: reference, imageReferenceFields: { publisher, offer, sku, version } };
+  }
+  return { imageReference: reference, imageReferenceFields: { id: reference.id } };
+}
+
+function referenceOfFields(fields: Readonly<Record<string, string>>): ImageReference | undefined {
+  const { id, publisher, offer, sku, version } = fields;
+  if (id !== undefined) return { kind: 'gallery', id };
+  if (publisher !== undefined && offer !== undefined && sku !== undefined) {
+    return { kind: 'marketplace', publisher, offer, sku, version: version ?? 'latest' };
+  }
+  return undefined;
+}
+
+/** Version names compared numerically part by part (the gallery's order). */
+function compareNames(a: string, b: string): number {
+  const left = a.split('.').map(Number);
+  const right = b.split('.').map(Number);
+  for (let index = 0; index < 3; index++) {
+    const difference = (left[index] ?? 0) - (right[index] ?? 0);
+    if (difference !== 0) return difference;
+  }
+  return 0;
 }
 
 function instanceKey(scaleSet: ScaleSetRef, instanceId: string): string {

@@ -25,11 +25,13 @@ import type {
   PoolRunSettings,
   RefreshDependencies,
 } from '../../../shared/application/refresh-dependencies.js';
+import { DEFAULT_CANARY_POLICY } from '../../../shared/domain/canary.js';
 import type { ImageDefinitionRef } from '../../../shared/domain/compute.js';
 import type { PodOnNode } from '../../../shared/domain/drain.js';
 import type { RefreshError } from '../../../shared/domain/errors.js';
 import { NotFoundError } from '../../../shared/domain/errors.js';
 import { imageDefinitionNameFor } from '../../../shared/domain/gallery-naming.js';
+import { DEFAULT_GENERATION_POLICY } from '../../../shared/domain/generations.js';
 import type { ScaleSetRef } from '../../../shared/domain/resource-id.js';
 import type { ScaleSet } from '../../../shared/domain/scale-set.js';
 import { DEFAULT_SELECTION_POLICY } from '../../../shared/domain/selection-policy.js';
@@ -56,8 +58,12 @@ export function nodeName(pool: string, n: number): string {
 export const RUN_SETTINGS: PoolRunSettings = {
   drainGracePeriodSeconds: 30,
   drainTimeoutSeconds: 600,
+  captureMode: 'drain-and-stop',
   prepNamespace: 'vmss-prototype',
   prepImage: 'busybox:1.37',
+  runCommandTimeoutSeconds: 600,
+  liveRootPartition: 1,
+  liveMaxFreezeSeconds: 10,
   keepExtensionTypes: ['AzureMonitorLinuxAgent'],
   history: 3,
   storageAccountType: 'Standard_ZRS',
@@ -65,6 +71,9 @@ export const RUN_SETTINGS: PoolRunSettings = {
   pinVersion: false,
   deleteEmptyDirData: true,
   forceUnreplicated: false,
+  // The canary has its own tests (canary.phase.test.ts); the refresh tests keep the phases they check.
+  canary: { ...DEFAULT_CANARY_POLICY, enabled: false },
+  generations: DEFAULT_GENERATION_POLICY,
 };
 
 export interface FakeWorldOptions {
@@ -75,6 +84,8 @@ export interface FakeWorldOptions {
   readonly compute?: Omit<FakeComputeOptions, 'now'>;
   readonly cluster?: Omit<FakeClusterOptions, 'now' | 'onPrepPodCreated'>;
   readonly maxParallelPools?: number;
+  /** Labels every node gets on top of the builder's and aks-engine's (e.g. another flavour's). */
+  readonly nodeLabels?: Readonly<Record<string, string>>;
   /** Replaces registered activities (e.g. one that throws the way a host-level failure arrives). */
   readonly wrapActivity?: (name: string, activity: BoundActivity) => BoundActivity;
 }
@@ -122,14 +133,17 @@ export function createFakeWorld(options: FakeWorldOptions = {}): FakeWorld {
     for (const n of [0, 1, 2]) {
       const name = nodeName(pool, n);
       const hours = 72 - n * 12;
-      kube.addNode(
-        aNode({
-          name,
-          pool: ref,
-          instanceId: n,
-          readySince: new Date(NOW.getTime() - hours * 3_600_000).toISOString(),
-        }),
-      );
+      const node = aNode({
+        name,
+        pool: ref,
+        instanceId: n,
+        readySince: new Date(NOW.getTime() - hours * 3_600_000).toISOString(),
+      });
+      // aks-engine's labels: the plan detects the pool's bootstrap flavour from them.
+      kube.addNode({
+        ...node,
+        labels: { ...node.labels, 'kubernetes.azure.com/role': 'agent', ...options.nodeLabels },
+      });
       const instanceId = String(n);
       compute.addInstance(ref, instanceId);
       instanceOfNode.set(name, { pool: ref, instanceId });

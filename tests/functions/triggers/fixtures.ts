@@ -204,6 +204,12 @@ export function fakeDependencies(
         },
         versionCount: 2,
         eligible: true,
+        freshness: {
+          basis: 'donor-patch',
+          since: '2026-11-20T02:00:00.000Z',
+          ageSeconds: 7200,
+          detail: 'the donor of 2026.11.20 was patched then',
+        },
       };
       return Promise.resolve(status);
     },

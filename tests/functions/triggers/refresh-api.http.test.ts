@@ -9,6 +9,7 @@ import {
   handlePlanRequest,
   handleRefreshRequest,
   handleReleaseRequest,
+  handleRollbackRequest,
   handleStatusRequest,
 } from '../../../functions/triggers/refresh-api.http.js';
 import type { PoolOwnership } from '../../../shared/application/pool-status.js';
@@ -444,5 +445,78 @@ void describe('POST /api/clusters/{cluster}/pools/{pool}/release', () => {
     assert.equal((await release(client, DEAD, undefined, 'nosuch')).response.status, 404);
     assert.equal((await release(client, DEAD, '{"everything":true}')).response.status, 400);
     assert.equal(client.started.length, 0);
+  });
+});
+
+void describe('POST /api/clusters/{cluster}/pools/{pool}/rollback', () => {
+  async function rollback(pool: string, client: FakeDurableClient, body?: string) {
+    const response = await handleRollbackRequest(
+      request({
+        params: { cluster: 'prod', pool },
+        headers: body === undefined ? {} : JSON_HEADERS,
+        ...(body === undefined ? {} : { body }),
+      }),
+      client,
+      recordingContext(),
+      fakeDependencies(),
+    );
+    const json = (response.body === null ? {} : await response.json()) as Record<string, unknown>;
+    return { response, json };
+  }
+
+  void it('starts the rollback of the pool to the named version: 202 with the status links', async () => {
+    const client = new FakeDurableClient();
+    const { response } = await rollback('pool1', client, '{"to":"2026.1120.20000"}');
+    assert.equal(response.status, 202);
+    assert.deepEqual(
+      client.started.map((entry) => {
+        const { runSeed, ...input } = entry.input as Record<string, unknown>;
+        assert.equal(typeof runSeed, 'string', 'a run seed for the run id of the lease');
+        return [entry.name, entry.instanceId, input];
+      }),
+      [
+        [
+          'rollbackPool',
+          'rollback:prod:pool1',
+          { cluster: 'prod', pool: 'pool1', trigger: 'http', to: '2026.1120.20000' },
+        ],
+      ],
+    );
+  });
+
+  void it('a dry run gets an instance of its own and is never blocked', async () => {
+    const client = new FakeDurableClient();
+    client.seed('refresh:prod:pool1', 'Running', { step: 'draining' });
+    const { response } = await rollback('pool1', client, '{"dryRun":true}');
+    assert.equal(response.status, 202);
+    const [started] = client.started;
+    assert.match(started?.instanceId ?? '', /^rollback-plan:prod:pool1:\d+$/);
+    const { runSeed: _seed, ...input } = started?.input as Record<string, unknown>;
+    assert.deepEqual(input, { cluster: 'prod', pool: 'pool1', trigger: 'http', dryRun: true });
+  });
+
+  void it('409 while the pool is refreshing, and nothing starts', async () => {
+    const client = new FakeDurableClient();
+    client.seed('refresh:prod:pool1', 'Running', { step: 'testing-canaries' });
+    const { response, json } = await rollback('pool1', client);
+    assert.equal(response.status, 409);
+    assert.equal(errorOf(json).code, 'PoolBusy');
+    assert.equal(errorOf(json).running?.['step'], 'testing-canaries');
+    assert.deepEqual(client.started, []);
+  });
+
+  void it('400 for a target that is not a version name, naming the field', async () => {
+    const client = new FakeDurableClient();
+    const { response, json } = await rollback('pool1', client, '{"to":"latest"}');
+    assert.equal(response.status, 400);
+    assert.equal(errorOf(json).field, 'to');
+    assert.match(errorOf(json).message, /Major\.Minor\.Patch/);
+    assert.deepEqual(client.started, []);
+  });
+
+  void it('404 for a pool the cluster does not have', async () => {
+    const { response, json } = await rollback('nope', new FakeDurableClient());
+    assert.equal(response.status, 404);
+    assert.match(errorOf(json).message, /known pools/);
   });
 });

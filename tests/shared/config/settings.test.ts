@@ -343,6 +343,58 @@ const INVALID: readonly InvalidCase[] = [
     accepts: 'each once',
   },
   {
+    name: 'canary soak not below its deadline',
+    env: c(['promotion'], { canary: { soak: '30m', deadline: '30m' } }),
+    path: 'VMSSP_CLUSTERS[0].promotion.canary.deadline',
+    accepts: 'a deadline longer than the soak (30m)',
+  },
+  {
+    name: 'canary instances out of range',
+    env: c(['promotion'], { canary: { instances: 0 } }),
+    path: 'VMSSP_CLUSTERS[0].promotion.canary.instances',
+    accepts: '1',
+  },
+  {
+    name: 'canary afterFail unknown',
+    env: c(['promotion'], { canary: { afterFail: 'keep' } }),
+    path: 'VMSSP_CLUSTERS[0].promotion.canary.afterFail',
+    accepts: '"keep-cordoned"',
+  },
+  {
+    name: 'check pod asks to run privileged: refused by name',
+    env: c(['promotion'], {
+      canary: { checkPod: { image: `busybox@sha256:${DIGEST}`, command: ['true'], privileged: true } },
+    }),
+    path: 'VMSSP_CLUSTERS[0].promotion.canary.checkPod.privileged',
+    accepts: 'never runs privileged',
+  },
+  {
+    name: 'check pod mounts a host path: refused by name',
+    env: c(['promotion'], {
+      canary: { checkPod: { image: `busybox@sha256:${DIGEST}`, command: ['true'], hostPath: '/' } },
+    }),
+    path: 'VMSSP_CLUSTERS[0].promotion.canary.checkPod.hostPath',
+    accepts: 'cannot mount host paths',
+  },
+  {
+    name: 'check pod image by tag only',
+    env: c(['promotion'], { canary: { checkPod: { image: 'busybox:1.37', command: ['true'] } } }),
+    path: 'VMSSP_CLUSTERS[0].promotion.canary.checkPod.image',
+    accepts: 'pinned by digest',
+  },
+  {
+    name: 'older-generation taint effect unknown',
+    env: c(['promotion'], { generations: { taintEffect: 'Evict' } }),
+    path: 'VMSSP_CLUSTERS[0].promotion.generations.taintEffect',
+    accepts: '"PreferNoSchedule"',
+  },
+  {
+    name: 'pool promotion override with an unknown field',
+    env: c(['pools', 0, 'promotion'], { canary: { soakTime: '5m' } }),
+    path: 'VMSSP_CLUSTERS[0].pools[0].promotion.canary.soakTime',
+    accepts: 'soak',
+  },
+  {
     name: 'capture mode unknown',
     env: c(['capture', 'mode'], 'live'),
     path: 'VMSSP_CLUSTERS[0].capture.mode',
@@ -361,10 +413,16 @@ const INVALID: readonly InvalidCase[] = [
     accepts: 'required with mode "drain-and-stop"',
   },
   {
-    name: 'run-command capture is not implemented yet',
+    name: 'run-command with a prep image (no pod runs in that mode)',
     env: c(['capture', 'mode'], 'run-command'),
-    path: 'VMSSP_CLUSTERS[0].capture.mode',
-    accepts: 'not implemented yet; use "drain-and-stop"',
+    path: 'VMSSP_CLUSTERS[0].capture.prepImage',
+    accepts: 'no prep image with mode "run-command"',
+  },
+  {
+    name: "run command timeout beyond Azure's 90 minutes",
+    env: c(['capture'], { mode: 'run-command', runCommandTimeout: '2h' }),
+    path: 'VMSSP_CLUSTERS[0].capture.runCommandTimeout',
+    accepts: 'to 1h30m',
   },
   {
     name: 'drain timeout not above grace period',
@@ -641,6 +699,19 @@ void describe('secrets are never echoed', () => {
   });
 });
 
+void describe('capture mode run-command', () => {
+  void it('needs no prep image and takes a run command timeout', () => {
+    const settings = loadSettings(
+      envWith([clusterWith(['capture'], { mode: 'run-command', runCommandTimeout: '15m' })]),
+    );
+
+    const capture = settings.clusters[0]?.capture;
+    assert.equal(capture?.mode, 'run-command');
+    assert.equal(capture.prepImage, undefined);
+    assert.equal(capture.runCommandTimeout, 900);
+  });
+});
+
 void describe('loadSettings applies defaults', () => {
   void it('fills every optional field of a minimal cluster', () => {
     const settings = loadSettings(envWith([baseCluster()]));
@@ -667,6 +738,7 @@ void describe('loadSettings applies defaults', () => {
       drainTimeout: 900,
       prepNamespace: 'vmss-prototype',
       prepImage: `registry.example.com/tools/busybox:1.37@sha256:${DIGEST}`,
+      runCommandTimeout: 600,
       keepExtensions: [...DEFAULT_KEEP_EXTENSIONS],
     });
     assert.equal(cluster.gallery.storageAccountType, 'Standard_ZRS');

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import {
   BOOTSTRAP_FLAVOURS,
   captureDecision,
+  chooseCaptureFlavour,
   detectBootstrapFlavour,
 } from '../../../shared/domain/bootstrap-flavour.js';
 
@@ -98,10 +99,32 @@ void describe('detectBootstrapFlavour', () => {
       expected: 'aks-engine',
     },
     {
-      name: 'AKS (managed) is not aks-engine',
+      name: 'aks-engine also writes the cluster label (its resource group)',
+      labels: { 'kubernetes.azure.com/role': 'agent', 'kubernetes.azure.com/cluster': 'rg-k8s-prod' },
+      expected: 'aks-engine',
+    },
+    {
+      name: 'AKS (managed) is not aks-engine: MC_ resource group',
       labels: {
         'kubernetes.azure.com/role': 'agent',
         'kubernetes.azure.com/cluster': 'MC_rg_aks_westeurope',
+      },
+      expected: 'unknown',
+    },
+    {
+      name: 'AKS (managed) is not aks-engine: its agentpool label',
+      labels: {
+        'kubernetes.azure.com/role': 'agent',
+        'kubernetes.azure.com/cluster': 'nodes-rg',
+        'kubernetes.azure.com/agentpool': 'nodepool1',
+      },
+      expected: 'unknown',
+    },
+    {
+      name: 'AKS (managed) is not aks-engine: its node image version label',
+      labels: {
+        'kubernetes.azure.com/role': 'agent',
+        'kubernetes.azure.com/node-image-version': 'AKSUbuntu-2204gen2containerd-202611.01.0',
       },
       expected: 'unknown',
     },
@@ -117,6 +140,64 @@ void describe('detectBootstrapFlavour', () => {
 
       assert.equal(detection.kind === 'detected' ? detection.flavour : 'unknown', expected);
       if (detection.kind === 'unknown') assert.match(detection.reason, /pools\[\]\.bootstrapFlavour/);
+    });
+  }
+});
+
+void describe('chooseCaptureFlavour', () => {
+  const aksEngine = { name: 'donor', labels: { 'kubernetes.azure.com/role': 'agent' }, annotations: {} };
+  const capz = { name: 'donor', labels: {}, annotations: { 'cluster.x-k8s.io/machine': 'm-1' } };
+  const bare = { name: 'donor', labels: {}, annotations: {} };
+  const cases: {
+    name: string;
+    configured?: 'aks-engine' | 'kubeadm' | 'k3s' | 'rke2';
+    donor?: typeof bare;
+    expected: string;
+    reason?: RegExp;
+  }[] = [
+    { name: 'nothing configured, no donor: nothing to decide', expected: 'undecided' },
+    { name: 'configured k3s', configured: 'k3s', expected: 'capture k3s configured' },
+    {
+      name: 'the configured flavour wins over what the donor shows',
+      configured: 'rke2',
+      donor: aksEngine,
+      expected: 'capture rke2 configured',
+    },
+    { name: 'detected aks-engine', donor: aksEngine, expected: 'capture aks-engine detected' },
+    {
+      name: 'configured kubeadm is refused, donor or not',
+      configured: 'kubeadm',
+      expected: 'refuse',
+      reason: /bootstrap flavour kubeadm \(pools\[\]\.bootstrapFlavour is kubeadm\): kubeadm nodes/,
+    },
+    {
+      name: 'detected kubeadm is refused with the evidence',
+      donor: capz,
+      expected: 'refuse',
+      reason: /bootstrap flavour kubeadm \(node donor: annotation cluster\.x-k8s\.io\/machine\)/,
+    },
+    {
+      name: 'an unknown flavour is refused with the fix',
+      donor: bare,
+      expected: 'refuse',
+      reason: /the bootstrap flavour is unknown: .*set pools\[\]\.bootstrapFlavour/,
+    },
+  ];
+  for (const { name, configured, donor, expected, reason } of cases) {
+    void it(name, () => {
+      const choice = chooseCaptureFlavour({
+        ...(configured === undefined ? {} : { configured }),
+        ...(donor === undefined ? {} : { donor }),
+      });
+
+      const summary =
+        choice === undefined
+          ? 'undecided'
+          : choice.kind === 'refuse'
+            ? 'refuse'
+            : `capture ${choice.flavour} ${choice.source}`;
+      assert.equal(summary, expected);
+      if (reason !== undefined && choice?.kind === 'refuse') assert.match(choice.reason, reason);
     });
   }
 });

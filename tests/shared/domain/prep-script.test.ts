@@ -32,6 +32,14 @@ void describe('buildPrepScript', () => {
     });
   }
 
+  void it('for Azure Run Command: the same script without the power-off (the API powers the VM off)', () => {
+    const guest = buildPrepScript({ ancestry: 'a', flavour: 'k3s' }).split('\n');
+    const runCommand = buildPrepScript({ ancestry: 'a', flavour: 'k3s', powerOff: false }).split('\n');
+
+    assert.deepEqual(runCommand, guest.slice(0, -1));
+    assert.equal(runCommand.at(-1), 'sync');
+  });
+
   void it('refuses kubeadm with the reason', () => {
     assert.throws(
       () => buildPrepScript({ ancestry: 'a', flavour: 'kubeadm' }),

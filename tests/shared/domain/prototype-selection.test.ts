@@ -64,6 +64,7 @@ void describe('selectPrototypeNode: every rule rejects', () => {
     node: ClusterNode;
     rule: RejectionCode;
     policy?: Partial<SelectionPolicy>;
+    rejectedBuilds?: PrototypeSelectionInput['rejectedBuilds'];
     reason?: RegExp;
   }[] = [
     { name: 'providerID absent', node: aNode({ providerId: undefined }), rule: 'no-provider-id' },
@@ -271,10 +272,27 @@ void describe('selectPrototypeNode: every rule rejects', () => {
       node: aNode({ lastPatch: secondsBefore(10 * DAY + HOUR) }),
       rule: 'patch-not-newer-than-image',
     },
+    {
+      name: 'a version built from this node and patch was rejected (canary or rollback)',
+      node: base,
+      rule: 'rejected-build',
+      rejectedBuilds: [
+        {
+          version: '2026.1121.90000',
+          sourceNode: base.name,
+          patchedAtMs: Date.parse(secondsBefore(2 * DAY)),
+          reason: 'canary never joined',
+        },
+      ],
+      reason: /2026\.1121\.90000.*canary never joined.*patched anew/,
+    },
   ];
   for (const c of cases) {
     void it(`${c.rule}: ${c.name}`, () => {
-      const selection = select([c.node], c.policy === undefined ? {} : { policy: c.policy });
+      const selection = select([c.node], {
+        ...(c.policy === undefined ? {} : { policy: c.policy }),
+        ...(c.rejectedBuilds === undefined ? {} : { rejectedBuilds: c.rejectedBuilds }),
+      });
       const verdict = verdictOf(selection, c.node.name);
       assert.equal(verdict.status, 'rejected');
       assert.equal(verdict.status === 'rejected' && verdict.rule, c.rule);

@@ -7,7 +7,11 @@ import {
   type PrototypeSelection,
   selectPrototypeNode,
 } from '../../../shared/domain/prototype-selection.js';
-import { planPoolRefresh, type RefreshPlan } from '../../../shared/domain/refresh-plan.js';
+import {
+  applyBootstrapFlavour,
+  planPoolRefresh,
+  type RefreshPlan,
+} from '../../../shared/domain/refresh-plan.js';
 import { checkScaleSetEligibility, type ScaleSetEligibility } from '../../../shared/domain/scale-set.js';
 import { DEFAULT_SELECTION_POLICY, type SelectionPolicy } from '../../../shared/domain/selection-policy.js';
 import { aNode, DAY, DEFAULT_POOL, NOW, readyCondition, secondsBefore } from '../../builders/node.js';
@@ -198,6 +202,85 @@ void describe('planPoolRefresh', () => {
       if (plan.kind === 'refused') {
         assert.ok(c.eligibility !== undefined && !c.eligibility.eligible);
         assert.deepEqual(plan.refusals, c.eligibility.reasons);
+      }
+    });
+  }
+});
+
+void describe('applyBootstrapFlavour', () => {
+  const refresh = planPoolRefresh({ eligibility: ELIGIBLE, selection: selection([patched]), now: NOW });
+  const skip = planPoolRefresh({ eligibility: ELIGIBLE, selection: selection([young]), now: NOW });
+  const disabled = planPoolRefresh({
+    eligibility: ELIGIBLE,
+    selection: selection([patched]),
+    enabled: false,
+    now: NOW,
+  });
+  const aksEngineDonor = { ...patched, labels: { ...patched.labels, 'kubernetes.azure.com/role': 'agent' } };
+  const k3sDonor = { ...patched, annotations: { ...patched.annotations, 'k3s.io/node-args': '["agent"]' } };
+  const capzDonor = { ...patched, annotations: { 'cluster.x-k8s.io/cluster-name': 'capz' } };
+  const cases: {
+    name: string;
+    plan: RefreshPlan;
+    configured?: 'aks-engine' | 'kubeadm' | 'k3s' | 'rke2';
+    donor?: ClusterNode;
+    kind: RefreshPlan['kind'];
+    flavour?: string;
+    reason?: RegExp;
+  }[] = [
+    {
+      name: 'refresh, donor shows aks-engine',
+      plan: refresh,
+      donor: aksEngineDonor,
+      kind: 'refresh',
+      flavour: 'aks-engine',
+    },
+    { name: 'refresh, donor shows k3s', plan: refresh, donor: k3sDonor, kind: 'refresh', flavour: 'k3s' },
+    {
+      name: 'refresh, configured rke2',
+      plan: refresh,
+      configured: 'rke2',
+      donor: aksEngineDonor,
+      kind: 'refresh',
+      flavour: 'rke2',
+    },
+    {
+      name: 'refresh, donor shows kubeadm → refused',
+      plan: refresh,
+      donor: capzDonor,
+      kind: 'refused',
+      reason: /bootstrap flavour kubeadm .*per-node client certificate/,
+    },
+    {
+      name: 'refresh, nothing to detect → refused with the fix',
+      plan: refresh,
+      donor: patched,
+      kind: 'refused',
+      reason: /unknown.*set pools\[\]\.bootstrapFlavour/,
+    },
+    {
+      name: 'skip, configured kubeadm → refused (the pool, not a node)',
+      plan: skip,
+      configured: 'kubeadm',
+      kind: 'refused',
+      reason: /kubeadm/,
+    },
+    { name: 'skip, nothing configured → still skipped', plan: skip, kind: 'skip' },
+    { name: 'skip, configured k3s → still skipped', plan: skip, configured: 'k3s', kind: 'skip' },
+    { name: 'disabled stays disabled', plan: disabled, configured: 'kubeadm', kind: 'skip' },
+  ];
+  for (const c of cases) {
+    void it(c.name, () => {
+      const plan = applyBootstrapFlavour(c.plan, {
+        ...(c.configured === undefined ? {} : { configured: c.configured }),
+        ...(c.donor === undefined ? {} : { donor: c.donor }),
+      });
+
+      assert.equal(plan.kind, c.kind, JSON.stringify(plan));
+      if (plan.kind === 'refresh') assert.equal(plan.flavour?.flavour, c.flavour);
+      if (plan.kind === 'refused') {
+        assert.match(plan.reason, c.reason ?? /./);
+        assert.equal(plan.refusals[0]?.code, 'bootstrap-flavour');
       }
     });
   }

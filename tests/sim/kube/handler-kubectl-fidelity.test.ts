@@ -182,7 +182,7 @@ void describe('kubectl 1.32 against the simulated API server: fidelity', () => {
         rows.find((row) => row[0] === resource)?.at(-1);
       assert.equal(verbsOf('nodes'), '[get list patch]');
       assert.equal(verbsOf('pods/eviction'), '[create]');
-      assert.equal(verbsOf('daemonsets.apps'), '[get]');
+      assert.equal(verbsOf('daemonsets.apps'), '[get list]');
       assert.equal(verbsOf('pods'), '[list create get delete]');
       assert.equal(verbsOf('selfsubjectaccessreviews.authorization.k8s.io'), '[create]');
       assert.ok(!rows.some((row) => row[0] === 'secrets'), 'no secrets access');

@@ -130,6 +130,7 @@ const POD_CASES: { file: string; expected: PodOnNode; nodeName?: string }[] = [
     file: 'pod-replicaset-emptydir.json',
     nodeName: 'capz-pool0-vmss00000a',
     expected: {
+      ready: false,
       namespace: 'shop',
       name: 'web-7d9c8b6f5-x2k4p',
       uid: '4a1e9f7c-2b3d-4e5f-8a9b-0c1d2e3f4a5b',
@@ -144,6 +145,7 @@ const POD_CASES: { file: string; expected: PodOnNode; nodeName?: string }[] = [
     file: 'pod-daemonset.json',
     nodeName: 'capz-pool0-vmss00000a',
     expected: {
+      ready: false,
       namespace: 'kube-system',
       name: 'kured-8xq2v',
       uid: 'c3b2a190-8f7e-4d6c-b5a4-938271605f4e',
@@ -159,6 +161,7 @@ const POD_CASES: { file: string; expected: PodOnNode; nodeName?: string }[] = [
     file: 'pod-mirror.json',
     nodeName: 'capz-pool0-vmss00000a',
     expected: {
+      ready: false,
       namespace: 'kube-system',
       name: 'kube-proxy-capz-pool0-vmss00000a',
       uid: 'd4c3b2a1-0f9e-4d8c-a7b6-5e4d3c2b1a09',
@@ -173,6 +176,7 @@ const POD_CASES: { file: string; expected: PodOnNode; nodeName?: string }[] = [
     file: 'pod-terminating-statefulset.json',
     nodeName: 'capz-pool0-vmss00000a',
     expected: {
+      ready: false,
       namespace: 'shop',
       name: 'db-0',
       uid: 'e5f6a7b8-c9d0-4e1f-a2b3-c4d5e6f7a8b9',
@@ -188,6 +192,7 @@ const POD_CASES: { file: string; expected: PodOnNode; nodeName?: string }[] = [
     file: 'pod-bare-succeeded.json',
     nodeName: 'capz-pool0-vmss00000a',
     expected: {
+      ready: false,
       namespace: 'default',
       name: 'debug-shell',
       uid: 'a0b1c2d3-e4f5-4a6b-8c7d-9e0f1a2b3c4d',
@@ -200,6 +205,7 @@ const POD_CASES: { file: string; expected: PodOnNode; nodeName?: string }[] = [
   {
     file: 'pod-pending-unscheduled.json',
     expected: {
+      ready: false,
       namespace: 'jobs',
       name: 'batch-x7',
       uid: 'c2d3e4f5-a6b7-4c8d-9e0f-1a2b3c4d5e6f',

@@ -1,0 +1,201 @@
+/**
+ * The two ways a canary ends (canary.phase.ts). Passed: the check pods go, and the canaries stay as
+ * normal nodes or are cordoned, drained and deleted (settings). Not passed: the model goes back to exactly
+ * what it was, the canaries are deleted (or kept cordoned and labelled when rejected and settings say so),
+ * the version is marked rejected (or abandoned when the canary ended without a verdict), and the canary
+ * record leaves the scale set's tags last, so that until then a run that died can be given back from Azure.
+ */
+import type { Task } from 'durable-functions';
+
+import { activities } from '../../activities.js';
+import { call } from '../call.js';
+import { POLL, RESTORE_RETRY } from '../timing.js';
+import { pollUntil } from '../waits.js';
+import type { CanaryProgress } from './canary-state.js';
+import { scaleSetRefOf, waitForModelImage } from './canary-state.js';
+import type { BuiltVersion } from './image.phase.js';
+import type { RefreshRun } from './run.js';
+import { isoNow, setStatus } from './run.js';
+
+/** Gives everything back after a canary that did not pass; returns what became of the canaries. */
+export function* giveBackCanary(
+  run: RefreshRun,
+  version: BuiltVersion,
+  progress: CanaryProgress,
+  verdict: { readonly rejected: string } | { readonly abandoned: string },
+): Generator<Task, 'deleted' | 'kept-cordoned', unknown> {
+  const { context, cluster, plan } = run;
+  const scaleSet = scaleSetRefOf(run);
+  const record = progress.record;
+  const rejected = 'rejected' in verdict;
+  const reason = rejected ? verdict.rejected : verdict.abandoned;
+
+  if (record !== undefined) {
+    const step = 'restoring-model';
+    setStatus(run, step, reason);
+    const restore = yield* call(
+      context,
+      activities.restoreCanaryModel,
+      { cluster, scaleSet, versionId: version.id, prior: { ...record.priorImage } },
+      { step, retry: RESTORE_RETRY },
+    );
+    // Another tool moved the image since the canary pinned it: its change stays.
+    if (restore.kind === 'restored') yield* waitForModelImage(run, record.priorImage['id'], step);
+  }
+
+  const step = 'removing-canaries';
+  setStatus(run, step);
+  let instances = progress.instances;
+  if (progress.scaleOutRequested && record !== undefined && instances.length < record.count) {
+    // The scale-out was asked for but not all of it was seen: find what it made before deleting.
+    const found = yield* call(
+      context,
+      activities.recordCanaryInstances,
+      {
+        cluster,
+        scaleSet,
+        baseline: [...(run.canaryBaseline ?? [])],
+        versionId: version.id,
+        count: record.count,
+        record: { ...record, priorImage: { ...record.priorImage } },
+      },
+      { step, retry: RESTORE_RETRY },
+    );
+    instances = [...found.instances];
+  }
+  yield* deleteCheckPods(run, progress);
+  let instancesNow: 'deleted' | 'kept-cordoned' = 'deleted';
+  if (rejected && plan.settings.canary.afterFail === 'keep-cordoned') {
+    instancesNow = 'kept-cordoned';
+    for (const observation of progress.observations) {
+      const node = observation.node?.name;
+      if (node === undefined || !instances.includes(observation.instanceId)) continue;
+      yield* call(
+        context,
+        activities.keepCanaryCordoned,
+        { cluster, node, version: version.versionName, reason },
+        { step, retry: RESTORE_RETRY },
+      );
+    }
+  } else {
+    yield* deleteInstances(run, instances, step);
+  }
+
+  const markStep = 'rejecting-version';
+  setStatus(run, markStep);
+  yield* call(
+    context,
+    activities.markImageVersion,
+    {
+      cluster,
+      ref: version,
+      kind: rejected ? 'rejected' : 'abandoned',
+      reason: rejected ? `canary: ${reason}` : reason,
+      at: isoNow(run),
+    },
+    { step: markStep, retry: RESTORE_RETRY },
+  );
+  if (record !== undefined) {
+    yield* call(
+      context,
+      activities.clearCanaryRecord,
+      { cluster, scaleSet, run: run.runId },
+      {
+        step: markStep,
+        retry: RESTORE_RETRY,
+      },
+    );
+  }
+  return instancesNow;
+}
+
+/** After a passed canary: the check pods go; the canaries stay, or are cordoned, drained and deleted. */
+export function* removePassedCanaries(
+  run: RefreshRun,
+  progress: CanaryProgress,
+): Generator<Task, 'kept' | 'removed', unknown> {
+  const { context, cluster, plan } = run;
+  yield* deleteCheckPods(run, progress);
+  if (plan.settings.canary.afterPass === 'keep') return 'kept';
+  const step = 'removing-canaries';
+  setStatus(run, step, progress.instances.join(', '));
+  for (const observation of progress.observations) {
+    const node = observation.node?.name;
+    if (node === undefined) continue;
+    // Held like a donor (our annotations, fenced by the pool lease): a run that dies here leaves a node
+    // the reaper gives back, never one cordoned for good.
+    const prior = yield* call(context, activities.readNodeState, { cluster, node }, { step });
+    yield* call(context, activities.protectNode, { cluster, node, prior, fence: run.fence }, { step });
+    yield* pollUntil(context, {
+      step,
+      intervalSeconds: POLL.canaryDrain.interval,
+      timeoutSeconds: POLL.canaryDrain.timeout,
+      read: () =>
+        call(
+          context,
+          activities.drainNodeStep,
+          {
+            cluster,
+            node,
+            gracePeriodSeconds: plan.settings.drainGracePeriodSeconds,
+            deleteEmptyDirData: plan.settings.deleteEmptyDirData,
+            // The node is going away: pods nothing would bring back go with it.
+            force: true,
+            fence: run.fence,
+          },
+          { step },
+        ),
+      done: (result) => result.done,
+      describe: (result) => `${result.pending.length} pods left on canary node ${node}`,
+    });
+  }
+  yield* deleteInstances(run, progress.instances, step);
+  return 'removed';
+}
+
+function* deleteCheckPods(run: RefreshRun, progress: CanaryProgress): Generator<Task, void, unknown> {
+  const { context, cluster, plan } = run;
+  for (const name of Object.values(progress.checkPods)) {
+    yield* call(
+      context,
+      activities.deletePrepPod,
+      { cluster, namespace: plan.settings.prepNamespace, name },
+      { step: 'removing-canaries', retry: RESTORE_RETRY },
+    );
+  }
+}
+
+function* deleteInstances(
+  run: RefreshRun,
+  instances: readonly string[],
+  step: 'removing-canaries',
+): Generator<Task, void, unknown> {
+  const { context, cluster } = run;
+  const scaleSet = scaleSetRefOf(run);
+  if (instances.length === 0) return;
+  for (const instanceId of instances) {
+    yield* call(
+      context,
+      activities.requestInstanceDeletion,
+      { cluster, scaleSet, instanceId },
+      {
+        step,
+        retry: RESTORE_RETRY,
+      },
+    );
+  }
+  yield* pollUntil(context, {
+    step,
+    intervalSeconds: POLL.instanceDeletion.interval,
+    timeoutSeconds: POLL.instanceDeletion.timeout,
+    read: () =>
+      call(
+        context,
+        activities.listRemainingInstances,
+        { cluster, scaleSet, instanceIds: [...instances] },
+        { step },
+      ),
+    done: (left) => left.length === 0,
+    describe: (left) => `canary instance(s) still present: ${left.join(', ')}`,
+  });
+}

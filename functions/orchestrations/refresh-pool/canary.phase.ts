@@ -1,0 +1,277 @@
+/**
+ * Canary phase of a pool refresh (issue 13), between building the version (hidden from `latest`) and
+ * publishing it: read the model, pin it to the version with If-Match (recording in the scale set's tags
+ * what it was), add the canary instances, and watch them until every one passed (joined under its own
+ * name, Ready, Ready for the soak, its DaemonSet pods running, the check pod succeeded) or one failed or
+ * the deadline passed. Passed: the canaries stay or are removed, the caller publishes. Rejected: the model
+ * goes back to exactly what it was, the canaries are deleted (or kept cordoned), the version is tagged
+ * rejected and stays hidden. Any other failure (cancel, a scale-out that never happens, Azure down for
+ * long) gives everything back the same way, marks the version abandoned, and fails the run.
+ * Every wait is a pollUntil (durable timers), every step an idempotent activity: a crash anywhere resumes
+ * to one of the two end states.
+ */
+import type { Task } from 'durable-functions';
+
+import type { CanaryVerdict } from '../../../shared/domain/canary.js';
+import { EMPTY_CANARY_MEMORY, judgeCanaries } from '../../../shared/domain/canary.js';
+import type { CanaryRecord } from '../../../shared/domain/canary-record.js';
+import { CONCURRENT_CHANGE } from '../../../shared/domain/errors.js';
+import { fnv1a32Hex } from '../../../shared/domain/gallery-naming.js';
+import { activities } from '../../activities.js';
+import { call } from '../call.js';
+import { StepFailure } from '../step-failure.js';
+import { POLL } from '../timing.js';
+import { pollUntil, watchCancel } from '../waits.js';
+import { giveBackCanary, removePassedCanaries } from './canary-cleanup.js';
+import type { CanaryProgress } from './canary-state.js';
+import { scaleSetRefOf, waitForModelImage } from './canary-state.js';
+import type { BuiltVersion } from './image.phase.js';
+import type { RefreshRun } from './run.js';
+import { isoNow, setStatus } from './run.js';
+
+export interface CanaryPhaseOutput {
+  readonly verdict: 'passed' | 'rejected';
+  readonly reason?: string;
+  readonly instances: readonly string[];
+  readonly instancesNow: 'kept' | 'removed' | 'deleted' | 'kept-cordoned';
+  readonly seconds: number;
+  readonly othersFromVersion: readonly string[];
+}
+
+export function* canaryPhase(
+  run: RefreshRun,
+  version: BuiltVersion,
+): Generator<Task, CanaryPhaseOutput, unknown> {
+  const { context, cluster, plan } = run;
+  const policy = plan.settings.canary;
+  const scaleSet = scaleSetRefOf(run);
+  const startedAtMs = context.df.currentUtcDateTime.getTime();
+  const progress: CanaryProgress = {
+    scaleOutRequested: false,
+    instances: [],
+    others: [],
+    checkPods: {},
+    observations: [],
+  };
+  const cancel = watchCancel(context);
+  let verdict: CanaryVerdict | undefined;
+  let failure: StepFailure | undefined;
+  try {
+    setStatus(run, 'pinning-canary-version', `${policy.instances} canary instance(s)`);
+    yield* pinVersion(run, version, progress, cancel);
+    yield* waitForModelImage(run, version.id, 'pinning-canary-version');
+
+    setStatus(run, 'adding-canaries');
+    const scaleOutInput = { cluster, scaleSet, versionId: version.id, count: policy.instances };
+    const record = progress.record;
+    if (record === undefined)
+      throw StepFailure.terminal('adding-canaries', 'CanaryNotPinned', 'the canary was not recorded');
+    progress.scaleOutRequested = true;
+    yield* call(
+      context,
+      activities.requestCanaryScaleOut,
+      { ...scaleOutInput, baseline: baselineIdsOf(run) },
+      { step: 'adding-canaries', cancel },
+    );
+    const recorded = yield* pollUntil(context, {
+      step: 'adding-canaries',
+      intervalSeconds: POLL.canaryScaleOut.interval,
+      timeoutSeconds: POLL.canaryScaleOut.timeout,
+      cancel,
+      advice: 'the scale set did not add the canary instances: check its quota and activity log',
+      read: () =>
+        call(
+          context,
+          activities.recordCanaryInstances,
+          { ...scaleOutInput, baseline: baselineIdsOf(run), record },
+          { step: 'adding-canaries', cancel },
+        ),
+      done: (result) => result.instances.length >= policy.instances,
+      describe: (result) => `${result.instances.length} of ${policy.instances} canary instance(s) created`,
+    });
+    progress.instances = [...recorded.instances];
+    progress.others = [...recorded.others];
+    // The deadline counts from the moment the canaries exist: a scale-out ARM was slow to accept (a
+    // throttled write) is not held against the image.
+    const addedAtMs = context.df.currentUtcDateTime.getTime();
+
+    setStatus(run, 'testing-canaries', progress.instances.join(', '));
+    let memory = EMPTY_CANARY_MEMORY;
+    const observed = yield* pollUntil(context, {
+      step: 'testing-canaries',
+      intervalSeconds: POLL.canaryObservation.interval,
+      // The judge fails the canary at its deadline; this bound only stops a judge that never decides.
+      timeoutSeconds: policy.deadlineSeconds + (policy.checkPod?.timeoutSeconds ?? 0) + 600,
+      cancel,
+      read: function* () {
+        const observations = yield* call(
+          context,
+          activities.observeCanaries,
+          {
+            cluster,
+            scaleSet,
+            instanceIds: progress.instances,
+            namespace: plan.settings.prepNamespace,
+            checkPods: { ...progress.checkPods },
+          },
+          { step: 'testing-canaries', cancel },
+        );
+        const judgement = judgeCanaries({
+          observations,
+          memory,
+          policy,
+          startedAtMs: addedAtMs,
+          nowMs: context.df.currentUtcDateTime.getTime(),
+        });
+        memory = judgement.memory;
+        progress.observations = observations;
+        return judgement.verdict;
+      },
+      done: (current) => current.kind !== 'waiting',
+      between: function* (current) {
+        if (current.kind !== 'waiting') return;
+        setStatus(run, 'testing-canaries', current.progress);
+        if (policy.checkPod === undefined) return;
+        for (const instanceId of current.startCheckPods) {
+          const node = progress.observations.find((entry) => entry.instanceId === instanceId)?.node?.name;
+          if (node === undefined) continue;
+          const name = checkPodNameOf(run, version.versionName, instanceId);
+          progress.checkPods[instanceId] = name;
+          yield* call(
+            context,
+            activities.startCheckPod,
+            {
+              cluster,
+              namespace: plan.settings.prepNamespace,
+              name,
+              node,
+              image: policy.checkPod.image,
+              command: [...policy.checkPod.command],
+              args: [...policy.checkPod.args],
+              env: policy.checkPod.env.map((entry) => ({ ...entry })),
+              deadlineSeconds: policy.checkPod.timeoutSeconds,
+              version: version.versionName,
+            },
+            { step: 'testing-canaries', cancel },
+          );
+        }
+      },
+      describe: (current) => (current.kind === 'waiting' ? current.progress : current.kind),
+    });
+    verdict = observed;
+  } catch (error) {
+    failure = asStepFailure(error);
+  }
+  cancel.active = false;
+  const seconds = Math.round((context.df.currentUtcDateTime.getTime() - startedAtMs) / 1000);
+  const base = { instances: progress.instances, seconds, othersFromVersion: progress.others };
+
+  if (failure === undefined && verdict?.kind === 'passed') {
+    const instancesNow = yield* removePassedCanaries(run, progress);
+    return { verdict: 'passed', ...base, instancesNow };
+  }
+  const rejection = failure === undefined && verdict?.kind === 'failed' ? verdict.reason : undefined;
+  const instancesNow = yield* giveBackCanary(run, version, progress, {
+    ...(rejection === undefined
+      ? {
+          abandoned:
+            failure?.message ?? `the canary of version ${version.versionName} ended without a verdict`,
+        }
+      : { rejected: rejection }),
+  });
+  if (rejection !== undefined) {
+    return { verdict: 'rejected', reason: rejection, ...base, instancesNow };
+  }
+  throw (
+    failure ??
+    StepFailure.terminal('testing-canaries', 'CanaryUndecided', 'the canary ended without a verdict')
+  ).withFollowUp(
+    `the model is back on its prior image, the canaries are gone, version ${version.versionName} is hidden and marked abandoned`,
+  );
+}
+
+/**
+ * Reads the model and pins it to the version with If-Match on that read. Another tool's write in between
+ * makes ARM refuse (412): the model is read again and, while its image is still what it was, pinned again
+ * (at most three times); an image moved by someone else stops the run, nothing overwritten.
+ */
+function* pinVersion(
+  run: RefreshRun,
+  version: BuiltVersion,
+  progress: CanaryProgress,
+  cancel: ReturnType<typeof watchCancel>,
+): Generator<Task, void, unknown> {
+  const { context, cluster, plan } = run;
+  const scaleSet = scaleSetRefOf(run);
+  const step = 'pinning-canary-version';
+  let firstImage: Readonly<Record<string, string>> | undefined;
+  for (let attempt = 1; ; attempt++) {
+    const baseline = yield* call(
+      context,
+      activities.readCanaryBaseline,
+      { cluster, scaleSet, run: run.runId, version: version.versionName },
+      { step, cancel },
+    );
+    run.canaryBaseline ??= baseline.instanceIds;
+    firstImage ??= baseline.record?.priorImage ?? baseline.image;
+    const image = baseline.record?.priorImage ?? baseline.image;
+    if (JSON.stringify(image) !== JSON.stringify(firstImage)) {
+      throw StepFailure.terminal(
+        step,
+        'ScaleSetChangedElsewhere',
+        `scale set ${plan.scaleSet.name}'s image was changed by another tool while the canary started ` +
+          `(now ${JSON.stringify(image)}); nothing was overwritten`,
+        'run again once the other change is done',
+      );
+    }
+    const record: CanaryRecord = {
+      run: run.runId,
+      version: version.versionName,
+      startedAt: baseline.record?.startedAt ?? isoNow(run),
+      priorImage: image,
+      priorCapacity: baseline.record?.priorCapacity ?? baseline.capacity,
+      count: plan.settings.canary.instances,
+    };
+    progress.record = record;
+    try {
+      yield* call(
+        context,
+        activities.pinCanaryVersion,
+        {
+          cluster,
+          scaleSet,
+          versionId: version.id,
+          record: { ...record, priorImage: { ...record.priorImage } },
+          baseline: {
+            ...(baseline.etag === undefined ? {} : { etag: baseline.etag }),
+            tags: { ...baseline.tags },
+          },
+        },
+        { step, cancel },
+      );
+      return;
+    } catch (error) {
+      if (!(error instanceof StepFailure) || error.code !== CONCURRENT_CHANGE || attempt >= 3) throw error;
+    }
+  }
+}
+
+function baselineIdsOf(run: RefreshRun): string[] {
+  return [...(run.canaryBaseline ?? [])];
+}
+
+/** Check pod names: DNS labels, unique per pool, version and instance. */
+function checkPodNameOf(run: RefreshRun, versionName: string, instanceId: string): string {
+  const hash = fnv1a32Hex(`${run.plan.scaleSet.id.toLowerCase()}/${instanceId}`);
+  return `vmssp-check-${versionName.replaceAll('.', '-')}-${hash}`.toLowerCase().slice(0, 63);
+}
+
+function asStepFailure(error: unknown): StepFailure {
+  if (error instanceof StepFailure) return error;
+  return new StepFailure({
+    step: 'testing-canaries',
+    kind: 'terminal',
+    code: 'UnexpectedError',
+    detail: error instanceof Error ? error.message : String(error),
+  });
+}

@@ -1,0 +1,39 @@
+/**
+ * Last phase of every pool refresh (and rollback): label every node of the pool with the image version
+ * it was built from, taint older generations when the pool's policy says so, and read how fresh the
+ * pool is. A failure here does not undo a refresh that already happened: it is reported as a warning and
+ * the next run (or timer tick) labels again.
+ */
+import type { Task } from 'durable-functions';
+
+import type { GenerationsReport } from '../../../shared/application/refresh-contracts.js';
+import type { Freshness } from '../../../shared/domain/freshness.js';
+import { activities } from '../../activities.js';
+import { call } from '../call.js';
+import { StepFailure } from '../step-failure.js';
+import type { RefreshRun } from './run.js';
+import { setStatus } from './run.js';
+
+export interface GenerationsPhaseOutput {
+  readonly generations?: GenerationsReport;
+  readonly freshness?: Freshness;
+  readonly warnings?: readonly string[];
+}
+
+export function* generationsPhase(
+  run: Pick<RefreshRun, 'context' | 'input'>,
+): Generator<Task, GenerationsPhaseOutput, unknown> {
+  const step = 'labelling-generations';
+  setStatus(run, step);
+  try {
+    return yield* call(
+      run.context,
+      activities.applyNodeGenerations,
+      { cluster: run.input.cluster, pool: run.input.pool },
+      { step },
+    );
+  } catch (error) {
+    if (!(error instanceof StepFailure)) throw error;
+    return { warnings: [`labelling node generations: ${error.message} (the next run labels again)`] };
+  }
+}

@@ -1,0 +1,244 @@
+/** Activities of the canary gate (issue 13) and of giving a dead run's canary back. */
+import { z } from 'zod';
+
+import type { CanaryObservation } from '../../domain/canary.js';
+import type { CanaryRecord } from '../../domain/canary-record.js';
+import type { CanaryBaseline, ModelRestore } from '../canary.js';
+import {
+  clearCanaryRecord,
+  keepCanaryCordoned,
+  markVersion,
+  observeCanaries,
+  pinCanaryVersion,
+  readCanaryBaseline,
+  recordCanaryInstances,
+  refuseForeignCanary,
+  requestCanaryScaleOut,
+  restoreCanaryModel,
+} from '../canary.js';
+import { giveBackDeadCanary } from '../canary-give-back.js';
+import { checkFence } from '../pool-lease.js';
+import { defineActivity } from './activity.js';
+import { ClusterInput, FenceInput, Name, ScaleSetRefInput, Tags, VersionRefInput } from './inputs.js';
+
+const ScaleSetInput = ClusterInput.extend({ scaleSet: ScaleSetRefInput });
+const ImageFields = z.record(z.string(), z.string());
+
+const CanaryRecordInput = z.object({
+  run: Name,
+  version: Name,
+  startedAt: z.string().min(1),
+  priorImage: ImageFields,
+  priorCapacity: z.number().int().min(0),
+  count: z.number().int().min(1),
+  instances: z.array(Name).optional(),
+});
+
+function recordOf(input: z.output<typeof CanaryRecordInput>): CanaryRecord {
+  return {
+    run: input.run,
+    version: input.version,
+    startedAt: input.startedAt,
+    priorImage: input.priorImage,
+    priorCapacity: input.priorCapacity,
+    count: input.count,
+    ...(input.instances === undefined ? {} : { instances: input.instances }),
+  };
+}
+
+/** The model as it is (image, etag, capacity, tags) and who is there; refuses another run's canary. */
+const readCanaryBaselineActivity = defineActivity(
+  'readCanaryBaseline',
+  ScaleSetInput.extend({ run: Name, version: Name }),
+  async (deps, input): Promise<CanaryBaseline> => {
+    const { compute } = await deps.cluster(input.cluster);
+    const baseline = await readCanaryBaseline(compute, input.scaleSet);
+    refuseForeignCanary(baseline, input.run, input.version);
+    return baseline;
+  },
+);
+
+const pinCanaryVersionActivity = defineActivity(
+  'pinCanaryVersion',
+  ScaleSetInput.extend({
+    versionId: z.string().min(1),
+    record: CanaryRecordInput,
+    baseline: z.object({ etag: z.string().optional(), tags: Tags }),
+  }),
+  async (deps, input) => {
+    const { compute } = await deps.cluster(input.cluster);
+    await pinCanaryVersion(compute, input.scaleSet, {
+      versionId: input.versionId,
+      record: recordOf(input.record),
+      baseline: {
+        ...(input.baseline.etag === undefined ? {} : { etag: input.baseline.etag }),
+        tags: input.baseline.tags,
+      },
+    });
+  },
+);
+
+const requestCanaryScaleOutActivity = defineActivity(
+  'requestCanaryScaleOut',
+  ScaleSetInput.extend({
+    baseline: z.array(Name),
+    versionId: z.string().min(1),
+    count: z.number().int().min(1),
+  }),
+  async (deps, input) => {
+    const { compute } = await deps.cluster(input.cluster);
+    return requestCanaryScaleOut(compute, input.scaleSet, input);
+  },
+);
+
+const recordCanaryInstancesActivity = defineActivity(
+  'recordCanaryInstances',
+  ScaleSetInput.extend({
+    baseline: z.array(Name),
+    versionId: z.string().min(1),
+    count: z.number().int().min(1),
+    record: CanaryRecordInput,
+  }),
+  async (deps, input) => {
+    const { compute } = await deps.cluster(input.cluster);
+    return recordCanaryInstances(compute, input.scaleSet, { ...input, record: recordOf(input.record) });
+  },
+);
+
+const observeCanariesActivity = defineActivity(
+  'observeCanaries',
+  ScaleSetInput.extend({
+    instanceIds: z.array(Name),
+    namespace: Name,
+    checkPods: z.record(z.string(), Name),
+  }),
+  async (deps, input): Promise<CanaryObservation[]> =>
+    observeCanaries(await deps.cluster(input.cluster), input.scaleSet, input),
+);
+
+const startCheckPod = defineActivity(
+  'startCheckPod',
+  ClusterInput.extend({
+    namespace: Name,
+    name: Name,
+    node: Name,
+    image: z.string().min(1),
+    command: z.array(z.string()).min(1),
+    args: z.array(z.string()),
+    env: z.array(z.object({ name: z.string().min(1), value: z.string() })),
+    deadlineSeconds: z.number().int().min(1),
+    version: Name,
+  }),
+  async (deps, input) => {
+    const { kube } = await deps.cluster(input.cluster);
+    await kube.createCheckPod({
+      namespace: input.namespace,
+      name: input.name,
+      nodeName: input.node,
+      image: input.image,
+      command: input.command,
+      args: input.args,
+      env: input.env,
+      deadlineSeconds: input.deadlineSeconds,
+      labels: {
+        'app.kubernetes.io/name': 'vmss-prototype-check',
+        'app.kubernetes.io/managed-by': 'vmss-prototype',
+        'vmss-prototype.io/version': input.version,
+      },
+    });
+  },
+);
+
+const restoreCanaryModelActivity = defineActivity(
+  'restoreCanaryModel',
+  ScaleSetInput.extend({ versionId: z.string().min(1), prior: ImageFields }),
+  async (deps, input): Promise<ModelRestore> => {
+    const { compute } = await deps.cluster(input.cluster);
+    return restoreCanaryModel(compute, input.scaleSet, input);
+  },
+);
+
+const clearCanaryRecordActivity = defineActivity(
+  'clearCanaryRecord',
+  ScaleSetInput.extend({ run: Name }),
+  async (deps, input) => {
+    const { compute } = await deps.cluster(input.cluster);
+    await clearCanaryRecord(compute, input.scaleSet, input.run);
+  },
+);
+
+const requestInstanceDeletion = defineActivity(
+  'requestInstanceDeletion',
+  ScaleSetInput.extend({ instanceId: Name }),
+  async (deps, input) => {
+    const { compute } = await deps.cluster(input.cluster);
+    await compute.requestInstanceDeletion(input.scaleSet, input.instanceId);
+  },
+);
+
+/** Which of the given instances still exist. */
+const listRemainingInstances = defineActivity(
+  'listRemainingInstances',
+  ScaleSetInput.extend({ instanceIds: z.array(Name) }),
+  async (deps, input): Promise<string[]> => {
+    const { compute } = await deps.cluster(input.cluster);
+    const present = new Set(
+      (await compute.listInstances(input.scaleSet)).map((instance) => instance.instanceId),
+    );
+    return input.instanceIds.filter((id) => present.has(id));
+  },
+);
+
+const markImageVersion = defineActivity(
+  'markImageVersion',
+  ClusterInput.extend({
+    ref: VersionRefInput,
+    kind: z.enum(['rejected', 'abandoned']),
+    reason: z.string().min(1),
+    at: z.string().min(1),
+  }),
+  async (deps, input) => {
+    const { compute } = await deps.cluster(input.cluster);
+    await markVersion(compute, input.ref, { kind: input.kind, reason: input.reason, at: new Date(input.at) });
+  },
+);
+
+const keepCanaryCordonedActivity = defineActivity(
+  'keepCanaryCordoned',
+  ClusterInput.extend({ node: Name, version: Name, reason: z.string().min(1) }),
+  async (deps, input) => {
+    const { kube } = await deps.cluster(input.cluster);
+    await keepCanaryCordoned(kube, input.node, input);
+  },
+);
+
+/**
+ * For the reaper (issue 11, give-back-leftovers.ts): gives back the canary a dead run left on a pool's
+ * scale set, from Azure state alone (see canary-give-back.ts), fenced by the pool lease the caller holds.
+ * Idempotent; answers `nothing-to-do` once nothing is left.
+ */
+const giveBackDeadCanaryActivity = defineActivity(
+  'giveBackDeadCanary',
+  ClusterInput.extend({ pool: Name, fence: FenceInput }),
+  async (deps, input) => {
+    const handle = await deps.cluster(input.cluster);
+    await checkFence(handle.kube, input.fence, `giving back the canary of pool ${input.pool}`, deps.now());
+    return giveBackDeadCanary(handle, input.pool, input.fence.runId, deps.now());
+  },
+);
+
+export const CANARY_ACTIVITIES = {
+  readCanaryBaseline: readCanaryBaselineActivity,
+  pinCanaryVersion: pinCanaryVersionActivity,
+  requestCanaryScaleOut: requestCanaryScaleOutActivity,
+  recordCanaryInstances: recordCanaryInstancesActivity,
+  observeCanaries: observeCanariesActivity,
+  startCheckPod,
+  restoreCanaryModel: restoreCanaryModelActivity,
+  clearCanaryRecord: clearCanaryRecordActivity,
+  requestInstanceDeletion,
+  listRemainingInstances,
+  markImageVersion,
+  keepCanaryCordoned: keepCanaryCordonedActivity,
+  giveBackDeadCanary: giveBackDeadCanaryActivity,
+} as const;

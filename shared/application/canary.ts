@@ -1,0 +1,421 @@
+/**
+ * The canary gate's use cases (issue 13), one idempotent step each: read the model as it is, pin it to
+ * the version under test (with If-Match, recording what it was in the scale set's tags), add the canary
+ * instances, observe them, restore the model exactly, delete or keep the canaries, mark the version.
+ * Every write re-reads first, so a retried activity finds its own earlier write done; a change by another
+ * tool between our read and our write is refused by ARM (412) and reported, never overwritten.
+ */
+import type { CanaryObservation, DaemonSetTarget } from '../domain/canary.js';
+import { daemonSetTargetsNode } from '../domain/canary.js';
+import type { CanaryRecord, ImageReferenceFields } from '../domain/canary-record.js';
+import {
+  canaryRecordTags,
+  parseCanaryRecord,
+  restoringImageReference,
+  sameImageReference,
+  withoutCanaryRecord,
+} from '../domain/canary-record.js';
+import type { ClusterNode } from '../domain/cluster-node.js';
+import type { ImageVersionRef, ScaleSetInstance } from '../domain/compute.js';
+import {
+  CONCURRENT_CHANGE,
+  isConcurrentChange,
+  isNotFound,
+  TerminalError,
+  TransientError,
+} from '../domain/errors.js';
+import type { ScaleSetRef } from '../domain/resource-id.js';
+import { parseProviderId, sameResourceId } from '../domain/resource-id.js';
+import { abandonmentTags, rejectionTags } from '../domain/version-verdict.js';
+import type { ClusterGateway } from '../ports/cluster-gateway.js';
+import type { ComputeGateway } from '../ports/compute-gateway.js';
+
+/** The label and annotation of a rejected canary kept for inspection (`afterFail: keep-cordoned`). */
+export const CANARY_REJECTED_LABEL = 'vmss-prototype.io/canary-rejected';
+export const CANARY_REJECTED_REASON_ANNOTATION = 'vmss-prototype.io/canary-rejected-reason';
+
+/** The model as the canary needs it: what to restore, the etag to write against, who is there. */
+export interface CanaryBaseline {
+  readonly etag?: string;
+  readonly image: ImageReferenceFields;
+  readonly capacity: number;
+  readonly provisioningState: string;
+  readonly tags: Readonly<Record<string, string>>;
+  readonly instanceIds: readonly string[];
+  /** A canary record already on the scale set (this run's own after a retry, or another run's). */
+  readonly record?: CanaryRecord;
+  readonly damagedRecord?: string;
+}
+
+export async function readCanaryBaseline(
+  compute: ComputeGateway,
+  scaleSet: ScaleSetRef,
+): Promise<CanaryBaseline> {
+  const model = await compute.getScaleSet(scaleSet);
+  const instances = await compute.listInstances(scaleSet);
+  const parsed = parseCanaryRecord(model.tags);
+  return {
+    ...(model.etag === undefined ? {} : { etag: model.etag }),
+    image: model.imageReferenceFields ?? {},
+    capacity: model.capacity ?? instances.length,
+    provisioningState: model.provisioningState ?? 'Succeeded',
+    tags: model.tags,
+    instanceIds: instances.map((instance) => instance.instanceId),
+    ...(parsed.kind === 'record' ? { record: parsed.record } : {}),
+    ...(parsed.kind === 'damaged' ? { damagedRecord: parsed.problem } : {}),
+  };
+}
+
+/** The image reference that names a gallery image version, marketplace fields nulled. */
+function galleryReference(imageId: string): Record<string, string | null> {
+  return { ...restoringImageReference({}), id: imageId };
+}
+
+/**
+ * Points the model at the version under test and records the canary in the scale set's tags, in one
+ * PATCH conditional on the baseline's etag. A retry that finds its own pin done succeeds.
+ */
+export async function pinCanaryVersion(
+  compute: ComputeGateway,
+  scaleSet: ScaleSetRef,
+  input: {
+    readonly versionId: string;
+    readonly record: CanaryRecord;
+    readonly baseline: Pick<CanaryBaseline, 'etag' | 'tags'>;
+  },
+): Promise<void> {
+  const tags = { ...withoutCanaryRecord(input.baseline.tags), ...canaryRecordTags(input.record) };
+  try {
+    await compute.requestScaleSetChange(scaleSet, {
+      imageReference: galleryReference(input.versionId),
+      tags,
+      ...(input.baseline.etag === undefined ? {} : { ifMatch: input.baseline.etag }),
+    });
+  } catch (error) {
+    if (!isConcurrentChange(error)) throw error;
+    const now = await compute.getScaleSet(scaleSet);
+    const record = parseCanaryRecord(now.tags);
+    const ours =
+      record.kind === 'record' &&
+      record.record.run === input.record.run &&
+      record.record.version === input.record.version &&
+      sameResourceId(now.imageReferenceFields?.['id'], input.versionId);
+    if (!ours) throw error;
+  }
+}
+
+/**
+ * Adds the canaries: capacity + the ones still missing, with If-Match on a fresh read. Idempotent: new
+ * instances already there (built from the version) count. A race with another writer in the
+ * milliseconds between read and write is transient (read again).
+ */
+export async function requestCanaryScaleOut(
+  compute: ComputeGateway,
+  scaleSet: ScaleSetRef,
+  input: { readonly baseline: readonly string[]; readonly versionId: string; readonly count: number },
+): Promise<{ readonly requested: number }> {
+  const model = await compute.getScaleSet(scaleSet);
+  const instances = await compute.listInstances(scaleSet);
+  const added = newInstances(instances, input.baseline, input.versionId);
+  const missing = input.count - added.length;
+  if (missing <= 0) return { requested: 0 };
+  const capacity = (model.capacity ?? instances.length) + missing;
+  try {
+    await compute.requestScaleSetChange(scaleSet, {
+      capacity,
+      ...(model.etag === undefined ? {} : { ifMatch: model.etag }),
+    });
+  } catch (error) {
+    if (isConcurrentChange(error)) {
+      throw new TransientError(CONCURRENT_CHANGE, `adding canary instances: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  return { requested: missing };
+}
+
+/** Instances not in the baseline that were built from the version: the canaries (and any the autoscaler added meanwhile). */
+function newInstances(
+  instances: readonly ScaleSetInstance[],
+  baseline: readonly string[],
+  versionId: string,
+): ScaleSetInstance[] {
+  const before = new Set(baseline.map((id) => id.toLowerCase()));
+  return instances.filter(
+    (instance) =>
+      !before.has(instance.instanceId.toLowerCase()) &&
+      (instance.imageId === undefined || sameResourceId(instance.imageId, versionId)),
+  );
+}
+
+/**
+ * The canaries once the scale-out made them, recorded in the scale set's tags (so that a dead run's canary
+ * can be given back from Azure alone). The first `count` new instances are ours; an extra one the
+ * autoscaler added in the same moment is not a canary (it is reported by the run).
+ */
+export async function recordCanaryInstances(
+  compute: ComputeGateway,
+  scaleSet: ScaleSetRef,
+  input: {
+    readonly baseline: readonly string[];
+    readonly versionId: string;
+    readonly count: number;
+    readonly record: CanaryRecord;
+  },
+): Promise<{ readonly instances: readonly string[]; readonly others: readonly string[] }> {
+  const instances = await compute.listInstances(scaleSet);
+  const added = newInstances(instances, input.baseline, input.versionId).map(
+    (instance) => instance.instanceId,
+  );
+  const ours = added.slice(0, input.count);
+  const others = added.slice(input.count);
+  if (ours.length < input.count) return { instances: ours, others };
+  await writeTags(compute, scaleSet, (tags) => ({
+    ...withoutCanaryRecord(tags),
+    ...canaryRecordTags({ ...input.record, instances: ours }),
+  }));
+  return { instances: ours, others };
+}
+
+/** Rewrites the scale set's tags from a fresh read, conditional on its etag; retried on a race. */
+async function writeTags(
+  compute: ComputeGateway,
+  scaleSet: ScaleSetRef,
+  change: (tags: Readonly<Record<string, string>>) => Record<string, string>,
+): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const model = await compute.getScaleSet(scaleSet);
+    const next = change(model.tags);
+    if (sameTags(model.tags, next)) return;
+    try {
+      await compute.requestScaleSetChange(scaleSet, {
+        tags: next,
+        ...(model.etag === undefined ? {} : { ifMatch: model.etag }),
+      });
+      return;
+    } catch (error) {
+      if (!isConcurrentChange(error) || attempt >= 3) throw error;
+    }
+  }
+}
+
+function sameTags(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
+}
+
+/** What the canary phase's judge needs to see of each canary, from ARM and the cluster in one read. */
+export async function observeCanaries(
+  handle: { readonly compute: ComputeGateway; readonly kube: ClusterGateway },
+  scaleSet: ScaleSetRef,
+  input: {
+    readonly instanceIds: readonly string[];
+    readonly namespace: string;
+    readonly checkPods: Readonly<Record<string, string>>;
+  },
+): Promise<CanaryObservation[]> {
+  const instances = await handle.compute.listInstances(scaleSet);
+  const nodes = await handle.kube.listNodes();
+  let daemonSets: DaemonSetTarget[] | undefined;
+  const observations: CanaryObservation[] = [];
+  for (const instanceId of input.instanceIds) {
+    const instance = instances.find((candidate) => candidate.instanceId === instanceId);
+    const computerName = instance?.computerName?.toLowerCase();
+    const node = instance === undefined ? undefined : nodeOfInstance(nodes, instance, computerName);
+    const expected: string[] = [];
+    const missing: string[] = [];
+    const notReady: string[] = [];
+    if (node !== undefined && node.ownsName && nodeReady(node.node) === 'True') {
+      daemonSets ??= await handle.kube.listDaemonSets();
+      const targeting = daemonSets.filter((daemonSet) =>
+        daemonSetTargetsNode(daemonSet, { labels: node.node.labels, taints: node.node.taints }),
+      );
+      const pods = await handle.kube.listPodsOnNode(node.node.name);
+      expected.push(...targeting.map((daemonSet) => `${daemonSet.namespace}/${daemonSet.name}`));
+      for (const daemonSet of targeting) {
+        const pod = pods.find(
+          (candidate) =>
+            candidate.namespace === daemonSet.namespace &&
+            candidate.controller?.kind === 'DaemonSet' &&
+            candidate.controller.name === daemonSet.name &&
+            !candidate.terminating,
+        );
+        const name = `${daemonSet.namespace}/${daemonSet.name}`;
+        if (pod === undefined) missing.push(name);
+        else if (pod.phase !== 'Running' || pod.ready === false) notReady.push(name);
+      }
+    }
+    const checkPodName = input.checkPods[instanceId];
+    const checkPod =
+      checkPodName === undefined ? undefined : await handle.kube.getPodOutcome(input.namespace, checkPodName);
+    const ready = node === undefined ? undefined : nodeReady(node.node);
+    const readyCondition = node?.node.conditions.find((condition) => condition.type === 'Ready');
+    observations.push({
+      instanceId,
+      instance: {
+        exists: instance !== undefined,
+        ...(instance === undefined ? {} : { provisioningState: instance.provisioningState }),
+        ...(instance === undefined ? {} : { powerState: instance.powerState }),
+        ...(computerName === undefined ? {} : { computerName }),
+      },
+      ...(node === undefined || ready === undefined
+        ? {}
+        : {
+            node: {
+              name: node.node.name,
+              ownsName: node.ownsName,
+              ready,
+              ...(readyCondition?.lastTransitionTime === undefined
+                ? {}
+                : { readySince: readyCondition.lastTransitionTime }),
+              ...(readyCondition?.reason === undefined ? {} : { notReadyReason: readyCondition.reason }),
+            },
+          }),
+      daemonSets: { expected, missing, notReady },
+      checkPod: checkPod?.phase ?? 'Absent',
+      ...(checkPod?.message === undefined ? {} : { checkPodMessage: checkPod.message }),
+    });
+  }
+  return observations;
+}
+
+function nodeReady(node: ClusterNode): 'True' | 'False' | 'Unknown' {
+  return node.conditions.find((condition) => condition.type === 'Ready')?.status ?? 'Unknown';
+}
+
+/**
+ * The node of a canary instance: the node named after its computer name (owning the name only when its
+ * providerID is this instance), else any node whose providerID is this instance (registered under
+ * another name).
+ */
+function nodeOfInstance(
+  nodes: readonly ClusterNode[],
+  instance: ScaleSetInstance,
+  computerName: string | undefined,
+): { readonly node: ClusterNode; readonly ownsName: boolean } | undefined {
+  const isThisInstance = (node: ClusterNode): boolean => {
+    const parsed = parseProviderId(node.providerId);
+    if (!parsed.ok) return false;
+    const id = parsed.providerId;
+    const resourceId =
+      id.kind === 'scale-set-instance'
+        ? `/subscriptions/${id.scaleSet.subscriptionId}/resourceGroups/${id.scaleSet.resourceGroup}/providers/Microsoft.Compute/virtualMachineScaleSets/${id.scaleSet.name}/virtualMachines/${id.instanceId}`
+        : `/subscriptions/${id.virtualMachine.subscriptionId}/resourceGroups/${id.virtualMachine.resourceGroup}/providers/Microsoft.Compute/virtualMachines/${id.virtualMachine.name}`;
+    return sameResourceId(resourceId, instance.resourceId);
+  };
+  const named = computerName === undefined ? undefined : nodes.find((node) => node.name === computerName);
+  if (named !== undefined && isThisInstance(named)) return { node: named, ownsName: true };
+  const byProvider = nodes.find(isThisInstance);
+  if (byProvider !== undefined) return { node: byProvider, ownsName: false };
+  return undefined;
+}
+
+/** The outcome of restoring the model after a failed canary. */
+export interface ModelRestore {
+  /** `restored`: the image is back (now or before); `changed-elsewhere`: another tool moved it since. */
+  readonly kind: 'restored' | 'changed-elsewhere';
+  readonly image: ImageReferenceFields;
+}
+
+/**
+ * Puts the model's image reference back exactly as the baseline had it, if it still names the version
+ * under test; conditional on the etag just read (a race is transient: read again). The canary record
+ * stays until the canaries are gone (clearCanaryRecord).
+ */
+export async function restoreCanaryModel(
+  compute: ComputeGateway,
+  scaleSet: ScaleSetRef,
+  input: { readonly versionId: string; readonly prior: ImageReferenceFields },
+): Promise<ModelRestore> {
+  const model = await compute.getScaleSet(scaleSet);
+  const image = model.imageReferenceFields ?? {};
+  if (sameImageReference(image, input.prior)) return { kind: 'restored', image };
+  if (!sameResourceId(image['id'], input.versionId)) return { kind: 'changed-elsewhere', image };
+  try {
+    await compute.requestScaleSetChange(scaleSet, {
+      imageReference: restoringImageReference(input.prior),
+      ...(model.etag === undefined ? {} : { ifMatch: model.etag }),
+    });
+  } catch (error) {
+    if (isConcurrentChange(error)) {
+      throw new TransientError(CONCURRENT_CHANGE, `restoring the model: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  return { kind: 'restored', image: input.prior };
+}
+
+/** Removes the canary record from the scale set's tags (nothing else), if it is this run's. */
+export async function clearCanaryRecord(
+  compute: ComputeGateway,
+  scaleSet: ScaleSetRef,
+  run: string,
+): Promise<void> {
+  await writeTags(compute, scaleSet, (tags) => {
+    const parsed = parseCanaryRecord(tags);
+    if (parsed.kind === 'record' && parsed.record.run !== run) return { ...tags };
+    return withoutCanaryRecord(tags);
+  });
+}
+
+/** Merges a verdict (rejected or abandoned) into a version's tags; a gone version needs none. */
+export async function markVersion(
+  compute: ComputeGateway,
+  ref: ImageVersionRef,
+  verdict: { readonly kind: 'rejected' | 'abandoned'; readonly reason: string; readonly at: Date },
+): Promise<void> {
+  let version;
+  try {
+    version = await compute.getImageVersion(ref);
+  } catch (error) {
+    if (isNotFound(error)) return;
+    throw error;
+  }
+  const added =
+    verdict.kind === 'rejected' ? rejectionTags(verdict.reason, verdict.at) : abandonmentTags(verdict.reason);
+  await compute.requestImageVersionTags(ref, { ...version.tags, ...added });
+}
+
+/** A rejected canary kept for inspection: cordoned, labelled with the version, annotated with the reason. */
+export async function keepCanaryCordoned(
+  kube: ClusterGateway,
+  node: string,
+  input: { readonly version: string; readonly reason: string },
+): Promise<void> {
+  try {
+    await kube.patchNodeLabels(node, { [CANARY_REJECTED_LABEL]: input.version });
+    await kube.patchNodeAnnotations(node, {
+      [CANARY_REJECTED_REASON_ANNOTATION]: input.reason.slice(0, 1000),
+    });
+    await kube.setNodeUnschedulable(node, true);
+  } catch (error) {
+    // A canary that never registered has no node to cordon: the instance is kept all the same.
+    if (!isNotFound(error)) throw error;
+  }
+}
+
+/**
+ * A refusal when another canary (or a damaged record) is on the scale set: another run's, or a version
+ * other than this run's (a leftover of an earlier run under the same id that died for good).
+ */
+export function refuseForeignCanary(baseline: CanaryBaseline, run: string, version: string): void {
+  if (baseline.damagedRecord !== undefined) {
+    throw new TerminalError('CanaryRecordDamaged', `starting the canary: ${baseline.damagedRecord}`, {
+      advice: 'remove the vmss-prototype.canary-* tags from the scale set once no canary is running',
+    });
+  }
+  if (baseline.record !== undefined && (baseline.record.run !== run || baseline.record.version !== version)) {
+    throw new TerminalError(
+      'CanaryInProgress',
+      `starting the canary: run ${baseline.record.run} has a canary of version ${baseline.record.version} on this scale set (since ${baseline.record.startedAt})`,
+      {
+        advice:
+          'wait for it to end; if that run is gone, give its canary back (the reaper does, or remove the tags by hand after restoring the model)',
+      },
+    );
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * Keeps the generation labels (and the optional older-generation taint) of one pool's nodes current
+ * (issue 13), and says how fresh the pool is. Runs at the end of every refresh and rollback, so every
+ * timer tick too. Touches nothing but our label and our taint.
+ */
+import type { ClusterNode } from '../domain/cluster-node.js';
+import type { ScaleSetInstance } from '../domain/compute.js';
+import type { Freshness } from '../domain/freshness.js';
+import { freshnessOf } from '../domain/freshness.js';
+import type { GenerationChange, GenerationNode } from '../domain/generations.js';
+import {
+  IMAGE_VERSION_LABEL,
+  instanceGeneration,
+  OLDER_GENERATION_TAINT,
+  planGenerations,
+  UNKNOWN_GENERATION,
+} from '../domain/generations.js';
+import { parseImageVersion } from '../domain/image-version.js';
+import { galleryImageResourceId, parseProviderId, sameResourceId } from '../domain/resource-id.js';
+import { versionVerdictOf } from '../domain/version-verdict.js';
+import { provenanceOf } from './image-facts.js';
+import { currentImageFacts, findPool } from './plan-pool.js';
+import type { GenerationsReport } from './refresh-contracts.js';
+import type { ClusterHandle } from './refresh-dependencies.js';
+
+export interface GenerationsResult {
+  /** Nodes of the pool. */
+  readonly nodes: number;
+  /** The version new nodes get (ours), if any. */
+  readonly currentVersion?: string;
+  /** Node → the generation label it carries now. */
+  readonly labels: Readonly<Record<string, string>>;
+  readonly changes: readonly GenerationChange[];
+  readonly freshness: Freshness;
+}
+
+/** The resource id a node's providerID names (a Uniform instance or a Flexible member VM). */
+function resourceIdOfNode(node: ClusterNode): string | undefined {
+  const parsed = parseProviderId(node.providerId);
+  if (!parsed.ok) return undefined;
+  const id = parsed.providerId;
+  return id.kind === 'scale-set-instance'
+    ? `/subscriptions/${id.scaleSet.subscriptionId}/resourceGroups/${id.scaleSet.resourceGroup}/providers/Microsoft.Compute/virtualMachineScaleSets/${id.scaleSet.name}/virtualMachines/${id.instanceId}`
+    : `/subscriptions/${id.virtualMachine.subscriptionId}/resourceGroups/${id.virtualMachine.resourceGroup}/providers/Microsoft.Compute/virtualMachines/${id.virtualMachine.name}`;
+}
+
+export async function applyNodeGenerations(
+  handle: ClusterHandle,
+  poolName: string,
+  now: Date,
+): Promise<GenerationsResult> {
+  const pool = await findPool(handle, poolName);
+  const configuration = handle.configuration.poolConfiguration(pool);
+  const policy = configuration.run.generations;
+  const scaleSet = await handle.compute.getScaleSet(pool.scaleSet);
+  const image = await currentImageFacts(handle, scaleSet, configuration);
+  const g = configuration.gallery;
+  const definitionId = galleryImageResourceId({ ...g, imageName: g.imageDefinitionName });
+  const instances = await handle.compute.listInstances(pool.scaleSet);
+  const nodes = await handle.kube.listNodes();
+
+  const members: { node: ClusterNode; instance: ScaleSetInstance }[] = [];
+  for (const node of nodes) {
+    const resourceId = resourceIdOfNode(node);
+    const instance = instances.find((candidate) => sameResourceId(candidate.resourceId, resourceId));
+    if (instance !== undefined) members.push({ node, instance });
+  }
+
+  const generationNodes: GenerationNode[] = [];
+  for (const { node, instance } of members) {
+    let generation = instanceGeneration({
+      ...(instance.imageId === undefined ? {} : { imageId: instance.imageId }),
+      ...(instance.exactVersion === undefined ? {} : { exactVersion: instance.exactVersion }),
+      definitionId,
+    });
+    const label = node.labels[IMAGE_VERSION_LABEL];
+    const onLatest = sameResourceId(instance.imageId, definitionId);
+    if (generation === UNKNOWN_GENERATION && onLatest) {
+      // Built from the definition's `latest`: the model does not say which version that was. A label we
+      // wrote before is kept (a machine's image never changes but by a reimage); otherwise the OS disk
+      // says, from the gallery image version it was created from.
+      if (label !== undefined && parseImageVersion(label) !== undefined) {
+        generation = label;
+      } else if (instance.osDiskId !== undefined) {
+        const diskVersion = await handle.compute.getDiskImageVersionId(instance.osDiskId);
+        generation = instanceGeneration({
+          ...(diskVersion === undefined ? {} : { diskImageVersionId: diskVersion }),
+          definitionId,
+        });
+      }
+    }
+    const taint = node.taints.find((entry) => entry.key === OLDER_GENERATION_TAINT);
+    generationNodes.push({
+      name: node.name,
+      ...(label === undefined ? {} : { label }),
+      ...(taint === undefined ? {} : { taint: taint.effect }),
+      generation,
+    });
+  }
+
+  const usable = image.versions
+    .filter(
+      (version) =>
+        version.provisioningState === 'Succeeded' && versionVerdictOf(version.tags).kind === 'none',
+    )
+    .map((version) => version.ref.versionName);
+  const currentVersion = image.pointsAtOurs ? image.version?.ref.versionName : undefined;
+  const changes = planGenerations({
+    nodes: generationNodes,
+    ...(currentVersion === undefined ? {} : { currentVersion }),
+    retainedVersions: usable,
+    policy,
+  });
+  for (const change of changes) {
+    if (change.label !== undefined) {
+      await handle.kube.patchNodeLabels(change.node, { [IMAGE_VERSION_LABEL]: change.label });
+    }
+    if (change.taint?.action === 'add') {
+      await handle.kube.setNodeTaint(change.node, OLDER_GENERATION_TAINT, {
+        key: OLDER_GENERATION_TAINT,
+        effect: change.taint.effect,
+      });
+    } else if (change.taint?.action === 'remove') {
+      await handle.kube.setNodeTaint(change.node, OLDER_GENERATION_TAINT, null);
+    }
+  }
+
+  const reference = scaleSet.imageReference;
+  const provenance = image.version === undefined ? undefined : provenanceOf(image.version);
+  const freshness = freshnessOf({
+    now,
+    ...(provenance === undefined ? {} : { patchedAt: provenance.patchedAt }),
+    ...(currentVersion === undefined ? {} : { version: currentVersion }),
+    ...(reference?.kind === 'marketplace' ? { marketplaceVersion: reference.version } : {}),
+  });
+  return {
+    nodes: members.length,
+    ...(currentVersion === undefined ? {} : { currentVersion }),
+    labels: Object.fromEntries(generationNodes.map((node) => [node.name, node.generation])),
+    changes,
+    freshness,
+  };
+}
+
+/** What a run reports of the generations step: counts and the nodes whose taint changed. */
+export function generationsReportOf(result: GenerationsResult): {
+  readonly generations: GenerationsReport;
+  readonly freshness: Freshness;
+} {
+  return {
+    generations: {
+      nodes: result.nodes,
+      labelled: Object.keys(result.labels).length,
+      tainted: result.changes.filter((change) => change.taint?.action === 'add').map((change) => change.node),
+      untainted: result.changes
+        .filter((change) => change.taint?.action === 'remove')
+        .map((change) => change.node),
+    },
+    freshness: result.freshness,
+  };
+}

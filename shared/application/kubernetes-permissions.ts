@@ -1,0 +1,87 @@
+/**
+ * Whether the product's service account holds every Kubernetes permission a run needs, asked of the
+ * API server before anything changes: a SelfSubjectAccessReview per permission (derived from the RBAC
+ * manifests, domain/kubernetes-access.ts), or, on a server without access reviews, the rules of a
+ * SelfSubjectRulesReview. Used by planning (a refresh says which permission is missing before it cordons
+ * anything) and by `vmss-prototype doctor`.
+ */
+import { isNotFound, TerminalError } from '../domain/errors.js';
+import {
+  type AccessContext,
+  describeAccess,
+  type KubernetesAccess,
+  requiredKubernetesAccess,
+  rulesAllow,
+} from '../domain/kubernetes-access.js';
+import { KUBERNETES_RBAC } from '../domain/kubernetes-rbac.generated.js';
+import type { ClusterGateway } from '../ports/cluster-gateway.js';
+
+export interface AccessCheck {
+  /** How the server was asked. `rules-review` is approximate for cluster-wide permissions. */
+  readonly method: 'access-review' | 'rules-review';
+  readonly required: readonly KubernetesAccess[];
+  readonly missing: readonly KubernetesAccess[];
+  /** The rules review was incomplete (an authorizer that cannot list its rules): `missing` may be wrong. */
+  readonly incomplete: boolean;
+}
+
+/** The permissions of a run with this capture mode, from the manifests the product is deployed with. */
+export function requiredAccessFor(context: AccessContext): KubernetesAccess[] {
+  return requiredKubernetesAccess(KUBERNETES_RBAC, context);
+}
+
+export async function checkKubernetesAccess(
+  kube: ClusterGateway,
+  required: readonly KubernetesAccess[],
+  namespace: string,
+): Promise<AccessCheck> {
+  try {
+    const decisions = await kube.reviewAccess(required);
+    return {
+      method: 'access-review',
+      required,
+      missing: required.filter((_, index) => decisions[index]?.allowed !== true),
+      incomplete: false,
+    };
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+  // No SelfSubjectAccessReview on this server: its rules in the product's namespace include the
+  // cluster-wide ones (a namespaced grant of a cluster-wide permission would pass here).
+  const review = await kube.reviewRules(namespace);
+  return {
+    method: 'rules-review',
+    required,
+    missing: required.filter((access) => !rulesAllow(review.resourceRules, access)),
+    incomplete: review.incomplete,
+  };
+}
+
+/** What to do about missing permissions: the roles of infra/kubernetes/ that grant them. */
+export function kubernetesPermissionFix(missing: readonly KubernetesAccess[]): string {
+  const roles = [...new Set(missing.map((access) => access.grantedBy))];
+  return (
+    `apply the product's RBAC (kubectl apply -k infra/kubernetes: ${roles.join(', ')}) and check it is bound to ` +
+    "the service account the cluster's token belongs to"
+  );
+}
+
+/**
+ * The run's permission check: throws a TerminalError naming every missing permission, so the refresh
+ * fails at planning with nothing changed. An incomplete rules review proves nothing missing: the run goes
+ * on (a denied call then names its permission).
+ */
+export async function requireKubernetesAccess(
+  kube: ClusterGateway,
+  cluster: string,
+  context: AccessContext,
+): Promise<void> {
+  const check = await checkKubernetesAccess(kube, requiredAccessFor(context), context.namespace);
+  if (check.missing.length === 0 || check.incomplete) return;
+  throw new TerminalError(
+    'KubernetesPermissionMissing',
+    `checking the service account's permissions in cluster ${cluster}: it may not ` +
+      `${check.missing.map(describeAccess).join(', ')}; nothing was changed`,
+    { advice: kubernetesPermissionFix(check.missing) },
+  );
+}

@@ -1,0 +1,100 @@
+/**
+ * The bootstrap flavour on the simulator: pools[].bootstrapFlavour when configured, otherwise detected
+ * from the donor's labels and annotations (the simulator marks nodes as each distribution does);
+ * kubeadm is refused with the reason, before anything is changed.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
+import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
+import { type Harness, type HarnessOptions, POOL2, type ScenarioData, startHarness } from './harness.js';
+
+function pool2Flavour(flavour: string): (scenario: ScenarioData) => void {
+  return (scenario) => {
+    const pool2 = scenario.clusters[0]?.scaleSets.find((scaleSet) => scaleSet['name'] === POOL2);
+    assert.ok(pool2);
+    pool2['bootstrapFlavour'] = flavour;
+  };
+}
+
+async function planPool2(
+  options: HarnessOptions,
+  pool = POOL2,
+): Promise<{ harness: Harness; result: PoolRefreshResult }> {
+  const harness = await startHarness(options);
+  try {
+    const status = await harness.run(
+      ORCHESTRATION.refreshPool,
+      { cluster: 'prod', pool, trigger: 'test', dryRun: true },
+      `flavour-plan-${pool}`,
+    );
+    assert.equal(status.runtimeStatus, 'Completed', JSON.stringify(status.failure));
+    return { harness, result: status.output as PoolRefreshResult };
+  } catch (error) {
+    await harness.stop();
+    throw error;
+  }
+}
+
+void describe('bootstrap flavour on the simulator', { concurrency: false }, () => {
+  void it('detects k3s from the donor and plans its de-identification', async () => {
+    const { harness, result } = await planPool2({ scenario: pool2Flavour('k3s') });
+    try {
+      assert.equal(result.outcome, 'planned', result.reason);
+      const decision = result.plan?.decision;
+      assert.equal(decision?.kind, 'refresh');
+      assert.equal(decision.kind === 'refresh' ? decision.flavour : undefined, 'k3s');
+    } finally {
+      await harness.stop();
+    }
+  });
+
+  void it('refuses a detected kubeadm pool with the reason and the evidence; nothing changed', async () => {
+    const { harness, result } = await planPool2({ scenario: pool2Flavour('kubeadm') });
+    try {
+      assert.equal(result.outcome, 'refused');
+      assert.match(result.reason, /kubeadm/);
+      assert.match(result.reason, /per-node client certificate/);
+      const log = harness.sim.running.log.snapshot().entries;
+      assert.ok(!log.some((entry) => entry.operation === 'nodes:patch'));
+    } finally {
+      await harness.stop();
+    }
+  });
+
+  void it('a configured pools[].bootstrapFlavour wins over detection: kubeadm refuses an aks-engine pool', async () => {
+    const { harness, result } = await planPool2(
+      {
+        settings: (cluster) => {
+          cluster['pools'] = [{ name: 'agents2', scaleSet: POOL2, bootstrapFlavour: 'kubeadm' }];
+        },
+      },
+      'agents2',
+    );
+    try {
+      assert.equal(result.outcome, 'refused');
+      assert.match(result.reason, /kubeadm/);
+    } finally {
+      await harness.stop();
+    }
+  });
+
+  void it('a configured flavour is used for the capture (k3s configured on an aks-engine-marked pool)', async () => {
+    const { harness, result } = await planPool2(
+      {
+        settings: (cluster) => {
+          cluster['pools'] = [{ name: 'agents2', scaleSet: POOL2, bootstrapFlavour: 'k3s' }];
+        },
+      },
+      'agents2',
+    );
+    try {
+      assert.equal(result.outcome, 'planned', result.reason);
+      const decision = result.plan?.decision;
+      assert.equal(decision?.kind === 'refresh' ? decision.flavour : undefined, 'k3s');
+    } finally {
+      await harness.stop();
+    }
+  });
+});

@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import {
+  checkKubernetesAccess,
+  requiredAccessFor,
+  requireKubernetesAccess,
+} from '../../../shared/application/kubernetes-permissions.js';
+import { isRefreshError } from '../../../shared/domain/errors.js';
+import { describeAccess } from '../../../shared/domain/kubernetes-access.js';
+import { FakeClusterGateway } from '../../../shared/ports/fake/cluster-gateway.js';
+
+const DRAIN_AND_STOP = { captureMode: 'drain-and-stop', namespace: 'vmss-prototype' } as const;
+const RUN_COMMAND = { captureMode: 'run-command', namespace: 'vmss-prototype' } as const;
+
+void describe('requiredAccessFor', () => {
+  void it('needs the prep pod permissions in the namespace only with drain-and-stop', () => {
+    const withPod = requiredAccessFor(DRAIN_AND_STOP).map(describeAccess);
+    const withoutPod = requiredAccessFor(RUN_COMMAND).map(describeAccess);
+    assert.ok(withPod.includes('create pods in namespace vmss-prototype'));
+    assert.ok(!withoutPod.some((access) => access.includes('pods in namespace')));
+    // The pool leases are needed in every mode.
+    for (const verb of ['get', 'create', 'update']) {
+      assert.ok(withoutPod.includes(`${verb} leases.coordination.k8s.io in namespace vmss-prototype`), verb);
+      assert.ok(withPod.includes(`${verb} leases.coordination.k8s.io in namespace vmss-prototype`), verb);
+    }
+    assert.ok(withoutPod.includes('create pods/eviction (cluster-wide)'));
+    assert.deepEqual(withPod.filter((access) => !withoutPod.includes(access)).sort(), [
+      'create pods in namespace vmss-prototype',
+      'delete pods in namespace vmss-prototype',
+      'get pods in namespace vmss-prototype',
+    ]);
+  });
+});
+
+void describe('checkKubernetesAccess', () => {
+  void it('asks access reviews and lists exactly the denied permissions', async () => {
+    const kube = new FakeClusterGateway();
+    kube.denyAccess('create pods/eviction (cluster-wide)');
+    const check = await checkKubernetesAccess(kube, requiredAccessFor(DRAIN_AND_STOP), 'vmss-prototype');
+    assert.equal(check.method, 'access-review');
+    assert.deepEqual(check.missing.map(describeAccess), ['create pods/eviction (cluster-wide)']);
+    assert.equal(check.incomplete, false);
+  });
+
+  void it('falls back to the rules review on a server without access reviews', async () => {
+    const kube = new FakeClusterGateway();
+    kube.withoutAccessReviews();
+    kube.grantRules([
+      { verbs: ['get', 'list', 'patch'], apiGroups: [''], resources: ['nodes'] },
+      { verbs: ['list'], apiGroups: [''], resources: ['pods'] },
+      { verbs: ['get', 'list'], apiGroups: ['apps'], resources: ['daemonsets'] },
+      { verbs: ['get', 'create', 'update'], apiGroups: ['coordination.k8s.io'], resources: ['leases'] },
+    ]);
+    const check = await checkKubernetesAccess(kube, requiredAccessFor(RUN_COMMAND), 'vmss-prototype');
+    assert.equal(check.method, 'rules-review');
+    assert.deepEqual(check.missing.map(describeAccess), ['create pods/eviction (cluster-wide)']);
+  });
+});
+
+void describe('requireKubernetesAccess', () => {
+  void it('fails naming every missing permission and the role that grants it; passes when nothing is missing', async () => {
+    const kube = new FakeClusterGateway();
+    await requireKubernetesAccess(kube, 'prod', DRAIN_AND_STOP);
+    kube.denyAccess('patch nodes (cluster-wide)');
+    kube.denyAccess('create pods in namespace vmss-prototype');
+    await assert.rejects(requireKubernetesAccess(kube, 'prod', DRAIN_AND_STOP), (error: unknown) => {
+      assert.ok(isRefreshError(error));
+      assert.equal(error.kind, 'terminal');
+      assert.match(
+        error.message,
+        /cluster prod: it may not patch nodes \(cluster-wide\), create pods in namespace vmss-prototype; nothing was changed/,
+      );
+      assert.match(error.advice ?? '', /ClusterRole vmss-prototype, Role vmss-prototype-prep-pod/);
+      return true;
+    });
+    // Run Command needs no pod permission: only the node patch is missing then.
+    await assert.rejects(
+      requireKubernetesAccess(kube, 'prod', RUN_COMMAND),
+      /may not patch nodes \(cluster-wide\); nothing/,
+    );
+  });
+});
