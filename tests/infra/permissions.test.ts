@@ -36,6 +36,8 @@ const NOT_EXERCISED: Readonly<Record<string, string>> = {
   'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/delete':
     'only a rejected canary (or one settings remove after a pass) is deleted: tests/e2e/canary.test.ts',
   'Microsoft.Compute/virtualMachines/delete': 'the same for Flexible scale set members',
+  'Microsoft.Compute/virtualMachines/attachDetachDataDisks/action':
+    'live capture on Flexible scale set members (the copy disk attached to the donor VM)',
   'Microsoft.Compute/disks/read':
     'linked authorization: creating a snapshot reads its source disk (the simulator checks it on snapshots/write, ' +
     'it is not a request of its own)',
@@ -52,13 +54,22 @@ interface RoleDocument {
   rules?: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
 }
 
-async function refreshPool2(options: { rbacDir?: string; scenarioLrs?: boolean; runCommand?: boolean } = {}) {
+async function refreshPool2(
+  options: { rbacDir?: string; scenarioLrs?: boolean; runCommand?: boolean; live?: boolean } = {},
+) {
   const harness = await startHarness({
     ...(options.rbacDir === undefined ? {} : { rbacDir: options.rbacDir }),
     ...(options.runCommand === true
       ? {
           settings: (cluster) => {
             cluster.capture = { mode: 'run-command' };
+          },
+        }
+      : {}),
+    ...(options.live === true
+      ? {
+          settings: (cluster) => {
+            cluster.capture = { ...cluster.capture, mode: 'live' };
           },
         }
       : {}),
@@ -102,9 +113,9 @@ void describe('deployed permissions match what the code uses', { concurrency: fa
       (a) => a.action,
     );
     const used = new Set<string>();
-    // Three refreshes: ZRS (default), a region without ZRS (failed version deleted, LRS retry), and
-    // capture mode run-command (Run Command, then power-off through the API).
-    for (const options of [{}, { scenarioLrs: true }, { runCommand: true }]) {
+    // Four refreshes: ZRS (default), a region without ZRS (failed version deleted, LRS retry), capture
+    // mode run-command (Run Command, then power-off through the API) and live capture (copy disk, attach).
+    for (const options of [{}, { scenarioLrs: true }, { runCommand: true }, { live: true }]) {
       const { status, log } = await refreshPool2(options);
       assert.equal(status.runtimeStatus, 'Completed', JSON.stringify(status.failure));
       for (const entry of log.entries) {

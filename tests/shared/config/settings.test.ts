@@ -396,9 +396,9 @@ const INVALID: readonly InvalidCase[] = [
   },
   {
     name: 'capture mode unknown',
-    env: c(['capture', 'mode'], 'live'),
+    env: c(['capture', 'mode'], 'snapshot-only'),
     path: 'VMSSP_CLUSTERS[0].capture.mode',
-    accepts: '"drain-and-stop"',
+    accepts: '"auto" (live capture where safe, else drain-and-stop)',
   },
   {
     name: 'prep image pinned by tag only',
@@ -410,7 +410,13 @@ const INVALID: readonly InvalidCase[] = [
     name: 'prep image missing in drain-and-stop',
     env: c(['capture'], { mode: 'drain-and-stop' }),
     path: 'VMSSP_CLUSTERS[0].capture.prepImage',
-    accepts: 'required with mode "drain-and-stop"',
+    accepts: 'required: the prep pods run nsenter',
+  },
+  {
+    name: 'prep image missing with the default mode (auto runs prep pods too)',
+    env: c(['capture'], {}),
+    path: 'VMSSP_CLUSTERS[0].capture.prepImage',
+    accepts: 'required: the prep pods run nsenter',
   },
   {
     name: 'run-command with a prep image (no pod runs in that mode)',
@@ -733,7 +739,8 @@ void describe('loadSettings applies defaults', () => {
       minimumCandidates: 1,
     });
     assert.deepEqual(cluster.capture, {
-      mode: 'drain-and-stop',
+      mode: 'auto',
+      live: { rootPartition: 1, maxFreeze: 10 },
       drainGracePeriod: 300,
       drainTimeout: 900,
       prepNamespace: 'vmss-prototype',

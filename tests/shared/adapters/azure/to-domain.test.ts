@@ -79,6 +79,11 @@ const scaleSetCases: readonly ScaleSetCase[] = [
       },
       tags: { cluster: 'prod-weu-1', pool: 'pool-a' },
       extensionNames: ['vmss-cse', 'HealthExtension'],
+      extensionTypes: [
+        'Microsoft.Azure.Extensions/CustomScript',
+        'Microsoft.ManagedServices/ApplicationHealthLinux',
+      ],
+      vmSize: 'Standard_D4s_v5',
       hyperVGeneration: 'V2',
       securityType: 'TrustedLaunch',
       architecture: 'x64',
@@ -114,6 +119,8 @@ const scaleSetCases: readonly ScaleSetCase[] = [
       },
       tags: {},
       extensionNames: [],
+      extensionTypes: [],
+      vmSize: 'Standard_D4pds_v5',
       hyperVGeneration: 'V1',
       architecture: 'Arm64',
       zones: [],
@@ -144,6 +151,8 @@ const scaleSetCases: readonly ScaleSetCase[] = [
       },
       tags: { 'sigs.k8s.io_cluster-api-provider-azure_cluster_capz-1': 'owned' },
       extensionNames: [],
+      extensionTypes: [],
+      vmSize: 'Standard_D2s_v5',
       architecture: 'x64',
       zones: ['2'],
     },
@@ -175,6 +184,8 @@ const scaleSetCases: readonly ScaleSetCase[] = [
       },
       tags: {},
       extensionNames: [],
+      extensionTypes: [],
+      vmSize: 'Standard_D4s_v5',
       architecture: 'x64',
       zones: [],
     },
@@ -276,6 +287,7 @@ void describe('instances', () => {
       ephemeralOsDisk: false,
       location: 'westeurope',
       zones: ['2'],
+      dataDisks: [],
       hyperVGeneration: 'V2',
     };
     assert.deepEqual(instance, expected);
@@ -321,6 +333,7 @@ void describe('instances', () => {
       ephemeralOsDisk: false,
       location: 'westeurope',
       zones: ['2'],
+      dataDisks: [],
       hyperVGeneration: 'V1',
     };
     assert.deepEqual(instance, expected);
