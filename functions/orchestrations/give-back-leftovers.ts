@@ -9,12 +9,13 @@ import type { OrchestrationContext, Task } from 'durable-functions';
 import type { PoolScope } from '../../shared/application/pool-holdings.js';
 import type { Kept, ReapAction, ReapPlan } from '../../shared/domain/reaper.js';
 import { describeReapAction, planReaping } from '../../shared/domain/reaper.js';
+import { resourceGroupOfId } from '../../shared/domain/resource-id.js';
 import { activities } from '../activities.js';
 import { call } from './call.js';
 import type { PoolHold } from './ownership.js';
 import { fenceOf } from './ownership.js';
 import { StepFailure } from './step-failure.js';
-import { POLL } from './timing.js';
+import { LIVE_POLL, POLL } from './timing.js';
 import { pollUntil } from './waits.js';
 
 export interface LeftoversOutcome {
@@ -127,14 +128,60 @@ function* carryOut(
     switch (action.kind) {
       case 'delete-prep-pod':
         yield* attempt(action, function* () {
+          const pod = { cluster, namespace: action.namespace, name: action.name };
+          yield* action.gracePeriodSeconds === undefined
+            ? call(context, activities.deletePrepPod, pod, { step: STEP })
+            : call(
+                context,
+                activities.deleteLivePod,
+                { ...pod, gracePeriodSeconds: action.gracePeriodSeconds },
+                { step: STEP },
+              );
+        });
+        break;
+      case 'detach-copy-disk':
+        yield* attempt(action, function* () {
+          // Only the donor gets the copy: an instance of the pool's scale set (Uniform: its instance id;
+          // Flexible: its VM name, both the id's last segment).
+          const instanceId = lastSegment(action.instanceResourceId);
           yield* call(
             context,
-            activities.deletePrepPod,
-            { cluster, namespace: action.namespace, name: action.name },
+            activities.requestCopyDetach,
+            { cluster, scaleSet: scope.scaleSet, instanceId, diskId: action.diskId },
             { step: STEP },
           );
         });
         break;
+      case 'delete-copy-disk': {
+        const where = {
+          cluster,
+          subscriptionId: scope.scaleSet.subscriptionId,
+          resourceGroup: resourceGroupOfId(action.diskId) ?? scope.scaleSet.resourceGroup,
+          name: action.name,
+        };
+        yield* attempt(action, function* () {
+          if (action.afterDetach) {
+            yield* pollUntil(context, {
+              step: STEP,
+              intervalSeconds: LIVE_POLL.dataDisk.interval,
+              timeoutSeconds: LIVE_POLL.dataDisk.timeout,
+              read: () => call(context, activities.readCopyDisk, where, { step: STEP }),
+              done: (view) => !view.exists || view.attachedTo === undefined,
+              describe: (view) => `disk ${action.name} attached to ${view.attachedTo ?? 'nothing'}`,
+            });
+          }
+          yield* call(context, activities.requestCopyDiskDeletion, where, { step: STEP });
+          yield* pollUntil(context, {
+            step: STEP,
+            intervalSeconds: LIVE_POLL.diskDeletion.interval,
+            timeoutSeconds: LIVE_POLL.diskDeletion.timeout,
+            read: () => call(context, activities.readCopyDisk, where, { step: STEP }),
+            done: (view) => !view.exists,
+            describe: (view) => `disk ${action.name} ${view.provisioningState ?? 'deleting'}`,
+          });
+        });
+        break;
+      }
       case 'start-instance':
         yield* attempt(action, function* () {
           yield* call(
@@ -197,4 +244,8 @@ function* carryOut(
   }
   yield* awaitStarts();
   return { gaveBack, kept: plan.kept, failures };
+}
+
+function lastSegment(id: string): string {
+  return id.split('/').filter(Boolean).at(-1) ?? id;
 }

@@ -8,6 +8,11 @@ import { CAPTURE_RUN_ANNOTATION } from '../domain/cluster-node.js';
 import type { ImageDefinitionRef } from '../domain/compute.js';
 import { isNotFound } from '../domain/errors.js';
 import { IMAGE_VERSION_TAG_KEYS, parseImageVersionTags } from '../domain/image-version.js';
+import {
+  COPY_DISK_PURPOSE_TAG,
+  LIVE_POD_COMPONENT_LABEL,
+  LIVE_POD_GRACE_SECONDS,
+} from '../domain/live-leftovers.js';
 import type { PoolLease } from '../domain/ownership.js';
 import {
   decodePriorState,
@@ -67,7 +72,7 @@ export async function poolScope(handle: ClusterHandle, poolName: string): Promis
 
 export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope): Promise<PoolHoldingsView> {
   const { kube, compute } = handle;
-  const [lease, nodes, prepPods, snapshots, versions, scaleSet] = await Promise.all([
+  const [lease, nodes, prepPods, snapshots, disks, versions, scaleSet] = await Promise.all([
     kube.getLease(scope.lease.namespace, scope.lease.name),
     kube.listNodes(),
     kube.listPods(scope.lease.namespace, {
@@ -75,6 +80,8 @@ export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope):
       [LEASE_LABEL]: scope.lease.name,
     }),
     compute.listSnapshots(scope.scaleSet.subscriptionId, scope.scaleSet.resourceGroup),
+    // Live capture makes its copy disk in the scale set's resource group, tagged like its snapshot.
+    compute.listDisks(scope.scaleSet.subscriptionId, scope.scaleSet.resourceGroup),
     compute.listImageVersions(scope.definition).catch((error: unknown) => {
       if (isNotFound(error)) return [];
       throw error;
@@ -107,13 +114,34 @@ export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope):
       nodes: held,
       prepPods: prepPods.map((pod) => {
         const runId = pod.labels[RUN_LABEL];
+        const component = pod.labels[LIVE_POD_COMPONENT_LABEL];
         return {
           namespace: pod.namespace,
           name: pod.name,
           phase: pod.phase,
           ...(runId === undefined ? {} : { runId }),
+          // Live capture's pods get TERM first: their trap thaws the filesystem or unmounts the copy.
+          ...(component === 'freeze' || component === 'scrub'
+            ? { gracePeriodSeconds: LIVE_POD_GRACE_SECONDS }
+            : {}),
         };
       }),
+      copyDisks: disks
+        .filter(
+          (disk) =>
+            tagOf(disk.tags, COPY_DISK_PURPOSE_TAG.key) === COPY_DISK_PURPOSE_TAG.value &&
+            tagOf(disk.tags, SNAPSHOT_TAG_KEYS.lease) === scope.lease.name,
+        )
+        .map((disk) => {
+          const runId = tagOf(disk.tags, SNAPSHOT_TAG_KEYS.runId);
+          return {
+            id: disk.id,
+            name: disk.name,
+            provisioningState: disk.provisioningState,
+            ...(runId === undefined ? {} : { runId }),
+            ...(disk.managedBy === undefined ? {} : { attachedTo: disk.managedBy }),
+          };
+        }),
       snapshots: snapshots
         .filter((snapshot) => tagOf(snapshot.tags, SNAPSHOT_TAG_KEYS.lease) === scope.lease.name)
         .map((snapshot) => {

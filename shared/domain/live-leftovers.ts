@@ -45,6 +45,9 @@ export interface LiveHoldings {
   readonly pods: readonly LivePodHolding[];
 }
 
+/** The label that tells live capture's freeze and scrub pods (`freeze`, `scrub`) from the prep pod. */
+export const LIVE_POD_COMPONENT_LABEL = 'app.kubernetes.io/component';
+
 /** Long enough for a shell to run its trap (thaw, unmount); short enough not to hold the reaper. */
 export const LIVE_POD_GRACE_SECONDS = 10;
 

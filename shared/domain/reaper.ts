@@ -9,12 +9,18 @@
  * - a stopped VM of a node it holds (we stopped it) → started;
  * - the node (marker annotation) → its prior state restored from the node's own annotation: uncordoned only
  *   if it was schedulable before, scale-down-disabled put back as it was, our annotations removed;
+ * - live capture's copy disk (a managed disk made from the snapshot, tag COPY_DISK_PURPOSE_TAG) → detached
+ *   from the donor when still attached (a donor rebooting with it may mount the copy as its root), then
+ *   deleted; the freeze and scrub pods are prep pods, deleted with a grace period so that their TERM trap
+ *   thaws the filesystem or unmounts the copy (live-leftovers.ts);
  * - its snapshot → deleted;
  * - an unfinished image version (not Succeeded and published) → deleted, but never one rejected on purpose
  *   (safe promotion keeps those hidden) and never the one the model points at.
  * Whatever carries the live run's id, or no run id of ours, is kept.
  */
 import type { PowerState, ProvisioningState } from './compute.js';
+import type { CopyDiskHolding } from './live-leftovers.js';
+import { planLiveLeftovers } from './live-leftovers.js';
 import type { NodePriorState } from './ownership.js';
 
 export interface HeldNode {
@@ -36,6 +42,12 @@ export interface PrepPodHolding {
   readonly name: string;
   readonly runId?: string;
   readonly phase: string;
+  /**
+   * Live capture's freeze and scrub pods: deleted with this grace period, so the kubelet's TERM reaches
+   * their trap (thaw, unmount). Absent: the drain-and-stop prep pod, deleted at once (grace 0) so that it
+   * cannot power the host off after it was started again.
+   */
+  readonly gracePeriodSeconds?: number;
 }
 
 export interface SnapshotHolding {
@@ -61,6 +73,8 @@ export interface PoolHoldings {
   readonly prepPods: readonly PrepPodHolding[];
   readonly snapshots: readonly SnapshotHolding[];
   readonly versions: readonly VersionHolding[];
+  /** Live capture's copy disks of the pool (absent: none looked for). */
+  readonly copyDisks?: readonly CopyDiskHolding[];
   /** The image the scale set's model points at (a definition or a version id). */
   readonly modelImageId?: string;
 }
@@ -70,6 +84,22 @@ export type ReapAction =
       readonly kind: 'delete-prep-pod';
       readonly namespace: string;
       readonly name: string;
+      readonly runId: string;
+      /** Live capture's pods: TERM first (PrepPodHolding.gracePeriodSeconds). */
+      readonly gracePeriodSeconds?: number;
+    }
+  | {
+      readonly kind: 'detach-copy-disk';
+      readonly diskId: string;
+      readonly instanceResourceId: string;
+      readonly runId: string;
+    }
+  | {
+      readonly kind: 'delete-copy-disk';
+      readonly diskId: string;
+      readonly name: string;
+      /** The disk is attached now: delete it once the detach above has completed. */
+      readonly afterDetach: boolean;
       readonly runId: string;
     }
   | {
@@ -124,8 +154,20 @@ export function planReaping(holdings: PoolHoldings, aliveRunId: string | undefin
     if (pod.runId === undefined) kept.push({ what, reason: 'it carries no run id' });
     else if (inUse(pod.runId)) kept.push({ what, reason: `in use by the live run ${pod.runId}` });
     else
-      prepPods.push({ kind: 'delete-prep-pod', namespace: pod.namespace, name: pod.name, runId: pod.runId });
+      prepPods.push({
+        kind: 'delete-prep-pod',
+        namespace: pod.namespace,
+        name: pod.name,
+        runId: pod.runId,
+        ...(pod.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: pod.gracePeriodSeconds }),
+      });
   }
+  // Live capture's copy disks: detached, then deleted (their pods are among the prep pods above).
+  const live = planLiveLeftovers({ copyDisks: holdings.copyDisks ?? [], pods: [] }, aliveRunId);
+  kept.push(...live.kept);
+  const copyDisks: ReapAction[] = live.actions.flatMap((action) =>
+    action.kind === 'delete-live-pod' ? [] : [action],
+  );
 
   for (const node of holdings.nodes) {
     const what = `node ${node.name}`;
@@ -186,7 +228,7 @@ export function planReaping(holdings: PoolHoldings, aliveRunId: string | undefin
       versions.push({ kind: 'delete-image-version', versionName: version.versionName, runId: version.runId });
   }
 
-  return { actions: [...prepPods, ...starts, ...restores, ...snapshots, ...versions], kept };
+  return { actions: [...prepPods, ...copyDisks, ...starts, ...restores, ...snapshots, ...versions], kept };
 }
 
 /** The version name a model image id pins (`…/versions/<name>`), lower-cased; undefined for a definition. */
@@ -200,7 +242,13 @@ export function describeReapAction(action: ReapAction): string {
   const of = `(left by run ${action.runId})`;
   switch (action.kind) {
     case 'delete-prep-pod':
-      return `delete prep pod ${action.namespace}/${action.name} ${of}`;
+      return action.gracePeriodSeconds === undefined
+        ? `delete prep pod ${action.namespace}/${action.name} ${of}`
+        : `delete live capture pod ${action.namespace}/${action.name} (TERM, ${action.gracePeriodSeconds} s grace: its trap thaws or unmounts) ${of}`;
+    case 'detach-copy-disk':
+      return `detach live capture's copy disk ${lastSegment(action.diskId)} from ${lastSegment(action.instanceResourceId)} ${of}`;
+    case 'delete-copy-disk':
+      return `delete live capture's copy disk ${action.name} ${of}`;
     case 'start-instance':
       return `start the VM of node ${action.node} (instance ${action.instanceId}), stopped for a capture ${of}`;
     case 'restore-node': {
@@ -216,4 +264,8 @@ export function describeReapAction(action: ReapAction): string {
     case 'delete-image-version':
       return `delete unfinished image version ${action.versionName} ${of}`;
   }
+}
+
+function lastSegment(id: string): string {
+  return id.split('/').filter(Boolean).at(-1) ?? id;
 }

@@ -110,6 +110,8 @@ export interface ComputeGateway {
   requestDataDiskDetach(instance: ScaleSetInstance, diskId: string): Promise<void>;
 
   getDisk(subscriptionId: string, resourceGroup: string, name: string): Promise<ManagedDisk>;
+  /** Every managed disk of a resource group (the reaper finds live capture's copy disks by their tags). */
+  listDisks(subscriptionId: string, resourceGroup: string): Promise<ManagedDisk[]>;
   /** Idempotent by name; a disk of that name copied from another source is a `TerminalError`. */
   requestDiskFromSnapshot(request: DiskFromSnapshotRequest): Promise<void>;
   requestDiskDeletion(subscriptionId: string, resourceGroup: string, name: string): Promise<void>;

@@ -24,6 +24,7 @@ import { CAPTURE_RUN_ANNOTATION } from '../../shared/domain/cluster-node.js';
 import { writeConnectionFile } from '../../sim/connection.js';
 import type { KubeObject } from '../../sim/contracts.js';
 import { nodeOf, POOL2, sampleScenario, type ScenarioData, withUndrainablePod } from '../e2e/harness.js';
+import { liveCaptureLeftovers } from '../e2e/live-checks.js';
 import { checkInvariants, takeBefore } from './invariants.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -299,6 +300,52 @@ void describe('ownership across processes', { concurrency: false, timeout: 30 * 
       assert.equal(survived, points.length);
     },
   );
+
+  void it('a live capture killed with its copy attached, its state dir deleted: release detaches and deletes the copy', async () => {
+    await withWorld(fastLatency, async ({ sim, dir, connection }) => {
+      const running = sim.running;
+      const before = takeBefore(running);
+      const state = join(dir, 'state');
+      const killed = await child(CRASH_RUNNER, [
+        connection,
+        state,
+        INSTANCE,
+        'step:scrubbing-copy',
+        POOL2,
+        '{}',
+        'live',
+      ]);
+      assert.equal(killed.signal, 'SIGKILL', killed.stderr);
+      await rm(state, { recursive: true, force: true });
+      const scaleSet = running.world.compute.listScaleSets().find((candidate) => candidate.name === POOL2);
+      assert.ok(scaleSet, `scale set ${POOL2} exists`);
+      const ref = {
+        id: scaleSet.id,
+        name: scaleSet.name,
+        subscriptionId: scaleSet.subscriptionId,
+        resourceGroup: scaleSet.resourceGroup,
+      };
+      const left = liveCaptureLeftovers(running, ref);
+      assert.ok(
+        left.some((what) => what.startsWith('data disk')),
+        `the dead run left its copy attached: ${left.join('; ')}`,
+      );
+      running.clock.advanceBy(16 * MINUTE_S);
+      const released = await child(CLI, [
+        'release',
+        `--sim-connect=${connection}`,
+        `--pool=${POOL2}`,
+        '--json',
+      ]);
+      assert.equal(released.code, 0, `${released.stdout} ${released.stderr}`);
+      const result = JSON.parse(released.stdout) as { pools: ReleasePoolResult[] };
+      assert.equal(result.pools[0]?.outcome, 'released', released.stdout);
+      assert.deepEqual(liveCaptureLeftovers(running, ref), [], 'nothing of the live capture left');
+      assert.equal(running.world.compute.listSnapshots().length, 0, 'its snapshot deleted');
+      const broken = checkInvariants(running, before, { runsPerPool: 1 }).filter((check) => !check.ok);
+      assert.deepEqual(broken, [], 'invariants after release');
+    });
+  });
 
   void it('a run killed while waiting for the power-off and resumed after that deadline completes the capture', async () => {
     await withWorld(

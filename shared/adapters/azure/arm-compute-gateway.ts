@@ -116,6 +116,10 @@ export class ArmComputeGateway implements ComputeGateway {
     return this.#disks.get(subscriptionId, resourceGroup, name);
   }
 
+  listDisks(subscriptionId: string, resourceGroup: string): Promise<ManagedDisk[]> {
+    return this.#disks.list(subscriptionId, resourceGroup);
+  }
+
   requestDiskFromSnapshot(request: DiskFromSnapshotRequest): Promise<void> {
     return this.#disks.requestFromSnapshot(request);
   }

@@ -20,6 +20,19 @@ export class ArmDisks {
     return toManagedDisk(disk, resourceGroup);
   }
 
+  /** Every managed disk of a resource group (the reaper finds a dead run's copy disk by its tags). */
+  async list(subscriptionId: string, resourceGroup: string): Promise<ManagedDisk[]> {
+    const action = `listing disks of resource group ${resourceGroup}`;
+    const client = this.clients.client(subscriptionId, action);
+    return withArmErrors(action, async () => {
+      const disks: ManagedDisk[] = [];
+      for await (const disk of client.disks.listByResourceGroup(resourceGroup)) {
+        disks.push(toManagedDisk(disk, resourceGroup));
+      }
+      return disks;
+    });
+  }
+
   async requestFromSnapshot(request: DiskFromSnapshotRequest): Promise<void> {
     const action = `requesting disk ${request.resourceGroup}/${request.name}`;
     const client = this.clients.client(request.subscriptionId, action);

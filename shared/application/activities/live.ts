@@ -7,6 +7,7 @@ import { z } from 'zod';
 
 import type { PowerState, ProvisioningState } from '../../domain/compute.js';
 import { isNotFound } from '../../domain/errors.js';
+import { LIVE_POD_COMPONENT_LABEL } from '../../domain/live-leftovers.js';
 import { LEASE_LABEL, PREP_POD_APP_LABEL, RUN_LABEL } from '../../domain/ownership.js';
 import { checkFence } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
@@ -175,7 +176,6 @@ const readNodeReadySince = defineActivity(
 );
 
 /** Which live pod it is (`freeze` or `scrub`), besides the prep pods' labels. */
-export const LIVE_POD_COMPONENT_LABEL = 'app.kubernetes.io/component';
 
 const startLivePod = defineActivity(
   'startLivePod',

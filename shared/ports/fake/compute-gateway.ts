@@ -419,6 +419,18 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
     });
   }
 
+  listDisks(subscriptionId: string, resourceGroup: string): Promise<ManagedDisk[]> {
+    return this.call('listDisks', [subscriptionId, resourceGroup], () => {
+      for (const record of this.#instances.values()) this.#settleInstance(record);
+      const prefix = `${subscriptionId}/${resourceGroup}/`.toLowerCase();
+      return [...this.#disks.keys()].flatMap((key) => {
+        if (!key.startsWith(prefix)) return [];
+        const value = this.#settleKey(this.#disks, key);
+        return value === undefined ? [] : [value];
+      });
+    });
+  }
+
   requestDiskFromSnapshot(request: DiskFromSnapshotRequest): Promise<void> {
     return this.call('requestDiskFromSnapshot', [request], () => {
       const action = `requesting disk ${request.resourceGroup}/${request.name}`;

@@ -48,7 +48,13 @@ function show(plan: ReapPlan): { actions: string[]; kept: string[] } {
     actions: plan.actions.map((action) => {
       switch (action.kind) {
         case 'delete-prep-pod':
-          return `delete-prep-pod:${action.name}`;
+          return action.gracePeriodSeconds === undefined
+            ? `delete-prep-pod:${action.name}`
+            : `delete-prep-pod:${action.name}:grace${action.gracePeriodSeconds}`;
+        case 'detach-copy-disk':
+          return `detach-copy-disk:${action.diskId.split('/').at(-1) ?? ''}`;
+        case 'delete-copy-disk':
+          return `delete-copy-disk:${action.name}${action.afterDetach ? ':after-detach' : ''}`;
         case 'start-instance':
           return `start-instance:${action.instanceId}`;
         case 'restore-node':
@@ -63,8 +69,64 @@ function show(plan: ReapPlan): { actions: string[]; kept: string[] } {
   };
 }
 
+const COPY_ID = '/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/disks/copy-1';
+const DONOR_ID =
+  '/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/vmss/virtualMachines/3';
+
 const CASES: readonly Case[] = [
   { name: 'nothing left', holdings: EMPTY, actions: [] },
+  {
+    name: 'a dead live capture: its pods get TERM first, the copy is detached, then deleted, then its snapshot',
+    holdings: holdings({
+      prepPods: [
+        {
+          namespace: 'vmss-prototype',
+          name: 'vmssp-scrub-1',
+          runId: DEAD,
+          phase: 'Running',
+          gracePeriodSeconds: 10,
+        },
+      ],
+      copyDisks: [
+        { id: COPY_ID, name: 'copy-1', runId: DEAD, attachedTo: DONOR_ID, provisioningState: 'Succeeded' },
+      ],
+      snapshots: [
+        {
+          subscriptionId: 's',
+          resourceGroup: 'rg',
+          name: 'snap-1',
+          runId: DEAD,
+          provisioningState: 'Succeeded',
+        },
+      ],
+    }),
+    actions: [
+      'delete-prep-pod:vmssp-scrub-1:grace10',
+      'detach-copy-disk:copy-1',
+      'delete-copy-disk:copy-1:after-detach',
+      'delete-snapshot:snap-1',
+    ],
+  },
+  {
+    name: "a detached copy of a dead run is deleted; the live run's copy and one without a run are kept",
+    alive: LIVE,
+    holdings: holdings({
+      copyDisks: [
+        { id: COPY_ID, name: 'copy-1', runId: DEAD, provisioningState: 'Succeeded' },
+        {
+          id: `${COPY_ID}-live`,
+          name: 'copy-live',
+          runId: LIVE,
+          attachedTo: DONOR_ID,
+          provisioningState: 'Succeeded',
+        },
+        { id: `${COPY_ID}-x`, name: 'copy-x', provisioningState: 'Succeeded' },
+        { id: `${COPY_ID}-gone`, name: 'copy-gone', runId: DEAD, provisioningState: 'Deleting' },
+      ],
+    }),
+    actions: ['delete-copy-disk:copy-1'],
+    kept: ['copy disk copy-live', 'copy disk copy-x', 'copy disk copy-gone'],
+  },
   {
     name: 'a dead run holding a running node: restore it only',
     holdings: holdings({ nodes: [node()] }),
