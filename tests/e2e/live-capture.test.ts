@@ -164,9 +164,15 @@ void describe('live capture on the simulator', { concurrency: false }, () => {
     }
   });
 
-  void it('auto takes live capture where the flavour is configured, drain-and-stop where it is unknown', async () => {
-    // The simulator's nodes carry marks of no known flavour: auto must not guess. Pool 2 names its flavour.
+  void it('auto takes live capture where it is safe, drain-and-stop (with the reason) where it is not', async () => {
+    // Pool 1 runs an NVMe-controller size (its data disks are not under /dev/disk/azure/scsi1): a live
+    // blocker. Pool 2 names its flavour; the simulator's nodes also carry aks-engine's labels.
     const harness = await startHarness({
+      scenario: (scenario) => {
+        const pool = scenario.clusters[0]?.scaleSets.find((entry) => entry['name'] === POOL1);
+        assert.ok(pool);
+        pool['vmSize'] = 'Standard_D4ds_v6';
+      },
       settings: (cluster) => {
         cluster['pools'] = [{ name: POOL1 }, { name: POOL2, bootstrapFlavour: 'aks-engine' }];
         cluster.capture = { ...cluster.capture, mode: 'auto' };
@@ -186,7 +192,7 @@ void describe('live capture on the simulator', { concurrency: false }, () => {
       assert.equal(pools[POOL1]?.captureMode, 'drain-and-stop');
       assert.match(
         pools[POOL1]?.plan?.capture?.reason ?? '',
-        /^auto: drain-and-stop, because the bootstrap flavour is unknown/,
+        /^auto: drain-and-stop, because VM size Standard_D4ds_v6 has an NVMe disk controller/,
       );
       assert.equal(pools[POOL2]?.outcome, 'refreshed', pools[POOL2]?.reason);
       assert.equal(pools[POOL2]?.captureMode, 'live');
