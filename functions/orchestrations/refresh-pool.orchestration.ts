@@ -25,12 +25,13 @@ import { giveBackLeftovers } from './give-back-leftovers.js';
 import type { PoolHold } from './ownership.js';
 import { acquirePool, fenceOf, leaseLost, releasePool, runIdOf } from './ownership.js';
 import { canaryPhase } from './refresh-pool/canary.phase.js';
-import { capturePhase } from './refresh-pool/capture.phase.js';
+import { inParallel } from './parallel.js';
+import { capturePhase, giveBackCaptured } from './refresh-pool/capture.phase.js';
 import { generationsPhase } from './refresh-pool/generations.phase.js';
 import { imagePhase, prepareImagePhase, publishImageVersion } from './refresh-pool/image.phase.js';
 import { modelPhase } from './refresh-pool/model.phase.js';
 import type { RefreshRun } from './refresh-pool/run.js';
-import { prepPodNameFor, setStatus, snapshotNameFor } from './refresh-pool/run.js';
+import { prepPodNameFor, pullPodNameFor, setStatus, snapshotNameFor } from './refresh-pool/run.js';
 
 export function* refreshPoolOrchestration(
   context: OrchestrationContext,
@@ -140,19 +141,27 @@ function* refreshHeldPool(
   run.version = ref.versionName;
   const snapshotName = snapshotNameFor(plan, ref.versionName);
 
-  const captured = yield* capturePhase(run, {
+  const prepPodName = prepPodNameFor(plan, ref.versionName);
+  const taken = yield* capturePhase(run, {
     versionName: ref.versionName,
     snapshotName,
-    prepPodName: prepPodNameFor(plan, ref.versionName),
+    prepPodName,
+    pullPodName: pullPodNameFor(plan, ref.versionName),
   });
 
-  const version = yield* imagePhase(run, {
-    ref,
-    snapshotId: captured.snapshotId,
-    snapshotName,
-    ...(captured.vmId === undefined ? {} : { sourceVmId: captured.vmId }),
-    publish: !plan.settings.canary.enabled,
-  });
+  // The donor comes back while the version is asked for and built: neither waits for the other.
+  const [captured, version] = yield* inParallel(
+    context,
+    giveBackCaptured(run, taken, prepPodName),
+    imagePhase(run, {
+      ref,
+      snapshotId: taken.snapshotId,
+      snapshotName,
+      ...(taken.completed ? {} : { snapshotPendingSinceMs: taken.requestedAtMs }),
+      ...(taken.vmId === undefined ? {} : { sourceVmId: taken.vmId }),
+      publish: !plan.settings.canary.enabled,
+    }),
+  );
 
   const canary = plan.settings.canary.enabled ? yield* canaryPhase(run, version) : undefined;
   if (canary?.verdict === 'rejected') {

@@ -11,11 +11,11 @@ import { buildImageVersionTags, nextImageVersionName } from '../../../shared/dom
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
-import { POLL } from '../timing.js';
+import { EXPECTED, POLL } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
-import { deleteSnapshot } from './snapshot.js';
+import { awaitSnapshot, deleteSnapshot } from './snapshot.js';
 
 /** The version a run builds, once published. */
 export type BuiltVersion = ImageVersionRef & {
@@ -47,14 +47,30 @@ export interface ImagePhaseInput {
   readonly ref: ImageVersionRef;
   readonly snapshotId: string;
   readonly snapshotName: string;
+  /**
+   * Set when the snapshot was taken but not yet seen Succeeded (the donor was started at once): the
+   * version is asked for only once it did, reading it first at its expected completion from this time.
+   */
+  readonly snapshotPendingSinceMs?: number;
   readonly sourceVmId?: string;
   /** Publish to `latest` once built (false: the canary gate publishes after its verdict). */
   readonly publish: boolean;
 }
 
-/** Builds and publishes the version; the snapshot is deleted whatever happens. */
+/**
+ * Builds and publishes the version, from a snapshot that Succeeded only; the snapshot is deleted whatever
+ * happens (one that ended Failed included).
+ */
 export function* imagePhase(run: RefreshRun, input: ImagePhaseInput): Generator<Task, BuiltVersion, unknown> {
   try {
+    if (input.snapshotPendingSinceMs !== undefined) {
+      const snapshot = yield* awaitSnapshot(run, {
+        snapshotName: input.snapshotName,
+        requestedAtMs: input.snapshotPendingSinceMs,
+        step: 'awaiting-snapshot',
+      });
+      return yield* buildImageVersion(run, { ...input, snapshotId: snapshot.id });
+    }
     return yield* buildImageVersion(run, input);
   } finally {
     yield* deleteSnapshot(run, input.snapshotName);
@@ -103,7 +119,7 @@ function* buildImageVersion(run: RefreshRun, input: ImagePhaseInput): Generator<
     }
     const built = yield* pollUntil(context, {
       step: 'building-image-version',
-      intervalSeconds: POLL.imageVersion.interval,
+      ...EXPECTED.imageVersion,
       timeoutSeconds: POLL.imageVersion.timeout,
       read: readVersion('building-image-version'),
       done: (view) =>

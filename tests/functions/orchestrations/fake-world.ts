@@ -62,6 +62,7 @@ export const RUN_SETTINGS: PoolRunSettings = {
   prepNamespace: 'vmss-prototype',
   prepImage: 'busybox:1.37',
   runCommandTimeoutSeconds: 600,
+  waitForSnapshotCompletion: 'auto',
   keepExtensionTypes: ['AzureMonitorLinuxAgent'],
   history: 3,
   storageAccountType: 'Standard_ZRS',
