@@ -24,8 +24,8 @@ import { call } from './call.js';
 import { giveBackLeftovers } from './give-back-leftovers.js';
 import type { PoolHold } from './ownership.js';
 import { acquirePool, fenceOf, leaseLost, releasePool, runIdOf } from './ownership.js';
-import { canaryPhase } from './refresh-pool/canary.phase.js';
 import { inParallel } from './parallel.js';
+import { canaryPhase } from './refresh-pool/canary.phase.js';
 import { capturePhase, giveBackCaptured } from './refresh-pool/capture.phase.js';
 import { generationsPhase } from './refresh-pool/generations.phase.js';
 import { imagePhase, prepareImagePhase, publishImageVersion } from './refresh-pool/image.phase.js';
@@ -149,10 +149,10 @@ function* refreshHeldPool(
     pullPodName: pullPodNameFor(plan, ref.versionName),
   });
 
-  // The donor comes back while the version is asked for and built: neither waits for the other.
-  const [captured, version] = yield* inParallel(
+  // The donor comes back while the version is asked for and built: neither waits for the other. The
+  // give-back goes second so its step is what the status shows until the node is back.
+  const [version, captured] = yield* inParallel(
     context,
-    giveBackCaptured(run, taken, prepPodName),
     imagePhase(run, {
       ref,
       snapshotId: taken.snapshotId,
@@ -161,6 +161,7 @@ function* refreshHeldPool(
       ...(taken.vmId === undefined ? {} : { sourceVmId: taken.vmId }),
       publish: !plan.settings.canary.enabled,
     }),
+    giveBackCaptured(run, taken, prepPodName),
   );
 
   const canary = plan.settings.canary.enabled ? yield* canaryPhase(run, version) : undefined;

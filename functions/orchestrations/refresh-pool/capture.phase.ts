@@ -10,10 +10,10 @@
  */
 import type { Task } from 'durable-functions';
 
+import type { NodePriorState } from '../../../shared/application/donor-node.js';
 import { SNAPSHOT_TAG_KEYS } from '../../../shared/domain/ownership.js';
 import { buildPrepScript } from '../../../shared/domain/prep-script.js';
 import { mustWaitForSnapshotCompletion } from '../../../shared/domain/snapshot-readiness.js';
-import type { NodePriorState } from '../../../shared/application/donor-node.js';
 import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
@@ -157,7 +157,7 @@ function* pullPrepImage(run: RefreshRun, pullPodName: string): Generator<Task, v
       step,
       intervalSeconds: POLL.prepImagePull.interval,
       timeoutSeconds: POLL.prepImagePull.timeout,
-      read: () => call(context, activities.readPrepPod, pod, { step }),
+      read: () => call(context, activities.readPrepImagePull, pod, { step }),
       done: (phase) => {
         if (phase === 'Failed' || phase === 'Absent') {
           throw StepFailure.terminal(

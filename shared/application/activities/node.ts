@@ -109,6 +109,12 @@ const startPrepImagePull = defineActivity(
   },
 );
 
+/** The prep image pull pod's phase (its outcome); `Absent` when it does not exist. */
+const readPrepImagePull = defineActivity('readPrepImagePull', PrepPodInput, async (deps, input) => {
+  const { kube } = await deps.cluster(input.cluster);
+  return (await kube.getPodOutcome(input.namespace, input.name))?.phase ?? 'Absent';
+});
+
 /** The prep pod's phase; `Absent` when it does not exist (not yet, or already deleted). */
 const readPrepPod = defineActivity('readPrepPod', PrepPodInput, async (deps, input) => {
   const { kube } = await deps.cluster(input.cluster);
@@ -140,6 +146,7 @@ export const NODE_ACTIVITIES = {
   drainNodeStep,
   startDiskPrep,
   startPrepImagePull,
+  readPrepImagePull,
   readPrepPod,
   deletePrepPod,
   restoreNode: restoreNodeActivity,
