@@ -212,6 +212,7 @@ function clusterConfiguration(settings: Settings, cluster: ClusterSettings): Clu
         prepNamespace: capture.prepNamespace,
         ...(capture.prepImage === undefined ? {} : { prepImage: capture.prepImage }),
         runCommandTimeoutSeconds: capture.runCommandTimeout,
+        waitForSnapshotCompletion: capture.waitForSnapshotCompletion,
         keepExtensionTypes: cluster.capture.keepExtensions,
         history: cluster.history,
         storageAccountType: cluster.gallery.storageAccountType,

@@ -25,14 +25,16 @@ import { call } from './call.js';
 import { giveBackLeftovers } from './give-back-leftovers.js';
 import type { PoolHold } from './ownership.js';
 import { acquirePool, fenceOf, leaseLost, releasePool, runIdOf } from './ownership.js';
+import { inParallel } from './parallel.js';
 import { canaryPhase } from './refresh-pool/canary.phase.js';
-import { capturePhase } from './refresh-pool/capture.phase.js';
+import { capturePhase, giveBackCaptured } from './refresh-pool/capture.phase.js';
 import { generationsPhase } from './refresh-pool/generations.phase.js';
+import type { BuiltVersion } from './refresh-pool/image.phase.js';
 import { imagePhase, prepareImagePhase, publishImageVersion } from './refresh-pool/image.phase.js';
 import { liveCaptureNamesFor, liveCapturePhase } from './refresh-pool/live-capture.phase.js';
 import { modelPhase } from './refresh-pool/model.phase.js';
 import type { RefreshRun } from './refresh-pool/run.js';
-import { prepPodNameFor, setStatus, snapshotNameFor } from './refresh-pool/run.js';
+import { prepPodNameFor, pullPodNameFor, setStatus, snapshotNameFor } from './refresh-pool/run.js';
 
 export function* refreshPoolOrchestration(
   context: OrchestrationContext,
@@ -142,22 +144,41 @@ function* refreshHeldPool(
   run.version = ref.versionName;
   const snapshotName = snapshotNameFor(plan, ref.versionName);
 
-  // The plan chose how (shared/domain/capture-mode.ts): both phases end with the image's source.
-  const captured =
-    plan.capture?.mode === 'live'
-      ? yield* liveCapturePhase(run, liveCaptureNamesFor(plan, ref.versionName, snapshotName))
-      : yield* capturePhase(run, {
-          versionName: ref.versionName,
-          snapshotName,
-          prepPodName: prepPodNameFor(plan, ref.versionName),
-        });
-
-  const version = yield* imagePhase(run, {
-    ref,
-    source: captured.source,
-    ...(captured.vmId === undefined ? {} : { sourceVmId: captured.vmId }),
-    publish: !plan.settings.canary.enabled,
-  });
+  // The plan chose how (shared/domain/capture-mode.ts). Live capture hands over the scrubbed copy disk
+  // (the donor never left service); drain-and-stop hands over its snapshot as soon as it is taken, and
+  // the donor comes back while the version is asked for and built: neither waits for the other. The
+  // give-back goes second so its step is what the status shows until the node is back.
+  let version: BuiltVersion;
+  let captured: { readonly donorOutOfServiceSeconds: number };
+  if (plan.capture?.mode === 'live') {
+    const live = yield* liveCapturePhase(run, liveCaptureNamesFor(plan, ref.versionName, snapshotName));
+    version = yield* imagePhase(run, {
+      ref,
+      source: live.source,
+      ...(live.vmId === undefined ? {} : { sourceVmId: live.vmId }),
+      publish: !plan.settings.canary.enabled,
+    });
+    captured = live;
+  } else {
+    const prepPodName = prepPodNameFor(plan, ref.versionName);
+    const taken = yield* capturePhase(run, {
+      versionName: ref.versionName,
+      snapshotName,
+      prepPodName,
+      pullPodName: pullPodNameFor(plan, ref.versionName),
+    });
+    [version, captured] = yield* inParallel(
+      context,
+      imagePhase(run, {
+        ref,
+        source: { kind: 'snapshot', id: taken.snapshotId, name: snapshotName },
+        ...(taken.completed ? {} : { snapshotPendingSinceMs: taken.requestedAtMs }),
+        ...(taken.vmId === undefined ? {} : { sourceVmId: taken.vmId }),
+        publish: !plan.settings.canary.enabled,
+      }),
+      giveBackCaptured(run, taken, prepPodName),
+    );
+  }
 
   const canary = plan.settings.canary.enabled ? yield* canaryPhase(run, version) : undefined;
   if (canary?.verdict === 'rejected') {

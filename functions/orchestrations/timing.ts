@@ -17,6 +17,8 @@ export interface RetryPolicy {
 /** How often each wait polls, and how long it may take before the run fails (seconds). */
 export const POLL = {
   drain: { interval: 5 /* timeout from settings: capture.drainTimeout */ },
+  /** The prep image pulled on the donor before its cordon (seconds to a minute; a slow registry more). */
+  prepImagePull: { interval: 5, timeout: 15 * 60 },
   powerOff: { interval: 15, timeout: 20 * 60 },
   runCommand: { interval: 10 /* timeout from settings: capture.runCommandTimeout */ },
   snapshot: { interval: 15, timeout: 60 * 60 },
@@ -34,6 +36,48 @@ export const POLL = {
   /** Cordon-and-drain of a passed canary that settings remove (afterPass: remove). */
   canaryDrain: { interval: 5, timeout: 15 * 60 },
 } as const;
+
+/**
+ * Long-running waits whose usual length is known: the first read is made when the operation is expected
+ * to be done (`expectedSeconds` after it was asked for), then every `intervalSeconds` until it is. Reading
+ * earlier only spends ARM's read budget (those reads are what it throttles first; azure.md §9) and history.
+ * Microsoft publishes no expected durations ("highly variable"): the figures are kamino's logged runs
+ * (research/2026-11-landscape.md §4: stop 113–183 s, snapshot 6–65 s, image version 664 s; DESIGN.md §6),
+ * taken at or below the usual, so a quicker operation costs at most that much waiting and a slower one
+ * the short interval. A throttled read's Retry-After is honoured by the call itself (call.ts).
+ */
+export const EXPECTED = {
+  /** Prep pod created → instance stopped: pod start and script (seconds), then `vmss stop` (113–183 s). */
+  powerOff: { expectedSeconds: 110, intervalSeconds: 10 },
+  /** Snapshot requested → Succeeded (6–65 s; full copies of a stopped disk). */
+  snapshot: { expectedSeconds: 60, intervalSeconds: 5 },
+  /** Snapshot deletion asked → gone (seconds). */
+  snapshotDeletion: { expectedSeconds: 5, intervalSeconds: 5 },
+  /** Start asked → running (about 30 s). */
+  start: { expectedSeconds: 25, intervalSeconds: 5 },
+  /** Image version requested → Succeeded and replicated (664 s for one region; hours with more). */
+  imageVersion: { expectedSeconds: 600, intervalSeconds: 15 },
+} as const satisfies Record<string, PollSchedule>;
+
+/** When a wait reads again: first at the expected completion, then at a short interval. */
+export interface PollSchedule {
+  readonly expectedSeconds: number;
+  readonly intervalSeconds: number;
+}
+
+/**
+ * Seconds to sleep before the next read of a wait that started `elapsedSeconds` ago: until the expected
+ * completion while it is ahead, the short interval after it, and never less than a server's Retry-After.
+ */
+export function pollDelaySeconds(
+  schedule: PollSchedule,
+  elapsedSeconds: number,
+  retryAfterSeconds?: number,
+): number {
+  const untilExpected = schedule.expectedSeconds - elapsedSeconds;
+  const delay = untilExpected > 0 ? untilExpected : schedule.intervalSeconds;
+  return Math.max(delay, retryAfterSeconds ?? 0);
+}
 
 /**
  * Retries of one activity call on transient failures: 5, 10, 20, 40, 60 s between six attempts, about

@@ -13,6 +13,7 @@ import type { OrchestrationContext, Task } from 'durable-functions';
 
 import { EVENT } from '../../shared/application/orchestration-ids.js';
 import { StepFailure } from './step-failure.js';
+import { pollDelaySeconds } from './timing.js';
 
 /** What a run holding a pool does before each activity and each sleep. */
 export interface WaitGuard {
@@ -101,6 +102,13 @@ export interface PollSpec<T> {
   readonly step: string;
   readonly intervalSeconds: number;
   readonly timeoutSeconds: number;
+  /**
+   * When the awaited operation is usually done (timing.ts EXPECTED): the first read waits until then,
+   * counted from `sinceMs`. Absent: the first read is made at once.
+   */
+  readonly expectedSeconds?: number;
+  /** When the operation was asked for (orchestration time, ms); default: when the wait starts. */
+  readonly sinceMs?: number;
   /** One read (activity calls through `call`); run once per round. */
   readonly read: () => Generator<Task, T, unknown>;
   /** True when done; may throw a StepFailure to stop early. */
@@ -123,6 +131,12 @@ export interface PollSpec<T> {
 export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>): Generator<Task, T, unknown> {
   const startedAt = context.df.currentUtcDateTime.getTime();
   const deadline = startedAt + spec.timeoutSeconds * 1000;
+  const since = spec.sinceMs ?? startedAt;
+  const schedule = { expectedSeconds: spec.expectedSeconds ?? 0, intervalSeconds: spec.intervalSeconds };
+  const firstReadAt = since + schedule.expectedSeconds * 1000;
+  if (firstReadAt > startedAt) {
+    yield* sleepUnlessCancelled(context, spec.step, new Date(Math.min(deadline, firstReadAt)), spec.cancel);
+  }
   for (;;) {
     const readAt = context.df.currentUtcDateTime.getTime();
     const value = yield* spec.read();
@@ -138,10 +152,11 @@ export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>):
         spec.advice,
       );
     }
+    const delaySeconds = pollDelaySeconds(schedule, (now - since) / 1000);
     yield* sleepUnlessCancelled(
       context,
       spec.step,
-      new Date(Math.min(deadline, now + spec.intervalSeconds * 1000)),
+      new Date(Math.min(deadline, now + delaySeconds * 1000)),
       spec.cancel,
     );
   }

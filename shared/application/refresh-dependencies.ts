@@ -11,6 +11,7 @@ import type { GenerationPolicy } from '../domain/generations.js';
 import type { RunnerIdentity } from '../domain/ownership.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { SelectionPolicy } from '../domain/selection-policy.js';
+import type { SnapshotCompletionWait } from '../domain/snapshot-readiness.js';
 import type { ClusterGateway } from '../ports/cluster-gateway.js';
 import type { ComputeGateway } from '../ports/compute-gateway.js';
 
@@ -30,6 +31,8 @@ export interface PoolRunSettings {
   readonly prepImage?: string;
   /** How long the Run Command may take before the run gives the node back (run-command). */
   readonly runCommandTimeoutSeconds: number;
+  /** Keep the donor stopped until its snapshot completed (domain/snapshot-readiness.ts). */
+  readonly waitForSnapshotCompletion: SnapshotCompletionWait;
   readonly keepExtensionTypes: readonly string[];
   readonly history: number;
   readonly storageAccountType: StorageAccountType;

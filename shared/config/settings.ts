@@ -381,11 +381,18 @@ const Capture = strictObject(
     prepImage: named(PINNED_IMAGE_RULE).optional(),
     // Azure stops a run command after 90 minutes; the product's script takes seconds once the agent runs it.
     runCommandTimeout: duration(60, 90 * 60).default(600),
+    // An Azure snapshot is usable once taken; only PremiumV2/Ultra fill it by a background copy (auto).
+    waitForSnapshotCompletion: z
+      .enum(['auto', 'always', 'never'], {
+        error:
+          '"auto" (start the node once the snapshot is taken; wait for the copy only for PremiumV2_LRS and UltraSSD_LRS disks), "always" (keep the node stopped until the snapshot completed) or "never"',
+      })
+      .default('auto'),
     keepExtensions: uniqueList(named(EXTENSION_TYPE_RULE), 'a list of extension types', 50).default([
       ...DEFAULT_KEEP_EXTENSIONS,
     ]),
   },
-  'capture options: { mode, live, drainGracePeriod, drainTimeout, prepNamespace, prepImage, runCommandTimeout, keepExtensions }',
+  'capture options: { mode, live, drainGracePeriod, drainTimeout, prepNamespace, prepImage, runCommandTimeout, waitForSnapshotCompletion, keepExtensions }',
 ).superRefine((capture, ctx) => {
   if (capture.mode !== 'run-command' && capture.prepImage === undefined) {
     ctx.issues.push({

@@ -26,6 +26,8 @@ export interface ScaleSetInstance {
   readonly provisioningState: ProvisioningState;
   /** Managed OS disk id; absent for ephemeral OS disks. */
   readonly osDiskId?: string;
+  /** The managed OS disk's type (`Premium_LRS`, `PremiumV2_LRS`…) when the VM model says it. */
+  readonly osDiskType?: string;
   readonly ephemeralOsDisk: boolean;
   readonly location: string;
   readonly zones: readonly string[];

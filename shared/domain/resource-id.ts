@@ -156,6 +156,15 @@ export function virtualMachineResourceId(ref: VirtualMachineRef): string {
 }
 
 /** The providerID cloud-provider-azure would write for a node (resource group lowercased, as it does). */
+/** A managed disk snapshot's ARM id (what the create call names it: known once the call returned). */
+export function snapshotResourceId(ref: {
+  readonly subscriptionId: string;
+  readonly resourceGroup: string;
+  readonly name: string;
+}): string {
+  return `/subscriptions/${ref.subscriptionId}/resourceGroups/${ref.resourceGroup}/providers/Microsoft.Compute/snapshots/${ref.name}`;
+}
+
 export function formatProviderId(providerId: NodeProviderId): string {
   if (providerId.kind === 'scale-set-instance') {
     const ref = { ...providerId.scaleSet, resourceGroup: providerId.scaleSet.resourceGroup.toLowerCase() };

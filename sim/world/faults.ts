@@ -213,6 +213,21 @@ export function imageVersionLroFailure(options: { count?: number } = {}): FaultR
   };
 }
 
+/**
+ * Snapshot creation accepted (the create call returned), then the copy ends `Failed`: what a run that
+ * starts its donor as soon as the snapshot is taken must survive without building from it.
+ */
+export function snapshotLroFailure(options: { count?: number } = {}): FaultRuleSpec {
+  return {
+    api: 'arm',
+    operation: 'Microsoft.Compute/snapshots/write#lro',
+    status: 500,
+    code: 'InternalDiskManagementError',
+    message: 'An internal disk management error occurred while creating the snapshot. Please retry.',
+    times: options.count ?? 1,
+  };
+}
+
 /** Snapshot creation refused for quota, as CRP reports it. */
 export function snapshotQuotaExceeded(options: { count?: number } = {}): FaultRuleSpec {
   const spec: FaultRuleSpec = {

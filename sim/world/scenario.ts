@@ -255,6 +255,7 @@ export const FaultPresetName = z.enum([
   'image-version-lro-failure',
   'zrs-unsupported',
   'snapshot-quota-exceeded',
+  'snapshot-lro-failure',
   'kube-api-down',
   'pdb-never-allows',
   'node-deleted',

@@ -16,6 +16,7 @@ import {
   type FaultRule,
   imageVersionLroFailure,
   kubeApiDown,
+  snapshotLroFailure,
   snapshotQuotaExceeded,
   type WorldFaults,
 } from './faults.js';
@@ -308,6 +309,8 @@ export class World {
           ...snapshotQuotaExceeded(preset.count === undefined ? {} : { count: preset.count }),
           fromMs: startMs,
         });
+      case 'snapshot-lro-failure':
+        return rule({ ...snapshotLroFailure({ count: preset.count ?? 1 }), fromMs: startMs });
       case 'kube-api-down':
         return rule(
           kubeApiDown(this.clock, { seconds: seconds ?? 60, startInSeconds: startIn, ...operation }),

@@ -10,6 +10,7 @@ import {
   arm5xxBurst,
   arm429Storm,
   imageVersionLroFailure,
+  snapshotLroFailure,
   snapshotQuotaExceeded,
 } from '../../sim/world/faults.js';
 import { nodeOf, POOL2 } from '../e2e/harness.js';
@@ -162,6 +163,43 @@ void describe('Azure faults during a refresh', { concurrency: false }, () => {
       assert.equal(instance?.powerState, 'running', 'the donor runs again');
       assertInvariants(chaos, 'snapshot quota exceeded', 'failed at snapshotting', {
         message: failureOf(status),
+      });
+    } finally {
+      await chaos.stop();
+    }
+  });
+
+  void it('a snapshot that fails after the donor was started: no version from it, node back, snapshot gone', async () => {
+    const chaos = await startChaos();
+    try {
+      const world = chaos.harness.sim.running.world;
+      const donor = nodeOf(POOL2, 1);
+      chaos.harness.sim.running.faults.add(snapshotLroFailure());
+      // What the donor and the snapshot were when the VM was asked to start again.
+      let snapshotStateAtStart: string | undefined;
+      const stop = world.compute.subscribe((event) => {
+        if (event.type !== 'instance-power-changed' || snapshotStateAtStart !== undefined) return;
+        if (event.previous !== 'stopped') return;
+        snapshotStateAtStart = world.compute.listSnapshots()[0]?.provisioningState ?? 'none';
+      });
+      const status = await chaos.refreshPool(POOL2, { node: donor });
+      stop();
+      assert.equal(status.runtimeStatus, 'Failed');
+      const message = failureOf(status);
+      assert.match(
+        message,
+        /^awaiting-snapshot: snapshot vmssp-k8s-pool2-12345678-vmss-\S+ failed; no image version was built from it/,
+      );
+      assert.equal(snapshotStateAtStart, 'Creating', 'the donor was started before the snapshot completed');
+      const instance = world.cluster('prod').world.instanceOfNode(donor);
+      assert.equal(instance?.powerState, 'running', 'the donor runs again');
+      assert.equal(world.compute.listSnapshots().length, 0, 'the failed snapshot was deleted');
+      const versionWrites = world.log
+        .snapshot()
+        .entries.filter((entry) => entry.operation === 'Microsoft.Compute/galleries/images/versions/write');
+      assert.deepEqual(versionWrites, [], 'no image version was asked for');
+      assertInvariants(chaos, 'snapshot fails after the donor started', 'failed at awaiting-snapshot', {
+        message,
       });
     } finally {
       await chaos.stop();

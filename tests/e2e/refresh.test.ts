@@ -154,6 +154,53 @@ void describe('refresh pipeline on the simulator', { concurrency: false }, () =>
     }
   });
 
+  void it('starts the donor once its snapshot is taken, or after it completed with waitForSnapshotCompletion always', async () => {
+    for (const wait of ['auto', 'always'] as const) {
+      const harness = await startHarness({
+        clock: 'manual',
+        settings: (cluster) => {
+          cluster.capture = { ...cluster.capture, waitForSnapshotCompletion: wait };
+        },
+      });
+      try {
+        const world = harness.sim.running.world;
+        const donor = nodeOf(POOL2, 2);
+        let snapshotAtStart: string | undefined;
+        let prepImageOnNodeAtCordon: boolean | undefined;
+        const stopCompute = world.compute.subscribe((event) => {
+          if (event.type !== 'instance-power-changed' || event.previous !== 'stopped') return;
+          snapshotAtStart ??= world.compute.listSnapshots()[0]?.provisioningState ?? 'none';
+        });
+        const stopNodes = world.cluster('prod').world.store.subscribe((event) => {
+          const object = event.object as {
+            metadata: { name: string };
+            spec?: { unschedulable?: boolean };
+            status?: { images?: { names?: string[] }[] };
+          };
+          if (event.resource !== 'nodes' || object.metadata.name !== donor) return;
+          if (object.spec?.unschedulable !== true || prepImageOnNodeAtCordon !== undefined) return;
+          prepImageOnNodeAtCordon = (object.status?.images ?? []).some((image) =>
+            (image.names ?? []).some((name) => name.includes('busybox')),
+          );
+        });
+        const status = await refreshPool(harness, POOL2, { node: donor }, `t-snapshot-${wait}`);
+        stopCompute();
+        stopNodes();
+        assert.equal(status.runtimeStatus, 'Completed', JSON.stringify(status.failure));
+        assert.equal(
+          snapshotAtStart,
+          wait === 'auto' ? 'Creating' : 'Succeeded',
+          `${wait}: snapshot at start`,
+        );
+        assert.equal(prepImageOnNodeAtCordon, true, 'the prep image was pulled before the cordon');
+        const result = status.output as PoolRefreshResult;
+        assertWorldOk(harness, [{ cluster: 'prod', pools: [result] }]);
+      } finally {
+        await harness.stop();
+      }
+    }
+  });
+
   void it('leaves an administrator-cordoned donor cordoned, with its own annotations', async () => {
     const harness = await startHarness();
     try {

@@ -1,25 +1,30 @@
 /**
- * Capture phase of a pool refresh: hold the donor (prior state, annotations, cordon), drain it, prepare
- * its disk and power it off — from the prep pod (drain-and-stop) or by Azure Run Command then the API
- * (run-command.ts) —, snapshot the OS disk, then give the donor back (give-back.ts) — whatever happened. Input: the names the run chose; output: the snapshot and how long the donor was
- * out of service. A failure is thrown only after the donor is back and the snapshot is gone.
+ * Capture phase of a pool refresh, until the snapshot is taken: pull the prep image on the donor while it
+ * still serves (drain-and-stop), hold the donor (prior state, annotations, cordon), drain it, prepare its
+ * disk and power it off — from the prep pod (drain-and-stop) or by Azure Run Command then the API
+ * (run-command.ts) —, and snapshot the OS disk. An Azure snapshot is a point-in-time copy usable once the
+ * create call returns, so the donor is given back (giveBackCaptured, in parallel with the image phase)
+ * without waiting for the snapshot to complete, unless its disk type needs the background copy or
+ * `capture.waitForSnapshotCompletion` says always (domain/snapshot-readiness.ts). A failure before that
+ * is thrown only after the donor is back and the snapshot is gone.
  */
 import type { Task } from 'durable-functions';
 
+import type { NodePriorState } from '../../../shared/application/donor-node.js';
 import { SNAPSHOT_TAG_KEYS } from '../../../shared/domain/ownership.js';
 import { buildPrepScript } from '../../../shared/domain/prep-script.js';
+import { mustWaitForSnapshotCompletion } from '../../../shared/domain/snapshot-readiness.js';
 import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
-import { POLL, RESTORE_WAIT_WORTH_TELLING_MS } from '../timing.js';
+import { EXPECTED, POLL, RESTORE_WAIT_WORTH_TELLING_MS } from '../timing.js';
 import type { CancelWatch } from '../waits.js';
 import { pollUntil, watchCancel } from '../waits.js';
 import { giveBackDonor } from './give-back.js';
-import type { ImageSource } from './image.phase.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
 import { isStopped, prepareByRunCommand } from './run-command.js';
-import { deleteSnapshot } from './snapshot.js';
+import { awaitSnapshot, deleteSnapshot, snapshotWhere } from './snapshot.js';
 
 /** A read of the donor instance (activity readInstance). */
 type InstanceView = ActivityOutput<'readInstance'>;
@@ -28,20 +33,35 @@ export interface CaptureInput {
   readonly versionName: string;
   readonly snapshotName: string;
   readonly prepPodName: string;
+  /** The one-shot pod that pulls the prep image before the cordon (drain-and-stop). */
+  readonly pullPodName: string;
 }
 
-export interface CaptureOutput {
-  /** What the image version is built from. */
-  readonly source: ImageSource;
+/** The snapshot taken, and what giving the donor back needs. */
+export interface TakenSnapshot {
+  readonly snapshotId: string;
+  readonly snapshotName: string;
+  /** When the snapshot was asked for (orchestration time, ms): its expected completion counts from here. */
+  readonly requestedAtMs: number;
+  /** True when the run already saw it Succeeded (the donor waited for it). */
+  readonly completed: boolean;
   /** The donor VM's unique id, for the version's tags. */
   readonly vmId?: string;
+  readonly prior: NodePriorState;
+  readonly cordonedAtMs: number;
+}
+
+export interface GivenBack {
   /** Seconds between cordon and the donor given back. */
   readonly donorOutOfServiceSeconds: number;
 }
 
-export function* capturePhase(run: RefreshRun, input: CaptureInput): Generator<Task, CaptureOutput, unknown> {
+export function* capturePhase(run: RefreshRun, input: CaptureInput): Generator<Task, TakenSnapshot, unknown> {
   const { context, cluster } = run;
   const node = run.donor.node;
+  // The prep image is pulled while the node still serves: the donor is out of service for the
+  // preparation itself, not for a registry download (kamino's prep pod spent 43 of its 49 s pulling).
+  if (run.plan.capture?.mode !== 'run-command') yield* pullPrepImage(run, input.pullPodName);
   // The node's state before we touch it, recorded in history: a replay or a resumed run restores
   // exactly this, never "uncordoned" for a node an administrator had cordoned.
   const prior = yield* call(
@@ -54,7 +74,7 @@ export function* capturePhase(run: RefreshRun, input: CaptureInput): Generator<T
   const cancel = watchCancel(context);
   let snapshotRequested = false;
   let cordonedAt: number | undefined;
-  let captured: { snapshotId: string; vmId?: string } | undefined;
+  let captured: Omit<TakenSnapshot, 'prior' | 'cordonedAtMs'> | undefined;
   let captureError: unknown;
   try {
     setStatus(run, 'cordoning');
@@ -75,27 +95,87 @@ export function* capturePhase(run: RefreshRun, input: CaptureInput): Generator<T
   cancel.active = false;
   // A run whose lease was taken over touches nothing more: the run that took it gives the node back.
   if (captureError instanceof StepFailure && captureError.code === 'LeaseLost') throw captureError;
-
-  const giveBack = yield* giveBackDonor(run, {
-    prior,
-    // Run Command leaves no pod behind (and its mode grants no pod permissions).
-    ...(run.plan.capture?.mode === 'run-command' ? {} : { prepPodName: input.prepPodName }),
-  });
-  if (captureError !== undefined || giveBack.failures.length > 0 || captured === undefined) {
-    if (snapshotRequested) yield* deleteSnapshot(run, input.snapshotName);
-    const failure = combineFailures(captureError, giveBack.failures);
-    throw giveBack.failures.length === 0 && giveBack.waitedMs >= RESTORE_WAIT_WORTH_TELLING_MS
-      ? failure.withFollowUp(
-          `node ${node} was given back at ${giveBack.restoredAt.toISOString()}, once the cluster's API server answered again`,
-        )
-      : failure;
+  if (captureError === undefined && captured !== undefined && cordonedAt !== undefined) {
+    return { ...captured, prior, cordonedAtMs: cordonedAt };
   }
+
+  const giveBack = yield* giveBackDonor(run, { prior, ...prepPodOf(run, input.prepPodName) });
+  if (snapshotRequested) yield* deleteSnapshot(run, input.snapshotName);
+  const failure = combineFailures(captureError, giveBack.failures);
+  throw giveBack.failures.length === 0 && giveBack.waitedMs >= RESTORE_WAIT_WORTH_TELLING_MS
+    ? failure.withFollowUp(
+        `node ${node} was given back at ${giveBack.restoredAt.toISOString()}, once the cluster's API server answered again`,
+      )
+    : failure;
+}
+
+/**
+ * Gives the donor back once its snapshot is taken (the VM was just seen stopped: it is started without
+ * reading it again). Throws when the node could not be given back; the snapshot is the image phase's.
+ */
+export function* giveBackCaptured(
+  run: RefreshRun,
+  taken: TakenSnapshot,
+  prepPodName: string,
+): Generator<Task, GivenBack, unknown> {
+  const giveBack = yield* giveBackDonor(run, {
+    prior: taken.prior,
+    knownStopped: true,
+    ...prepPodOf(run, prepPodName),
+  });
+  if (giveBack.failures.length > 0) throw combineFailures(undefined, giveBack.failures);
   return {
-    source: { kind: 'snapshot', id: captured.snapshotId, name: input.snapshotName },
-    ...(captured.vmId === undefined ? {} : { vmId: captured.vmId }),
-    donorOutOfServiceSeconds:
-      cordonedAt === undefined ? 0 : Math.round((giveBack.restoredAt.getTime() - cordonedAt) / 1000),
+    donorOutOfServiceSeconds: Math.round((giveBack.restoredAt.getTime() - taken.cordonedAtMs) / 1000),
   };
+}
+
+/** Run Command leaves no pod behind (and its mode grants no pod permissions). */
+function prepPodOf(run: RefreshRun, prepPodName: string): { prepPodName?: string } {
+  return run.plan.capture?.mode === 'run-command' ? {} : { prepPodName };
+}
+
+/**
+ * Pulls the prep image on the donor before the cordon: a one-shot unprivileged pod with that image
+ * (no host namespaces, every capability dropped) runs `true`; once it left Pending the node holds the
+ * image. An image the node cannot pull fails here, before the node was touched.
+ */
+function* pullPrepImage(run: RefreshRun, pullPodName: string): Generator<Task, void, unknown> {
+  const { context, cluster, plan } = run;
+  const settings = plan.settings;
+  if (settings.prepImage === undefined) return; // refused below with its advice (PrepImageMissing)
+  const step = 'pulling-prep-image';
+  setStatus(run, step);
+  const pod = { cluster, namespace: settings.prepNamespace, name: pullPodName };
+  yield* call(
+    context,
+    activities.startPrepImagePull,
+    { ...pod, node: run.donor.node, image: settings.prepImage, fence: run.fence },
+    { step },
+  );
+  try {
+    yield* pollUntil(context, {
+      step,
+      intervalSeconds: POLL.prepImagePull.interval,
+      timeoutSeconds: POLL.prepImagePull.timeout,
+      read: () => call(context, activities.readPrepImagePull, pod, { step }),
+      done: (phase) => {
+        if (phase === 'Failed' || phase === 'Absent') {
+          throw StepFailure.terminal(
+            step,
+            'PrepImagePullFailed',
+            `the pod pulling capture.prepImage on node ${run.donor.node} ended ${phase}; the node was not touched`,
+            `check that node ${run.donor.node} can pull ${settings.prepImage ?? ''} and that it has sh`,
+          );
+        }
+        return phase === 'Running' || phase === 'Succeeded';
+      },
+      describe: (phase) =>
+        `pod ${settings.prepNamespace}/${pullPodName} is ${phase} (pulling the prep image)`,
+      advice: `check that node ${run.donor.node} can pull capture.prepImage (kubectl -n ${settings.prepNamespace} describe pod ${pullPodName})`,
+    });
+  } finally {
+    yield* call(context, activities.deletePrepPod, pod, { step });
+  }
 }
 
 /** Drains the donor, prepares and powers off its disk, and snapshots it. */
@@ -104,7 +184,7 @@ function* captureDisk(
   input: CaptureInput,
   cancel: CancelWatch,
   onSnapshotRequested: () => void,
-): Generator<Task, { snapshotId: string; vmId?: string }, unknown> {
+): Generator<Task, Omit<TakenSnapshot, 'prior' | 'cordonedAtMs'>, unknown> {
   const { context, cluster, plan } = run;
   const node = run.donor.node;
   const settings = plan.settings;
@@ -168,13 +248,9 @@ function* captureDisk(
 
   setStatus(run, 'snapshotting');
   onSnapshotRequested();
-  const where = {
-    cluster,
-    subscriptionId: plan.scaleSet.subscriptionId,
-    resourceGroup: plan.scaleSet.resourceGroup,
-    name: input.snapshotName,
-  };
-  yield* call(
+  const where = snapshotWhere(run, input.snapshotName);
+  const requestedAtMs = context.df.currentUtcDateTime.getTime();
+  const requested = yield* call(
     context,
     activities.requestSnapshot,
     {
@@ -196,29 +272,14 @@ function* captureDisk(
         `${plan.scaleSet.resourceGroup} (az snapshot list -g ${plan.scaleSet.resourceGroup}), then run again`,
     },
   );
-  const snapshot = yield* pollUntil(context, {
-    step: 'snapshotting',
-    intervalSeconds: POLL.snapshot.interval,
-    timeoutSeconds: POLL.snapshot.timeout,
-    cancel,
-    read: () => call(context, activities.readSnapshot, where, { step: 'snapshotting', cancel }),
-    done: (view) => {
-      if (view.provisioningState === 'Failed') {
-        throw StepFailure.terminal('snapshotting', 'SnapshotFailed', `snapshot ${input.snapshotName} failed`);
-      }
-      return view.exists && view.provisioningState === 'Succeeded';
-    },
-    describe: (view) =>
-      `snapshot ${input.snapshotName} ${view.exists ? (view.provisioningState ?? 'unknown') : 'not yet visible'}`,
-  });
-  if (snapshot.id === undefined) {
-    throw StepFailure.terminal(
-      'snapshotting',
-      'SnapshotWithoutId',
-      `snapshot ${input.snapshotName} has no id`,
-    );
+  const vmId = stopped.vmId === undefined ? {} : { vmId: stopped.vmId };
+  const taken = { snapshotName: input.snapshotName, requestedAtMs, ...vmId };
+  if (!mustWaitForSnapshotCompletion(settings.waitForSnapshotCompletion, stopped.osDiskType)) {
+    // Taken: the copy is point-in-time from the create call on; the image phase waits for Succeeded.
+    return { ...taken, snapshotId: requested.id, completed: false };
   }
-  return { snapshotId: snapshot.id, ...(stopped.vmId === undefined ? {} : { vmId: stopped.vmId }) };
+  const snapshot = yield* awaitSnapshot(run, { ...taken, cancel, step: 'snapshotting' });
+  return { ...taken, snapshotId: snapshot.id, completed: true };
 }
 
 /**
@@ -265,7 +326,7 @@ function* prepareByPrepPod(
   let poweredOffThroughApi = false;
   const { view: stopped } = yield* pollUntil(context, {
     step: 'waiting-for-power-off',
-    intervalSeconds: POLL.powerOff.interval,
+    ...EXPECTED.powerOff,
     timeoutSeconds: POLL.powerOff.timeout,
     cancel,
     read: function* () {

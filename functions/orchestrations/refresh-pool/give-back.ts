@@ -10,7 +10,7 @@ import type { NodePriorState } from '../../../shared/application/donor-node.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
-import { POLL, RESTORE_RETRY } from '../timing.js';
+import { EXPECTED, POLL, RESTORE_RETRY } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import type { RefreshRun } from './run.js';
 import { setStatus } from './run.js';
@@ -19,6 +19,8 @@ export interface GiveBackInput {
   readonly prior: NodePriorState;
   /** The prep pod to delete (drain-and-stop); absent when no pod was run (run-command). */
   readonly prepPodName?: string;
+  /** The run just saw the VM stopped (a completed capture): it is started without reading it again. */
+  readonly knownStopped?: boolean;
 }
 
 export interface GiveBackOutput {
@@ -63,15 +65,21 @@ export function* giveBackDonor(
     }
   }
   try {
-    const view = yield* call(context, activities.readInstance, instance, { step });
+    const view =
+      input.knownStopped === true
+        ? { exists: true, powerState: 'stopped' }
+        : yield* call(context, activities.readInstance, instance, { step });
     // Scaled in while we held it: there is no VM to start, and its node goes with it.
     if (view.exists) {
-      if (view.powerState !== 'running' && view.powerState !== 'starting') {
+      const startAskedAt = context.df.currentUtcDateTime.getTime();
+      const starting = view.powerState !== 'running' && view.powerState !== 'starting';
+      if (starting) {
         yield* call(context, activities.requestInstanceStart, { ...instance, fence: run.fence }, { step });
       }
       yield* pollUntil(context, {
         step: 'starting-instance',
         intervalSeconds: POLL.start.interval,
+        ...(starting ? { ...EXPECTED.start, sinceMs: startAskedAt } : {}),
         timeoutSeconds: POLL.start.timeout,
         read: () => call(context, activities.readInstance, instance, { step: 'starting-instance' }),
         done: (v) => v.powerState === 'running',

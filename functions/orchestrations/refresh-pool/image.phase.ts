@@ -12,12 +12,12 @@ import { buildImageVersionTags, nextImageVersionName } from '../../../shared/dom
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
-import { POLL } from '../timing.js';
+import { EXPECTED, POLL } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import { deleteCopyDisk } from './copy-disk.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
-import { deleteSnapshot } from './snapshot.js';
+import { awaitSnapshot, deleteSnapshot } from './snapshot.js';
 
 /** The version a run builds, once published. */
 export type BuiltVersion = ImageVersionRef & {
@@ -56,14 +56,30 @@ export interface ImageSource {
 export interface ImagePhaseInput {
   readonly ref: ImageVersionRef;
   readonly source: ImageSource;
+  /**
+   * Set when the source is a snapshot taken but not yet seen Succeeded (the donor was started at once):
+   * the version is asked for only once it did, reading it first at its expected completion from this time.
+   */
+  readonly snapshotPendingSinceMs?: number;
   readonly sourceVmId?: string;
   /** Publish to `latest` once built (false: the canary gate publishes after its verdict). */
   readonly publish: boolean;
 }
 
-/** Builds and publishes the version; the source is deleted whatever happens. */
+/**
+ * Builds and publishes the version, from a source that Succeeded only; the source is deleted whatever
+ * happens (a snapshot that ended Failed included).
+ */
 export function* imagePhase(run: RefreshRun, input: ImagePhaseInput): Generator<Task, BuiltVersion, unknown> {
   try {
+    if (input.source.kind === 'snapshot' && input.snapshotPendingSinceMs !== undefined) {
+      const snapshot = yield* awaitSnapshot(run, {
+        snapshotName: input.source.name,
+        requestedAtMs: input.snapshotPendingSinceMs,
+        step: 'awaiting-snapshot',
+      });
+      return yield* buildImageVersion(run, { ...input, source: { ...input.source, id: snapshot.id } });
+    }
     return yield* buildImageVersion(run, input);
   } finally {
     if (input.source.kind === 'disk') yield* deleteCopyDisk(run, input.source.name);
@@ -113,7 +129,7 @@ function* buildImageVersion(run: RefreshRun, input: ImagePhaseInput): Generator<
     }
     const built = yield* pollUntil(context, {
       step: 'building-image-version',
-      intervalSeconds: POLL.imageVersion.interval,
+      ...EXPECTED.imageVersion,
       timeoutSeconds: POLL.imageVersion.timeout,
       read: readVersion('building-image-version'),
       done: (view) =>

@@ -25,11 +25,21 @@ import { StepFailure } from '../step-failure.js';
 import { LIVE_POLL } from '../timing.js';
 import type { CancelWatch } from '../waits.js';
 import { pollUntil, sleepUnlessCancelled, watchCancel } from '../waits.js';
-import type { CaptureOutput } from './capture.phase.js';
 import { deleteCopyDisk } from './copy-disk.js';
+import type { ImageSource } from './image.phase.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
 import { deleteSnapshot } from './snapshot.js';
+
+/** What live capture hands the image phase: the scrubbed copy disk, never the raw snapshot. */
+export interface CaptureOutput {
+  /** What the image version is built from. */
+  readonly source: ImageSource;
+  /** The donor VM's unique id, for the version's tags. */
+  readonly vmId?: string;
+  /** Always 0: the donor is never cordoned. */
+  readonly donorOutOfServiceSeconds: number;
+}
 
 /** The names a live capture uses, derived from the plan and the version (stable across replays). */
 export interface LiveCaptureInput {

@@ -75,3 +75,8 @@ export function prepPodNameFor(plan: PoolPlan, versionName: string): string {
   const hash = fnv1a32Hex(plan.scaleSet.id.toLowerCase());
   return `vmssp-prep-${versionName.replaceAll('.', '-')}-${hash}`.toLowerCase().slice(0, 63);
 }
+
+/** The pod that pulls the prep image before the cordon: named like the prep pod it prepares for. */
+export function pullPodNameFor(plan: PoolPlan, versionName: string): string {
+  return prepPodNameFor(plan, versionName).replace(/^vmssp-prep-/, 'vmssp-pull-');
+}

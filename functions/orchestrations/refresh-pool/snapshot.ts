@@ -1,28 +1,86 @@
-/** Deleting the run's snapshot: after the image version copied it, and on every failure path. */
+/**
+ * The run's OS disk snapshot: waiting until it Succeeded (the image version is built only from a
+ * snapshot that did), and deleting it after the image version copied it, and on every failure path.
+ */
 import type { Task } from 'durable-functions';
 
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
-import { POLL } from '../timing.js';
+import { StepFailure } from '../step-failure.js';
+import { EXPECTED, POLL } from '../timing.js';
+import type { CancelWatch } from '../waits.js';
 import { pollUntil } from '../waits.js';
 import type { RefreshRun } from './run.js';
 import { setStatus } from './run.js';
 
-/** Deletes the snapshot and waits until it is gone; a no-op when it never existed. */
-export function* deleteSnapshot(run: RefreshRun, snapshotName: string): Generator<Task, void, unknown> {
-  const { context, plan } = run;
-  const where = {
+/** Where the run's snapshot lives (activity input). */
+export function snapshotWhere(run: RefreshRun, snapshotName: string) {
+  return {
     cluster: run.cluster,
-    subscriptionId: plan.scaleSet.subscriptionId,
-    resourceGroup: plan.scaleSet.resourceGroup,
+    subscriptionId: run.plan.scaleSet.subscriptionId,
+    resourceGroup: run.plan.scaleSet.resourceGroup,
     name: snapshotName,
   };
+}
+
+/**
+ * Waits until the snapshot Succeeded, reading it first when it is expected to be done (EXPECTED.snapshot
+ * from its request). A snapshot that ends Failed (or vanished) fails the step: nothing is built from it.
+ */
+export function* awaitSnapshot(
+  run: RefreshRun,
+  snapshot: {
+    readonly snapshotName: string;
+    readonly requestedAtMs: number;
+    readonly cancel?: CancelWatch;
+    /** `snapshotting` while the donor waits for it; `awaiting-snapshot` once the donor is back. */
+    readonly step: 'snapshotting' | 'awaiting-snapshot';
+  },
+): Generator<Task, { id: string }, unknown> {
+  const { context } = run;
+  const where = snapshotWhere(run, snapshot.snapshotName);
+  const step = snapshot.step;
+  setStatus(run, step);
+  const view = yield* pollUntil(context, {
+    step,
+    ...EXPECTED.snapshot,
+    sinceMs: snapshot.requestedAtMs,
+    timeoutSeconds: POLL.snapshot.timeout,
+    ...(snapshot.cancel === undefined ? {} : { cancel: snapshot.cancel }),
+    read: () =>
+      call(context, activities.readSnapshot, where, {
+        step,
+        ...(snapshot.cancel === undefined ? {} : { cancel: snapshot.cancel }),
+      }),
+    done: (read) => {
+      if (read.provisioningState === 'Failed' || !read.exists) {
+        throw StepFailure.terminal(
+          step,
+          'SnapshotFailed',
+          `snapshot ${snapshot.snapshotName} ${read.exists ? 'failed' : 'disappeared'}; no image version was built from it`,
+          'the node was given back; run again (a new snapshot is taken), and check the activity log of the resource group if it fails again',
+        );
+      }
+      return read.provisioningState === 'Succeeded';
+    },
+    describe: (read) => `snapshot ${snapshot.snapshotName} ${read.provisioningState ?? 'unknown'}`,
+  });
+  if (view.id === undefined) {
+    throw StepFailure.terminal(step, 'SnapshotWithoutId', `snapshot ${snapshot.snapshotName} has no id`);
+  }
+  return { id: view.id };
+}
+
+/** Deletes the snapshot and waits until it is gone; a no-op when it never existed. */
+export function* deleteSnapshot(run: RefreshRun, snapshotName: string): Generator<Task, void, unknown> {
+  const { context } = run;
+  const where = snapshotWhere(run, snapshotName);
   const step = 'deleting-snapshot';
   setStatus(run, step);
   yield* call(context, activities.requestSnapshotDeletion, where, { step });
   yield* pollUntil(context, {
     step,
-    intervalSeconds: POLL.snapshot.interval,
+    ...EXPECTED.snapshotDeletion,
     timeoutSeconds: POLL.snapshot.timeout,
     read: () => call(context, activities.readSnapshot, where, { step }),
     done: (view) => !view.exists,

@@ -205,6 +205,7 @@ function toInstance(
   const osDisk = vm.storageProfile?.osDisk;
   const ephemeral = osDisk?.diffDiskSettings !== undefined && osDisk.diffDiskSettings !== null;
   const osDiskId = ephemeral ? undefined : nonEmpty(osDisk?.managedDisk?.id);
+  const osDiskType = ephemeral ? undefined : nonEmpty(osDisk?.managedDisk?.storageAccountType);
   const vmId = nonEmpty(vm.vmId);
   const computerName = nonEmpty(vm.osProfile?.computerName) ?? nonEmpty(vm.instanceView?.computerName);
   return {
@@ -216,6 +217,7 @@ function toInstance(
     powerState: toPowerState(vm.instanceView?.statuses),
     provisioningState: vm.provisioningState ?? provisioningStateFromStatuses(vm.instanceView?.statuses),
     ...(osDiskId === undefined ? {} : { osDiskId }),
+    ...(osDiskType === undefined ? {} : { osDiskType }),
     ephemeralOsDisk: ephemeral,
     location: vm.location,
     zones: [...(vm.zones ?? [])],

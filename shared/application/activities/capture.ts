@@ -3,6 +3,7 @@ import { z } from 'zod';
 
 import type { PowerState, ProvisioningState } from '../../domain/compute.js';
 import { isNotFound } from '../../domain/errors.js';
+import { snapshotResourceId } from '../../domain/resource-id.js';
 import { checkFence } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
 import { ClusterInput, FenceInput, InstanceInput, Name, Tags } from './inputs.js';
@@ -16,6 +17,8 @@ export interface InstanceView {
   readonly powerState: PowerState;
   readonly provisioningState: ProvisioningState;
   readonly osDiskId?: string;
+  /** The OS disk's type: whether its snapshot needs a background copy (domain/snapshot-readiness.ts). */
+  readonly osDiskType?: string;
   readonly vmId?: string;
   readonly location: string;
 }
@@ -40,6 +43,7 @@ const readInstance = defineActivity(
         powerState: instance.powerState,
         provisioningState: instance.provisioningState,
         ...(instance.osDiskId === undefined ? {} : { osDiskId: instance.osDiskId }),
+        ...(instance.osDiskType === undefined ? {} : { osDiskType: instance.osDiskType }),
         ...(instance.vmId === undefined ? {} : { vmId: instance.vmId }),
         location: instance.location,
       };
@@ -75,7 +79,7 @@ const requestInstanceStart = defineActivity(
 const requestSnapshot = defineActivity(
   'requestSnapshot',
   SnapshotInput.extend({ location: Name, sourceDiskId: z.string().min(1), tags: Tags }),
-  async (deps, input) => {
+  async (deps, input): Promise<{ id: string }> => {
     const { compute } = await deps.cluster(input.cluster);
     // A full snapshot: the image version copies it once and we delete it right after, so
     // incremental snapshots would save nothing and add the 7-per-5-minutes limit.
@@ -88,6 +92,8 @@ const requestSnapshot = defineActivity(
       incremental: false,
       tags: input.tags,
     });
+    // Accepted: the point-in-time copy exists under this id (it may still end Failed: read it).
+    return { id: snapshotResourceId(input) };
   },
 );
 

@@ -78,6 +78,43 @@ const startDiskPrep = defineActivity(
   },
 );
 
+/**
+ * The one-shot pod that pulls the prep image on the donor before its cordon: unprivileged (the check
+ * pod's manifest: no host namespaces, every capability dropped), it runs `true` and ends. Labelled as
+ * a prep pod of the run, so the reaper deletes it when the run is gone.
+ */
+const startPrepImagePull = defineActivity(
+  'startPrepImagePull',
+  PrepPodInput.extend({ node: Name, image: z.string().min(1), fence: FenceInput }),
+  async (deps, input) => {
+    const { kube } = await deps.cluster(input.cluster);
+    await checkFence(kube, input.fence, `creating pod ${input.name} to pull the prep image`, deps.now());
+    await kube.createCheckPod({
+      namespace: input.namespace,
+      name: input.name,
+      nodeName: input.node,
+      image: input.image,
+      command: ['sh', '-c', 'true'],
+      args: [],
+      env: [],
+      // The pull itself is bounded by the run's wait (timing.ts POLL.prepImagePull).
+      deadlineSeconds: 15 * 60,
+      labels: {
+        [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value,
+        'app.kubernetes.io/managed-by': 'vmss-prototype',
+        [RUN_LABEL]: input.fence.runId,
+        [LEASE_LABEL]: input.fence.name,
+      },
+    });
+  },
+);
+
+/** The prep image pull pod's phase (its outcome); `Absent` when it does not exist. */
+const readPrepImagePull = defineActivity('readPrepImagePull', PrepPodInput, async (deps, input) => {
+  const { kube } = await deps.cluster(input.cluster);
+  return (await kube.getPodOutcome(input.namespace, input.name))?.phase ?? 'Absent';
+});
+
 /** The prep pod's phase; `Absent` when it does not exist (not yet, or already deleted). */
 const readPrepPod = defineActivity('readPrepPod', PrepPodInput, async (deps, input) => {
   const { kube } = await deps.cluster(input.cluster);
@@ -108,6 +145,8 @@ export const NODE_ACTIVITIES = {
   protectNode: protectNodeActivity,
   drainNodeStep,
   startDiskPrep,
+  startPrepImagePull,
+  readPrepImagePull,
   readPrepPod,
   deletePrepPod,
   restoreNode: restoreNodeActivity,

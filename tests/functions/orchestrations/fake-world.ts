@@ -64,6 +64,7 @@ export const RUN_SETTINGS: PoolRunSettings = {
   runCommandTimeoutSeconds: 600,
   liveRootPartition: 1,
   liveMaxFreezeSeconds: 10,
+  waitForSnapshotCompletion: 'auto',
   keepExtensionTypes: ['AzureMonitorLinuxAgent'],
   history: 3,
   storageAccountType: 'Standard_ZRS',

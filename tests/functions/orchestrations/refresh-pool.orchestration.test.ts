@@ -68,6 +68,7 @@ void describe('refreshPool on the port fakes', () => {
       'acquiring-lease',
       'giving-back-leftovers',
       'ensuring-image-definition',
+      'pulling-prep-image',
       'cordoning',
       'draining',
       'preparing-disk',
@@ -349,7 +350,8 @@ void describe('refreshPool on the port fakes', () => {
       assert.equal(status.runtimeStatus, 'Failed');
       assert.match(
         failureOf(status),
-        /^snapshotting: reading snapshot: server error \(still failing after 6 attempts in 2m15s\)/,
+        // The donor was started once the snapshot was taken: the wait for Succeeded comes after it.
+        /^awaiting-snapshot: reading snapshot: server error \(still failing after 6 attempts in 2m15s\)/,
       );
       assertDonorGivenBack(world);
       assert.deepEqual(world.compute.snapshotsNow(), []);

@@ -431,6 +431,12 @@ const INVALID: readonly InvalidCase[] = [
     accepts: 'to 1h30m',
   },
   {
+    name: 'snapshot completion wait not one of auto, always, never',
+    env: c(['capture', 'waitForSnapshotCompletion'], 'yes'),
+    path: 'VMSSP_CLUSTERS[0].capture.waitForSnapshotCompletion',
+    accepts: '"always" (keep the node stopped until the snapshot completed)',
+  },
+  {
     name: 'drain timeout not above grace period',
     env: c(['capture', 'drainTimeout'], '5m'),
     path: 'VMSSP_CLUSTERS[0].capture.drainTimeout',
@@ -718,6 +724,15 @@ void describe('capture mode run-command', () => {
   });
 });
 
+void describe('capture.waitForSnapshotCompletion', () => {
+  void it('takes always and never as given', () => {
+    for (const value of ['always', 'never', 'auto'] as const) {
+      const settings = loadSettings(envWith([clusterWith(['capture', 'waitForSnapshotCompletion'], value)]));
+      assert.equal(settings.clusters[0]?.capture.waitForSnapshotCompletion, value);
+    }
+  });
+});
+
 void describe('loadSettings applies defaults', () => {
   void it('fills every optional field of a minimal cluster', () => {
     const settings = loadSettings(envWith([baseCluster()]));
@@ -746,6 +761,7 @@ void describe('loadSettings applies defaults', () => {
       prepNamespace: 'vmss-prototype',
       prepImage: `registry.example.com/tools/busybox:1.37@sha256:${DIGEST}`,
       runCommandTimeout: 600,
+      waitForSnapshotCompletion: 'auto',
       keepExtensions: [...DEFAULT_KEEP_EXTENSIONS],
     });
     assert.equal(cluster.gallery.storageAccountType, 'Standard_ZRS');

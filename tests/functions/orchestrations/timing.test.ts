@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { EXPECTED, pollDelaySeconds } from '../../../functions/orchestrations/timing.js';
+
+void describe('pollDelaySeconds: first at the expected completion, then briefly', () => {
+  const schedule = { expectedSeconds: 110, intervalSeconds: 10 };
+  const cases: readonly [string, number, number | undefined, number][] = [
+    ['just asked: sleep until the expected completion', 0, undefined, 110],
+    ['part way: the rest of it', 45.5, undefined, 64.5],
+    ['at the expected completion: the short interval', 110, undefined, 10],
+    ['past it: the short interval', 180, undefined, 10],
+    ['a Retry-After longer than the interval is honoured', 180, 30, 30],
+    ['a Retry-After shorter than the wait changes nothing', 20, 30, 90],
+    ['a Retry-After longer than the wait to the expected completion wins', 100, 60, 60],
+  ];
+  for (const [name, elapsed, retryAfter, expected] of cases) {
+    void it(name, () => {
+      assert.equal(pollDelaySeconds(schedule, elapsed, retryAfter), expected);
+    });
+  }
+
+  void it('without an expected completion: the interval from the first read on', () => {
+    assert.equal(pollDelaySeconds({ expectedSeconds: 0, intervalSeconds: 15 }, 0), 15);
+    assert.equal(pollDelaySeconds({ expectedSeconds: 0, intervalSeconds: 15 }, 200), 15);
+  });
+
+  void it('every expected wait reads again within seconds once it is due', () => {
+    for (const [name, wait] of Object.entries(EXPECTED)) {
+      assert.ok(wait.expectedSeconds > 0, `${name} waits for its expected completion`);
+      assert.ok(wait.intervalSeconds <= 15, `${name} then reads every ${wait.intervalSeconds} s`);
+    }
+  });
+});
