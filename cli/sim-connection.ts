@@ -8,8 +8,8 @@ import { request } from 'node:https';
 
 import { UsageError } from './args.js';
 import type { Clock } from './runner/index.js';
-import type { SimulatorConnection } from './sim-session.js';
-import { settingsForConnection, SIM_ARM_TOKEN } from './sim-session.js';
+import type { SimulatorConnection } from '../sim/connection.js';
+import { SIM_ARM_TOKEN, settingsForConnection } from './sim-settings.js';
 
 export interface ConnectedSimulator {
   readonly connection: SimulatorConnection;
