@@ -16,7 +16,7 @@ import type { KubeObject } from '../sim/contracts.js';
 import type { RunningSimulator } from '../sim/index.js';
 import { startSimulator } from '../sim/index.js';
 import type { Clock } from './runner/index.js';
-import { SIM_ARM_TOKEN, settingsForConnection } from './sim-settings.js';
+import { settingsForConnection, SIM_ARM_TOKEN } from './sim-settings.js';
 
 const ARM_ACTIONS_FILE = fileURLToPath(new URL('../../infra/azure/compute-actions.json', import.meta.url));
 const RBAC_DIR = fileURLToPath(new URL('../../infra/kubernetes', import.meta.url));

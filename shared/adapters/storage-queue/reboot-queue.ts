@@ -8,7 +8,6 @@ import { QueueServiceClient } from '@azure/storage-queue';
 
 import { TransientError } from '../../domain/errors.js';
 import type { QueuedNotice, RebootNoticeSender } from '../../ports/reboot-notice-queue.js';
-
 import type { QueueConnection } from './host-connection.js';
 
 export { hostQueueConnection, type QueueConnection } from './host-connection.js';
