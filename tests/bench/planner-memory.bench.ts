@@ -7,8 +7,10 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-import { PLANNER_NODES, PLANNER_PAGE_SIZE } from './planner-memory.child.js';
 import { POOLS } from './selection.bench.js';
+
+export const PLANNER_NODES = 20_000;
+export const PLANNER_PAGE_SIZE = 500;
 
 const CHILD = fileURLToPath(new URL('./planner-memory.child.js', import.meta.url));
 

@@ -10,6 +10,8 @@
  * Prints one JSON object: list requests, wall ms, peak RSS, the largest heap after a page (after a
  * collection), and each pool's chosen donor (the two modes must agree).
  */
+import { pathToFileURL } from 'node:url';
+
 import type { V1Node } from '@kubernetes/client-node';
 
 import { toClusterNode } from '../../shared/adapters/kubernetes/to-domain.js';
@@ -27,10 +29,8 @@ import { FakeClusterGateway } from '../../shared/ports/fake/cluster-gateway.js';
 import { FakeComputeGateway } from '../../shared/ports/fake/compute-gateway.js';
 import { aScaleSet } from '../builders/scale-set.js';
 import { RUN_SETTINGS } from '../functions/orchestrations/fake-world.js';
+import { PLANNER_NODES, PLANNER_PAGE_SIZE } from './planner-memory.bench.js';
 import { mulberry32, NOW, poolRef, POOLS, rawNode } from './selection.bench.js';
-
-export const PLANNER_NODES = 20_000;
-export const PLANNER_PAGE_SIZE = 500;
 
 interface Sampler {
   pages: number;
@@ -140,7 +140,10 @@ async function main(mode: string): Promise<void> {
   );
 }
 
-main(process.argv[2] ?? '').catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+// Only as the entry point (the bench imports nothing from here; this guards against that changing).
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv[2] ?? '').catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}
