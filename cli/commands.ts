@@ -28,7 +28,6 @@ import type {
 import type { CliOptions } from './args.js';
 import { UsageError } from './args.js';
 import type { DoctorResult } from './doctor.js';
-import { runDoctor } from './doctor.js';
 import type { OrchestrationStatus } from './runner/index.js';
 import type { Session } from './session.js';
 
@@ -91,8 +90,11 @@ function failureMessage(status: OrchestrationStatus): string {
 export async function runCommand(session: Session, options: CliOptions): Promise<CommandResult> {
   const clusters = clustersOf(session, options);
   switch (options.command) {
-    case 'doctor':
+    case 'doctor': {
+      // Only doctor reads role assignments and probes secrets: its modules load for it alone.
+      const { runDoctor } = await import('./doctor.js');
       return runDoctor(session, options);
+    }
     case 'status': {
       const results = [];
       for (const cluster of clusters) {

@@ -283,7 +283,10 @@ export function render(result: CommandResult, options: RenderOptions = {}): stri
               verdicts.map((verdict) => [verdict.node, verdict.detail]),
               { width: (options.width ?? DEFAULT_WIDTH) - 2 },
             ),
-          ),
+          ) +
+          (pool.plan?.verdictsOmitted === undefined
+            ? ''
+            : `\n  … and ${pool.plan.verdictsOmitted} more node(s): the first verdicts and the best candidates are shown`),
       );
     }
   }

@@ -23,7 +23,6 @@ import {
 } from './runner/index.js';
 import { connectSimulator } from './sim-connection.js';
 import type { SimulatorSession } from './sim-session.js';
-import { startSimulatorSession } from './sim-session.js';
 
 export interface Session {
   readonly composition: Composition;
@@ -52,6 +51,8 @@ export const SAMPLE_SCENARIO = fileURLToPath(new URL('../../sim/scenarios/sample
 
 export async function openSession(options: SessionOptions): Promise<Session> {
   if (options.sim !== undefined) {
+    // The simulator (and its YAML, TLS and world modules) loads only for --sim.
+    const { startSimulatorSession } = await import('./sim-session.js');
     const simulator = await startSimulatorSession({
       scenarioPath: options.sim === true ? SAMPLE_SCENARIO : options.sim,
       ...(options.timeFactor === undefined ? {} : { timeFactor: options.timeFactor }),

@@ -6,10 +6,10 @@
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
 
+import type { SimulatorConnection } from '../sim/connection.js';
 import { UsageError } from './args.js';
 import type { Clock } from './runner/index.js';
-import type { SimulatorConnection } from './sim-session.js';
-import { settingsForConnection, SIM_ARM_TOKEN } from './sim-session.js';
+import { settingsForConnection, SIM_ARM_TOKEN } from './sim-settings.js';
 
 export interface ConnectedSimulator {
   readonly connection: SimulatorConnection;

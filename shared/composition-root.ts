@@ -13,9 +13,9 @@ import {
   createStaticCredential,
   entraTokenProvider,
 } from './adapters/azure/credentials.js';
-import { KeyVaultSecretReader } from './adapters/azure/key-vault-secrets.js';
+import type { KeyVaultSecretReader } from './adapters/azure/key-vault-secrets.js';
 import { ClientNodeClusterGateway } from './adapters/kubernetes/client-node-cluster-gateway.js';
-import { hostQueueConnection, StorageRebootQueue } from './adapters/storage-queue/reboot-queue.js';
+import { hostQueueConnection } from './adapters/storage-queue/host-connection.js';
 import type {
   ClusterConfiguration,
   ClusterHandle,
@@ -73,11 +73,15 @@ export function compose(options: CompositionOptions): Composition {
     options.simulator === undefined
       ? createAzureCredential(settings.azureClientId)
       : createStaticCredential(options.simulator.armToken);
-  const vault = new KeyVaultSecretReader(credential);
-  const readSecret = (reference: SecretReference): Promise<string> =>
-    reference.source === 'env'
-      ? Promise.resolve(readEnvSecret(options.env, reference.name))
-      : vault.read(reference.vaultUrl, reference.secretName, reference.version);
+  // The Key Vault and storage SDKs load on first use: most commands and runs never need them.
+  let vault: Promise<KeyVaultSecretReader> | undefined;
+  const readSecret = async (reference: SecretReference): Promise<string> => {
+    if (reference.source === 'env') return readEnvSecret(options.env, reference.name);
+    vault ??= import('./adapters/azure/key-vault-secrets.js').then(
+      ({ KeyVaultSecretReader }) => new KeyVaultSecretReader(credential),
+    );
+    return (await vault).read(reference.vaultUrl, reference.secretName, reference.version);
+  };
 
   const armOptions = {
     credential,
@@ -139,7 +143,12 @@ export function compose(options: CompositionOptions): Composition {
         'configuring the reboot queue: AzureWebJobsStorage (or AzureWebJobsStorage__accountName) is not set',
       );
     }
-    queue = new StorageRebootQueue(connection, settings.rebootQueue);
+    const sender = import('./adapters/storage-queue/reboot-queue.js').then(
+      ({ StorageRebootQueue }) => new StorageRebootQueue(connection, settings.rebootQueue),
+    );
+    // A failed load is not kept: the next send tries again.
+    sender.catch(() => (queue = undefined));
+    queue = { send: async (notice) => (await sender).send(notice) };
     return queue;
   };
   return { settings, dependencies, rebootQueue, armPermissions, readSecret };

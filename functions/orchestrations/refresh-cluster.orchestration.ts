@@ -1,5 +1,5 @@
 /**
- * Refreshes a whole cluster (auto mode): plan every pool, give back what dead runs left in the pools it
+ * Refreshes a whole cluster (auto mode): plan every pool (one listing of the nodes for all), give back what dead runs left in the pools it
  * does not refresh (the timer tick's reaper; each pool run reaps its own pool), then refresh the pools
  * that need it as sub-orchestrations, at most `maxParallelPools` at a time. One pool failing does not
  * stop the others.
@@ -20,6 +20,7 @@ import { REFRESH_STEPS } from '../../shared/application/refresh-contracts.js';
 import { activities } from '../activities.js';
 import { call, callEach, childFailureMessage, isAlreadyRunning } from './call.js';
 import { releaseLeftovers } from './release-pool.orchestration.js';
+import { StepFailure } from './step-failure.js';
 
 export function* refreshClusterOrchestration(
   context: OrchestrationContext,
@@ -27,37 +28,41 @@ export function* refreshClusterOrchestration(
   const input = context.df.getInput<RefreshClusterInput>();
   const { cluster } = input;
   context.df.setCustomStatus({ cluster, step: 'planning' });
-  const { pools, maxParallelPools } = yield* call(
-    context,
-    activities.listPools,
-    { cluster },
-    { step: 'listing-pools' },
-  );
-  if (pools.length === 0) return { cluster, pools: [] };
+  // One activity plans every pool from ONE listing of the cluster's nodes (a 20 000-node cluster is
+  // listed once per run, not once per pool). A pool that cannot be planned is reported on its own.
+  let planned: { readonly maxParallelPools: number; readonly outcomes: PlanOutcome[] };
+  try {
+    const planning = yield* call(context, activities.planCluster, { cluster }, { step: 'planning' });
+    planned = {
+      maxParallelPools: planning.maxParallelPools,
+      outcomes: planning.pools.map((entry) =>
+        entry.ok
+          ? entry
+          : { pool: entry.pool, ok: false, failure: StepFailure.ofActivity('planning', entry.failure) },
+      ),
+    };
+  } catch {
+    // Still failing after its retries (one pool's reads keep failing): plan pool by pool as before, so
+    // the other pools are planned and refreshed all the same.
+    planned = yield* planPoolByPool(context, cluster);
+  }
+  const { maxParallelPools } = planned;
+  if (planned.outcomes.length === 0) return { cluster, pools: [] };
 
-  // Plans are read-only and cheap: all in parallel, each retried like every other step. A pool whose
-  // plan still fails is reported on its own, not the whole run.
   const results: PoolRefreshResult[] = [];
   const toRefresh: PoolPlan[] = [];
-  const plans = yield* callEach(
-    context,
-    activities.planPool,
-    pools.map((pool) => ({ cluster, pool })),
-    { step: 'planning' },
-  );
-  for (const [index, outcome] of plans.entries()) {
-    const pool = pools[index] ?? '';
+  for (const outcome of planned.outcomes) {
     if (!outcome.ok) {
       results.push({
         cluster,
-        pool,
+        pool: outcome.pool,
         outcome: 'failed',
         reason: outcome.failure.message,
         failure: { step: 'planning', message: outcome.failure.reason },
       });
       continue;
     }
-    const plan = outcome.value;
+    const plan = outcome.plan;
     if (plan.decision.kind === 'refresh' && input.dryRun !== true) {
       toRefresh.push(plan);
     } else {
@@ -150,6 +155,37 @@ export function* refreshClusterOrchestration(
   results.sort((a, b) => a.pool.localeCompare(b.pool));
   context.df.setCustomStatus({ cluster, step: 'done' });
   return { cluster, pools: results };
+}
+
+type PlanOutcome =
+  | { readonly pool: string; readonly ok: true; readonly plan: PoolPlan }
+  | { readonly pool: string; readonly ok: false; readonly failure: StepFailure };
+
+/** The fallback: the pools listed, then one plan activity per pool, each retried on its own. */
+function* planPoolByPool(
+  context: OrchestrationContext,
+  cluster: string,
+): Generator<Task, { maxParallelPools: number; outcomes: PlanOutcome[] }, unknown> {
+  const { pools, maxParallelPools } = yield* call(
+    context,
+    activities.listPools,
+    { cluster },
+    { step: 'listing-pools' },
+  );
+  const plans = yield* callEach(
+    context,
+    activities.planPool,
+    pools.map((pool) => ({ cluster, pool })),
+    { step: 'planning' },
+  );
+  return {
+    maxParallelPools,
+    outcomes: plans.map((outcome, index) =>
+      outcome.ok
+        ? { pool: outcome.value.pool, ok: true, plan: outcome.value }
+        : { pool: pools[index] ?? '', ok: false, failure: outcome.failure },
+    ),
+  };
 }
 
 /**

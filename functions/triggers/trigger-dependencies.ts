@@ -3,7 +3,8 @@
  * (pools, status, plan) over the composition's dependencies, node lookups for kured notices, and the
  * reboot queue. Handlers take it as an argument, so tests pass a simulator-backed one.
  */
-import { listPoolsOfCluster, planPoolForCluster } from '../../shared/application/plan-pool.js';
+import { planPoolForCluster } from '../../shared/application/plan-cluster.js';
+import { listPoolsOfCluster } from '../../shared/application/plan-pool.js';
 import type { PoolPlan } from '../../shared/application/pool-plan.js';
 import type { PoolOwnership, PoolStatus } from '../../shared/application/pool-status.js';
 import { readPoolOwnership, readPoolStatus } from '../../shared/application/pool-status.js';

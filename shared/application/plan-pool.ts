@@ -1,7 +1,7 @@
 /**
- * Plans one pool: reads the scale set and the cluster's nodes, asks the pure domain which node (if
- * any) should become the prototype, and returns everything a refresh run needs. Read-only: a dry run
- * is exactly this and changes nothing.
+ * A pool's parts of planning: its pools (configured or discovered), what is read about one pool before
+ * its nodes are judged, and its plan from the selection (plan-cluster.ts lists the nodes once and folds
+ * them into every pool's selection). Read-only: a dry run is exactly this and changes nothing.
  */
 import { formatDuration } from '../config/duration.js';
 import type { FlavourChoice } from '../domain/bootstrap-flavour.js';
@@ -10,14 +10,15 @@ import { chooseCaptureMode } from '../domain/capture-mode.js';
 import type { ClusterNode } from '../domain/cluster-node.js';
 import type { ImageVersion } from '../domain/compute.js';
 import { isNotFound, NotFoundError } from '../domain/errors.js';
-import type { NodeVerdict, PoolImageFacts } from '../domain/prototype-selection.js';
-import { groupNodesByScaleSet, selectPrototypeNodeForPool } from '../domain/prototype-selection.js';
+import type { FoldedSelection } from '../domain/pool-selection-fold.js';
+import type { NodeVerdict, PoolImageFacts, PoolSelectionInput } from '../domain/prototype-selection.js';
 import { applyBootstrapFlavour, planPoolRefresh } from '../domain/refresh-plan.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import { galleryImageResourceId, scaleSetKey } from '../domain/resource-id.js';
 import { parseRfc3339 } from '../domain/rfc3339.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
+import type { RejectedBuild } from '../domain/version-verdict.js';
 import { instanceOfNode, newestUsableVersion, provenanceOf } from './image-facts.js';
 import { requireKubernetesAccess } from './kubernetes-permissions.js';
 import { flexibleMemberIds, scaleSetsWithNodes } from './pool-membership.js';
@@ -120,43 +121,86 @@ function definitionIdOf(configuration: PoolConfiguration): string {
   return galleryImageResourceId({ ...g, imageName: g.imageDefinitionName });
 }
 
-export async function planPoolForCluster(
+/** What planning reads about one pool before its nodes are judged. */
+export interface PreparedPool {
+  readonly pool: ConfiguredPool;
+  readonly configuration: PoolConfiguration;
+  readonly scaleSet: ScaleSet;
+  readonly eligibility: ReturnType<typeof checkScaleSetEligibility>;
+  readonly image?: Awaited<ReturnType<typeof currentImageFacts>>;
+  readonly flexibleMembers?: readonly string[];
+  readonly rejectedBuilds: readonly RejectedBuild[];
+}
+
+/**
+ * Reads what selection needs of one pool: the permission check, the scale set, the image it points at,
+ * Flexible members and rejected builds. `accessChecks` shares one permission check between pools that
+ * need the same access (capture mode and namespace).
+ */
+export async function preparePool(
   handle: ClusterHandle,
-  poolName: string,
+  pool: ConfiguredPool,
+  accessChecks: Map<string, Promise<void>> = new Map(),
+): Promise<PreparedPool> {
+  const cluster = handle.configuration;
+  const configuration = cluster.poolConfiguration(pool);
+  // Before anything else reads or changes the cluster for this pool: a missing permission is reported
+  // here, naming it, rather than by the first call it denies (after the node was cordoned).
+  const accessKey = `${configuration.run.captureMode}|${configuration.run.prepNamespace}`;
+  let accessCheck = accessChecks.get(accessKey);
+  if (accessCheck === undefined) {
+    accessCheck = requireKubernetesAccess(handle.kube, cluster.name, {
+      captureMode: configuration.run.captureMode,
+      namespace: configuration.run.prepNamespace,
+    });
+    accessChecks.set(accessKey, accessCheck);
+    // A failed check is not shared: the next pool (or attempt) asks again.
+    accessCheck.catch(() => accessChecks.delete(accessKey));
+  }
+  await accessCheck;
+  const scaleSet = await handle.compute.getScaleSet(pool.scaleSet);
+  const eligibility = checkScaleSetEligibility(scaleSet);
+  if (!eligibility.eligible) return { pool, configuration, scaleSet, eligibility, rejectedBuilds: [] };
+  const image = await currentImageFacts(handle, scaleSet, configuration);
+  const flexibleMembers = await flexibleMemberIds(handle.compute, scaleSet);
+  // Donors and patches whose versions were rejected (canary, rollback) are not built from again.
+  const rejectedBuilds = await rejectedBuildsOfPool(handle, configuration, image);
+  return {
+    pool,
+    configuration,
+    scaleSet,
+    eligibility,
+    image,
+    ...(flexibleMembers === undefined ? {} : { flexibleMembers }),
+    rejectedBuilds,
+  };
+}
+
+/** The selection input of a prepared pool. */
+export function selectionInputOf(prepared: PreparedPool, now: Date): PoolSelectionInput {
+  return {
+    pool: {
+      scaleSet: prepared.pool.scaleSet,
+      ...(prepared.flexibleMembers === undefined ? {} : { flexibleMemberIds: prepared.flexibleMembers }),
+    },
+    policy: prepared.configuration.policy,
+    ...(prepared.image?.facts === undefined ? {} : { image: prepared.image.facts }),
+    rejectedBuilds: prepared.rejectedBuilds,
+    now,
+  };
+}
+
+/** The pool's plan from its selection: the decision, the donor's flavour, the image definition. */
+export async function planFromSelection(
+  handle: ClusterHandle,
+  prepared: PreparedPool,
+  folded: FoldedSelection,
   requestedNode: string | undefined,
   now: Date,
 ): Promise<PoolPlan> {
   const cluster = handle.configuration;
-  // One listing serves both pool discovery (`all`) and the selection; a configured pool is checked first,
-  // so an unknown name costs no request.
-  const configuredPool = cluster.pools === 'all' ? undefined : await findPool(handle, poolName);
-  const nodes = await handle.kube.listNodes();
-  const pool = configuredPool ?? (await findPool(handle, poolName, nodes));
-  const configuration = cluster.poolConfiguration(pool);
-  // Before anything else reads or changes the cluster for this pool: a missing permission is reported
-  // here, naming it, rather than by the first call it denies (after the node was cordoned).
-  await requireKubernetesAccess(handle.kube, cluster.name, {
-    captureMode: configuration.run.captureMode,
-    namespace: configuration.run.prepNamespace,
-  });
-  const scaleSet = await handle.compute.getScaleSet(pool.scaleSet);
-  const eligibility = checkScaleSetEligibility(scaleSet);
-  const image = eligibility.eligible ? await currentImageFacts(handle, scaleSet, configuration) : undefined;
-  const flexibleMembers = eligibility.eligible
-    ? await flexibleMemberIds(handle.compute, scaleSet)
-    : undefined;
-  // Donors and patches whose versions were rejected (canary, rollback) are not built from again.
-  const rejectedBuilds = eligibility.eligible ? await rejectedBuildsOfPool(handle, configuration, image) : [];
-  const selection = selectPrototypeNodeForPool(groupNodesByScaleSet(nodes), {
-    pool: {
-      scaleSet: pool.scaleSet,
-      ...(flexibleMembers === undefined ? {} : { flexibleMemberIds: flexibleMembers }),
-    },
-    policy: configuration.policy,
-    ...(image?.facts === undefined ? {} : { image: image.facts }),
-    rejectedBuilds,
-    now,
-  });
+  const { pool, configuration, scaleSet, eligibility, image } = prepared;
+  const { selection } = folded;
   const selected = planPoolRefresh({
     eligibility,
     selection,
@@ -167,16 +211,14 @@ export async function planPoolForCluster(
   // The pool's bootstrap flavour: configured, or read off the donor; refused when it cannot be captured.
   const plan = applyBootstrapFlavour(selected, {
     ...(configuration.bootstrapFlavour === undefined ? {} : { configured: configuration.bootstrapFlavour }),
-    ...(selected.kind === 'refresh'
-      ? { donor: nodes.find((candidate) => candidate.name === selected.node) }
-      : {}),
+    ...(selected.kind === 'refresh' ? { donor: folded.nodes.get(selected.node) } : {}),
   });
 
   let decision: PoolDecision;
   let capture: PoolPlan['capture'];
   switch (plan.kind) {
     case 'refresh': {
-      const node = nodes.find((candidate) => candidate.name === plan.node);
+      const node = folded.nodes.get(plan.node);
       const instanceId = instanceOfNode(node?.providerId, pool.scaleSet);
       const verdict = selection.verdicts.find((candidate) => candidate.name === plan.node);
       const captureMode = chooseCaptureMode({
@@ -241,6 +283,7 @@ export async function planPoolForCluster(
     scaleSet: { ...refOf(pool.scaleSet), id: scaleSet.id, location: scaleSet.location },
     decision,
     verdicts: selection.verdicts.map(verdictView),
+    ...(folded.verdictsOmitted === 0 ? {} : { verdictsOmitted: folded.verdictsOmitted }),
     settings: configuration.run,
     ...(capture === undefined ? {} : { capture }),
     ...(image?.version === undefined ? {} : { currentImageId: image.version.id }),

@@ -59,7 +59,10 @@ export function outcomeOfPlan(decision: PoolDecision): 'planned' | 'up-to-date' 
 export interface PoolPlan extends PoolTarget {
   readonly scaleSet: ScaleSetRef & { readonly id: string; readonly location: string };
   readonly decision: PoolDecision;
+  /** Every member's verdict, or for a large pool the first ones and the best candidates'. */
   readonly verdicts: readonly NodeVerdictView[];
+  /** Members whose verdict is not in `verdicts` (a large pool); absent when none is left out. */
+  readonly verdictsOmitted?: number;
   /** Present when the decision is `refresh`. */
   readonly image?: {
     readonly definition: ImageDefinitionRef;

@@ -152,8 +152,10 @@ export interface PrototypeSelection {
   /** Present exactly when `outcome` is `chosen`. */
   readonly chosen?: NodeCandidate;
   readonly reason: string;
-  /** Best first: longest Ready, then newest patch, then name. */
+  /** Best first: longest Ready, then newest patch, then name. A fold keeps only the best few. */
   readonly candidates: readonly NodeCandidate[];
+  /** How many candidates there are (more than `candidates` holds when a fold kept only the best). */
+  readonly candidateCount: number;
   /**
    * One verdict per node, in input order. `selectPrototypeNode` covers every node it was given;
    * `selectPrototypeNodeForPool` covers the pool's members only (non-members are counted in
@@ -248,7 +250,8 @@ export function selectPrototypeNode(input: PrototypeSelectionInput): PrototypeSe
   return decide(input, evaluatedMembers, all, groups.nodes.length - members.length);
 }
 
-interface Evaluated {
+/** A member's verdict, and the facts the fallback needs when it failed only the patch rules. */
+export interface Evaluated {
   readonly verdict: NodeVerdict;
   /** Set when the node passed every rule before the patch rules (what the fallback needs). */
   readonly healthy?: {
@@ -297,7 +300,7 @@ function membershipRejection(entry: IndexedNode, pool: PoolIdentity): NodeReject
 }
 
 /** Evaluates every rule after pool membership; records the first failure as the verdict. */
-function evaluateMember(node: ClusterNode, input: PoolSelectionInput): Evaluated {
+export function evaluateMember(node: ClusterNode, input: PoolSelectionInput): Evaluated {
   const failures: { rule: RejectionCode; reason: string }[] = [];
   const fail = (rule: RejectionCode, reason: string): void => {
     failures.push({ rule, reason });
@@ -524,83 +527,143 @@ function checkPatch(node: ClusterNode, input: PoolSelectionInput, nowMs: number)
   return { patchedAtMs };
 }
 
+/** A candidate with what ranks it. */
+export interface RankedCandidate {
+  readonly candidate: NodeCandidate;
+  readonly readySinceMs: number;
+  readonly patchedAtMs?: number;
+}
+
+/**
+ * What the decision needs of a pool's members, however it was gathered: from the whole list
+ * (`decide`) or folded page by page with only the best entries kept (`pool-selection-fold.ts`).
+ */
+export interface SelectionTally {
+  readonly members: number;
+  /** Members rejected per first-failed rule (before any fallback). */
+  readonly rejectionCounts: Partial<Record<RejectionCode, number>>;
+  /** The candidates kept (all of them, or the best ones), in any order. */
+  readonly ranked: readonly RankedCandidate[];
+  readonly candidateCount: number;
+  /** Members that failed only the patch rules (what the fallback may waive): all, or the best ones. */
+  readonly blocked: readonly Evaluated[];
+  readonly blockedCount: number;
+  /** Of those, how many per first-failed rule (the fallback takes them out of `rejectionCounts`). */
+  readonly blockedRules: Partial<Record<RejectionCode, number>>;
+}
+
 function decide(
   input: PoolSelectionInput,
   members: readonly Evaluated[],
   all: readonly Evaluated[],
   nodesOutsidePool: number,
 ): PrototypeSelection {
-  const { policy } = input;
   const rejectionCounts: Partial<Record<RejectionCode, number>> = {};
-  const ranked: { candidate: NodeCandidate; readySinceMs: number; patchedAtMs?: number }[] = [];
-  const blockedByPatchOnly: Evaluated[] = [];
+  const blockedRules: Partial<Record<RejectionCode, number>> = {};
+  const ranked: RankedCandidate[] = [];
+  const blocked: Evaluated[] = [];
   for (const member of members) {
     const verdict = member.verdict;
     if (verdict.status === 'candidate') {
-      ranked.push({
-        candidate: verdict,
-        readySinceMs: member.healthy?.readySinceMs ?? 0,
-        ...(member.healthy?.patchedAtMs === undefined ? {} : { patchedAtMs: member.healthy.patchedAtMs }),
-      });
+      ranked.push(rankedOf(verdict, member.healthy));
     } else {
       rejectionCounts[verdict.rule] = (rejectionCounts[verdict.rule] ?? 0) + 1;
       if (member.healthy !== undefined) {
-        blockedByPatchOnly.push(member);
+        blocked.push(member);
+        blockedRules[verdict.rule] = (blockedRules[verdict.rule] ?? 0) + 1;
       }
     }
   }
+  const tally: SelectionTally = {
+    members: members.length,
+    rejectionCounts,
+    ranked,
+    candidateCount: ranked.length,
+    blocked,
+    blockedCount: blocked.length,
+    blockedRules,
+  };
+  return concludeSelection(input, tally, all, nodesOutsidePool);
+}
+
+export function rankedOf(candidate: NodeCandidate, healthy: Evaluated['healthy']): RankedCandidate {
+  return {
+    candidate,
+    readySinceMs: healthy?.readySinceMs ?? 0,
+    ...(healthy?.patchedAtMs === undefined ? {} : { patchedAtMs: healthy.patchedAtMs }),
+  };
+}
+
+/** Best first: longest Ready, then newest patch, then name. */
+export function compareRanked(a: RankedCandidate, b: RankedCandidate): number {
+  return (
+    a.readySinceMs - b.readySinceMs ||
+    (b.patchedAtMs ?? Number.NEGATIVE_INFINITY) - (a.patchedAtMs ?? Number.NEGATIVE_INFINITY) ||
+    compareNames(a.candidate.name, b.candidate.name)
+  );
+}
+
+/** The candidate a member that failed only the patch rules becomes when the fallback waives them. */
+export function waivedCandidateOf(member: Evaluated): NodeCandidate | undefined {
+  const healthy = member.healthy;
+  if (healthy === undefined || member.verdict.status !== 'rejected') return undefined;
+  const rejection = member.verdict;
+  return {
+    name: rejection.name,
+    status: 'candidate',
+    readyForSeconds: healthy.readyForSeconds,
+    ...(healthy.patchedAtMs === undefined
+      ? {}
+      : { lastPatchedAt: new Date(healthy.patchedAtMs).toISOString() }),
+    waived: { rule: rejection.rule, reason: rejection.reason },
+  };
+}
+
+/**
+ * The decision from a tally. `verdictEntries` are the verdicts to report (every node, the pool's
+ * members, or the ones a fold kept), in input order; a waived member's verdict becomes its candidate.
+ */
+export function concludeSelection(
+  input: PoolSelectionInput,
+  tally: SelectionTally,
+  verdictEntries: readonly Evaluated[],
+  nodesOutsidePool: number,
+): PrototypeSelection {
+  const { policy } = input;
+  const rejectionCounts: Partial<Record<RejectionCode, number>> = { ...tally.rejectionCounts };
+  let ranked: RankedCandidate[] = [...tally.ranked];
+  let candidateCount = tally.candidateCount;
 
   let fallback = { used: false, reason: 'not needed: candidates were found with the patch rules applied' };
-  let verdicts = all.map((entry) => entry.verdict);
-  if (ranked.length === 0) {
+  let verdicts = verdictEntries.map((entry) => entry.verdict);
+  if (candidateCount === 0) {
     fallback = { used: false, reason: 'not applicable: no node failed only the patch rules' };
-    if (blockedByPatchOnly.length > 0) {
+    if (tally.blockedCount > 0) {
       fallback = fallbackDecision(input);
     }
     if (fallback.used) {
-      const waived = new Map<Evaluated, NodeCandidate>();
-      for (const member of blockedByPatchOnly) {
-        const rejection = member.verdict as NodeRejection;
-        const healthy = member.healthy;
-        if (healthy === undefined) {
-          continue;
-        }
-        const candidate: NodeCandidate = {
-          name: rejection.name,
-          status: 'candidate',
-          readyForSeconds: healthy.readyForSeconds,
-          ...(healthy.patchedAtMs === undefined
-            ? {}
-            : { lastPatchedAt: new Date(healthy.patchedAtMs).toISOString() }),
-          waived: { rule: rejection.rule, reason: rejection.reason },
-        };
-        waived.set(member, candidate);
-        rejectionCounts[rejection.rule] = (rejectionCounts[rejection.rule] ?? 0) - 1;
-        if (rejectionCounts[rejection.rule] === 0) {
-          delete rejectionCounts[rejection.rule];
-        }
-        ranked.push({
-          candidate,
-          readySinceMs: healthy.readySinceMs,
-          ...(healthy.patchedAtMs === undefined ? {} : { patchedAtMs: healthy.patchedAtMs }),
-        });
+      ranked = tally.blocked.flatMap((member) => {
+        const candidate = waivedCandidateOf(member);
+        return candidate === undefined ? [] : [rankedOf(candidate, member.healthy)];
+      });
+      candidateCount = tally.blockedCount;
+      for (const [rule, count] of Object.entries(tally.blockedRules) as [RejectionCode, number][]) {
+        const left = (rejectionCounts[rule] ?? 0) - count;
+        if (left === 0) delete rejectionCounts[rule];
+        else rejectionCounts[rule] = left;
       }
-      verdicts = all.map((entry) => waived.get(entry) ?? entry.verdict);
+      verdicts = verdictEntries.map((entry) => waivedCandidateOf(entry) ?? entry.verdict);
     }
   }
 
-  ranked.sort(
-    (a, b) =>
-      a.readySinceMs - b.readySinceMs ||
-      (b.patchedAtMs ?? Number.NEGATIVE_INFINITY) - (a.patchedAtMs ?? Number.NEGATIVE_INFINITY) ||
-      compareNames(a.candidate.name, b.candidate.name),
-  );
+  ranked.sort(compareRanked);
   const candidates = ranked.map((entry) => entry.candidate);
   const base = {
     pool: input.pool.scaleSet,
     candidates,
+    candidateCount,
     verdicts,
-    poolNodeCount: members.length,
+    poolNodeCount: tally.members,
     nodesOutsidePool,
     rejectionCounts,
     fallback,
@@ -608,7 +671,7 @@ function decide(
   const poolName = describeScaleSet(input.pool.scaleSet);
   const [best] = candidates;
   const minimum = Math.max(1, policy.minimumCandidates);
-  if (best !== undefined && candidates.length >= minimum) {
+  if (best !== undefined && candidateCount >= minimum) {
     const patched =
       best.lastPatchedAt === undefined ? 'no usable patch time' : `last patched ${best.lastPatchedAt}`;
     return {
@@ -616,7 +679,7 @@ function decide(
       outcome: 'chosen',
       chosen: best,
       reason:
-        `${best.name} is Ready longest (${formatDuration(best.readyForSeconds)}, ${patched}) among ${candidates.length} ` +
+        `${best.name} is Ready longest (${formatDuration(best.readyForSeconds)}, ${patched}) among ${candidateCount} ` +
         `candidate(s) in ${poolName}` +
         (fallback.used ? `; patch rules waived: ${fallback.reason}` : ''),
     };
@@ -625,15 +688,15 @@ function decide(
     return {
       ...base,
       outcome: 'too-few-candidates',
-      reason: `${candidates.length} candidate(s) in ${poolName}, fewer than minimumCandidates ${policy.minimumCandidates}`,
+      reason: `${candidateCount} candidate(s) in ${poolName}, fewer than minimumCandidates ${policy.minimumCandidates}`,
     };
   }
-  if (blockedByPatchOnly.length > 0) {
+  if (tally.blockedCount > 0) {
     return {
       ...base,
       outcome: 'no-newer-patch',
       reason:
-        `${blockedByPatchOnly.length} healthy node(s) in ${poolName}, none patched after the current image ` +
+        `${tally.blockedCount} healthy node(s) in ${poolName}, none patched after the current image ` +
         `(${summarise(rejectionCounts, PATCH_RULES)}); fallback ${fallback.reason}`,
     };
   }
@@ -641,7 +704,7 @@ function decide(
     ...base,
     outcome: 'no-eligible-node',
     reason:
-      members.length === 0
+      tally.members === 0
         ? `no node of the cluster belongs to ${poolName}`
         : `no node of ${poolName} qualifies (${summarise(rejectionCounts, SELECTION_RULES)})`,
   };

@@ -103,6 +103,15 @@ export interface ClusterGateway {
   reviewRules(namespace: string): Promise<RulesReview>;
 
   listNodes(): Promise<ClusterNode[]>;
+  /**
+   * Lists the nodes page by page (limit/continue), each page converted as it arrives, so a caller that
+   * folds the pages holds one page at a time. Every node is visited once, in list order; when the server
+   * expires the continue token, `restart` is called and the pages come again from the first.
+   */
+  scanNodes(
+    visit: (page: readonly ClusterNode[]) => void | Promise<void>,
+    restart: () => void,
+  ): Promise<void>;
   getNode(name: string): Promise<ClusterNode>;
   /** Sets (string) or removes (null) annotations; other annotations are untouched. */
   patchNodeAnnotations(name: string, changes: Readonly<Record<string, string | null>>): Promise<void>;

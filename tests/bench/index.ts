@@ -7,6 +7,7 @@
  */
 
 import { measureClientCpu } from './client-cpu.bench.js';
+import { measurePlannerMemory, printPlannerMemory } from './planner-memory.bench.js';
 import { printRefreshFigures, type RefreshFigures, refreshFigures } from './refresh.bench.js';
 import { measureSelection, selectionBench } from './selection.bench.js';
 
@@ -33,7 +34,14 @@ const clientCpuBench: Bench = {
   },
 };
 
-const BENCHES: readonly Bench[] = [selectionBench, refreshBench, clientCpuBench];
+const plannerMemoryBench: Bench = {
+  name: 'planner-memory',
+  async run() {
+    printPlannerMemory(await measurePlannerMemory());
+  },
+};
+
+const BENCHES: readonly Bench[] = [selectionBench, refreshBench, clientCpuBench, plannerMemoryBench];
 
 function measured(figures: RefreshFigures | { readonly refused: string }): RefreshFigures | undefined {
   return 'refused' in figures ? undefined : figures;
@@ -60,6 +68,8 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
   const live = measured(refresh.live);
   progress('one CLI refresh in a child process');
   const client = await measureClientCpu();
+  progress('the planner over a 20 000-node paged list, in child processes');
+  const plannerMemory = await measurePlannerMemory();
   const drain = refresh.drainAndStop;
   return {
     clock: 'manual',
@@ -74,6 +84,8 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
     clientCpuS: client.clientCpuS,
     selection,
     plannerListCallsPerClusterRun: refresh.plannerListCallsPerClusterRun,
+    // The planner on 20 000 nodes / 40 pools, 500 a page: list requests, peak RSS and heap, paged vs whole list.
+    plannerMemory20k: plannerMemory,
     details: {
       drainAndStop: drain,
       live: refresh.live,

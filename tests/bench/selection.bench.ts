@@ -15,8 +15,8 @@ import {
 import { formatProviderId, type ScaleSetRef } from '../../shared/domain/resource-id.js';
 import { DEFAULT_SELECTION_POLICY } from '../../shared/domain/selection-policy.js';
 
-const NOW = new Date('2026-11-22T12:00:00Z');
-const POOLS = 40;
+export const NOW = new Date('2026-11-22T12:00:00Z');
+export const POOLS = 40;
 const SIZES = [5_000, 20_000];
 const SELECTION_ROUNDS = 5;
 const DAY_MS = 86_400_000;
@@ -192,7 +192,7 @@ function toClusterNode(raw: RawNode): ClusterNode {
   };
 }
 
-function poolRef(i: number): ScaleSetRef {
+export function poolRef(i: number): ScaleSetRef {
   return {
     subscriptionId: '6b1f9c2e-3a4d-4e5f-8a9b-0c1d2e3f4a5b',
     resourceGroup: `rg-prod-weu-${i % 4}`,
@@ -215,7 +215,7 @@ const IMAGE_NAMES = [
   'mcr.microsoft.com/oss/kubernetes-csi/csi-node-driver-registrar',
 ];
 
-function rawNode(i: number, pool: ScaleSetRef, random: () => number): RawNode {
+export function rawNode(i: number, pool: ScaleSetRef, random: () => number): RawNode {
   const instanceId = Math.floor(i / POOLS);
   const name = `${pool.name}-vmss${instanceId.toString(36).padStart(6, '0')}`;
   const iso = (msAgo: number): string => new Date(NOW.getTime() - msAgo).toISOString().replace('.000Z', 'Z');
@@ -354,7 +354,7 @@ function hex(seed: number): string {
 }
 
 /** Small deterministic PRNG so both runs of the bench see the same cluster. */
-function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -1,5 +1,5 @@
 /**
- * The reboot-notice path wired for tests: a real Azurite queue, the in-process simulator, the
+ * The reboot-notice path wired for tests: a real Azurite queue, the in-process simulator (manual clock), the
  * product's composition against it, the local durable runner (virtual time) with the refresh
  * orchestrators plus the debounce, and a queue pump that does what the Functions host does.
  */
@@ -42,11 +42,24 @@ export interface RebootHarness {
   stop(): Promise<void>;
 }
 
-export async function startRebootHarness(options: { leastPrivilege?: boolean } = {}): Promise<RebootHarness> {
+export interface RebootHarnessOptions {
+  readonly leastPrivilege?: boolean;
+  /**
+   * Default `manual`: simulated time moves only when the test or a durable timer moves it, so the queue
+   * round trips (wall time, long on a busy machine) never read as late deliveries.
+   */
+  readonly clock?: 'manual' | 'scaled';
+}
+
+export async function startRebootHarness(options: RebootHarnessOptions = {}): Promise<RebootHarness> {
   const azurite = await startAzurite();
   let session: SimulatorSession;
   try {
-    session = await startSimulatorSession({ scenarioPath: SAMPLE_SCENARIO, ...options });
+    session = await startSimulatorSession({
+      scenarioPath: SAMPLE_SCENARIO,
+      clock: options.clock ?? 'manual',
+      ...(options.leastPrivilege === undefined ? {} : { leastPrivilege: options.leastPrivilege }),
+    });
   } catch (error) {
     await azurite.stop();
     throw error;

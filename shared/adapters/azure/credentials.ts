@@ -5,7 +5,6 @@
  * each source answered, and gives up within CREDENTIAL_DEADLINE_MS however its sources behave.
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from '@azure/core-auth';
-import { DefaultAzureCredential } from '@azure/identity';
 
 import { formatDuration } from '../../domain/duration-text.js';
 import { TerminalError, TransientError } from '../../domain/errors.js';
@@ -28,14 +27,30 @@ export function createAzureCredential(
   clientId?: string,
   options: Pick<ExplainOptions, 'deadlineMs'> = {},
 ): AzureCredential {
-  const credential =
-    clientId === undefined
-      ? new DefaultAzureCredential()
-      : new DefaultAzureCredential({ managedIdentityClientId: clientId });
+  const credential = lazyDefaultCredential(clientId);
   return explainCredentialFailures(credential, {
     ...options,
     ...(clientId === undefined ? {} : { clientId }),
   });
+}
+
+/**
+ * DefaultAzureCredential, its SDK loaded on the first token request: a command that never asks Azure for
+ * a token (help, a simulator run) does not pay for loading @azure/identity.
+ */
+function lazyDefaultCredential(clientId: string | undefined): TokenCredential {
+  let credential: Promise<TokenCredential> | undefined;
+  return {
+    async getToken(scopes: string | string[], tokenOptions?: GetTokenOptions): Promise<AccessToken | null> {
+      credential ??= import('@azure/identity').then(({ DefaultAzureCredential }) =>
+        clientId === undefined
+          ? new DefaultAzureCredential()
+          : new DefaultAzureCredential({ managedIdentityClientId: clientId }),
+      );
+      credential.catch(() => (credential = undefined));
+      return (await credential).getToken(scopes, tokenOptions);
+    },
+  };
 }
 
 export interface ExplainOptions {

@@ -353,9 +353,30 @@ export class ClientNodeClusterGateway implements ClusterGateway {
   }
 
   async listNodes(): Promise<ClusterNode[]> {
+    let nodes: ClusterNode[] = [];
+    await this.scanNodes(
+      (page) => {
+        nodes.push(...page);
+      },
+      () => {
+        nodes = [];
+      },
+    );
+    return nodes;
+  }
+
+  async scanNodes(
+    visit: (page: readonly ClusterNode[]) => void | Promise<void>,
+    restart: () => void,
+  ): Promise<void> {
     const context = { action: 'listing nodes', kind: 'Node' };
-    const nodes = await this.#paged(context, (page) => this.#core.listNode({ limit: PAGE_SIZE, ...page }));
-    return nodes.map(toClusterNode);
+    // Each page is converted as it arrives and its raw objects dropped: memory is bounded by a page.
+    await this.#eachPage(
+      context,
+      (page) => this.#core.listNode({ limit: PAGE_SIZE, ...page }),
+      (items) => visit(items.map(toClusterNode)),
+      restart,
+    );
   }
 
   async getNode(name: string): Promise<ClusterNode> {
@@ -584,19 +605,40 @@ export class ClientNodeClusterGateway implements ClusterGateway {
     context: KubeCallContext,
     list: (page: { _continue?: string }) => Promise<{ items: T[]; metadata?: { _continue?: string } }>,
   ): Promise<T[]> {
+    let items: T[] = [];
+    await this.#eachPage(
+      context,
+      list,
+      (page) => {
+        items.push(...page);
+      },
+      () => {
+        items = [];
+      },
+    );
+    return items;
+  }
+
+  /** One page at a time to `visit`; `restart` before the pages come again after an expired token. */
+  async #eachPage<T>(
+    context: KubeCallContext,
+    list: (page: { _continue?: string }) => Promise<{ items: T[]; metadata?: { _continue?: string } }>,
+    visit: (items: T[]) => void | Promise<void>,
+    restart: () => void,
+  ): Promise<void> {
     for (let restarts = 0; ; restarts += 1) {
-      const items: T[] = [];
       let token: string | undefined;
       try {
         do {
           const page = await this.#call(context, () => list(token === undefined ? {} : { _continue: token }));
-          items.push(...page.items);
           token = page.metadata?._continue || undefined;
+          await visit(page.items);
         } while (token !== undefined);
-        return items;
+        return;
       } catch (error) {
         const expired = error instanceof TransientError && error.code === 'KubeResourceExpired';
         if (!expired || restarts >= MAX_LIST_RESTARTS) throw error;
+        restart();
       }
     }
   }

@@ -107,7 +107,7 @@ export async function runActivity<Schema extends z.ZodType, Output>(
 }
 
 /** The failure value of anything an activity threw. */
-function failureOf(error: unknown): ActivityFailure {
+export function failureOf(error: unknown): ActivityFailure {
   if (isRefreshError(error)) {
     return {
       kind: error.kind,

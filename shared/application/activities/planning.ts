@@ -1,7 +1,8 @@
 /** Read-only activities: a cluster's pools, one pool's plan, one pool's image status. */
-import { listPoolsOfCluster, planPoolForCluster } from '../plan-pool.js';
+import { planPoolForCluster, planPoolsOfCluster } from '../plan-cluster.js';
+import { listPoolsOfCluster } from '../plan-pool.js';
 import { readPoolStatus } from '../pool-status.js';
-import { defineActivity } from './activity.js';
+import { defineActivity, failureOf } from './activity.js';
 import { ClusterInput, Name } from './inputs.js';
 
 const listPools = defineActivity('listPools', ClusterInput, async (deps, { cluster }) => {
@@ -20,6 +21,23 @@ const planPool = defineActivity(
     planPoolForCluster(await deps.cluster(input.cluster), input.pool, input.node, deps.now()),
 );
 
+/**
+ * Every pool's plan from one listing of the cluster's nodes (the cluster run's planning step). A pool
+ * that cannot be planned is a failure value in its place; a transient failure fails the call (retried).
+ */
+const planCluster = defineActivity('planCluster', ClusterInput, async (deps, { cluster }) => {
+  const handle = await deps.cluster(cluster);
+  const outcomes = await planPoolsOfCluster(handle, deps.now());
+  return {
+    maxParallelPools: handle.configuration.maxParallelPools,
+    pools: outcomes.map((outcome) =>
+      outcome.ok
+        ? { pool: outcome.pool, ok: true as const, plan: outcome.plan }
+        : { pool: outcome.pool, ok: false as const, failure: failureOf(outcome.error) },
+    ),
+  };
+});
+
 const readPoolStatusActivity = defineActivity(
   'readPoolStatus',
   ClusterInput.extend({ pool: Name }),
@@ -27,4 +45,9 @@ const readPoolStatusActivity = defineActivity(
 );
 
 /** Planning and status, in the catalogue. */
-export const PLANNING_ACTIVITIES = { listPools, planPool, readPoolStatus: readPoolStatusActivity } as const;
+export const PLANNING_ACTIVITIES = {
+  listPools,
+  planPool,
+  planCluster,
+  readPoolStatus: readPoolStatusActivity,
+} as const;

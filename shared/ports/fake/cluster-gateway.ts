@@ -55,6 +55,8 @@ export interface FakeClusterOptions {
   readonly checkPodRunMs?: number;
   /** How check pods end. Default Succeeded. */
   readonly checkPodOutcome?: 'Succeeded' | 'Failed';
+  /** Nodes per page of `scanNodes` (each page is one recorded `scanNodes` call). Default 500. */
+  readonly nodePageSize?: number;
 }
 
 interface PodRecord {
@@ -207,6 +209,26 @@ export class FakeClusterGateway extends RecordingFake<ClusterMethod> implements 
 
   listNodes(): Promise<ClusterNode[]> {
     return this.call('listNodes', [], () => [...this.#nodes.values()]);
+  }
+
+  async scanNodes(
+    visit: (page: readonly ClusterNode[]) => void | Promise<void>,
+    _restart: () => void,
+  ): Promise<void> {
+    const size = Math.max(1, this.#options.nodePageSize ?? 500);
+    const names = [...this.#nodes.keys()];
+    let offset = 0;
+    do {
+      // One recorded call per page, as the API server sees one list request per page.
+      const page = await this.call('scanNodes', [offset], () =>
+        names.slice(offset, offset + size).flatMap((name) => {
+          const node = this.#nodes.get(name);
+          return node === undefined ? [] : [node];
+        }),
+      );
+      await visit(page);
+      offset += size;
+    } while (offset < names.length);
   }
 
   getNode(name: string): Promise<ClusterNode> {

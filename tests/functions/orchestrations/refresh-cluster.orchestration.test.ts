@@ -112,6 +112,42 @@ void describe('refreshCluster on the port fakes', () => {
     assert.ok((pool3[1]?.at ?? 0) - (pool3[0]?.at ?? 0) >= 30_000, 'waited what ARM asked');
   });
 
+  void it('lists the nodes once for all its pools, page by page', async () => {
+    const pools = ['pool1', 'pool2', 'pool3', 'pool4', 'pool5'];
+    // 5 pools × 3 nodes, 4 nodes a page: 4 list requests for the whole run, not one listing per pool.
+    const world = createFakeWorld({ pools, cluster: { nodePageSize: 4 } });
+    const status = await world.refreshCluster({ dryRun: true });
+    assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+    assert.deepEqual(
+      outcomes(status.output as ClusterRefreshResult).map(([, outcome]) => outcome),
+      pools.map(() => 'planned'),
+    );
+    assert.equal(world.kube.callsTo('scanNodes').length, Math.ceil((pools.length * 3) / 4));
+    assert.equal(world.kube.callsTo('listNodes').length, 0);
+    // Pools that need the same access share one permission check.
+    const perPool = createFakeWorld({ pools: ['pool1'] });
+    await perPool.refreshCluster({ dryRun: true });
+    assert.equal(world.kube.callsTo('reviewAccess').length, perPool.kube.callsTo('reviewAccess').length);
+  });
+
+  void it('when planning the cluster keeps failing, plans pool by pool and refreshes the others', async () => {
+    const world = createFakeWorld({ pools: POOLS });
+    const throttled = () => new TransientError('ArmThrottled', 'reading scale set: throttled');
+    // pool2's scale set read fails all 6 attempts of the cluster plan and 2 of its own plan, then recovers.
+    world.compute.nextErrorWhen('getScaleSet', forPool('pool2'), ...Array.from({ length: 8 }, throttled));
+    const status = await world.refreshCluster({ dryRun: true });
+    assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+    const result = outcomes(status.output as ClusterRefreshResult);
+    assert.deepEqual(result, [
+      ['pool1', 'planned'],
+      ['pool2', 'planned'],
+      ['pool3', 'planned'],
+    ]);
+    // The cluster plan failed before listing; then each pool's own plan listed the nodes.
+    assert.equal(world.kube.callsTo('scanNodes').length, POOLS.length);
+    assert.equal(world.compute.pendingErrors('getScaleSet'), 0);
+  });
+
   void it("a pool's failed refresh is reported with its step; the others are refreshed", async () => {
     const world = createFakeWorld({ pools: POOLS });
     world.compute.nextErrorWhen(

@@ -127,7 +127,7 @@ void describe('refreshPool on the port fakes', () => {
       [...world.compute.calls, ...world.kube.calls]
         .map((call) => call.method)
         // Access reviews are reads too: they ask the API server, they change nothing.
-        .filter((m) => !/^(get|list|review|serverVersion)/.test(m)),
+        .filter((m) => !/^(get|list|scan|review|serverVersion)/.test(m)),
       [],
     );
   });
@@ -201,7 +201,7 @@ void describe('refreshPool on the port fakes', () => {
       /** The snapshot cannot be deleted when this step fails terminally. */
       snapshotLeft?: boolean;
     }[] = [
-      { step: 'planning', armAt: 'planning', target: 'kube', method: 'listNodes' },
+      { step: 'planning', armAt: 'planning', target: 'kube', method: 'scanNodes' },
       {
         step: 'ensuring-image-definition',
         armAt: 'ensuring-image-definition',
