@@ -207,14 +207,21 @@ export function freshnessChart(segments: readonly FreshnessSegment[], title: str
 function timeline(run: RunRecord): Html {
   if (run.steps.length === 0) return html`<span class="muted">no step times recorded</span>`;
   const starts = run.steps.map((step) => parseRfc3339(step.from) ?? 0);
-  const ends = run.steps.map((step) => parseRfc3339(step.to ?? step.from) ?? 0);
   const startMs = Math.min(...starts);
-  const spanMs = Math.max(1, Math.max(...ends) - startMs);
+  const closedEnd = Math.max(
+    ...starts,
+    ...run.steps.flatMap((step) => (step.to === undefined ? [] : [parseRfc3339(step.to) ?? startMs])),
+  );
+  // A step whose end was not recorded is drawn open (dashed) to a margin past the last recorded moment.
+  const open = run.steps.some((step) => step.to === undefined);
+  const endMs = open ? closedEnd + Math.max(1, (closedEnd - startMs) / 4) : closedEnd;
+  const ends = run.steps.map((step) => (step.to === undefined ? endMs : (parseRfc3339(step.to) ?? startMs)));
+  const spanMs = Math.max(1, endMs - startMs);
   const bar = (step: RunStep, index: number): Html => {
-    const left = (((starts[index] ?? startMs) - startMs) / spanMs) * 100;
+    const left = Math.min(98, (((starts[index] ?? startMs) - startMs) / spanMs) * 100);
     const width = Math.max(2, (((ends[index] ?? startMs) - (starts[index] ?? startMs)) / spanMs) * 100);
-    const open = step.to === undefined ? ' open' : '';
-    return html`<li class="step ${step.step}${open}">
+    const openClass = step.to === undefined ? ' open' : '';
+    return html`<li class="step ${step.step}${openClass}">
       <span
         class="bar"
         style="margin-left:${left.toFixed(1)}%;width:${Math.min(100 - left, width).toFixed(1)}%"
