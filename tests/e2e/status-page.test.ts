@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -182,6 +182,7 @@ void describe('status page in a real browser', { skip }, () => {
       assert.deepEqual(violations, [], 'nothing on the page breaks its CSP');
 
       await page.screenshot({ path: join(OUTPUT, 'status-page.png'), fullPage: true });
+      await writeFile(join(OUTPUT, 'status-page.html'), await page.content(), 'utf8');
     } finally {
       await page.close();
     }

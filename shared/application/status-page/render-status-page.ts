@@ -102,6 +102,13 @@ function freshnessBadge(ageSeconds: number | undefined): Html {
   return badge('bad', 'stale');
 }
 
+/** The patch age in words with its label; only the label when the age is unknown. */
+function freshnessText(ageSeconds: number | undefined, big: boolean): Html {
+  if (ageSeconds === undefined) return freshnessBadge(undefined);
+  const age = duration(ageSeconds);
+  return html`${big ? html`<strong class="big">${age}</strong>` : age} ${freshnessBadge(ageSeconds)}`;
+}
+
 const VERSION_TONE: Readonly<Record<VersionEntry['state'], Tone>> = {
   current: 'good',
   usable: 'info',
@@ -266,18 +273,19 @@ function summary(pool: PoolStatus): Html {
     <div>
       <dt>Freshness</dt>
       <dd>
-        <strong class="big">${duration(pool.freshness.ageSeconds)}</strong>
-        ${freshnessBadge(pool.freshness.ageSeconds)}<br /><span class="muted">${pool.freshness.detail}</span>
+        ${freshnessText(pool.freshness.ageSeconds, true)}<br /><span class="muted"
+          >${pool.freshness.detail}</span
+        >
       </dd>
     </div>
-    <div>
+    <div class="wide">
       <dt>Model image</dt>
       <dd>
         ${pool.pointsAtOurImage ? badge('good', pool.pinned ? 'ours, pinned' : 'ours, latest') : badge('warn', 'not ours')}
         <span class="id">${pool.modelImage}</span>
       </dd>
     </div>
-    <div>
+    <div class="wide">
       <dt>Eligible</dt>
       <dd>
         ${pool.eligible ? badge('good', 'yes') : html`${badge('bad', 'refused')} ${pool.refusal ?? 'no reason given'}`}
@@ -439,6 +447,27 @@ function poolSection(pool: PoolStatus, index: string): Html {
   </section>`;
 }
 
+/** One row per pool, linking to its section: the page at a glance. */
+function overview(pools: readonly PoolStatus[], index: number): Html {
+  return table(
+    'Pools at a glance',
+    ['Pool', 'Current version', 'Freshness', 'Eligible', 'Last run'],
+    pools.map((pool, poolIndex) => {
+      const run = pool.history.runs[0];
+      return [
+        html`<a href="#pool-${index}-${poolIndex}">${pool.pool}</a>`,
+        pool.currentVersion?.name ?? html`<span class="muted">none of ours</span>`,
+        freshnessText(pool.freshness.ageSeconds, false),
+        pool.eligible ? badge('good', 'yes') : badge('bad', 'refused'),
+        run === undefined
+          ? html`<span class="muted">none recorded</span>`
+          : html`${badge(RUN_TONE[run.outcome], run.outcome)}
+            ${run.version ?? ''}${run.seconds === undefined ? '' : html` in ${duration(run.seconds)}`}`,
+      ];
+    }),
+  );
+}
+
 function clusterSection(cluster: StatusPageCluster, index: number): Html {
   const id = `cluster-${index}`;
   const body =
@@ -446,7 +475,8 @@ function clusterSection(cluster: StatusPageCluster, index: number): Html {
       ? html`<p role="alert">${badge('bad', 'error')} Reading this cluster failed: ${cluster.error}</p>`
       : cluster.pools.length === 0
         ? empty('No pools: no scale set of this cluster has nodes, or none is configured.')
-        : html`${cluster.pools.map((pool, poolIndex) => poolSection(pool, `${index}-${poolIndex}`))}`;
+        : html`<div class="overview">${overview(cluster.pools, index)}</div>
+            ${cluster.pools.map((pool, poolIndex) => poolSection(pool, `${index}-${poolIndex}`))}`;
   return html`<section class="cluster" aria-labelledby="${id}">
     <h2 id="${id}">Cluster ${cluster.cluster}</h2>
     ${body}
@@ -471,6 +501,9 @@ h4{font-size:1rem;margin:1.25rem 0 .4rem;color:#333}
 .empty{color:var(--muted);font-style:italic;margin:.25rem 0}
 .facts{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:.5rem 1rem;margin:0}
 .facts div{min-width:0}
+.facts .wide{grid-column:span 2}
+.overview{margin:0 0 1.25rem}
+.overview a{color:var(--accent)}
 .facts dt{font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted)}
 .facts dd{margin:0;overflow-wrap:anywhere}
 .badge{display:inline-block;padding:0 .45em;border-radius:.6em;font-size:.8rem;font-weight:600;border:1px solid;white-space:nowrap}
@@ -481,7 +514,7 @@ h4{font-size:1rem;margin:1.25rem 0 .4rem;color:#333}
 .neutral{background:#eceef1;color:#333;border-color:#b9bec6}
 table{width:100%;border-collapse:collapse;background:var(--bg);font-size:.92rem}
 caption{text-align:left;font-weight:600;padding:.25rem 0}
-th,td{text-align:left;vertical-align:top;padding:.35rem .5rem;border-bottom:1px solid var(--line);overflow-wrap:anywhere}
+th,td{text-align:left;vertical-align:top;padding:.35rem .5rem;border-bottom:1px solid var(--line);overflow-wrap:break-word}
 thead th{background:#e9ecf0;font-size:.8rem;text-transform:uppercase;letter-spacing:.03em}
 tbody th{font-weight:600}
 .chart{margin:0;max-width:26rem}
@@ -503,6 +536,8 @@ figcaption{font-size:.8rem;color:var(--muted)}
 footer{max-width:72rem;margin:0 auto;padding:1rem;color:var(--muted);font-size:.85rem}
 @media (max-width:40rem){
  header,main{padding:0 .6rem}
+ .facts .wide{grid-column:auto}
+ caption{display:block}
  .pool{padding:.6rem}
  table,thead,tbody,tr,th,td{display:block;width:100%}
  thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
