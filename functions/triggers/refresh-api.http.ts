@@ -34,14 +34,14 @@ import type {
 } from '../../shared/application/refresh-contracts.js';
 import type { InstanceStatus, OrchestrationClient } from '../../shared/application/singleton.js';
 import { isActive, readStatus, startSingleton } from '../../shared/application/singleton.js';
-import { DNS_SUBDOMAIN_RULE } from '../../shared/config/names.js';
-import { describeError, isNotFound } from '../../shared/domain/errors.js';
 import {
   renderStatusPage,
   STATUS_PAGE_CONTENT_TYPE,
   STATUS_PAGE_CSP,
   type StatusPageCluster,
 } from '../../shared/application/status-page/render-status-page.js';
+import { DNS_SUBDOMAIN_RULE } from '../../shared/config/names.js';
+import { describeError, isNotFound } from '../../shared/domain/errors.js';
 import { htmlDocument, isClusterName, isPoolName, json, problem, readJsonBody, shown } from './http-io.js';
 import type { TriggerDependencies } from './trigger-dependencies.js';
 import { workerTriggerDependencies } from './trigger-dependencies.js';

@@ -2,20 +2,20 @@
  * The status of one pool's image: which image new instances get, whether it is ours, who built it and
  * how old it is. Read-only; used by the status orchestration, the CLI and the HTTP API.
  */
+import { parseCanaryRecord } from '../domain/canary-record.js';
 import type { Freshness } from '../domain/freshness.js';
 import { freshnessOf } from '../domain/freshness.js';
 import { IMAGE_VERSION_LABEL, OLDER_GENERATION_TAINT } from '../domain/generations.js';
-import { parseCanaryRecord } from '../domain/canary-record.js';
+import { describeHolder, LEASE_ANNOTATIONS, leaseState } from '../domain/ownership.js';
 import type { PoolHistory } from '../domain/pool-history.js';
 import { poolHistoryOf } from '../domain/pool-history.js';
-import type { ScaleSetRef } from '../domain/resource-id.js';
-import { sameResourceId } from '../domain/resource-id.js';
-import { resourceIdOfNode } from './generations.js';
-import { describeHolder, LEASE_ANNOTATIONS, leaseState } from '../domain/ownership.js';
 import type { HeldNode, Kept } from '../domain/reaper.js';
 import { describeReapAction, planReaping } from '../domain/reaper.js';
+import type { ScaleSetRef } from '../domain/resource-id.js';
+import { sameResourceId } from '../domain/resource-id.js';
 import { parseRfc3339 } from '../domain/rfc3339.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
+import { resourceIdOfNode } from './generations.js';
 import { provenanceOf } from './image-facts.js';
 import { currentImageFacts, findPool } from './plan-pool.js';
 import { poolScope, readPoolHoldings } from './pool-holdings.js';

@@ -39,6 +39,20 @@ const skip =
     : false;
 if (skip !== false) console.log(`# skipping the status page browser test: ${skip}`);
 
+/** The text of every element `selector` matches, whitespace collapsed (evaluated in the page). */
+async function texts(page: Page, selector: string): Promise<string[]> {
+  return (await page.evaluate(
+    `[...document.querySelectorAll(${JSON.stringify(selector)})].map((node) => (node.textContent ?? '').replace(/\\s+/g, ' ').trim())`,
+  )) as string[];
+}
+
+/** A number per matching element, from an expression over `node` (evaluated in the page). */
+async function measure(page: Page, selector: string, expression: string): Promise<number[]> {
+  return (await page.evaluate(
+    `[...document.querySelectorAll(${JSON.stringify(selector)})].map((node) => ${expression})`,
+  )) as number[];
+}
+
 /** No horizontal scroll: the document is no wider than the viewport. */
 async function overflow(page: Page): Promise<number> {
   return (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
@@ -126,9 +140,7 @@ void describe('status page in a real browser', { skip }, () => {
       const text = (await page.evaluate('document.body.innerText')) as string;
       const pools = status.clusters[0]?.pools ?? [];
       assert.ok(pools.length >= 2, 'the sample cluster has several pools');
-      const headings = await page.$$eval('section.pool h3', (nodes) =>
-        nodes.map((node) => node.textContent?.replaceAll(/\s+/g, ' ')),
-      );
+      const headings = await texts(page, 'section.pool h3');
       for (const pool of pools) {
         assert.ok(
           headings.some((heading) => heading?.includes(`Pool ${pool.pool}`)),
@@ -140,20 +152,13 @@ void describe('status page in a real browser', { skip }, () => {
       assert.ok(text.includes(firstVersion) && text.includes(secondVersion), 'both versions are listed');
       const refreshed = pools.find((pool) => pool.pool === POOL1);
       assert.equal(refreshed?.currentVersion?.name, secondVersion, 'the second version is current');
-      const current = await page.$$eval('section.pool dl.facts dd strong', (nodes) =>
-        nodes.map((node) => node.textContent?.trim()),
-      );
+      const current = await texts(page, 'section.pool dl.facts dd strong');
       assert.ok(current.includes(secondVersion), 'the current version stands out in the summary');
 
       // The timeline: both runs, each with its capture step and a duration in words.
-      const runs = await page.$$eval(
-        'table caption',
-        (captions) => captions.filter((caption) => caption.textContent?.trim() === 'Last runs').length,
-      );
+      const runs = (await texts(page, 'table caption')).filter((caption) => caption === 'Last runs').length;
       assert.equal(runs, 1, 'one pool has runs');
-      const steps = await page.$$eval('ol.timeline li', (items) =>
-        items.map((item) => (item.textContent ?? '').replaceAll(/\s+/g, ' ').trim()),
-      );
+      const steps = await texts(page, 'ol.timeline li');
       assert.ok(
         steps.filter((step) => step.startsWith('capture: cordon, drain, snapshot the donor')).length >= 2,
         `a capture step per run: ${steps.join(' | ')}`,
@@ -162,21 +167,21 @@ void describe('status page in a real browser', { skip }, () => {
         steps.every((step) => /: \d+[dhms]|end not recorded|running/.test(step)),
         'every step says how long',
       );
-      const bars = await page.$$eval('ol.timeline .bar', (nodes) =>
-        nodes.map((node) => node.getBoundingClientRect().width),
+      const bars = await measure(page, 'ol.timeline .bar', 'node.getBoundingClientRect().width');
+      assert.ok(
+        bars.length >= 2 && bars.every((width) => width > 0),
+        `the steps are drawn: ${bars.join(', ')} ${violations.join(' | ')}`,
       );
-      assert.ok(bars.length >= 2 && bars.every((width) => width > 0), `the steps are drawn: ${bars.join(', ')} ${violations.join(' | ')}`);
-      const chart = await page.$$eval('figure.chart svg[role="img"]', (nodes) =>
-        nodes.map((node) => node.getAttribute('aria-label') ?? ''),
-      );
+      const chart = (await page.evaluate(
+        `[...document.querySelectorAll('figure.chart svg[role="img"]')].map((node) => node.getAttribute('aria-label') ?? '')`,
+      )) as string[];
       assert.ok(
         chart.some((label) => label.includes(`pool ${POOL1}`)),
         'a freshness chart for the refreshed pool',
       );
-      const generations = await page.$$eval(
-        'caption',
-        (nodes) => nodes.filter((node) => node.textContent?.trim() === 'Node generations').length,
-      );
+      const generations = (await texts(page, 'caption')).filter(
+        (caption) => caption === 'Node generations',
+      ).length;
       assert.ok(generations >= 1, 'node generations are listed');
       assert.ok(text.includes('No canary is running.'), 'empty states say so');
       assert.deepEqual(violations, [], 'nothing on the page breaks its CSP');
@@ -230,11 +235,7 @@ void describe('status page in a real browser', { skip }, () => {
         { waitUntil: 'load' },
       );
       assert.equal(await page.title(), 'vmss-prototype status');
-      assert.equal(
-        await page.$$eval('script, img', (nodes) => nodes.length),
-        0,
-        'no element came from the text',
-      );
+      assert.equal((await measure(page, 'script, img', '1')).length, 0, 'no element came from the text');
       const text = (await page.evaluate('document.body.innerText')) as string;
       assert.ok(text.includes(evil), 'the text is shown as written');
     } finally {

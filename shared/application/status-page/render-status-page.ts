@@ -67,7 +67,7 @@ function partText(value: Part): string {
   if (value === undefined) return '';
   if (value instanceof Html) return value.text;
   if (Array.isArray(value)) return (value as readonly Html[]).map((item) => item.text).join('');
-  return escapeHtml(String(value as string | number));
+  return escapeHtml(String(value));
 }
 
 function duration(seconds: number | undefined): string {

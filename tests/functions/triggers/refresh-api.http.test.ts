@@ -14,8 +14,8 @@ import {
   handleStatusPageRequest,
   handleStatusRequest,
 } from '../../../functions/triggers/refresh-api.http.js';
-import { STATUS_PAGE_CSP } from '../../../shared/application/status-page/render-status-page.js';
 import type { PoolOwnership } from '../../../shared/application/pool-status.js';
+import { STATUS_PAGE_CSP } from '../../../shared/application/status-page/render-status-page.js';
 import { FakeDurableClient } from './durable-client-double.js';
 import { fakeDependencies, FREE_POOL, recordingContext, request } from './fixtures.js';
 
