@@ -33,6 +33,10 @@ export interface CliOptions {
   readonly reason?: string;
   /** rollback: the version to go back to (default: the previous usable one). */
   readonly to?: string;
+  /** status: also write the status page (self-contained HTML) to this file. */
+  readonly html?: string;
+  /** status: serve the status page on 127.0.0.1 at this port (0: any free one) until Ctrl-C. */
+  readonly serve?: number;
 }
 
 /** What the command line asks for: a run, a help text, or the version. */
@@ -79,6 +83,11 @@ const OPTIONS = {
   },
   '--reason': { value: '<text>', help: 'why, recorded on the pool lease for the run and for status' },
   '--json': { help: 'result as JSON on stdout; progress as one JSON object per line on stderr' },
+  '--html': { value: '<file>', help: 'status: also write the status page (one self-contained HTML file)' },
+  '--serve': {
+    value: '<port>',
+    help: 'status: serve the status page on 127.0.0.1:<port> (0: any free port), fresh per request, until Ctrl-C',
+  },
   '--settings': {
     value: '<file>',
     help: 'app settings in local.settings.json form (default: the environment)',
@@ -117,12 +126,23 @@ interface CommandSpec {
 const COMMANDS: Readonly<Record<Command, CommandSpec>> = {
   status: {
     summary: 'per pool: the image version in use, the node it was built from, its age',
-    usage: ['vmss-prototype status [--cluster <name>] [--json] [source]'],
+    usage: [
+      'vmss-prototype status [--cluster <name>] [--json] [--html <file>] [source]',
+      'vmss-prototype status [--cluster <name>] --serve <port> [source]',
+    ],
     description:
       'Reads every pool of each cluster and shows the gallery image version its new instances get, which\n' +
-      'node it was built from and when, and whether the pool can be refreshed (or why not). Changes nothing.',
-    options: COMMON,
-    examples: ['vmss-prototype status --sim', 'vmss-prototype status --settings local.settings.json'],
+      'node it was built from and when, and whether the pool can be refreshed (or why not). Changes nothing.\n' +
+      '--html also writes the status page: per pool its versions, runs with their timelines, freshness\n' +
+      'over time, canary verdicts, held nodes and node generations, in one HTML file that needs nothing else.\n' +
+      '--serve serves that page on 127.0.0.1 only, read afresh for every request, until Ctrl-C.',
+    options: [...COMMON, '--html', '--serve'],
+    examples: [
+      'vmss-prototype status --sim',
+      'vmss-prototype status --settings local.settings.json',
+      'vmss-prototype status --html status.html --settings local.settings.json',
+      'vmss-prototype status --serve 8080 --sim-connect .sim/connection.json',
+    ],
   },
   plan: {
     summary: 'dry run of auto mode: what would be refreshed and why, with a verdict per node',
@@ -398,6 +418,27 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     }
     if (sim === undefined) throw new UsageError('--time-factor only applies with --sim', command);
   }
+  const html = values.get('--html');
+  const serveText = values.get('--serve');
+  let serve: number | undefined;
+  if (serveText !== undefined) {
+    serve = Number(serveText);
+    if (!/^\d{1,5}$/.test(serveText) || serve > 65_535) {
+      throw new UsageError(
+        `--serve "${serveText.slice(0, 80)}" is not a port: give a whole number from 1 to 65535 (or 0 for any free port)`,
+        command,
+      );
+    }
+    if (html !== undefined) {
+      throw new UsageError(
+        '--html and --serve exclude each other: write the page to a file (--html) or serve it (--serve)',
+        command,
+      );
+    }
+    if (json) {
+      throw new UsageError('--json does not apply with --serve: the page is served until Ctrl-C', command);
+    }
+  }
   const optional = (flag: OptionName): string | undefined => values.get(flag);
   return {
     kind: 'run',
@@ -417,6 +458,8 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       ...(sim === undefined ? {} : { sim }),
       ...(timeFactor === undefined ? {} : { timeFactor }),
       ...(to === undefined ? {} : { to }),
+      ...(html === undefined ? {} : { html }),
+      ...(serve === undefined ? {} : { serve }),
     },
   };
 }

@@ -36,6 +36,10 @@ async function run(options: CliOptions): Promise<number> {
     import('./session.js'),
     import('./interrupt.js'),
   ]);
+  // The status page's module loads only when asked for; a --html target that cannot be written stops here.
+  const page =
+    options.html !== undefined || options.serve !== undefined ? await import('./status-page.js') : undefined;
+  if (options.html !== undefined) page?.checkHtmlTarget(options.html);
   let session: Session | undefined;
   let interrupts: { interrupted: () => boolean; dispose: () => void } | undefined;
   try {
@@ -58,7 +62,32 @@ async function run(options: CliOptions): Promise<number> {
         (code) => process.exit(code),
       );
     }
+    if (page !== undefined && options.serve !== undefined) {
+      const open = session;
+      const now = (): Date => open.composition.dependencies.now();
+      const server = await page.serveStatusPage(
+        options.serve,
+        async () => {
+          const status = await runCommand(open, options);
+          if (status.kind !== 'status') throw new Error(`status returned ${status.kind}`);
+          return page.statusPageOf(status, now());
+        },
+        (line) => process.stderr.write(`${line}\n`),
+      );
+      process.stderr.write(`serving the status page at ${server.url} (Ctrl-C stops)\n`);
+      await page.untilInterrupted();
+      await server.close();
+      process.stderr.write('stopped serving the status page\n');
+      return 0;
+    }
     const result = await runCommand(session, options);
+    if (page !== undefined && options.html !== undefined && result.kind === 'status') {
+      const path = await page.writeStatusPage(
+        options.html,
+        page.statusPageOf(result, session.composition.dependencies.now()),
+      );
+      process.stderr.write(`wrote the status page to ${path}\n`);
+    }
     const width = process.stdout.isTTY ? process.stdout.columns : DEFAULT_WIDTH;
     process.stdout.write(
       options.json ? `${JSON.stringify(result, null, 2)}\n` : `${render(result, { width })}\n`,

@@ -19,6 +19,11 @@ export function json(status: number, body: unknown, headers?: Record<string, str
   return new azureFunctions.HttpResponse(init);
 }
 
+/** An HTML document with its own headers (the status page: content type and CSP). */
+export function htmlDocument(status: number, body: string, headers: Record<string, string>): HttpResponse {
+  return new azureFunctions.HttpResponse({ status, body, headers });
+}
+
 export function problem(
   status: number,
   code: string,

@@ -4,7 +4,8 @@
  * show what auto mode would do (`GET …/plan`), cancel a pool's capture
  * (`POST /api/clusters/{cluster}/pools/{pool}/cancel`: the run gives the node back, then fails), give
  * back what a pool's dead or stuck runs hold (`POST …/pools/{pool}/release`, like `vmss-prototype release`),
- * and roll a pool back to a retained earlier version (`POST …/pools/{pool}/rollback`).
+ * and roll a pool back to a retained earlier version (`POST …/pools/{pool}/rollback`). The status page
+ * (`GET /api/status/page[?cluster=]`, issue 16) is the same status as one self-contained HTML document.
  * Starts answer 202 with the durable status links.
  */
 import { randomUUID } from 'node:crypto';
@@ -33,9 +34,15 @@ import type {
 } from '../../shared/application/refresh-contracts.js';
 import type { InstanceStatus, OrchestrationClient } from '../../shared/application/singleton.js';
 import { isActive, readStatus, startSingleton } from '../../shared/application/singleton.js';
+import {
+  renderStatusPage,
+  STATUS_PAGE_CONTENT_TYPE,
+  STATUS_PAGE_CSP,
+  type StatusPageCluster,
+} from '../../shared/application/status-page/render-status-page.js';
 import { DNS_SUBDOMAIN_RULE } from '../../shared/config/names.js';
 import { describeError, isNotFound } from '../../shared/domain/errors.js';
-import { isClusterName, isPoolName, json, problem, readJsonBody, shown } from './http-io.js';
+import { htmlDocument, isClusterName, isPoolName, json, problem, readJsonBody, shown } from './http-io.js';
 import type { TriggerDependencies } from './trigger-dependencies.js';
 import { workerTriggerDependencies } from './trigger-dependencies.js';
 
@@ -46,7 +53,7 @@ export interface HttpOrchestrationClient extends OrchestrationClient {
 
 export type ApiDependencies = Pick<
   TriggerDependencies,
-  'clusters' | 'listPools' | 'readPoolStatus' | 'planPool' | 'readPoolOwnership'
+  'clusters' | 'listPools' | 'readPoolStatus' | 'planPool' | 'readPoolOwnership' | 'now'
 >;
 
 const PoolField = z
@@ -391,7 +398,6 @@ export async function handleReleaseRequest(
   if (ownership.leftovers.length === 0 && !(force === true && heldBy !== undefined)) {
     return json(200, { cluster: cluster.value, pool, outcome: 'nothing-left', kept: ownership.kept });
   }
-  const instanceId = releaseInstanceId(cluster.value, pool);
   const input: ReleasePoolInput = {
     cluster: cluster.value,
     pool,
@@ -399,26 +405,57 @@ export async function handleReleaseRequest(
     runSeed: randomUUID(),
     ...(force === true ? { force: true } : {}),
   };
+  return startPoolRun(request, client, context, {
+    what: 'release',
+    name: ORCHESTRATION.releasePool,
+    instanceId: releaseInstanceId(cluster.value, pool),
+    input,
+    busy: (instanceId) => ({
+      code: 'AlreadyReleasing',
+      message: `pool ${pool} is already being released (instance ${instanceId})`,
+    }),
+    logged: { force: force ?? false },
+  });
+}
+
+/**
+ * Starts one pool's release or rollback as a singleton: 409 with the running instance when it (or a
+ * blocker) runs, 202 with the status links when started, 503 when the start failed.
+ */
+async function startPoolRun(
+  request: HttpRequest,
+  client: HttpOrchestrationClient,
+  context: InvocationContext,
+  run: {
+    readonly what: 'release' | 'rollback';
+    readonly name: string;
+    readonly instanceId: string;
+    readonly input: unknown;
+    readonly blockers?: readonly string[];
+    readonly busy: (runningId: string) => { readonly code: string; readonly message: string };
+    readonly logged: Record<string, unknown>;
+  },
+): Promise<HttpResponse> {
+  const { instanceId } = run;
   try {
-    const outcome = await startSingleton(client, { name: ORCHESTRATION.releasePool, instanceId, input });
+    const outcome = await startSingleton(client, {
+      name: run.name,
+      instanceId,
+      input: run.input,
+      ...(run.blockers === undefined ? {} : { blockers: run.blockers }),
+    });
     if (outcome.kind === 'running') {
-      return problem(
-        409,
-        'AlreadyReleasing',
-        `pool ${pool} is already being released (instance ${instanceId})`,
-        {
-          running: runView(outcome.status),
-        },
-      );
+      const busy = run.busy(outcome.instanceId);
+      return problem(409, busy.code, busy.message, { running: runView(outcome.status) });
     }
-    context.log('refresh api: release started', { instanceId, force: force ?? false });
+    context.log(`refresh api: ${run.what} started`, { instanceId, ...run.logged });
     return client.createCheckStatusResponse(request, instanceId);
   } catch (error) {
-    context.error('refresh api: starting the release failed', {
+    context.error(`refresh api: starting the ${run.what} failed`, {
       instanceId,
       error: error instanceof Error ? error.message : String(error),
     });
-    return problem(503, 'StartFailed', `starting release ${instanceId} failed; try again`);
+    return problem(503, 'StartFailed', `starting ${run.what} ${instanceId} failed; try again`);
   }
 }
 
@@ -463,31 +500,60 @@ export async function handleRollbackRequest(
     dryRun === true
       ? rollbackInstanceId(cluster.value, pool, new Date().toISOString().replaceAll(/[^0-9]/g, ''))
       : rollbackInstanceId(cluster.value, pool);
-  try {
-    const outcome = await startSingleton(client, {
-      name: ORCHESTRATION.rollbackPool,
-      instanceId,
-      input,
-      blockers:
-        dryRun === true ? [] : [poolInstanceId(cluster.value, pool), clusterInstanceId(cluster.value)],
-    });
-    if (outcome.kind === 'running') {
-      return problem(
-        409,
-        'PoolBusy',
-        `pool ${pool} of cluster ${cluster.value} is busy (instance ${outcome.instanceId}); roll back once it ends`,
-        { running: runView(outcome.status) },
-      );
-    }
-    context.log('refresh api: rollback started', { instanceId, dryRun: dryRun ?? false });
-    return client.createCheckStatusResponse(request, instanceId);
-  } catch (error) {
-    context.error('refresh api: starting the rollback failed', {
-      instanceId,
-      error: error instanceof Error ? error.message : String(error),
-    });
-    return problem(503, 'StartFailed', `starting rollback ${instanceId} failed; try again`);
+  return startPoolRun(request, client, context, {
+    what: 'rollback',
+    name: ORCHESTRATION.rollbackPool,
+    instanceId,
+    input,
+    blockers: dryRun === true ? [] : [poolInstanceId(cluster.value, pool), clusterInstanceId(cluster.value)],
+    busy: (runningId) => ({
+      code: 'PoolBusy',
+      message: `pool ${pool} of cluster ${cluster.value} is busy (instance ${runningId}); roll back once it ends`,
+    }),
+    logged: { dryRun: dryRun ?? false },
+  });
+}
+
+/**
+ * GET /api/status/page[?cluster=]: the status page, one self-contained HTML document (no script, nothing
+ * fetched), with a Content-Security-Policy that allows only its inline styles. A cluster or pool whose
+ * status cannot be read says so on the page; the page itself still answers 200.
+ */
+export async function handleStatusPageRequest(
+  request: HttpRequest,
+  context: InvocationContext,
+  deps: ApiDependencies,
+): Promise<HttpResponse> {
+  const only = request.query.get('cluster') ?? undefined;
+  const known = deps.clusters.map((c) => c.name);
+  if (only !== undefined && (!isClusterName(only) || !known.includes(only))) {
+    return problem(
+      404,
+      'ClusterNotFound',
+      `cluster ${shown(only)} is not configured; known clusters: ${known.join(', ')}`,
+    );
   }
+  const clusters: StatusPageCluster[] = await Promise.all(
+    (only === undefined ? known : [only]).map(async (cluster): Promise<StatusPageCluster> => {
+      try {
+        const pools = await deps.listPools(cluster);
+        return { cluster, pools: await Promise.all(pools.map((pool) => deps.readPoolStatus(cluster, pool))) };
+      } catch (error) {
+        context.warn('refresh api: reading status for the page failed', {
+          cluster,
+          error: describeError(error),
+        });
+        return { cluster, pools: [], error: describeError(error) };
+      }
+    }),
+  );
+  return htmlDocument(200, renderStatusPage({ generatedAt: deps.now().toISOString(), clusters }), {
+    'content-type': STATUS_PAGE_CONTENT_TYPE,
+    'content-security-policy': STATUS_PAGE_CSP,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'cache-control': 'no-store',
+  });
 }
 
 /** Any failure not answered above is a 500 without internals (logged with the invocation id). */
@@ -514,51 +580,70 @@ type ApiHandler = (
 ) => Promise<HttpResponse>;
 
 /** The API's routes; every one needs a function key (never anonymous). */
-const ROUTES: readonly { name: string; route: string; method: 'GET' | 'POST'; handle: ApiHandler }[] = [
+export const API_ROUTES: readonly {
+  readonly name: string;
+  readonly route: string;
+  readonly method: 'GET' | 'POST';
+  readonly authLevel: 'function';
+  readonly handle: ApiHandler;
+}[] = [
   {
     name: 'refreshClusterApi',
     route: 'clusters/{cluster}/refresh',
     method: 'POST',
+    authLevel: 'function',
     handle: handleRefreshRequest,
   },
   {
     name: 'clusterStatusApi',
     route: 'clusters/{cluster}/status',
     method: 'GET',
+    authLevel: 'function',
     handle: handleStatusRequest,
   },
   {
     name: 'cancelPoolRefreshApi',
     route: 'clusters/{cluster}/pools/{pool}/cancel',
     method: 'POST',
+    authLevel: 'function',
     handle: handleCancelRequest,
   },
   {
     name: 'releasePoolApi',
     route: 'clusters/{cluster}/pools/{pool}/release',
     method: 'POST',
+    authLevel: 'function',
     handle: handleReleaseRequest,
   },
   {
     name: 'rollbackPoolApi',
     route: 'clusters/{cluster}/pools/{pool}/rollback',
     method: 'POST',
+    authLevel: 'function',
     handle: handleRollbackRequest,
   },
   {
     name: 'clusterPlanApi',
     route: 'clusters/{cluster}/plan',
     method: 'GET',
+    authLevel: 'function',
     handle: (request, _client, context, deps) => handlePlanRequest(request, context, deps),
+  },
+  {
+    name: 'statusPageApi',
+    route: 'status/page',
+    method: 'GET',
+    authLevel: 'function',
+    handle: (request, _client, context, deps) => handleStatusPageRequest(request, context, deps),
   },
 ];
 
 export function registerRefreshApi(): void {
-  for (const { name, route, method, handle } of ROUTES) {
+  for (const { name, route, method, authLevel, handle } of API_ROUTES) {
     df.app.client.http(name, {
       route,
       methods: [method],
-      authLevel: 'function',
+      authLevel,
       handler: (request: HttpRequest, client: df.DurableClient, context: InvocationContext) =>
         guarded(context, () => handle(request, client, context, workerTriggerDependencies())),
     });

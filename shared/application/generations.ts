@@ -35,7 +35,7 @@ export interface GenerationsResult {
 }
 
 /** The resource id a node's providerID names (a Uniform instance or a Flexible member VM). */
-function resourceIdOfNode(node: ClusterNode): string | undefined {
+export function resourceIdOfNode(node: ClusterNode): string | undefined {
   const parsed = parseProviderId(node.providerId);
   if (!parsed.ok) return undefined;
   const id = parsed.providerId;

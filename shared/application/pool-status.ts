@@ -2,13 +2,20 @@
  * The status of one pool's image: which image new instances get, whether it is ours, who built it and
  * how old it is. Read-only; used by the status orchestration, the CLI and the HTTP API.
  */
+import { parseCanaryRecord } from '../domain/canary-record.js';
 import type { Freshness } from '../domain/freshness.js';
 import { freshnessOf } from '../domain/freshness.js';
+import { IMAGE_VERSION_LABEL, OLDER_GENERATION_TAINT } from '../domain/generations.js';
 import { describeHolder, LEASE_ANNOTATIONS, leaseState } from '../domain/ownership.js';
+import type { PoolHistory } from '../domain/pool-history.js';
+import { poolHistoryOf } from '../domain/pool-history.js';
 import type { HeldNode, Kept } from '../domain/reaper.js';
 import { describeReapAction, planReaping } from '../domain/reaper.js';
+import type { ScaleSetRef } from '../domain/resource-id.js';
+import { sameResourceId } from '../domain/resource-id.js';
 import { parseRfc3339 } from '../domain/rfc3339.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
+import { resourceIdOfNode } from './generations.js';
 import { provenanceOf } from './image-facts.js';
 import { currentImageFacts, findPool } from './plan-pool.js';
 import { poolScope, readPoolHoldings } from './pool-holdings.js';
@@ -20,7 +27,7 @@ import type { ClusterHandle } from './refresh-dependencies.js';
  */
 export interface PoolOwnership {
   readonly lease:
-    | { readonly state: 'free'; readonly lastHolder?: string }
+    | { readonly state: 'free'; readonly lastHolder?: string; readonly releasedAt?: string }
     | {
         readonly state: 'held' | 'expired';
         readonly holder: string;
@@ -72,6 +79,70 @@ export interface PoolStatus {
   /** How old the patches are that a node created now would boot with. */
   readonly freshness: Freshness;
   readonly ownership?: PoolOwnership;
+  /** The last versions, the runs that built them (with their timelines) and freshness over time. */
+  readonly history: PoolHistory;
+  /** The pool's nodes and the generation (image version) each was built from (our label). */
+  readonly nodes: readonly PoolNodeView[];
+  /** A canary judging a version now, from the scale set's canary tags. */
+  readonly canary?:
+    | {
+        readonly state: 'running';
+        readonly version: string;
+        readonly runId: string;
+        readonly startedAt: string;
+        readonly count: number;
+        readonly instances: readonly string[];
+      }
+    | { readonly state: 'damaged'; readonly problem: string };
+}
+
+export interface PoolNodeView {
+  readonly name: string;
+  /** The `vmss-prototype.io/image-version` label; absent when the node carries none yet. */
+  readonly generation?: string;
+  readonly ready: boolean;
+  readonly cordoned: boolean;
+  /** The node carries our older-generation taint. */
+  readonly olderGeneration: boolean;
+}
+
+/** The pool's nodes (matched to the scale set's instances by providerID) with their generation labels. */
+export async function readPoolNodes(handle: ClusterHandle, scaleSet: ScaleSetRef): Promise<PoolNodeView[]> {
+  const [instances, nodes] = await Promise.all([
+    handle.compute.listInstances(scaleSet),
+    handle.kube.listNodes(),
+  ]);
+  return nodes
+    .filter((node) => {
+      const resourceId = resourceIdOfNode(node);
+      return instances.some((instance) => sameResourceId(instance.resourceId, resourceId));
+    })
+    .map((node) => {
+      const generation = node.labels[IMAGE_VERSION_LABEL];
+      return {
+        name: node.name,
+        ...(generation === undefined ? {} : { generation }),
+        ready: node.conditions.some((c) => c.type === 'Ready' && c.status === 'True'),
+        cordoned: node.unschedulable,
+        olderGeneration: node.taints.some((taint) => taint.key === OLDER_GENERATION_TAINT),
+      };
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+function canaryOf(tags: Readonly<Record<string, string>>): PoolStatus['canary'] {
+  const parsed = parseCanaryRecord(tags);
+  if (parsed.kind === 'none') return undefined;
+  if (parsed.kind === 'damaged') return { state: 'damaged', problem: parsed.problem };
+  const record = parsed.record;
+  return {
+    state: 'running',
+    version: record.version,
+    runId: record.run,
+    startedAt: record.startedAt,
+    count: record.count,
+    instances: record.instances ?? [],
+  };
 }
 
 /** The pool's ownership as `status` shows it. */
@@ -90,7 +161,11 @@ export async function readPoolOwnership(
   return {
     lease:
       state.kind === 'free'
-        ? { state: 'free', ...(state.lastHolder === undefined ? {} : { lastHolder: state.lastHolder }) }
+        ? {
+            state: 'free',
+            ...(state.lastHolder === undefined ? {} : { lastHolder: state.lastHolder }),
+            ...(state.releasedAt === undefined ? {} : { releasedAt: state.releasedAt }),
+          }
         : {
             state: state.live ? 'held' : 'expired',
             holder: state.identity,
@@ -147,6 +222,11 @@ export async function readPoolStatus(
   const version = image.version;
   const provenance = version === undefined ? undefined : provenanceOf(version);
   const builtAt = version?.publishedAt ?? version?.tags['vmss-prototype.built-at'];
+  const [ownership, nodes] = await Promise.all([
+    readPoolOwnership(handle, poolName, now),
+    readPoolNodes(handle, pool.scaleSet),
+  ]);
+  const canary = canaryOf(scaleSet.tags);
   return {
     cluster: handle.configuration.name,
     pool: pool.name,
@@ -186,6 +266,31 @@ export async function readPoolStatus(
     }),
     eligible: eligibility.eligible,
     ...(eligibility.eligible ? {} : { refusal: eligibility.reasons.map((r) => r.reason).join('; ') }),
-    ownership: await readPoolOwnership(handle, poolName, now),
+    ownership,
+    history: poolHistoryOf({
+      now,
+      versions: image.versions.map((v) => ({
+        name: v.ref.versionName,
+        provisioningState: v.provisioningState,
+        excludeFromLatest: v.excludeFromLatest,
+        ...(v.publishedAt === undefined ? {} : { publishedAt: v.publishedAt }),
+        tags: v.tags,
+      })),
+      ...(version === undefined || !image.pointsAtOurs ? {} : { currentVersion: version.ref.versionName }),
+      lease:
+        ownership.lease.state === 'free'
+          ? {
+              state: 'free',
+              ...(ownership.lease.lastHolder === undefined ? {} : { lastHolder: ownership.lease.lastHolder }),
+              ...(ownership.lease.releasedAt === undefined ? {} : { releasedAt: ownership.lease.releasedAt }),
+            }
+          : {
+              state: 'held',
+              runId: ownership.lease.runId,
+              ...(ownership.lease.since === undefined ? {} : { since: ownership.lease.since }),
+            },
+    }),
+    nodes,
+    ...(canary === undefined ? {} : { canary }),
   };
 }

@@ -210,6 +210,8 @@ export function fakeDependencies(
           ageSeconds: 7200,
           detail: 'the donor of 2026.11.20 was patched then',
         },
+        history: { versions: [], runs: [], freshness: [] },
+        nodes: [],
       };
       return Promise.resolve(status);
     },

@@ -5,14 +5,17 @@ import type { HttpResponse } from '@azure/functions';
 
 import { MAX_BODY_BYTES } from '../../../functions/triggers/http-io.js';
 import {
+  API_ROUTES,
   handleCancelRequest,
   handlePlanRequest,
   handleRefreshRequest,
   handleReleaseRequest,
   handleRollbackRequest,
+  handleStatusPageRequest,
   handleStatusRequest,
 } from '../../../functions/triggers/refresh-api.http.js';
 import type { PoolOwnership } from '../../../shared/application/pool-status.js';
+import { STATUS_PAGE_CSP } from '../../../shared/application/status-page/render-status-page.js';
 import { FakeDurableClient } from './durable-client-double.js';
 import { fakeDependencies, FREE_POOL, recordingContext, request } from './fixtures.js';
 
@@ -518,5 +521,78 @@ void describe('POST /api/clusters/{cluster}/pools/{pool}/rollback', () => {
     const { response, json } = await rollback('nope', new FakeDurableClient());
     assert.equal(response.status, 404);
     assert.match(errorOf(json).message, /known pools/);
+  });
+});
+
+void describe('GET /api/status/page', () => {
+  void it('is registered behind the function key like every route (the host answers 401 without one)', () => {
+    const page = API_ROUTES.find((route) => route.name === 'statusPageApi');
+    assert.deepEqual(page && { route: page.route, method: page.method }, {
+      route: 'status/page',
+      method: 'GET',
+    });
+    assert.deepEqual(
+      API_ROUTES.filter((route) => route.authLevel !== 'function').map((route) => route.name),
+      [],
+    );
+  });
+
+  void it('answers the page as UTF-8 HTML with a strict Content-Security-Policy', async () => {
+    const response = await handleStatusPageRequest(
+      request({ method: 'GET', url: 'https://x/api/status/page' }),
+      recordingContext(),
+      fakeDependencies(),
+    );
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.equal(response.headers.get('content-security-policy'), STATUS_PAGE_CSP);
+    assert.match(STATUS_PAGE_CSP, /default-src 'none'/);
+    assert.doesNotMatch(STATUS_PAGE_CSP, /script-src/);
+    assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
+    const html = await response.text();
+    assert.match(html, /<html lang="en">/);
+    for (const name of ['Cluster prod', 'Cluster dev', 'Pool pool1', 'Pool k8s-dev-vmss', '2026.11.20']) {
+      assert.ok(html.includes(name), `the page shows ${name}`);
+    }
+  });
+
+  void it('?cluster= shows one cluster; an unknown one is 404 naming the known ones', async () => {
+    const one = await handleStatusPageRequest(
+      request({ method: 'GET', url: 'https://x/api/status/page?cluster=dev' }),
+      recordingContext(),
+      fakeDependencies(),
+    );
+    const html = await one.text();
+    assert.ok(html.includes('Cluster dev') && !html.includes('Cluster prod'));
+    const unknown = await handleStatusPageRequest(
+      request({ method: 'GET', url: 'https://x/api/status/page?cluster=%3Cscript%3E' }),
+      recordingContext(),
+      fakeDependencies(),
+    );
+    assert.equal(unknown.status, 404);
+    assert.match(
+      errorOf((await unknown.json()) as Record<string, unknown>).message,
+      /known clusters: prod, dev/,
+    );
+  });
+
+  void it('a cluster whose status cannot be read says so on the page (escaped), the others still show', async () => {
+    const deps = fakeDependencies();
+    const failing = {
+      ...deps,
+      listPools: (cluster: string) =>
+        cluster === 'dev' ? Promise.reject(new Error('API server <down>')) : deps.listPools(cluster),
+    };
+    const logs: { level: string; args: unknown[] }[] = [];
+    const response = await handleStatusPageRequest(
+      request({ method: 'GET', url: 'https://x/api/status/page' }),
+      recordingContext(logs),
+      failing,
+    );
+    assert.equal(response.status, 200);
+    const html = await response.text();
+    assert.ok(html.includes('Reading this cluster failed: API server &lt;down&gt;'));
+    assert.ok(html.includes('Pool pool1'));
+    assert.ok(logs.some((log) => log.level === 'warning'));
   });
 });

@@ -1,0 +1,301 @@
+/**
+ * A pool's recent history as the status page shows it (issue 16), rebuilt from what the runs leave in
+ * Azure and the cluster, never from a runner's files: each image version we built names its run, donor and
+ * patch time in its tags and its creation second in its name; ARM records when it was created; a rejection
+ * or abandonment is a tag with its reason; the pool lease names the last run and when it let go. Pure:
+ * `now` comes in.
+ */
+import { parseImageVersion, parseImageVersionTags } from './image-version.js';
+import { parseHolder } from './ownership.js';
+import { parseRfc3339 } from './rfc3339.js';
+import { versionVerdictOf } from './version-verdict.js';
+
+/** What the history needs of one gallery image version. */
+export interface VersionFacts {
+  readonly name: string;
+  readonly provisioningState: string;
+  readonly excludeFromLatest: boolean;
+  /** ARM's `publishingProfile.publishedDate`: when the version was created. */
+  readonly publishedAt?: string;
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+/**
+ * - `current`: new nodes get it. `usable`: retained, a rollback target.
+ * - `rejected` (its canary failed or an operator rolled back from it), `abandoned` (its canary never ended).
+ * - `building`: not Succeeded yet; `failed`: ARM failed to build it; `hidden`: excluded from latest
+ *   without a verdict (a canary still judging it).
+ */
+export type VersionState = 'current' | 'usable' | 'rejected' | 'abandoned' | 'building' | 'failed' | 'hidden';
+
+export interface VersionEntry {
+  readonly name: string;
+  readonly state: VersionState;
+  /** The verdict's reason (rejected, abandoned) or ARM's state (failed, building). */
+  readonly reason?: string;
+  readonly rejectedAt?: string;
+  /** Provenance, when we built it. */
+  readonly sourceNode?: string;
+  readonly patchedAt?: string;
+  readonly runId?: string;
+  readonly builtAt?: string;
+  /** How old the donor's patches were when the version was created. */
+  readonly patchAgeAtBuildSeconds?: number;
+}
+
+/** One step of a run's timeline: from one recorded moment to the next. */
+export interface RunStep {
+  readonly step: 'capture' | 'build-and-roll-out' | 'build-and-canary' | 'running';
+  /** In words, for the page. */
+  readonly label: string;
+  readonly from: string;
+  /** Absent when the end was not recorded (the step's bar stays open). */
+  readonly to?: string;
+  readonly seconds?: number;
+}
+
+export type RunOutcome = 'running' | 'refreshed' | 'rejected' | 'abandoned' | 'failed' | 'building';
+
+export interface RunRecord {
+  readonly runId: string;
+  readonly version?: string;
+  readonly donor?: string;
+  readonly outcome: RunOutcome;
+  /** The verdict's reason for rejected and abandoned runs. */
+  readonly reason?: string;
+  readonly startedAt?: string;
+  readonly endedAt?: string;
+  readonly seconds?: number;
+  readonly steps: readonly RunStep[];
+}
+
+/**
+ * Freshness over time: while `version` was the newest usable one (from its creation to the next one's),
+ * a new node booted with patches aged from `ageFromSeconds` to `ageToSeconds`.
+ */
+export interface FreshnessSegment {
+  readonly version: string;
+  readonly from: string;
+  readonly to: string;
+  readonly ageFromSeconds: number;
+  readonly ageToSeconds: number;
+}
+
+export interface PoolHistory {
+  /** Newest first, at most `limit`. */
+  readonly versions: readonly VersionEntry[];
+  /** Newest first, at most `limit`: runs that built a version, and a run holding the pool now. */
+  readonly runs: readonly RunRecord[];
+  /** Oldest first. */
+  readonly freshness: readonly FreshnessSegment[];
+}
+
+export interface PoolHistoryInput {
+  readonly now: Date;
+  readonly versions: readonly VersionFacts[];
+  /** The version new nodes get, when it is ours. */
+  readonly currentVersion?: string;
+  /** The pool lease: who holds it now (and since when), or who held it last and when it let go. */
+  readonly lease:
+    | { readonly state: 'held'; readonly runId: string; readonly since?: string }
+    | { readonly state: 'free'; readonly lastHolder?: string; readonly releasedAt?: string };
+  /** How many versions and runs to show. */
+  readonly limit?: number;
+}
+
+export const HISTORY_LIMIT = 10;
+
+function seconds(fromMs: number, toMs: number): number {
+  return Math.max(0, Math.round((toMs - fromMs) / 1000));
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** Orders versions by their names (Major.Minor.Patch, numerically), newest first. */
+function newestFirst(a: VersionFacts, b: VersionFacts): number {
+  const pa = parseImageVersion(a.name);
+  const pb = parseImageVersion(b.name);
+  if (pa === undefined || pb === undefined) return b.name.localeCompare(a.name);
+  return pb.major - pa.major || pb.minor - pa.minor || pb.patch - pa.patch;
+}
+
+function entryOf(version: VersionFacts, currentVersion: string | undefined): VersionEntry {
+  const verdict = versionVerdictOf(version.tags);
+  const tags = parseImageVersionTags(version.tags);
+  const provenance = tags.kind === 'ours' ? tags.provenance : undefined;
+  const patchedMs = provenance === undefined ? undefined : parseRfc3339(provenance.patchedAt);
+  const builtMs = version.publishedAt === undefined ? undefined : parseRfc3339(version.publishedAt);
+  const state: VersionState =
+    verdict.kind === 'rejected'
+      ? 'rejected'
+      : verdict.kind === 'abandoned'
+        ? 'abandoned'
+        : version.provisioningState === 'Failed'
+          ? 'failed'
+          : version.provisioningState !== 'Succeeded'
+            ? 'building'
+            : version.name === currentVersion
+              ? 'current'
+              : version.excludeFromLatest
+                ? 'hidden'
+                : 'usable';
+  const reason =
+    verdict.kind === 'none'
+      ? state === 'failed' || state === 'building'
+        ? `provisioning state ${version.provisioningState}`
+        : undefined
+      : verdict.reason;
+  return {
+    name: version.name,
+    state,
+    ...(reason === undefined ? {} : { reason }),
+    ...(verdict.kind === 'rejected' && verdict.at !== undefined ? { rejectedAt: verdict.at } : {}),
+    ...(provenance === undefined || provenance.sourceNode === ''
+      ? {}
+      : { sourceNode: provenance.sourceNode }),
+    ...(patchedMs === undefined ? {} : { patchedAt: iso(patchedMs) }),
+    ...(provenance === undefined || provenance.runId === '' ? {} : { runId: provenance.runId }),
+    ...(builtMs === undefined ? {} : { builtAt: iso(builtMs) }),
+    ...(builtMs === undefined || patchedMs === undefined
+      ? {}
+      : { patchAgeAtBuildSeconds: seconds(patchedMs, builtMs) }),
+  };
+}
+
+const OUTCOME_OF_STATE: Readonly<Record<VersionState, RunOutcome>> = {
+  current: 'refreshed',
+  usable: 'refreshed',
+  hidden: 'building',
+  rejected: 'rejected',
+  abandoned: 'abandoned',
+  failed: 'failed',
+  building: 'building',
+};
+
+/**
+ * The timeline of the run that built `entry`: capture from the version's naming second (the run names it
+ * right after taking the pool) to its creation in the gallery (the snapshot is done then), then building,
+ * canary and roll-out until the version's rejection or the run's release of the pool lease, when recorded.
+ */
+function runOf(entry: VersionEntry, input: PoolHistoryInput, nowMs: number): RunRecord | undefined {
+  if (entry.runId === undefined) return undefined;
+  const namedAt = parseImageVersion(entry.name)?.encodedTime;
+  const namedMs = namedAt === undefined ? undefined : parseRfc3339(namedAt);
+  const builtMs = entry.builtAt === undefined ? undefined : parseRfc3339(entry.builtAt);
+  const lease = input.lease;
+  const holdsNow = lease.state === 'held' && lease.runId === entry.runId;
+  const released =
+    lease.state === 'free' && parseHolder(lease.lastHolder)?.runId === entry.runId
+      ? parseRfc3339(lease.releasedAt ?? '')
+      : undefined;
+  const rejectedMs = entry.rejectedAt === undefined ? undefined : parseRfc3339(entry.rejectedAt);
+  const endMs = holdsNow ? undefined : (rejectedMs ?? released);
+  const steps: RunStep[] = [];
+  if (namedMs !== undefined && builtMs !== undefined && builtMs >= namedMs) {
+    steps.push({
+      step: 'capture',
+      label: 'capture: cordon, drain, snapshot the donor',
+      from: iso(namedMs),
+      to: iso(builtMs),
+      seconds: seconds(namedMs, builtMs),
+    });
+  }
+  if (builtMs !== undefined) {
+    const to = holdsNow ? nowMs : endMs;
+    const canary = entry.state === 'rejected' || entry.state === 'abandoned' || entry.state === 'hidden';
+    steps.push({
+      step: holdsNow ? 'running' : canary ? 'build-and-canary' : 'build-and-roll-out',
+      label: holdsNow
+        ? 'building, verifying, rolling out (running now)'
+        : canary
+          ? 'build the image version, canary'
+          : 'build the image version, publish, roll out',
+      from: iso(builtMs),
+      ...(to === undefined || to < builtMs ? {} : { to: iso(to), seconds: seconds(builtMs, to) }),
+    });
+  }
+  const startMs = namedMs ?? builtMs;
+  const finishMs = holdsNow ? undefined : endMs;
+  return {
+    runId: entry.runId,
+    version: entry.name,
+    ...(entry.sourceNode === undefined ? {} : { donor: entry.sourceNode }),
+    outcome: holdsNow ? 'running' : OUTCOME_OF_STATE[entry.state],
+    ...(entry.state === 'rejected' || entry.state === 'abandoned' || entry.state === 'failed'
+      ? entry.reason === undefined
+        ? {}
+        : { reason: entry.reason }
+      : {}),
+    ...(startMs === undefined ? {} : { startedAt: iso(startMs) }),
+    ...(finishMs === undefined ? {} : { endedAt: iso(finishMs) }),
+    ...(startMs === undefined || finishMs === undefined || finishMs < startMs
+      ? {}
+      : { seconds: seconds(startMs, finishMs) }),
+    steps,
+  };
+}
+
+export function poolHistoryOf(input: PoolHistoryInput): PoolHistory {
+  const limit = Math.max(1, input.limit ?? HISTORY_LIMIT);
+  const nowMs = input.now.getTime();
+  const all = [...input.versions].sort(newestFirst).map((v) => entryOf(v, input.currentVersion));
+  const runs: RunRecord[] = [];
+  const lease = input.lease;
+  if (lease.state === 'held' && !all.some((entry) => entry.runId === lease.runId)) {
+    // A run holding the pool that has not named its version yet: only its start is known.
+    const sinceMs = lease.since === undefined ? undefined : parseRfc3339(lease.since);
+    runs.push({
+      runId: lease.runId,
+      outcome: 'running',
+      ...(sinceMs === undefined ? {} : { startedAt: iso(sinceMs) }),
+      steps:
+        sinceMs === undefined
+          ? []
+          : [
+              {
+                step: 'running',
+                label: 'holding the pool (running now)',
+                from: iso(sinceMs),
+                to: iso(Math.max(sinceMs, nowMs)),
+                seconds: seconds(sinceMs, nowMs),
+              },
+            ],
+    });
+  }
+  for (const entry of all) {
+    const run = runOf(entry, input, nowMs);
+    if (run !== undefined) runs.push(run);
+  }
+  return {
+    versions: all.slice(0, limit),
+    runs: runs.slice(0, limit),
+    freshness: freshnessSegments(all.slice(0, limit), nowMs),
+  };
+}
+
+/** The sawtooth of patch age: each usable version from its creation until the next one's (or now). */
+function freshnessSegments(entries: readonly VersionEntry[], nowMs: number): FreshnessSegment[] {
+  const served = entries
+    .filter((entry) => entry.state === 'current' || entry.state === 'usable')
+    .flatMap((entry) => {
+      const builtMs = entry.builtAt === undefined ? undefined : parseRfc3339(entry.builtAt);
+      const patchedMs = entry.patchedAt === undefined ? undefined : parseRfc3339(entry.patchedAt);
+      return builtMs === undefined || patchedMs === undefined ? [] : [{ entry, builtMs, patchedMs }];
+    })
+    .sort((a, b) => a.builtMs - b.builtMs);
+  const segments: FreshnessSegment[] = [];
+  for (const [index, item] of served.entries()) {
+    const next = served[index + 1];
+    const toMs = next === undefined ? Math.max(nowMs, item.builtMs) : next.builtMs;
+    segments.push({
+      version: item.entry.name,
+      from: iso(item.builtMs),
+      to: iso(toMs),
+      ageFromSeconds: seconds(item.patchedMs, item.builtMs),
+      ageToSeconds: seconds(item.patchedMs, toMs),
+    });
+  }
+  return segments;
+}
