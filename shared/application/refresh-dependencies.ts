@@ -12,6 +12,8 @@ import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { SelectionPolicy } from '../domain/selection-policy.js';
 import type { ClusterGateway } from '../ports/cluster-gateway.js';
 import type { ComputeGateway } from '../ports/compute-gateway.js';
+import type { RunEventPublisher } from '../ports/run-events.js';
+import type { RunMetrics } from './run-metrics.js';
 
 /** Everything a refresh run needs to know about its pool, resolved once from settings and Azure. */
 export interface PoolRunSettings {
@@ -89,4 +91,8 @@ export interface RefreshDependencies {
   now(): Date;
   /** Who runs: the runner kind (`cli`, `function-app`) and its host, for the pool lease's holder identity. */
   readonly runner: RunnerIdentity;
+  /** Where run events go (issue 16); absent: none are published (no topic configured). */
+  readonly events?: RunEventPublisher;
+  /** The run metrics (issue 16); absent: none are recorded. */
+  readonly metrics?: RunMetrics;
 }

@@ -8,6 +8,7 @@ import type { ActivityResult, AnyActivity } from './activity.js';
 import { runActivity } from './activity.js';
 import { CANARY_ACTIVITIES } from './canary.js';
 import { CAPTURE_ACTIVITIES } from './capture.js';
+import { EVENT_ACTIVITIES } from './events.js';
 import { IMAGE_ACTIVITIES } from './image.js';
 import { MODEL_ACTIVITIES } from './model.js';
 import { NODE_ACTIVITIES } from './node.js';
@@ -33,6 +34,7 @@ export const ACTIVITIES = catalogue({
   ...CANARY_ACTIVITIES,
   ...PROMOTION_ACTIVITIES,
   ...OWNERSHIP_ACTIVITIES,
+  ...EVENT_ACTIVITIES,
 });
 
 export type ActivityCatalogue = typeof ACTIVITIES;
