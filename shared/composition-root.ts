@@ -138,6 +138,7 @@ export function compose(options: CompositionOptions): Composition {
     now,
     ...(events === undefined ? {} : { events }),
     metrics: new RunMetrics(meter, now),
+    sensitiveValues: checkPodEnvValues(settings),
     runner: options.runner ?? { kind: 'function-app', host: options.env['WEBSITE_SITE_NAME'] ?? hostname() },
     cluster(name: string): Promise<ClusterHandle> {
       const existing = handles.get(name);
@@ -291,4 +292,17 @@ function clusterConfiguration(settings: Settings, cluster: ClusterSettings): Clu
       };
     },
   };
+}
+
+/** Every canary check pod's environment value, cluster-wide and per pool: redacted from run events. */
+function checkPodEnvValues(settings: Settings): string[] {
+  const values: string[] = [];
+  for (const cluster of settings.clusters) {
+    for (const entry of cluster.promotion.canary.checkPod?.env ?? []) values.push(entry.value);
+    if (cluster.pools === 'all') continue;
+    for (const pool of cluster.pools) {
+      for (const entry of pool.promotion?.canary?.checkPod?.env ?? []) values.push(entry.value);
+    }
+  }
+  return values;
 }

@@ -86,6 +86,7 @@ export function* refreshPoolOrchestration(
 
   const runId = runIdOf(context, input.runSeed);
   setStatus({ context, input }, 'acquiring-lease');
+  report.clock.enter('acquiring-lease');
   const acquired = yield* acquirePool(context, {
     cluster,
     pool,

@@ -95,4 +95,6 @@ export interface RefreshDependencies {
   readonly events?: RunEventPublisher;
   /** The run metrics (issue 16); absent: none are recorded. */
   readonly metrics?: RunMetrics;
+  /** Configured values that must never leave in an event (canary check pods' environment values). */
+  readonly sensitiveValues?: readonly string[];
 }

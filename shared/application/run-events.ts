@@ -183,3 +183,31 @@ function freshnessData(freshness: Freshness): Readonly<Record<string, unknown>> 
 function totalSeconds(phases: readonly PhaseTiming[]): number {
   return phases.reduce((sum, phase) => sum + phase.seconds, 0);
 }
+
+/** Values shorter than this are not redacted: a `1` or `true` would blank half of every message. */
+const MIN_REDACTED_LENGTH = 8;
+export const REDACTED = '[redacted]';
+
+/**
+ * The event with every occurrence of a sensitive value (a canary check pod's environment values, which
+ * its output or failure message may echo into a reason) replaced by `[redacted]`, in every string of
+ * its data. Defence in depth: the fields are the product's own texts, but some quote what a pod said.
+ */
+export function redactEvent(event: RunEvent, sensitive: readonly string[]): RunEvent {
+  const values = sensitive.filter((value) => value.length >= MIN_REDACTED_LENGTH);
+  if (values.length === 0) return event;
+  const redact = (value: unknown): unknown => {
+    if (typeof value === 'string')
+      return values.reduce((text, secret) => text.replaceAll(secret, REDACTED), value);
+    if (Array.isArray(value)) return value.map(redact);
+    if (typeof value === 'object' && value !== null) {
+      return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, redact(entry)]));
+    }
+    return value;
+  };
+  return {
+    ...event,
+    subject: redact(event.subject) as string,
+    data: redact(event.data) as Record<string, unknown>,
+  };
+}

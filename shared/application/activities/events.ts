@@ -7,6 +7,7 @@
 import { z } from 'zod';
 
 import type { RunEvent } from '../../ports/run-events.js';
+import { redactEvent } from '../run-events.js';
 import { defineActivity } from './activity.js';
 
 const RunEventInput = z.object({
@@ -22,7 +23,8 @@ const reportRunEventsActivity = defineActivity(
   'reportRunEvents',
   z.object({ events: z.array(RunEventInput).max(100) }),
   (deps, input) => {
-    const events: readonly RunEvent[] = input.events;
+    const sensitive = deps.sensitiveValues ?? [];
+    const events: readonly RunEvent[] = input.events.map((event) => redactEvent(event, sensitive));
     deps.events?.publish(events);
     deps.metrics?.record(events);
     return Promise.resolve({ handedOver: events.length });
