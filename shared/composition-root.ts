@@ -19,6 +19,7 @@ import {
 import { KeyVaultSecretReader } from './adapters/azure/key-vault-secrets.js';
 import { EventGridRunEventPublisher } from './adapters/eventgrid/run-event-publisher.js';
 import { ClientNodeClusterGateway } from './adapters/kubernetes/client-node-cluster-gateway.js';
+import { startAzureMonitor } from './adapters/opentelemetry/metrics.js';
 import { hostQueueConnection, StorageRebootQueue } from './adapters/storage-queue/reboot-queue.js';
 import type {
   ClusterConfiguration,
@@ -196,6 +197,22 @@ export function compose(options: CompositionOptions): Composition {
     readSecret,
     ...(events === undefined ? {} : { events }),
   };
+}
+
+/**
+ * Starts the function app's telemetry before anything is composed (functions/index.ts awaits it): the
+ * Azure Monitor distro when `APPLICATIONINSIGHTS_CONNECTION_STRING` is set, nothing otherwise.
+ */
+export async function startWorkerTelemetry(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<boolean> {
+  const authentication = env['APPLICATIONINSIGHTS_AUTHENTICATION_STRING'] ?? '';
+  const clientId = /(?:^|;)\s*ClientId=([^;]+)/i.exec(authentication)?.[1]?.trim();
+  const entra = /(?:^|;)\s*Authorization=AAD\s*(?:;|$)/i.test(authentication);
+  return startAzureMonitor({
+    connectionString: env['APPLICATIONINSIGHTS_CONNECTION_STRING'],
+    ...(entra ? { credential: createAzureCredential(clientId ?? env['AZURE_CLIENT_ID']) } : {}),
+  });
 }
 
 let worker: Composition | undefined;

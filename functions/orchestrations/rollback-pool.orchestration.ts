@@ -11,16 +11,16 @@
 import type { OrchestrationContext, Task } from 'durable-functions';
 
 import type { PoolRollbackResult, RollbackPoolInput } from '../../shared/application/refresh-contracts.js';
-import { versionRolledBack } from '../../shared/application/run-events.js';
 import type { PoolRollbackPlan } from '../../shared/application/rollback.js';
+import { versionRolledBack } from '../../shared/application/run-events.js';
 import { sameResourceId } from '../../shared/domain/resource-id.js';
 import { activities } from '../activities.js';
 import { call } from './call.js';
 import type { PoolHold } from './ownership.js';
 import { acquirePool, leaseLost, releasePool, runIdOf } from './ownership.js';
-import { eventTime, reportRunEvents } from './run-events.js';
 import { generationsPhase } from './refresh-pool/generations.phase.js';
 import { isoNow, setStatus } from './refresh-pool/run.js';
+import { eventTime, reportRunEvents } from './run-events.js';
 import { StepFailure } from './step-failure.js';
 import { POLL } from './timing.js';
 import { pollUntil } from './waits.js';

@@ -12,8 +12,7 @@ import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { SelectionPolicy } from '../domain/selection-policy.js';
 import type { ClusterGateway } from '../ports/cluster-gateway.js';
 import type { ComputeGateway } from '../ports/compute-gateway.js';
-import type { RunEventPublisher } from '../ports/run-events.js';
-import type { RunMetrics } from './run-metrics.js';
+import type { RunEventPublisher, RunEventRecorder } from '../ports/run-events.js';
 
 /** Everything a refresh run needs to know about its pool, resolved once from settings and Azure. */
 export interface PoolRunSettings {
@@ -94,7 +93,7 @@ export interface RefreshDependencies {
   /** Where run events go (issue 16); absent: none are published (no topic configured). */
   readonly events?: RunEventPublisher;
   /** The run metrics (issue 16); absent: none are recorded. */
-  readonly metrics?: RunMetrics;
+  readonly metrics?: RunEventRecorder;
   /** Configured values that must never leave in an event (canary check pods' environment values). */
   readonly sensitiveValues?: readonly string[];
 }

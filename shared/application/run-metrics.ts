@@ -16,7 +16,7 @@
 import type { Attributes, Meter, ObservableResult } from '@opentelemetry/api';
 
 import { parseRfc3339 } from '../domain/rfc3339.js';
-import type { RunEvent } from '../ports/run-events.js';
+import type { RunEvent, RunEventRecorder } from '../ports/run-events.js';
 import { RUN_EVENT_TYPES } from './run-events.js';
 
 export const METRIC_NAMES = {
@@ -38,7 +38,7 @@ export const METRIC_ATTRIBUTES = {
 
 export type RefreshOutcomeAttribute = 'succeeded' | 'failed' | 'refused';
 
-export class RunMetrics {
+export class RunMetrics implements RunEventRecorder {
   readonly #refreshes;
   readonly #duration;
   readonly #phase;

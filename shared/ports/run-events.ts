@@ -29,3 +29,8 @@ export interface RunEventPublisher {
   /** Waits until everything handed over was delivered or given up (at most `timeoutMs`). */
   flush(timeoutMs?: number): Promise<void>;
 }
+
+/** What records metrics from run events (shared/application/run-metrics.ts over @opentelemetry/api). */
+export interface RunEventRecorder {
+  record(events: readonly RunEvent[]): void;
+}

@@ -31,7 +31,7 @@ function lastPoints(exporter: InMemoryMetricExporter, name: string): DataPoint<u
   const found = metricsNamed(exporter, name);
   const last = found.at(-1);
   assert.ok(last, `metric ${name} was exported`);
-  return last.dataPoints as DataPoint<unknown>[];
+  return last.dataPoints;
 }
 
 void describe('run metrics', { concurrency: false }, () => {
