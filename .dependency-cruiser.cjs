@@ -66,6 +66,14 @@ module.exports = {
       to: { path: 'node_modules/(@azure/(?!functions/)[^/]+|@kubernetes/[^/]+)/' },
     },
     {
+      name: 'opentelemetry-sdk-only-in-adapters',
+      comment:
+        'Application code records through @opentelemetry/api only; the SDKs and exporters load in shared/adapters/opentelemetry (and tests read metrics back with them).',
+      severity: 'error',
+      from: { pathNot: '^(shared/adapters/|tests/)' },
+      to: { path: 'node_modules/@opentelemetry/(?!api/)[^/]+/' },
+    },
+    {
       name: 'durable-functions-only-in-shell',
       comment: 'durable-functions is the shell: functions/ registers, cli/ runs orchestrators locally.',
       severity: 'error',

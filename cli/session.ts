@@ -7,7 +7,10 @@ import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
+import type { MeterProvider } from '@opentelemetry/api';
+
 import { durableRegistry } from '../functions/durable-registry.js';
+import type { CliMeters } from '../shared/adapters/opentelemetry/metrics.js';
 import type { Composition } from '../shared/composition-root.js';
 import { compose } from '../shared/composition-root.js';
 import { UsageError } from './args.js';
@@ -50,6 +53,54 @@ export interface SessionOptions {
 export const SAMPLE_SCENARIO = fileURLToPath(new URL('../../sim/scenarios/sample.yaml', import.meta.url));
 
 export async function openSession(options: SessionOptions): Promise<Session> {
+  const meters = await cliMeters(process.env);
+  let session: Session;
+  try {
+    session = await openSessionWith(options, meters?.meterProvider);
+  } catch (error) {
+    await meters?.shutdown();
+    throw error;
+  }
+  return {
+    ...session,
+    close: async () => {
+      // Run events are delivered in the background: give them a bounded moment before the process ends.
+      await session.composition.events?.flush(10_000);
+      await session.close();
+      await meters?.shutdown();
+    },
+  };
+}
+
+/**
+ * The CLI's metrics (issue 16), only when asked: `VMSSP_METRICS=console` prints them, an
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` (or `VMSSP_METRICS=otlp`) exports them over OTLP/HTTP. The SDK is loaded
+ * only then.
+ */
+async function cliMeters(env: Readonly<Record<string, string | undefined>>): Promise<CliMeters | undefined> {
+  const asked = env['VMSSP_METRICS'];
+  const kind =
+    asked === 'console' || asked === 'otlp'
+      ? asked
+      : (env['OTEL_EXPORTER_OTLP_ENDPOINT'] ?? '') !== '' ||
+          (env['OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'] ?? '') !== ''
+        ? 'otlp'
+        : undefined;
+  if (asked !== undefined && asked !== '' && asked !== 'console' && asked !== 'otlp') {
+    throw new UsageError(
+      `VMSSP_METRICS: "${asked}" is not an exporter; use "console" or "otlp" (or unset it)`,
+    );
+  }
+  if (kind === undefined) return undefined;
+  const { startCliMeters } = await import('../shared/adapters/opentelemetry/metrics.js');
+  return startCliMeters(kind);
+}
+
+async function openSessionWith(
+  options: SessionOptions,
+  meterProvider: MeterProvider | undefined,
+): Promise<Session> {
+  const metrics = meterProvider === undefined ? {} : { meterProvider };
   if (options.sim !== undefined) {
     // The simulator (and its YAML, TLS and world modules) loads only for --sim.
     const { startSimulatorSession } = await import('./sim-session.js');
@@ -63,6 +114,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
         simulator: simulator.endpoints,
         now: () => new Date(simulator.clock.now()),
         runner: CLI_RUNNER,
+        ...metrics,
       });
       const runner = await createRunner(composition, simulator.clock, options);
       return {
@@ -83,6 +135,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
       simulator: connected.endpoints,
       now: () => new Date(connected.clock.now()),
       runner: CLI_RUNNER,
+      ...metrics,
     });
     return {
       composition,
@@ -94,7 +147,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     options.settingsFile === undefined
       ? (options.env ?? process.env)
       : await readSettingsFile(options.settingsFile);
-  const composition = compose({ env, runner: CLI_RUNNER });
+  const composition = compose({ env, runner: CLI_RUNNER, ...metrics });
   const runner = await createRunner(composition, createSystemClock(), options);
   return { composition, runner, close: () => Promise.resolve() };
 }

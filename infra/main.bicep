@@ -51,6 +51,9 @@ param quietPeriod string = '10m'
 @description('VMSSP_EVENTS_TOPIC_ENDPOINT: https endpoint of an Event Grid topic for the app, or empty for none.')
 param eventsTopicEndpoint string = ''
 
+@description('Resource id of the Event Grid topic behind eventsTopicEndpoint: the app\'s identity gets EventGrid Data Sender on that topic only. Empty: no grant (set it whenever eventsTopicEndpoint is set).')
+param eventsTopicResourceId string = ''
+
 @description('Create the Health Resources system topic (guest reboots, e.g. kured) for this subscription. Azure allows one per subscription: set false if one exists and subscribe it to the queue by hand.')
 param healthResourcesEvents bool = true
 
@@ -292,6 +295,16 @@ module computeAccess 'modules/compute-role-assignment.bicep' = [
 
 // ---------------------------------------------------------------------------------------------------------
 // Reboot notices: Event Grid system topics delivering to the reboot queue with their own identities.
+
+// Run events (issue 16): the app may send to its topic, and only to it, and only when one is configured.
+module eventsSender 'modules/event-sender-role.bicep' = if (!empty(eventsTopicResourceId)) {
+  name: 'vmssp-events-sender'
+  scope: resourceGroup(split(eventsTopicResourceId, '/')[2], split(eventsTopicResourceId, '/')[4])
+  params: {
+    principalId: identity.outputs.principalId
+    topicName: last(split(eventsTopicResourceId, '/'))
+  }
+}
 
 module healthTopic 'modules/system-topic.bicep' = if (healthResourcesEvents) {
   name: 'vmssp-health-topic'

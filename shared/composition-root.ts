@@ -5,6 +5,9 @@
  */
 import { hostname } from 'node:os';
 
+import type { MeterProvider } from '@opentelemetry/api';
+import { metrics } from '@opentelemetry/api';
+
 import { ArmComputeGateway } from './adapters/azure/arm-compute-gateway.js';
 import { ArmPermissions } from './adapters/azure/arm-permissions.js';
 import type { AzureCredential } from './adapters/azure/credentials.js';
@@ -14,7 +17,9 @@ import {
   entraTokenProvider,
 } from './adapters/azure/credentials.js';
 import type { KeyVaultSecretReader } from './adapters/azure/key-vault-secrets.js';
+import { EventGridRunEventPublisher } from './adapters/eventgrid/run-event-publisher.js';
 import { ClientNodeClusterGateway } from './adapters/kubernetes/client-node-cluster-gateway.js';
+import { startAzureMonitor } from './adapters/opentelemetry/metrics.js';
 import { hostQueueConnection } from './adapters/storage-queue/host-connection.js';
 import type {
   ClusterConfiguration,
@@ -24,6 +29,7 @@ import type {
   PoolRunSettings,
   RefreshDependencies,
 } from './application/refresh-dependencies.js';
+import { RunMetrics } from './application/run-metrics.js';
 import type { SecretReference } from './config/secret-reference.js';
 import { readEnvSecret } from './config/secret-reference.js';
 import type { CaCertificate, ClusterSettings, Settings } from './config/settings.js';
@@ -33,6 +39,7 @@ import { imageDefinitionNameFor } from './domain/gallery-naming.js';
 import type { RunnerIdentity } from './domain/ownership.js';
 import type { ArmPermissionsReader } from './ports/arm-permissions.js';
 import type { RebootNoticeSender } from './ports/reboot-notice-queue.js';
+import type { RunEventPublisher } from './ports/run-events.js';
 
 /** How long a service-account token read from Key Vault or settings is reused before it is read again. */
 const TOKEN_CACHE_MS = 5 * 60_000;
@@ -50,7 +57,26 @@ export interface CompositionOptions {
    * (`WEBSITE_SITE_NAME`, set by App Service) or this machine's host name.
    */
   readonly runner?: RunnerIdentity;
+  /**
+   * How run events reach the topic in VMSSP_EVENTS_TOPIC_ENDPOINT, when it is set. Default: the app's
+   * credential and the system CAs. Tests point the topic at a local receiver and trust its certificate.
+   */
+  readonly events?: {
+    readonly credential?: AzureCredential;
+    readonly caPem?: string;
+    readonly maxAttempts?: number;
+    readonly firstDelayMs?: number;
+    readonly log?: (message: string, details: Readonly<Record<string, unknown>>) => void;
+  };
+  /**
+   * Where metrics go. Default: the global OpenTelemetry meter provider as it is when compose runs (the
+   * function app registers Azure Monitor's before; without one, the API's no-op provider drops them).
+   */
+  readonly meterProvider?: MeterProvider;
 }
+
+/** The instrumentation scope of every metric of the product. */
+export const METER_NAME = 'vmss-prototype';
 
 export interface Composition {
   readonly settings: Settings;
@@ -65,6 +91,8 @@ export interface Composition {
   readonly armPermissions: ArmPermissionsReader;
   /** Reads a secret reference (Key Vault or environment): for checks that a secret is readable. */
   readSecret(reference: SecretReference): Promise<string>;
+  /** The run event publisher, when a topic is configured: a short-lived runner flushes it before exit. */
+  readonly events?: RunEventPublisher;
 }
 
 export function compose(options: CompositionOptions): Composition {
@@ -90,13 +118,32 @@ export function compose(options: CompositionOptions): Composition {
       ? {}
       : { endpoint: options.simulator.armEndpoint, ca: options.simulator.caPem }),
   };
-  const compute = new ArmComputeGateway(armOptions);
+  const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(METER_NAME);
+  const compute = new ArmComputeGateway({ ...armOptions, meter });
   const armPermissions = new ArmPermissions(armOptions);
+
+  const events =
+    settings.eventsTopicEndpoint === undefined
+      ? undefined
+      : new EventGridRunEventPublisher({
+          endpoint: settings.eventsTopicEndpoint,
+          credential: options.events?.credential ?? credential,
+          ...(options.events?.caPem === undefined ? {} : { ca: options.events.caPem }),
+          ...(options.events?.maxAttempts === undefined ? {} : { maxAttempts: options.events.maxAttempts }),
+          ...(options.events?.firstDelayMs === undefined
+            ? {}
+            : { firstDelayMs: options.events.firstDelayMs }),
+          ...(options.events?.log === undefined ? {} : { log: options.events.log }),
+        });
+  const now = options.now ?? (() => new Date());
 
   const handles = new Map<string, Promise<ClusterHandle>>();
   const dependencies: RefreshDependencies = {
     clusterNames: settings.clusters.map((cluster) => cluster.name),
-    now: options.now ?? (() => new Date()),
+    now,
+    ...(events === undefined ? {} : { events }),
+    metrics: new RunMetrics(meter, now),
+    sensitiveValues: checkPodEnvValues(settings),
     runner: options.runner ?? { kind: 'function-app', host: options.env['WEBSITE_SITE_NAME'] ?? hostname() },
     cluster(name: string): Promise<ClusterHandle> {
       const existing = handles.get(name);
@@ -151,7 +198,30 @@ export function compose(options: CompositionOptions): Composition {
     queue = { send: async (notice) => (await sender).send(notice) };
     return queue;
   };
-  return { settings, dependencies, rebootQueue, armPermissions, readSecret };
+  return {
+    settings,
+    dependencies,
+    rebootQueue,
+    armPermissions,
+    readSecret,
+    ...(events === undefined ? {} : { events }),
+  };
+}
+
+/**
+ * Starts the function app's telemetry before anything is composed (functions/index.ts awaits it): the
+ * Azure Monitor distro when `APPLICATIONINSIGHTS_CONNECTION_STRING` is set, nothing otherwise.
+ */
+export async function startWorkerTelemetry(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<boolean> {
+  const authentication = env['APPLICATIONINSIGHTS_AUTHENTICATION_STRING'] ?? '';
+  const clientId = /(?:^|;)\s*ClientId=([^;]+)/i.exec(authentication)?.[1]?.trim();
+  const entra = /(?:^|;)\s*Authorization=AAD\s*(?:;|$)/i.test(authentication);
+  return startAzureMonitor({
+    connectionString: env['APPLICATIONINSIGHTS_CONNECTION_STRING'],
+    ...(entra ? { credential: createAzureCredential(clientId ?? env['AZURE_CLIENT_ID']) } : {}),
+  });
 }
 
 let worker: Composition | undefined;
@@ -251,4 +321,17 @@ function clusterConfiguration(settings: Settings, cluster: ClusterSettings): Clu
       };
     },
   };
+}
+
+/** Every canary check pod's environment value, cluster-wide and per pool: redacted from run events. */
+function checkPodEnvValues(settings: Settings): string[] {
+  const values: string[] = [];
+  for (const cluster of settings.clusters) {
+    for (const entry of cluster.promotion.canary.checkPod?.env ?? []) values.push(entry.value);
+    if (cluster.pools === 'all') continue;
+    for (const pool of cluster.pools) {
+      for (const entry of pool.promotion?.canary?.checkPod?.env ?? []) values.push(entry.value);
+    }
+  }
+  return values;
 }

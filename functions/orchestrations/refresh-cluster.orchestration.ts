@@ -17,9 +17,11 @@ import type {
   RefreshStep,
 } from '../../shared/application/refresh-contracts.js';
 import { REFRESH_STEPS } from '../../shared/application/refresh-contracts.js';
+import { refreshRefused } from '../../shared/application/run-events.js';
 import { activities } from '../activities.js';
 import { call, callEach, childFailureMessage, isAlreadyRunning } from './call.js';
 import { releaseLeftovers } from './release-pool.orchestration.js';
+import { eventTime, reportRunEvents } from './run-events.js';
 import { StepFailure } from './step-failure.js';
 
 export function* refreshClusterOrchestration(
@@ -94,6 +96,19 @@ export function* refreshClusterOrchestration(
         // Giving back is retried by the next tick (and by the pool's next run); the pool's result stands.
       }
     }
+  }
+  // Refusals decided at the cluster's planning (the refreshed pools report their own, issue 16).
+  if (input.dryRun !== true) {
+    const time = eventTime(context);
+    const key = `${context.df.instanceId}@${time}`;
+    yield* reportRunEvents(
+      context,
+      results
+        .filter((result) => result.outcome === 'refused')
+        .map((result) =>
+          refreshRefused({ cluster, pool: result.pool, key, time }, result.reason, input.trigger),
+        ),
+    );
   }
   // Pools in name order: deterministic and readable.
   toRefresh.sort((a, b) => a.pool.localeCompare(b.pool));

@@ -20,6 +20,15 @@ import { leaseRefOf } from '../../shared/application/pool-holdings.js';
 import type { PoolPlan } from '../../shared/application/pool-plan.js';
 import { outcomeOfPlan } from '../../shared/application/pool-plan.js';
 import type { PoolRefreshResult, RefreshPoolInput } from '../../shared/application/refresh-contracts.js';
+import {
+  refreshFailed,
+  refreshRefused,
+  refreshStarted,
+  refreshSucceeded,
+  versionPublished,
+  versionRejected,
+} from '../../shared/application/run-events.js';
+import type { RunEvent } from '../../shared/ports/run-events.js';
 import { activities } from '../activities.js';
 import { call } from './call.js';
 import { giveBackLeftovers } from './give-back-leftovers.js';
@@ -35,12 +44,23 @@ import { liveCaptureNamesFor, liveCapturePhase } from './refresh-pool/live-captu
 import { modelPhase } from './refresh-pool/model.phase.js';
 import type { RefreshRun } from './refresh-pool/run.js';
 import { prepPodNameFor, pullPodNameFor, setStatus, snapshotNameFor } from './refresh-pool/run.js';
+import { eventTime, PhaseClock, reportRunEvents } from './run-events.js';
+import { StepFailure } from './step-failure.js';
+
+/** What a run reports at its end (issue 16): its phase timings and events it held back until then. */
+interface RunReport {
+  readonly clock: PhaseClock;
+  /** Version events, timed when they happened, sent with the run's last event (one activity, not three). */
+  readonly pending: RunEvent[];
+}
 
 export function* refreshPoolOrchestration(
   context: OrchestrationContext,
 ): Generator<Task, PoolRefreshResult, unknown> {
   const input = context.df.getInput<RefreshPoolInput>();
   const { cluster, pool } = input;
+  const report: RunReport = { clock: new PhaseClock(context), pending: [] };
+  report.clock.enter('planning');
 
   const planOnce = (): Generator<Task, PoolPlan, unknown> =>
     call(
@@ -58,11 +78,19 @@ export function* refreshPoolOrchestration(
       input.dryRun !== true && plan.decision.kind === 'up-to-date'
         ? yield* generationsPhase({ context, input })
         : {};
-    return finishedAfterPlan(context, input, plan, after);
+    const finished = finishedAfterPlan(context, input, plan, after);
+    if (finished.outcome === 'refused') {
+      const key = `${context.df.instanceId}@${eventTime(context)}`;
+      yield* reportRunEvents(context, [
+        refreshRefused({ cluster, pool, key, time: eventTime(context) }, finished.reason, input.trigger),
+      ]);
+    }
+    return finished;
   }
 
   const runId = runIdOf(context, input.runSeed);
   setStatus({ context, input }, 'acquiring-lease');
+  report.clock.enter('acquiring-lease');
   const acquired = yield* acquirePool(context, {
     cluster,
     pool,
@@ -79,19 +107,71 @@ export function* refreshPoolOrchestration(
     return { cluster, pool, outcome: 'busy', reason, plan };
   }
   const hold = acquired.hold;
+  const base = () => ({ cluster, pool, key: runId, runId, time: eventTime(context) });
+  yield* reportRunEvents(context, [
+    refreshStarted(base(), {
+      trigger: input.trigger,
+      donor: plan.decision.node,
+      scaleSetId: plan.scaleSet.id,
+    }),
+  ]);
   let result: PoolRefreshResult;
   try {
-    result = yield* refreshHeldPool(context, input, hold, plan, planOnce);
+    result = yield* refreshHeldPool(context, input, hold, plan, planOnce, report);
   } catch (error) {
-    if (hold.lost !== undefined) throw leaseLost(hold);
+    const failed = (): RunEvent[] => [
+      ...report.pending,
+      refreshFailed(base(), failureOf(error), report.clock.timings()),
+    ];
+    if (hold.lost !== undefined) {
+      yield* reportRunEvents(context, failed());
+      throw leaseLost(hold);
+    }
     setStatus({ context, input, runId }, 'releasing-lease');
+    report.clock.enter('releasing-lease');
     yield* releasePool(context, hold);
+    yield* reportRunEvents(context, failed());
     throw error;
   }
   setStatus({ context, input, runId }, 'releasing-lease');
+  report.clock.enter('releasing-lease');
   yield* releasePool(context, hold);
+  yield* reportRunEvents(context, [...report.pending, endOf(base(), result, report.clock)]);
   setStatus({ context, input, runId }, 'done', result.outcome === 'refreshed' ? 'refreshed' : result.reason);
   return result;
+}
+
+/** The run's last event: refreshed (or nothing to do after all), refused, or rejected by its canary. */
+function endOf(
+  base: Parameters<typeof refreshSucceeded>[0],
+  result: PoolRefreshResult,
+  clock: PhaseClock,
+): RunEvent {
+  if (result.outcome === 'refused') return refreshRefused(base, result.reason, '');
+  if (result.outcome === 'rejected-by-canary') {
+    return refreshFailed(
+      base,
+      {
+        errorType: 'rejected-by-canary',
+        message: result.reason,
+        ...(result.donor === undefined ? {} : { donor: result.donor }),
+        ...(result.donorOutOfServiceSeconds === undefined
+          ? {}
+          : { donorOutOfServiceSeconds: result.donorOutOfServiceSeconds }),
+      },
+      clock.timings(),
+    );
+  }
+  return refreshSucceeded(base, result, clock.timings());
+}
+
+/** What a failed run's event says: the product's own failure text, by step and code. */
+function failureOf(error: unknown): { errorType: string; step?: string; message: string } {
+  if (error instanceof StepFailure) return { errorType: error.code, step: error.step, message: error.reason };
+  return {
+    errorType: 'OrchestrationFailed',
+    message: error instanceof Error ? error.message : String(error),
+  };
 }
 
 function finishedAfterPlan(
@@ -112,9 +192,12 @@ function* refreshHeldPool(
   hold: PoolHold,
   firstPlan: PoolPlan,
   planOnce: () => Generator<Task, PoolPlan, unknown>,
+  report: RunReport,
 ): Generator<Task, PoolRefreshResult, unknown> {
   const { cluster, pool } = input;
+  const base = () => ({ cluster, pool, key: hold.runId, runId: hold.runId, time: eventTime(context) });
   setStatus({ context, input, runId: hold.runId }, 'giving-back-leftovers');
+  report.clock.enter('giving-back-leftovers');
   const leftovers = yield* giveBackLeftovers(context, hold);
   const gaveBack = leftovers.gaveBack.length === 0 ? {} : { gaveBack: leftovers.gaveBack };
   // Giving back changed the world (a node schedulable again may be the better donor): plan again.
@@ -140,6 +223,7 @@ function* refreshHeldPool(
     fence: fenceOf(hold),
   };
 
+  report.clock.enter('preparing-image');
   const ref = yield* prepareImagePhase(run);
   run.version = ref.versionName;
   const snapshotName = snapshotNameFor(plan, ref.versionName);
@@ -148,10 +232,12 @@ function* refreshHeldPool(
   // (the donor never left service); drain-and-stop hands over its snapshot as soon as it is taken, and
   // the donor comes back while the version is asked for and built: neither waits for the other. The
   // give-back goes second so its step is what the status shows until the node is back.
+  report.clock.enter('capture');
   let version: BuiltVersion;
   let captured: { readonly donorOutOfServiceSeconds: number };
   if (plan.capture?.mode === 'live') {
     const live = yield* liveCapturePhase(run, liveCaptureNamesFor(plan, ref.versionName, snapshotName));
+    report.clock.enter('image');
     version = yield* imagePhase(run, {
       ref,
       source: live.source,
@@ -167,6 +253,8 @@ function* refreshHeldPool(
       prepPodName,
       pullPodName: pullPodNameFor(plan, ref.versionName),
     });
+    // The image phase and the give-back run together from here: the phase clock counts them as image.
+    report.clock.enter('image');
     [version, captured] = yield* inParallel(
       context,
       imagePhase(run, {
@@ -180,8 +268,12 @@ function* refreshHeldPool(
     );
   }
 
+  if (!plan.settings.canary.enabled) report.pending.push(versionPublished(base(), version));
+  if (plan.settings.canary.enabled) report.clock.enter('canary');
   const canary = plan.settings.canary.enabled ? yield* canaryPhase(run, version) : undefined;
   if (canary?.verdict === 'rejected') {
+    report.pending.push(versionRejected(base(), version, canary.reason ?? 'no reason given'));
+    report.clock.enter('generations');
     const after = yield* generationsPhase(run);
     const reason = `version ${version.versionName} was rejected by its canary: ${canary.reason ?? 'no reason given'}`;
     return {
@@ -199,9 +291,15 @@ function* refreshHeldPool(
       ...after,
     };
   }
-  if (canary !== undefined) yield* publishImageVersion(run, version);
+  if (canary !== undefined) {
+    report.clock.enter('publishing');
+    yield* publishImageVersion(run, version);
+    report.pending.push(versionPublished(base(), version));
+  }
 
+  report.clock.enter('model');
   const model = yield* modelPhase(run, version);
+  report.clock.enter('generations');
   const after = yield* generationsPhase(run);
 
   return {

@@ -9,12 +9,14 @@
 import type { OrchestrationContext, Task } from 'durable-functions';
 
 import type { ReleasePoolInput, ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
+import { nodeReleased } from '../../shared/application/run-events.js';
 import { describeHolder, LEASE_ANNOTATIONS, leaseState } from '../../shared/domain/ownership.js';
 import { describeReapAction, planReaping } from '../../shared/domain/reaper.js';
 import { activities } from '../activities.js';
 import { call } from './call.js';
 import { giveBackLeftovers } from './give-back-leftovers.js';
 import { acquirePool, leaseLost, releasePool, runIdOf } from './ownership.js';
+import { eventTime, reportRunEvents } from './run-events.js';
 
 export function* releasePoolOrchestration(
   context: OrchestrationContext,
@@ -79,6 +81,13 @@ export function* releaseLeftovers(
   try {
     const done = yield* giveBackLeftovers(context, hold);
     yield* releasePool(context, hold);
+    const time = eventTime(context);
+    yield* reportRunEvents(
+      context,
+      done.gaveBack.map((action, index) =>
+        nodeReleased({ cluster, pool, key: hold.runId, time }, action, index),
+      ),
+    );
     return {
       ...base,
       outcome: done.failures.length > 0 ? 'failed' : done.gaveBack.length > 0 ? 'released' : 'nothing-left',

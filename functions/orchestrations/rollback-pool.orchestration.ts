@@ -12,6 +12,7 @@ import type { OrchestrationContext, Task } from 'durable-functions';
 
 import type { PoolRollbackResult, RollbackPoolInput } from '../../shared/application/refresh-contracts.js';
 import type { PoolRollbackPlan } from '../../shared/application/rollback.js';
+import { versionRolledBack } from '../../shared/application/run-events.js';
 import { sameResourceId } from '../../shared/domain/resource-id.js';
 import { activities } from '../activities.js';
 import { call } from './call.js';
@@ -19,6 +20,7 @@ import type { PoolHold } from './ownership.js';
 import { acquirePool, leaseLost, releasePool, runIdOf } from './ownership.js';
 import { generationsPhase } from './refresh-pool/generations.phase.js';
 import { isoNow, setStatus } from './refresh-pool/run.js';
+import { eventTime, reportRunEvents } from './run-events.js';
 import { StepFailure } from './step-failure.js';
 import { POLL } from './timing.js';
 import { pollUntil } from './waits.js';
@@ -66,6 +68,12 @@ export function* rollbackPoolOrchestration(
   }
   setStatus({ ...run, runId }, 'releasing-lease');
   yield* releasePool(context, hold);
+  if (result.outcome === 'rolled-back') {
+    const time = eventTime(context);
+    yield* reportRunEvents(context, [
+      versionRolledBack({ cluster: input.cluster, pool: input.pool, key: runId, time }, result),
+    ]);
+  }
   setStatus({ ...run, runId }, 'done', `${result.outcome}: ${result.reason}`);
   return result;
 }

@@ -14,6 +14,7 @@ import type { SelectionPolicy } from '../domain/selection-policy.js';
 import type { SnapshotCompletionWait } from '../domain/snapshot-readiness.js';
 import type { ClusterGateway } from '../ports/cluster-gateway.js';
 import type { ComputeGateway } from '../ports/compute-gateway.js';
+import type { RunEventPublisher, RunEventRecorder } from '../ports/run-events.js';
 
 /** Everything a refresh run needs to know about its pool, resolved once from settings and Azure. */
 export interface PoolRunSettings {
@@ -96,4 +97,10 @@ export interface RefreshDependencies {
   now(): Date;
   /** Who runs: the runner kind (`cli`, `function-app`) and its host, for the pool lease's holder identity. */
   readonly runner: RunnerIdentity;
+  /** Where run events go (issue 16); absent: none are published (no topic configured). */
+  readonly events?: RunEventPublisher;
+  /** The run metrics (issue 16); absent: none are recorded. */
+  readonly metrics?: RunEventRecorder;
+  /** Configured values that must never leave in an event (canary check pods' environment values). */
+  readonly sensitiveValues?: readonly string[];
 }

@@ -13,7 +13,7 @@ import { SAMPLE_SCENARIO } from '../../cli/session.js';
 import type { SimulatorSession } from '../../cli/sim-session.js';
 import { startSimulatorSession } from '../../cli/sim-session.js';
 import { durableRegistry } from '../../functions/durable-registry.js';
-import type { Composition } from '../../shared/composition-root.js';
+import type { Composition, CompositionOptions } from '../../shared/composition-root.js';
 import { compose } from '../../shared/composition-root.js';
 
 export type ScenarioData = Record<string, unknown> & {
@@ -41,6 +41,10 @@ export interface HarnessOptions {
   readonly clock?: 'manual' | 'scaled';
   readonly armActionsFile?: string;
   readonly rbacDir?: string;
+  /** App settings added to the simulator's (e.g. VMSSP_EVENTS_TOPIC_ENDPOINT). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Composition options beyond the simulator's (run events' transport, the meter provider). */
+  readonly compose?: Pick<CompositionOptions, 'events' | 'meterProvider'>;
 }
 
 export interface Harness {
@@ -69,14 +73,19 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.rbacDir === undefined ? {} : { rbacDir: options.rbacDir }),
   });
   try {
-    const env = { ...sim.env };
+    const env = { ...sim.env, ...options.env };
     if (options.settings !== undefined) {
       const clusters = JSON.parse(env['VMSSP_CLUSTERS'] ?? '[]') as ClusterSettingsData[];
       const first = clusters[0];
       if (first !== undefined) options.settings(first);
       env['VMSSP_CLUSTERS'] = JSON.stringify(clusters);
     }
-    const composition = compose({ env, simulator: sim.endpoints, now: () => new Date(sim.clock.now()) });
+    const composition = compose({
+      env,
+      simulator: sim.endpoints,
+      now: () => new Date(sim.clock.now()),
+      ...options.compose,
+    });
     const statuses: OrchestrationStatus[] = [];
     const runner = createDurableRunner({
       ...durableRegistry(composition.dependencies),

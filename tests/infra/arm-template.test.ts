@@ -73,6 +73,8 @@ const ALLOWED_BUILT_IN_ROLE_IDS = {
   'Key Vault Secrets User': '4633458b-17de-408a-b874-0445c86b69e6',
   'Key Vault Secrets Officer': 'b86a8fe4-44ce-4948-aee5-eccb2c155cd7',
   'Monitoring Metrics Publisher': '3913510d-42f4-4e42-8a64-420c390055eb',
+  // Issue 16: the app publishes run events to its own topic, when one is configured (send only).
+  'EventGrid Data Sender': 'd5a91429-5739-47e2-a06b-3470a27159e7',
 };
 
 /** Every resource type the deployment creates, and nothing else. */
@@ -304,6 +306,27 @@ void describe('compiled template: least privilege', () => {
         ALLOWED_BUILT_IN_ROLE_IDS['Storage Queue Data Message Sender'],
       );
     }
+  });
+});
+
+void describe('compiled template: run events topic (issue 16)', () => {
+  void it('grants the app EventGrid Data Sender on the configured topic only, and only when it is set', () => {
+    const deployment = moduleDeployment(main, 'eventsSender');
+    assert.equal(deployment.condition, "[not(empty(parameters('eventsTopicResourceId')))]");
+    const template = module('eventsSender');
+    const sender = onlyResource(template, 'Microsoft.Authorization/roleAssignments');
+    assert.match(
+      sender.scope ?? '',
+      /^\[resourceId\('Microsoft\.EventGrid\/topics', parameters\('topicName'\)\)\]$/,
+    );
+    assert.equal(
+      prop(template.variables, 'eventGridDataSender'),
+      ALLOWED_BUILT_IN_ROLE_IDS['EventGrid Data Sender'],
+    );
+    assert.equal(
+      moduleParameters(deployment)['principalId'],
+      "[reference('identity').outputs.principalId.value]",
+    );
   });
 });
 

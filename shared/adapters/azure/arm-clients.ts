@@ -6,6 +6,7 @@
 import { ComputeManagementClient } from '@azure/arm-compute';
 import type { TokenCredential } from '@azure/core-auth';
 import type { PipelinePolicy } from '@azure/core-rest-pipeline';
+import type { Counter, Meter } from '@opentelemetry/api';
 
 import { TerminalError, TransientError } from '../../domain/errors.js';
 import { retryAfterFromHeaders } from './errors.js';
@@ -37,7 +38,12 @@ export interface ArmComputeGatewayOptions {
   readonly pollIntervalMs?: number;
   /** Per-request timeout (default 60 s): a hung connection must not hold an activity until its own timeout. */
   readonly requestTimeoutMs?: number;
+  /** Where the ARM throttling count goes (`vmssp.arm.throttled_requests`); absent: not counted. */
+  readonly meter?: Meter;
 }
+
+/** The counter of ARM answers 429 (docs/metrics.md). */
+export const ARM_THROTTLED_METRIC = 'vmssp.arm.throttled_requests';
 
 const DEFAULT_MAX_INLINE_THROTTLE_WAIT_MS = 10_000;
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
@@ -46,6 +52,7 @@ export class ArmClients {
   readonly #options: ArmComputeGatewayOptions;
   readonly #allowed: ReadonlySet<string> | undefined;
   readonly #clients = new Map<string, ComputeManagementClient>();
+  readonly #throttled: Counter | undefined;
 
   constructor(options: ArmComputeGatewayOptions) {
     if (options.endpoint !== undefined) {
@@ -67,6 +74,10 @@ export class ArmClients {
       }
     }
     this.#options = options;
+    this.#throttled = options.meter?.createCounter(ARM_THROTTLED_METRIC, {
+      description: 'Azure Resource Manager requests answered 429 (throttled), each attempt counted',
+      unit: '{request}',
+    });
     this.#allowed =
       options.subscriptionIds === undefined || options.subscriptionIds.length === 0
         ? undefined
@@ -121,6 +132,9 @@ export class ArmClients {
           policy: requestTimeoutPolicy(this.#options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
           position: 'perRetry',
         },
+        ...(this.#throttled === undefined
+          ? []
+          : [{ policy: throttleCountPolicy(this.#throttled), position: 'perRetry' as const }]),
         {
           policy: throttleWaitCapPolicy(
             retry?.maxInlineThrottleWaitMs ?? DEFAULT_MAX_INLINE_THROTTLE_WAIT_MS,
@@ -157,6 +171,41 @@ function throttleWaitCapPolicy(maxWaitMs: number): PipelinePolicy {
       return response;
     },
   };
+}
+
+/**
+ * Counts every attempt ARM answered 429, by operation (provider and resource types, no names: bounded
+ * cardinality). Per retry: the SDK's own retries of a 429 are throttling seen too.
+ */
+function throttleCountPolicy(counter: Counter): PipelinePolicy {
+  return {
+    name: 'vmssPrototypeThrottleCount',
+    async sendRequest(request, next) {
+      const response = await next(request);
+      if (response.status === 429) {
+        counter.add(1, {
+          'http.response.status_code': 429,
+          'http.request.method': request.method,
+          'vmssp.arm.operation': armOperationOf(request.method, request.url),
+        });
+      }
+      return response;
+    },
+  };
+}
+
+/**
+ * The ARM operation of a request, as role definitions name it: `Microsoft.Compute/virtualMachineScaleSets/read`
+ * for a GET of a scale set (names dropped, only the provider and resource types kept).
+ */
+export function armOperationOf(method: string, url: string): string {
+  const path = new URL(url).pathname.split('/').filter((segment) => segment !== '');
+  const at = path.findLastIndex((segment) => segment.toLowerCase() === 'providers');
+  const verb =
+    method === 'GET' ? 'read' : method === 'DELETE' ? 'delete' : method === 'POST' ? 'action' : 'write';
+  if (at < 0 || path[at + 1] === undefined) return `unknown/${verb}`;
+  const types = path.slice(at + 2).filter((_, index) => index % 2 === 0);
+  return [path[at + 1], ...types, verb].join('/');
 }
 
 /** Sets a timeout on every attempt that has none (the SDK sets none by default). */
