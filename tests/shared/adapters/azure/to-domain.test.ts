@@ -284,6 +284,7 @@ void describe('instances', () => {
       powerState: 'running',
       provisioningState: 'Succeeded',
       osDiskId: `/subscriptions/${SUBSCRIPTION}/resourceGroups/RG-K8S-PROD/providers/Microsoft.Compute/disks/vmss-pool-a_3_OsDisk_1_4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e`,
+      osDiskType: 'Premium_LRS',
       ephemeralOsDisk: false,
       location: 'westeurope',
       zones: ['2'],
@@ -304,6 +305,7 @@ void describe('instances', () => {
 
     assert.equal(instance.ephemeralOsDisk, true);
     assert.equal(instance.osDiskId, undefined);
+    assert.equal(instance.osDiskType, undefined, 'an ephemeral OS disk has no managed disk type');
     assert.equal(instance.powerState, 'deallocating');
     assert.equal(instance.provisioningState, 'Updating');
     assert.equal(instance.computerName, undefined);
@@ -330,6 +332,7 @@ void describe('instances', () => {
       powerState: 'stopped',
       provisioningState: 'Succeeded',
       osDiskId: `/subscriptions/${SUBSCRIPTION}/resourceGroups/${RG}/providers/Microsoft.Compute/disks/vmss-flex-pool_a1b2c3d4_OsDisk_1_9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b`,
+      osDiskType: 'Premium_LRS',
       ephemeralOsDisk: false,
       location: 'westeurope',
       zones: ['2'],
