@@ -19,7 +19,7 @@
  * Whatever carries the live run's id, or no run id of ours, is kept.
  */
 import type { PowerState, ProvisioningState } from './compute.js';
-import type { CopyDiskHolding } from './live-leftovers.js';
+import type { CopyDiskHolding, LiveReapAction } from './live-leftovers.js';
 import { planLiveLeftovers } from './live-leftovers.js';
 import type { NodePriorState } from './ownership.js';
 
@@ -88,20 +88,8 @@ export type ReapAction =
       /** Live capture's pods: TERM first (PrepPodHolding.gracePeriodSeconds). */
       readonly gracePeriodSeconds?: number;
     }
-  | {
-      readonly kind: 'detach-copy-disk';
-      readonly diskId: string;
-      readonly instanceResourceId: string;
-      readonly runId: string;
-    }
-  | {
-      readonly kind: 'delete-copy-disk';
-      readonly diskId: string;
-      readonly name: string;
-      /** The disk is attached now: delete it once the detach above has completed. */
-      readonly afterDetach: boolean;
-      readonly runId: string;
-    }
+  // Live capture's copy disk: detached, then deleted (its pods are prep pods above).
+  | Exclude<LiveReapAction, { readonly kind: 'delete-live-pod' }>
   | {
       readonly kind: 'start-instance';
       readonly node: string;
