@@ -10,8 +10,7 @@
  * run's deterministic ids: a batch re-sent after a lost answer is deduplicated by subscribers.
  */
 import type { TokenCredential } from '@azure/core-auth';
-import type { SendCloudEventInput } from '@azure/eventgrid';
-import { EventGridPublisherClient } from '@azure/eventgrid';
+import type { EventGridPublisherClient, SendCloudEventInput } from '@azure/eventgrid';
 
 import type { RunEvent, RunEventPublisher } from '../../ports/run-events.js';
 
@@ -34,7 +33,9 @@ export interface RunEventPublisherOptions {
 const MAX_DELAY_MS = 30_000;
 
 export class EventGridRunEventPublisher implements RunEventPublisher {
-  readonly #client: EventGridPublisherClient<'CloudEvent'>;
+  readonly #options: RunEventPublisherOptions;
+  /** Loaded with the first event: a CLI command that publishes nothing never pays for the SDK. */
+  #client: Promise<EventGridPublisherClient<'CloudEvent'>> | undefined;
   readonly #queue: RunEvent[] = [];
   readonly #maxAttempts: number;
   readonly #firstDelayMs: number;
@@ -43,12 +44,7 @@ export class EventGridRunEventPublisher implements RunEventPublisher {
   #draining: Promise<void> | undefined;
 
   constructor(options: RunEventPublisherOptions) {
-    this.#client = new EventGridPublisherClient(options.endpoint, 'CloudEvent', options.credential, {
-      ...(options.ca === undefined ? {} : { tlsOptions: { ca: options.ca } }),
-      // Our own bounded retries (below) replace the SDK's, which would hold the queue longer.
-      retryOptions: { maxRetries: 0 },
-      userAgentOptions: { userAgentPrefix: 'vmss-prototype' },
-    });
+    this.#options = options;
     this.#maxAttempts = Math.max(1, options.maxAttempts ?? 5);
     this.#firstDelayMs = options.firstDelayMs ?? 1000;
     this.#batchSize = Math.max(1, options.batchSize ?? 50);
@@ -83,11 +79,25 @@ export class EventGridRunEventPublisher implements RunEventPublisher {
     }
   }
 
+  #sdkClient(): Promise<EventGridPublisherClient<'CloudEvent'>> {
+    const options = this.#options;
+    this.#client ??= import('@azure/eventgrid').then(
+      ({ EventGridPublisherClient: Client }) =>
+        new Client(options.endpoint, 'CloudEvent', options.credential, {
+          ...(options.ca === undefined ? {} : { tlsOptions: { ca: options.ca } }),
+          // Our own bounded retries (below) replace the SDK's, which would hold the queue longer.
+          retryOptions: { maxRetries: 0 },
+          userAgentOptions: { userAgentPrefix: 'vmss-prototype' },
+        }),
+    );
+    return this.#client;
+  }
+
   async #deliver(batch: readonly RunEvent[]): Promise<void> {
     const cloudEvents = batch.map(toCloudEvent);
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.#client.send(cloudEvents);
+        await (await this.#sdkClient()).send(cloudEvents);
         return;
       } catch (error) {
         if (attempt >= this.#maxAttempts) {
