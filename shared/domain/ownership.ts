@@ -22,6 +22,22 @@ export const RUN_LABEL = 'vmss-prototype.io/run';
 export const LEASE_LABEL = 'vmss-prototype.io/lease';
 export const PREP_POD_APP_LABEL = { key: 'app.kubernetes.io/name', value: 'vmss-prototype-prep' } as const;
 
+/**
+ * The labels of every pod a run creates on a node (prep, image pull, live capture's freeze and scrub): the
+ * reaper finds the pods of runs that are gone by app, run and lease.
+ */
+export function runPodLabels(fence: {
+  readonly runId: string;
+  readonly name: string;
+}): Record<string, string> {
+  return {
+    [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value,
+    'app.kubernetes.io/managed-by': 'vmss-prototype',
+    [RUN_LABEL]: fence.runId,
+    [LEASE_LABEL]: fence.name,
+  };
+}
+
 /** Azure tag names (no `/` allowed in tag names) on snapshots; image versions carry the run id too. */
 export const SNAPSHOT_TAG_KEYS = {
   sourceNode: 'vmss-prototype.source-node',

@@ -8,12 +8,10 @@
  * and last rounds only: they are the same step with the same state.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import { createDurableRunner, createFileStore } from '../../cli/runner/index.js';
 import { connectSimulator } from '../../cli/sim-connection.js';
@@ -24,40 +22,9 @@ import type { PoolRefreshResult } from '../../shared/application/refresh-contrac
 import { compose } from '../../shared/composition-root.js';
 import { VERSION_VERDICT_TAG_KEYS } from '../../shared/domain/version-verdict.js';
 import { writeConnectionFile } from '../../sim/connection.js';
+import { runChild } from './fixtures/crash-sweep.js';
 import { withPromotion } from './fixtures/promotion-env.js';
 import { POOL2, sampleScenario } from './harness.js';
-
-const RUNNER = fileURLToPath(new URL('./fixtures/crash-runner.js', import.meta.url));
-
-interface RunnerOutcome {
-  readonly signal: NodeJS.Signals | null;
-  readonly result?: {
-    runtimeStatus: string;
-    output: PoolRefreshResult;
-    completed: number;
-    activities: string[];
-  };
-  readonly stderr: string;
-}
-
-function runChild(args: string[]): Promise<RunnerOutcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [RUNNER, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', reject);
-    child.on('close', (_code, signal) => {
-      clearTimeout(timer);
-      const line = stdout.trim().split('\n').at(-1);
-      let result: RunnerOutcome['result'];
-      if (line !== undefined && line.startsWith('{')) result = JSON.parse(line) as RunnerOutcome['result'];
-      resolve({ signal, stderr, ...(result === undefined ? {} : { result }) });
-    });
-  });
-}
 
 interface Case {
   readonly name: string;

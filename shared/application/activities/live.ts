@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { PowerState, ProvisioningState } from '../../domain/compute.js';
 import { isNotFound } from '../../domain/errors.js';
 import { LIVE_POD_COMPONENT_LABEL } from '../../domain/live-leftovers.js';
-import { LEASE_LABEL, PREP_POD_APP_LABEL, RUN_LABEL } from '../../domain/ownership.js';
+import { runPodLabels } from '../../domain/ownership.js';
 import { checkFence } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
 import { ClusterInput, FenceInput, InstanceInput, Name, Tags } from './inputs.js';
@@ -199,13 +199,7 @@ const startLivePod = defineActivity(
       image: input.image,
       script: input.script,
       // The prep pods' labels (the reaper finds the pods of runs that are gone by app, run and lease).
-      labels: {
-        [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value,
-        'app.kubernetes.io/managed-by': 'vmss-prototype',
-        [LIVE_POD_COMPONENT_LABEL]: input.role,
-        [RUN_LABEL]: input.fence.runId,
-        [LEASE_LABEL]: input.fence.name,
-      },
+      labels: { ...runPodLabels(input.fence), [LIVE_POD_COMPONENT_LABEL]: input.role },
       // The shell is the container's PID 1: the kubelet's TERM reaches its trap (thaw, unmount).
       hostNamespaces: 'mount',
       terminationGracePeriodSeconds: input.gracePeriodSeconds,

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-import { LEASE_LABEL, PREP_POD_APP_LABEL, RUN_LABEL } from '../../domain/ownership.js';
+import { runPodLabels } from '../../domain/ownership.js';
 import { drainStep, protectNode, readNodePriorState, restoreNode } from '../donor-node.js';
 import { checkFence } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
@@ -68,12 +68,7 @@ const startDiskPrep = defineActivity(
       image: input.image,
       script: input.script,
       // The run and the pool (lease) it belongs to: the reaper finds the pods of runs that are gone.
-      labels: {
-        [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value,
-        'app.kubernetes.io/managed-by': 'vmss-prototype',
-        [RUN_LABEL]: input.fence.runId,
-        [LEASE_LABEL]: input.fence.name,
-      },
+      labels: runPodLabels(input.fence),
     });
   },
 );
@@ -99,12 +94,7 @@ const startPrepImagePull = defineActivity(
       env: [],
       // The pull itself is bounded by the run's wait (timing.ts POLL.prepImagePull).
       deadlineSeconds: 15 * 60,
-      labels: {
-        [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value,
-        'app.kubernetes.io/managed-by': 'vmss-prototype',
-        [RUN_LABEL]: input.fence.runId,
-        [LEASE_LABEL]: input.fence.name,
-      },
+      labels: runPodLabels(input.fence),
     });
   },
 );
