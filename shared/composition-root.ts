@@ -323,7 +323,7 @@ function clusterConfiguration(settings: Settings, cluster: ClusterSettings): Clu
   };
 }
 
-/** Every canary check pod's environment value, cluster-wide and per pool: redacted from run events. */
+/** Every canary check pod's environment value, cluster-wide and per pool: redacted from what a check pod said and from run events. */
 function checkPodEnvValues(settings: Settings): string[] {
   const values: string[] = [];
   for (const cluster of settings.clusters) {

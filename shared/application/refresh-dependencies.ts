@@ -101,6 +101,6 @@ export interface RefreshDependencies {
   readonly events?: RunEventPublisher;
   /** The run metrics (issue 16); absent: none are recorded. */
   readonly metrics?: RunEventRecorder;
-  /** Configured values that must never leave in an event (canary check pods' environment values). */
+  /** Configured values never quoted from a pod into a reason or an event (canary check pods' environment values). */
   readonly sensitiveValues?: readonly string[];
 }

@@ -10,6 +10,7 @@
 import type { Freshness } from '../domain/freshness.js';
 import type { RunEvent } from '../ports/run-events.js';
 import type { PoolRefreshResult, PoolRollbackResult } from './refresh-contracts.js';
+import { redactText } from './sensitive-text.js';
 
 const PREFIX = 'io.vmss-prototype';
 
@@ -184,21 +185,15 @@ function totalSeconds(phases: readonly PhaseTiming[]): number {
   return phases.reduce((sum, phase) => sum + phase.seconds, 0);
 }
 
-/** Values shorter than this are not redacted: a `1` or `true` would blank half of every message. */
-const MIN_REDACTED_LENGTH = 8;
-export const REDACTED = '[redacted]';
-
 /**
  * The event with every occurrence of a sensitive value (a canary check pod's environment values, which
- * its output or failure message may echo into a reason) replaced by `[redacted]`, in every string of
- * its data. Defence in depth: the fields are the product's own texts, but some quote what a pod said.
+ * its output or failure message may echo into a reason) and every secret-looking part replaced by
+ * `[redacted]`, in every string of its data. Defence in depth: the reasons are scrubbed where a pod's
+ * output is first read (`observeCanaries`); the fields are otherwise the product's own texts.
  */
 export function redactEvent(event: RunEvent, sensitive: readonly string[]): RunEvent {
-  const values = sensitive.filter((value) => value.length >= MIN_REDACTED_LENGTH);
-  if (values.length === 0) return event;
   const redact = (value: unknown): unknown => {
-    if (typeof value === 'string')
-      return values.reduce((text, secret) => text.replaceAll(secret, REDACTED), value);
+    if (typeof value === 'string') return redactText(value, sensitive);
     if (Array.isArray(value)) return value.map(redact);
     if (typeof value === 'object' && value !== null) {
       return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, redact(entry)]));

@@ -120,6 +120,20 @@ export function secretKind(value: string): 'JWT' | 'private key' | 'key or signa
   return undefined;
 }
 
+// The same kinds, found anywhere in a longer text (a pod's output), up to where the secret ends.
+const SECRET_LOOKING_PARTS: readonly RegExp[] = [
+  /eyJ[\w-]{5,}\.eyJ[\w-]{5,}\.[\w-]*/g,
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g,
+  /\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|InstrumentationKey)=[^;\s"']*/gi,
+  /[?&]sig=[^&\s"']*/gi,
+  /\bBearer\s+[\w.~+/=-]+/gi,
+];
+
+/** The text with every secret-looking part (see `secretKind`, and bearer tokens) replaced by `replacement`. */
+export function withoutSecretLookingParts(text: string, replacement: string): string {
+  return SECRET_LOOKING_PARTS.reduce((result, pattern) => result.replace(pattern, replacement), text);
+}
+
 /** The form in which a secret-looking value is shown: its size and kind, never any of its characters. */
 export function redact(value: string): string {
   const kind = secretKind(value);

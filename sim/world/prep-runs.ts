@@ -27,6 +27,7 @@ import type { WorldClock } from './clock.js';
 import { type HostEffects, noEffects } from './host-commands.js';
 import type { HostRuntimes } from './host-runtime.js';
 import { podHostScript } from './host-script.js';
+import { oneShotLog, terminationMessage } from './one-shot-output.js';
 import { HostShell, type ShellStep } from './host-shell.js';
 import type { NodeIdentities } from './node-identity.js';
 import { nodeNameOf } from './nodes.js';
@@ -69,6 +70,8 @@ interface Container {
   image?: string;
   command?: unknown;
   args?: unknown;
+  env?: unknown;
+  terminationMessagePolicy?: unknown;
   securityContext?: { privileged?: unknown };
 }
 
@@ -353,13 +356,16 @@ export class PrepRuns {
       ...(Array.isArray(container.args) ? container.args.map(String) : []),
     ]);
     const code = oneShotExit(words);
-    this.finishPod(
-      namespace,
-      name,
-      code === 0,
-      code === 0 ? undefined : `the command exited with ${code}: ${words.join(' ')}`,
-      code,
+    // As the kubelet reports it: the pod's own message stays empty; the container's termination message
+    // is the end of its log only under FallbackToLogsOnError (one-shot-output.ts).
+    const container = containers[0];
+    const env = Object.fromEntries(
+      (Array.isArray(container?.env) ? (container.env as { name?: unknown; value?: unknown }[]) : [])
+        .filter((entry) => typeof entry.name === 'string')
+        .map((entry) => [String(entry.name), typeof entry.value === 'string' ? entry.value : '']),
     );
+    const message = terminationMessage(container?.terminationMessagePolicy, code, oneShotLog(words, env));
+    this.finishPod(namespace, name, code === 0, message, code, { podMessage: false });
   }
 
   private record(
@@ -396,6 +402,7 @@ export class PrepRuns {
     ok: boolean,
     error: string | undefined,
     exitCode?: number,
+    options: { readonly podMessage: boolean } = { podMessage: true },
   ): void {
     const finishedAt = timestamp(this.clock.nowMs());
     this.store.mutate('pods', namespace, name, (target) => {
@@ -404,7 +411,7 @@ export class PrepRuns {
         ? (specOf(target).containers as Container[])
         : [];
       status.phase = ok ? 'Succeeded' : 'Failed';
-      if (!ok) status.message = error;
+      if (!ok && options.podMessage) status.message = error;
       status.conditions = (
         Array.isArray(status.conditions) ? (status.conditions as { type: string }[]) : []
       ).map((condition) =>
@@ -423,7 +430,7 @@ export class PrepRuns {
           terminated: {
             exitCode: exitCode ?? (ok ? 0 : 127),
             reason: ok ? 'Completed' : 'Error',
-            ...(ok ? {} : { message: error }),
+            ...(ok || error === undefined ? {} : { message: error }),
             startedAt: status.startTime ?? finishedAt,
             finishedAt,
           },

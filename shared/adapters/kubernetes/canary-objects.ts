@@ -58,6 +58,9 @@ export function checkPodManifest(spec: CheckPodSpec): V1Pod {
           name: CHECK_CONTAINER,
           image: spec.image,
           imagePullPolicy: 'IfNotPresent',
+          // A failed check's last output lines become its message, and so the canary's reason: what an
+          // operator needs to see why. Scrubbed before it is kept (shared/application/sensitive-text.ts).
+          terminationMessagePolicy: 'FallbackToLogsOnError',
           command: [...spec.command],
           ...(spec.args.length === 0 ? {} : { args: [...spec.args] }),
           ...(spec.env.length === 0 ? {} : { env: spec.env.map((entry) => ({ ...entry })) }),

@@ -18,6 +18,7 @@ import {
 } from '../canary.js';
 import { giveBackDeadCanary } from '../canary-give-back.js';
 import { checkFence } from '../pool-lease.js';
+import { redactText } from '../sensitive-text.js';
 import { defineActivity } from './activity.js';
 import { ClusterInput, FenceInput, Name, ScaleSetRefInput, Tags, VersionRefInput } from './inputs.js';
 
@@ -112,8 +113,17 @@ const observeCanariesActivity = defineActivity(
     namespace: Name,
     checkPods: z.record(z.string(), Name),
   }),
-  async (deps, input): Promise<CanaryObservation[]> =>
-    observeCanaries(await deps.cluster(input.cluster), input.scaleSet, input),
+  async (deps, input): Promise<CanaryObservation[]> => {
+    const observations = await observeCanaries(await deps.cluster(input.cluster), input.scaleSet, input);
+    // The check pod's message quotes what the pod said: scrubbed before it becomes this activity's
+    // output (history), the canary's reason, the run result, custom status and annotations.
+    const sensitive = deps.sensitiveValues ?? [];
+    return observations.map((observation) =>
+      observation.checkPodMessage === undefined
+        ? observation
+        : { ...observation, checkPodMessage: redactText(observation.checkPodMessage, sensitive) },
+    );
+  },
 );
 
 const startCheckPod = defineActivity(
