@@ -27,10 +27,10 @@ import type { WorldClock } from './clock.js';
 import { type HostEffects, noEffects } from './host-commands.js';
 import type { HostRuntimes } from './host-runtime.js';
 import { podHostScript } from './host-script.js';
-import { oneShotLog, terminationMessage } from './one-shot-output.js';
 import { HostShell, type ShellStep } from './host-shell.js';
 import type { NodeIdentities } from './node-identity.js';
 import { nodeNameOf } from './nodes.js';
+import { oneShotLog, terminationMessage } from './one-shot-output.js';
 import { PATHS } from './os-disk.js';
 import { podScript, powersHostOff, type PrepEffect } from './prep-pod.js';
 
