@@ -35,6 +35,8 @@ export interface RefreshFigures {
   readonly refreshTriggerToModelS: number | null;
   readonly refreshS: number;
   readonly armRequests: { readonly total: number; readonly excludingPolls: number };
+  /** ARM requests per operation (every status), most first: where the budget goes. */
+  readonly armByOperation: Readonly<Record<string, number>>;
   readonly kubeRequests: number;
   readonly historyEvents: number;
   readonly historyKb: number;
@@ -105,6 +107,19 @@ function armWithoutPolls(entries: readonly RequestCount[]): number {
     }
   }
   return count;
+}
+
+/** ARM requests per operation, statuses merged, most first; a marketplace listing named by what it is. */
+function armByOperation(entries: readonly RequestCount[]): Record<string, number> {
+  const counts = new Map<string, number>();
+  for (const entry of entries) {
+    if (entry.api !== 'arm') continue;
+    const operation = /\/artifacttypes\/vmimage\//i.test(entry.operation)
+      ? 'GET marketplace image versions'
+      : entry.operation.replace(/^Microsoft\.Compute\//, '');
+    counts.set(operation, (counts.get(operation) ?? 0) + entry.count);
+  }
+  return Object.fromEntries([...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])));
 }
 
 export async function measureRefresh(
@@ -179,6 +194,7 @@ export async function measureRefresh(
         modelChangedAt === undefined ? null : Math.round((modelChangedAt - simStart) / 1000),
       refreshS: Math.round((clock.nowMs() - simStart) / 1000),
       armRequests: { total: log.byApi.arm ?? 0, excludingPolls: armWithoutPolls(log.entries) },
+      armByOperation: armByOperation(log.entries),
       kubeRequests: log.byApi.kube ?? 0,
       historyEvents: history.length,
       historyKb: Math.round(Buffer.byteLength(JSON.stringify(history)) / 1024),
@@ -242,6 +258,11 @@ export function printRefreshFigures(figures: Awaited<ReturnType<typeof refreshFi
         `evictions ${row.evictions}, start → model ${row.refreshTriggerToModelS ?? '-'} s, refresh ${row.refreshS} s (simulated); ` +
         `ARM ${row.armRequests.total} (${row.armRequests.excludingPolls} without polls), Kubernetes ${row.kubeRequests}; ` +
         `history ${row.historyEvents} events / ${row.historyKb} KB, replay CPU ${row.replayCpuMs} ms; wall ${row.wallS} s`,
+    );
+    console.log(
+      `  ARM by operation: ${Object.entries(row.armByOperation)
+        .map(([operation, count]) => `${operation} ${count}`)
+        .join(', ')}`,
     );
   }
   console.log(
