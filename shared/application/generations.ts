@@ -19,6 +19,7 @@ import { parseImageVersion } from '../domain/image-version.js';
 import { galleryImageResourceId, parseProviderId, sameResourceId } from '../domain/resource-id.js';
 import { versionVerdictOf } from '../domain/version-verdict.js';
 import { provenanceOf } from './image-facts.js';
+import { keptNodes } from './node-scan.js';
 import { currentImageFacts, findPool } from './plan-pool.js';
 import type { GenerationsReport } from './refresh-contracts.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
@@ -57,12 +58,13 @@ export async function applyNodeGenerations(
   const g = configuration.gallery;
   const definitionId = galleryImageResourceId({ ...g, imageName: g.imageDefinitionName });
   const instances = await handle.compute.listInstances(pool.scaleSet);
-  const nodes = await handle.kube.listNodes();
-
-  const members: { node: ClusterNode; instance: ScaleSetInstance }[] = [];
-  for (const node of nodes) {
+  const instanceOf = (node: ClusterNode): ScaleSetInstance | undefined => {
     const resourceId = resourceIdOfNode(node);
-    const instance = instances.find((candidate) => sameResourceId(candidate.resourceId, resourceId));
+    return instances.find((candidate) => sameResourceId(candidate.resourceId, resourceId));
+  };
+  const members: { node: ClusterNode; instance: ScaleSetInstance }[] = [];
+  for (const node of await keptNodes(handle.kube, (candidate) => instanceOf(candidate) !== undefined)) {
+    const instance = instanceOf(node);
     if (instance !== undefined) members.push({ node, instance });
   }
 

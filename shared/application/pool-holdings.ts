@@ -28,6 +28,7 @@ import type { HeldNode, PoolHoldings, VersionHolding } from '../domain/reaper.js
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import { scaleSetResourceId } from '../domain/resource-id.js';
 import { instanceOfNode } from './image-facts.js';
+import { keptNodes } from './node-scan.js';
 import { findPool } from './plan-pool.js';
 import type { LeaseRef } from './pool-lease.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
@@ -74,7 +75,8 @@ export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope):
   const { kube, compute } = handle;
   const [lease, nodes, prepPods, snapshots, disks, versions, scaleSet] = await Promise.all([
     kube.getLease(scope.lease.namespace, scope.lease.name),
-    kube.listNodes(),
+    // Only the nodes carrying a run's marker matter here: kept page by page, never the whole list.
+    keptNodes(kube, (node) => node.annotations[CAPTURE_RUN_ANNOTATION] !== undefined),
     kube.listPods(scope.lease.namespace, {
       [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value,
       [LEASE_LABEL]: scope.lease.name,

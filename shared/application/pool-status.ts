@@ -17,6 +17,7 @@ import { parseRfc3339 } from '../domain/rfc3339.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
 import { resourceIdOfNode } from './generations.js';
 import { provenanceOf } from './image-facts.js';
+import { keptNodes } from './node-scan.js';
 import { currentImageFacts, findPool } from './plan-pool.js';
 import { poolScope, readPoolHoldings } from './pool-holdings.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
@@ -108,15 +109,12 @@ export interface PoolNodeView {
 
 /** The pool's nodes (matched to the scale set's instances by providerID) with their generation labels. */
 export async function readPoolNodes(handle: ClusterHandle, scaleSet: ScaleSetRef): Promise<PoolNodeView[]> {
-  const [instances, nodes] = await Promise.all([
-    handle.compute.listInstances(scaleSet),
-    handle.kube.listNodes(),
-  ]);
+  const instances = await handle.compute.listInstances(scaleSet);
+  const nodes = await keptNodes(handle.kube, (node) => {
+    const resourceId = resourceIdOfNode(node);
+    return instances.some((instance) => sameResourceId(instance.resourceId, resourceId));
+  });
   return nodes
-    .filter((node) => {
-      const resourceId = resourceIdOfNode(node);
-      return instances.some((instance) => sameResourceId(instance.resourceId, resourceId));
-    })
     .map((node) => {
       const generation = node.labels[IMAGE_VERSION_LABEL];
       return {
