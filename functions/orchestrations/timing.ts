@@ -27,11 +27,16 @@ export const POLL = {
   imageVersionDeletion: { interval: 30, timeout: 60 * 60 },
   publication: { interval: 10, timeout: 30 * 60 },
   scaleSetUpdate: { interval: 10, timeout: 30 * 60 },
-  extensionDeletion: { interval: 15, timeout: 60 * 60 },
+  /** Read first when expected (EXPECTED.extensionDeletion), then at its interval. */
+  extensionDeletion: { timeout: 60 * 60 },
   /** The canary instances appear in the scale set once the scale-out is accepted. */
   canaryScaleOut: { interval: 15, timeout: 15 * 60 },
-  /** Canary health: observed this often (the deadline comes from settings: promotion.canary.deadline). */
-  canaryObservation: { interval: 30 },
+  /**
+   * Canary health: observed this often (the deadline comes from settings: promotion.canary.deadline), and
+   * not before a soak is due; ARM is read at most every `armSeconds` once a canary is provisioned and
+   * running (its node is watched in the cluster between), so a soak costs cluster reads, not ARM's.
+   */
+  canaryObservation: { interval: 30, armSeconds: 300 },
   instanceDeletion: { interval: 15, timeout: 30 * 60 },
   /** Cordon-and-drain of a passed canary that settings remove (afterPass: remove). */
   canaryDrain: { interval: 5, timeout: 15 * 60 },
@@ -54,9 +59,11 @@ export const EXPECTED = {
   /** Snapshot deletion asked → gone (seconds). */
   snapshotDeletion: { expectedSeconds: 5, intervalSeconds: 5 },
   /** Start asked → running (about 30 s). */
-  start: { expectedSeconds: 25, intervalSeconds: 5 },
+  start: { expectedSeconds: 30, intervalSeconds: 5 },
   /** Image version requested → Succeeded and replicated (664 s for one region; hours with more). */
-  imageVersion: { expectedSeconds: 600, intervalSeconds: 15 },
+  imageVersion: { expectedSeconds: 660, intervalSeconds: 15 },
+  /** Bootstrap extensions' deletion asked → gone from the model (13–67 s; DESIGN.md §6). */
+  extensionDeletion: { expectedSeconds: 60, intervalSeconds: 10 },
 } as const satisfies Record<string, PollSchedule>;
 
 /** When a wait reads again: first at the expected completion, then at a short interval. */

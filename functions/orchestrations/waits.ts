@@ -121,6 +121,11 @@ export interface PollSpec<T> {
   readonly advice?: string;
   /** Runs after a round that is not done, before the sleep: a wait that must act on what it sees. */
   readonly between?: (value: T) => Generator<Task, void, unknown>;
+  /**
+   * Seconds until the next read when the value says when something can next change (a canary's soak);
+   * undefined: the schedule's. Never shorter than the interval.
+   */
+  readonly nextDelaySeconds?: (value: T) => number | undefined;
 }
 
 /**
@@ -152,7 +157,10 @@ export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>):
         spec.advice,
       );
     }
-    const delaySeconds = pollDelaySeconds(schedule, (now - since) / 1000);
+    const delaySeconds = Math.max(
+      pollDelaySeconds(schedule, (now - since) / 1000),
+      spec.nextDelaySeconds?.(value) ?? 0,
+    );
     yield* sleepUnlessCancelled(
       context,
       spec.step,

@@ -29,6 +29,7 @@ import { parseProviderId, sameResourceId } from '../domain/resource-id.js';
 import { abandonmentTags, rejectionTags } from '../domain/version-verdict.js';
 import type { ClusterGateway } from '../ports/cluster-gateway.js';
 import type { ComputeGateway } from '../ports/compute-gateway.js';
+import { keptNodes } from './node-scan.js';
 
 /** The label and annotation of a rejected canary kept for inspection (`afterFail: keep-cordoned`). */
 export const CANARY_REJECTED_LABEL = 'vmss-prototype.io/canary-rejected';
@@ -206,7 +207,21 @@ function sameTags(a: Readonly<Record<string, string>>, b: Readonly<Record<string
   return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
 }
 
-/** What the canary phase's judge needs to see of each canary, from ARM and the cluster in one read. */
+/**
+ * A canary instance ARM reported provisioned and running, with the name it registers under: between two
+ * ARM reads its node is looked for in the cluster alone (what the judge waits for there is all in the
+ * cluster; a deleted or stopped machine shows there as a NotReady or missing node).
+ */
+export interface KnownCanaryInstance {
+  readonly resourceId: string;
+  readonly computerName: string;
+}
+
+/**
+ * What the canary phase's judge needs to see of each canary, from ARM and the cluster in one read. ARM is
+ * read unless every canary is `known` (the orchestration passes what an earlier read found, and reads
+ * ARM again at least every few minutes); the nodes are scanned page by page, keeping only the canaries'.
+ */
 export async function observeCanaries(
   handle: { readonly compute: ComputeGateway; readonly kube: ClusterGateway },
   scaleSet: ScaleSetRef,
@@ -214,14 +229,32 @@ export async function observeCanaries(
     readonly instanceIds: readonly string[];
     readonly namespace: string;
     readonly checkPods: Readonly<Record<string, string>>;
+    readonly known?: Readonly<Record<string, KnownCanaryInstance>>;
   },
 ): Promise<CanaryObservation[]> {
-  const instances = await handle.compute.listInstances(scaleSet);
-  const nodes = await handle.kube.listNodes();
+  const known = input.known ?? {};
+  const canaries: readonly CanaryMachine[] = input.instanceIds.every((id) => known[id] !== undefined)
+    ? input.instanceIds.flatMap((instanceId) => {
+        const facts = known[instanceId];
+        return facts === undefined ? [] : [knownInstance(instanceId, facts)];
+      })
+    : (await handle.compute.listInstances(scaleSet)).filter((instance) =>
+        input.instanceIds.includes(instance.instanceId),
+      );
+  const names = new Set(
+    canaries.flatMap((instance) =>
+      instance.computerName === undefined ? [] : [instance.computerName.toLowerCase()],
+    ),
+  );
+  // The canaries' nodes: under their own names, or under another (a clone) by providerID.
+  const nodes = await keptNodes(
+    handle.kube,
+    (node) => names.has(node.name) || canaries.some((instance) => isNodeOf(node, instance)),
+  );
   let daemonSets: DaemonSetTarget[] | undefined;
   const observations: CanaryObservation[] = [];
   for (const instanceId of input.instanceIds) {
-    const instance = instances.find((candidate) => candidate.instanceId === instanceId);
+    const instance = canaries.find((candidate) => candidate.instanceId === instanceId);
     const computerName = instance?.computerName?.toLowerCase();
     const node = instance === undefined ? undefined : nodeOfInstance(nodes, instance, computerName);
     const expected: string[] = [];
@@ -259,6 +292,7 @@ export async function observeCanaries(
         ...(instance === undefined ? {} : { provisioningState: instance.provisioningState }),
         ...(instance === undefined ? {} : { powerState: instance.powerState }),
         ...(computerName === undefined ? {} : { computerName }),
+        ...(instance === undefined ? {} : { resourceId: instance.resourceId }),
       },
       ...(node === undefined || ready === undefined
         ? {}
@@ -292,25 +326,45 @@ function nodeReady(node: ClusterNode): 'True' | 'False' | 'Unknown' {
  */
 function nodeOfInstance(
   nodes: readonly ClusterNode[],
-  instance: ScaleSetInstance,
+  instance: CanaryMachine,
   computerName: string | undefined,
 ): { readonly node: ClusterNode; readonly ownsName: boolean } | undefined {
-  const isThisInstance = (node: ClusterNode): boolean => {
-    const parsed = parseProviderId(node.providerId);
-    if (!parsed.ok) return false;
-    const id = parsed.providerId;
-    const resourceId =
-      id.kind === 'scale-set-instance'
-        ? `/subscriptions/${id.scaleSet.subscriptionId}/resourceGroups/${id.scaleSet.resourceGroup}/providers/Microsoft.Compute/virtualMachineScaleSets/${id.scaleSet.name}/virtualMachines/${id.instanceId}`
-        : `/subscriptions/${id.virtualMachine.subscriptionId}/resourceGroups/${id.virtualMachine.resourceGroup}/providers/Microsoft.Compute/virtualMachines/${id.virtualMachine.name}`;
-    return sameResourceId(resourceId, instance.resourceId);
-  };
+  const isThisInstance = (node: ClusterNode): boolean => isNodeOf(node, instance);
   const named = computerName === undefined ? undefined : nodes.find((node) => node.name === computerName);
   if (named !== undefined && isThisInstance(named)) return { node: named, ownsName: true };
   const byProvider = nodes.find(isThisInstance);
   if (byProvider !== undefined) return { node: byProvider, ownsName: false };
   return undefined;
 }
+
+/** The node's providerID names this instance. */
+function isNodeOf(node: ClusterNode, instance: Pick<ScaleSetInstance, 'resourceId'>): boolean {
+  const parsed = parseProviderId(node.providerId);
+  if (!parsed.ok) return false;
+  const id = parsed.providerId;
+  const resourceId =
+    id.kind === 'scale-set-instance'
+      ? `/subscriptions/${id.scaleSet.subscriptionId}/resourceGroups/${id.scaleSet.resourceGroup}/providers/Microsoft.Compute/virtualMachineScaleSets/${id.scaleSet.name}/virtualMachines/${id.instanceId}`
+      : `/subscriptions/${id.virtualMachine.subscriptionId}/resourceGroups/${id.virtualMachine.resourceGroup}/providers/Microsoft.Compute/virtualMachines/${id.virtualMachine.name}`;
+  return sameResourceId(resourceId, instance.resourceId);
+}
+
+/** A known canary as the judge sees it: provisioned and running, as ARM said at the last read. */
+function knownInstance(instanceId: string, facts: KnownCanaryInstance): CanaryMachine {
+  return {
+    instanceId,
+    resourceId: facts.resourceId,
+    computerName: facts.computerName,
+    powerState: 'running',
+    provisioningState: 'Succeeded',
+  };
+}
+
+/** What the canary's judge uses of an instance. */
+type CanaryMachine = Pick<
+  ScaleSetInstance,
+  'instanceId' | 'resourceId' | 'computerName' | 'powerState' | 'provisioningState'
+>;
 
 /** The outcome of restoring the model after a failed canary. */
 export interface ModelRestore {

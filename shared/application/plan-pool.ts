@@ -158,7 +158,8 @@ export async function preparePool(
     accessCheck.catch(() => accessChecks.delete(accessKey));
   }
   await accessCheck;
-  const scaleSet = await handle.compute.getScaleSet(pool.scaleSet);
+  // The image's generation and architecture: a new image definition must match them.
+  const scaleSet = await handle.compute.getScaleSet(pool.scaleSet, { imageFacts: true });
   const eligibility = checkScaleSetEligibility(scaleSet);
   if (!eligibility.eligible) return { pool, configuration, scaleSet, eligibility, rejectedBuilds: [] };
   const image = await currentImageFacts(handle, scaleSet, configuration);

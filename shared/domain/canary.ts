@@ -159,6 +159,8 @@ export interface CanaryObservation {
     readonly powerState?: string;
     /** The name the machine registers its node under (the computer name, lowercased). */
     readonly computerName?: string;
+    /** ARM resource id of the instance (Uniform) or VM (Flexible). */
+    readonly resourceId?: string;
   };
   /** The node that registered for this instance, if any. */
   readonly node?: {
@@ -187,9 +189,14 @@ export interface CanaryMemory {
   readonly everReady: readonly string[];
   /** When each canary's check pod was created (epoch ms). */
   readonly checkPodStartedAt: Readonly<Record<string, number>>;
+  /**
+   * The Ready condition's transition time first seen on each canary's node. A later one on a Ready node
+   * means it was NotReady in between, even if no read saw it: the soak is not watched continuously.
+   */
+  readonly readySince?: Readonly<Record<string, string>>;
 }
 
-export const EMPTY_CANARY_MEMORY: CanaryMemory = { everReady: [], checkPodStartedAt: {} };
+export const EMPTY_CANARY_MEMORY: CanaryMemory = { everReady: [], checkPodStartedAt: {}, readySince: {} };
 
 /** Per canary, the furthest stage reached, for progress and for the failure message. */
 export type CanaryStage =
@@ -202,6 +209,11 @@ export type CanaryVerdict =
       readonly progress: string;
       /** Canaries whose check pod should be created now. */
       readonly startCheckPods: readonly string[];
+      /**
+       * When every canary still short of passing is soaking, seconds until the first soak is due:
+       * nothing can be decided before (a NotReady in between shows in the Ready condition's time).
+       */
+      readonly nextObservationInSeconds?: number;
     }
   | { readonly kind: 'passed'; readonly progress: string }
   | { readonly kind: 'failed'; readonly reason: string; readonly instanceId?: string };
@@ -217,6 +229,8 @@ interface StageResult {
   readonly failed?: string;
   /** What is still missing, in words, for progress and the deadline message. */
   readonly missing?: string;
+  /** Soaking: seconds until the soak is done. */
+  readonly dueInSeconds?: number;
 }
 
 function stageOf(
@@ -262,12 +276,25 @@ function stageOf(
     }
     return { stage: 'becoming-ready', missing: `node ${node.name} is not Ready${why}` };
   }
+  const firstReadySince = memory.readySince?.[observation.instanceId];
+  if (
+    everReady &&
+    firstReadySince !== undefined &&
+    node.readySince !== undefined &&
+    node.readySince !== firstReadySince
+  ) {
+    return {
+      stage: 'soaking',
+      failed: `node ${node.name} went NotReady during the soak (Ready since ${firstReadySince}, again since ${node.readySince})`,
+    };
+  }
   const since = node.readySince === undefined ? undefined : parseRfc3339(node.readySince);
   const readyForSeconds = since === undefined ? 0 : Math.max(0, Math.floor((nowMs - since) / 1000));
   if (readyForSeconds < policy.soakSeconds) {
     return {
       stage: 'soaking',
       missing: `node ${node.name} Ready for ${formatDuration(readyForSeconds)} of ${formatDuration(policy.soakSeconds)}`,
+      dueInSeconds: policy.soakSeconds - readyForSeconds,
     };
   }
   const { missing, notReady } = observation.daemonSets;
@@ -314,17 +341,22 @@ export function judgeCanaries(input: {
 }): CanaryJudgement {
   const { observations, policy, nowMs } = input;
   const everReady = new Set(input.memory.everReady);
-  for (const observation of observations) {
-    if (observation.node?.ready === 'True' && observation.node.ownsName)
-      everReady.add(observation.instanceId);
-  }
+  const readySince: Record<string, string> = { ...input.memory.readySince };
   const stages = observations.map((observation) => ({
     observation,
     result: stageOf(observation, input.memory, policy, nowMs),
   }));
+  for (const observation of observations) {
+    if (observation.node?.ready === 'True' && observation.node.ownsName) {
+      everReady.add(observation.instanceId);
+      if (observation.node.readySince !== undefined)
+        readySince[observation.instanceId] ??= observation.node.readySince;
+    }
+  }
   const memory: CanaryMemory = {
     everReady: [...everReady].sort(),
     checkPodStartedAt: { ...input.memory.checkPodStartedAt },
+    readySince,
   };
   const failed = stages.find((entry) => entry.result.failed !== undefined);
   if (failed !== undefined) {
@@ -368,5 +400,20 @@ export function judgeCanaries(input: {
   for (const instanceId of startCheckPods) {
     (memory.checkPodStartedAt as Record<string, number>)[instanceId] = nowMs;
   }
-  return { verdict: { kind: 'waiting', progress, startCheckPods }, memory };
+  const pending = stages.filter((entry) => entry.result.stage !== 'passed');
+  const soakDue = pending.map((entry) => entry.result.dueInSeconds);
+  // Never past the deadline: a soak due later is judged there.
+  const untilDeadline = Math.ceil((input.startedAtMs + policy.deadlineSeconds * 1000 - nowMs) / 1000);
+  const nextObservationInSeconds = soakDue.every((due) => due !== undefined)
+    ? Math.max(1, Math.min(untilDeadline, ...soakDue))
+    : undefined;
+  return {
+    verdict: {
+      kind: 'waiting',
+      progress,
+      startCheckPods,
+      ...(nextObservationInSeconds === undefined ? {} : { nextObservationInSeconds }),
+    },
+    memory,
+  };
 }

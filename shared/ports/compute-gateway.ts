@@ -92,13 +92,21 @@ export interface ScaleSetChange {
 }
 
 export interface ComputeGateway {
-  getScaleSet(ref: ScaleSetRef): Promise<ScaleSet>;
+  /**
+   * The scale set's model. Its image's Hyper-V generation and architecture live on the image, one more
+   * read (the gallery image definition or a marketplace image): made only with `imageFacts` (planning
+   * needs them to create a matching definition; every other step reads the model alone).
+   */
+  getScaleSet(ref: ScaleSetRef, options?: { readonly imageFacts?: boolean }): Promise<ScaleSet>;
 
   /** Uniform: instance id; Flexible: member VM name. */
   getInstance(scaleSet: ScaleSetRef, instanceId: string): Promise<ScaleSetInstance>;
-  /** Graceful power off (not deallocate: the disk and IP stay). No-op when stopping or stopped. */
+  /**
+   * Graceful power off (not deallocate: the disk and IP stay). No-op when stopping or stopped, judged on
+   * `instance` as `getInstance` just returned it (its power state is not read again).
+   */
   requestPowerOff(instance: ScaleSetInstance): Promise<void>;
-  /** No-op when starting or running. */
+  /** No-op when starting or running, judged on `instance` as `getInstance` just returned it. */
   requestStart(instance: ScaleSetInstance): Promise<void>;
 
   /**

@@ -12,6 +12,7 @@
  */
 import type { Task } from 'durable-functions';
 
+import type { KnownCanaryInstance } from '../../../shared/application/canary.js';
 import type { CanaryVerdict } from '../../../shared/domain/canary.js';
 import { EMPTY_CANARY_MEMORY, judgeCanaries } from '../../../shared/domain/canary.js';
 import type { CanaryRecord } from '../../../shared/domain/canary-record.js';
@@ -97,6 +98,10 @@ export function* canaryPhase(
 
     setStatus(run, 'testing-canaries', progress.instances.join(', '));
     let memory = EMPTY_CANARY_MEMORY;
+    // Canaries ARM reported provisioned and running: looked for in the cluster alone until ARM is read
+    // again (every POLL.canaryObservation.armSeconds), so a watch of many minutes costs few ARM reads.
+    const known: Record<string, KnownCanaryInstance> = {};
+    let armReadAtMs = Number.NEGATIVE_INFINITY;
     const observed = yield* pollUntil(context, {
       step: 'testing-canaries',
       intervalSeconds: POLL.canaryObservation.interval,
@@ -104,6 +109,9 @@ export function* canaryPhase(
       timeoutSeconds: policy.deadlineSeconds + (policy.checkPod?.timeoutSeconds ?? 0) + 600,
       cancel,
       read: function* () {
+        const nowMs = context.df.currentUtcDateTime.getTime();
+        const armDue = nowMs - armReadAtMs >= POLL.canaryObservation.armSeconds * 1000;
+        const allKnown = progress.instances.every((instanceId) => known[instanceId] !== undefined);
         const observations = yield* call(
           context,
           activities.observeCanaries,
@@ -113,9 +121,22 @@ export function* canaryPhase(
             instanceIds: progress.instances,
             namespace: plan.settings.prepNamespace,
             checkPods: { ...progress.checkPods },
+            ...(armDue ? {} : { known: { ...known } }),
           },
           { step: 'testing-canaries', cancel },
         );
+        if (armDue || !allKnown) armReadAtMs = nowMs;
+        for (const { instanceId, instance } of observations) {
+          const running =
+            instance.exists &&
+            instance.provisioningState === 'Succeeded' &&
+            instance.powerState === 'running';
+          if (running && instance.computerName !== undefined && instance.resourceId !== undefined) {
+            known[instanceId] = { resourceId: instance.resourceId, computerName: instance.computerName };
+          } else {
+            delete known[instanceId];
+          }
+        }
         const judgement = judgeCanaries({
           observations,
           memory,
@@ -128,6 +149,8 @@ export function* canaryPhase(
         return judgement.verdict;
       },
       done: (current) => current.kind !== 'waiting',
+      nextDelaySeconds: (current) =>
+        current.kind === 'waiting' ? current.nextObservationInSeconds : undefined,
       between: function* (current) {
         if (current.kind !== 'waiting') return;
         setStatus(run, 'testing-canaries', current.progress);

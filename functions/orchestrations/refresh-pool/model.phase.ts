@@ -6,12 +6,11 @@
  */
 import type { Task } from 'durable-functions';
 
-import { newerVersionInModel } from '../../../shared/domain/model-direction.js';
 import { galleryDefinitionIdOf, sameResourceId } from '../../../shared/domain/resource-id.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
-import { POLL } from '../timing.js';
+import { EXPECTED, POLL } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import type { BuiltVersion } from './image.phase.js';
 import type { RefreshRun } from './run.js';
@@ -34,8 +33,6 @@ export function* modelPhase(
   const targetImageId = settings.pinVersion ? version.id : galleryDefinitionIdOf(version.id);
 
   setStatus(run, 'updating-scale-set-model');
-  const kept = yield* keepNewerModel(run, targetImageId);
-  if (kept !== undefined) return { removedExtensions: [], prunedVersions: [], modelKept: kept };
   // The model is replaced only while its image is what the run planned against (or the version its
   // canary pinned): an image another tool put there meanwhile stops the run instead of being overwritten.
   const update = yield* call(
@@ -52,6 +49,14 @@ export function* modelPhase(
     },
     { step: 'updating-scale-set-model' },
   );
+  if (update.kind === 'kept-newer') {
+    // The run that installed the newer version also removed the extensions and pruned: nothing left.
+    const why =
+      `the model already uses version ${update.version}, newer than ${run.version ?? "this run's"}; it was left as is ` +
+      '(only an explicit rollback moves it back)';
+    setStatus(run, 'updating-scale-set-model', why);
+    return { removedExtensions: [], prunedVersions: [], modelKept: why };
+  }
   if (update.kind === 'changed-elsewhere') {
     throw StepFailure.terminal(
       'updating-scale-set-model',
@@ -90,6 +95,7 @@ export function* modelPhase(
   setStatus(run, step);
   const listing = { cluster, scaleSet, keepExtensionTypes: [...settings.keepExtensionTypes] };
   const extensions = yield* call(context, activities.listRemovableExtensions, listing, { step });
+  const deletionAskedAtMs = context.df.currentUtcDateTime.getTime();
   for (const extension of extensions) {
     if (extension.deleting) continue;
     yield* call(
@@ -102,7 +108,8 @@ export function* modelPhase(
   if (extensions.length > 0) {
     yield* pollUntil(context, {
       step,
-      intervalSeconds: POLL.extensionDeletion.interval,
+      ...EXPECTED.extensionDeletion,
+      sinceMs: deletionAskedAtMs,
       timeoutSeconds: POLL.extensionDeletion.timeout,
       read: () => call(context, activities.listRemovableExtensions, listing, { step }),
       done: (left) => left.length === 0,
@@ -124,28 +131,4 @@ export function* modelPhase(
     { step: 'pruning-versions' },
   );
   return { removedExtensions: extensions.map((extension) => extension.name), prunedVersions: pruned };
-}
-
-/**
- * Never moves the model to an older version than the one it points at (domain/model-direction.ts): the run
- * that installed the newer one also removed the extensions and pruned, so there is nothing left to do.
- */
-function* keepNewerModel(
-  run: RefreshRun,
-  targetImageId: string,
-): Generator<Task, string | undefined, unknown> {
-  const { context, cluster, plan } = run;
-  const current = yield* call(
-    context,
-    activities.readScaleSetImage,
-    { cluster, scaleSet: plan.scaleSet },
-    { step: 'updating-scale-set-model' },
-  );
-  const newer = newerVersionInModel(current.imageId, targetImageId);
-  if (newer === undefined) return undefined;
-  const why =
-    `the model already uses version ${newer}, newer than ${run.version ?? "this run's"}; it was left as is ` +
-    '(only an explicit rollback moves it back)';
-  setStatus(run, 'updating-scale-set-model', why);
-  return why;
 }

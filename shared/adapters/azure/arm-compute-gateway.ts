@@ -56,8 +56,8 @@ export class ArmComputeGateway implements ComputeGateway {
     this.#runCommands = new ArmRunCommands(clients);
   }
 
-  getScaleSet(ref: ScaleSetRef): Promise<ScaleSet> {
-    return this.#scaleSets.get(ref);
+  getScaleSet(ref: ScaleSetRef, options?: { readonly imageFacts?: boolean }): Promise<ScaleSet> {
+    return this.#scaleSets.get(ref, options?.imageFacts === true);
   }
 
   requestScaleSetImageUpdate(ref: ScaleSetRef, update: ScaleSetImageUpdate): Promise<void> {

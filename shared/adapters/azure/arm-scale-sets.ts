@@ -31,13 +31,13 @@ export class ArmScaleSets {
 
   constructor(private readonly clients: ArmClients) {}
 
-  async get(ref: ScaleSetRef): Promise<ScaleSet> {
+  async get(ref: ScaleSetRef, withImageFacts = false): Promise<ScaleSet> {
     const action = `reading scale set ${describeScaleSet(ref)}`;
     const client = this.clients.client(ref.subscriptionId, action);
     const model = await withArmErrors(action, () =>
       client.virtualMachineScaleSets.get(ref.resourceGroup, ref.name),
     );
-    const facts = await this.#imageFacts(model, ref, action);
+    const facts = withImageFacts ? await this.#imageFacts(model, ref, action) : {};
     const scaleSet = toScaleSet(model, ref, facts);
     this.#modes.set(scaleSetKey(ref), scaleSet.orchestrationMode);
     return scaleSet;

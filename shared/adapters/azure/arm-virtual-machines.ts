@@ -134,7 +134,7 @@ export class ArmVirtualMachines {
   async requestPowerOff(instance: ScaleSetInstance): Promise<void> {
     const action = `requesting power off of instance ${instance.instanceId} of scale set ${describeScaleSet(instance.scaleSet)}`;
     const client = this.clients.client(instance.scaleSet.subscriptionId, action);
-    const current = await this.#currentPowerState(instance, action);
+    const current = await this.#powerState(instance, action);
     if (STOPPED_OR_STOPPING.has(current)) {
       return;
     }
@@ -156,7 +156,7 @@ export class ArmVirtualMachines {
   async requestStart(instance: ScaleSetInstance): Promise<void> {
     const action = `requesting start of instance ${instance.instanceId} of scale set ${describeScaleSet(instance.scaleSet)}`;
     const client = this.clients.client(instance.scaleSet.subscriptionId, action);
-    const current = await this.#currentPowerState(instance, action);
+    const current = await this.#powerState(instance, action);
     if (RUNNING_OR_STARTING.has(current)) {
       return;
     }
@@ -212,6 +212,16 @@ export class ArmVirtualMachines {
         );
       }
     });
+  }
+
+  /**
+   * The power state the caller's instance carries (read with its instance view just before: the port's
+   * contract), read again only when that read could not tell it. One read per request, not two.
+   */
+  async #powerState(instance: ScaleSetInstance, action: string): Promise<PowerState> {
+    return instance.powerState === 'unknown'
+      ? this.#currentPowerState(instance, action)
+      : instance.powerState;
   }
 
   async #currentPowerState(instance: ScaleSetInstance, action: string): Promise<PowerState> {

@@ -112,6 +112,9 @@ const observeCanariesActivity = defineActivity(
     instanceIds: z.array(Name),
     namespace: Name,
     checkPods: z.record(z.string(), Name),
+    known: z
+      .record(z.string(), z.object({ resourceId: z.string().min(1), computerName: z.string().min(1) }))
+      .optional(),
   }),
   async (deps, input): Promise<CanaryObservation[]> => {
     const observations = await observeCanaries(await deps.cluster(input.cluster), input.scaleSet, input);

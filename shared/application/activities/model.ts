@@ -5,6 +5,7 @@ import { sameImageReference, withoutCanaryRecord } from '../../domain/canary-rec
 import type { ProvisioningState } from '../../domain/compute.js';
 import { NO_OP_CLOUD_CONFIG } from '../../domain/compute.js';
 import { CONCURRENT_CHANGE, isConcurrentChange, TransientError } from '../../domain/errors.js';
+import { newerVersionInModel } from '../../domain/model-direction.js';
 import { sameResourceId } from '../../domain/resource-id.js';
 import { defineActivity } from './activity.js';
 import { ClusterInput, Name, ScaleSetRefInput } from './inputs.js';
@@ -25,10 +26,12 @@ const ScaleSetInput = ClusterInput.extend({ scaleSet: ScaleSetRefInput });
 /** What the model update came to: requested (or already there), or refused because another tool moved the image. */
 export type ScaleSetImageUpdateResult =
   | { readonly kind: 'requested' }
-  | { readonly kind: 'changed-elsewhere'; readonly image: Readonly<Record<string, string>> };
+  | { readonly kind: 'changed-elsewhere'; readonly image: Readonly<Record<string, string>> }
+  /** The model already pins a newer version of the definition: left as is (domain/model-direction.ts). */
+  | { readonly kind: 'kept-newer'; readonly version: string };
 
 /**
- * Reads the model, then — when its image is still one the run expects (what it read at planning, or the
+ * Reads the model, then — unless it already pins a newer version (kept as is), and when its image is still one the run expects (what it read at planning, or the
  * version its canary pinned) — PATCHes the new image and the no-op customData with If-Match on that read's
  * etag, dropping the canary record from the tags in the same write. An image moved by another tool is
  * reported, never overwritten; a write by anyone between this read and the PATCH (412) is transient: the
@@ -44,6 +47,9 @@ const requestScaleSetImageUpdate = defineActivity(
     const { compute } = await deps.cluster(input.cluster);
     const model = await compute.getScaleSet(input.scaleSet);
     const image = model.imageReferenceFields ?? {};
+    // Never back in time: the run that put a newer version there also did the rest of this phase.
+    const newer = newerVersionInModel(image['id'], input.imageId);
+    if (newer !== undefined) return { kind: 'kept-newer', version: newer };
     const there = sameResourceId(image['id'], input.imageId);
     const expected = input.expectedImages.some((candidate) => sameImageReference(candidate, image));
     if (!there && !expected) return { kind: 'changed-elsewhere', image };

@@ -135,6 +135,65 @@ void describe('judgeCanaries', () => {
     );
   });
 
+  void it('a node Ready again since a later time was NotReady in between: fails the soak, unseen or not', () => {
+    const first = judge([observation()], '2026-11-23T10:06:00Z');
+    assert.equal(first.verdict.kind, 'waiting');
+    assert.equal(first.memory.readySince?.['7'], '2026-11-23T10:05:00Z');
+    const flapped = judge(
+      [
+        observation({
+          node: { name: 'vmss000007', ownsName: true, ready: 'True', readySince: '2026-11-23T10:08:00Z' },
+        }),
+      ],
+      '2026-11-23T10:11:00Z',
+      POLICY,
+      first.memory,
+    );
+    assert.match(
+      flapped.verdict.kind === 'failed' ? flapped.verdict.reason : '',
+      /went NotReady during the soak \(Ready since 2026-11-23T10:05:00Z, again since 2026-11-23T10:08:00Z\)/,
+    );
+    // Ready since the same time all along: passes.
+    assert.equal(judge([observation()], '2026-11-23T10:11:00Z', POLICY, first.memory).verdict.kind, 'passed');
+  });
+
+  void it('while every pending canary soaks, says when the first soak is due (never past the deadline)', () => {
+    // Ready since 10:05, soak 5 minutes: due at 10:10, 2 minutes after 10:08.
+    const soaking = judge([observation()], '2026-11-23T10:08:00Z').verdict;
+    assert.equal(soaking.kind === 'waiting' ? soaking.nextObservationInSeconds : -1, 120);
+    const two = judge(
+      [
+        observation(),
+        observation({
+          instanceId: '8',
+          instance: {
+            exists: true,
+            provisioningState: 'Succeeded',
+            powerState: 'running',
+            computerName: 'vmss000008',
+          },
+          node: { name: 'vmss000008', ownsName: true, ready: 'True', readySince: '2026-11-23T10:07:00Z' },
+        }),
+      ],
+      '2026-11-23T10:08:00Z',
+    ).verdict;
+    assert.equal(two.kind === 'waiting' ? two.nextObservationInSeconds : -1, 120, 'the first of the two');
+    const registering = judge(
+      [observation(), observation({ instanceId: '8', node: undefined })],
+      '2026-11-23T10:08:00Z',
+    ).verdict;
+    assert.equal(registering.kind === 'waiting' ? registering.nextObservationInSeconds : -1, undefined);
+    const nearDeadline = judge(
+      [
+        observation({
+          node: { name: 'vmss000007', ownsName: true, ready: 'True', readySince: '2026-11-23T10:28:00Z' },
+        }),
+      ],
+      '2026-11-23T10:29:00Z',
+    ).verdict;
+    assert.equal(nearDeadline.kind === 'waiting' ? nearDeadline.nextObservationInSeconds : -1, 60);
+  });
+
   void it('with a check pod: asks to start it once, passes when it succeeds, fails when it fails or times out', () => {
     const policy: CanaryPolicy = {
       ...POLICY,

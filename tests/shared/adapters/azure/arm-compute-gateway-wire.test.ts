@@ -200,7 +200,7 @@ void describe('image facts of a marketplace scale set', () => {
         },
       },
       async (stub) => {
-        const scaleSet = await gatewayFor(stub).getScaleSet(pool);
+        const scaleSet = await gatewayFor(stub).getScaleSet(pool, { imageFacts: true });
 
         assert.equal(scaleSet.hyperVGeneration, 'V2');
         assert.equal(scaleSet.architecture, 'x64');
@@ -208,6 +208,20 @@ void describe('image facts of a marketplace scale set', () => {
     );
 
     assert.equal(stub.requests[1]?.query.get('$top'), '1');
+  });
+
+  void it('reads the model alone unless asked for the image facts (one request, not two)', async () => {
+    const stub = await withStub(
+      { [scaleSetRoute]: { status: 200, body: plainMarketplaceScaleSet() } },
+      async (stub) => {
+        const scaleSet = await gatewayFor(stub).getScaleSet(pool);
+
+        assert.equal(scaleSet.hyperVGeneration, undefined, 'not looked up');
+        assert.equal(scaleSet.imageReference?.kind, 'marketplace');
+      },
+    );
+
+    assert.equal(stub.requests.length, 1);
   });
 
   void it('leaves the generation unknown when the image cannot be read (missing permission)', async () => {
@@ -221,7 +235,7 @@ void describe('image facts of a marketplace scale set', () => {
         ),
       },
       async (stub) => {
-        const scaleSet = await gatewayFor(stub).getScaleSet(pool);
+        const scaleSet = await gatewayFor(stub).getScaleSet(pool, { imageFacts: true });
 
         assert.equal(scaleSet.hyperVGeneration, undefined);
         assert.equal(scaleSet.architecture, 'x64', 'still known from the VM size');
@@ -236,7 +250,7 @@ void describe('image facts of a marketplace scale set', () => {
         [`GET ${IMAGES}`]: armError(429, 'TooManyRequests', 'Throttled.', { 'retry-after': '40' }),
       },
       async (stub) => {
-        await assert.rejects(gatewayFor(stub).getScaleSet(pool), (error: unknown) => {
+        await assert.rejects(gatewayFor(stub).getScaleSet(pool, { imageFacts: true }), (error: unknown) => {
           assert.ok(error instanceof TransientError);
           assert.equal(error.retryAfterMs, 40_000);
           assert.match(error.message, /^reading scale set rg-k8s-prod\/vmss-pool-a: reading its image: /);
@@ -250,7 +264,7 @@ void describe('image facts of a marketplace scale set', () => {
     const stub = await withStub(
       { [scaleSetRoute]: { status: 200, body: readFixture('vmss-uniform-marketplace.json') } },
       async (stub) => {
-        assert.equal((await gatewayFor(stub).getScaleSet(pool)).hyperVGeneration, 'V2');
+        assert.equal((await gatewayFor(stub).getScaleSet(pool, { imageFacts: true })).hyperVGeneration, 'V2');
       },
     );
 

@@ -185,39 +185,43 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
     });
 
     void it('requests power off without waiting, once, and start likewise (Uniform)', async () => {
-      const instance = await gateway.getInstance(uniform, '1');
+      const read = () => gateway.getInstance(uniform, '1');
       const powerOff = 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/powerOff/action';
       const start = 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/start/action';
+      const instanceView = 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/instanceView/read';
+      const viewsBefore = served(world, instanceView);
 
-      await gateway.requestPowerOff(instance);
-      await gateway.requestPowerOff(instance);
+      await gateway.requestPowerOff(await read());
+      await gateway.requestPowerOff(await read());
 
-      assert.equal((await gateway.getInstance(uniform, '1')).powerState, 'stopping');
+      assert.equal((await read()).powerState, 'stopping');
       assert.equal(served(world, powerOff), 1, 'the second request saw "stopping" and did nothing');
       world.clock.advance(world.latency.instanceStopSeconds + 1);
-      assert.equal((await gateway.getInstance(uniform, '1')).powerState, 'stopped');
-      await gateway.requestPowerOff(instance);
+      assert.equal((await read()).powerState, 'stopped');
+      await gateway.requestPowerOff(await read());
       assert.equal(served(world, powerOff), 1);
 
-      await gateway.requestStart(instance);
-      await gateway.requestStart(instance);
+      await gateway.requestStart(await read());
+      await gateway.requestStart(await read());
       assert.equal(served(world, start), 1);
       world.clock.advance(world.latency.instanceStartSeconds + 1);
-      assert.equal((await gateway.getInstance(uniform, '1')).powerState, 'running');
+      assert.equal((await read()).powerState, 'running');
+      // The instance the caller just read carries its power state: no request reads it a second time.
+      assert.equal(served(world, instanceView), viewsBefore);
     });
 
     void it('powers a Flexible member off and on through the virtual machine API', async () => {
       const [member] = world.state.listInstances(scaleSetResourceId(flexible));
       assert.ok(member);
-      const instance = await gateway.getInstance(flexible, member.name);
+      const read = () => gateway.getInstance(flexible, member.name);
 
-      await gateway.requestPowerOff(instance);
+      await gateway.requestPowerOff(await read());
       world.clock.advance(world.latency.instanceStopSeconds + 1);
-      assert.equal((await gateway.getInstance(flexible, member.name)).powerState, 'stopped');
-      await gateway.requestStart(instance);
+      assert.equal((await read()).powerState, 'stopped');
+      await gateway.requestStart(await read());
       world.clock.advance(world.latency.instanceStartSeconds + 1);
 
-      assert.equal((await gateway.getInstance(flexible, member.name)).powerState, 'running');
+      assert.equal((await read()).powerState, 'running');
       assert.equal(served(world, 'Microsoft.Compute/virtualMachines/powerOff/action'), 1);
       assert.equal(served(world, 'Microsoft.Compute/virtualMachines/start/action'), 1);
     });
