@@ -29,10 +29,31 @@ if (stale !== null) {
     `vmss-prototype: note: ${stale} changed after the last build; run \`npm run build\` to use it\n`,
   );
 }
+enableCompileCache(root);
 import(url.pathToFileURL(main).href).catch((error) => {
   process.stderr.write(`vmss-prototype: cannot load ${main}: ${error && error.message}\n`);
   process.exitCode = 1;
 });
+
+/**
+ * Node's on-disk compile cache (Node >= 22.1): a command's second run skips compiling the ~1 000 modules
+ * it loads (about 0.4 s of CPU). Under `node_modules/.cache/vmss-prototype/` (the dependencies' tools keep
+ * theirs there too), or where NODE_COMPILE_CACHE says; NODE_DISABLE_COMPILE_CACHE=1 turns it off. Node
+ * checks each entry against the source, so a rebuild never runs stale code; a cache it cannot write is
+ * skipped silently.
+ */
+function enableCompileCache(rootDir) {
+  const moduleApi = require('module');
+  if (typeof moduleApi.enableCompileCache !== 'function' || process.env.NODE_DISABLE_COMPILE_CACHE) return;
+  const dir =
+    process.env.NODE_COMPILE_CACHE ||
+    path.join(rootDir, 'node_modules', '.cache', 'vmss-prototype', 'compile-cache');
+  try {
+    moduleApi.enableCompileCache(dir);
+  } catch {
+    // Best effort: without the cache the command only compiles its modules again.
+  }
+}
 
 /** A product source file newer than the build (a developer edited it), or null. A few ms: stat only. */
 function newerSource(rootDir, built) {

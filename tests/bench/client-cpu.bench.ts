@@ -30,7 +30,11 @@ export interface ClientCpuFigures {
   readonly wallS: number;
 }
 
-export async function measureClientCpu(): Promise<ClientCpuFigures> {
+/**
+ * One CLI refresh with Node's compile cache in `compileCache` (empty: a first run, paying to compile
+ * every module; filled by an earlier run: what each later run pays).
+ */
+export async function measureClientCpu(compileCache: string): Promise<ClientCpuFigures> {
   const dir = await mkdtemp(join(tmpdir(), 'vmssp-bench-cpu-'));
   const sim = await startSimulatorSession({ scenarioPath: sampleScenario(), clock: 'manual' });
   try {
@@ -50,6 +54,7 @@ export async function measureClientCpu(): Promise<ClientCpuFigures> {
             ...process.env,
             NODE_OPTIONS: `--import=${pathToFileURL(reporter).href}`,
             VMSSP_BENCH_CPU_FILE: cpuFile,
+            NODE_COMPILE_CACHE: compileCache,
           },
         },
       );
@@ -74,5 +79,20 @@ export async function measureClientCpu(): Promise<ClientCpuFigures> {
   } finally {
     await sim.stop();
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A first CLI refresh (empty compile cache) and the next one (the cache the first left). */
+export async function measureClientCpuColdAndWarm(): Promise<{
+  readonly cold: ClientCpuFigures;
+  readonly warm: ClientCpuFigures;
+}> {
+  const cacheDir = await mkdtemp(join(tmpdir(), 'vmssp-bench-compile-cache-'));
+  try {
+    const cold = await measureClientCpu(cacheDir);
+    const warm = await measureClientCpu(cacheDir);
+    return { cold, warm };
+  } finally {
+    await rm(cacheDir, { recursive: true, force: true });
   }
 }
