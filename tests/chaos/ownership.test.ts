@@ -392,9 +392,11 @@ void describe('ownership across processes', { concurrency: false, timeout: 30 * 
           promotion: { canary: { enabled: false } },
         }),
       };
+      // Killed with its version built and the model not yet moved (the model phase's first activity is
+      // the model write itself, so the kill comes one step earlier).
       const older = await child(
         CRASH_RUNNER,
-        [connection, join(dir, 'older'), INSTANCE, 'step:updating-scale-set-model', POOL2],
+        [connection, join(dir, 'older'), INSTANCE, 'step:deleting-snapshot', POOL2],
         env,
       );
       assert.equal(older.signal, 'SIGKILL', older.stderr);

@@ -15,6 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import type { PoolSignalResult } from '../../functions/orchestrations/pool-signal.orchestration.js';
 import { ORCHESTRATION, signalInstanceId } from '../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
+import { compareImageVersions } from '../../shared/domain/image-version.js';
 import { startHealthEventEmitter } from '../../sim/events/health-resources-emitter.js';
 import { type RebootHarness, startRebootHarness } from './reboot-harness.js';
 
@@ -111,7 +112,8 @@ void describe(
         .listImageVersions(modelId)
         .filter((v) => v.provisioningState === 'Succeeded' && !v.excludeFromLatest)
         .map((v) => v.name)
-        .sort()
+        // By version, not by text: a version made before 10:00 has a shorter last part (4323 < 22908).
+        .sort(compareImageVersions)
         .at(-1);
       assert.equal(latest, result?.version?.versionName, 'new instances get the rebooted node’s version');
 
