@@ -162,7 +162,6 @@ export const LIVE_POLL = {
    * write to the API); a copy taken before is crash-consistent, which the scrub's first mount repairs.
    */
   freezeSettleSeconds: 5,
-  snapshot: { interval: 5, timeout: 60 * 60 },
   copyDisk: { interval: 5, timeout: 30 * 60 },
   dataDisk: { interval: 5, timeout: 30 * 60 },
   scrub: { interval: 5, timeout: 15 * 60 },

@@ -29,7 +29,7 @@ import { deleteCopyDisk } from './copy-disk.js';
 import type { ImageSource } from './image.phase.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
-import { deleteSnapshot } from './snapshot.js';
+import { awaitSnapshot, deleteSnapshot } from './snapshot.js';
 
 /** What live capture hands the image phase: the scrubbed copy disk, never the raw snapshot. */
 export interface CaptureOutput {
@@ -247,6 +247,7 @@ function* captureLive(
   made.snapshot = true;
   setStatus(run, 'snapshotting', freezePhase === 'Running' ? 'root filesystem frozen' : 'freeze missed');
   // A failed request leaves the freeze pod to the clean-up, which deletes it first.
+  const snapshotRequestedAtMs = context.df.currentUtcDateTime.getTime();
   yield* call(
     context,
     activities.requestSnapshot,
@@ -270,29 +271,13 @@ function* captureLive(
   } catch {
     made.freezePod = true;
   }
-  const snapshotWhere = { ...group, name: input.snapshotName };
-  const snapshot = yield* pollUntil(context, {
-    step: 'snapshotting',
-    intervalSeconds: LIVE_POLL.snapshot.interval,
-    timeoutSeconds: LIVE_POLL.snapshot.timeout,
+  // Read first when a snapshot is expected to be done (EXPECTED.snapshot), as in drain-and-stop.
+  const snapshot = yield* awaitSnapshot(run, {
+    snapshotName: input.snapshotName,
+    requestedAtMs: snapshotRequestedAtMs,
     cancel,
-    read: () => call(context, activities.readSnapshot, snapshotWhere, { step: 'snapshotting', cancel }),
-    done: (view) => {
-      if (view.provisioningState === 'Failed') {
-        throw StepFailure.terminal('snapshotting', 'SnapshotFailed', `snapshot ${input.snapshotName} failed`);
-      }
-      return view.exists && view.provisioningState === 'Succeeded';
-    },
-    describe: (view) =>
-      `snapshot ${input.snapshotName} ${view.exists ? (view.provisioningState ?? 'unknown') : 'not yet visible'}`,
+    step: 'snapshotting',
   });
-  if (snapshot.id === undefined) {
-    throw StepFailure.terminal(
-      'snapshotting',
-      'SnapshotWithoutId',
-      `snapshot ${input.snapshotName} has no id`,
-    );
-  }
 
   // 2. A managed disk of the snapshot, in the donor's zone; the snapshot is no longer needed then.
   setStatus(run, 'copying-disk');
@@ -330,7 +315,12 @@ function* captureLive(
   }
   const copyId = copy.id;
   made.copyId = copyId;
-  yield* call(context, activities.requestSnapshotDeletion, snapshotWhere, { step: 'copying-disk', cancel });
+  yield* call(
+    context,
+    activities.requestSnapshotDeletion,
+    { ...group, name: input.snapshotName },
+    { step: 'copying-disk', cancel },
+  );
 
   // 3. Attach, scrub, detach: the window in which the donor carries a second copy of its root.
   setStatus(run, 'attaching-copy');
