@@ -27,7 +27,6 @@ const RBAC_DIR = fileURLToPath(new URL('../../../infra/kubernetes', import.meta.
 const NOT_EXERCISED: Readonly<Record<string, string>> = {
   'Microsoft.Compute/virtualMachines/read':
     'Flexible scale sets: members are virtualMachines (sim-tested in tests/sim/arm)',
-  'Microsoft.Compute/virtualMachines/instanceView/read': 'Flexible scale sets: member power state',
   'Microsoft.Compute/virtualMachines/start/action': 'Flexible scale sets: start the donor again',
   'Microsoft.Compute/virtualMachines/powerOff/action':
     'Flexible scale set members: power-off after Run Command, or when the guest stayed up',

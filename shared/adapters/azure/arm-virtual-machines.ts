@@ -17,7 +17,7 @@ import {
 import type { ArmClients } from './arm-clients.js';
 import type { ArmScaleSets } from './arm-scale-sets.js';
 import { withArmErrors } from './errors.js';
-import { isMemberOf, toFlexibleInstance, toPowerState, toUniformInstance } from './to-domain.js';
+import { isMemberOf, toFlexibleInstance, toUniformInstance } from './to-domain.js';
 
 const STOPPED_OR_STOPPING: ReadonlySet<PowerState> = new Set([
   'stopping',
@@ -134,8 +134,8 @@ export class ArmVirtualMachines {
   async requestPowerOff(instance: ScaleSetInstance): Promise<void> {
     const action = `requesting power off of instance ${instance.instanceId} of scale set ${describeScaleSet(instance.scaleSet)}`;
     const client = this.clients.client(instance.scaleSet.subscriptionId, action);
-    const current = await this.#powerState(instance, action);
-    if (STOPPED_OR_STOPPING.has(current)) {
+    // Judged on the instance the caller just read (with its instance view): no second read.
+    if (STOPPED_OR_STOPPING.has(instance.powerState)) {
       return;
     }
     const { resourceGroup, name } = instance.scaleSet;
@@ -156,8 +156,7 @@ export class ArmVirtualMachines {
   async requestStart(instance: ScaleSetInstance): Promise<void> {
     const action = `requesting start of instance ${instance.instanceId} of scale set ${describeScaleSet(instance.scaleSet)}`;
     const client = this.clients.client(instance.scaleSet.subscriptionId, action);
-    const current = await this.#powerState(instance, action);
-    if (RUNNING_OR_STARTING.has(current)) {
+    if (RUNNING_OR_STARTING.has(instance.powerState)) {
       return;
     }
     const { resourceGroup, name } = instance.scaleSet;
@@ -212,27 +211,6 @@ export class ArmVirtualMachines {
         );
       }
     });
-  }
-
-  /**
-   * The power state the caller's instance carries (read with its instance view just before: the port's
-   * contract), read again only when that read could not tell it. One read per request, not two.
-   */
-  async #powerState(instance: ScaleSetInstance, action: string): Promise<PowerState> {
-    return instance.powerState === 'unknown'
-      ? this.#currentPowerState(instance, action)
-      : instance.powerState;
-  }
-
-  async #currentPowerState(instance: ScaleSetInstance, action: string): Promise<PowerState> {
-    const client = this.clients.client(instance.scaleSet.subscriptionId, action);
-    const { resourceGroup, name } = instance.scaleSet;
-    const view = await withArmErrors(action, () =>
-      isScaleSetInstanceId(instance.resourceId)
-        ? client.virtualMachineScaleSetVMs.getInstanceView(resourceGroup, name, instance.instanceId)
-        : client.virtualMachines.instanceView(vmResourceGroup(instance), instance.instanceId),
-    );
-    return toPowerState(view.statuses);
   }
 }
 
