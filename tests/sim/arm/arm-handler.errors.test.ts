@@ -384,7 +384,8 @@ describe('simulated ARM: linked authorization and the product role (infra/azure/
       await client.virtualMachineScaleSets.get(RG, 'pool');
       const vm = await client.virtualMachineScaleSetVMs.get(RG, 'pool', '0');
       await world.settle(client.virtualMachineScaleSetVMs.beginPowerOffAndWait(RG, 'pool', '0', FAST_POLL));
-      await client.virtualMachineScaleSetVMs.getInstanceView(RG, 'pool', '0');
+      // The power state, as the product reads it: the instance with its instance view (no instanceView/read).
+      await client.virtualMachineScaleSetVMs.get(RG, 'pool', '0', { expand: 'instanceView' });
       const source = vm.storageProfile?.osDisk?.managedDisk?.id ?? '';
       const snapshot = await world.settle(
         client.snapshots.beginCreateOrUpdateAndWait(
