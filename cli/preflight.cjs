@@ -6,7 +6,8 @@
 // Plain CommonJS in old syntax on purpose: it must run, and explain, on whatever Node.js the user has.
 //
 //   node cli/preflight.cjs            exits 1 with one line when this Node.js is too old
-//   node cli/preflight.cjs --build    then builds (tsc -b: only what changed) when TypeScript is installed
+//   node cli/preflight.cjs --build    then builds (tsc -b: only what changed, then the CLI's bundle) when
+//                                     TypeScript is installed
 /* global __dirname */
 'use strict';
 
@@ -62,7 +63,17 @@ function buildIfPossible(root) {
     cwd: root,
     stdio: 'inherit',
   });
-  return result.status === null ? 1 : result.status;
+  if (result.status !== 0) return result.status === null ? 1 : result.status;
+  // Then the CLI's bundle (skipped when it is current or esbuild is missing): the launcher prefers it.
+  const bundled = require('child_process').spawnSync(
+    process.execPath,
+    [require('path').join(__dirname, 'bundle-cli.cjs')],
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  );
+  return bundled.status === null ? 1 : bundled.status;
 }
 
 module.exports = { nodeVersionProblem, versionMessage, exitUnlessSupported, MINIMUM_TEXT };

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `vmss-prototype` command (package.json `bin`, `npx vmss-prototype …`): checks the Node.js version
-// before the compiled CLI (dist/cli/main.js) and its dependencies are loaded, then hands over to it.
+// before the compiled CLI (dist/cli/main.js, or its bundle in dist/cli-bundle/) and its dependencies are
+// loaded, then hands over to it.
 // dist/ is built by `npm ci` (the `prepare` script) and by `npm run build`; this file is plain CommonJS
 // so that it runs, and explains, on any Node.js.
 /* global __dirname */
@@ -30,8 +31,10 @@ if (stale !== null) {
   );
 }
 enableCompileCache(root);
-import(url.pathToFileURL(main).href).catch((error) => {
-  process.stderr.write(`vmss-prototype: cannot load ${main}: ${error && error.message}\n`);
+// The bundle of dist/cli/main.js (cli/bundle-cli.cjs) when it is current: the same code in a few files.
+const entry = require('./bundle-cli.cjs').cliEntry(root);
+import(url.pathToFileURL(entry).href).catch((error) => {
+  process.stderr.write(`vmss-prototype: cannot load ${entry}: ${error && error.message}\n`);
   process.exitCode = 1;
 });
 
