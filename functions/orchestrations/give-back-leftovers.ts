@@ -24,6 +24,11 @@ export interface LeftoversOutcome {
   readonly kept: readonly Kept[];
   /** What could not be given back, with why. */
   readonly failures: readonly string[];
+  /**
+   * The definition's versions as read after the lease was taken (none when it does not exist yet): what a
+   * new version's name must follow. Read before the reaper deleted any, which only makes it more careful.
+   */
+  readonly versionNames: readonly string[];
 }
 
 const STEP = 'giving-back-leftovers';
@@ -33,20 +38,24 @@ export function* giveBackLeftovers(
   context: OrchestrationContext,
   hold: PoolHold,
 ): Generator<Task, LeftoversOutcome, unknown> {
+  const read = () =>
+    call(context, activities.readPoolHoldings, { cluster: hold.cluster, pool: hold.pool }, { step: STEP });
+  let view = yield* read();
   // A dead run's canary first (issue 13): the model goes back to its prior image before the reaper
-  // judges the versions (it keeps the one a model pins), and the canary instances go.
-  const canary = yield* giveBackDeadCanary(context, hold);
-  const view = yield* call(
-    context,
-    activities.readPoolHoldings,
-    { cluster: hold.cluster, pool: hold.pool },
-    { step: STEP },
-  );
+  // judges the versions (it keeps the one a model pins), and the canary instances go; then what is left
+  // is read again.
+  let canary: { gaveBack: string[]; failures: string[] } = { gaveBack: [], failures: [] };
+  const record = view.canaryRecord;
+  if (record !== undefined && (record === 'damaged' || record.run !== hold.runId)) {
+    canary = yield* giveBackDeadCanary(context, hold);
+    view = yield* read();
+  }
   const outcome = yield* carryOut(context, hold, view.scope, planReaping(view.holdings, hold.runId));
   return {
     gaveBack: [...canary.gaveBack, ...outcome.gaveBack],
     kept: outcome.kept,
     failures: [...canary.failures, ...outcome.failures],
+    versionNames: view.holdings.versions.map((version) => version.versionName),
   };
 }
 
@@ -78,7 +87,7 @@ function* carryOut(
   hold: PoolHold,
   scope: PoolScope,
   plan: ReapPlan,
-): Generator<Task, LeftoversOutcome, unknown> {
+): Generator<Task, Omit<LeftoversOutcome, 'versionNames'>, unknown> {
   const cluster = hold.cluster;
   const gaveBack: string[] = [];
   const failures: string[] = [];

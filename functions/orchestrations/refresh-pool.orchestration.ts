@@ -224,7 +224,7 @@ function* refreshHeldPool(
   };
 
   report.clock.enter('preparing-image');
-  const ref = yield* prepareImagePhase(run);
+  const ref = yield* prepareImagePhase(run, leftovers.versionNames);
   run.version = ref.versionName;
   const snapshotName = snapshotNameFor(plan, ref.versionName);
 

@@ -26,17 +26,18 @@ export const POLL = {
   imageVersion: { interval: 60, timeout: 8 * 60 * 60 },
   imageVersionDeletion: { interval: 30, timeout: 60 * 60 },
   publication: { interval: 10, timeout: 30 * 60 },
-  scaleSetUpdate: { interval: 10, timeout: 30 * 60 },
+  /** Read first when expected (EXPECTED.scaleSetUpdate), then at its interval. */
+  scaleSetUpdate: { timeout: 30 * 60 },
   /** Read first when expected (EXPECTED.extensionDeletion), then at its interval. */
   extensionDeletion: { timeout: 60 * 60 },
   /** The canary instances appear in the scale set once the scale-out is accepted. */
   canaryScaleOut: { interval: 15, timeout: 15 * 60 },
   /**
    * Canary health: observed this often (the deadline comes from settings: promotion.canary.deadline), and
-   * not before a soak is due; ARM is read at most every `armSeconds` once a canary is provisioned and
-   * running (its node is watched in the cluster between), so a soak costs cluster reads, not ARM's.
+   * not before a soak is due; ARM is not read once every canary is provisioned and running, while its node
+   * stays Ready (canary.phase.ts), so a soak costs cluster reads, not ARM's.
    */
-  canaryObservation: { interval: 30, armSeconds: 300 },
+  canaryObservation: { interval: 30 },
   instanceDeletion: { interval: 15, timeout: 30 * 60 },
   /** Cordon-and-drain of a passed canary that settings remove (afterPass: remove). */
   canaryDrain: { interval: 5, timeout: 15 * 60 },
@@ -62,6 +63,11 @@ export const EXPECTED = {
   start: { expectedSeconds: 30, intervalSeconds: 5 },
   /** Image version requested → Succeeded and replicated (664 s for one region; hours with more). */
   imageVersion: { expectedSeconds: 660, intervalSeconds: 15 },
+  /**
+   * A model change (image reference, tags, capacity) written → `Succeeded` (seconds: the model alone is
+   * written, no instance is upgraded under the manual policy).
+   */
+  scaleSetUpdate: { expectedSeconds: 10, intervalSeconds: 10 },
   /** Bootstrap extensions' deletion asked → gone from the model (13–67 s; DESIGN.md §6). */
   extensionDeletion: { expectedSeconds: 60, intervalSeconds: 10 },
 } as const satisfies Record<string, PollSchedule>;

@@ -73,8 +73,11 @@ function galleryReference(imageId: string): Record<string, string | null> {
 }
 
 /**
- * Points the model at the version under test and records the canary in the scale set's tags, in one
- * PATCH conditional on the baseline's etag. A retry that finds its own pin done succeeds.
+ * Points the model at the version under test, records the canary in the scale set's tags and adds the
+ * canary instances (capacity: the prior one plus the canaries), in one PATCH conditional on the
+ * baseline's etag: nothing can come between the pin and the scale-out, and a crash leaves both or
+ * neither. The capacity is absolute (from the record), so writing it again adds nothing. A retry that
+ * finds its own pin done succeeds.
  */
 export async function pinCanaryVersion(
   compute: ComputeGateway,
@@ -90,6 +93,7 @@ export async function pinCanaryVersion(
     await compute.requestScaleSetChange(scaleSet, {
       imageReference: galleryReference(input.versionId),
       tags,
+      capacity: input.record.priorCapacity + input.record.count,
       ...(input.baseline.etag === undefined ? {} : { ifMatch: input.baseline.etag }),
     });
   } catch (error) {
@@ -103,38 +107,6 @@ export async function pinCanaryVersion(
       sameResourceId(now.imageReferenceFields?.['id'], input.versionId);
     if (!ours) throw error;
   }
-}
-
-/**
- * Adds the canaries: capacity + the ones still missing, with If-Match on a fresh read. Idempotent: new
- * instances already there (built from the version) count. A race with another writer in the
- * milliseconds between read and write is transient (read again).
- */
-export async function requestCanaryScaleOut(
-  compute: ComputeGateway,
-  scaleSet: ScaleSetRef,
-  input: { readonly baseline: readonly string[]; readonly versionId: string; readonly count: number },
-): Promise<{ readonly requested: number }> {
-  const model = await compute.getScaleSet(scaleSet);
-  const instances = await compute.listInstances(scaleSet);
-  const added = newInstances(instances, input.baseline, input.versionId);
-  const missing = input.count - added.length;
-  if (missing <= 0) return { requested: 0 };
-  const capacity = (model.capacity ?? instances.length) + missing;
-  try {
-    await compute.requestScaleSetChange(scaleSet, {
-      capacity,
-      ...(model.etag === undefined ? {} : { ifMatch: model.etag }),
-    });
-  } catch (error) {
-    if (isConcurrentChange(error)) {
-      throw new TransientError(CONCURRENT_CHANGE, `adding canary instances: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-    throw error;
-  }
-  return { requested: missing };
 }
 
 /** Instances not in the baseline that were built from the version: the canaries (and any the autoscaler added meanwhile). */

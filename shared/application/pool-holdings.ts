@@ -4,6 +4,7 @@
  * snapshots and image versions, and the image the model points at. The reaper decides on it
  * (domain/reaper.ts); `status` and `release --dry-run` show it.
  */
+import { parseCanaryRecord } from '../domain/canary-record.js';
 import { CAPTURE_RUN_ANNOTATION } from '../domain/cluster-node.js';
 import type { ImageDefinitionRef } from '../domain/compute.js';
 import { isNotFound } from '../domain/errors.js';
@@ -46,6 +47,11 @@ export interface PoolHoldingsView {
   readonly scope: PoolScope;
   readonly lease?: PoolLease;
   readonly holdings: PoolHoldings;
+  /**
+   * The canary recorded on the scale set's tags (issue 13), if any: the run that made it, or `damaged`.
+   * Read with the rest, so that a run whose pool has no canary of a dead run reads the model once.
+   */
+  readonly canaryRecord?: { readonly run: string } | 'damaged';
 }
 
 /** The lease of a scale set, in the product's namespace (the prep pod's, `capture.prepNamespace`). */
@@ -109,9 +115,13 @@ export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope):
   }
 
   const reference = scaleSet.imageReference;
+  const canary = parseCanaryRecord(scaleSet.tags);
   return {
     scope,
     ...(lease === undefined ? {} : { lease }),
+    ...(canary.kind === 'none'
+      ? {}
+      : { canaryRecord: canary.kind === 'damaged' ? 'damaged' : { run: canary.record.run } }),
     holdings: {
       nodes: held,
       prepPods: prepPods.map((pod) => {

@@ -152,14 +152,27 @@ export interface ComputeGateway {
   requestSnapshot(request: SnapshotRequest): Promise<void>;
   requestSnapshotDeletion(subscriptionId: string, resourceGroup: string, name: string): Promise<void>;
 
-  /** Creates the gallery when absent (location and tags only used then) and waits: it takes seconds. */
-  ensureGallery(ref: GalleryRef, location: string, tags: Readonly<Record<string, string>>): Promise<void>;
+  /**
+   * Creates the gallery when absent (location and tags only used then) and waits: it takes seconds.
+   * `knownAbsent`: the caller has just seen it missing, so it is created without reading it again (the
+   * same race with another creator as a read just before the create).
+   */
+  ensureGallery(
+    ref: GalleryRef,
+    location: string,
+    tags: Readonly<Record<string, string>>,
+    knownAbsent?: boolean,
+  ): Promise<void>;
   getImageDefinition(ref: ImageDefinitionRef): Promise<ImageDefinition>;
-  /** Creates the definition when absent and waits (seconds). Never changes an existing one. */
+  /**
+   * Creates the definition when absent and waits (seconds). Never changes an existing one. `knownAbsent`:
+   * the caller has just seen it missing, so it is created without reading it again.
+   */
   ensureImageDefinition(
     ref: ImageDefinitionRef,
     location: string,
     spec: ImageDefinitionSpec,
+    knownAbsent?: boolean,
   ): Promise<ImageDefinition>;
 
   listImageVersions(ref: ImageDefinitionRef): Promise<ImageVersion[]>;

@@ -34,7 +34,14 @@ export interface RefreshFigures {
   /** Start of the run → the scale set's model changed. */
   readonly refreshTriggerToModelS: number | null;
   readonly refreshS: number;
-  readonly armRequests: { readonly total: number; readonly excludingPolls: number };
+  /**
+   * `total` and `excludingPolls`: this refresh, the pool's first (it creates the gallery and the image
+   * definition). `again`: the next refresh of the same pool, from the same donor by name, where both exist:
+   * what every later refresh costs.
+   */
+  readonly armRequests: { readonly total: number; readonly excludingPolls: number; readonly again: number };
+  /** ARM requests per operation of the next refresh (`armRequests.again`). */
+  readonly armByOperationAgain: Readonly<Record<string, number>>;
   /** ARM requests per operation (every status), most first: where the budget goes. */
   readonly armByOperation: Readonly<Record<string, number>>;
   readonly kubeRequests: number;
@@ -159,6 +166,7 @@ export async function measureRefresh(
       instanceId,
     );
     const wallMs = performance.now() - wallStart;
+    const endedAtMs = clock.nowMs();
     nodes.stop();
     stopModel();
     if (status.runtimeStatus !== 'Completed')
@@ -181,6 +189,25 @@ export async function measureRefresh(
       });
     }
     const cpu = process.cpuUsage(cpuStart);
+
+    // The next refresh of the pool: the gallery and the definition exist now.
+    world.log.reset();
+    const again = await harness.run(
+      ORCHESTRATION.refreshPool,
+      {
+        cluster: 'prod',
+        pool,
+        trigger: 'bench',
+        ...(result.donor === undefined ? {} : { node: result.donor }),
+      },
+      `${instanceId}-again`,
+    );
+    const againResult = again.output as PoolRefreshResult | undefined;
+    if (again.runtimeStatus !== 'Completed' || againResult?.outcome !== 'refreshed')
+      throw new Error(
+        `bench: the next refresh did not refresh: ${JSON.stringify(again.failure ?? again.output)}`,
+      );
+    const logAgain = world.log.snapshot();
     return {
       pool,
       captureMode,
@@ -192,9 +219,14 @@ export async function measureRefresh(
         .reduce((sum, e) => sum + e.count, 0),
       refreshTriggerToModelS:
         modelChangedAt === undefined ? null : Math.round((modelChangedAt - simStart) / 1000),
-      refreshS: Math.round((clock.nowMs() - simStart) / 1000),
-      armRequests: { total: log.byApi.arm ?? 0, excludingPolls: armWithoutPolls(log.entries) },
+      refreshS: Math.round((endedAtMs - simStart) / 1000),
+      armRequests: {
+        total: log.byApi.arm ?? 0,
+        excludingPolls: armWithoutPolls(log.entries),
+        again: logAgain.byApi.arm ?? 0,
+      },
       armByOperation: armByOperation(log.entries),
+      armByOperationAgain: armByOperation(logAgain.entries),
       kubeRequests: log.byApi.kube ?? 0,
       historyEvents: history.length,
       historyKb: Math.round(Buffer.byteLength(JSON.stringify(history)) / 1024),
@@ -256,7 +288,7 @@ export function printRefreshFigures(figures: Awaited<ReturnType<typeof refreshFi
     console.log(
       `${row.captureMode}: donor out of service ${row.donorOutOfServiceS} s, cordon → Ready ${row.donorCordonToReadyS} s, ` +
         `evictions ${row.evictions}, start → model ${row.refreshTriggerToModelS ?? '-'} s, refresh ${row.refreshS} s (simulated); ` +
-        `ARM ${row.armRequests.total} (${row.armRequests.excludingPolls} without polls), Kubernetes ${row.kubeRequests}; ` +
+        `ARM ${row.armRequests.total} (${row.armRequests.excludingPolls} without polls; the next refresh ${row.armRequests.again}), Kubernetes ${row.kubeRequests}; ` +
         `history ${row.historyEvents} events / ${row.historyKb} KB, replay CPU ${row.replayCpuMs} ms; wall ${row.wallS} s`,
     );
     console.log(

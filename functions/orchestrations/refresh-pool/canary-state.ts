@@ -9,7 +9,7 @@ import type { CanaryRecord } from '../../../shared/domain/canary-record.js';
 import { sameResourceId } from '../../../shared/domain/resource-id.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
-import { POLL } from '../timing.js';
+import { EXPECTED, POLL } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import type { RefreshRun } from './run.js';
 
@@ -30,13 +30,13 @@ export interface CanaryProgress {
 export function* waitForModelImage(
   run: RefreshRun,
   imageId: string | undefined,
-  step: 'pinning-canary-version' | 'restoring-model',
+  step: 'restoring-model',
 ): Generator<Task, void, unknown> {
   const { context, cluster } = run;
   const scaleSet = scaleSetRefOf(run);
   yield* pollUntil(context, {
     step,
-    intervalSeconds: POLL.scaleSetUpdate.interval,
+    ...EXPECTED.scaleSetUpdate,
     timeoutSeconds: POLL.scaleSetUpdate.timeout,
     read: () => call(context, activities.readScaleSetImage, { cluster, scaleSet }, { step }),
     done: (view) =>

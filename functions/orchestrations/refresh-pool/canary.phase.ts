@@ -1,9 +1,9 @@
 /**
  * Canary phase of a pool refresh (issue 13), between building the version (hidden from `latest`) and
- * publishing it: read the model, pin it to the version with If-Match (recording in the scale set's tags
- * what it was), add the canary instances, and watch them until every one passed (joined under its own
- * name, Ready, Ready for the soak, its DaemonSet pods running, the check pod succeeded) or one failed or
- * the deadline passed. Passed: the canaries stay or are removed, the caller publishes. Rejected: the model
+ * publishing it: read the model, pin it to the version and add the canary instances in one write with
+ * If-Match (recording in the scale set's tags what it was), and watch them until every one passed (joined
+ * under its own name, Ready, Ready for the soak, its DaemonSet pods running, the check pod succeeded) or
+ * one failed or the deadline passed. Passed: the canaries stay or are removed, the caller publishes. Rejected: the model
  * goes back to exactly what it was, the canaries are deleted (or kept cordoned), the version is tagged
  * rejected and stays hidden. Any other failure (cancel, a scale-out that never happens, Azure down for
  * long) gives everything back the same way, marks the version abandoned, and fails the run.
@@ -21,11 +21,11 @@ import { fnv1a32Hex } from '../../../shared/domain/gallery-naming.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
-import { POLL } from '../timing.js';
+import { EXPECTED, POLL } from '../timing.js';
 import { pollUntil, watchCancel } from '../waits.js';
 import { giveBackCanary, removePassedCanaries } from './canary-cleanup.js';
 import type { CanaryProgress } from './canary-state.js';
-import { scaleSetRefOf, waitForModelImage } from './canary-state.js';
+import { scaleSetRefOf } from './canary-state.js';
 import type { BuiltVersion } from './image.phase.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
@@ -59,23 +59,21 @@ export function* canaryPhase(
   let failure: StepFailure | undefined;
   try {
     setStatus(run, 'pinning-canary-version', `${policy.instances} canary instance(s)`);
+    // The pin and the scale-out are one write (pinCanaryVersion): from here on, canaries may exist. No
+    // separate wait for the model: the canaries are only counted once built from the version, which
+    // proves the pin took.
+    progress.scaleOutRequested = true;
     yield* pinVersion(run, version, progress, cancel);
-    yield* waitForModelImage(run, version.id, 'pinning-canary-version');
 
     setStatus(run, 'adding-canaries');
     const scaleOutInput = { cluster, scaleSet, versionId: version.id, count: policy.instances };
     const record = progress.record;
     if (record === undefined)
       throw StepFailure.terminal('adding-canaries', 'CanaryNotPinned', 'the canary was not recorded');
-    progress.scaleOutRequested = true;
-    yield* call(
-      context,
-      activities.requestCanaryScaleOut,
-      { ...scaleOutInput, baseline: baselineIdsOf(run) },
-      { step: 'adding-canaries', cancel },
-    );
     const recorded = yield* pollUntil(context, {
       step: 'adding-canaries',
+      // New instances are listed once the model change is done (seconds), then every interval.
+      expectedSeconds: EXPECTED.scaleSetUpdate.expectedSeconds,
       intervalSeconds: POLL.canaryScaleOut.interval,
       timeoutSeconds: POLL.canaryScaleOut.timeout,
       cancel,
@@ -98,19 +96,20 @@ export function* canaryPhase(
 
     setStatus(run, 'testing-canaries', progress.instances.join(', '));
     let memory = EMPTY_CANARY_MEMORY;
-    // Canaries ARM reported provisioned and running: looked for in the cluster alone until ARM is read
-    // again (every POLL.canaryObservation.armSeconds), so a watch of many minutes costs few ARM reads.
+    // Canaries ARM reported provisioned and running: looked for in the cluster alone while their nodes join
+    // and stay Ready, so a soak of many minutes costs no ARM read. A machine deleted or stopped meanwhile
+    // shows in the cluster first (its node NotReady within the node monitor's grace period, then gone):
+    // from then on ARM is read again each round, for the state the verdict names.
     const known: Record<string, KnownCanaryInstance> = {};
-    let armReadAtMs = Number.NEGATIVE_INFINITY;
     const observed = yield* pollUntil(context, {
       step: 'testing-canaries',
       intervalSeconds: POLL.canaryObservation.interval,
+      // Canaries just created are still provisioning: the first look is one interval later.
+      expectedSeconds: POLL.canaryObservation.interval,
       // The judge fails the canary at its deadline; this bound only stops a judge that never decides.
       timeoutSeconds: policy.deadlineSeconds + (policy.checkPod?.timeoutSeconds ?? 0) + 600,
       cancel,
       read: function* () {
-        const nowMs = context.df.currentUtcDateTime.getTime();
-        const armDue = nowMs - armReadAtMs >= POLL.canaryObservation.armSeconds * 1000;
         const allKnown = progress.instances.every((instanceId) => known[instanceId] !== undefined);
         const observations = yield* call(
           context,
@@ -121,17 +120,23 @@ export function* canaryPhase(
             instanceIds: progress.instances,
             namespace: plan.settings.prepNamespace,
             checkPods: { ...progress.checkPods },
-            ...(armDue ? {} : { known: { ...known } }),
+            ...(allKnown ? { known: { ...known } } : {}),
           },
           { step: 'testing-canaries', cancel },
         );
-        if (armDue || !allKnown) armReadAtMs = nowMs;
-        for (const { instanceId, instance } of observations) {
+        for (const { instanceId, instance, node } of observations) {
           const running =
             instance.exists &&
             instance.provisioningState === 'Succeeded' &&
             instance.powerState === 'running';
-          if (running && instance.computerName !== undefined && instance.resourceId !== undefined) {
+          // A canary whose node was Ready and now is missing or not Ready is read from ARM again next round.
+          const nodeLost = memory.everReady.includes(instanceId) && node?.ready !== 'True';
+          if (
+            running &&
+            !nodeLost &&
+            instance.computerName !== undefined &&
+            instance.resourceId !== undefined
+          ) {
             known[instanceId] = { resourceId: instance.resourceId, computerName: instance.computerName };
           } else {
             delete known[instanceId];

@@ -25,11 +25,17 @@ export type BuiltVersion = ImageVersionRef & {
   readonly storageAccountType: StorageAccountType;
 };
 
-/** Ensures the gallery and the definition; returns the new version's reference. */
-export function* prepareImagePhase(run: RefreshRun): Generator<Task, ImageVersionRef, unknown> {
+/**
+ * Ensures the gallery and the definition; returns the new version's reference, named after
+ * `existingVersions` (the definition's versions as read once the run held the pool).
+ */
+export function* prepareImagePhase(
+  run: RefreshRun,
+  existingVersions: readonly string[],
+): Generator<Task, ImageVersionRef, unknown> {
   const { context, cluster, plan } = run;
   setStatus(run, 'ensuring-image-definition');
-  const existingVersions = yield* call(
+  yield* call(
     context,
     activities.ensureImageDefinition,
     {

@@ -69,7 +69,7 @@ export function* modelPhase(
   }
   yield* pollUntil(context, {
     step: 'updating-scale-set-model',
-    intervalSeconds: POLL.scaleSetUpdate.interval,
+    ...EXPECTED.scaleSetUpdate,
     timeoutSeconds: POLL.scaleSetUpdate.timeout,
     read: () =>
       call(

@@ -160,8 +160,13 @@ export class ArmComputeGateway implements ComputeGateway {
     return this.#snapshots.requestDeletion(subscriptionId, resourceGroup, name);
   }
 
-  ensureGallery(ref: GalleryRef, location: string, tags: Readonly<Record<string, string>>): Promise<void> {
-    return this.#gallery.ensure(ref, location, tags);
+  ensureGallery(
+    ref: GalleryRef,
+    location: string,
+    tags: Readonly<Record<string, string>>,
+    knownAbsent = false,
+  ): Promise<void> {
+    return this.#gallery.ensure(ref, location, tags, knownAbsent);
   }
 
   getImageDefinition(ref: ImageDefinitionRef): Promise<ImageDefinition> {
@@ -172,8 +177,9 @@ export class ArmComputeGateway implements ComputeGateway {
     ref: ImageDefinitionRef,
     location: string,
     spec: ImageDefinitionSpec,
+    knownAbsent = false,
   ): Promise<ImageDefinition> {
-    return this.#gallery.ensureDefinition(ref, location, spec);
+    return this.#gallery.ensureDefinition(ref, location, spec, knownAbsent);
   }
 
   listImageVersions(ref: ImageDefinitionRef): Promise<ImageVersion[]> {

@@ -22,12 +22,19 @@ import { toImageDefinition, toImageVersion } from './to-domain.js';
 export class ArmGallery {
   constructor(private readonly clients: ArmClients) {}
 
-  async ensure(ref: GalleryRef, location: string, tags: Readonly<Record<string, string>>): Promise<void> {
+  async ensure(
+    ref: GalleryRef,
+    location: string,
+    tags: Readonly<Record<string, string>>,
+    knownAbsent: boolean,
+  ): Promise<void> {
     const action = `ensuring gallery ${ref.resourceGroup}/${ref.galleryName}`;
     const client = this.clients.client(ref.subscriptionId, action);
-    const existing = await withArmErrors(action, () =>
-      client.galleries.get(ref.resourceGroup, ref.galleryName),
-    ).catch(ignoreNotFound);
+    const existing = knownAbsent
+      ? undefined
+      : await withArmErrors(action, () => client.galleries.get(ref.resourceGroup, ref.galleryName)).catch(
+          ignoreNotFound,
+        );
     if (existing !== undefined) {
       return;
     }
@@ -54,12 +61,15 @@ export class ArmGallery {
     ref: ImageDefinitionRef,
     location: string,
     spec: ImageDefinitionSpec,
+    knownAbsent: boolean,
   ): Promise<ImageDefinition> {
     const action = `ensuring image definition ${describeDefinition(ref)}`;
     const client = this.clients.client(ref.subscriptionId, action);
-    const existing = await withArmErrors(action, () =>
-      client.galleryImages.get(ref.resourceGroup, ref.galleryName, ref.imageName),
-    ).catch(ignoreNotFound);
+    const existing = knownAbsent
+      ? undefined
+      : await withArmErrors(action, () =>
+          client.galleryImages.get(ref.resourceGroup, ref.galleryName, ref.imageName),
+        ).catch(ignoreNotFound);
     if (existing !== undefined) {
       // OS type, state, generation and identifier are immutable: a PUT over them fails, and a PUT of
       // the mutable rest would silently rewrite someone's definition. The caller compares the spec.

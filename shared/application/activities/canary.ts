@@ -13,7 +13,6 @@ import {
   readCanaryBaseline,
   recordCanaryInstances,
   refuseForeignCanary,
-  requestCanaryScaleOut,
   restoreCanaryModel,
 } from '../canary.js';
 import { giveBackDeadCanary } from '../canary-give-back.js';
@@ -76,19 +75,6 @@ const pinCanaryVersionActivity = defineActivity(
         tags: input.baseline.tags,
       },
     });
-  },
-);
-
-const requestCanaryScaleOutActivity = defineActivity(
-  'requestCanaryScaleOut',
-  ScaleSetInput.extend({
-    baseline: z.array(Name),
-    versionId: z.string().min(1),
-    count: z.number().int().min(1),
-  }),
-  async (deps, input) => {
-    const { compute } = await deps.cluster(input.cluster);
-    return requestCanaryScaleOut(compute, input.scaleSet, input);
   },
 );
 
@@ -243,7 +229,6 @@ const giveBackDeadCanaryActivity = defineActivity(
 export const CANARY_ACTIVITIES = {
   readCanaryBaseline: readCanaryBaselineActivity,
   pinCanaryVersion: pinCanaryVersionActivity,
-  requestCanaryScaleOut: requestCanaryScaleOutActivity,
   recordCanaryInstances: recordCanaryInstancesActivity,
   observeCanaries: observeCanariesActivity,
   startCheckPod,

@@ -1,7 +1,12 @@
 /** Activities on the Compute Gallery: the pool's image definition, its versions, and their pruning. */
 import { z } from 'zod';
 
-import type { ImageVersion, ProvisioningState, ReplicationState } from '../../domain/compute.js';
+import type {
+  ImageDefinition,
+  ImageVersion,
+  ProvisioningState,
+  ReplicationState,
+} from '../../domain/compute.js';
 import { isNotFound, isRefreshError, TerminalError } from '../../domain/errors.js';
 import type { PrunableImageVersion } from '../../domain/pruning.js';
 import { selectVersionsToPrune } from '../../domain/pruning.js';
@@ -50,10 +55,19 @@ const ensureImageDefinition = defineActivity(
     }),
     galleryTags: Tags,
   }),
-  async (deps, input): Promise<string[]> => {
+  async (deps, input): Promise<void> => {
     const { compute } = await deps.cluster(input.cluster);
-    await compute.ensureGallery(input.definition, input.location, input.galleryTags);
-    const definition = await compute.ensureImageDefinition(input.definition, input.location, input.spec);
+    // The definition is read first: once it exists (every run but the first), the gallery does too.
+    let definition: ImageDefinition;
+    try {
+      definition = await compute.getImageDefinition(input.definition);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      // ARM says ParentResourceNotFound when the gallery is missing as well: it is created unread.
+      const galleryAbsent = isRefreshError(error) && error.code === 'ParentResourceNotFound';
+      await compute.ensureGallery(input.definition, input.location, input.galleryTags, galleryAbsent);
+      definition = await compute.ensureImageDefinition(input.definition, input.location, input.spec, true);
+    }
     const have = definition.spec;
     const want = input.spec;
     if (
@@ -69,8 +83,6 @@ const ensureImageDefinition = defineActivity(
         { advice: 'delete the definition or configure another image definition name' },
       );
     }
-    const versions = await compute.listImageVersions(input.definition);
-    return versions.map((version) => version.ref.versionName);
   },
 );
 

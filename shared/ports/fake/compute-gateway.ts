@@ -630,7 +630,12 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
     });
   }
 
-  ensureGallery(ref: GalleryRef, location: string, tags: Readonly<Record<string, string>>): Promise<void> {
+  ensureGallery(
+    ref: GalleryRef,
+    location: string,
+    tags: Readonly<Record<string, string>>,
+    _knownAbsent?: boolean,
+  ): Promise<void> {
     return this.call('ensureGallery', [ref, location, tags], () => {
       this.#galleries.add(galleryKey(ref));
     });
@@ -644,6 +649,7 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
     ref: ImageDefinitionRef,
     location: string,
     spec: ImageDefinitionSpec,
+    _knownAbsent?: boolean,
   ): Promise<ImageDefinition> {
     return this.call('ensureImageDefinition', [ref, location, spec], () => {
       const existing = this.#definitions.get(definitionKey(ref));
