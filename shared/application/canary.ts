@@ -25,10 +25,11 @@ import {
   TransientError,
 } from '../domain/errors.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
-import { parseProviderId, sameResourceId } from '../domain/resource-id.js';
+import { sameResourceId } from '../domain/resource-id.js';
 import { abandonmentTags, rejectionTags } from '../domain/version-verdict.js';
 import type { ClusterGateway } from '../ports/cluster-gateway.js';
 import type { ComputeGateway } from '../ports/compute-gateway.js';
+import { resourceIdOfNode } from './generations.js';
 import { keptNodes } from './node-scan.js';
 
 /** The label and annotation of a rejected canary kept for inspection (`afterFail: keep-cordoned`). */
@@ -311,14 +312,7 @@ function nodeOfInstance(
 
 /** The node's providerID names this instance. */
 function isNodeOf(node: ClusterNode, instance: Pick<ScaleSetInstance, 'resourceId'>): boolean {
-  const parsed = parseProviderId(node.providerId);
-  if (!parsed.ok) return false;
-  const id = parsed.providerId;
-  const resourceId =
-    id.kind === 'scale-set-instance'
-      ? `/subscriptions/${id.scaleSet.subscriptionId}/resourceGroups/${id.scaleSet.resourceGroup}/providers/Microsoft.Compute/virtualMachineScaleSets/${id.scaleSet.name}/virtualMachines/${id.instanceId}`
-      : `/subscriptions/${id.virtualMachine.subscriptionId}/resourceGroups/${id.virtualMachine.resourceGroup}/providers/Microsoft.Compute/virtualMachines/${id.virtualMachine.name}`;
-  return sameResourceId(resourceId, instance.resourceId);
+  return sameResourceId(resourceIdOfNode(node), instance.resourceId);
 }
 
 /** A known canary as the judge sees it: provisioned and running, as ARM said at the last read. */

@@ -14,7 +14,7 @@ import type { PoolRefreshResult } from '../../shared/application/refresh-contrac
 import type { ReceivedBatch } from './event-receiver.js';
 import { startEventReceiver } from './event-receiver.js';
 import type { Harness, HarnessOptions } from './harness.js';
-import { nodeOf, POOL1, POOL2, startHarness, withUndrainablePod } from './harness.js';
+import { nodeOf, POOL1, POOL2, startHarness, withCheckPodCanary, withUndrainablePod } from './harness.js';
 
 const FAKE_TOKEN = 'fake-event-grid-token';
 
@@ -198,20 +198,9 @@ void describe('run events to an Event Grid topic', { concurrency: false }, () =>
     const secret = 'canary-secret-7f3c9a1e55d2';
     await withReceiver(
       {
-        settings: (cluster) => {
-          cluster['promotion'] = {
-            canary: {
-              soak: '5m',
-              deadline: '20m',
-              checkPod: {
-                image: `registry.k8s.io/e2e-test-images/busybox:1.36.1-1@sha256:${'a'.repeat(64)}`,
-                command: ['sh', '-c', `echo ${secret}; test -e /dev/kvm || exit 3`],
-                env: [{ name: 'CHECK_TOKEN', value: secret }],
-                timeout: '5m',
-              },
-            },
-          };
-        },
+        settings: withCheckPodCanary(`echo ${secret}; test -e /dev/kvm || exit 3`, [
+          { name: 'CHECK_TOKEN', value: secret },
+        ]),
       },
       async (harness, receiver) => {
         const status = await refresh(harness, POOL2, 'events-canary');

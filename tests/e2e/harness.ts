@@ -130,3 +130,27 @@ export function withUndrainablePod(node: string): (scenario: ScenarioData) => vo
     });
   };
 }
+
+/**
+ * A settings change that turns the canary on (5m soak, 20m deadline) with a check pod that runs `script`
+ * under `sh -c` in a pinned busybox image, with `env` as its environment.
+ */
+export function withCheckPodCanary(
+  script: string,
+  env: readonly { readonly name: string; readonly value: string }[],
+): (cluster: ClusterSettingsData) => void {
+  return (cluster) => {
+    cluster['promotion'] = {
+      canary: {
+        soak: '5m',
+        deadline: '20m',
+        checkPod: {
+          image: `registry.k8s.io/e2e-test-images/busybox:1.36.1-1@sha256:${'a'.repeat(64)}`,
+          command: ['sh', '-c', script],
+          env,
+          timeout: '5m',
+        },
+      },
+    };
+  };
+}

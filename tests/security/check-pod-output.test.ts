@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
-import { POOL2, startHarness } from '../e2e/harness.js';
+import { POOL2, startHarness, withCheckPodCanary } from '../e2e/harness.js';
 
 const ENV_VALUE = 'check-config-5b1e94c07a';
 // Three parts joined by the pod's shell into `eyJ….eyJ….…`: a JWT's shape, which no input contains.
@@ -23,25 +23,11 @@ const TOKEN = `${TOKEN_HEAD}.${TOKEN_BODY}.${TOKEN_SIGNATURE}`;
 void describe('a failing canary check pod’s output', { timeout: 300_000 }, () => {
   void it('is scrubbed from the reason, result, status, history, tags and annotations', async () => {
     const harness = await startHarness({
-      settings: (cluster) => {
-        cluster['promotion'] = {
-          canary: {
-            soak: '5m',
-            deadline: '20m',
-            checkPod: {
-              image: `registry.k8s.io/e2e-test-images/busybox:1.36.1-1@sha256:${'b'.repeat(64)}`,
-              command: [
-                'sh',
-                '-c',
-                `H=$(echo ${TOKEN_HEAD}); B=$(echo ${TOKEN_BODY}); ` +
-                  `echo "config $CHECK_CONFIG token $H.$B.${TOKEN_SIGNATURE}"; test -e /dev/kvm || exit 3`,
-              ],
-              env: [{ name: 'CHECK_CONFIG', value: ENV_VALUE }],
-              timeout: '5m',
-            },
-          },
-        };
-      },
+      settings: withCheckPodCanary(
+        `H=$(echo ${TOKEN_HEAD}); B=$(echo ${TOKEN_BODY}); ` +
+          `echo "config $CHECK_CONFIG token $H.$B.${TOKEN_SIGNATURE}"; test -e /dev/kvm || exit 3`,
+        [{ name: 'CHECK_CONFIG', value: ENV_VALUE }],
+      ),
     });
     try {
       const instanceId = 'check-pod-output';

@@ -28,6 +28,13 @@ function observation(overrides: Partial<CanaryObservation> = {}): CanaryObservat
   };
 }
 
+/** An observation of canary 7 whose node, registered under its own name, is in the given Ready state. */
+function observationWithOwnNode(
+  ready: Omit<NonNullable<CanaryObservation['node']>, 'name' | 'ownsName'>,
+): CanaryObservation {
+  return observation({ node: { name: 'vmss000007', ownsName: true, ...ready } });
+}
+
 function judge(
   observations: CanaryObservation[],
   nowIso: string,
@@ -119,11 +126,7 @@ void describe('judgeCanaries', () => {
     const first = judge([observation()], '2026-11-23T10:06:00Z');
     assert.equal(first.verdict.kind, 'waiting');
     const second = judge(
-      [
-        observation({
-          node: { name: 'vmss000007', ownsName: true, ready: 'False', notReadyReason: 'KubeletNotReady' },
-        }),
-      ],
+      [observationWithOwnNode({ ready: 'False', notReadyReason: 'KubeletNotReady' })],
       '2026-11-23T10:07:00Z',
       POLICY,
       first.memory,
@@ -140,11 +143,7 @@ void describe('judgeCanaries', () => {
     assert.equal(first.verdict.kind, 'waiting');
     assert.equal(first.memory.readySince?.['7'], '2026-11-23T10:05:00Z');
     const flapped = judge(
-      [
-        observation({
-          node: { name: 'vmss000007', ownsName: true, ready: 'True', readySince: '2026-11-23T10:08:00Z' },
-        }),
-      ],
+      [observationWithOwnNode({ ready: 'True', readySince: '2026-11-23T10:08:00Z' })],
       '2026-11-23T10:11:00Z',
       POLICY,
       first.memory,
@@ -184,11 +183,7 @@ void describe('judgeCanaries', () => {
     ).verdict;
     assert.equal(registering.kind === 'waiting' ? registering.nextObservationInSeconds : -1, undefined);
     const nearDeadline = judge(
-      [
-        observation({
-          node: { name: 'vmss000007', ownsName: true, ready: 'True', readySince: '2026-11-23T10:28:00Z' },
-        }),
-      ],
+      [observationWithOwnNode({ ready: 'True', readySince: '2026-11-23T10:28:00Z' })],
       '2026-11-23T10:29:00Z',
     ).verdict;
     assert.equal(nearDeadline.kind === 'waiting' ? nearDeadline.nextObservationInSeconds : -1, 60);
