@@ -16,13 +16,10 @@ const BUNDLE_DIR = path.join('dist', 'cli-bundle');
 const ENTRY = 'main.mjs';
 
 /**
- * Packages left out of the bundle, loaded from node_modules at run time:
- * - durable-functions: the local runner reaches its internals with require (cli/runner/durable-internals.ts);
- *   a bundled copy beside it would be a second, different copy of its classes;
- * - @azure/functions and @azure/functions-core: what durable-functions loads (the latter exists only inside
- *   the Functions host, and the former catches its absence).
+ * Left out of the bundle, loaded at run time: @azure/functions-core exists only inside the Functions host
+ * (@azure/functions, which durable-functions loads, copes with its absence).
  */
-const EXTERNAL = ['durable-functions', '@azure/functions', '@azure/functions-core'];
+const EXTERNAL = ['@azure/functions-core'];
 
 /**
  * Writes the bundle; returns 0, or 1 when esbuild failed. Skipped when esbuild is missing, and when the

@@ -6,7 +6,9 @@
 //
 // 1. node_modules/durable-functions/lib/src/util/testingUtils.js — `createOrchestrator(fn)` (exactly
 //    what `df.app.orchestration` registers) and `DurableOrchestrationInput` (the trigger payload the
-//    extension sends). Not exported from the root, and lib/src ships no .d.ts, hence createRequire.
+//    extension sends). Not exported from the root, and lib/src ships no .d.ts: imported whole (a
+//    CommonJS module's default export) and typed here; durable-functions-internals.d.ts declares it.
+//    A static import, so the CLI's bundle holds one copy of the package, the one the orchestrators use.
 // 2. lib/src/orchestrations/Orchestrator.js sets `context.df` to a real DurableOrchestrationContext
 //    when it is undefined (we pass the root-exported DummyOrchestrationContext), and
 //    lib/src/orchestrations/DurableOrchestrationContext.js keeps the executor in
@@ -27,12 +29,9 @@
 //    histories keep ISO strings; `processInput` JSON-encodes string inputs of activity and
 //    continue-as-new actions (not of sub-orchestrations).
 // tests/cli/runner/durable-internals.test.ts is the canary for all of the above.
-import { createRequire } from 'node:module';
-
 import type { InvocationContext } from '@azure/functions';
 import type { OrchestrationHandler } from 'durable-functions';
-
-const require = createRequire(import.meta.url);
+import testingUtilsModule from 'durable-functions/lib/src/util/testingUtils.js';
 
 /** ReplaySchema.V3: what the Durable extension advertises today (research/durable.md §0 #8). */
 const REPLAY_SCHEMA_V3 = 2;
@@ -122,7 +121,7 @@ interface TestingUtilsModule {
   ) => InvocationContext & { df?: { taskOrchestratorExecutor?: SdkExecutor } };
 }
 
-const testingUtils = require('durable-functions/lib/src/util/testingUtils.js') as TestingUtilsModule;
+const testingUtils = testingUtilsModule as TestingUtilsModule;
 
 /** Everything one replay of an orchestrator produced. */
 export interface SdkReplay {

@@ -16,7 +16,7 @@ import {
   historyEvent,
   toPayload,
 } from './history.js';
-import { type InstanceHost, isTerminal, type Live, played } from './instance.js';
+import { type InstanceHost, isTerminal, type Live, played, sdkCopy } from './instance.js';
 import {
   actionTypeName,
   findDivergence,
@@ -36,7 +36,7 @@ export async function replayInstance(
     instanceId: record.instanceId,
     parentInstanceId: record.parentInstanceId,
     functionName: record.name,
-    history: structuredClone(history),
+    history: history.map(sdkCopy),
     input: fromPayload(record.input),
     log: (level, ...args) => host.options.onLog?.(level as LogLevel, record.instanceId, args),
   });

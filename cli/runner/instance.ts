@@ -53,6 +53,20 @@ export function played(event: HistoryEvent): HistoryEvent {
   return { ...event, IsPlayed: true };
 }
 
+/**
+ * A copy of an event the SDK may change without changing ours: it turns each `Timestamp` string into a
+ * Date, at the top and inside nested objects (Utils.parseTimestampsAsDates). Top-level fields are copied;
+ * nested objects (failure details) are cloned. Events are flat, so this is most of the price of
+ * structuredClone, which each episode paid for the whole history.
+ */
+export function sdkCopy(event: HistoryEvent): HistoryEvent {
+  const copy: Record<string, unknown> = { ...event };
+  for (const [key, value] of Object.entries(copy)) {
+    if (typeof value === 'object' && value !== null) copy[key] = structuredClone(value);
+  }
+  return copy as HistoryEvent;
+}
+
 export function toStatus(record: InstanceRecord, live: Live | undefined): OrchestrationStatus {
   const waitingFor: OrchestrationStatus['waitingFor'] = {
     activities: [],
