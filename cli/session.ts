@@ -170,6 +170,9 @@ async function createRunner(
     clock,
     store,
     maxConcurrentActivities: 8,
+    // The command's own speed: its orchestrators stay in memory between episodes (the test suites run
+    // the runner with a replay per episode, which checks that they are deterministic).
+    extendedSessions: true,
     ...(options.onStatus === undefined ? {} : { onStatus: options.onStatus }),
   });
 }

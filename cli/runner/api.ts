@@ -34,6 +34,13 @@ export interface RunnerOptions extends RunnerRegistry {
   onLog?: (level: LogLevel, instanceId: string, args: unknown[]) => void;
   /** Extra FailureDetails.Properties for an activity error (df.app.setExceptionPropertiesProvider). */
   exceptionProperties?: (error: Error) => Record<string, unknown> | undefined;
+  /**
+   * The Durable extension's `extendedSessionsEnabled`: an instance's orchestrator stays in memory between
+   * its episodes, each continued with its new events only instead of replaying the whole history. Default
+   * off: a replay per episode is what finds an orchestrator that is not deterministic, which is what
+   * tests run this runner for. A process that loads an instance (resume) replays it whole either way.
+   */
+  extendedSessions?: boolean;
 }
 
 /** Mirrors durable-functions' DurableOrchestrationStatus, plus what a local operator wants to see. */

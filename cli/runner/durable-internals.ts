@@ -28,6 +28,10 @@
 // 6. lib/src/util/Utils.js `parseTimestampsAsDates` turns string `Timestamp`s into Dates, so stored
 //    histories keep ISO strings; `processInput` JSON-encodes string inputs of activity and
 //    continue-as-new actions (not of sub-orchestrations).
+// 7. TaskOrchestrationExecutor `processEvent(event)`, `isDoneExecuting()`, `hasCompletedSuccessfully()`,
+//    `_isReplaying`, `actions`, `output`, `schemaVersion`, `context.customStatus`: what `execute` runs
+//    per event and builds its state from, so an episode can continue the executor of the last one with
+//    the new events alone (continueWithSdk) instead of replaying the whole history.
 // tests/cli/runner/durable-internals.test.ts is the canary for all of the above.
 import type { InvocationContext } from '@azure/functions';
 import type { OrchestrationHandler } from 'durable-functions';
@@ -80,6 +84,22 @@ export interface SdkExecutor {
   openTasks: Record<string, SdkTask>;
   openEvents: Record<string, SdkTask[]>;
   exception: unknown;
+}
+
+/**
+ * What continuing an executor needs of TaskOrchestrationExecutor (7. below `execute`): it feeds one event
+ * to the state machine (resuming the generator when a task completes), and keeps the actions, output and
+ * the context's custom status that `execute` turns into the state.
+ */
+interface SdkExecutorInternals extends SdkExecutor {
+  _isReplaying: boolean;
+  actions: SdkAction[];
+  output: unknown;
+  schemaVersion: number;
+  context: { customStatus?: unknown };
+  processEvent(event: unknown): void;
+  isDoneExecuting(): boolean;
+  hasCompletedSuccessfully(): boolean;
 }
 
 export interface SdkFailureDetails {
@@ -185,6 +205,42 @@ export async function replayWithSdk(fn: OrchestrationHandler, request: ReplayReq
     );
   }
   return { state, failed, exception: executor.exception, executor };
+}
+
+/**
+ * Continues a replay with the events of the next episode (OrchestratorStarted and what was delivered):
+ * the executor processes them exactly as a replay of the whole history would after the events it has
+ * already processed (TaskScheduled, TimerCreated and OrchestratorCompleted change nothing in it), with the
+ * generator still where it stopped. What the Durable extension calls an extended session. Undefined when
+ * the orchestrator failed: the caller replays the whole history, which builds the failure as before.
+ */
+export function continueWithSdk(previous: SdkReplay, events: readonly unknown[]): SdkReplay | undefined {
+  const executor = previous.executor as SdkExecutorInternals;
+  if (typeof executor.processEvent !== 'function' || typeof executor.isDoneExecuting !== 'function') {
+    throw new Error(
+      'continuing orchestration: durable-functions internals changed (TaskOrchestrationExecutor.processEvent missing)',
+    );
+  }
+  for (const event of events) {
+    const copy = { ...(event as Record<string, unknown>) };
+    // What Utils.parseTimestampsAsDates does to a history the trigger brings.
+    if (typeof copy['Timestamp'] === 'string') copy['Timestamp'] = new Date(copy['Timestamp']);
+    // Everything after the last OrchestratorStarted is new, as in `execute`.
+    executor._isReplaying = false;
+    executor.processEvent(copy);
+    if (executor.isDoneExecuting()) break;
+  }
+  if (executor.exception !== undefined) return undefined;
+  const customStatus = executor.context.customStatus;
+  const state: SdkOrchestratorState = {
+    isDone: executor.hasCompletedSuccessfully(),
+    actions: executor.actions.length === 0 ? [[]] : [executor.actions],
+    output: executor.output,
+    schemaVersion: executor.schemaVersion,
+    // OrchestratorState keeps a custom status only when it is truthy.
+    ...(customStatus ? { customStatus } : {}),
+  };
+  return { state, failed: false, exception: undefined, executor };
 }
 
 function stateFromFailure(error: unknown): SdkOrchestratorState {

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { LogLevel } from '@azure/functions';
 
 import { notifyParent, startChildren } from './children.js';
-import { replayWithSdk, type SdkAction, type SdkReplay } from './durable-internals.js';
+import { continueWithSdk, replayWithSdk, type SdkAction, type SdkReplay } from './durable-internals.js';
 import {
   actionInputToPayload,
   FailureDetails,
@@ -61,7 +61,18 @@ export async function episode(host: InstanceHost, live: Live): Promise<void> {
   const now = host.clock.now();
   const consumed = record.inbox.slice();
   const delivered = [historyEvent('OrchestratorStarted', now), ...consumed];
-  const replay = await replayInstance(host, live, [...record.history.map(played), ...delivered]);
+  const session = live.session;
+  live.session = undefined;
+  const continued =
+    host.options.extendedSessions === true &&
+    session !== undefined &&
+    session.fn === live.fn &&
+    session.executionId === record.executionId &&
+    session.historyLength === record.history.length
+      ? continueWithSdk(session.replay, delivered)
+      : undefined;
+  const replay =
+    continued ?? (await replayInstance(host, live, [...record.history.map(played), ...delivered]));
   // Terminated while the orchestrator ran: its decisions no longer count.
   if (isTerminal(record)) return;
   const divergence = checkReplay(live, replay);
@@ -115,6 +126,13 @@ export async function episode(host: InstanceHost, live: Live): Promise<void> {
     return;
   }
   host.setStatus(live, 'Running');
+  if (host.options.extendedSessions === true)
+    live.session = {
+      fn: live.fn,
+      executionId: record.executionId,
+      historyLength: record.history.length,
+      replay,
+    };
   await host.persist(live);
   host.emitEvents(live, appended);
   host.emitStatus(live);

@@ -8,6 +8,7 @@ import type { OrchestrationHandler } from 'durable-functions';
 
 import type { OrchestrationStatus, RunnerOptions } from './api.js';
 import type { Clock } from './clock.js';
+import type { SdkReplay } from './durable-internals.js';
 import type { HistoryEvent } from './history.js';
 import { failureDetailsOf, fromPayload, historyEvent } from './history.js';
 import type { InstanceRecord, InstanceStore, RuntimeStatus } from './store.js';
@@ -28,6 +29,19 @@ export interface Live {
   dispatched: Set<number>;
   needsEpisode: boolean;
   saveChain: Promise<void>;
+  /**
+   * The last episode's replay, alive, while nothing but episodes changed the history: the next episode
+   * continues it with its new events (episode.ts). Absent after a load, a failure or a continue-as-new.
+   */
+  session?: ReplaySession;
+}
+
+export interface ReplaySession {
+  readonly fn: OrchestrationHandler;
+  readonly executionId: string;
+  /** The history's length when the replay had processed all of it. */
+  readonly historyLength: number;
+  readonly replay: SdkReplay;
 }
 
 const TERMINAL: ReadonlySet<RuntimeStatus> = new Set(['Completed', 'Failed', 'Terminated']);

@@ -210,6 +210,15 @@ class Runner implements DurableRunner, InstanceHost {
       if (failure instanceof NonDeterminismError) throw failure;
       return live;
     }
+    // The next episode continues this replay (extended sessions) instead of replaying again.
+    if (this.options.extendedSessions === true) {
+      live.session = {
+        fn: live.fn,
+        executionId: record.executionId,
+        historyLength: record.history.length,
+        replay,
+      };
+    }
     await startChildren(this, live);
     return live;
   }
