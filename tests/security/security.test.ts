@@ -437,16 +437,15 @@ void describe('security', { concurrency: false }, () => {
       const persisted = capture.artifacts.filter((artifact) => artifact.name.startsWith('persisted ')).length;
       check(persisted >= 4, `persisted histories captured: ${persisted}`);
       // The orchestrators and activities log nothing today; the sink is attached for when they do.
+      // A whole record is one line; each journal line carries the events that save added.
       const historyEvents = capture.artifacts
         .filter((artifact) => artifact.name.startsWith('persisted '))
-        .reduce(
-          (sum, artifact) => sum + (JSON.parse(artifact.text) as { history: unknown[] }).history.length,
-          0,
-        );
+        .flatMap((artifact) => artifact.text.split('\n').filter((line) => line.trim() !== ''))
+        .reduce((sum, line) => sum + (JSON.parse(line) as { history: unknown[] }).history.length, 0);
       check(historyEvents > 100, `history events captured: ${historyEvents}`);
       console.log(
         `captured: ${capture.artifacts.filter((a) => a.name.startsWith('runner log')).length} runner log lines, ` +
-          `${historyEvents} history events, ${persisted} persisted instances`,
+          `${historyEvents} history events, ${persisted} persisted files (records and journals)`,
       );
       const findings = capture.scan(secrets);
       tally.secretsFound += findings.length;
