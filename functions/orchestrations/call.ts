@@ -11,7 +11,6 @@
  * timeout, a worker that crashed): it is treated as transient.
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
-import * as df from 'durable-functions';
 
 import type { ActivityFailure, ActivityResult } from '../../shared/application/activities/activity.js';
 import { formatDuration } from '../../shared/config/duration.js';
@@ -128,14 +127,20 @@ function isFailure(value: unknown): value is ActivityFailure {
   );
 }
 
+/**
+ * The host's error for a failed task (durable-functions' TaskFailedError), told by its shape: the class
+ * lives in the package's root module, which would load its HTTP client (axios and more) into every
+ * process that only runs orchestrators, such as the CLI.
+ */
+function taskFailureMessage(error: unknown): string | undefined {
+  if (!(error instanceof Error) || error.name !== 'TaskFailedError') return undefined;
+  const details = (error as Error & { failureDetails?: { errorMessage?: unknown } }).failureDetails;
+  return typeof details?.errorMessage === 'string' ? details.errorMessage : undefined;
+}
+
 /** An error thrown into the orchestrator by the host for an activity (timeout, crashed worker). */
 function hostFailure(name: string, error: unknown): ActivityFailure {
-  const message =
-    error instanceof df.TaskFailedError
-      ? error.failureDetails.errorMessage
-      : error instanceof Error
-        ? error.message
-        : String(error);
+  const message = taskFailureMessage(error) ?? (error instanceof Error ? error.message : String(error));
   return { kind: 'transient', code: 'ActivityFailed', message: `activity ${name} failed: ${message}` };
 }
 
@@ -144,8 +149,7 @@ function hostFailure(name: string, error: unknown): ActivityFailure {
  * reads `<step>: <cause>`).
  */
 export function childFailureMessage(error: unknown): string {
-  if (error instanceof df.TaskFailedError) return error.failureDetails.errorMessage;
-  return error instanceof Error ? error.message : String(error);
+  return taskFailureMessage(error) ?? (error instanceof Error ? error.message : String(error));
 }
 
 /**

@@ -3,7 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { retryWait } from '../../../functions/orchestrations/call.js';
+import * as df from 'durable-functions';
+
+import { childFailureMessage, retryWait } from '../../../functions/orchestrations/call.js';
 import { MAX_RETRY_AFTER_MS, RESTORE_RETRY, STEP_RETRY } from '../../../functions/orchestrations/timing.js';
 import type { ActivityFailure } from '../../../shared/application/activities/activity.js';
 
@@ -99,5 +101,27 @@ void describe('retryWait', () => {
       total += wait;
     }
     assert.equal(total, 135_000);
+  });
+});
+
+void describe('childFailureMessage', () => {
+  void it("reads the host's task failure by its shape, and any other error by its message", () => {
+    const failed = new df.TaskFailedError({
+      errorType: 'StepFailure',
+      errorMessage: 'capturing: the snapshot failed',
+      isNonRetriable: false,
+      isCausedBy: () => false,
+    });
+    const cases: [string, unknown, string][] = [
+      ["the SDK's TaskFailedError: its failure details' message", failed, 'capturing: the snapshot failed'],
+      ['an Error', new Error('boom'), 'boom'],
+      [
+        'an Error named like it without details',
+        Object.assign(new Error('plain'), { name: 'TaskFailedError' }),
+        'plain',
+      ],
+      ['a string', 'gone', 'gone'],
+    ];
+    for (const [name, error, want] of cases) assert.equal(childFailureMessage(error), want, name);
   });
 });
