@@ -116,13 +116,7 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): In
       dir,
       `.${fileName(record.instanceId)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
     );
-    const handle = await open(temp, 'w');
-    try {
-      await handle.writeFile(text, 'utf8');
-      if (fsync) await handle.sync();
-    } finally {
-      await handle.close();
-    }
+    await write(temp, 'w', text);
     try {
       await rename(temp, target);
     } catch (error) {
@@ -135,8 +129,9 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): In
     });
   }
 
-  async function append(record: InstanceRecord, text: string): Promise<void> {
-    const handle = await open(path.join(dir, journalName(record.instanceId)), 'a');
+  /** Writes (`w`) or appends (`a`) the text, flushed to disk when `fsync` says so. */
+  async function write(file: string, flags: 'w' | 'a', text: string): Promise<void> {
+    const handle = await open(file, flags);
     try {
       await handle.writeFile(text, 'utf8');
       if (fsync) await handle.datasync();
@@ -201,7 +196,7 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): In
             history: history.slice(last.historyLength),
             actions: actions.slice(last.actionsLength),
           };
-          await append(record, `${JSON.stringify(line)}\n`);
+          await write(path.join(dir, journalName(record.instanceId)), 'a', `${JSON.stringify(line)}\n`);
         } else {
           await writeWhole(record, JSON.stringify({ ...record, journalSeq: seq }));
         }
