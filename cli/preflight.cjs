@@ -59,21 +59,16 @@ function buildIfPossible(root) {
   } catch {
     return 0;
   }
-  const result = require('child_process').spawnSync(process.execPath, [compiler, '-b'], {
-    cwd: root,
-    stdio: 'inherit',
-  });
-  if (result.status !== 0) return result.status === null ? 1 : result.status;
+  const compiled = runNode(root, [compiler, '-b']);
+  if (compiled !== 0) return compiled;
   // Then the CLI's bundle (skipped when it is current or esbuild is missing): the launcher prefers it.
-  const bundled = require('child_process').spawnSync(
-    process.execPath,
-    [require('path').join(__dirname, 'bundle-cli.cjs')],
-    {
-      cwd: root,
-      stdio: 'inherit',
-    },
-  );
-  return bundled.status === null ? 1 : bundled.status;
+  return runNode(root, [require('path').join(__dirname, 'bundle-cli.cjs')]);
+}
+
+/** Runs a script with this Node.js in `root`; its exit status (1 when it was killed). */
+function runNode(root, args) {
+  const result = require('child_process').spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+  return result.status === null ? 1 : result.status;
 }
 
 module.exports = { nodeVersionProblem, versionMessage, exitUnlessSupported, MINIMUM_TEXT };

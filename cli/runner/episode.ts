@@ -16,7 +16,15 @@ import {
   historyEvent,
   toPayload,
 } from './history.js';
-import { type InstanceHost, isTerminal, type Live, played, sdkCopy } from './instance.js';
+import {
+  type InstanceHost,
+  isTerminal,
+  keepSession,
+  type Live,
+  played,
+  sdkCopy,
+  takeSession,
+} from './instance.js';
 import {
   actionTypeName,
   findDivergence,
@@ -61,16 +69,8 @@ export async function episode(host: InstanceHost, live: Live): Promise<void> {
   const now = host.clock.now();
   const consumed = record.inbox.slice();
   const delivered = [historyEvent('OrchestratorStarted', now), ...consumed];
-  const session = live.session;
-  live.session = undefined;
-  const continued =
-    host.options.extendedSessions === true &&
-    session !== undefined &&
-    session.fn === live.fn &&
-    session.executionId === record.executionId &&
-    session.historyLength === record.history.length
-      ? continueWithSdk(session.replay, delivered)
-      : undefined;
+  const session = takeSession(live);
+  const continued = session === undefined ? undefined : continueWithSdk(session, delivered);
   const replay =
     continued ?? (await replayInstance(host, live, [...record.history.map(played), ...delivered]));
   // Terminated while the orchestrator ran: its decisions no longer count.
@@ -126,13 +126,7 @@ export async function episode(host: InstanceHost, live: Live): Promise<void> {
     return;
   }
   host.setStatus(live, 'Running');
-  if (host.options.extendedSessions === true)
-    live.session = {
-      fn: live.fn,
-      executionId: record.executionId,
-      historyLength: record.history.length,
-      replay,
-    };
+  keepSession(host.options, live, replay);
   await host.persist(live);
   host.emitEvents(live, appended);
   host.emitStatus(live);

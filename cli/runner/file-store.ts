@@ -63,6 +63,12 @@ function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException).code === 'ENOENT';
 }
 
+async function unlinkIfPresent(file: string): Promise<void> {
+  await unlink(file).catch((error: unknown) => {
+    if (!isMissing(error)) throw error;
+  });
+}
+
 /** The record as written, then every journal line that follows it in order; a torn last line is not one. */
 function replayJournal(base: Record<string, unknown>, journal: string): unknown {
   let seq = typeof base['journalSeq'] === 'number' ? base['journalSeq'] : undefined;
@@ -124,9 +130,7 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): In
       throw new Error(`saving instance ${record.instanceId} to ${target}`, { cause: error });
     }
     // Its lines are in the record now (and skipped by their seq if this unlink never happens).
-    await unlink(path.join(dir, journalName(record.instanceId))).catch((error: unknown) => {
-      if (!isMissing(error)) throw error;
-    });
+    await unlinkIfPresent(path.join(dir, journalName(record.instanceId)));
   }
 
   /** Writes (`w`) or appends (`a`) the text, flushed to disk when `fsync` says so. */
@@ -209,9 +213,7 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): In
     async remove(instanceId) {
       saved.delete(instanceId);
       for (const name of [fileName(instanceId), journalName(instanceId)]) {
-        await unlink(path.join(dir, name)).catch((error: unknown) => {
-          if (!isMissing(error)) throw error;
-        });
+        await unlinkIfPresent(path.join(dir, name));
       }
     },
     async list() {

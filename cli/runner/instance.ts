@@ -44,6 +44,29 @@ export interface ReplaySession {
   readonly replay: SdkReplay;
 }
 
+/** Keeps a replay of the whole recorded history for the next episode to continue (extended sessions). */
+export function keepSession(options: RunnerOptions, live: Live, replay: SdkReplay): void {
+  if (options.extendedSessions !== true) return;
+  live.session = {
+    fn: live.fn,
+    executionId: live.record.executionId,
+    historyLength: live.record.history.length,
+    replay,
+  };
+}
+
+/** Takes the kept replay when it still stands for the recorded history (nothing but episodes changed it). */
+export function takeSession(live: Live): SdkReplay | undefined {
+  const session = live.session;
+  live.session = undefined;
+  const current =
+    session !== undefined &&
+    session.fn === live.fn &&
+    session.executionId === live.record.executionId &&
+    session.historyLength === live.record.history.length;
+  return current ? session.replay : undefined;
+}
+
 const TERMINAL: ReadonlySet<RuntimeStatus> = new Set(['Completed', 'Failed', 'Terminated']);
 const MAX_INSTANCE_ID_LENGTH = 256;
 

@@ -29,6 +29,7 @@ import { type HistoryEvent, historyEvent, toPayload } from './history.js';
 import {
   type InstanceHost,
   isTerminal,
+  keepSession,
   type Live,
   type NewInstance,
   newInstanceRecord,
@@ -211,14 +212,7 @@ class Runner implements DurableRunner, InstanceHost {
       return live;
     }
     // The next episode continues this replay (extended sessions) instead of replaying again.
-    if (this.options.extendedSessions === true) {
-      live.session = {
-        fn: live.fn,
-        executionId: record.executionId,
-        historyLength: record.history.length,
-        replay,
-      };
-    }
+    keepSession(this.options, live, replay);
     await startChildren(this, live);
     return live;
   }

@@ -128,20 +128,26 @@ function isFailure(value: unknown): value is ActivityFailure {
 }
 
 /**
- * The host's error for a failed task (durable-functions' TaskFailedError), told by its shape: the class
- * lives in the package's root module, which would load its HTTP client (axios and more) into every
- * process that only runs orchestrators, such as the CLI.
+ * The message of an error the host threw into the orchestrator: a failed task's (durable-functions'
+ * TaskFailedError) is its failure details' message. The class is told by its shape: it lives in the
+ * package's root module, which would load its HTTP client (axios and more) into every process that only
+ * runs orchestrators, such as the CLI.
  */
-function taskFailureMessage(error: unknown): string | undefined {
-  if (!(error instanceof Error) || error.name !== 'TaskFailedError') return undefined;
+function hostErrorMessage(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
   const details = (error as Error & { failureDetails?: { errorMessage?: unknown } }).failureDetails;
-  return typeof details?.errorMessage === 'string' ? details.errorMessage : undefined;
+  return error.name === 'TaskFailedError' && typeof details?.errorMessage === 'string'
+    ? details.errorMessage
+    : error.message;
 }
 
 /** An error thrown into the orchestrator by the host for an activity (timeout, crashed worker). */
 function hostFailure(name: string, error: unknown): ActivityFailure {
-  const message = taskFailureMessage(error) ?? (error instanceof Error ? error.message : String(error));
-  return { kind: 'transient', code: 'ActivityFailed', message: `activity ${name} failed: ${message}` };
+  return {
+    kind: 'transient',
+    code: 'ActivityFailed',
+    message: `activity ${name} failed: ${hostErrorMessage(error)}`,
+  };
 }
 
 /**
@@ -149,7 +155,7 @@ function hostFailure(name: string, error: unknown): ActivityFailure {
  * reads `<step>: <cause>`).
  */
 export function childFailureMessage(error: unknown): string {
-  return taskFailureMessage(error) ?? (error instanceof Error ? error.message : String(error));
+  return hostErrorMessage(error);
 }
 
 /**

@@ -3,9 +3,9 @@
  * publishing it: read the model, pin it to the version and add the canary instances in one write with
  * If-Match (recording in the scale set's tags what it was), and watch them until every one passed (joined
  * under its own name, Ready, Ready for the soak, its DaemonSet pods running, the check pod succeeded) or
- * one failed or the deadline passed. Passed: the canaries stay or are removed, the caller publishes. Rejected: the model
- * goes back to exactly what it was, the canaries are deleted (or kept cordoned), the version is tagged
- * rejected and stays hidden. Any other failure (cancel, a scale-out that never happens, Azure down for
+ * one failed or the deadline passed. Passed: the canaries stay or are removed, the caller publishes.
+ * Rejected: the model goes back to exactly what it was, the canaries are deleted (or kept cordoned), the
+ * version is tagged rejected and stays hidden. Any other failure (cancel, a scale-out that never happens, Azure down for
  * long) gives everything back the same way, marks the version abandoned, and fails the run.
  * Every wait is a pollUntil (durable timers), every step an idempotent activity: a crash anywhere resumes
  * to one of the two end states.
