@@ -29,6 +29,8 @@ export interface LeftoversOutcome {
    * new version's name must follow. Read before the reaper deleted any, which only makes it more careful.
    */
   readonly versionNames: readonly string[];
+  /** The definition did not exist then (a pool's first refresh): it is created without reading it again. */
+  readonly definitionAbsent: boolean;
 }
 
 const STEP = 'giving-back-leftovers';
@@ -56,6 +58,7 @@ export function* giveBackLeftovers(
     kept: outcome.kept,
     failures: [...canary.failures, ...outcome.failures],
     versionNames: view.holdings.versions.map((version) => version.versionName),
+    definitionAbsent: view.definitionAbsent === true,
   };
 }
 
@@ -87,7 +90,7 @@ function* carryOut(
   hold: PoolHold,
   scope: PoolScope,
   plan: ReapPlan,
-): Generator<Task, Omit<LeftoversOutcome, 'versionNames'>, unknown> {
+): Generator<Task, Omit<LeftoversOutcome, 'versionNames' | 'definitionAbsent'>, unknown> {
   const cluster = hold.cluster;
   const gaveBack: string[] = [];
   const failures: string[] = [];

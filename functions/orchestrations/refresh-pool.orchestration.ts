@@ -224,7 +224,7 @@ function* refreshHeldPool(
   };
 
   report.clock.enter('preparing-image');
-  const ref = yield* prepareImagePhase(run, leftovers.versionNames);
+  const ref = yield* prepareImagePhase(run, leftovers);
   run.version = ref.versionName;
   const snapshotName = snapshotNameFor(plan, ref.versionName);
 
@@ -300,7 +300,10 @@ function* refreshHeldPool(
   report.clock.enter('model');
   const model = yield* modelPhase(run, version);
   report.clock.enter('generations');
-  const after = yield* generationsPhase(run);
+  const after = yield* generationsPhase(
+    run,
+    model.modelImageId === undefined ? {} : { modelImageId: model.modelImageId },
+  );
 
   return {
     cluster,

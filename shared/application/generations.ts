@@ -17,6 +17,7 @@ import {
 } from '../domain/generations.js';
 import { parseImageVersion } from '../domain/image-version.js';
 import { galleryImageResourceId, parseProviderId, sameResourceId } from '../domain/resource-id.js';
+import type { ScaleSet } from '../domain/scale-set.js';
 import { versionVerdictOf } from '../domain/version-verdict.js';
 import { provenanceOf } from './image-facts.js';
 import { keptNodes } from './node-scan.js';
@@ -45,15 +46,23 @@ export function resourceIdOfNode(node: ClusterNode): string | undefined {
     : `/subscriptions/${id.virtualMachine.subscriptionId}/resourceGroups/${id.virtualMachine.resourceGroup}/providers/Microsoft.Compute/virtualMachines/${id.virtualMachine.name}`;
 }
 
+/**
+ * `known.modelImageId`: the gallery image the caller has just seen the model on (a refresh's model
+ * step); the scale set is then not read again. A stale id only mislabels until the next run.
+ */
 export async function applyNodeGenerations(
   handle: ClusterHandle,
   poolName: string,
   now: Date,
+  known: { readonly modelImageId?: string } = {},
 ): Promise<GenerationsResult> {
   const pool = await findPool(handle, poolName);
   const configuration = handle.configuration.poolConfiguration(pool);
   const policy = configuration.run.generations;
-  const scaleSet = await handle.compute.getScaleSet(pool.scaleSet);
+  const scaleSet: Pick<ScaleSet, 'imageReference'> =
+    known.modelImageId === undefined
+      ? await handle.compute.getScaleSet(pool.scaleSet)
+      : { imageReference: { kind: 'gallery', id: known.modelImageId } };
   const image = await currentImageFacts(handle, scaleSet, configuration);
   const g = configuration.gallery;
   const definitionId = galleryImageResourceId({ ...g, imageName: g.imageDefinitionName });

@@ -67,7 +67,7 @@ export async function findPool(
 /** Facts about the image the model points at, when it is one of our gallery versions. */
 export async function currentImageFacts(
   handle: ClusterHandle,
-  scaleSet: ScaleSet,
+  scaleSet: Pick<ScaleSet, 'imageReference'>,
   configuration: PoolConfiguration,
 ): Promise<{
   facts?: PoolImageFacts;

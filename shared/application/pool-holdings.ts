@@ -52,6 +52,8 @@ export interface PoolHoldingsView {
    * Read with the rest, so that a run whose pool has no canary of a dead run reads the model once.
    */
   readonly canaryRecord?: { readonly run: string } | 'damaged';
+  /** ARM said the image definition does not exist (its versions could not be listed): the first refresh. */
+  readonly definitionAbsent?: true;
 }
 
 /** The lease of a scale set, in the product's namespace (the prep pod's, `capture.prepNamespace`). */
@@ -79,6 +81,7 @@ export async function poolScope(handle: ClusterHandle, poolName: string): Promis
 
 export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope): Promise<PoolHoldingsView> {
   const { kube, compute } = handle;
+  let definitionAbsent = false;
   const [lease, nodes, prepPods, snapshots, disks, versions, scaleSet] = await Promise.all([
     kube.getLease(scope.lease.namespace, scope.lease.name),
     // Only the nodes carrying a run's marker matter here: kept page by page, never the whole list.
@@ -91,8 +94,9 @@ export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope):
     // Live capture makes its copy disk in the scale set's resource group, tagged like its snapshot.
     compute.listDisks(scope.scaleSet.subscriptionId, scope.scaleSet.resourceGroup),
     compute.listImageVersions(scope.definition).catch((error: unknown) => {
-      if (isNotFound(error)) return [];
-      throw error;
+      if (!isNotFound(error)) throw error;
+      definitionAbsent = true;
+      return [];
     }),
     compute.getScaleSet(scope.scaleSet),
   ]);
@@ -119,6 +123,7 @@ export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope):
   return {
     scope,
     ...(lease === undefined ? {} : { lease }),
+    ...(definitionAbsent ? { definitionAbsent } : {}),
     ...(canary.kind === 'none'
       ? {}
       : { canaryRecord: canary.kind === 'damaged' ? 'damaged' : { run: canary.record.run } }),

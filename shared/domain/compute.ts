@@ -5,8 +5,16 @@
 import type { ScaleSetRef } from './resource-id.js';
 
 /** Instance power states as ARM reports them in `PowerState/<state>` statuses. */
-export type PowerState =
-  'starting' | 'running' | 'stopping' | 'stopped' | 'deallocating' | 'deallocated' | 'unknown';
+export const POWER_STATES = [
+  'starting',
+  'running',
+  'stopping',
+  'stopped',
+  'deallocating',
+  'deallocated',
+  'unknown',
+] as const;
+export type PowerState = (typeof POWER_STATES)[number];
 
 /** ARM `provisioningState` values we act on; anything else is carried as is. */
 export type ProvisioningState =
@@ -42,6 +50,13 @@ export interface ScaleSetInstance {
   /** Managed data disks attached to the instance (`storageProfile.dataDisks`). */
   readonly dataDisks?: readonly AttachedDataDisk[];
 }
+
+/**
+ * What a power request needs to know of an instance: where it is, whether it is a Uniform instance or a
+ * Flexible member VM (its resource id says), and the power state it was last seen in (a request that
+ * would change nothing is not sent).
+ */
+export type PowerTarget = Pick<ScaleSetInstance, 'scaleSet' | 'instanceId' | 'resourceId' | 'powerState'>;
 
 /** A data disk in an instance's storage profile. */
 export interface AttachedDataDisk {
@@ -157,6 +172,30 @@ export interface ScaleSetExtension {
   /** Extension type, e.g. `CustomScript`. */
   readonly type: string;
   readonly provisioningState?: ProvisioningState;
+}
+
+/** An extension the prototype image makes redundant (bootstrap), and whether its deletion is under way. */
+export interface RemovableExtension {
+  readonly name: string;
+  readonly deleting: boolean;
+}
+
+/**
+ * The extensions a refreshed model no longer needs: every one whose type (`CustomScript`) or
+ * `publisher/type` is not kept. Those being deleted are listed too: the caller waits until none is left.
+ */
+export function removableExtensions(
+  extensions: readonly ScaleSetExtension[],
+  keepExtensionTypes: readonly string[],
+): RemovableExtension[] {
+  const keep = new Set(keepExtensionTypes.map((type) => type.toLowerCase()));
+  return extensions
+    .filter((extension) => {
+      const type = extension.type.toLowerCase();
+      const qualified = `${extension.publisher}/${extension.type}`.toLowerCase();
+      return !keep.has(type) && !keep.has(qualified);
+    })
+    .map((extension) => ({ name: extension.name, deleting: extension.provisioningState === 'Deleting' }));
 }
 
 /** The cloud-init customData we put on a refreshed model: bootstrap already happened on the prototype. */

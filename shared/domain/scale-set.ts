@@ -3,6 +3,7 @@
  * pools a prototype refresh would break or that another controller would silently revert.
  */
 
+import type { ScaleSetExtension } from './compute.js';
 import { describeScaleSet, type ScaleSetRef } from './resource-id.js';
 
 export type OrchestrationMode = 'Uniform' | 'Flexible';
@@ -62,6 +63,8 @@ export interface ScaleSet extends ScaleSetRef {
   readonly osDiskEncryptionSetId?: string;
   /** `publisher/type` of each model extension (`Microsoft.Azure.Security/AzureDiskEncryptionForLinux`…). */
   readonly extensionTypes?: readonly string[];
+  /** The model's extensions with their provisioning state, when the adapter read them. */
+  readonly extensions?: readonly ScaleSetExtension[];
   /** ARM `provisioningState` (`Succeeded`, `Updating`, `Failed`…) when the adapter read it; not an eligibility fact. */
   readonly provisioningState?: string;
   /** The model's etag: a change sent with `If-Match` fails (412) when anyone changed the scale set since. */

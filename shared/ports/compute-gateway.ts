@@ -20,6 +20,7 @@ import type {
   ImageVersion,
   ImageVersionRef,
   ManagedDisk,
+  PowerTarget,
   RunCommandState,
   ScaleSetExtension,
   ScaleSetInstance,
@@ -106,8 +107,11 @@ export interface ComputeGateway {
    * `instance` as `getInstance` just returned it (its power state is not read again).
    */
   requestPowerOff(instance: ScaleSetInstance): Promise<void>;
-  /** No-op when starting or running, judged on `instance` as `getInstance` just returned it. */
-  requestStart(instance: ScaleSetInstance): Promise<void>;
+  /**
+   * No-op when starting or running, judged on `instance` as last seen (`getInstance`, or a read the
+   * caller made just before): its power state is not read again.
+   */
+  requestStart(instance: PowerTarget): Promise<void>;
 
   /**
    * Attaches a managed data disk at `lun` (POST …/attachDetachDataDisks: only the disks change, no

@@ -47,6 +47,8 @@ export interface TakenSnapshot {
   readonly completed: boolean;
   /** The donor VM's unique id, for the version's tags. */
   readonly vmId?: string;
+  /** The donor's ARM resource id as seen stopped: its start needs no read. */
+  readonly donorResourceId?: string;
   readonly prior: NodePriorState;
   readonly cordonedAtMs: number;
 }
@@ -120,7 +122,7 @@ export function* giveBackCaptured(
 ): Generator<Task, GivenBack, unknown> {
   const giveBack = yield* giveBackDonor(run, {
     prior: taken.prior,
-    knownStopped: true,
+    knownStopped: taken.donorResourceId === undefined ? {} : { resourceId: taken.donorResourceId },
     ...prepPodOf(run, prepPodName),
   });
   if (giveBack.failures.length > 0) throw combineFailures(undefined, giveBack.failures);
@@ -273,7 +275,8 @@ function* captureDisk(
     },
   );
   const vmId = stopped.vmId === undefined ? {} : { vmId: stopped.vmId };
-  const taken = { snapshotName: input.snapshotName, requestedAtMs, ...vmId };
+  const resourceId = stopped.resourceId === undefined ? {} : { donorResourceId: stopped.resourceId };
+  const taken = { snapshotName: input.snapshotName, requestedAtMs, ...vmId, ...resourceId };
   if (!mustWaitForSnapshotCompletion(settings.waitForSnapshotCompletion, stopped.osDiskType)) {
     // Taken: the copy is point-in-time from the create call on; the image phase waits for Succeeded.
     return { ...taken, snapshotId: requested.id, completed: false };

@@ -20,8 +20,10 @@ export interface GenerationsPhaseOutput {
   readonly warnings?: readonly string[];
 }
 
+/** `known.modelImageId`: the image the run just saw the model on (its scale set is not read again). */
 export function* generationsPhase(
   run: Pick<RefreshRun, 'context' | 'input'>,
+  known: { readonly modelImageId?: string } = {},
 ): Generator<Task, GenerationsPhaseOutput, unknown> {
   const step = 'labelling-generations';
   setStatus(run, step);
@@ -29,7 +31,7 @@ export function* generationsPhase(
     return yield* call(
       run.context,
       activities.applyNodeGenerations,
-      { cluster: run.input.cluster, pool: run.input.pool },
+      { cluster: run.input.cluster, pool: run.input.pool, ...known },
       { step },
     );
   } catch (error) {

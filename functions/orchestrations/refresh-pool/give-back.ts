@@ -7,7 +7,7 @@
 import type { Task } from 'durable-functions';
 
 import type { NodePriorState } from '../../../shared/application/donor-node.js';
-import { activities } from '../../activities.js';
+import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
 import { EXPECTED, POLL, RESTORE_RETRY } from '../timing.js';
@@ -19,8 +19,11 @@ export interface GiveBackInput {
   readonly prior: NodePriorState;
   /** The prep pod to delete (drain-and-stop); absent when no pod was run (run-command). */
   readonly prepPodName?: string;
-  /** The run just saw the VM stopped (a completed capture): it is started without reading it again. */
-  readonly knownStopped?: boolean;
+  /**
+   * The run just saw the VM stopped (a completed capture), with its resource id: it is started without
+   * reading it again. (A run recorded before the id was kept has none: its start reads the instance.)
+   */
+  readonly knownStopped?: { readonly resourceId?: string };
 }
 
 export interface GiveBackOutput {
@@ -65,16 +68,27 @@ export function* giveBackDonor(
     }
   }
   try {
-    const view =
-      input.knownStopped === true
-        ? { exists: true, powerState: 'stopped' }
-        : yield* call(context, activities.readInstance, instance, { step });
+    const view: Pick<
+      ActivityOutput<'readInstance'>,
+      'exists' | 'powerState' | 'resourceId'
+    > = input.knownStopped !== undefined
+      ? { exists: true, powerState: 'stopped', ...input.knownStopped }
+      : yield* call(context, activities.readInstance, instance, { step });
     // Scaled in while we held it: there is no VM to start, and its node goes with it.
     if (view.exists) {
       const startAskedAt = context.df.currentUtcDateTime.getTime();
       const starting = view.powerState !== 'running' && view.powerState !== 'starting';
       if (starting) {
-        yield* call(context, activities.requestInstanceStart, { ...instance, fence: run.fence }, { step });
+        const seen =
+          view.resourceId === undefined
+            ? {}
+            : { seen: { resourceId: view.resourceId, powerState: view.powerState } };
+        yield* call(
+          context,
+          activities.requestInstanceStart,
+          { ...instance, fence: run.fence, ...seen },
+          { step },
+        );
       }
       yield* pollUntil(context, {
         step: 'starting-instance',

@@ -26,12 +26,12 @@ export type BuiltVersion = ImageVersionRef & {
 };
 
 /**
- * Ensures the gallery and the definition; returns the new version's reference, named after
- * `existingVersions` (the definition's versions as read once the run held the pool).
+ * Ensures the gallery and the definition; returns the new version's reference, named after the
+ * definition's versions as read once the run held the pool (`held`).
  */
 export function* prepareImagePhase(
   run: RefreshRun,
-  existingVersions: readonly string[],
+  held: { readonly versionNames: readonly string[]; readonly definitionAbsent: boolean },
 ): Generator<Task, ImageVersionRef, unknown> {
   const { context, cluster, plan } = run;
   setStatus(run, 'ensuring-image-definition');
@@ -44,10 +44,11 @@ export function* prepareImagePhase(
       location: plan.scaleSet.location,
       spec: plan.image.definitionSpec,
       galleryTags: plan.image.galleryTags,
+      ...(held.definitionAbsent ? { definitionAbsent: true } : {}),
     },
     { step: 'ensuring-image-definition' },
   );
-  const versionName = nextImageVersionName(context.df.currentUtcDateTime, existingVersions);
+  const versionName = nextImageVersionName(context.df.currentUtcDateTime, held.versionNames);
   return { ...plan.image.definition, versionName };
 }
 

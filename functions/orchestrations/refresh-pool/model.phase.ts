@@ -21,6 +21,8 @@ export interface ModelPhaseOutput {
   readonly prunedVersions: readonly string[];
   /** Why the model was left as it was (it already uses a newer version). */
   readonly modelKept?: string;
+  /** The image the model was seen on when this phase ended (the generations step starts from it). */
+  readonly modelImageId?: string;
 }
 
 export function* modelPhase(
@@ -67,7 +69,8 @@ export function* modelPhase(
       'check who changed the model; run again to point it at the newest version',
     );
   }
-  yield* pollUntil(context, {
+  const keepExtensionTypes = [...settings.keepExtensionTypes];
+  const updated = yield* pollUntil(context, {
     step: 'updating-scale-set-model',
     ...EXPECTED.scaleSetUpdate,
     timeoutSeconds: POLL.scaleSetUpdate.timeout,
@@ -75,7 +78,7 @@ export function* modelPhase(
       call(
         context,
         activities.readScaleSetImage,
-        { cluster, scaleSet },
+        { cluster, scaleSet, keepExtensionTypes },
         { step: 'updating-scale-set-model' },
       ),
     done: (view) => {
@@ -93,8 +96,12 @@ export function* modelPhase(
 
   const step = 'removing-bootstrap-extensions';
   setStatus(run, step);
-  const listing = { cluster, scaleSet, keepExtensionTypes: [...settings.keepExtensionTypes] };
-  const extensions = yield* call(context, activities.listRemovableExtensions, listing, { step });
+  const listing = { cluster, scaleSet, keepExtensionTypes };
+  // The model read that saw the update done carries the extensions (a history recorded before it did
+  // has none: they are listed).
+  const extensions =
+    updated.removableExtensions ??
+    (yield* call(context, activities.listRemovableExtensions, listing, { step }));
   const deletionAskedAtMs = context.df.currentUtcDateTime.getTime();
   for (const extension of extensions) {
     if (extension.deleting) continue;
@@ -130,5 +137,9 @@ export function* modelPhase(
     },
     { step: 'pruning-versions' },
   );
-  return { removedExtensions: extensions.map((extension) => extension.name), prunedVersions: pruned };
+  return {
+    removedExtensions: extensions.map((extension) => extension.name),
+    prunedVersions: pruned,
+    modelImageId: targetImageId,
+  };
 }

@@ -14,6 +14,7 @@ import type {
   ImageVersion,
   ImageVersionRef,
   ManagedDisk,
+  PowerTarget,
   RunCommandState,
   ScaleSetExtension,
   ScaleSetInstance,
@@ -100,7 +101,7 @@ export class ArmComputeGateway implements ComputeGateway {
     return this.#vms.requestPowerOff(instance);
   }
 
-  requestStart(instance: ScaleSetInstance): Promise<void> {
+  requestStart(instance: PowerTarget): Promise<void> {
     return this.#vms.requestStart(instance);
   }
 

@@ -5,7 +5,12 @@
  */
 import type { AttachDetachDataDisksRequest } from '@azure/arm-compute';
 
-import type { PowerState, ScaleSetInstance, VirtualMachineSummary } from '../../domain/compute.js';
+import type {
+  PowerState,
+  PowerTarget,
+  ScaleSetInstance,
+  VirtualMachineSummary,
+} from '../../domain/compute.js';
 import { ignoreNotFound, NotFoundError } from '../../domain/errors.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
 import {
@@ -153,7 +158,7 @@ export class ArmVirtualMachines {
     });
   }
 
-  async requestStart(instance: ScaleSetInstance): Promise<void> {
+  async requestStart(instance: PowerTarget): Promise<void> {
     const action = `requesting start of instance ${instance.instanceId} of scale set ${describeScaleSet(instance.scaleSet)}`;
     const client = this.clients.client(instance.scaleSet.subscriptionId, action);
     if (RUNNING_OR_STARTING.has(instance.powerState)) {
@@ -215,7 +220,7 @@ export class ArmVirtualMachines {
 }
 
 /** A Flexible member's own resource group (taken from its id: it need not be the scale set's). */
-function vmResourceGroup(instance: ScaleSetInstance): string {
+function vmResourceGroup(instance: Pick<ScaleSetInstance, 'resourceId' | 'scaleSet'>): string {
   return resourceGroupOfId(instance.resourceId) ?? instance.scaleSet.resourceGroup;
 }
 

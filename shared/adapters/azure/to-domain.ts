@@ -108,6 +108,7 @@ export function toScaleSet(
     ...imageReferenceFieldsOf(storage?.imageReference),
     ...(vmSize === undefined ? {} : { vmSize }),
     ...(encryptionSet === undefined ? {} : { osDiskEncryptionSetId: encryptionSet }),
+    extensions: (profile?.extensionProfile?.extensions ?? []).map(toExtension),
     extensionTypes: (profile?.extensionProfile?.extensions ?? []).flatMap((extension) => {
       const type = nonEmpty(extension.typePropertiesType);
       if (type === undefined) return [];

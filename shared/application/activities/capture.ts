@@ -2,6 +2,7 @@
 import { z } from 'zod';
 
 import type { PowerState, ProvisioningState } from '../../domain/compute.js';
+import { POWER_STATES } from '../../domain/compute.js';
 import { isNotFound } from '../../domain/errors.js';
 import { snapshotResourceId } from '../../domain/resource-id.js';
 import { checkFence } from '../pool-lease.js';
@@ -21,6 +22,8 @@ export interface InstanceView {
   readonly osDiskType?: string;
   readonly vmId?: string;
   readonly location: string;
+  /** Its ARM resource id (absent when it no longer exists): a start can be asked without a read. */
+  readonly resourceId?: string;
 }
 
 export interface SnapshotView {
@@ -46,6 +49,7 @@ const readInstance = defineActivity(
         ...(instance.osDiskType === undefined ? {} : { osDiskType: instance.osDiskType }),
         ...(instance.vmId === undefined ? {} : { vmId: instance.vmId }),
         location: instance.location,
+        resourceId: instance.resourceId,
       };
     } catch (error) {
       if (isNotFound(error)) {
@@ -68,11 +72,20 @@ const requestInstancePowerOff = defineActivity(
 
 const requestInstanceStart = defineActivity(
   'requestInstanceStart',
-  FencedInstanceInput,
+  FencedInstanceInput.extend({
+    /** The instance as the orchestration just read it (readInstance): started without reading it again. */
+    seen: z.object({ resourceId: z.string().min(1), powerState: z.enum(POWER_STATES) }).optional(),
+  }),
   async (deps, input) => {
     const { compute, kube } = await deps.cluster(input.cluster);
     await checkFence(kube, input.fence, `starting instance ${input.instanceId}`, deps.now());
-    await compute.requestStart(await compute.getInstance(input.scaleSet, input.instanceId));
+    // A retry may find the VM starting already: ARM answers a start of a running VM as done, and one
+    // still starting as another operation in progress (transient: the next attempt finds it running).
+    await compute.requestStart(
+      input.seen === undefined
+        ? await compute.getInstance(input.scaleSet, input.instanceId)
+        : { scaleSet: input.scaleSet, instanceId: input.instanceId, ...input.seen },
+    );
   },
 );
 

@@ -54,17 +54,24 @@ const ensureImageDefinition = defineActivity(
       tags: Tags,
     }),
     galleryTags: Tags,
+    /** The run just saw the definition missing (its versions could not be listed): it is not read again. */
+    definitionAbsent: z.literal(true).optional(),
   }),
   async (deps, input): Promise<void> => {
     const { compute } = await deps.cluster(input.cluster);
     // The definition is read first: once it exists (every run but the first), the gallery does too.
-    let definition: ImageDefinition;
-    try {
-      definition = await compute.getImageDefinition(input.definition);
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      // ARM says ParentResourceNotFound when the gallery is missing as well: it is created unread.
-      const galleryAbsent = isRefreshError(error) && error.code === 'ParentResourceNotFound';
+    let definition: ImageDefinition | undefined;
+    let galleryAbsent = false;
+    if (input.definitionAbsent !== true) {
+      try {
+        definition = await compute.getImageDefinition(input.definition);
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+        // ARM says ParentResourceNotFound when the gallery is missing as well: it is created unread.
+        galleryAbsent = isRefreshError(error) && error.code === 'ParentResourceNotFound';
+      }
+    }
+    if (definition === undefined) {
       await compute.ensureGallery(input.definition, input.location, input.galleryTags, galleryAbsent);
       definition = await compute.ensureImageDefinition(input.definition, input.location, input.spec, true);
     }

@@ -2,8 +2,8 @@
 import { z } from 'zod';
 
 import { sameImageReference, withoutCanaryRecord } from '../../domain/canary-record.js';
-import type { ProvisioningState } from '../../domain/compute.js';
-import { NO_OP_CLOUD_CONFIG } from '../../domain/compute.js';
+import type { ProvisioningState, RemovableExtension } from '../../domain/compute.js';
+import { NO_OP_CLOUD_CONFIG, removableExtensions } from '../../domain/compute.js';
 import { CONCURRENT_CHANGE, isConcurrentChange, TransientError } from '../../domain/errors.js';
 import { newerVersionInModel } from '../../domain/model-direction.js';
 import { sameResourceId } from '../../domain/resource-id.js';
@@ -13,12 +13,11 @@ import { ClusterInput, Name, ScaleSetRefInput } from './inputs.js';
 export interface ScaleSetImageView {
   readonly imageId?: string;
   readonly provisioningState: ProvisioningState;
-}
-
-/** An extension the prototype image makes redundant (bootstrap), and whether its deletion is under way. */
-export interface RemovableExtension {
-  readonly name: string;
-  readonly deleting: boolean;
+  /**
+   * When asked (`keepExtensionTypes`): the model's extensions a refreshed model no longer needs, from
+   * the same read (the model carries them), so that the extension step needs no listing of its own.
+   */
+  readonly removableExtensions?: readonly RemovableExtension[];
 }
 
 const ScaleSetInput = ClusterInput.extend({ scaleSet: ScaleSetRefInput });
@@ -77,14 +76,18 @@ const requestScaleSetImageUpdate = defineActivity(
 
 const readScaleSetImage = defineActivity(
   'readScaleSetImage',
-  ScaleSetInput,
+  ScaleSetInput.extend({ keepExtensionTypes: z.array(z.string()).optional() }),
   async (deps, input): Promise<ScaleSetImageView> => {
     const { compute } = await deps.cluster(input.cluster);
     const scaleSet = await compute.getScaleSet(input.scaleSet);
     const reference = scaleSet.imageReference;
+    const keep = input.keepExtensionTypes;
     return {
       ...(reference !== undefined && reference.kind !== 'marketplace' ? { imageId: reference.id } : {}),
       provisioningState: scaleSet.provisioningState ?? 'Succeeded',
+      ...(keep === undefined || scaleSet.extensions === undefined
+        ? {}
+        : { removableExtensions: removableExtensions(scaleSet.extensions, keep) }),
     };
   },
 );
@@ -94,16 +97,7 @@ const listRemovableExtensions = defineActivity(
   ScaleSetInput.extend({ keepExtensionTypes: z.array(z.string()) }),
   async (deps, input): Promise<RemovableExtension[]> => {
     const { compute } = await deps.cluster(input.cluster);
-    const keep = new Set(input.keepExtensionTypes.map((type) => type.toLowerCase()));
-    const extensions = await compute.listExtensions(input.scaleSet);
-    // Extensions already being deleted are listed too: the caller waits until none is left.
-    return extensions
-      .filter((extension) => {
-        const type = extension.type.toLowerCase();
-        const qualified = `${extension.publisher}/${extension.type}`.toLowerCase();
-        return !keep.has(type) && !keep.has(qualified);
-      })
-      .map((extension) => ({ name: extension.name, deleting: extension.provisioningState === 'Deleting' }));
+    return removableExtensions(await compute.listExtensions(input.scaleSet), input.keepExtensionTypes);
   },
 );
 

@@ -41,10 +41,15 @@ const verifyRollbackActivity = defineActivity(
 /** Labels every node of the pool with its generation (and taints older ones when configured); freshness. */
 const applyNodeGenerationsActivity = defineActivity(
   'applyNodeGenerations',
-  ClusterInput.extend({ pool: Name }),
+  ClusterInput.extend({ pool: Name, modelImageId: z.string().min(1).optional() }),
   async (deps, input) =>
     generationsReportOf(
-      await applyNodeGenerations(await deps.cluster(input.cluster), input.pool, deps.now()),
+      await applyNodeGenerations(
+        await deps.cluster(input.cluster),
+        input.pool,
+        deps.now(),
+        input.modelImageId === undefined ? {} : { modelImageId: input.modelImageId },
+      ),
     ),
 );
 

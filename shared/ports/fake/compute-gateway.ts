@@ -16,6 +16,7 @@ import type {
   ImageVersionRef,
   ManagedDisk,
   PowerState,
+  PowerTarget,
   RunCommandState,
   ScaleSetExtension,
   ScaleSetInstance,
@@ -332,6 +333,8 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
         ...record.scaleSet,
         etag: `"${record.etag}"`,
         capacity: this.#instancesOf(ref).length,
+        // The model carries its extensions, as ARM's scale set GET does.
+        extensions: record.extensions.map((extension) => ({ ...extension })),
       };
     });
   }
@@ -352,7 +355,7 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
     });
   }
 
-  requestStart(instance: ScaleSetInstance): Promise<void> {
+  requestStart(instance: PowerTarget): Promise<void> {
     return this.call('requestStart', [instance], () => {
       const record = this.#instanceRecord(instance.scaleSet, instance.instanceId);
       const state = this.#settleInstance(record).powerState;

@@ -112,6 +112,42 @@ void describe('refreshPool on the port fakes', () => {
     assert.ok((result.donorOutOfServiceSeconds ?? 0) > 0);
   });
 
+  void it('reads nothing of Azure it has just read', async () => {
+    const world = createFakeWorld();
+    /** The compute calls made during each step, in order. */
+    const byStep = new Map<string, string[]>();
+    let step = 'planning';
+    let seen = 0;
+    const settle = (): void => {
+      const calls = world.compute.calls.slice(seen).map((call) => call.method);
+      seen = world.compute.calls.length;
+      byStep.set(step, [...(byStep.get(step) ?? []), ...calls]);
+    };
+    world.onStep = (next, instanceId) => {
+      if (instanceId !== INSTANCE) return;
+      settle();
+      step = next;
+    };
+
+    const status = await world.refreshPool(POOL);
+    settle();
+
+    assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+    // The holdings saw the definition missing: it is created unread.
+    assert.deepEqual(
+      byStep.get('ensuring-image-definition')?.filter((method) => method !== 'ensureGallery'),
+      ['ensureImageDefinition'],
+    );
+    // The donor was just seen stopped: its start reads it no more.
+    const restoring = byStep.get('restoring-node') ?? [];
+    assert.equal(restoring[0], 'requestStart', restoring.join(', '));
+    // The model read that saw the image done listed the extensions: only the deletion's wait lists.
+    const removing = byStep.get('removing-bootstrap-extensions') ?? [];
+    assert.equal(removing[0], 'requestExtensionDeletion', removing.join(', '));
+    // The generations step starts from the image the model step saw.
+    assert.ok(!(byStep.get('labelling-generations') ?? []).includes('getScaleSet'));
+  });
+
   void it('refreshes from an operator-named node', async () => {
     const world = createFakeWorld();
     const status = await world.refreshPool(POOL, { node: nodeName(POOL, 2) });
