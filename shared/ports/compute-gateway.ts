@@ -115,10 +115,11 @@ export interface ComputeGateway {
 
   /**
    * Attaches a managed data disk at `lun` (POST …/attachDetachDataDisks: only the disks change, no
-   * get-modify-put of the instance model). No-op when the disk is attached to the instance already.
+   * get-modify-put of the instance model). No-op when the disk is attached to the instance already,
+   * judged on `instance` as `getInstance` just returned it (not read again).
    */
   requestDataDiskAttach(instance: ScaleSetInstance, diskId: string, lun: number): Promise<void>;
-  /** Detaches a data disk; no-op when it is not attached to the instance. */
+  /** Detaches a data disk; no-op when it is not attached to the instance (judged on `instance`). */
   requestDataDiskDetach(instance: ScaleSetInstance, diskId: string): Promise<void>;
 
   getDisk(subscriptionId: string, resourceGroup: string, name: string): Promise<ManagedDisk>;

@@ -23,6 +23,8 @@ export function* deleteCopyDisk(run: RefreshRun, diskName: string): Generator<Ta
   yield* pollUntil(context, {
     step,
     intervalSeconds: LIVE_POLL.diskDeletion.interval,
+    // Accepted this second, done no sooner than the next: the first read waits one interval.
+    expectedSeconds: LIVE_POLL.diskDeletion.interval,
     timeoutSeconds: LIVE_POLL.diskDeletion.timeout,
     read: () => call(context, activities.readCopyDisk, where, { step }),
     done: (view) => !view.exists,

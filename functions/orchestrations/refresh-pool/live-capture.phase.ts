@@ -87,6 +87,8 @@ const COPY_GUARD_SECONDS = 60 * 60;
 /** What the run made so far: what cleaning up has to undo. */
 interface Made {
   snapshot: boolean;
+  /** Its deletion was asked as soon as the copy existed: cleaning up only waits until it is gone. */
+  snapshotDeletionAsked?: boolean;
   copy: boolean;
   attach: boolean;
   freezePod: boolean;
@@ -298,6 +300,8 @@ function* captureLive(
   const copy = yield* pollUntil(context, {
     step: 'copying-disk',
     intervalSeconds: LIVE_POLL.copyDisk.interval,
+    // Accepted this second, done no sooner than the next: the first read waits one interval.
+    expectedSeconds: LIVE_POLL.copyDisk.interval,
     timeoutSeconds: LIVE_POLL.copyDisk.timeout,
     cancel,
     read: () => call(context, activities.readCopyDisk, copyWhere, { step: 'copying-disk', cancel }),
@@ -321,6 +325,7 @@ function* captureLive(
     { ...group, name: input.snapshotName },
     { step: 'copying-disk', cancel },
   );
+  made.snapshotDeletionAsked = true;
 
   // 3. Attach, scrub, detach: the window in which the donor carries a second copy of its root.
   setStatus(run, 'attaching-copy');
@@ -344,6 +349,8 @@ function* captureLive(
   const attached = yield* pollUntil(context, {
     step: 'attaching-copy',
     intervalSeconds: LIVE_POLL.dataDisk.interval,
+    // Accepted this second, done no sooner than the next: the first read waits one interval.
+    expectedSeconds: LIVE_POLL.dataDisk.interval,
     timeoutSeconds: LIVE_POLL.dataDisk.timeout,
     cancel,
     read: () => call(context, activities.readDonorDisks, instance, { step: 'attaching-copy', cancel }),
@@ -455,6 +462,8 @@ function* detachCopy(run: RefreshRun, diskId: string): Generator<Task, void, unk
   yield* pollUntil(context, {
     step,
     intervalSeconds: LIVE_POLL.dataDisk.interval,
+    // Accepted this second, done no sooner than the next: the first read waits one interval.
+    expectedSeconds: LIVE_POLL.dataDisk.interval,
     timeoutSeconds: LIVE_POLL.dataDisk.timeout,
     read: () => call(context, activities.readDonorDisks, instance, { step }),
     done: (view) => !view.exists || !view.dataDisks.some((disk) => sameId(disk.diskId, diskId)),
@@ -528,7 +537,10 @@ function* cleanUp(
   if (!succeeded && made.copy) {
     yield* attempt('deleting-copy-disk', () => deleteCopyDisk(run, input.copyDiskName));
   }
-  if (made.snapshot) yield* attempt('deleting-snapshot', () => deleteSnapshot(run, input.snapshotName));
+  if (made.snapshot) {
+    const asked = made.snapshotDeletionAsked === true;
+    yield* attempt('deleting-snapshot', () => deleteSnapshot(run, input.snapshotName, { asked }));
+  }
   return failures;
 }
 

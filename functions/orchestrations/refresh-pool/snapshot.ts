@@ -71,12 +71,20 @@ export function* awaitSnapshot(
   return { id: view.id };
 }
 
-/** Deletes the snapshot and waits until it is gone; a no-op when it never existed. */
-export function* deleteSnapshot(run: RefreshRun, snapshotName: string): Generator<Task, void, unknown> {
+/**
+ * Deletes the snapshot and waits until it is gone; a no-op when it never existed. `asked`: the run
+ * already asked for its deletion, so it is read first and only asked again while it is still there.
+ */
+export function* deleteSnapshot(
+  run: RefreshRun,
+  snapshotName: string,
+  { asked = false }: { readonly asked?: boolean } = {},
+): Generator<Task, void, unknown> {
   const { context } = run;
   const where = snapshotWhere(run, snapshotName);
   const step = 'deleting-snapshot';
   setStatus(run, step);
+  if (asked && !(yield* call(context, activities.readSnapshot, where, { step })).exists) return;
   yield* call(context, activities.requestSnapshotDeletion, where, { step });
   yield* pollUntil(context, {
     step,

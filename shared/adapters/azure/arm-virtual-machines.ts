@@ -180,15 +180,14 @@ export class ArmVirtualMachines {
    */
   async requestDataDiskAttach(instance: ScaleSetInstance, diskId: string, lun: number): Promise<void> {
     const action = `requesting attach of disk ${lastSegment(diskId)} to instance ${instance.instanceId} of scale set ${describeScaleSet(instance.scaleSet)}`;
-    const current = await this.get(instance.scaleSet, instance.instanceId);
-    if ((current.dataDisks ?? []).some((disk) => sameId(disk.diskId, diskId))) return;
+    // Judged on the instance as the caller just read it: no second read.
+    if ((instance.dataDisks ?? []).some((disk) => sameId(disk.diskId, diskId))) return;
     await this.#attachDetach(instance, action, { dataDisksToAttach: [{ diskId, lun, caching: 'None' }] });
   }
 
   async requestDataDiskDetach(instance: ScaleSetInstance, diskId: string): Promise<void> {
     const action = `requesting detach of disk ${lastSegment(diskId)} from instance ${instance.instanceId} of scale set ${describeScaleSet(instance.scaleSet)}`;
-    const current = await this.get(instance.scaleSet, instance.instanceId);
-    const attached = (current.dataDisks ?? []).find((disk) => sameId(disk.diskId, diskId));
+    const attached = (instance.dataDisks ?? []).find((disk) => sameId(disk.diskId, diskId));
     if (attached === undefined || attached.toBeDetached === true) return;
     await this.#attachDetach(instance, action, { dataDisksToDetach: [{ diskId }] });
   }

@@ -599,3 +599,72 @@ void describe('ArmComputeGateway with missing permissions', () => {
     );
   });
 });
+
+void describe('ArmComputeGateway: data disks on an instance', () => {
+  let world: ArmTestWorld;
+  let gateway: ArmComputeGateway;
+
+  void before(async () => {
+    world = await startArmTestWorld({
+      seed,
+      authorizer: createActionListAuthorizer(fileURLToPath(COMPUTE_ACTIONS)),
+    });
+    gateway = gatewayFor(world);
+  });
+
+  void after(async () => {
+    await world.close();
+  });
+
+  void it('attaches and detaches a data disk judged on the instance it is given: no second read', async () => {
+    const donor = await gateway.getInstance(uniform, '1');
+    const zone = donor.zones[0];
+    const snapshot = { subscriptionId: SUBSCRIPTION, resourceGroup: RG, name: 'snap-attach-test' };
+    await gateway.requestSnapshot({
+      ...snapshot,
+      location: donor.location,
+      sourceDiskId: donor.osDiskId ?? '',
+      incremental: false,
+      tags: {},
+    });
+    world.clock.advance(world.latency.snapshotCreateSeconds + 1);
+    const { id: snapshotId } = await gateway.getSnapshot(SUBSCRIPTION, RG, snapshot.name);
+    await gateway.requestDiskFromSnapshot({
+      ...snapshot,
+      name: 'copy-attach-test',
+      location: donor.location,
+      sourceSnapshotId: snapshotId,
+      ...(zone === undefined ? {} : { zone }),
+      skuName: 'StandardSSD_LRS',
+      tags: {},
+    });
+    world.clock.advance(world.latency.diskCreateSeconds + 1);
+    const disk = await gateway.getDisk(SUBSCRIPTION, RG, 'copy-attach-test');
+    const action = 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/attachDetachDataDisks/action';
+    const instanceRead = 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read';
+
+    const readsBefore = served(world, instanceRead);
+    await gateway.requestDataDiskAttach(await gateway.getInstance(uniform, '1'), disk.id, 1);
+    assert.equal(served(world, instanceRead), readsBefore + 1, 'only the caller read the instance');
+    assert.equal(served(world, action), 1);
+    world.clock.advance(world.latency.dataDiskAttachSeconds + 1);
+    const attached = await gateway.getInstance(uniform, '1');
+    assert.deepEqual(
+      attached.dataDisks?.map((entry) => entry.diskId?.toLowerCase()),
+      [disk.id.toLowerCase()],
+    );
+    // Attached already, as the instance just read says: nothing is sent.
+    await gateway.requestDataDiskAttach(attached, disk.id, 1);
+    assert.equal(served(world, action), 1);
+
+    const readsBeforeDetach = served(world, instanceRead);
+    await gateway.requestDataDiskDetach(attached, disk.id);
+    assert.equal(served(world, instanceRead), readsBeforeDetach, 'the instance given is not read again');
+    assert.equal(served(world, action), 2);
+    world.clock.advance(world.latency.dataDiskDetachSeconds + 1);
+    const detached = await gateway.getInstance(uniform, '1');
+    assert.deepEqual(detached.dataDisks ?? [], []);
+    await gateway.requestDataDiskDetach(detached, disk.id);
+    assert.equal(served(world, action), 2, 'not attached, as the instance just read says: nothing is sent');
+  });
+});
