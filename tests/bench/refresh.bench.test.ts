@@ -57,4 +57,14 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
       undefined,
     );
   });
+
+  void it('holds live capture to its ARM budget', async () => {
+    const live = await measureRefresh(POOL1, 'live');
+    assert.ok(!('refused' in live), 'the sample pool can be captured live');
+    assert.equal(live.outcome, 'refreshed');
+    // Live capture adds the copy disk, its attach and detach, and their waits (first read one interval
+    // after the request; attach and detach judged on the instance the activity just read).
+    assert.ok(live.armRequests.total <= 62, `ARM requests: ${live.armRequests.total}`);
+    assert.ok(live.armRequests.again <= 52, `ARM requests of the next refresh: ${live.armRequests.again}`);
+  });
 });
