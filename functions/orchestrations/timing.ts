@@ -160,7 +160,10 @@ export const POOL_SIGNAL = {
  * seconds and the freeze's window is bounded by how soon the snapshot is requested.
  */
 export const LIVE_POLL = {
-  /** Until the freeze pod runs: includes pulling the prep image on the donor. */
+  /**
+   * Until the freeze pod runs (seconds: its image was pulled on the donor just before). Short, so that
+   * the snapshot is asked for well inside the freeze.
+   */
   freezePod: { interval: 2, timeout: 10 * 60 },
   /**
    * From the freeze pod seen Running to the snapshot request: its script installs the guards and runs

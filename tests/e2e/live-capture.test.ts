@@ -21,6 +21,8 @@ interface Watched {
   readonly cordonedBefore: ReadonlySet<string>;
   /** Pods seen with a deletion on the donor, by name (an eviction deletes the pod). */
   readonly donorPodsDeleted: string[];
+  /** The product's pods created on the donor, by name, in order. */
+  readonly productPodsCreated: string[];
   readonly donorPowerStates: Set<string>;
   stop(): void;
 }
@@ -37,12 +39,21 @@ function watchDonor(harness: Harness, donor: string): Watched {
       .map((node) => node.metadata.name),
   );
   const donorPodsDeleted: string[] = [];
+  const productPodsCreated: string[] = [];
   const donorPowerStates = new Set<string>();
   const stopStore = store.subscribe((event) => {
     const object = event.object as {
       metadata: { name: string; deletionTimestamp?: string; labels?: Record<string, string> };
       spec?: { unschedulable?: boolean; nodeName?: string };
     };
+    if (
+      event.resource === 'pods' &&
+      event.type === 'ADDED' &&
+      object.spec?.nodeName === donor &&
+      object.metadata.labels?.['app.kubernetes.io/managed-by'] === 'vmss-prototype'
+    ) {
+      productPodsCreated.push(object.metadata.name);
+    }
     if (event.resource === 'nodes' && object.spec?.unschedulable === true) {
       unschedulable.add(object.metadata.name);
     }
@@ -64,6 +75,7 @@ function watchDonor(harness: Harness, donor: string): Watched {
     cordonedBefore,
     unschedulable,
     donorPodsDeleted,
+    productPodsCreated,
     donorPowerStates,
     stop: () => {
       stopStore();
@@ -121,6 +133,11 @@ void describe('live capture on the simulator', { concurrency: false }, () => {
       assert.equal(freeze?.nodeName, donor);
       assert.equal(freeze?.thawedBy, 'script');
       assert.ok((freeze?.seconds ?? Infinity) <= 10, `frozen ${String(freeze?.seconds)} s`);
+      // The prep image was pulled on the donor first (a one-shot pod), then the freeze pod, then the scrub.
+      assert.deepEqual(
+        watched.productPodsCreated.map((name) => name.replace(/^vmssp-([a-z]+)-.*$/, '$1')),
+        ['pull', 'freeze', 'scrub'],
+      );
 
       // The version came from a managed disk; the disk and the snapshot are gone; nothing is attached.
       assert.ok(result.version, 'a version was built');

@@ -21,6 +21,7 @@ import { EXPECTED, POLL, RESTORE_WAIT_WORTH_TELLING_MS } from '../timing.js';
 import type { CancelWatch } from '../waits.js';
 import { pollUntil, watchCancel } from '../waits.js';
 import { giveBackDonor } from './give-back.js';
+import { pullPrepImage } from './prep-image-pull.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
 import { isStopped, prepareByRunCommand } from './run-command.js';
@@ -134,50 +135,6 @@ export function* giveBackCaptured(
 /** Run Command leaves no pod behind (and its mode grants no pod permissions). */
 function prepPodOf(run: RefreshRun, prepPodName: string): { prepPodName?: string } {
   return run.plan.capture?.mode === 'run-command' ? {} : { prepPodName };
-}
-
-/**
- * Pulls the prep image on the donor before the cordon: a one-shot unprivileged pod with that image
- * (no host namespaces, every capability dropped) runs `true`; once it left Pending the node holds the
- * image. An image the node cannot pull fails here, before the node was touched.
- */
-function* pullPrepImage(run: RefreshRun, pullPodName: string): Generator<Task, void, unknown> {
-  const { context, cluster, plan } = run;
-  const settings = plan.settings;
-  if (settings.prepImage === undefined) return; // refused below with its advice (PrepImageMissing)
-  const step = 'pulling-prep-image';
-  setStatus(run, step);
-  const pod = { cluster, namespace: settings.prepNamespace, name: pullPodName };
-  yield* call(
-    context,
-    activities.startPrepImagePull,
-    { ...pod, node: run.donor.node, image: settings.prepImage, fence: run.fence },
-    { step },
-  );
-  try {
-    yield* pollUntil(context, {
-      step,
-      intervalSeconds: POLL.prepImagePull.interval,
-      timeoutSeconds: POLL.prepImagePull.timeout,
-      read: () => call(context, activities.readPrepImagePull, pod, { step }),
-      done: (phase) => {
-        if (phase === 'Failed' || phase === 'Absent') {
-          throw StepFailure.terminal(
-            step,
-            'PrepImagePullFailed',
-            `the pod pulling capture.prepImage on node ${run.donor.node} ended ${phase}; the node was not touched`,
-            `check that node ${run.donor.node} can pull ${settings.prepImage ?? ''} and that it has sh`,
-          );
-        }
-        return phase === 'Running' || phase === 'Succeeded';
-      },
-      describe: (phase) =>
-        `pod ${settings.prepNamespace}/${pullPodName} is ${phase} (pulling the prep image)`,
-      advice: `check that node ${run.donor.node} can pull capture.prepImage (kubectl -n ${settings.prepNamespace} describe pod ${pullPodName})`,
-    });
-  } finally {
-    yield* call(context, activities.deletePrepPod, pod, { step });
-  }
 }
 
 /** Drains the donor, prepares and powers off its disk, and snapshots it. */

@@ -27,8 +27,9 @@ import type { CancelWatch } from '../waits.js';
 import { pollUntil, sleepUnlessCancelled, watchCancel } from '../waits.js';
 import { deleteCopyDisk } from './copy-disk.js';
 import type { ImageSource } from './image.phase.js';
+import { pullPrepImage } from './prep-image-pull.js';
 import type { RefreshRun } from './run.js';
-import { isoNow, setStatus } from './run.js';
+import { isoNow, pullPodNameFor, setStatus } from './run.js';
 import { awaitSnapshot, deleteSnapshot } from './snapshot.js';
 
 /** What live capture hands the image phase: the scrubbed copy disk, never the raw snapshot. */
@@ -46,6 +47,8 @@ export interface LiveCaptureInput {
   readonly versionName: string;
   readonly snapshotName: string;
   readonly copyDiskName: string;
+  /** The one-shot pod that pulls the prep image before the freeze pod starts. */
+  readonly pullPodName: string;
   readonly freezePodName: string;
   readonly scrubPodName: string;
   /** The host's thaw timer (systemd unit) of this run's freeze. */
@@ -69,6 +72,7 @@ export function liveCaptureNamesFor(
     versionName,
     snapshotName,
     copyDiskName: disk,
+    pullPodName: pullPodNameFor(plan, versionName),
     freezePodName: `vmssp-freeze-${version}-${hash}`.toLowerCase().slice(0, 63),
     scrubPodName: `vmssp-scrub-${version}-${hash}`.toLowerCase().slice(0, 63),
     freezeUnit: `vmssp-thaw-${hash}`,
@@ -152,6 +156,9 @@ function* captureLive(
     [SNAPSHOT_TAG_KEYS.lease]: run.fence.name,
   };
 
+  // The freeze pod then runs within seconds: the wait for it to run, polled every 2 s so that the
+  // snapshot is asked for well inside the freeze, is not also a registry download.
+  yield* pullPrepImage(run, input.pullPodName);
   setStatus(run, 'freezing-filesystem');
   const donor = yield* call(context, activities.readDonorDisks, instance, {
     step: 'freezing-filesystem',
