@@ -79,6 +79,14 @@ export interface PollSchedule {
 }
 
 /**
+ * A wait with no known duration, read every `interval` seconds, the first time one interval after the
+ * request: what ARM accepted this second is not done this second.
+ */
+export function fromNextInterval(poll: { readonly interval: number }): PollSchedule {
+  return { expectedSeconds: poll.interval, intervalSeconds: poll.interval };
+}
+
+/**
  * Seconds to sleep before the next read of a wait that started `elapsedSeconds` ago: until the expected
  * completion while it is ahead, the short interval after it, and never less than a server's Retry-After.
  */

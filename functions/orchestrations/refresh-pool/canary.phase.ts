@@ -5,8 +5,8 @@
  * under its own name, Ready, Ready for the soak, its DaemonSet pods running, the check pod succeeded) or
  * one failed or the deadline passed. Passed: the canaries stay or are removed, the caller publishes.
  * Rejected: the model goes back to exactly what it was, the canaries are deleted (or kept cordoned), the
- * version is tagged rejected and stays hidden. Any other failure (cancel, a scale-out that never happens, Azure down for
- * long) gives everything back the same way, marks the version abandoned, and fails the run.
+ * version is tagged rejected and stays hidden. Any other failure (cancel, a scale-out that never happens,
+ * Azure down for long) gives everything back the same way, marks the version abandoned, and fails the run.
  * Every wait is a pollUntil (durable timers), every step an idempotent activity: a crash anywhere resumes
  * to one of the two end states.
  */

@@ -3,7 +3,7 @@ import type { Task } from 'durable-functions';
 
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
-import { LIVE_POLL } from '../timing.js';
+import { fromNextInterval, LIVE_POLL } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import type { RefreshRun } from './run.js';
 import { setStatus } from './run.js';
@@ -22,9 +22,7 @@ export function* deleteCopyDisk(run: RefreshRun, diskName: string): Generator<Ta
   yield* call(context, activities.requestCopyDiskDeletion, where, { step });
   yield* pollUntil(context, {
     step,
-    intervalSeconds: LIVE_POLL.diskDeletion.interval,
-    // Accepted this second, done no sooner than the next: the first read waits one interval.
-    expectedSeconds: LIVE_POLL.diskDeletion.interval,
+    ...fromNextInterval(LIVE_POLL.diskDeletion),
     timeoutSeconds: LIVE_POLL.diskDeletion.timeout,
     read: () => call(context, activities.readCopyDisk, where, { step }),
     done: (view) => !view.exists,

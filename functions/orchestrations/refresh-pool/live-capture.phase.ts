@@ -22,7 +22,7 @@ import { SNAPSHOT_TAG_KEYS } from '../../../shared/domain/ownership.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
-import { LIVE_POLL } from '../timing.js';
+import { fromNextInterval, LIVE_POLL } from '../timing.js';
 import type { CancelWatch } from '../waits.js';
 import { pollUntil, sleepUnlessCancelled, watchCancel } from '../waits.js';
 import { deleteCopyDisk } from './copy-disk.js';
@@ -306,9 +306,7 @@ function* captureLive(
   );
   const copy = yield* pollUntil(context, {
     step: 'copying-disk',
-    intervalSeconds: LIVE_POLL.copyDisk.interval,
-    // Accepted this second, done no sooner than the next: the first read waits one interval.
-    expectedSeconds: LIVE_POLL.copyDisk.interval,
+    ...fromNextInterval(LIVE_POLL.copyDisk),
     timeoutSeconds: LIVE_POLL.copyDisk.timeout,
     cancel,
     read: () => call(context, activities.readCopyDisk, copyWhere, { step: 'copying-disk', cancel }),
@@ -355,9 +353,7 @@ function* captureLive(
   );
   const attached = yield* pollUntil(context, {
     step: 'attaching-copy',
-    intervalSeconds: LIVE_POLL.dataDisk.interval,
-    // Accepted this second, done no sooner than the next: the first read waits one interval.
-    expectedSeconds: LIVE_POLL.dataDisk.interval,
+    ...fromNextInterval(LIVE_POLL.dataDisk),
     timeoutSeconds: LIVE_POLL.dataDisk.timeout,
     cancel,
     read: () => call(context, activities.readDonorDisks, instance, { step: 'attaching-copy', cancel }),
@@ -468,9 +464,7 @@ function* detachCopy(run: RefreshRun, diskId: string): Generator<Task, void, unk
   yield* call(context, activities.requestCopyDetach, { ...instance, diskId }, { step });
   yield* pollUntil(context, {
     step,
-    intervalSeconds: LIVE_POLL.dataDisk.interval,
-    // Accepted this second, done no sooner than the next: the first read waits one interval.
-    expectedSeconds: LIVE_POLL.dataDisk.interval,
+    ...fromNextInterval(LIVE_POLL.dataDisk),
     timeoutSeconds: LIVE_POLL.dataDisk.timeout,
     read: () => call(context, activities.readDonorDisks, instance, { step }),
     done: (view) => !view.exists || !view.dataDisks.some((disk) => sameId(disk.diskId, diskId)),

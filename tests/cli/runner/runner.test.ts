@@ -39,6 +39,12 @@ function setupRunner(overrides: Partial<RunnerOptions> & Pick<RunnerOptions, 'or
   return { runner, clock, statuses };
 }
 
+/** Waits for an event nobody raises. */
+const forever: OrchestrationHandler = function* (context) {
+  yield context.df.waitForExternalEvent('never');
+  return 'no';
+};
+
 function retry(first: number, attempts: number, extra: Partial<df.RetryOptions> = {}): df.RetryOptions {
   return Object.assign(new df.RetryOptions(first, attempts), extra);
 }
@@ -701,10 +707,6 @@ for (const extendedSessions of [false, true]) {
     });
 
     void it('terminates a waiting instance and ignores later events', async () => {
-      const forever: OrchestrationHandler = function* (context) {
-        yield context.df.waitForExternalEvent('never');
-        return 'no';
-      };
       const { runner } = setup({ orchestrators: { forever } });
       await runner.startOrchestration('forever', undefined, 't-1');
 
@@ -716,10 +718,6 @@ for (const extendedSessions of [false, true]) {
     });
 
     void it('refuses to start an instance id that is still running', async () => {
-      const forever: OrchestrationHandler = function* (context) {
-        yield context.df.waitForExternalEvent('never');
-        return 'no';
-      };
       const { runner } = setup({ orchestrators: { forever } });
       await runner.startOrchestration('forever', undefined, 'singleton');
 
