@@ -300,10 +300,10 @@ function* refreshHeldPool(
   report.clock.enter('model');
   const model = yield* modelPhase(run, version);
   report.clock.enter('generations');
-  const after = yield* generationsPhase(
-    run,
-    model.modelImageId === undefined ? {} : { modelImageId: model.modelImageId },
-  );
+  const after = yield* generationsPhase(run, {
+    ...(model.modelImageId === undefined ? {} : { modelImageId: model.modelImageId }),
+    ...(model.versions === undefined ? {} : { versions: model.versions }),
+  });
 
   return {
     cluster,

@@ -4,7 +4,7 @@
  * timer tick too. Touches nothing but our label and our taint.
  */
 import type { ClusterNode } from '../domain/cluster-node.js';
-import type { ScaleSetInstance } from '../domain/compute.js';
+import type { ImageVersion, ScaleSetInstance } from '../domain/compute.js';
 import type { Freshness } from '../domain/freshness.js';
 import { freshnessOf } from '../domain/freshness.js';
 import type { GenerationChange, GenerationNode } from '../domain/generations.js';
@@ -48,13 +48,15 @@ export function resourceIdOfNode(node: ClusterNode): string | undefined {
 
 /**
  * `known.modelImageId`: the gallery image the caller has just seen the model on (a refresh's model
- * step); the scale set is then not read again. A stale id only mislabels until the next run.
+ * step); the scale set is then not read again. `known.versions`: the definition's versions the caller
+ * has just listed (a refresh's pruning); they are not listed again. Stale ones only mislabel until the
+ * next run.
  */
 export async function applyNodeGenerations(
   handle: ClusterHandle,
   poolName: string,
   now: Date,
-  known: { readonly modelImageId?: string } = {},
+  known: { readonly modelImageId?: string; readonly versions?: readonly ImageVersion[] } = {},
 ): Promise<GenerationsResult> {
   const pool = await findPool(handle, poolName);
   const configuration = handle.configuration.poolConfiguration(pool);
@@ -63,7 +65,7 @@ export async function applyNodeGenerations(
     known.modelImageId === undefined
       ? await handle.compute.getScaleSet(pool.scaleSet)
       : { imageReference: { kind: 'gallery', id: known.modelImageId } };
-  const image = await currentImageFacts(handle, scaleSet, configuration);
+  const image = await currentImageFacts(handle, scaleSet, configuration, known.versions);
   const g = configuration.gallery;
   const definitionId = galleryImageResourceId({ ...g, imageName: g.imageDefinitionName });
   const instances = await handle.compute.listInstances(pool.scaleSet);

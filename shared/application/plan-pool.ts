@@ -69,6 +69,8 @@ export async function currentImageFacts(
   handle: ClusterHandle,
   scaleSet: Pick<ScaleSet, 'imageReference'>,
   configuration: PoolConfiguration,
+  /** The definition's versions as the caller has just listed them: not listed again. */
+  listed?: readonly ImageVersion[],
 ): Promise<{
   facts?: PoolImageFacts;
   version?: ImageVersion;
@@ -86,12 +88,15 @@ export async function currentImageFacts(
   if (id !== definitionId && !pinned) return { versions: [], pointsAtOurs: false, pinned: false };
   let versions: ImageVersion[];
   try {
-    versions = await handle.compute.listImageVersions({
-      subscriptionId: configuration.gallery.subscriptionId,
-      resourceGroup: configuration.gallery.resourceGroup,
-      galleryName: configuration.gallery.galleryName,
-      imageName: configuration.gallery.imageDefinitionName,
-    });
+    versions =
+      listed !== undefined
+        ? [...listed]
+        : await handle.compute.listImageVersions({
+            subscriptionId: configuration.gallery.subscriptionId,
+            resourceGroup: configuration.gallery.resourceGroup,
+            galleryName: configuration.gallery.galleryName,
+            imageName: configuration.gallery.imageDefinitionName,
+          });
   } catch (error) {
     if (isNotFound(error)) return { versions: [], pointsAtOurs: true, pinned };
     throw error;

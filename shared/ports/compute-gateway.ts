@@ -39,6 +39,12 @@ export interface SnapshotRequest {
   readonly sourceDiskId: string;
   readonly incremental: boolean;
   readonly tags: Readonly<Record<string, string>>;
+  /**
+   * The run made this name up after reading what exists (from the version name it chose under the lease):
+   * the PUT goes without a read first; a retry that meets its earlier attempt's resource is told by ARM's
+   * conflict and judged as usual.
+   */
+  readonly newName?: boolean;
 }
 
 /** A managed disk copied from a snapshot (`creationData.createOption: Copy`). */
@@ -53,6 +59,12 @@ export interface DiskFromSnapshotRequest {
   /** `StandardSSD_LRS` attaches to every VM size (Premium needs an `s` size). */
   readonly skuName: 'StandardSSD_LRS' | 'Premium_LRS';
   readonly tags: Readonly<Record<string, string>>;
+  /**
+   * The run made this name up after reading what exists (from the version name it chose under the lease):
+   * the PUT goes without a read first; a retry that meets its earlier attempt's resource is told by ARM's
+   * conflict and judged as usual.
+   */
+  readonly newName?: boolean;
 }
 
 export interface ImageVersionRequest {
@@ -66,6 +78,12 @@ export interface ImageVersionRequest {
   /** Created hidden from `latest`; flipped with `requestImageVersionPublication` once it Succeeded. */
   readonly excludeFromLatest: boolean;
   readonly tags: Readonly<Record<string, string>>;
+  /**
+   * The run made this name up after reading what exists (from the version name it chose under the lease):
+   * the PUT goes without a read first; a retry that meets its earlier attempt's resource is told by ARM's
+   * conflict and judged as usual.
+   */
+  readonly newName?: boolean;
 }
 
 /** The model change that makes new instances boot from the prototype image. */

@@ -222,6 +222,8 @@ function* captureDisk(
         [SNAPSHOT_TAG_KEYS.runId]: run.runId,
         [SNAPSHOT_TAG_KEYS.lease]: run.fence.name,
       },
+      // Named after the version the run chose: nothing of that name exists to be read first.
+      newName: true,
     },
     {
       step: 'snapshotting',

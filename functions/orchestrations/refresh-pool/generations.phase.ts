@@ -7,6 +7,7 @@
 import type { Task } from 'durable-functions';
 
 import type { GenerationsReport } from '../../../shared/application/refresh-contracts.js';
+import type { ImageVersion } from '../../../shared/domain/compute.js';
 import type { Freshness } from '../../../shared/domain/freshness.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
@@ -20,10 +21,13 @@ export interface GenerationsPhaseOutput {
   readonly warnings?: readonly string[];
 }
 
-/** `known.modelImageId`: the image the run just saw the model on (its scale set is not read again). */
+/**
+ * `known`: the image the run just saw the model on and the versions it just listed (neither is read
+ * again).
+ */
 export function* generationsPhase(
   run: Pick<RefreshRun, 'context' | 'input'>,
-  known: { readonly modelImageId?: string } = {},
+  known: { readonly modelImageId?: string; readonly versions?: readonly ImageVersion[] } = {},
 ): Generator<Task, GenerationsPhaseOutput, unknown> {
   const step = 'labelling-generations';
   setStatus(run, step);

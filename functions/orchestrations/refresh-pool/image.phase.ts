@@ -127,6 +127,9 @@ function* buildImageVersion(run: RefreshRun, input: ImagePhaseInput): Generator<
         storageAccountType,
         extraRegions: [...plan.settings.extraRegions],
         tags,
+        // The name was chosen after the definition's versions were read under the lease; once a
+        // failed version of it was deleted, it is read before being asked for again.
+        ...(index === 0 ? { newName: true } : {}),
       },
       { step: 'building-image-version' },
     );

@@ -260,7 +260,15 @@ function* captureLive(
   yield* call(
     context,
     activities.requestSnapshot,
-    { ...group, name: input.snapshotName, location: donor.location, sourceDiskId: donor.osDiskId, tags },
+    {
+      ...group,
+      name: input.snapshotName,
+      location: donor.location,
+      sourceDiskId: donor.osDiskId,
+      tags,
+      // Named after the version the run chose: nothing of that name exists to be read first.
+      newName: true,
+    },
     {
       step: 'snapshotting',
       cancel,
@@ -301,6 +309,7 @@ function* captureLive(
       ...(donor.zone === undefined ? {} : { zone: donor.zone }),
       sourceSnapshotId: snapshot.id,
       tags: { ...tags, [COPY_DISK_PURPOSE_TAG.key]: COPY_DISK_PURPOSE_TAG.value },
+      newName: true,
     },
     { step: 'copying-disk', cancel },
   );

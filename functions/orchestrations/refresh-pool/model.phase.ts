@@ -6,7 +6,9 @@
  */
 import type { Task } from 'durable-functions';
 
+import type { ImageVersion } from '../../../shared/domain/compute.js';
 import { galleryDefinitionIdOf, sameResourceId } from '../../../shared/domain/resource-id.js';
+import type { ActivityOutput } from '../../activities.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
@@ -16,6 +18,8 @@ import type { BuiltVersion } from './image.phase.js';
 import type { RefreshRun } from './run.js';
 import { setStatus } from './run.js';
 
+type PruneOutcome = ActivityOutput<'pruneImageVersions'>;
+
 export interface ModelPhaseOutput {
   readonly removedExtensions: readonly string[];
   readonly prunedVersions: readonly string[];
@@ -23,6 +27,8 @@ export interface ModelPhaseOutput {
   readonly modelKept?: string;
   /** The image the model was seen on when this phase ended (the generations step starts from it). */
   readonly modelImageId?: string;
+  /** The definition's versions the pruning left (the generations step labels with them). */
+  readonly versions?: readonly ImageVersion[];
 }
 
 export function* modelPhase(
@@ -125,7 +131,7 @@ export function* modelPhase(
   }
 
   setStatus(run, 'pruning-versions');
-  const pruned = yield* call(
+  const pruning: PruneOutcome | readonly string[] = yield* call(
     context,
     activities.pruneImageVersions,
     {
@@ -137,9 +143,22 @@ export function* modelPhase(
     },
     { step: 'pruning-versions' },
   );
+  const pruned = pruneOutcomeOf(pruning);
   return {
     removedExtensions: extensions.map((extension) => extension.name),
-    prunedVersions: pruned,
+    prunedVersions: pruned.pruned,
     modelImageId: targetImageId,
+    ...(pruned.versions === undefined ? {} : { versions: pruned.versions }),
   };
+}
+
+/** A history recorded before the pruning handed over its list holds the pruned names alone. */
+function pruneOutcomeOf(recorded: PruneOutcome | readonly string[]): Partial<PruneOutcome> & {
+  readonly pruned: readonly string[];
+} {
+  return isNameList(recorded) ? { pruned: recorded } : recorded;
+}
+
+function isNameList(recorded: PruneOutcome | readonly string[]): recorded is readonly string[] {
+  return Array.isArray(recorded);
 }

@@ -7,6 +7,7 @@ import type { ManagedDisk } from '../../domain/compute.js';
 import { ignoreNotFound, TerminalError } from '../../domain/errors.js';
 import type { DiskFromSnapshotRequest } from '../../ports/compute-gateway.js';
 import type { ArmClients } from './arm-clients.js';
+import { createByName } from './create-by-name.js';
 import { throwIfDeleting, withArmErrors } from './errors.js';
 import { toManagedDisk } from './to-domain.js';
 
@@ -36,29 +37,29 @@ export class ArmDisks {
   async requestFromSnapshot(request: DiskFromSnapshotRequest): Promise<void> {
     const action = `requesting disk ${request.resourceGroup}/${request.name}`;
     const client = this.clients.client(request.subscriptionId, action);
-    const existing = await withArmErrors(action, () =>
-      client.disks.get(request.resourceGroup, request.name),
-    ).catch(ignoreNotFound);
-    if (existing !== undefined) {
-      throwIfDeleting(existing.provisioningState, action, 'disk');
-      const source = existing.creationData?.sourceResourceId;
-      if (source !== undefined && source.toLowerCase() !== request.sourceSnapshotId.toLowerCase()) {
-        throw new TerminalError(
-          'DiskNameTaken',
-          `${action}: a disk with this name already exists, copied from ${source}, not ${request.sourceSnapshotId}`,
-        );
-      }
-      return;
-    }
-    await withArmErrors(action, () =>
-      client.disks.beginCreateOrUpdate(request.resourceGroup, request.name, {
-        location: request.location,
-        tags: { ...request.tags },
-        ...(request.zone === undefined ? {} : { zones: [request.zone] }),
-        sku: { name: request.skuName },
-        creationData: { createOption: 'Copy', sourceResourceId: request.sourceSnapshotId },
-      }),
-    );
+    await createByName({
+      action,
+      newName: request.newName === true,
+      read: () => client.disks.get(request.resourceGroup, request.name),
+      judge: (existing) => {
+        throwIfDeleting(existing.provisioningState, action, 'disk');
+        const source = existing.creationData?.sourceResourceId;
+        if (source !== undefined && source.toLowerCase() !== request.sourceSnapshotId.toLowerCase()) {
+          throw new TerminalError(
+            'DiskNameTaken',
+            `${action}: a disk with this name already exists, copied from ${source}, not ${request.sourceSnapshotId}`,
+          );
+        }
+      },
+      create: () =>
+        client.disks.beginCreateOrUpdate(request.resourceGroup, request.name, {
+          location: request.location,
+          tags: { ...request.tags },
+          ...(request.zone === undefined ? {} : { zones: [request.zone] }),
+          sku: { name: request.skuName },
+          creationData: { createOption: 'Copy', sourceResourceId: request.sourceSnapshotId },
+        }),
+    });
   }
 
   async requestDeletion(subscriptionId: string, resourceGroup: string, name: string): Promise<void> {

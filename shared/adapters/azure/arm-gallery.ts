@@ -16,6 +16,7 @@ import type {
 import { ignoreNotFound, TerminalError } from '../../domain/errors.js';
 import type { ImageVersionRequest } from '../../ports/compute-gateway.js';
 import type { ArmClients } from './arm-clients.js';
+import { createByName } from './create-by-name.js';
 import { throwIfDeleting, withArmErrors } from './errors.js';
 import { toImageDefinition, toImageVersion } from './to-domain.js';
 
@@ -133,31 +134,33 @@ export class ArmGallery {
     const { ref } = request;
     const action = `requesting image version ${describeVersion(ref)}`;
     const client = this.clients.client(ref.subscriptionId, action);
-    const existing = await withArmErrors(action, () =>
-      client.galleryImageVersions.get(ref.resourceGroup, ref.galleryName, ref.imageName, ref.versionName),
-    ).catch(ignoreNotFound);
-    if (existing !== undefined) {
-      // A Failed version is left as is: the caller sees it with getImageVersion and deletes it; one
-      // still being deleted (that retry under the same name) must be waited out, not mistaken for done.
-      throwIfDeleting(existing.provisioningState, action, 'image version');
-      const source = existing.storageProfile?.osDiskImage?.source?.id ?? existing.storageProfile?.source?.id;
-      if (source !== undefined && source.toLowerCase() !== request.sourceId.toLowerCase()) {
-        throw new TerminalError(
-          'ImageVersionNameTaken',
-          `${action}: the version already exists with source ${source}, not ${request.sourceId}`,
-        );
-      }
-      return;
-    }
-    await withArmErrors(action, () =>
-      client.galleryImageVersions.beginCreateOrUpdate(
-        ref.resourceGroup,
-        ref.galleryName,
-        ref.imageName,
-        ref.versionName,
-        imageVersionBody(request),
-      ),
-    );
+    await createByName({
+      action,
+      newName: request.newName === true,
+      read: () =>
+        client.galleryImageVersions.get(ref.resourceGroup, ref.galleryName, ref.imageName, ref.versionName),
+      judge: (existing) => {
+        // A Failed version is left as is: the caller sees it with getImageVersion and deletes it; one
+        // still being deleted (that retry under the same name) must be waited out, not mistaken for done.
+        throwIfDeleting(existing.provisioningState, action, 'image version');
+        const source =
+          existing.storageProfile?.osDiskImage?.source?.id ?? existing.storageProfile?.source?.id;
+        if (source !== undefined && source.toLowerCase() !== request.sourceId.toLowerCase()) {
+          throw new TerminalError(
+            'ImageVersionNameTaken',
+            `${action}: the version already exists with source ${source}, not ${request.sourceId}`,
+          );
+        }
+      },
+      create: () =>
+        client.galleryImageVersions.beginCreateOrUpdate(
+          ref.resourceGroup,
+          ref.galleryName,
+          ref.imageName,
+          ref.versionName,
+          imageVersionBody(request),
+        ),
+    });
   }
 
   async requestVersionExclusion(ref: ImageVersionRef, excludeFromLatest: boolean): Promise<void> {

@@ -6,6 +6,7 @@ import type { Snapshot } from '../../domain/compute.js';
 import { ignoreNotFound, TerminalError } from '../../domain/errors.js';
 import type { SnapshotRequest } from '../../ports/compute-gateway.js';
 import type { ArmClients } from './arm-clients.js';
+import { createByName } from './create-by-name.js';
 import { throwIfDeleting, withArmErrors } from './errors.js';
 import { toSnapshot } from './to-domain.js';
 
@@ -51,28 +52,28 @@ export class ArmSnapshots {
   async request(request: SnapshotRequest): Promise<void> {
     const action = `requesting snapshot ${request.resourceGroup}/${request.name}`;
     const client = this.clients.client(request.subscriptionId, action);
-    const existing = await withArmErrors(action, () =>
-      client.snapshots.get(request.resourceGroup, request.name),
-    ).catch(ignoreNotFound);
-    if (existing !== undefined) {
-      throwIfDeleting(existing.provisioningState, action, 'snapshot');
-      const source = existing.creationData?.sourceResourceId;
-      if (source !== undefined && source.toLowerCase() !== request.sourceDiskId.toLowerCase()) {
-        throw new TerminalError(
-          'SnapshotNameTaken',
-          `${action}: a snapshot with this name already exists, copied from ${source}, not ${request.sourceDiskId}`,
-        );
-      }
-      return;
-    }
-    await withArmErrors(action, () =>
-      client.snapshots.beginCreateOrUpdate(request.resourceGroup, request.name, {
-        location: request.location,
-        tags: { ...request.tags },
-        incremental: request.incremental,
-        creationData: { createOption: 'Copy', sourceResourceId: request.sourceDiskId },
-      }),
-    );
+    await createByName({
+      action,
+      newName: request.newName === true,
+      read: () => client.snapshots.get(request.resourceGroup, request.name),
+      judge: (existing) => {
+        throwIfDeleting(existing.provisioningState, action, 'snapshot');
+        const source = existing.creationData?.sourceResourceId;
+        if (source !== undefined && source.toLowerCase() !== request.sourceDiskId.toLowerCase()) {
+          throw new TerminalError(
+            'SnapshotNameTaken',
+            `${action}: a snapshot with this name already exists, copied from ${source}, not ${request.sourceDiskId}`,
+          );
+        }
+      },
+      create: () =>
+        client.snapshots.beginCreateOrUpdate(request.resourceGroup, request.name, {
+          location: request.location,
+          tags: { ...request.tags },
+          incremental: request.incremental,
+          creationData: { createOption: 'Copy', sourceResourceId: request.sourceDiskId },
+        }),
+    });
   }
 
   async requestDeletion(subscriptionId: string, resourceGroup: string, name: string): Promise<void> {

@@ -91,7 +91,13 @@ const requestInstanceStart = defineActivity(
 
 const requestSnapshot = defineActivity(
   'requestSnapshot',
-  SnapshotInput.extend({ location: Name, sourceDiskId: z.string().min(1), tags: Tags }),
+  SnapshotInput.extend({
+    location: Name,
+    sourceDiskId: z.string().min(1),
+    tags: Tags,
+    /** The run made the name up: no read before the PUT (ports/compute-gateway.ts). */
+    newName: z.boolean().optional(),
+  }),
   async (deps, input): Promise<{ id: string }> => {
     const { compute } = await deps.cluster(input.cluster);
     // A full snapshot: the image version copies it once and we delete it right after, so
@@ -104,6 +110,7 @@ const requestSnapshot = defineActivity(
       sourceDiskId: input.sourceDiskId,
       incremental: false,
       tags: input.tags,
+      ...(input.newName === true ? { newName: true } : {}),
     });
     // Accepted: the point-in-time copy exists under this id (it may still end Failed: read it).
     return { id: snapshotResourceId(input) };

@@ -102,6 +102,8 @@ const requestImageVersion = defineActivity(
     storageAccountType: StorageAccountTypeInput,
     extraRegions: z.array(Name),
     tags: Tags,
+    /** The run made the name up: no read before the PUT (ports/compute-gateway.ts). */
+    newName: z.boolean().optional(),
   }),
   async (deps, input): Promise<ImageVersionRequestResult> => {
     const { compute } = await deps.cluster(input.cluster);
@@ -114,6 +116,7 @@ const requestImageVersion = defineActivity(
         extraRegions: input.extraRegions,
         excludeFromLatest: true,
         tags: input.tags,
+        ...(input.newName === true ? { newName: true } : {}),
       });
       return { kind: 'accepted' };
     } catch (error) {
@@ -165,7 +168,13 @@ const requestImageVersionDeletion = defineActivity(
   },
 );
 
-/** Deletes the versions beyond the history (never the pinned one, never one in flight); returns their names. */
+/** What the pruning did, and the versions it left: the generations step labels with them (no second list). */
+export interface PruneOutcome {
+  readonly pruned: readonly string[];
+  readonly versions: readonly ImageVersion[];
+}
+
+/** Deletes the versions beyond the history (never the pinned one, never one in flight). */
 const pruneImageVersions = defineActivity(
   'pruneImageVersions',
   ClusterInput.extend({
@@ -174,7 +183,7 @@ const pruneImageVersions = defineActivity(
     keep: z.array(Name),
     modelImageId: z.string().min(1),
   }),
-  async (deps, input): Promise<string[]> => {
+  async (deps, input): Promise<PruneOutcome> => {
     const { compute } = await deps.cluster(input.cluster);
     const versions = await compute.listImageVersions(input.definition);
     const pinnedVersion = parseGalleryImageId(input.modelImageId)?.versionName;
@@ -200,7 +209,9 @@ const pruneImageVersions = defineActivity(
     for (const decision of plan.delete) {
       await compute.requestImageVersionDeletion({ ...input.definition, versionName: decision.name });
     }
-    return plan.delete.map((decision) => decision.name);
+    const pruned = plan.delete.map((decision) => decision.name);
+    // Those asked to go would read back as Deleting: neither usable nor current, as if absent.
+    return { pruned, versions: versions.filter((version) => !pruned.includes(version.ref.versionName)) };
   },
 );
 

@@ -22,6 +22,20 @@ export const Tags = z.record(z.string(), z.string());
 
 export const StorageAccountTypeInput = z.enum(['Standard_ZRS', 'Standard_LRS', 'Premium_LRS']);
 
+/** A gallery image version as one step read it (domain/compute.ts `ImageVersion`), handed to the next. */
+export const ImageVersionInput = z.object({
+  id: z.string().min(1),
+  ref: VersionRefInput,
+  location: z.string(),
+  provisioningState: z.string().min(1),
+  excludeFromLatest: z.boolean(),
+  storageAccountType: StorageAccountTypeInput.optional(),
+  replicationState: z.enum(['Unknown', 'Replicating', 'Completed', 'Failed']),
+  sourceId: z.string().optional(),
+  publishedAt: z.string().optional(),
+  tags: Tags,
+});
+
 /** Every activity names the cluster whose configuration and credentials it runs with. */
 export const ClusterInput = z.object({ cluster: Name });
 

@@ -86,6 +86,8 @@ const requestCopyDisk = defineActivity(
     zone: Name.optional(),
     sourceSnapshotId: z.string().min(1),
     tags: Tags,
+    /** The run made the name up: no read before the PUT (ports/compute-gateway.ts). */
+    newName: z.boolean().optional(),
   }),
   async (deps, input) => {
     const { compute } = await deps.cluster(input.cluster);
@@ -99,6 +101,7 @@ const requestCopyDisk = defineActivity(
       // Standard SSD attaches to every VM size; the copy lives minutes and is read once by the gallery.
       skuName: 'StandardSSD_LRS',
       tags: input.tags,
+      ...(input.newName === true ? { newName: true } : {}),
     });
   },
 );

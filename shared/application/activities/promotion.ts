@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { applyNodeGenerations, generationsReportOf } from '../generations.js';
 import { planPoolRollback, pointModelAt, verifyPoolRollback } from '../rollback.js';
 import { defineActivity } from './activity.js';
-import { ClusterInput, DefinitionRefInput, Name, ScaleSetRefInput } from './inputs.js';
+import { ClusterInput, DefinitionRefInput, ImageVersionInput, Name, ScaleSetRefInput } from './inputs.js';
 
 const planRollbackActivity = defineActivity(
   'planRollback',
@@ -41,15 +41,17 @@ const verifyRollbackActivity = defineActivity(
 /** Labels every node of the pool with its generation (and taints older ones when configured); freshness. */
 const applyNodeGenerationsActivity = defineActivity(
   'applyNodeGenerations',
-  ClusterInput.extend({ pool: Name, modelImageId: z.string().min(1).optional() }),
+  ClusterInput.extend({
+    pool: Name,
+    modelImageId: z.string().min(1).optional(),
+    versions: z.array(ImageVersionInput).optional(),
+  }),
   async (deps, input) =>
     generationsReportOf(
-      await applyNodeGenerations(
-        await deps.cluster(input.cluster),
-        input.pool,
-        deps.now(),
-        input.modelImageId === undefined ? {} : { modelImageId: input.modelImageId },
-      ),
+      await applyNodeGenerations(await deps.cluster(input.cluster), input.pool, deps.now(), {
+        ...(input.modelImageId === undefined ? {} : { modelImageId: input.modelImageId }),
+        ...(input.versions === undefined ? {} : { versions: input.versions }),
+      }),
     ),
 );
 

@@ -144,8 +144,11 @@ void describe('refreshPool on the port fakes', () => {
     // The model read that saw the image done listed the extensions: only the deletion's wait lists.
     const removing = byStep.get('removing-bootstrap-extensions') ?? [];
     assert.equal(removing[0], 'requestExtensionDeletion', removing.join(', '));
-    // The generations step starts from the image the model step saw.
-    assert.ok(!(byStep.get('labelling-generations') ?? []).includes('getScaleSet'));
+    // The generations step starts from the image the model step saw and the versions the pruning listed.
+    const labelling = byStep.get('labelling-generations') ?? [];
+    assert.ok(!labelling.includes('getScaleSet'), labelling.join(', '));
+    assert.ok(!labelling.includes('listImageVersions'), labelling.join(', '));
+    assert.deepEqual(byStep.get('pruning-versions'), ['listImageVersions']);
   });
 
   void it('refreshes from an operator-named node', async () => {

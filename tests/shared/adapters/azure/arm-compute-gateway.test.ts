@@ -668,3 +668,145 @@ void describe('ArmComputeGateway: data disks on an instance', () => {
     assert.equal(served(world, action), 2, 'not attached, as the instance just read says: nothing is sent');
   });
 });
+
+void describe('ArmComputeGateway: resources the run named (newName): the PUT goes without a read', () => {
+  let world: ArmTestWorld;
+  let gateway: ArmComputeGateway;
+  const snapshotRead = 'Microsoft.Compute/snapshots/read';
+  const snapshotWrite = 'Microsoft.Compute/snapshots/write';
+  const versionRead = 'Microsoft.Compute/galleries/images/versions/read';
+  const versionWrite = 'Microsoft.Compute/galleries/images/versions/write';
+
+  void before(async () => {
+    world = await startArmTestWorld({
+      seed,
+      authorizer: createActionListAuthorizer(fileURLToPath(COMPUTE_ACTIONS)),
+    });
+    gateway = gatewayFor(world);
+  });
+
+  void after(async () => {
+    await world.close();
+  });
+
+  async function snapshotOf(
+    name: string,
+    instanceId: string,
+  ): Promise<{ request: Parameters<ArmComputeGateway['requestSnapshot']>[0]; location: string }> {
+    const instance = await gateway.getInstance(uniform, instanceId);
+    const request = {
+      subscriptionId: SUBSCRIPTION,
+      resourceGroup: RG,
+      name,
+      location: instance.location,
+      sourceDiskId: instance.osDiskId ?? '',
+      incremental: false,
+      tags: {},
+      newName: true,
+    };
+    return { request, location: instance.location };
+  }
+
+  void it('a snapshot: one PUT, no read; asked again, ARM takes it as an update; another source is refused', async () => {
+    const { request } = await snapshotOf('snap-new-name', '0');
+
+    await gateway.requestSnapshot(request);
+    assert.equal(served(world, snapshotRead), 0, 'nothing read before the PUT');
+    assert.deepEqual(world.log.statuses(snapshotWrite), [202]);
+    // A retry of the same request (its first answer lost): the disk RP answers the unchanged PUT 200.
+    await gateway.requestSnapshot(request);
+    assert.deepEqual(world.log.statuses(snapshotWrite), [202, 200]);
+
+    const other = await snapshotOf('snap-new-name', '1');
+    await assert.rejects(gateway.requestSnapshot(other.request), (error: unknown) => {
+      assert.ok(error instanceof TerminalError, String(error));
+      assert.equal(error.code, 'SnapshotNameTaken', 'the conflict is explained by the read');
+      return true;
+    });
+    assert.equal(served(world, snapshotRead), 1, 'read only to explain the conflict');
+  });
+
+  void it('a copy disk: one PUT, no read', async () => {
+    world.clock.advance(world.latency.snapshotCreateSeconds + 1);
+    const snapshot = await gateway.getSnapshot(SUBSCRIPTION, RG, 'snap-new-name');
+    const before = served(world, 'Microsoft.Compute/disks/read');
+
+    await gateway.requestDiskFromSnapshot({
+      subscriptionId: SUBSCRIPTION,
+      resourceGroup: RG,
+      name: 'copy-new-name',
+      location: snapshot.location,
+      sourceSnapshotId: snapshot.id,
+      skuName: 'StandardSSD_LRS',
+      tags: {},
+      newName: true,
+    });
+
+    assert.equal(served(world, 'Microsoft.Compute/disks/read'), before, 'nothing read before the PUT');
+    assert.deepEqual(world.log.statuses('Microsoft.Compute/disks/write'), [202]);
+    assert.equal((await gateway.getDisk(SUBSCRIPTION, RG, 'copy-new-name')).provisioningState, 'Creating');
+  });
+
+  void it('an image version: one PUT, no read; a retry while it is made meets 409 and is judged done', async () => {
+    await world.settle(gateway.ensureGallery(gallery, 'westeurope', {}));
+    await world.settle(gateway.ensureImageDefinition(definition, 'westeurope', spec));
+    const snapshot = await gateway.getSnapshot(SUBSCRIPTION, RG, 'snap-new-name');
+    const request = {
+      ref: { ...definition, versionName: '20261126.1000.1' },
+      location: 'westeurope',
+      sourceId: snapshot.id,
+      storageAccountType: 'Standard_LRS' as const,
+      extraRegions: [],
+      excludeFromLatest: true,
+      tags: {},
+      newName: true,
+    };
+
+    await gateway.requestImageVersion(request);
+    assert.equal(served(world, versionRead), 0, 'nothing read before the PUT');
+    assert.deepEqual(world.log.statuses(versionWrite), [201]);
+
+    await gateway.requestImageVersion(request);
+    assert.deepEqual(world.log.statuses(versionWrite), [201, 409], 'ARM refuses a PUT while it is made');
+    assert.equal(served(world, versionRead), 1, 'the conflict was explained by one read');
+    assert.equal((await gateway.getImageVersion(request.ref)).provisioningState, 'Creating');
+
+    const { id: otherSource } = await gateway.getInstance(uniform, '1').then(async (instance) => {
+      await gateway.requestSnapshot({
+        subscriptionId: SUBSCRIPTION,
+        resourceGroup: RG,
+        name: 'snap-other',
+        location: instance.location,
+        sourceDiskId: instance.osDiskId ?? '',
+        incremental: false,
+        tags: {},
+      });
+      world.clock.advance(world.latency.snapshotCreateSeconds + 1);
+      return gateway.getSnapshot(SUBSCRIPTION, RG, 'snap-other');
+    });
+    world.clock.advance(world.latency.imageVersionCreateSeconds + 1);
+    await assert.rejects(
+      gateway.requestImageVersion({ ...request, sourceId: otherSource }),
+      (error: unknown) => error instanceof TerminalError && error.code === 'ImageVersionNameTaken',
+    );
+  });
+
+  void it('a conflict with nothing of that name (a quota) is the answer, not a reason to PUT again', async () => {
+    const { request } = await snapshotOf('snap-over-quota', '1');
+    const writes = world.log.statuses(snapshotWrite).length;
+    world.faults.inject(snapshotWrite, {
+      status: 409,
+      code: 'OperationNotAllowed',
+      message:
+        'Operation could not be completed as it results in exceeding approved Total Regional Snapshots quota.',
+    });
+
+    await assert.rejects(gateway.requestSnapshot(request), (error: unknown) => {
+      assert.ok(error instanceof TerminalError, String(error));
+      assert.match(error.message, /^requesting snapshot rg-k8s\/snap-over-quota: .*quota/);
+      return true;
+    });
+    assert.equal(world.log.statuses(snapshotWrite).length - writes, 1, 'one PUT');
+    await assert.rejects(gateway.getSnapshot(SUBSCRIPTION, RG, 'snap-over-quota'), NotFoundError);
+  });
+});
