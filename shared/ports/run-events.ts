@@ -22,8 +22,8 @@ export interface RunEvent {
 export interface RunEventPublisher {
   /**
    * Hands events over for delivery, in order, and returns at once: delivery (and its bounded retries
-   * with backoff) happens in the background. Never throws and never waits for the topic, so a topic
-   * that is down cannot slow or fail a refresh; what still fails after the retries is logged and dropped.
+   * with backoff) happens in the background. Never throws; what still fails after the retries is logged
+   * and dropped. Callers that must not end before delivery (an activity) `flush` with a bound.
    */
   publish(events: readonly RunEvent[]): void;
   /** Waits until everything handed over was delivered or given up (at most `timeoutMs`). */

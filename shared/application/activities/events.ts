@@ -1,8 +1,12 @@
 /**
  * The run events activity (issue 16): the orchestrations call it at their milestones with the events
  * they built (run-events.ts). It hands them to the publisher, which delivers them in the background, and
- * records the metrics they carry (run-metrics.ts explains why here and not in orchestrator code). It
- * never waits for the topic and never fails for it: a refresh does not depend on its observers.
+ * records the metrics they carry (run-metrics.ts explains why here and not in orchestrator code).
+ *
+ * It completes once its events left the worker, or after EVENT_DELIVERY_WAIT_MS: a worker recycled after
+ * the activity completed has nothing of it left to lose, and one recycled during it makes Durable run the
+ * activity again (same ids: subscribers dedupe). It never fails for the topic, and a topic that is down
+ * delays a run by at most that bound per call: a refresh does not depend on its observers.
  */
 import { z } from 'zod';
 
@@ -19,15 +23,19 @@ const RunEventInput = z.object({
   data: z.record(z.string(), z.unknown()),
 });
 
+/** How long the activity waits for its events' delivery: a healthy topic answers in well under a second. */
+export const EVENT_DELIVERY_WAIT_MS = 10_000;
+
 const reportRunEventsActivity = defineActivity(
   'reportRunEvents',
   z.object({ events: z.array(RunEventInput).max(100) }),
-  (deps, input) => {
+  async (deps, input) => {
     const sensitive = deps.sensitiveValues ?? [];
     const events: readonly RunEvent[] = input.events.map((event) => redactEvent(event, sensitive));
     deps.events?.publish(events);
     deps.metrics?.record(events);
-    return Promise.resolve({ handedOver: events.length });
+    await deps.events?.flush(EVENT_DELIVERY_WAIT_MS);
+    return { handedOver: events.length };
   },
 );
 
