@@ -9,6 +9,7 @@ import type { FlavourEvidence } from '../domain/capture-mode.js';
 import { chooseCaptureMode } from '../domain/capture-mode.js';
 import type { ClusterNode } from '../domain/cluster-node.js';
 import type { ImageVersion } from '../domain/compute.js';
+import { extensionTypesOf } from '../domain/compute.js';
 import { isNotFound, NotFoundError } from '../domain/errors.js';
 import type { FoldedSelection } from '../domain/pool-selection-fold.js';
 import type { NodeVerdict, PoolImageFacts, PoolSelectionInput } from '../domain/prototype-selection.js';
@@ -235,7 +236,7 @@ export async function planFromSelection(
         ...(scaleSet.osDiskEncryptionSetId === undefined
           ? {}
           : { osDiskEncryptionSetId: scaleSet.osDiskEncryptionSetId }),
-        extensionTypes: scaleSet.extensionTypes ?? [],
+        extensionTypes: extensionTypesOf(scaleSet.extensions ?? []),
         ...(scaleSet.vmSize === undefined ? {} : { vmSize: scaleSet.vmSize }),
       });
       if (instanceId === undefined) {

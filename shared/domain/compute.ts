@@ -198,5 +198,13 @@ export function removableExtensions(
     .map((extension) => ({ name: extension.name, deleting: extension.provisioningState === 'Deleting' }));
 }
 
+/** `publisher/type` of each extension (`Microsoft.Azure.Security/AzureDiskEncryptionForLinux`…), or the type alone. */
+export function extensionTypesOf(extensions: readonly ScaleSetExtension[]): string[] {
+  return extensions.flatMap((extension) => {
+    if (extension.type === '') return [];
+    return [extension.publisher === '' ? extension.type : `${extension.publisher}/${extension.type}`];
+  });
+}
+
 /** The cloud-init customData we put on a refreshed model: bootstrap already happened on the prototype. */
 export const NO_OP_CLOUD_CONFIG = '#cloud-config\n';

@@ -49,8 +49,6 @@ export interface ScaleSet extends ScaleSetRef {
   readonly ephemeralOsDiskPlacement?: string;
   readonly imageReference?: ImageReference;
   readonly tags: Readonly<Record<string, string>>;
-  /** Names of `extensionProfile.extensions`, in model order. */
-  readonly extensionNames: readonly string[];
   /** From the image definition or VM size; copied onto a new gallery image definition (immutable there). */
   readonly hyperVGeneration?: HyperVGeneration;
   /** `securityProfile.securityType`, e.g. `TrustedLaunch`, `ConfidentialVM`; undefined = Standard. */
@@ -61,9 +59,7 @@ export interface ScaleSet extends ScaleSetRef {
   readonly vmSize?: string;
   /** `storageProfile.osDisk.managedDisk.diskEncryptionSet.id`: OS disks encrypted with a customer-managed key. */
   readonly osDiskEncryptionSetId?: string;
-  /** `publisher/type` of each model extension (`Microsoft.Azure.Security/AzureDiskEncryptionForLinux`…). */
-  readonly extensionTypes?: readonly string[];
-  /** The model's extensions with their provisioning state, when the adapter read them. */
+  /** The model's extensions (`extensionProfile.extensions`, in model order), when the adapter read them. */
   readonly extensions?: readonly ScaleSetExtension[];
   /** ARM `provisioningState` (`Succeeded`, `Updating`, `Failed`…) when the adapter read it; not an eligibility fact. */
   readonly provisioningState?: string;

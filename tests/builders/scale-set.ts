@@ -27,7 +27,6 @@ export function aScaleSet(overrides: Partial<ScaleSet> = {}): ScaleSet {
       version: 'latest',
     },
     tags: { cluster: 'prod-weu', poolName: 'pool-a' },
-    extensionNames: ['vmssCSE', 'Microsoft.Azure.Monitor.AzureMonitorLinuxAgent'],
     hyperVGeneration: 'V2',
     securityType: 'TrustedLaunch',
     architecture: 'x64',

@@ -95,9 +95,6 @@ export function toScaleSet(
     ...(ephemeral && placement !== undefined ? { ephemeralOsDiskPlacement: placement } : {}),
     ...(imageReference === undefined ? {} : { imageReference }),
     tags: { ...model.tags },
-    extensionNames: (profile?.extensionProfile?.extensions ?? []).flatMap((extension) =>
-      extension.name === undefined ? [] : [extension.name],
-    ),
     ...(hyperVGeneration === undefined ? {} : { hyperVGeneration }),
     ...(securityType === undefined ? {} : { securityType }),
     ...(architecture === undefined ? {} : { architecture }),
@@ -109,12 +106,6 @@ export function toScaleSet(
     ...(vmSize === undefined ? {} : { vmSize }),
     ...(encryptionSet === undefined ? {} : { osDiskEncryptionSetId: encryptionSet }),
     extensions: (profile?.extensionProfile?.extensions ?? []).map(toExtension),
-    extensionTypes: (profile?.extensionProfile?.extensions ?? []).flatMap((extension) => {
-      const type = nonEmpty(extension.typePropertiesType);
-      if (type === undefined) return [];
-      const publisher = nonEmpty(extension.publisher);
-      return [publisher === undefined ? type : `${publisher}/${type}`];
-    }),
   };
 }
 

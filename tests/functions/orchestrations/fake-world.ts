@@ -26,7 +26,7 @@ import type {
   RefreshDependencies,
 } from '../../../shared/application/refresh-dependencies.js';
 import { DEFAULT_CANARY_POLICY } from '../../../shared/domain/canary.js';
-import type { ImageDefinitionRef } from '../../../shared/domain/compute.js';
+import type { ImageDefinitionRef, ScaleSetExtension } from '../../../shared/domain/compute.js';
 import type { PodOnNode } from '../../../shared/domain/drain.js';
 import type { RefreshError } from '../../../shared/domain/errors.js';
 import { NotFoundError } from '../../../shared/domain/errors.js';
@@ -81,6 +81,8 @@ export interface FakeWorldOptions {
   readonly pools?: readonly string[];
   /** Per pool: what differs from the eligible default scale set. */
   readonly scaleSets?: Readonly<Record<string, Partial<ScaleSet>>>;
+  /** Per pool: the model's extensions (default: a bootstrap CustomScript and the monitoring agent). */
+  readonly extensions?: Readonly<Record<string, readonly ScaleSetExtension[]>>;
   readonly run?: Partial<PoolRunSettings>;
   readonly compute?: Omit<FakeComputeOptions, 'now'>;
   readonly cluster?: Omit<FakeClusterOptions, 'now' | 'onPrepPodCreated'>;
@@ -127,10 +129,13 @@ export function createFakeWorld(options: FakeWorldOptions = {}): FakeWorld {
 
   function seedPool(pool: string): void {
     const ref = poolRef(pool);
-    compute.addScaleSet(aScaleSet({ ...ref, ...options.scaleSets?.[pool] }), [
-      { name: 'vmssCSE', publisher: 'Microsoft.Azure.Extensions', type: 'CustomScript' },
-      { name: 'monitor', publisher: 'Microsoft.Azure.Monitor', type: 'AzureMonitorLinuxAgent' },
-    ]);
+    compute.addScaleSet(
+      aScaleSet({ ...ref, ...options.scaleSets?.[pool] }),
+      options.extensions?.[pool] ?? [
+        { name: 'vmssCSE', publisher: 'Microsoft.Azure.Extensions', type: 'CustomScript' },
+        { name: 'monitor', publisher: 'Microsoft.Azure.Monitor', type: 'AzureMonitorLinuxAgent' },
+      ],
+    );
     for (const n of [0, 1, 2]) {
       const name = nodeName(pool, n);
       const hours = 72 - n * 12;

@@ -180,6 +180,24 @@ void describe('refreshPool on the port fakes', () => {
     assert.equal(world.kube.callsTo('patchNodeAnnotations').length, 0);
   });
 
+  void it("the model's Azure Disk Encryption extension keeps live capture out: refused under live, drain-and-stop under auto", async () => {
+    const extensions = {
+      [POOL]: [
+        { name: 'vmssCSE', publisher: 'Microsoft.Azure.Extensions', type: 'CustomScript' },
+        { name: 'ade', publisher: 'Microsoft.Azure.Security', type: 'AzureDiskEncryptionForLinux' },
+      ],
+    };
+    const live = createFakeWorld({ extensions, run: { captureMode: 'live' } });
+    const refused = (await live.refreshPool(POOL, { dryRun: true })).output as PoolRefreshResult;
+    assert.equal(refused.outcome, 'refused');
+    assert.match(refused.reason, /Azure Disk Encryption encrypts the disk inside the guest/);
+
+    const auto = createFakeWorld({ extensions, run: { captureMode: 'auto' } });
+    const planned = (await auto.refreshPool(POOL, { dryRun: true })).output as PoolRefreshResult;
+    assert.equal(planned.plan?.capture?.mode, 'drain-and-stop');
+    assert.match(planned.plan?.capture?.reason ?? '', /^auto: drain-and-stop, because Azure Disk Encryption/);
+  });
+
   void describe('must show', () => {
     void it('a planning activity failing with a 403 is attempted once and fails the run at once, naming the permission', async () => {
       const world = createFakeWorld();

@@ -115,7 +115,10 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
       assert.equal(scaleSet.upgradePolicyMode, 'Manual');
       assert.equal(scaleSet.automaticOsUpgrade, false);
       assert.equal(scaleSet.ephemeralOsDisk, false);
-      assert.deepEqual(scaleSet.extensionNames, ['vmss-cse', 'HealthExtension']);
+      assert.deepEqual(
+        scaleSet.extensions?.map((extension) => extension.name),
+        ['vmss-cse', 'HealthExtension'],
+      );
       assert.deepEqual(scaleSet.tags, { cluster: 'c1' });
       assert.deepEqual(scaleSet.zones, ['1', '2']);
       assert.equal(scaleSet.securityType, 'TrustedLaunch');

@@ -78,11 +78,6 @@ const scaleSetCases: readonly ScaleSetCase[] = [
         version: 'latest',
       },
       tags: { cluster: 'prod-weu-1', pool: 'pool-a' },
-      extensionNames: ['vmss-cse', 'HealthExtension'],
-      extensionTypes: [
-        'Microsoft.Azure.Extensions/CustomScript',
-        'Microsoft.ManagedServices/ApplicationHealthLinux',
-      ],
       extensions: [
         {
           name: 'vmss-cse',
@@ -132,8 +127,6 @@ const scaleSetCases: readonly ScaleSetCase[] = [
         id: `/subscriptions/${SUBSCRIPTION}/resourceGroups/rg-images/providers/Microsoft.Compute/galleries/gal_nodes/images/k8s-node-arm64`,
       },
       tags: {},
-      extensionNames: [],
-      extensionTypes: [],
       extensions: [],
       vmSize: 'Standard_D4pds_v5',
       hyperVGeneration: 'V1',
@@ -165,8 +158,6 @@ const scaleSetCases: readonly ScaleSetCase[] = [
         id: `/subscriptions/${SUBSCRIPTION}/resourceGroups/rg-images/providers/Microsoft.Compute/images/k8s-node-2026-02`,
       },
       tags: { 'sigs.k8s.io_cluster-api-provider-azure_cluster_capz-1': 'owned' },
-      extensionNames: [],
-      extensionTypes: [],
       extensions: [],
       vmSize: 'Standard_D2s_v5',
       architecture: 'x64',
@@ -199,8 +190,6 @@ const scaleSetCases: readonly ScaleSetCase[] = [
         id: '/SharedGalleries/a1b2c3d4-0000-1111-2222-333344445555-PARTNERIMAGES/Images/win2022-k8s/Versions/latest',
       },
       tags: {},
-      extensionNames: [],
-      extensionTypes: [],
       extensions: [],
       vmSize: 'Standard_D4s_v5',
       architecture: 'x64',
