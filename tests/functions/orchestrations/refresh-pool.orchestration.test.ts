@@ -151,6 +151,35 @@ void describe('refreshPool on the port fakes', () => {
     assert.deepEqual(byStep.get('pruning-versions'), ['listImageVersions']);
   });
 
+  void it('a pruning result recorded before it handed over its list (the names alone) still ends the run', async () => {
+    // What a worker of the previous release recorded in a history that this release replays.
+    const world = createFakeWorld({
+      wrapActivity: (name, activity) => async (input) => {
+        const result = await activity(input);
+        if (name !== 'pruneImageVersions' || !result.ok) return result;
+        return { ok: true, value: (result.value as { pruned: readonly string[] }).pruned };
+      },
+    });
+    let labelling = false;
+    world.onStep = (step) => {
+      labelling = step === 'labelling-generations';
+    };
+    const listed: boolean[] = [];
+    const listVersions = world.compute.listImageVersions.bind(world.compute);
+    world.compute.listImageVersions = (ref) => {
+      listed.push(labelling);
+      return listVersions(ref);
+    };
+
+    const status = await world.refreshPool(POOL);
+
+    assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+    const result = status.output as PoolRefreshResult;
+    assert.deepEqual(result.prunedVersions, []);
+    assert.ok(listed.includes(true), 'the generations step listed the versions itself');
+    assert.equal(result.generations?.nodes, 3);
+  });
+
   void it('refreshes from an operator-named node', async () => {
     const world = createFakeWorld();
     const status = await world.refreshPool(POOL, { node: nodeName(POOL, 2) });
