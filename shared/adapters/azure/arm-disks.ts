@@ -4,11 +4,11 @@
  * the image version copied it. Requests are idempotent by name.
  */
 import type { ManagedDisk } from '../../domain/compute.js';
-import { ignoreNotFound, TerminalError } from '../../domain/errors.js';
+import { ignoreNotFound } from '../../domain/errors.js';
 import type { DiskFromSnapshotRequest } from '../../ports/compute-gateway.js';
 import type { ArmClients } from './arm-clients.js';
 import { createByName } from './create-by-name.js';
-import { throwIfDeleting, withArmErrors } from './errors.js';
+import { withArmErrors } from './errors.js';
 import { toManagedDisk } from './to-domain.js';
 
 export class ArmDisks {
@@ -41,16 +41,13 @@ export class ArmDisks {
       action,
       newName: request.newName === true,
       read: () => client.disks.get(request.resourceGroup, request.name),
-      judge: (existing) => {
-        throwIfDeleting(existing.provisioningState, action, 'disk');
-        const source = existing.creationData?.sourceResourceId;
-        if (source !== undefined && source.toLowerCase() !== request.sourceSnapshotId.toLowerCase()) {
-          throw new TerminalError(
-            'DiskNameTaken',
-            `${action}: a disk with this name already exists, copied from ${source}, not ${request.sourceSnapshotId}`,
-          );
-        }
-      },
+      what: 'disk',
+      nameTakenCode: 'DiskNameTaken',
+      sourceId: request.sourceSnapshotId,
+      existingOf: (existing) => ({
+        provisioningState: existing.provisioningState,
+        sourceId: existing.creationData?.sourceResourceId,
+      }),
       create: () =>
         client.disks.beginCreateOrUpdate(request.resourceGroup, request.name, {
           location: request.location,

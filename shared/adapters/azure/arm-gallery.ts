@@ -13,11 +13,11 @@ import type {
   ImageVersion,
   ImageVersionRef,
 } from '../../domain/compute.js';
-import { ignoreNotFound, TerminalError } from '../../domain/errors.js';
+import { ignoreNotFound } from '../../domain/errors.js';
 import type { ImageVersionRequest } from '../../ports/compute-gateway.js';
 import type { ArmClients } from './arm-clients.js';
 import { createByName } from './create-by-name.js';
-import { throwIfDeleting, withArmErrors } from './errors.js';
+import { withArmErrors } from './errors.js';
 import { toImageDefinition, toImageVersion } from './to-domain.js';
 
 export class ArmGallery {
@@ -139,19 +139,13 @@ export class ArmGallery {
       newName: request.newName === true,
       read: () =>
         client.galleryImageVersions.get(ref.resourceGroup, ref.galleryName, ref.imageName, ref.versionName),
-      judge: (existing) => {
-        // A Failed version is left as is: the caller sees it with getImageVersion and deletes it; one
-        // still being deleted (that retry under the same name) must be waited out, not mistaken for done.
-        throwIfDeleting(existing.provisioningState, action, 'image version');
-        const source =
-          existing.storageProfile?.osDiskImage?.source?.id ?? existing.storageProfile?.source?.id;
-        if (source !== undefined && source.toLowerCase() !== request.sourceId.toLowerCase()) {
-          throw new TerminalError(
-            'ImageVersionNameTaken',
-            `${action}: the version already exists with source ${source}, not ${request.sourceId}`,
-          );
-        }
-      },
+      what: 'image version',
+      nameTakenCode: 'ImageVersionNameTaken',
+      sourceId: request.sourceId,
+      existingOf: (existing) => ({
+        provisioningState: existing.provisioningState,
+        sourceId: existing.storageProfile?.osDiskImage?.source?.id ?? existing.storageProfile?.source?.id,
+      }),
       create: () =>
         client.galleryImageVersions.beginCreateOrUpdate(
           ref.resourceGroup,

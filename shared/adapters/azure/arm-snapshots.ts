@@ -7,7 +7,7 @@ import { ignoreNotFound, TerminalError } from '../../domain/errors.js';
 import type { SnapshotRequest } from '../../ports/compute-gateway.js';
 import type { ArmClients } from './arm-clients.js';
 import { createByName } from './create-by-name.js';
-import { throwIfDeleting, withArmErrors } from './errors.js';
+import { withArmErrors } from './errors.js';
 import { toSnapshot } from './to-domain.js';
 
 export class ArmSnapshots {
@@ -56,16 +56,13 @@ export class ArmSnapshots {
       action,
       newName: request.newName === true,
       read: () => client.snapshots.get(request.resourceGroup, request.name),
-      judge: (existing) => {
-        throwIfDeleting(existing.provisioningState, action, 'snapshot');
-        const source = existing.creationData?.sourceResourceId;
-        if (source !== undefined && source.toLowerCase() !== request.sourceDiskId.toLowerCase()) {
-          throw new TerminalError(
-            'SnapshotNameTaken',
-            `${action}: a snapshot with this name already exists, copied from ${source}, not ${request.sourceDiskId}`,
-          );
-        }
-      },
+      what: 'snapshot',
+      nameTakenCode: 'SnapshotNameTaken',
+      sourceId: request.sourceDiskId,
+      existingOf: (existing) => ({
+        provisioningState: existing.provisioningState,
+        sourceId: existing.creationData?.sourceResourceId,
+      }),
       create: () =>
         client.snapshots.beginCreateOrUpdate(request.resourceGroup, request.name, {
           location: request.location,

@@ -90,6 +90,22 @@ function served(world: ArmTestWorld, action: string): number {
   return world.log.statuses(action).length;
 }
 
+/** A simulated world of the calling describe's own: started before its tests, closed after them. */
+function ownWorld(): { world: ArmTestWorld; gateway: ArmComputeGateway } {
+  const own = {} as { world: ArmTestWorld; gateway: ArmComputeGateway };
+  void before(async () => {
+    own.world = await startArmTestWorld({
+      seed,
+      authorizer: createActionListAuthorizer(fileURLToPath(COMPUTE_ACTIONS)),
+    });
+    own.gateway = gatewayFor(own.world);
+  });
+  void after(async () => {
+    await own.world.close();
+  });
+  return own;
+}
+
 void describe('ArmComputeGateway against the simulated ARM', () => {
   let world: ArmTestWorld;
   let gateway: ArmComputeGateway;
@@ -604,22 +620,10 @@ void describe('ArmComputeGateway with missing permissions', () => {
 });
 
 void describe('ArmComputeGateway: data disks on an instance', () => {
-  let world: ArmTestWorld;
-  let gateway: ArmComputeGateway;
-
-  void before(async () => {
-    world = await startArmTestWorld({
-      seed,
-      authorizer: createActionListAuthorizer(fileURLToPath(COMPUTE_ACTIONS)),
-    });
-    gateway = gatewayFor(world);
-  });
-
-  void after(async () => {
-    await world.close();
-  });
+  const own = ownWorld();
 
   void it('attaches and detaches a data disk judged on the instance it is given: no second read', async () => {
+    const { world, gateway } = own;
     const donor = await gateway.getInstance(uniform, '1');
     const zone = donor.zones[0];
     const snapshot = { subscriptionId: SUBSCRIPTION, resourceGroup: RG, name: 'snap-attach-test' };
@@ -673,31 +677,18 @@ void describe('ArmComputeGateway: data disks on an instance', () => {
 });
 
 void describe('ArmComputeGateway: resources the run named (newName): the PUT goes without a read', () => {
-  let world: ArmTestWorld;
-  let gateway: ArmComputeGateway;
+  const own = ownWorld();
   const snapshotRead = 'Microsoft.Compute/snapshots/read';
   const snapshotWrite = 'Microsoft.Compute/snapshots/write';
   const versionRead = 'Microsoft.Compute/galleries/images/versions/read';
   const versionWrite = 'Microsoft.Compute/galleries/images/versions/write';
 
-  void before(async () => {
-    world = await startArmTestWorld({
-      seed,
-      authorizer: createActionListAuthorizer(fileURLToPath(COMPUTE_ACTIONS)),
-    });
-    gateway = gatewayFor(world);
-  });
-
-  void after(async () => {
-    await world.close();
-  });
-
   async function snapshotOf(
     name: string,
     instanceId: string,
-  ): Promise<{ request: Parameters<ArmComputeGateway['requestSnapshot']>[0]; location: string }> {
-    const instance = await gateway.getInstance(uniform, instanceId);
-    const request = {
+  ): Promise<Parameters<ArmComputeGateway['requestSnapshot']>[0]> {
+    const instance = await own.gateway.getInstance(uniform, instanceId);
+    return {
       subscriptionId: SUBSCRIPTION,
       resourceGroup: RG,
       name,
@@ -707,11 +698,11 @@ void describe('ArmComputeGateway: resources the run named (newName): the PUT goe
       tags: {},
       newName: true,
     };
-    return { request, location: instance.location };
   }
 
   void it('a snapshot: one PUT, no read; asked again, ARM takes it as an update; another source is refused', async () => {
-    const { request } = await snapshotOf('snap-new-name', '0');
+    const { world, gateway } = own;
+    const request = await snapshotOf('snap-new-name', '0');
 
     await gateway.requestSnapshot(request);
     assert.equal(served(world, snapshotRead), 0, 'nothing read before the PUT');
@@ -721,7 +712,7 @@ void describe('ArmComputeGateway: resources the run named (newName): the PUT goe
     assert.deepEqual(world.log.statuses(snapshotWrite), [202, 200]);
 
     const other = await snapshotOf('snap-new-name', '1');
-    await assert.rejects(gateway.requestSnapshot(other.request), (error: unknown) => {
+    await assert.rejects(gateway.requestSnapshot(other), (error: unknown) => {
       assert.ok(error instanceof TerminalError, String(error));
       assert.equal(error.code, 'SnapshotNameTaken', 'the conflict is explained by the read');
       return true;
@@ -730,6 +721,7 @@ void describe('ArmComputeGateway: resources the run named (newName): the PUT goe
   });
 
   void it('a copy disk: one PUT, no read', async () => {
+    const { world, gateway } = own;
     world.clock.advance(world.latency.snapshotCreateSeconds + 1);
     const snapshot = await gateway.getSnapshot(SUBSCRIPTION, RG, 'snap-new-name');
     const before = served(world, 'Microsoft.Compute/disks/read');
@@ -751,6 +743,7 @@ void describe('ArmComputeGateway: resources the run named (newName): the PUT goe
   });
 
   void it('an image version: one PUT, no read; a retry while it is made meets 409 and is judged done', async () => {
+    const { world, gateway } = own;
     await world.settle(gateway.ensureGallery(gallery, 'westeurope', {}));
     await world.settle(gateway.ensureImageDefinition(definition, 'westeurope', spec));
     const snapshot = await gateway.getSnapshot(SUBSCRIPTION, RG, 'snap-new-name');
@@ -795,7 +788,8 @@ void describe('ArmComputeGateway: resources the run named (newName): the PUT goe
   });
 
   void it('a conflict with nothing of that name (a quota) is the answer, not a reason to PUT again', async () => {
-    const { request } = await snapshotOf('snap-over-quota', '1');
+    const { world, gateway } = own;
+    const request = await snapshotOf('snap-over-quota', '1');
     const writes = world.log.statuses(snapshotWrite).length;
     world.faults.inject(snapshotWrite, {
       status: 409,
