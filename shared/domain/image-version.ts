@@ -2,6 +2,8 @@
  * Names, ordering and provenance tags of the gallery image versions this product creates
  * (DESIGN.md §2 step 3). Pure: time comes in as an argument.
  */
+import type { CaptureMode } from './capture-mode.js';
+import { CAPTURE_MODES } from './capture-mode.js';
 import { isRfc3339 } from './rfc3339.js';
 
 /** Largest value of each version component: Azure requires "numbers within the range of a 32-bit integer". */
@@ -250,6 +252,36 @@ export const IMAGE_VERSION_TAG_KEYS = {
   patchedAt: 'vmss-prototype.patched-at',
   runId: 'vmss-prototype.run-id',
 } as const;
+
+/**
+ * What a run adds to its version's tags besides the provenance, for the status page's run timeline
+ * (pool-history.ts). Each is optional: versions built before they existed lack them, and nothing but the
+ * timeline reads them.
+ */
+export const RUN_TIMELINE_TAG_KEYS = {
+  /** How the donor was captured (`drain-and-stop`, `live`, `run-command`): written at creation. */
+  captureMode: 'vmss-prototype.capture-mode',
+  /** When the version was published to `latest` (RFC 3339): written with the publication. */
+  inLatestAt: 'vmss-prototype.in-latest-at',
+} as const;
+
+export interface RunTimelineTags {
+  readonly captureMode?: CaptureMode;
+  readonly inLatestAt?: string;
+}
+
+/** The timeline tags of a version (names matched case-insensitively); what is missing or invalid is left out. */
+export function runTimelineTagsOf(tags: Readonly<Record<string, string>> | undefined): RunTimelineTags {
+  const byLowerKey = new Map(Object.entries(tags ?? {}).map(([key, value]) => [key.toLowerCase(), value]));
+  const mode = byLowerKey.get(RUN_TIMELINE_TAG_KEYS.captureMode);
+  const inLatestAt = byLowerKey.get(RUN_TIMELINE_TAG_KEYS.inLatestAt);
+  return {
+    ...(mode !== undefined && (CAPTURE_MODES as readonly string[]).includes(mode)
+      ? { captureMode: mode as CaptureMode }
+      : {}),
+    ...(inLatestAt !== undefined && isRfc3339(inLatestAt) ? { inLatestAt } : {}),
+  };
+}
 
 /** Value of the `created-by` tag; its presence marks a version as ours. */
 const CREATED_BY_TAG_VALUE = 'vmss-prototype';

@@ -5,7 +5,8 @@
  * or abandonment is a tag with its reason; the pool lease names the last run and when it let go. Pure:
  * `now` comes in.
  */
-import { parseImageVersion, parseImageVersionTags } from './image-version.js';
+import type { CaptureMode } from './capture-mode.js';
+import { parseImageVersion, parseImageVersionTags, runTimelineTagsOf } from './image-version.js';
 import { parseHolder } from './ownership.js';
 import { parseRfc3339 } from './rfc3339.js';
 import { versionVerdictOf } from './version-verdict.js';
@@ -41,11 +42,16 @@ export interface VersionEntry {
   readonly builtAt?: string;
   /** How old the donor's patches were when the version was created. */
   readonly patchAgeAtBuildSeconds?: number;
+  /** How its run captured the donor, when recorded. */
+  readonly captureMode?: CaptureMode;
+  /** When its run published it to `latest`, when recorded. */
+  readonly inLatestAt?: string;
 }
 
 /** One step of a run's timeline: from one recorded moment to the next. */
 export interface RunStep {
-  readonly step: 'capture' | 'build-and-roll-out' | 'build-and-canary' | 'running';
+  readonly step:
+    'capture' | 'build-and-roll-out' | 'build-and-canary' | 'build-and-publish' | 'roll-out' | 'running';
   /** In words, for the page. */
   readonly label: string;
   readonly from: string;
@@ -126,6 +132,7 @@ function entryOf(version: VersionFacts, currentVersion: string | undefined): Ver
   const tags = parseImageVersionTags(version.tags);
   const provenance = tags.kind === 'ours' ? tags.provenance : undefined;
   const patchedMs = provenance === undefined ? undefined : parseRfc3339(provenance.patchedAt);
+  const timeline = runTimelineTagsOf(version.tags);
   const builtMs = version.publishedAt === undefined ? undefined : parseRfc3339(version.publishedAt);
   const state: VersionState =
     verdict.kind === 'rejected'
@@ -161,8 +168,17 @@ function entryOf(version: VersionFacts, currentVersion: string | undefined): Ver
     ...(builtMs === undefined || patchedMs === undefined
       ? {}
       : { patchAgeAtBuildSeconds: seconds(patchedMs, builtMs) }),
+    ...timeline,
   };
 }
+
+/** What the capture step did, by how the run captured the donor (older versions do not say). */
+const CAPTURE_LABELS: Readonly<Record<CaptureMode | 'unknown', string>> = {
+  'drain-and-stop': 'capture: cordon, drain, snapshot the donor',
+  'run-command': 'capture: cordon, drain, prepare by Run Command, snapshot the donor',
+  live: "capture: freeze, snapshot and scrub a copy of the running donor's disk",
+  unknown: 'capture the donor',
+};
 
 const OUTCOME_OF_STATE: Readonly<Record<VersionState, RunOutcome>> = {
   current: 'refreshed',
@@ -196,13 +212,32 @@ function runOf(entry: VersionEntry, input: PoolHistoryInput, nowMs: number): Run
   if (namedMs !== undefined && builtMs !== undefined && builtMs >= namedMs) {
     steps.push({
       step: 'capture',
-      label: 'capture: cordon, drain, snapshot the donor',
+      label: CAPTURE_LABELS[entry.captureMode ?? 'unknown'],
       from: iso(namedMs),
       to: iso(builtMs),
       seconds: seconds(namedMs, builtMs),
     });
   }
-  if (builtMs !== undefined) {
+  const inLatestMs = entry.inLatestAt === undefined ? undefined : parseRfc3339(entry.inLatestAt);
+  if (builtMs !== undefined && inLatestMs !== undefined && inLatestMs >= builtMs) {
+    // Published: building (and its canary, when on) up to the publication, then the roll-out.
+    steps.push({
+      step: 'build-and-publish',
+      label: 'build the image version (and its canary, when on), publish it',
+      from: iso(builtMs),
+      to: iso(inLatestMs),
+      seconds: seconds(builtMs, inLatestMs),
+    });
+    const to = holdsNow ? nowMs : endMs;
+    steps.push({
+      step: holdsNow ? 'running' : 'roll-out',
+      label: holdsNow
+        ? 'rolling out (running now)'
+        : 'roll out: model, bootstrap extensions, pruning, node labels',
+      from: iso(inLatestMs),
+      ...(to === undefined || to < inLatestMs ? {} : { to: iso(to), seconds: seconds(inLatestMs, to) }),
+    });
+  } else if (builtMs !== undefined) {
     const to = holdsNow ? nowMs : endMs;
     const canary = entry.state === 'rejected' || entry.state === 'abandoned' || entry.state === 'hidden';
     steps.push({

@@ -205,8 +205,12 @@ export interface ComputeGateway {
    * those throw `TerminalError` with the ARM code, or code `ZrsUnsupported` for that case.
    */
   requestImageVersion(request: ImageVersionRequest): Promise<void>;
-  /** PATCH `excludeFromLatest`. */
-  requestImageVersionExclusion(ref: ImageVersionRef, excludeFromLatest: boolean): Promise<void>;
+  /** PATCH `excludeFromLatest`, adding `addTags` to the version's tags in the same request. */
+  requestImageVersionExclusion(
+    ref: ImageVersionRef,
+    excludeFromLatest: boolean,
+    addTags?: Readonly<Record<string, string>>,
+  ): Promise<void>;
   requestImageVersionDeletion(ref: ImageVersionRef): Promise<void>;
 
   /** PATCH of the model: image reference (marketplace fields nulled) and customData. */

@@ -163,6 +163,11 @@ void describe('status page in a real browser', { skip }, () => {
         steps.filter((step) => step.startsWith('capture: cordon, drain, snapshot the donor')).length >= 2,
         `a capture step per run: ${steps.join(' | ')}`,
       );
+      // Each version records its publication: the runs' roll-outs are steps of their own.
+      assert.ok(
+        steps.filter((step) => step.startsWith('roll out: model')).length >= 1,
+        `a roll-out step: ${steps.join(' | ')}`,
+      );
       assert.ok(
         steps.every((step) => /: \d+[dhms]|end not recorded|running/.test(step)),
         'every step says how long',

@@ -8,7 +8,11 @@
 import type { Task } from 'durable-functions';
 
 import type { ImageVersionRef, StorageAccountType } from '../../../shared/domain/compute.js';
-import { buildImageVersionTags, nextImageVersionName } from '../../../shared/domain/image-version.js';
+import {
+  buildImageVersionTags,
+  nextImageVersionName,
+  RUN_TIMELINE_TAG_KEYS,
+} from '../../../shared/domain/image-version.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
@@ -101,16 +105,20 @@ function* buildImageVersion(run: RefreshRun, input: ImagePhaseInput): Generator<
     plan.settings.storageAccountType === 'Standard_ZRS'
       ? ['Standard_ZRS', 'Standard_LRS']
       : [plan.settings.storageAccountType];
-  const tags = buildImageVersionTags({
-    sourceNode: run.donor.node,
-    sourceVmId: input.sourceVmId ?? 'unknown',
-    cluster,
-    pool: run.input.pool,
-    // A donor without a usable last-patch time (fallback or operator-named) holds every patch applied
-    // up to its capture: the capture time is then the honest lower bound for the next run's patch rule.
-    patchedAt: run.donor.patchedAt ?? isoNow(run),
-    runId: run.runId,
-  });
+  const tags = {
+    ...buildImageVersionTags({
+      sourceNode: run.donor.node,
+      sourceVmId: input.sourceVmId ?? 'unknown',
+      cluster,
+      pool: run.input.pool,
+      // A donor without a usable last-patch time (fallback or operator-named) holds every patch applied
+      // up to its capture: the capture time is then the honest lower bound for the next run's patch rule.
+      patchedAt: run.donor.patchedAt ?? isoNow(run),
+      runId: run.runId,
+    }),
+    // For the status page's run timeline (pool-history.ts).
+    ...(plan.capture === undefined ? {} : { [RUN_TIMELINE_TAG_KEYS.captureMode]: plan.capture.mode }),
+  };
   const readVersion = (step: 'building-image-version') => () =>
     call(context, activities.readImageVersion, { cluster, ref }, { step });
   for (const [index, storageAccountType] of preferences.entries()) {
@@ -195,7 +203,8 @@ export function* publishImageVersion(run: RefreshRun, version: BuiltVersion): Ge
   yield* call(
     context,
     activities.requestImageVersionExclusion,
-    { cluster, ref, excludeFromLatest: false },
+    // The moment is recorded on the version for the status page's run timeline (pool-history.ts).
+    { cluster, ref, excludeFromLatest: false, inLatestAt: isoNow(run) },
     { step },
   );
   yield* pollUntil(context, {

@@ -195,8 +195,12 @@ export class ArmComputeGateway implements ComputeGateway {
     return this.#gallery.requestVersion(request);
   }
 
-  requestImageVersionExclusion(ref: ImageVersionRef, excludeFromLatest: boolean): Promise<void> {
-    return this.#gallery.requestVersionExclusion(ref, excludeFromLatest);
+  requestImageVersionExclusion(
+    ref: ImageVersionRef,
+    excludeFromLatest: boolean,
+    addTags: Readonly<Record<string, string>> = {},
+  ): Promise<void> {
+    return this.#gallery.requestVersionExclusion(ref, excludeFromLatest, addTags);
   }
 
   requestImageVersionDeletion(ref: ImageVersionRef): Promise<void> {

@@ -157,7 +157,12 @@ export class ArmGallery {
     });
   }
 
-  async requestVersionExclusion(ref: ImageVersionRef, excludeFromLatest: boolean): Promise<void> {
+  /** `addTags` go with the change (tags are replaced as a whole: the ones read are kept). */
+  async requestVersionExclusion(
+    ref: ImageVersionRef,
+    excludeFromLatest: boolean,
+    addTags: Readonly<Record<string, string>>,
+  ): Promise<void> {
     const action = `requesting ${excludeFromLatest ? 'exclusion from' : 'inclusion in'} latest of image version ${describeVersion(ref)}`;
     const client = this.clients.client(ref.subscriptionId, action);
     const version = await withArmErrors(action, () =>
@@ -186,6 +191,7 @@ export class ArmGallery {
               ? {}
               : { targetRegions: regions.map((region): TargetRegion => ({ ...region, excludeFromLatest })) }),
           },
+          ...(Object.keys(addTags).length === 0 ? {} : { tags: { ...version.tags, ...addTags } }),
         },
       ),
     );

@@ -8,6 +8,7 @@ import type {
   ReplicationState,
 } from '../../domain/compute.js';
 import { isNotFound, isRefreshError, TerminalError } from '../../domain/errors.js';
+import { RUN_TIMELINE_TAG_KEYS } from '../../domain/image-version.js';
 import type { PrunableImageVersion } from '../../domain/pruning.js';
 import { selectVersionsToPrune } from '../../domain/pruning.js';
 import { parseGalleryImageId } from '../../domain/resource-id.js';
@@ -152,10 +153,18 @@ const readImageVersion = defineActivity(
 
 const requestImageVersionExclusion = defineActivity(
   'requestImageVersionExclusion',
-  VersionInput.extend({ excludeFromLatest: z.boolean() }),
+  VersionInput.extend({
+    excludeFromLatest: z.boolean(),
+    /** Publication time, recorded in the version's tags with the change (pool-history.ts). */
+    inLatestAt: z.string().min(1).optional(),
+  }),
   async (deps, input) => {
     const { compute } = await deps.cluster(input.cluster);
-    await compute.requestImageVersionExclusion(input.ref, input.excludeFromLatest);
+    await compute.requestImageVersionExclusion(
+      input.ref,
+      input.excludeFromLatest,
+      input.inLatestAt === undefined ? {} : { [RUN_TIMELINE_TAG_KEYS.inLatestAt]: input.inLatestAt },
+    );
   },
 );
 

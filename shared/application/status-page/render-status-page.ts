@@ -529,7 +529,7 @@ figcaption{font-size:.8rem;color:var(--muted)}
 .step{margin:0 0 .3rem}
 .bar{display:block;height:.55rem;border-radius:3px;background:#5b8fd1}
 .step.capture .bar{background:#c77c02}
-.step.build-and-canary .bar{background:#8e5cc2}
+.step.build-and-canary .bar,.step.build-and-publish .bar{background:#8e5cc2}
 .step.running .bar{background:#0b5cad}
 .step.open .bar{background:repeating-linear-gradient(90deg,#5b8fd1 0 6px,transparent 6px 10px)}
 .step-text{font-size:.82rem}

@@ -748,8 +748,12 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
     });
   }
 
-  requestImageVersionExclusion(ref: ImageVersionRef, excludeFromLatest: boolean): Promise<void> {
-    return this.call('requestImageVersionExclusion', [ref, excludeFromLatest], () => {
+  requestImageVersionExclusion(
+    ref: ImageVersionRef,
+    excludeFromLatest: boolean,
+    addTags: Readonly<Record<string, string>> = {},
+  ): Promise<void> {
+    return this.call('requestImageVersionExclusion', [ref, excludeFromLatest, addTags], () => {
       const key = versionKey(ref);
       const existing = this.#settleKey(this.#versions, key);
       const record = this.#versions.get(key);
@@ -757,9 +761,10 @@ export class FakeComputeGateway extends RecordingFake<ComputeMethod> implements 
         throw new NotFoundError('ResourceNotFound', `updating image version ${ref.versionName}: not found`);
       }
       if (existing.excludeFromLatest === excludeFromLatest) return;
-      record.value = { ...existing, provisioningState: 'Updating' };
+      const tags = { ...existing.tags, ...addTags };
+      record.value = { ...existing, tags, provisioningState: 'Updating' };
       record.pending = {
-        to: { ...existing, excludeFromLatest, provisioningState: 'Succeeded' },
+        to: { ...existing, tags, excludeFromLatest, provisioningState: 'Succeeded' },
         at: this.now() + this.#timings.imageVersionUpdate,
       };
     });

@@ -96,6 +96,12 @@ void describe('refreshPool on the port fakes', () => {
       NO_OP_CLOUD_CONFIG,
     );
     assert.deepEqual(result.removedExtensions, ['vmssCSE']);
+    // The status page's run timeline: how the donor was captured, when the version went to latest.
+    const built = world.compute
+      .imageVersionsNow(definitionRef(POOL))
+      .find((candidate) => candidate.ref.versionName === result.version?.versionName);
+    assert.equal(built?.tags['vmss-prototype.capture-mode'], 'drain-and-stop');
+    assert.match(built?.tags['vmss-prototype.in-latest-at'] ?? '', /^\d{4}-\d\d-\d\dT/);
     assert.equal(result.version?.storageAccountType, 'Standard_ZRS');
     const versions = world.compute.imageVersionsNow(definitionRef(POOL));
     assert.deepEqual(

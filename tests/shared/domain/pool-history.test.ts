@@ -138,6 +138,71 @@ void describe('poolHistoryOf: runs and their timelines', () => {
     );
   });
 
+  void it('a published run: capture (labelled by its mode), build and publish, then the roll-out to the lease release', () => {
+    const history = poolHistoryOf(
+      input(
+        [
+          ours('2026.1123.090000', {
+            created: '2026-11-23T09:05:00Z',
+            run: 'r2',
+            tags: {
+              'vmss-prototype.capture-mode': 'live',
+              'vmss-prototype.in-latest-at': '2026-11-23T09:30:00Z',
+            },
+          }),
+        ],
+        {
+          currentVersion: '2026.1123.090000',
+          lease: { state: 'free', lastHolder: 'cli/host/r2', releasedAt: '2026-11-23T09:32:00Z' },
+        },
+      ),
+    );
+    assert.deepEqual(
+      history.runs[0]?.steps.map((step) => [step.step, step.label, step.seconds]),
+      [
+        ['capture', "capture: freeze, snapshot and scrub a copy of the running donor's disk", 300],
+        ['build-and-publish', 'build the image version (and its canary, when on), publish it', 1500],
+        ['roll-out', 'roll out: model, bootstrap extensions, pruning, node labels', 120],
+      ],
+    );
+    assert.equal(history.versions[0]?.captureMode, 'live');
+  });
+
+  const labels: { mode: string | undefined; label: string }[] = [
+    { mode: 'drain-and-stop', label: 'capture: cordon, drain, snapshot the donor' },
+    { mode: 'run-command', label: 'capture: cordon, drain, prepare by Run Command, snapshot the donor' },
+    { mode: undefined, label: 'capture the donor' },
+    { mode: 'teleport', label: 'capture the donor' },
+  ];
+  for (const row of labels) {
+    void it(`the capture step of a ${row.mode ?? 'version without a capture-mode tag'} run says what it did`, () => {
+      const history = poolHistoryOf(
+        input([
+          ours('2026.1123.090000', {
+            created: '2026-11-23T09:05:00Z',
+            ...(row.mode === undefined ? {} : { tags: { 'vmss-prototype.capture-mode': row.mode } }),
+          }),
+        ]),
+      );
+      assert.equal(history.runs[0]?.steps[0]?.label, row.label);
+    });
+  }
+
+  void it('a publication time that is not RFC 3339 is ignored: one step from the creation on', () => {
+    const history = poolHistoryOf(
+      input([
+        ours('2026.1123.090000', {
+          created: '2026-11-23T09:05:00Z',
+          tags: { 'vmss-prototype.in-latest-at': 'yesterday' },
+        }),
+      ]),
+    );
+    assert.deepEqual(
+      history.runs[0]?.steps.map((step) => step.step),
+      ['capture', 'build-and-roll-out'],
+    );
+  });
+
   void it('a rejected run ends at its rejection and says why', () => {
     const history = poolHistoryOf(
       input([

@@ -332,13 +332,16 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
       );
     });
 
-    void it('flips excludeFromLatest with one PATCH, and not again once settled', async () => {
-      await gateway.requestImageVersionExclusion(versionRef, false);
+    void it('flips excludeFromLatest with one PATCH carrying the added tags, and not again once settled', async () => {
+      const added = { 'vmss-prototype.in-latest-at': '2026-11-22T10:30:00Z' };
+      await gateway.requestImageVersionExclusion(versionRef, false, added);
       world.clock.advance(60);
-      await gateway.requestImageVersionExclusion(versionRef, false);
+      await gateway.requestImageVersionExclusion(versionRef, false, added);
 
       assert.equal(served(world, 'Microsoft.Compute/galleries/images/versions/write'), 2);
-      assert.equal((await gateway.getImageVersion(versionRef)).excludeFromLatest, false);
+      const published = await gateway.getImageVersion(versionRef);
+      assert.equal(published.excludeFromLatest, false);
+      assert.deepEqual(published.tags, { 'vmss-prototype/snapshot': snapshotName, ...added }, 'tags kept');
     });
 
     void it('points the scale set at the definition: marketplace fields nulled, customData replaced', async () => {
