@@ -17,8 +17,12 @@ export interface RetryPolicy {
 /** How often each wait polls, and how long it may take before the run fails (seconds). */
 export const POLL = {
   drain: { interval: 5 /* timeout from settings: capture.drainTimeout */ },
-  /** The prep image pulled on the donor before its cordon (seconds to a minute; a slow registry more). */
-  prepImagePull: { interval: 5, timeout: 15 * 60 },
+  /**
+   * The prep image pulled on the donor before its cordon: at once when the donor's image cache holds it
+   * (a node built from our image does), else seconds to a minute, a slow registry more. Read 2 s after
+   * the pod was made, then as long again as waited so far, at most every 15 s (PREP_IMAGE_PULL).
+   */
+  prepImagePull: { interval: 2, timeout: 15 * 60 },
   powerOff: { interval: 15, timeout: 20 * 60 },
   runCommand: { interval: 10 /* timeout from settings: capture.runCommandTimeout */ },
   snapshot: { interval: 15, timeout: 60 * 60 },
@@ -76,7 +80,19 @@ export const EXPECTED = {
 export interface PollSchedule {
   readonly expectedSeconds: number;
   readonly intervalSeconds: number;
+  /**
+   * A wait whose length varies by orders of magnitude: after the expected completion each sleep is as
+   * long as the wait so far (so it doubles), from `intervalSeconds` up to this.
+   */
+  readonly growToSeconds?: number;
 }
+
+/** The prep image pull's schedule (POLL.prepImagePull): 2, 4, 8, 16, 31, 46… s after the pod was made. */
+export const PREP_IMAGE_PULL: PollSchedule = {
+  expectedSeconds: POLL.prepImagePull.interval,
+  intervalSeconds: POLL.prepImagePull.interval,
+  growToSeconds: 15,
+};
 
 /**
  * A wait with no known duration, read every `interval` seconds, the first time one interval after the
@@ -96,7 +112,12 @@ export function pollDelaySeconds(
   retryAfterSeconds?: number,
 ): number {
   const untilExpected = schedule.expectedSeconds - elapsedSeconds;
-  const delay = untilExpected > 0 ? untilExpected : schedule.intervalSeconds;
+  const delay =
+    untilExpected > 0
+      ? untilExpected
+      : schedule.growToSeconds === undefined
+        ? schedule.intervalSeconds
+        : Math.min(schedule.growToSeconds, Math.max(schedule.intervalSeconds, elapsedSeconds));
   return Math.max(delay, retryAfterSeconds ?? 0);
 }
 

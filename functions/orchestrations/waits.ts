@@ -107,6 +107,8 @@ export interface PollSpec<T> {
    * counted from `sinceMs`. Absent: the first read is made at once.
    */
   readonly expectedSeconds?: number;
+  /** See PollSchedule (timing.ts). */
+  readonly growToSeconds?: number;
   /** When the operation was asked for (orchestration time, ms); default: when the wait starts. */
   readonly sinceMs?: number;
   /** One read (activity calls through `call`); run once per round. */
@@ -137,7 +139,11 @@ export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>):
   const startedAt = context.df.currentUtcDateTime.getTime();
   const deadline = startedAt + spec.timeoutSeconds * 1000;
   const since = spec.sinceMs ?? startedAt;
-  const schedule = { expectedSeconds: spec.expectedSeconds ?? 0, intervalSeconds: spec.intervalSeconds };
+  const schedule = {
+    expectedSeconds: spec.expectedSeconds ?? 0,
+    intervalSeconds: spec.intervalSeconds,
+    ...(spec.growToSeconds === undefined ? {} : { growToSeconds: spec.growToSeconds }),
+  };
   const firstReadAt = since + schedule.expectedSeconds * 1000;
   if (firstReadAt > startedAt) {
     yield* sleepUnlessCancelled(context, spec.step, new Date(Math.min(deadline, firstReadAt)), spec.cancel);

@@ -7,7 +7,7 @@ import type { Task } from 'durable-functions';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
-import { POLL } from '../timing.js';
+import { POLL, PREP_IMAGE_PULL } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import type { RefreshRun } from './run.js';
 import { setStatus } from './run.js';
@@ -33,7 +33,7 @@ export function* pullPrepImage(run: RefreshRun, pullPodName: string): Generator<
   try {
     yield* pollUntil(context, {
       step,
-      intervalSeconds: POLL.prepImagePull.interval,
+      ...PREP_IMAGE_PULL,
       timeoutSeconds: POLL.prepImagePull.timeout,
       read: () => call(context, activities.readPrepImagePull, pod, { step }),
       done: (phase) => {

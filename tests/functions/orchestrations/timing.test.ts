@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { EXPECTED, pollDelaySeconds } from '../../../functions/orchestrations/timing.js';
+import { EXPECTED, pollDelaySeconds, PREP_IMAGE_PULL } from '../../../functions/orchestrations/timing.js';
 
 void describe('pollDelaySeconds: first at the expected completion, then briefly', () => {
   const schedule = { expectedSeconds: 110, intervalSeconds: 10 };
@@ -23,6 +23,19 @@ void describe('pollDelaySeconds: first at the expected completion, then briefly'
   void it('without an expected completion: the interval from the first read on', () => {
     assert.equal(pollDelaySeconds({ expectedSeconds: 0, intervalSeconds: 15 }, 0), 15);
     assert.equal(pollDelaySeconds({ expectedSeconds: 0, intervalSeconds: 15 }, 200), 15);
+  });
+
+  void it('a growing wait sleeps as long as it waited so far, between its interval and its cap', () => {
+    const schedule = { expectedSeconds: 2, intervalSeconds: 2, growToSeconds: 15 };
+    let elapsed = 0;
+    const reads: number[] = [];
+    while (elapsed < 60) {
+      elapsed += pollDelaySeconds(schedule, elapsed);
+      reads.push(elapsed);
+    }
+    assert.deepEqual(reads, [2, 4, 8, 16, 31, 46, 61]);
+    assert.deepEqual(PREP_IMAGE_PULL, schedule, 'the prep image pull reads so');
+    assert.equal(pollDelaySeconds(schedule, 30, 20), 20, 'a longer Retry-After still wins');
   });
 
   void it('every expected wait reads again within seconds once it is due', () => {
