@@ -84,7 +84,7 @@ export interface PollSchedule {
    * A wait whose length varies by orders of magnitude: after the expected completion each sleep is as
    * long as the wait so far (so it doubles), from `intervalSeconds` up to this.
    */
-  readonly growToSeconds?: number;
+  readonly growToSeconds?: number | undefined;
 }
 
 /** The prep image pull's schedule (POLL.prepImagePull): 2, 4, 8, 16, 31, 46… s after the pod was made. */

@@ -13,6 +13,7 @@ import type { OrchestrationContext, Task } from 'durable-functions';
 
 import { EVENT } from '../../shared/application/orchestration-ids.js';
 import { StepFailure } from './step-failure.js';
+import type { PollSchedule } from './timing.js';
 import { pollDelaySeconds } from './timing.js';
 
 /** What a run holding a pool does before each activity and each sleep. */
@@ -108,7 +109,7 @@ export interface PollSpec<T> {
    */
   readonly expectedSeconds?: number;
   /** See PollSchedule (timing.ts). */
-  readonly growToSeconds?: number;
+  readonly growToSeconds?: number | undefined;
   /** When the operation was asked for (orchestration time, ms); default: when the wait starts. */
   readonly sinceMs?: number;
   /** One read (activity calls through `call`); run once per round. */
@@ -139,10 +140,10 @@ export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>):
   const startedAt = context.df.currentUtcDateTime.getTime();
   const deadline = startedAt + spec.timeoutSeconds * 1000;
   const since = spec.sinceMs ?? startedAt;
-  const schedule = {
+  const schedule: PollSchedule = {
     expectedSeconds: spec.expectedSeconds ?? 0,
     intervalSeconds: spec.intervalSeconds,
-    ...(spec.growToSeconds === undefined ? {} : { growToSeconds: spec.growToSeconds }),
+    growToSeconds: spec.growToSeconds,
   };
   const firstReadAt = since + schedule.expectedSeconds * 1000;
   if (firstReadAt > startedAt) {

@@ -253,6 +253,14 @@ export const IMAGE_VERSION_TAG_KEYS = {
   runId: 'vmss-prototype.run-id',
 } as const;
 
+/** Reads tags by name as Azure compares them: case-insensitively. */
+export function tagReader(
+  tags: Readonly<Record<string, string>> | undefined,
+): (key: string) => string | undefined {
+  const lower = new Map(Object.entries(tags ?? {}).map(([key, value]) => [key.toLowerCase(), value]));
+  return (key) => lower.get(key.toLowerCase());
+}
+
 /**
  * What a run adds to its version's tags besides the provenance, for the status page's run timeline
  * (pool-history.ts). Each is optional: versions built before they existed lack them, and nothing but the
@@ -272,9 +280,9 @@ export interface RunTimelineTags {
 
 /** The timeline tags of a version (names matched case-insensitively); what is missing or invalid is left out. */
 export function runTimelineTagsOf(tags: Readonly<Record<string, string>> | undefined): RunTimelineTags {
-  const byLowerKey = new Map(Object.entries(tags ?? {}).map(([key, value]) => [key.toLowerCase(), value]));
-  const mode = byLowerKey.get(RUN_TIMELINE_TAG_KEYS.captureMode);
-  const inLatestAt = byLowerKey.get(RUN_TIMELINE_TAG_KEYS.inLatestAt);
+  const read = tagReader(tags);
+  const mode = read(RUN_TIMELINE_TAG_KEYS.captureMode);
+  const inLatestAt = read(RUN_TIMELINE_TAG_KEYS.inLatestAt);
   return {
     ...(mode !== undefined && (CAPTURE_MODES as readonly string[]).includes(mode)
       ? { captureMode: mode as CaptureMode }
@@ -317,9 +325,7 @@ export type ParsedImageVersionTags =
 export function parseImageVersionTags(
   tags: Readonly<Record<string, string>> | undefined,
 ): ParsedImageVersionTags {
-  const byLowerKey = new Map<string, string>();
-  for (const [key, value] of Object.entries(tags ?? {})) byLowerKey.set(key.toLowerCase(), value);
-  const read = (key: string): string | undefined => byLowerKey.get(key.toLowerCase());
+  const read = tagReader(tags);
   if (read(IMAGE_VERSION_TAG_KEYS.createdBy) !== CREATED_BY_TAG_VALUE) return { kind: 'foreign' };
   const provenance = {
     sourceNode: read(IMAGE_VERSION_TAG_KEYS.sourceNode) ?? '',

@@ -6,7 +6,7 @@
  * Azure tag names may not contain `/`: the issue's `vmss-prototype.io/rejected` is written
  * `vmss-prototype.rejected`, like the version's provenance tags.
  */
-import { parseImageVersionTags } from './image-version.js';
+import { parseImageVersionTags, tagReader } from './image-version.js';
 import { parseRfc3339 } from './rfc3339.js';
 
 export const VERSION_VERDICT_TAG_KEYS = {
@@ -21,11 +21,6 @@ export type VersionVerdict =
   | { readonly kind: 'none' }
   | { readonly kind: 'rejected'; readonly reason: string; readonly at?: string }
   | { readonly kind: 'abandoned'; readonly reason: string };
-
-function tagReader(tags: Readonly<Record<string, string>> | undefined): (key: string) => string | undefined {
-  const lower = new Map(Object.entries(tags ?? {}).map(([key, value]) => [key.toLowerCase(), value]));
-  return (key) => lower.get(key.toLowerCase());
-}
 
 export function versionVerdictOf(tags: Readonly<Record<string, string>> | undefined): VersionVerdict {
   const read = tagReader(tags);

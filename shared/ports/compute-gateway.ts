@@ -31,14 +31,8 @@ import type {
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 
-export interface SnapshotRequest {
-  readonly subscriptionId: string;
-  readonly resourceGroup: string;
-  readonly name: string;
-  readonly location: string;
-  readonly sourceDiskId: string;
-  readonly incremental: boolean;
-  readonly tags: Readonly<Record<string, string>>;
+/** A copy (snapshot, disk, image version) the caller names itself. */
+interface NamedByCaller {
   /**
    * The run made this name up after reading what exists (from the version name it chose under the lease):
    * the PUT goes without a read first; a retry that meets its earlier attempt's resource is told by ARM's
@@ -47,8 +41,18 @@ export interface SnapshotRequest {
   readonly newName?: boolean;
 }
 
+export interface SnapshotRequest extends NamedByCaller {
+  readonly subscriptionId: string;
+  readonly resourceGroup: string;
+  readonly name: string;
+  readonly location: string;
+  readonly sourceDiskId: string;
+  readonly incremental: boolean;
+  readonly tags: Readonly<Record<string, string>>;
+}
+
 /** A managed disk copied from a snapshot (`creationData.createOption: Copy`). */
-export interface DiskFromSnapshotRequest {
+export interface DiskFromSnapshotRequest extends NamedByCaller {
   readonly subscriptionId: string;
   readonly resourceGroup: string;
   readonly name: string;
@@ -59,15 +63,9 @@ export interface DiskFromSnapshotRequest {
   /** `StandardSSD_LRS` attaches to every VM size (Premium needs an `s` size). */
   readonly skuName: 'StandardSSD_LRS' | 'Premium_LRS';
   readonly tags: Readonly<Record<string, string>>;
-  /**
-   * The run made this name up after reading what exists (from the version name it chose under the lease):
-   * the PUT goes without a read first; a retry that meets its earlier attempt's resource is told by ARM's
-   * conflict and judged as usual.
-   */
-  readonly newName?: boolean;
 }
 
-export interface ImageVersionRequest {
+export interface ImageVersionRequest extends NamedByCaller {
   readonly ref: ImageVersionRef;
   readonly location: string;
   /** The OS disk image's source: a snapshot or a managed disk (`storageProfile.osDiskImage.source.id`). */
@@ -78,12 +76,6 @@ export interface ImageVersionRequest {
   /** Created hidden from `latest`; flipped with `requestImageVersionPublication` once it Succeeded. */
   readonly excludeFromLatest: boolean;
   readonly tags: Readonly<Record<string, string>>;
-  /**
-   * The run made this name up after reading what exists (from the version name it chose under the lease):
-   * the PUT goes without a read first; a retry that meets its earlier attempt's resource is told by ARM's
-   * conflict and judged as usual.
-   */
-  readonly newName?: boolean;
 }
 
 /** The model change that makes new instances boot from the prototype image. */

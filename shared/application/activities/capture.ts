@@ -7,7 +7,7 @@ import { isNotFound } from '../../domain/errors.js';
 import { snapshotResourceId } from '../../domain/resource-id.js';
 import { checkFence } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
-import { ClusterInput, FenceInput, InstanceInput, Name, Tags } from './inputs.js';
+import { ClusterInput, FenceInput, InstanceInput, Name, NewNameInput, Tags } from './inputs.js';
 
 /** Powering a held donor off or on again: only while the pool lease names the run. */
 const FencedInstanceInput = InstanceInput.extend({ fence: FenceInput });
@@ -95,8 +95,7 @@ const requestSnapshot = defineActivity(
     location: Name,
     sourceDiskId: z.string().min(1),
     tags: Tags,
-    /** The run made the name up: no read before the PUT (ports/compute-gateway.ts). */
-    newName: z.boolean().optional(),
+    newName: NewNameInput,
   }),
   async (deps, input): Promise<{ id: string }> => {
     const { compute } = await deps.cluster(input.cluster);

@@ -20,6 +20,7 @@ import {
   ClusterInput,
   DefinitionRefInput,
   Name,
+  NewNameInput,
   StorageAccountTypeInput,
   Tags,
   VersionRefInput,
@@ -103,8 +104,7 @@ const requestImageVersion = defineActivity(
     storageAccountType: StorageAccountTypeInput,
     extraRegions: z.array(Name),
     tags: Tags,
-    /** The run made the name up: no read before the PUT (ports/compute-gateway.ts). */
-    newName: z.boolean().optional(),
+    newName: NewNameInput,
   }),
   async (deps, input): Promise<ImageVersionRequestResult> => {
     const { compute } = await deps.cluster(input.cluster);
@@ -178,7 +178,7 @@ const requestImageVersionDeletion = defineActivity(
 );
 
 /** What the pruning did, and the versions it left: the generations step labels with them (no second list). */
-export interface PruneOutcome {
+interface PruneOutcome {
   readonly pruned: readonly string[];
   readonly versions: readonly ImageVersion[];
 }

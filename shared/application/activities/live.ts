@@ -11,7 +11,7 @@ import { LIVE_POD_COMPONENT_LABEL } from '../../domain/live-leftovers.js';
 import { runPodLabels } from '../../domain/ownership.js';
 import { checkFence } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
-import { ClusterInput, FenceInput, InstanceInput, Name, Tags } from './inputs.js';
+import { ClusterInput, FenceInput, InstanceInput, Name, NewNameInput, Tags } from './inputs.js';
 
 /** What live capture needs to know of the donor's instance. */
 export interface DonorDisksView {
@@ -86,8 +86,7 @@ const requestCopyDisk = defineActivity(
     zone: Name.optional(),
     sourceSnapshotId: z.string().min(1),
     tags: Tags,
-    /** The run made the name up: no read before the PUT (ports/compute-gateway.ts). */
-    newName: z.boolean().optional(),
+    newName: NewNameInput,
   }),
   async (deps, input) => {
     const { compute } = await deps.cluster(input.cluster);
