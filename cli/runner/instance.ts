@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import azureFunctions from '@azure/functions';
 import type { OrchestrationHandler } from 'durable-functions';
 
+import { LOCAL_DURABLE_CLIENT_INPUT } from '../../functions/instance-status.activity.js';
 import type { OrchestrationStatus, RunnerOptions } from './api.js';
 import type { Clock } from './clock.js';
 import type { SdkReplay } from './durable-internals.js';
@@ -28,6 +29,8 @@ export interface Live {
   /** Sequence numbers whose work this process already started (in the current execution). */
   dispatched: Set<number>;
   needsEpisode: boolean;
+  /** A new execution of the same instance id replaced this one: nothing of it is saved or run again. */
+  superseded?: boolean;
   saveChain: Promise<void>;
   /**
    * The last episode's replay, alive, while nothing but episodes changed the history: the next episode
@@ -160,6 +163,7 @@ export interface InstanceHost {
   deliver(live: Live, executionId: string, event: HistoryEvent): Promise<void>;
   /** Wakes the loop. */
   signal(): void;
+  getStatus(instanceId: string): Promise<OrchestrationStatus | undefined>;
   /** Loads an instance into this process and works out what it waits for. */
   ensureLive(instanceId: string): Promise<Live>;
   createInstance(init: NewInstance): Live;
@@ -207,6 +211,15 @@ export async function runActivity(
       invocationId: randomUUID(),
       logHandler: (level, ...args) => host.options.onLog?.(level, instanceId, args),
       triggerMetadata: { instanceId },
+    });
+    // What the host's durable client input binding gives an activity that declares it: here, a client
+    // that reads this runner's instances (functions/instance-status.activity.ts).
+    context.extraInputs.set(LOCAL_DURABLE_CLIENT_INPUT, {
+      getStatus: async (id: string) => {
+        const status = await host.getStatus(id);
+        if (status === undefined) throw new Error(`instance ${id} not found`);
+        return status;
+      },
     });
     const result: unknown = await handler(fromPayload(work.input), context);
     event = historyEvent('TaskCompleted', host.clock.now(), {

@@ -19,7 +19,7 @@ import { StepFailure } from './step-failure.js';
 import type { RetryPolicy } from './timing.js';
 import { MAX_RETRY_AFTER_MS, STEP_RETRY } from './timing.js';
 import type { CancelWatch } from './waits.js';
-import { sleepUnlessCancelled, waitGuardOf } from './waits.js';
+import { durableTimer, sleepUnlessCancelled, waitGuardOf } from './waits.js';
 
 export interface CallOptions {
   /** The step the call belongs to: a failure names it. */
@@ -175,7 +175,12 @@ export type CallOutcome<Output> =
 /**
  * Calls one activity for each input at once, each retried like `call`, and returns every outcome in
  * input order: one failing input does not stop the others (plans of a cluster's pools, status reads).
- * All pending tasks (attempts and retry timers) are in every Task.any, so none completes unheard.
+ *
+ * In rounds: every call of a round is sent in one Task.all, then each is waited for on its own (a task
+ * yielded alone is never sent again) so a host failure of one leaves none unheard; the transient failures
+ * are retried together after the longest of their waits. Never a Task.any over calls already sent:
+ * durable-functions 3.5 would send them again and the Durable extension would schedule them twice
+ * (azure-functions-durable-js#574, issue 26).
  */
 export function* callEach<Input, Output>(
   context: OrchestrationContext,
@@ -186,44 +191,49 @@ export function* callEach<Input, Output>(
   const policy = options.retry ?? STEP_RETRY;
   const startedAt = context.df.currentUtcDateTime.getTime();
   const outcomes: (CallOutcome<Output> | undefined)[] = inputs.map(() => undefined);
-  const pending = inputs.map((input, index) => ({
-    index,
-    input,
-    attempt: 1,
-    waiting: 'attempt',
-    task: context.df.callActivity(activity.name, input),
-  }));
-  while (pending.length > 0) {
-    const winner = (yield context.df.Task.any(pending.map((entry) => entry.task))) as Task;
-    const at = pending.findIndex((entry) => entry.task === winner);
-    const entry = pending[at];
-    if (entry === undefined) continue;
-    if (entry.waiting === 'timer') {
-      entry.attempt += 1;
-      entry.waiting = 'attempt';
-      entry.task = context.df.callActivity(activity.name, entry.input);
-      continue;
+  let round = inputs.map((input, index) => ({ index, input, attempt: 1 }));
+  while (round.length > 0) {
+    const tasks = round.map((entry) => context.df.callActivity(activity.name, entry.input));
+    try {
+      yield context.df.Task.all(tasks);
+    } catch {
+      // One call failed in the host: each is read below.
     }
-    const result: ActivityResult<Output> = winner.isFaulted
-      ? { ok: false, failure: hostFailure(activity.name, winner.result) }
-      : resultOf<Output>(activity.name, winner.result);
-    if (result.ok) {
-      outcomes[entry.index] = result;
-      pending.splice(at, 1);
-      continue;
+    const retries: typeof round = [];
+    let waitMs = 0;
+    for (const [position, entry] of round.entries()) {
+      const task = tasks[position];
+      if (task === undefined) continue;
+      if (!task.isCompleted && !task.isFaulted) {
+        try {
+          yield task;
+        } catch {
+          // Read from the task below.
+        }
+      }
+      const result: ActivityResult<Output> = task.isFaulted
+        ? { ok: false, failure: hostFailure(activity.name, task.result) }
+        : resultOf<Output>(activity.name, task.result);
+      if (result.ok) {
+        outcomes[entry.index] = result;
+        continue;
+      }
+      const now = context.df.currentUtcDateTime.getTime();
+      const wait = retryWait(policy, entry.attempt, result.failure, now - startedAt);
+      if (wait === undefined) {
+        outcomes[entry.index] = {
+          ok: false,
+          failure: StepFailure.ofActivity(options.step, result.failure, options.advice),
+        };
+        continue;
+      }
+      retries.push({ ...entry, attempt: entry.attempt + 1 });
+      waitMs = Math.max(waitMs, wait);
     }
-    const now = context.df.currentUtcDateTime.getTime();
-    const waitMs = retryWait(policy, entry.attempt, result.failure, now - startedAt);
-    if (waitMs === undefined) {
-      outcomes[entry.index] = {
-        ok: false,
-        failure: StepFailure.ofActivity(options.step, result.failure, options.advice),
-      };
-      pending.splice(at, 1);
-      continue;
+    if (retries.length > 0) {
+      yield durableTimer(context, new Date(context.df.currentUtcDateTime.getTime() + waitMs));
     }
-    entry.waiting = 'timer';
-    entry.task = context.df.createTimer(new Date(now + waitMs));
+    round = retries;
   }
   return outcomes.filter((outcome): outcome is CallOutcome<Output> => outcome !== undefined);
 }

@@ -1,15 +1,26 @@
 /**
  * Two phases of a run at once, each written as the usual sequential generator (`yield*` of calls, polls
- * and sleeps). Each branch runs until it yields a task; the orchestrator then waits for whichever of the
- * two pending tasks completes first (Task.any: replayed from history in the same order, so deterministic)
- * and resumes the branch that yielded it with what the runtime would have given it directly (the task's
- * result, or its error thrown in). A pending task stays in every Task.any until it completes, so none
- * completes unheard (as in call.ts callEach).
+ * and sleeps). Each branch runs until it yields a task; the orchestrator waits for whichever of the two
+ * pending tasks completes first and resumes the branch that yielded it with what the runtime would have
+ * given it directly (the task's result, or its error thrown in).
+ *
+ * No task is ever sent twice. durable-functions 3.5 sends the whole action tree of each new Task.any, and
+ * the Durable extension schedules every copy again under a new id, after which its ids and the SDK's no
+ * longer match (azure-functions-durable-js#574; the real host failed every refresh this way, issue 26).
+ * So when one branch moves on while the other's task was already sent:
+ * - a pending timer is stood in for by a new timer at the same time (`durableTimer`); the first one
+ *   still fires, unheard;
+ * - any other pending task (an activity) is waited for on its own (a task yielded alone is never sent
+ *   again); the branch that moved on has its next task held back until then. Activities take seconds,
+ *   and a held timer loses nothing (it fires at its own time, or at once when that has passed).
+ * A task that completed while the orchestrator waited for the other resumes its branch without a yield.
  *
  * A branch that fails does not stop the other: both run to their end (giving the donor back must finish
  * whatever the image does), then the first failure is thrown.
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
+
+import { durableTimer, fireTimeOf } from './waits.js';
 
 type Branch<T> = Generator<Task, T, unknown>;
 
@@ -22,8 +33,14 @@ interface Running<T> {
   error?: unknown;
 }
 
+interface Step {
+  readonly value?: unknown;
+  readonly error?: unknown;
+  readonly throws: boolean;
+}
+
 /** Advances a branch with `input` (or throws `error` into it) until it yields a task or ends. */
-function advance<T>(running: Running<T>, step: { value?: unknown; error?: unknown; throws: boolean }): void {
+function advance<T>(running: Running<T>, step: Step): void {
   try {
     const next = step.throws ? running.branch.throw(step.error) : running.branch.next(step.value);
     if (next.done === true) {
@@ -41,6 +58,15 @@ function advance<T>(running: Running<T>, step: { value?: unknown; error?: unknow
   }
 }
 
+/** What a completed task gives the branch that yielded it. */
+function outcomeOf(task: Task): Step {
+  return task.isFaulted ? { error: task.result, throws: true } : { value: task.result, throws: false };
+}
+
+function isDone(task: Task): boolean {
+  return task.isCompleted || task.isFaulted;
+}
+
 /** Runs both branches to their end; returns both values, or throws the first failure once both ended. */
 export function* inParallel<A, B>(
   context: OrchestrationContext,
@@ -51,35 +77,54 @@ export function* inParallel<A, B>(
   const b: Running<B> = { branch: second, done: false, failed: false };
   advance(a, { throws: false });
   advance(b, { throws: false });
+  const sent = new WeakSet<Task>();
   const failures: unknown[] = [];
+  const resume = (running: Running<unknown>, step: Step): void => {
+    advance(running, step);
+    if (running.failed) failures.push(running.error);
+  };
   for (;;) {
-    const pending = [a, b].filter((running) => !running.done && running.pending !== undefined);
+    const pending = ([a, b] as Running<unknown>[]).filter(
+      (running): running is Running<unknown> & { pending: Task } =>
+        !running.done && running.pending !== undefined,
+    );
     if (pending.length === 0) break;
-    const [only] = pending;
-    if (pending.length === 1 && only !== undefined && only.pending !== undefined) {
-      // One branch left: it waits on its own task, exactly as it would alone.
-      let value: unknown;
-      let error: unknown;
-      let throws = false;
-      try {
-        value = yield only.pending;
-      } catch (thrown) {
-        error = thrown;
-        throws = true;
-      }
-      advance(only as Running<unknown>, { value, error, throws });
-      if (only.failed) failures.push(only.error);
+    // A task already sent that completed meanwhile: its branch goes on without a yield.
+    const finished = pending.find((running) => sent.has(running.pending) && isDone(running.pending));
+    if (finished !== undefined) {
+      resume(finished, outcomeOf(finished.pending));
       continue;
     }
-    const tasks = pending
-      .map((running) => running.pending)
-      .filter((task): task is Task => task !== undefined);
-    const winner = (yield context.df.Task.any(tasks)) as Task;
-    const owner = pending.find((running) => running.pending === winner);
-    if (owner === undefined) continue;
-    if (winner.isFaulted) advance(owner as Running<unknown>, { error: winner.result, throws: true });
-    else advance(owner as Running<unknown>, { value: winner.result, throws: false });
-    if (owner.failed) failures.push(owner.error);
+    // One branch left, or an already sent task that only its own completion can end: wait for it alone.
+    const blocking =
+      pending.length === 1
+        ? pending[0]
+        : pending.find((running) => sent.has(running.pending) && fireTimeOf(running.pending) === undefined);
+    if (blocking !== undefined) {
+      const task = blocking.pending;
+      sent.add(task);
+      let step: Step;
+      try {
+        step = { value: yield task, throws: false };
+      } catch (error) {
+        step = { error, throws: true };
+      }
+      resume(blocking, step);
+      continue;
+    }
+    // Every task here is new: a timer sent before is stood in for by a new one firing at the same time.
+    const race = pending.map((running) => {
+      const fireAt = sent.has(running.pending) ? fireTimeOf(running.pending) : undefined;
+      return {
+        running,
+        task: fireAt === undefined ? running.pending : durableTimer(context, new Date(fireAt)),
+      };
+    });
+    for (const entry of race) sent.add(entry.task);
+    const winner = (yield context.df.Task.any(race.map((entry) => entry.task))) as Task;
+    const entry = race.find((candidate) => candidate.task === winner);
+    if (entry === undefined) continue;
+    resume(entry.running, outcomeOf(winner));
   }
   for (const running of [a, b]) {
     if (running.failed && !failures.includes(running.error)) failures.push(running.error);

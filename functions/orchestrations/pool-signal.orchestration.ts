@@ -14,8 +14,10 @@ import { EVENT, ORCHESTRATION, poolInstanceId } from '../../shared/application/o
 import type { RebootNotice } from '../../shared/application/reboot-notices.js';
 import type { PoolRefreshResult, RefreshPoolInput } from '../../shared/application/refresh-contracts.js';
 import { rearmAt } from '../../shared/domain/reboot-rearm.js';
-import { childFailureMessage, isAlreadyRunning } from './call.js';
+import { readInstanceStatus } from '../instance-status.activity.js';
+import { call, childFailureMessage, isAlreadyRunning } from './call.js';
 import { POOL_SIGNAL } from './timing.js';
+import { EventWatch } from './waits.js';
 
 export interface PoolSignalInput {
   readonly cluster: string;
@@ -59,23 +61,12 @@ export function* poolSignalOrchestration(
   const waitMs = Math.max(input.quietPeriodSeconds, input.minimumReadySeconds, 0) * 1000;
   let notices = 1;
   const runs: PoolSignalRun[] = [];
-  // One outstanding wait at a time: a wait that lost a Task.any stays open in the SDK and would take
-  // the next notice, so it is reused until it has delivered one (even one that arrived during a refresh).
-  let noticeTask: Task | undefined;
-  /**
-   * True when a notice arrives before `timer` fires (the timer is then cancelled: un-fired timers keep
-   * the instance alive). A notice that already arrived wins at once: Task.any never hears from a
-   * child that completed before it was built.
-   */
+  // A new wait for each race, never one sent twice (waits.ts EventWatch, issue 26); a notice that
+  // arrived while nothing waited (during a refresh) is found and wins at once.
+  const rebootNotices = new EventWatch(context, EVENT.rebootNotice);
+  /** True when a notice arrives before `timer` fires (the timer is then cancelled). */
   function* noticeBefore(timer: TimerTask): Generator<Task, boolean, unknown> {
-    noticeTask ??= context.df.waitForExternalEvent(EVENT.rebootNotice);
-    const winner = noticeTask.isCompleted
-      ? noticeTask
-      : ((yield context.df.Task.any([timer, noticeTask])) as Task);
-    if (winner === timer) return false;
-    timer.cancel();
-    noticeTask = undefined;
-    return true;
+    return (yield* rebootNotices.race(timer)) !== undefined;
   }
   const status = (step: PoolSignalStatus['step'], extra?: Partial<PoolSignalStatus>): void => {
     const value: PoolSignalStatus = { cluster, pool, step, notices, ...extra };
@@ -149,24 +140,17 @@ function* refreshOnce(
       runSeed: context.df.newGuid(`${input.runSeed ?? ''}|${sequence}|${attempt}`),
     };
     let busy: string;
-    try {
-      const result = (yield context.df.callSubOrchestrator(
-        ORCHESTRATION.refreshPool,
-        refreshInput,
-        instanceId,
-      )) as PoolRefreshResult | undefined;
-      const run: PoolSignalRun = {
-        instanceId,
-        outcome: result?.outcome ?? 'failed',
-        reason: result?.reason ?? 'the refresh returned nothing',
-      };
-      // Another runner (the CLI, another task hub) holds the pool: wait for it as for a running refresh.
-      if (result?.outcome !== 'busy') return { run, ...(result === undefined ? {} : { result }) };
-      busy = `pool held by another runner: ${result.reason}`;
-    } catch (error) {
-      if (!isAlreadyRunning(error))
-        return { run: { instanceId, outcome: 'failed', reason: childFailureMessage(error) } };
-      busy = `refresh ${instanceId} was still running`;
+    // A backend starts a second execution over a running id instead of refusing it: look first.
+    const running = yield* runningRefresh(context, instanceId);
+    if (running.failed !== undefined) {
+      return { run: { instanceId, outcome: 'failed', reason: running.failed } };
+    }
+    if (running.status !== undefined) {
+      busy = `refresh ${instanceId} was still ${running.status}`;
+    } else {
+      const started = yield* startRefresh(context, refreshInput, instanceId);
+      if (started.done !== undefined) return started.done;
+      busy = started.busy;
     }
     if (attempt >= POOL_SIGNAL.maxBusyWaits) {
       return { run: { instanceId, outcome: 'gave-up', reason: `${busy} after ${attempt} checks` } };
@@ -177,5 +161,50 @@ function* refreshOnce(
       refreshAt: retryAt.toISOString(),
     });
     yield context.df.createTimer(retryAt);
+  }
+}
+
+/** Runs the refresh as the pool's singleton: its outcome, or why the pool is busy (to wait and retry). */
+function* startRefresh(
+  context: OrchestrationContext,
+  refreshInput: RefreshPoolInput,
+  instanceId: string,
+): Generator<Task, { done?: { run: PoolSignalRun; result?: PoolRefreshResult }; busy: string }, unknown> {
+  try {
+    const result = (yield context.df.callSubOrchestrator(
+      ORCHESTRATION.refreshPool,
+      refreshInput,
+      instanceId,
+    )) as PoolRefreshResult | undefined;
+    const run: PoolSignalRun = {
+      instanceId,
+      outcome: result?.outcome ?? 'failed',
+      reason: result?.reason ?? 'the refresh returned nothing',
+    };
+    // Another runner (the CLI, another task hub) holds the pool: wait for it as for a running refresh.
+    if (result?.outcome !== 'busy')
+      return { done: { run, ...(result === undefined ? {} : { result }) }, busy: '' };
+    return { busy: `pool held by another runner: ${result.reason}` };
+  } catch (error) {
+    if (!isAlreadyRunning(error)) {
+      return {
+        done: { run: { instanceId, outcome: 'failed', reason: childFailureMessage(error) } },
+        busy: '',
+      };
+    }
+    return { busy: `refresh ${instanceId} was still running` };
+  }
+}
+
+/** The status of a refresh that still owns the pool's id, or the failure to read it. */
+function* runningRefresh(
+  context: OrchestrationContext,
+  instanceId: string,
+): Generator<Task, { status?: string; failed?: string }, unknown> {
+  try {
+    const read = yield* call(context, readInstanceStatus, { instanceId }, { step: 'refreshing' });
+    return read.active ? { status: read.runtimeStatus ?? 'active' } : {};
+  } catch (error) {
+    return { failed: childFailureMessage(error) };
   }
 }

@@ -19,10 +19,13 @@ import type {
 import { REFRESH_STEPS } from '../../shared/application/refresh-contracts.js';
 import { refreshRefused } from '../../shared/application/run-events.js';
 import { activities } from '../activities.js';
+import { readInstanceStatus } from '../instance-status.activity.js';
 import { call, callEach, childFailureMessage, isAlreadyRunning } from './call.js';
 import { releaseLeftovers } from './release-pool.orchestration.js';
 import { eventTime, reportRunEvents } from './run-events.js';
 import { StepFailure } from './step-failure.js';
+import { CLUSTER_WINDOW_CHECK_SECONDS } from './timing.js';
+import { durableTimer } from './waits.js';
 
 export function* refreshClusterOrchestration(
   context: OrchestrationContext,
@@ -113,63 +116,123 @@ export function* refreshClusterOrchestration(
   // Pools in name order: deterministic and readable.
   toRefresh.sort((a, b) => a.pool.localeCompare(b.pool));
 
-  // Sliding window of sub-orchestrations: a finished pool makes room for the next one.
+  // Window of sub-orchestrations: a finished pool makes room for the next one. Each child is sent once:
+  // the children started in a round race only a new check timer, and children sent before are only ever
+  // waited for on their own (a Task.any over them would send them again, issue 26).
   const inFlight: { pool: string; task: Task }[] = [];
   let next = 0;
   while (next < toRefresh.length || inFlight.length > 0) {
+    const started: Task[] = [];
     while (next < toRefresh.length && inFlight.length < Math.max(1, maxParallelPools)) {
       const plan = toRefresh[next++];
       if (plan === undefined) break;
+      // The pool's singleton id: a reboot debounce or an HTTP request for the same pool sees this run
+      // and waits (or answers 409). A backend starts a second execution over a running id instead of
+      // refusing it, so a running one is looked for first (instance-status.activity.ts).
+      const instanceId = poolInstanceId(cluster, plan.pool);
+      let running: string | undefined;
+      try {
+        running = yield* runningRefresh(context, instanceId);
+      } catch (error) {
+        // Never started unchecked: the pool is reported, the next tick tries again.
+        const message = childFailureMessage(error);
+        results.push({
+          cluster,
+          pool: plan.pool,
+          outcome: 'failed',
+          reason: message,
+          failure: { step: 'refreshing', message },
+        });
+        continue;
+      }
+      if (running !== undefined) {
+        results.push({
+          cluster,
+          pool: plan.pool,
+          outcome: 'skipped',
+          reason: `already refreshing (instance ${instanceId} is ${running}, started by another trigger)`,
+        });
+        continue;
+      }
       const childInput: RefreshPoolInput = {
         cluster,
         pool: plan.pool,
         trigger: input.trigger,
         runSeed: context.df.newGuid(`${input.runSeed ?? ''}|${plan.pool}`),
       };
-      inFlight.push({
-        pool: plan.pool,
-        // The pool's singleton id: a reboot debounce or an HTTP request for the same pool sees this
-        // run and waits (or answers 409) instead of refreshing the pool a second time.
-        task: context.df.callSubOrchestrator(
-          ORCHESTRATION.refreshPool,
-          childInput,
-          poolInstanceId(cluster, plan.pool),
-        ),
-      });
+      const task = context.df.callSubOrchestrator(ORCHESTRATION.refreshPool, childInput, instanceId);
+      inFlight.push({ pool: plan.pool, task });
+      started.push(task);
       context.df.setCustomStatus({ cluster, step: 'refreshing', pools: inFlight.map((f) => f.pool) });
     }
-    const winner = (yield context.df.Task.any(inFlight.map((f) => f.task))) as Task;
-    const index = inFlight.findIndex((f) => f.task === winner);
-    const finished = inFlight.splice(index, 1)[0];
-    if (finished === undefined) continue;
-    if (winner.isFaulted && isAlreadyRunning(winner.result)) {
-      // Another trigger (HTTP, a reboot notice) is refreshing this pool right now: that run is the refresh.
-      results.push({
-        cluster,
-        pool: finished.pool,
-        outcome: 'skipped',
-        reason: `already refreshing (instance ${poolInstanceId(cluster, finished.pool)}, started by another trigger)`,
-      });
-    } else if (winner.isFaulted) {
-      const message = childFailureMessage(winner.result);
-      const step = stepOf(message);
-      results.push({
-        cluster,
-        pool: finished.pool,
-        outcome: 'failed',
-        reason: message,
-        failure: {
-          step: step ?? 'refreshing',
-          message: step === undefined ? message : message.slice(step.length + 2),
-        },
-      });
+    if (inFlight.length === 0) continue;
+    if (next < toRefresh.length) {
+      // Pools wait for a slot: wake when a child just started ends or at the next check.
+      const check = durableTimer(
+        context,
+        new Date(context.df.currentUtcDateTime.getTime() + CLUSTER_WINDOW_CHECK_SECONDS * 1000),
+      );
+      yield started.length === 0 ? check : context.df.Task.any([...started, check]);
     } else {
-      results.push(winner.result as PoolRefreshResult);
+      // Every pool has started: the results are read in start order, each child waited for on its own.
+      const first = inFlight[0];
+      if (first !== undefined && !isFinished(first.task)) {
+        try {
+          yield first.task;
+        } catch {
+          // Read from the task below.
+        }
+      }
+    }
+    for (const finished of inFlight.filter((f) => isFinished(f.task))) {
+      inFlight.splice(inFlight.indexOf(finished), 1);
+      results.push(resultOfChild(cluster, finished.pool, finished.task));
     }
   }
   results.sort((a, b) => a.pool.localeCompare(b.pool));
   context.df.setCustomStatus({ cluster, step: 'done' });
   return { cluster, pools: results };
+}
+
+function isFinished(task: Task): boolean {
+  return task.isCompleted || task.isFaulted;
+}
+
+/** The runtime status of the instance when it still owns its id (a start would replace it). */
+function* runningRefresh(
+  context: OrchestrationContext,
+  instanceId: string,
+): Generator<Task, string | undefined, unknown> {
+  const status = yield* call(context, readInstanceStatus, { instanceId }, { step: 'refreshing' });
+  return status.active ? (status.runtimeStatus ?? 'active') : undefined;
+}
+
+/** A finished pool refresh as the cluster's result reports it. */
+function resultOfChild(cluster: string, pool: string, task: Task): PoolRefreshResult {
+  if (task.isFaulted && isAlreadyRunning(task.result)) {
+    // A backend that refuses a running id (the check above lost a race): that run is the refresh.
+    return {
+      cluster,
+      pool,
+      outcome: 'skipped',
+      reason: `already refreshing (instance ${poolInstanceId(cluster, pool)}, started by another trigger)`,
+    };
+  }
+  if (task.isFaulted) {
+    const message = childFailureMessage(task.result);
+    const step = stepOf(message);
+    return {
+      cluster,
+      pool,
+      outcome: 'failed',
+      reason: message,
+      failure: {
+        step: step ?? 'refreshing',
+        message: step === undefined ? message : message.slice(step.length + 2),
+      },
+    };
+  }
+  return task.result as PoolRefreshResult;
 }
 
 type PlanOutcome =

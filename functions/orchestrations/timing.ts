@@ -163,6 +163,13 @@ export const LEASE_RENEWAL = {
 /** The longest Retry-After honoured for one wait: a server asking for more is asked again after this. */
 export const MAX_RETRY_AFTER_MS = 10 * 60_000;
 
+/**
+ * The cluster run's window of pool refreshes: while pools wait for a free slot it wakes this often (s)
+ * to start the next one when one finished (a finished child cannot be raced against the others without
+ * sending them again, parallel.ts). Short next to a pool refresh (15–30 min).
+ */
+export const CLUSTER_WINDOW_CHECK_SECONDS = 60;
+
 /** Reboot debounce (pool-signal): bounds on history size and on waiting for another trigger's refresh. */
 export const POOL_SIGNAL = {
   /** A notice storm beyond this many notices in one cycle refreshes anyway. */

@@ -198,9 +198,12 @@ export function createFakeWorld(options: FakeWorldOptions = {}): FakeWorld {
     activities:
       wrap === undefined
         ? registry.activities
-        : Object.fromEntries(
-            Object.entries(registry.activities).map(([name, activity]) => [name, wrap(name, activity)]),
-          ),
+        : {
+            ...registry.activities,
+            ...Object.fromEntries(
+              Object.entries(registry.catalogue).map(([name, activity]) => [name, wrap(name, activity)]),
+            ),
+          },
     clock,
     onStatus: (status) => {
       const last = statuses.findLast((entry) => entry.instanceId === status.instanceId);

@@ -5,6 +5,11 @@ import type { OrchestrationContext, OrchestrationHandler, Task } from 'durable-f
 
 import { createDurableRunner, createVirtualClock, type RunnerOptions } from '../../../cli/runner/index.js';
 import {
+  instanceStatusHandler,
+  localDurableClient,
+  READ_INSTANCE_STATUS,
+} from '../../../functions/instance-status.activity.js';
+import {
   type PoolSignalInput,
   poolSignalOrchestration,
   type PoolSignalResult,
@@ -61,6 +66,8 @@ function setup(options: { holdRefresh?: boolean } = {}) {
       [ORCHESTRATION.poolSignal]: poolSignalOrchestration,
     },
     activities: {
+      // The singleton check before each refresh (the product's own handler over the runner's client).
+      [READ_INSTANCE_STATUS]: instanceStatusHandler(localDurableClient),
       recordRefresh: (input: unknown) => {
         refreshes.push({ at: clock.now(), input });
         return Promise.resolve(null);
