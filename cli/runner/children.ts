@@ -1,5 +1,10 @@
-// Sub-orchestrations: starting (or re-attaching to) the children an instance waits for, refusing an
-// id that is in use, and handing a finished child's outcome to its parent.
+// Sub-orchestrations: starting (or re-attaching to) the children an instance waits for, and handing a
+// finished child's outcome to its parent.
+//
+// A start over an instance id that is still running is NOT refused: the Azure Storage backend writes
+// the new ExecutionStarted over it and the instance begins a second execution (seen on the real host,
+// issue 26); the first execution's pending work and its parent are forgotten. The runner does the same,
+// so an orchestrator that relies on the backend refusing a running id fails its tests here.
 import { completedTaskId, type FailureDetails, type HistoryEvent, historyEvent } from './history.js';
 import { type InstanceHost, isTerminal, type Live, type PendingWork } from './instance.js';
 import type { InstanceRecord } from './store.js';
@@ -31,11 +36,8 @@ async function startChild(
   }
   const now = host.clock.now();
   const fn = host.options.orchestrators[work.name];
-  if (fn === undefined || (existing !== undefined && !isTerminal(existing))) {
-    const message =
-      fn === undefined
-        ? `no orchestrator named '${work.name}' is registered`
-        : `instance ${work.childId} is already ${existing?.runtimeStatus}`;
+  if (fn === undefined) {
+    const message = `no orchestrator named '${work.name}' is registered`;
     const details: FailureDetails = { ErrorType: 'Error', ErrorMessage: message, IsNonRetriable: true };
     const failed = historyEvent('SubOrchestrationInstanceFailed', now, {
       TaskScheduledId: work.id,
@@ -46,6 +48,7 @@ async function startChild(
     await host.deliver(parent, parentRecord.executionId, failed);
     return;
   }
+  if (known !== undefined) known.superseded = true;
   host.live.delete(work.childId);
   const child = host.createInstance({
     instanceId: work.childId,

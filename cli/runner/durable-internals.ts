@@ -44,6 +44,12 @@ const REPLAY_SCHEMA_V3 = 2;
 const LONG_RUNNING_TIMER_INTERVAL = '3.00:00:00';
 const MAXIMUM_SHORT_TIMER_DURATION = '6.00:00:00';
 const DEFAULT_HTTP_ASYNC_SLEEP_MS = 30_000;
+const DAY_MS = 86_400_000;
+/** The same limits in milliseconds, for the host's own timer splitting (extension-shim.ts). */
+export const TIMER_LIMITS = {
+  longRunningTimerIntervalMs: 3 * DAY_MS,
+  maximumShortTimerMs: 6 * DAY_MS,
+} as const;
 
 const OUT_OF_PROC_DATA_LABEL = '\n\n$OutOfProcData$:';
 

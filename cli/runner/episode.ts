@@ -82,7 +82,7 @@ export async function episode(host: InstanceHost, live: Live): Promise<void> {
   }
   const scheduling: HistoryEvent[] = [];
   if (!replay.failed && !replay.state.isDone) {
-    const problem = collectPending(live, replay, now, [...record.history, ...consumed], scheduling);
+    const problem = collectPending(live, replay, now, [...record.history, ...delivered], scheduling);
     if (problem !== undefined) {
       await failInstance(host, live, problem, delivered, consumed.length);
       if (problem instanceof NonDeterminismError) throw problem;

@@ -251,6 +251,7 @@ class Runner implements DurableRunner, InstanceHost {
       const ready = [...this.live.values()].filter((live) => live.needsEpisode && !isTerminal(live.record));
       if (ready.length > 0) {
         for (const live of ready) {
+          if (live.superseded === true) continue;
           try {
             await episode(this, live);
           } catch (error) {
@@ -364,7 +365,8 @@ class Runner implements DurableRunner, InstanceHost {
 
   /** Appends an event to the instance's inbox and persists it; the next episode replays it. */
   async deliver(live: Live, executionId: string, event: HistoryEvent): Promise<void> {
-    if (isTerminal(live.record) || live.record.executionId !== executionId) return;
+    if (isTerminal(live.record) || live.record.executionId !== executionId || live.superseded === true)
+      return;
     live.record.inbox.push(event);
     live.needsEpisode = true;
     live.record.lastUpdatedTime = new Date(this.clock.now()).toISOString();
@@ -374,6 +376,7 @@ class Runner implements DurableRunner, InstanceHost {
   }
 
   persist(live: Live): Promise<void> {
+    if (live.superseded === true) return Promise.resolve();
     const save = live.saveChain.then(() => this.store.save(live.record));
     live.saveChain = save.catch(() => undefined);
     return save;
