@@ -28,6 +28,7 @@ import {
   TASK_HUB_RULE,
 } from './names.js';
 import { NCRONTAB_FORMAT, ncrontabProblem } from './ncrontab.js';
+import { PemCertificate } from './pem.js';
 import {
   INLINE_SECRET_HINT,
   isSecretEnvName,
@@ -189,20 +190,6 @@ const SecretReference = strictObject(
     return reference;
   });
 export type SecretReference = z.output<typeof SecretReference>;
-
-const PEM_FORMAT =
-  'PEM text of one or more certificates: -----BEGIN CERTIFICATE-----\\n<base64>\\n-----END CERTIFICATE-----';
-const PEM_BLOCK = /-----BEGIN CERTIFICATE-----\s*([A-Za-z0-9+/=\s]+?)\s*-----END CERTIFICATE-----/g;
-
-const PemCertificate = z.string({ error: PEM_FORMAT }).superRefine((value, ctx) => {
-  const blocks = [...value.matchAll(PEM_BLOCK)];
-  const rest = value.replace(PEM_BLOCK, '').trim();
-  if (blocks.length > 0 && rest.length === 0) return;
-  const hint = value.startsWith('LS0tLS1CRUdJTi')
-    ? ' (this is base64 of PEM text, as in kubeconfig certificate-authority-data: decode it first)'
-    : '';
-  ctx.issues.push({ code: 'custom', message: `${PEM_FORMAT}${hint}`, input: value });
-});
 
 const CA_ACCEPTS = `a CA certificate: { "pem": "-----BEGIN CERTIFICATE-----…" }, { "keyVaultSecretUri": … } or { "env": … }`;
 
