@@ -88,7 +88,11 @@ function scopeOf(session: Session, options: CliOptions): Scope {
   return {
     clusters: options.cluster === undefined ? names : names.filter((name) => name === options.cluster),
     ...(options.pool === undefined ? {} : { pool: options.pool }),
-    realAzure: options.sim === undefined && options.simConnect === undefined,
+    // A settings file may point at the simulator too (VMSSP_SIMULATOR=true, docs/local-host.md).
+    realAzure:
+      options.sim === undefined &&
+      options.simConnect === undefined &&
+      session.composition.settings.simulator === undefined,
   };
 }
 

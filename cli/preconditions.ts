@@ -20,7 +20,11 @@ export async function checkPreconditions(session: Session, options: CliOptions):
     await checkResumable(session, options.resume, options.stateDir);
   }
   // doctor reports an unusable credential or vault as one of its findings instead.
-  if (options.command !== 'doctor' && options.sim === undefined && options.simConnect === undefined) {
+  const simulated =
+    options.sim !== undefined ||
+    options.simConnect !== undefined ||
+    session.composition.settings.simulator !== undefined;
+  if (options.command !== 'doctor' && !simulated) {
     await checkAzureAccess(session, options);
   }
   if (options.command !== 'doctor' && options.pool !== undefined && options.resume === undefined) {

@@ -34,6 +34,7 @@ import type { SecretReference } from './config/secret-reference.js';
 import { readEnvSecret } from './config/secret-reference.js';
 import type { CaCertificate, ClusterSettings, Settings } from './config/settings.js';
 import { loadSettings, promotionPolicyFor, selectionPolicyFor } from './config/settings.js';
+import type { SimulatorSettings } from './config/simulator-settings.js';
 import { NotFoundError, TerminalError } from './domain/errors.js';
 import { imageDefinitionNameFor } from './domain/gallery-naming.js';
 import type { RunnerIdentity } from './domain/ownership.js';
@@ -48,9 +49,11 @@ export interface CompositionOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   /**
    * Simulator only: its ARM endpoint, the CA bundle that signs its certificates, and the bearer token
-   * it accepts. Real deployments leave this out and use the managed identity against Azure.
+   * it accepts. Default: the VMSSP_SIMULATOR* app settings (`Settings.simulator`, docs/local-host.md),
+   * which is how a Functions host reaches `npm run sim`; the CLI's `--sim` passes its own. Real
+   * deployments have neither and use the managed identity against Azure.
    */
-  readonly simulator?: { readonly armEndpoint: string; readonly caPem: string; readonly armToken: string };
+  readonly simulator?: SimulatorSettings;
   readonly now?: () => Date;
   /**
    * Who runs, for the pool lease's holder identity. Default: the function app on this site
@@ -97,10 +100,11 @@ export interface Composition {
 
 export function compose(options: CompositionOptions): Composition {
   const settings = loadSettings(options.env);
+  const simulator = options.simulator ?? settings.simulator;
   const credential: AzureCredential =
-    options.simulator === undefined
+    simulator === undefined
       ? createAzureCredential(settings.azureClientId)
-      : createStaticCredential(options.simulator.armToken);
+      : createStaticCredential(simulator.armToken);
   // The Key Vault and storage SDKs load on first use: most commands and runs never need them.
   let vault: Promise<KeyVaultSecretReader> | undefined;
   const readSecret = async (reference: SecretReference): Promise<string> => {
@@ -114,9 +118,7 @@ export function compose(options: CompositionOptions): Composition {
   const armOptions = {
     credential,
     subscriptionIds: [...new Set(settings.clusters.map((cluster) => cluster.subscriptionId))],
-    ...(options.simulator === undefined
-      ? {}
-      : { endpoint: options.simulator.armEndpoint, ca: options.simulator.caPem }),
+    ...(simulator === undefined ? {} : { endpoint: simulator.armEndpoint, ca: simulator.caPem }),
   };
   const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(METER_NAME);
   const compute = new ArmComputeGateway({ ...armOptions, meter });
@@ -143,7 +145,11 @@ export function compose(options: CompositionOptions): Composition {
     now,
     ...(events === undefined ? {} : { events }),
     metrics: new RunMetrics(meter, now),
-    sensitiveValues: checkPodEnvValues(settings),
+    // The simulator's ARM token is a credential like any other: scrubbed wherever these are.
+    sensitiveValues: [
+      ...checkPodEnvValues(settings),
+      ...(simulator === undefined ? [] : [simulator.armToken]),
+    ],
     runner: options.runner ?? { kind: 'function-app', host: options.env['WEBSITE_SITE_NAME'] ?? hostname() },
     cluster(name: string): Promise<ClusterHandle> {
       const existing = handles.get(name);
@@ -226,7 +232,10 @@ export async function startWorkerTelemetry(
 
 let worker: Composition | undefined;
 
-/** The function app's composition, built once per worker from the app settings (the one process.env read). */
+/**
+ * The function app's composition, built once per worker from the app settings (the one process.env read);
+ * against the simulator when they carry VMSSP_SIMULATOR=true (docs/local-host.md).
+ */
 export function workerComposition(): Composition {
   worker ??= compose({ env: process.env });
   return worker;

@@ -6,13 +6,15 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
+import { SettingsFileRefused, writeFunctionAppSettings } from '../cli/function-app-settings.js';
 import { connectionOf, writeConnectionFile } from './connection.js';
 import { type RunningSimulator, SAMPLE_SCENARIO, startSimulator } from './index.js';
 import { ScenarioError } from './world/scenario.js';
 
 const USAGE = `usage: npm run sim -- [--scenario <file.yaml>] [--time-factor <n>] [--clock scaled|manual]
                       [--out <dir>] [--arm-actions <file.json>] [--rbac-dir <dir>]
-                      [--arm-port <n>] [--kube-port <n>] [--kube-http-port <n>]`;
+                      [--arm-port <n>] [--kube-port <n>] [--kube-http-port <n>]
+                      [--function-app-settings <local.settings.json>]`;
 
 interface Flags {
   scenario: string;
@@ -21,6 +23,8 @@ interface Flags {
   out: string;
   armActions?: string;
   rbacDir?: string;
+  /** Where to write the settings of a Functions host run against this simulator (docs/local-host.md). */
+  functionAppSettings?: string;
   ports: { arm?: number; kubeHttps?: number; kubeHttp?: number };
 }
 
@@ -61,6 +65,7 @@ function parseFlags(argv: readonly string[]): Flags {
         'arm-port': { type: 'string' },
         'kube-port': { type: 'string' },
         'kube-http-port': { type: 'string' },
+        'function-app-settings': { type: 'string' },
         help: { type: 'boolean' },
       },
     }));
@@ -83,6 +88,9 @@ function parseFlags(argv: readonly string[]): Flags {
   if (timeFactor !== undefined) flags.timeFactor = timeFactor;
   if (typeof values['arm-actions'] === 'string') flags.armActions = values['arm-actions'];
   if (typeof values['rbac-dir'] === 'string') flags.rbacDir = values['rbac-dir'];
+  if (typeof values['function-app-settings'] === 'string') {
+    flags.functionAppSettings = values['function-app-settings'];
+  }
   const arm = port('arm-port', values['arm-port'] as string | undefined);
   const kubeHttps = port('kube-port', values['kube-port'] as string | undefined);
   const kubeHttp = port('kube-http-port', values['kube-http-port'] as string | undefined);
@@ -148,9 +156,25 @@ async function main(): Promise<number> {
     return 1;
   }
   const connectionPath = join(sim.kubeconfigPath, '..', 'connection.json');
-  await writeConnectionFile(connectionPath, connectionOf(sim));
+  const connection = connectionOf(sim);
+  await writeConnectionFile(connectionPath, connection);
+  if (flags.functionAppSettings !== undefined) {
+    try {
+      await writeFunctionAppSettings(flags.functionAppSettings, connection);
+    } catch (error) {
+      await sim.stop();
+      if (!(error instanceof SettingsFileRefused)) throw error;
+      console.error(error.message);
+      return 1;
+    }
+  }
   console.log(describe(sim, flags));
   console.log(`  connection      ${connectionPath}  (vmss-prototype plan --sim-connect ${connectionPath})`);
+  if (flags.functionAppSettings !== undefined) {
+    console.log(
+      `  function app    ${flags.functionAppSettings}  (func start in the repository root: docs/local-host.md)`,
+    );
+  }
   await new Promise<void>((resolveSignal) => {
     const onSignal = (signal: NodeJS.Signals): void => {
       console.log(`\n${signal}: stopping simulator`);

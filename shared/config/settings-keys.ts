@@ -27,6 +27,24 @@ export const SETTINGS_KEYS = [
 
 export type SettingsKey = (typeof SETTINGS_KEYS)[number];
 
+/**
+ * The simulator seam (docs/local-host.md): keys that point the app at `npm run sim` instead of Azure, read
+ * by `loadSettings` into `Settings.simulator`. Never set by infra/ (tests/infra checks) and refused on an
+ * App Service instance, so they are not among SETTINGS_KEYS, which a deployment sets in full.
+ */
+export const SIMULATOR_SETTINGS_KEYS = [
+  /** `true` turns the seam on; anything else set among these keys without it is an error. */
+  'VMSSP_SIMULATOR',
+  /** The simulator's ARM endpoint, https on a loopback host. */
+  'VMSSP_SIMULATOR_ARM_ENDPOINT',
+  /** PEM text of the CA that signs the simulator's certificates. */
+  'VMSSP_SIMULATOR_CA',
+  /** The bearer token sent to the simulator's ARM instead of an Entra ID token. A secret. */
+  'VMSSP_SIMULATOR_ARM_TOKEN',
+] as const;
+
+export type SimulatorSettingsKey = (typeof SIMULATOR_SETTINGS_KEYS)[number];
+
 /** Keys that must be set; the others have defaults or are optional. */
 export const REQUIRED_SETTINGS_KEYS: readonly SettingsKey[] = ['VMSSP_CLUSTERS'];
 
@@ -55,14 +73,16 @@ export const HOST_SETTINGS_KEYS = [
 
 const HOST_SETTINGS_KEY_PREFIXES = ['AzureWebJobsStorage__'] as const;
 
-export type SettingsKeyKind = 'app' | 'secret' | 'host' | 'unknown';
+export type SettingsKeyKind = 'app' | 'simulator' | 'secret' | 'host' | 'unknown';
 
 /**
- * Classifies an app-setting key: one of ours, a secret setting (`VMSSP_SECRET_*`) referenced from
- * `VMSSP_CLUSTERS`, a host key, or unknown (a typo, or something nothing reads).
+ * Classifies an app-setting key: one of ours, one of the simulator seam's, a secret setting
+ * (`VMSSP_SECRET_*`) referenced from `VMSSP_CLUSTERS`, a host key, or unknown (a typo, or something
+ * nothing reads).
  */
 export function classifySettingsKey(key: string): SettingsKeyKind {
   if ((SETTINGS_KEYS as readonly string[]).includes(key)) return 'app';
+  if ((SIMULATOR_SETTINGS_KEYS as readonly string[]).includes(key)) return 'simulator';
   if (key.startsWith(SECRET_SETTING_PREFIX) && key.length > SECRET_SETTING_PREFIX.length) return 'secret';
   if ((HOST_SETTINGS_KEYS as readonly string[]).includes(key)) return 'host';
   if (HOST_SETTINGS_KEY_PREFIXES.some((prefix) => key.startsWith(prefix) && key.length > prefix.length)) {

@@ -28,6 +28,7 @@ import {
   TASK_HUB_RULE,
 } from './names.js';
 import { NCRONTAB_FORMAT, ncrontabProblem } from './ncrontab.js';
+import { PemCertificate } from './pem.js';
 import {
   INLINE_SECRET_HINT,
   isSecretEnvName,
@@ -52,7 +53,14 @@ import {
   type SettingsIssue,
   toSettingsIssues,
 } from './settings-issues.js';
-import { SETTINGS_KEY_PREFIX, SETTINGS_KEYS, type SettingsKey } from './settings-keys.js';
+import {
+  SETTINGS_KEY_PREFIX,
+  SETTINGS_KEYS,
+  type SettingsKey,
+  SIMULATOR_SETTINGS_KEYS,
+  type SimulatorSettingsKey,
+} from './settings-keys.js';
+import { readSimulatorSettings, SimulatorSettings } from './simulator-settings.js';
 
 export type { SettingsIssue };
 
@@ -189,20 +197,6 @@ const SecretReference = strictObject(
     return reference;
   });
 export type SecretReference = z.output<typeof SecretReference>;
-
-const PEM_FORMAT =
-  'PEM text of one or more certificates: -----BEGIN CERTIFICATE-----\\n<base64>\\n-----END CERTIFICATE-----';
-const PEM_BLOCK = /-----BEGIN CERTIFICATE-----\s*([A-Za-z0-9+/=\s]+?)\s*-----END CERTIFICATE-----/g;
-
-const PemCertificate = z.string({ error: PEM_FORMAT }).superRefine((value, ctx) => {
-  const blocks = [...value.matchAll(PEM_BLOCK)];
-  const rest = value.replace(PEM_BLOCK, '').trim();
-  if (blocks.length > 0 && rest.length === 0) return;
-  const hint = value.startsWith('LS0tLS1CRUdJTi')
-    ? ' (this is base64 of PEM text, as in kubeconfig certificate-authority-data: decode it first)'
-    : '';
-  ctx.issues.push({ code: 'custom', message: `${PEM_FORMAT}${hint}`, input: value });
-});
 
 const CA_ACCEPTS = `a CA certificate: { "pem": "-----BEGIN CERTIFICATE-----…" }, { "keyVaultSecretUri": … } or { "env": … }`;
 
@@ -743,6 +737,11 @@ export const Settings = z.object({
   quietPeriod: duration(0, 86_400).default(600),
   eventsTopicEndpoint: httpsUrl(`an Event Grid topic endpoint: ${HTTPS_URL_ACCEPTS}`).optional(),
   azureClientId: named(GUID_RULE).optional(),
+  /**
+   * The simulator seam (simulator-settings.ts), from the four VMSSP_SIMULATOR* keys: set only when
+   * VMSSP_SIMULATOR=true and the others are valid; then ARM is the simulator's, not Azure's.
+   */
+  simulator: SimulatorSettings.optional(),
 });
 export type Settings = z.output<typeof Settings>;
 export type ClusterSettings = Settings['clusters'][number];
@@ -751,7 +750,7 @@ export type GallerySettings = ClusterSettings['gallery'];
 export type PoolSettings = Exclude<ClusterSettings['pools'], 'all'>[number];
 
 /** Which environment key feeds each top-level field. */
-const KEY_OF_FIELD: Readonly<Record<keyof z.input<typeof Settings>, SettingsKey>> = {
+const KEY_OF_FIELD: Readonly<Record<keyof z.input<typeof Settings>, SettingsKey | SimulatorSettingsKey>> = {
   clusters: 'VMSSP_CLUSTERS',
   schedule: 'VMSSP_SCHEDULE',
   taskHub: 'VMSSP_TASK_HUB',
@@ -760,7 +759,11 @@ const KEY_OF_FIELD: Readonly<Record<keyof z.input<typeof Settings>, SettingsKey>
   quietPeriod: 'VMSSP_QUIET_PERIOD',
   eventsTopicEndpoint: 'VMSSP_EVENTS_TOPIC_ENDPOINT',
   azureClientId: 'AZURE_CLIENT_ID',
+  simulator: 'VMSSP_SIMULATOR',
 };
+
+/** Every key of ours, for the unknown-key check and its "did you mean". */
+const KNOWN_KEYS: readonly string[] = [...SETTINGS_KEYS, ...SIMULATOR_SETTINGS_KEYS];
 
 // ---------------------------------------------------------------------------------------------------------
 // Loading
@@ -790,12 +793,12 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>>):
   };
 
   for (const key of Object.keys(env).sort()) {
-    if (!key.startsWith(SETTINGS_KEY_PREFIX) || (SETTINGS_KEYS as readonly string[]).includes(key)) continue;
+    if (!key.startsWith(SETTINGS_KEY_PREFIX) || KNOWN_KEYS.includes(key)) continue;
     if (key.startsWith(SECRET_SETTING_PREFIX) && isSecretEnvName(key)) continue;
     issues.push({
       path: [key],
       received: 'an unknown app setting',
-      expected: `one of ${SETTINGS_KEYS.join(', ')} or ${SECRET_SETTING_PREFIX}<NAME>${didYouMean(key, SETTINGS_KEYS)}`,
+      expected: `one of ${KNOWN_KEYS.join(', ')} or ${SECRET_SETTING_PREFIX}<NAME>${didYouMean(key, KNOWN_KEYS)}`,
     });
   }
 
@@ -818,6 +821,9 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>>):
     }
   }
 
+  const simulator = readSimulatorSettings(env);
+  issues.push(...simulator.issues);
+
   const input = {
     clusters,
     schedule: read('VMSSP_SCHEDULE'),
@@ -827,6 +833,7 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>>):
     quietPeriod: read('VMSSP_QUIET_PERIOD'),
     eventsTopicEndpoint: read('VMSSP_EVENTS_TOPIC_ENDPOINT'),
     azureClientId: read('AZURE_CLIENT_ID'),
+    simulator: simulator.input,
   };
   const result = Settings.safeParse(input, { reportInput: true });
   if (!result.success) {

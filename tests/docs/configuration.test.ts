@@ -5,7 +5,11 @@ import { describe, it } from 'node:test';
 import { z } from 'zod';
 
 import { Settings } from '../../shared/config/settings.js';
-import { SECRET_SETTING_PREFIX, SETTINGS_KEYS } from '../../shared/config/settings-keys.js';
+import {
+  SECRET_SETTING_PREFIX,
+  SETTINGS_KEYS,
+  SIMULATOR_SETTINGS_KEYS,
+} from '../../shared/config/settings-keys.js';
 import { codeRows, readRepoFile, section } from './docs-files.js';
 
 interface JsonSchemaNode {
@@ -59,9 +63,14 @@ void describe('docs/configuration.md', () => {
     assert.deepEqual(documented, [...SETTINGS_KEYS, `${SECRET_SETTING_PREFIX}<NAME>`]);
     assert.equal(
       Object.keys(Settings.shape).length,
-      SETTINGS_KEYS.length,
-      'one app setting per top-level field',
+      SETTINGS_KEYS.length + 1,
+      'one app setting per top-level field, and `simulator` read from the VMSSP_SIMULATOR* settings',
     );
+  });
+
+  void it('documents the simulator seam settings, and only those', () => {
+    assert.ok('simulator' in Settings.shape);
+    assert.deepEqual(codeRows(section(doc, 'simulator-settings')), [...SIMULATOR_SETTINGS_KEYS]);
   });
 
   void it('documents every field of a cluster, and no field the schema does not have', () => {

@@ -16,6 +16,7 @@ import {
   REQUIRED_SETTINGS_KEYS,
   SECRET_SETTING_PREFIX,
   SETTINGS_KEYS,
+  SIMULATOR_SETTINGS_KEYS,
 } from '../../shared/config/settings-keys.js';
 import {
   allResources,
@@ -446,6 +447,25 @@ void describe('compiled template: app settings', () => {
   for (const key of [...AZURE_ONLY_KEYS, ...LOCAL_ONLY_KEYS]) {
     void it(`knows ${key} as a host key`, () => assert.equal(classifySettingsKey(key), 'host'));
   }
+
+  void it('never sets a simulator setting (VMSSP_SIMULATOR*): the seam is for a developer machine only', async () => {
+    for (const key of SIMULATOR_SETTINGS_KEYS) assert.equal(classifySettingsKey(key), 'simulator', key);
+    assert.deepEqual(
+      Object.keys(appSettings()).filter((key) => classifySettingsKey(key) === 'simulator'),
+      [],
+    );
+    // Nor anywhere else a deployment could carry one: a module, a parameter default, the sample parameters
+    // (main.bicepparam), or the Bicep sources (a setting added by hand to a module).
+    const sources = [...filesUnder('infra', '.bicep'), ...filesUnder('infra', '.bicepparam')];
+    assert.ok(sources.includes('infra/modules/function-app.bicep'));
+    for (const [where, text] of [
+      ['the compiled template', mainText],
+      ['the compiled parameters', JSON.stringify(await mainParameters())],
+      ...sources.map((file) => [file, readRepoFile(file)]),
+    ]) {
+      assert.doesNotMatch(text ?? '', /VMSSP_SIMULATOR/i, `${where} names a simulator setting`);
+    }
+  });
 
   void it('never sets FUNCTIONS_WORKER_RUNTIME or a storage connection string (Flex, no keys)', () => {
     const keys = Object.keys(appSettings());

@@ -2,7 +2,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { classifySettingsKey, SETTINGS_KEYS } from '../../../shared/config/settings-keys.js';
+import {
+  classifySettingsKey,
+  SETTINGS_KEYS,
+  SIMULATOR_SETTINGS_KEYS,
+} from '../../../shared/config/settings-keys.js';
 
 void describe('classifySettingsKey', () => {
   const cases: readonly (readonly [string, string])[] = [
@@ -16,11 +20,21 @@ void describe('classifySettingsKey', () => {
     ['FUNCTIONS_WORKER_RUNTIME', 'host'],
     ['APPLICATIONINSIGHTS_CONNECTION_STRING', 'host'],
     ['VMSSP_SCHEDUEL', 'unknown'],
+    ['VMSSP_SIMULATOR', 'simulator'],
+    ['VMSSP_SIMULATOR_ARM_ENDPOINT', 'simulator'],
+    ['VMSSP_SIMULATOR_CA', 'simulator'],
+    ['VMSSP_SIMULATOR_ARM_TOKEN', 'simulator'],
+    ['VMSSP_SIMULATOR_TOKEN', 'unknown'],
   ];
   for (const [key, kind] of cases)
     void it(`${key} → ${kind}`, () => assert.equal(classifySettingsKey(key), kind));
 
   void it('lists each app key once', () => {
     assert.equal(new Set(SETTINGS_KEYS).size, SETTINGS_KEYS.length);
+  });
+
+  void it('keeps the simulator keys apart from the keys a deployment sets', () => {
+    for (const key of SIMULATOR_SETTINGS_KEYS)
+      assert.ok(!(SETTINGS_KEYS as readonly string[]).includes(key), key);
   });
 });
