@@ -3,8 +3,10 @@
 // engine (durable-internals.ts), executes the actions it asks for, appends the result events and
 // replays again, persisting after every event batch so a killed process can resume.
 //
-// Host behaviour it reproduces (research/durable.md §2-§4): one episode = OrchestratorStarted + the
-// events delivered since the last one + the events scheduling new work + OrchestratorCompleted;
+// Host behaviour it reproduces: one episode = OrchestratorStarted + the events delivered since the last
+// one + the events scheduling new work + OrchestratorCompleted; the work is numbered and scheduled as the
+// Durable extension's out-of-process shim does (extension-shim.ts), re-sent sub-actions of a Task.any or
+// Task.all included, and a sub-orchestration started over a running id replaces that run (children.ts);
 // activities are at-least-once (scheduled but unrecorded completions run again after a crash);
 // retries are host-side timers (DTFx RetryInterceptor, with the dummy timer after the last attempt);
 // sub-orchestrations are instances of their own (default id `<parent>:<sequence>`); external events

@@ -173,8 +173,15 @@ export function* refreshClusterOrchestration(
         new Date(context.df.currentUtcDateTime.getTime() + CLUSTER_WINDOW_CHECK_SECONDS * 1000),
       );
       yield started.length === 0 ? check : context.df.Task.any([...started, check]);
+    } else if (started.length > 0) {
+      // Every pool has started: the children of this round are sent together (they run at once).
+      try {
+        yield context.df.Task.any(started);
+      } catch {
+        // Read from the task below.
+      }
     } else {
-      // Every pool has started: the results are read in start order, each child waited for on its own.
+      // The results are read in start order, each child sent before waited for on its own.
       const first = inFlight[0];
       if (first !== undefined && !isFinished(first.task)) {
         try {

@@ -43,6 +43,26 @@ function at(seconds: number, context: OrchestrationContext): Date {
   return new Date(context.df.currentUtcDateTime.getTime() + seconds * SECOND);
 }
 
+/**
+ * Starts `orchestrator` with timers held until 20 s (its first race's 10 s timer fires), then raises
+ * `go` at 30 s, during its second race.
+ */
+async function raiseAfterFirstRace(
+  name: string,
+  orchestrator: OrchestrationHandler,
+  extendedSessions: boolean,
+) {
+  const { runner, clock, runnerOptions } = setup({
+    orchestrators: { [name]: orchestrator },
+    extendedSessions,
+    timerHorizonMs: START + 20 * SECOND,
+  });
+  await runner.startOrchestration(name, undefined, name);
+  await clock.advanceTo(START + 30 * SECOND);
+  const raised = await runner.raiseEvent(name, 'go', 'now');
+  return { raised, runner, runnerOptions };
+}
+
 for (const extendedSessions of [false, true]) {
   void describe(`durable protocol edge cases${extendedSessions ? ', extended sessions' : ''}`, () => {
     void it('host fails: a timer sent again in a new Task.any is scheduled twice, and an activity gets the timer’s completion', async () => {
@@ -132,15 +152,7 @@ for (const extendedSessions of [false, true]) {
         yield context.df.callActivity('echo', 'after');
         return context.df.currentUtcDateTime.toISOString();
       };
-      const { runner, clock, runnerOptions } = setup({
-        orchestrators: { reused },
-        extendedSessions,
-        timerHorizonMs: START + 20 * SECOND,
-      });
-
-      await runner.startOrchestration('reused', undefined, 'reused');
-      await clock.advanceTo(START + 30 * SECOND);
-      const raised = await runner.raiseEvent('reused', 'go', 'now');
+      const { raised, runner, runnerOptions } = await raiseAfterFirstRace('reused', reused, extendedSessions);
       assert.equal(raised.runtimeStatus, 'Running');
       assert.deepEqual(raised.waitingFor.activities, [], 'the activity after the event is not scheduled');
 
@@ -164,15 +176,7 @@ for (const extendedSessions of [false, true]) {
         yield context.df.callActivity('echo', 'after');
         return context.df.currentUtcDateTime.toISOString();
       };
-      const { runner, clock } = setup({
-        orchestrators: { fresh },
-        extendedSessions,
-        timerHorizonMs: START + 20 * SECOND,
-      });
-
-      await runner.startOrchestration('fresh', undefined, 'fresh');
-      await clock.advanceTo(START + 30 * SECOND);
-      const done = await runner.raiseEvent('fresh', 'go', 'now');
+      const { raised: done } = await raiseAfterFirstRace('fresh', fresh, extendedSessions);
 
       assert.equal(done.runtimeStatus, 'Completed');
       assert.equal(done.output, new Date(START + 30 * SECOND).toISOString());

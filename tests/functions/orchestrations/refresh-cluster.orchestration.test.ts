@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
+import { CLUSTER_WINDOW_CHECK_SECONDS } from '../../../functions/orchestrations/timing.js';
 import { ORCHESTRATION, poolInstanceId } from '../../../shared/application/orchestration-ids.js';
 import type { PoolStatus } from '../../../shared/application/pool-status.js';
 import type { ClusterRefreshResult } from '../../../shared/application/refresh-contracts.js';
@@ -48,6 +49,50 @@ void describe('refreshCluster on the port fakes', () => {
     for (const pool of ['pool1', 'pool3']) {
       assert.equal((await world.runner.getStatus(poolInstanceId(CLUSTER, pool)))?.runtimeStatus, 'Completed');
     }
+  });
+
+  void it('a window of two: two pools at once, the third started within a check of the first end', async () => {
+    const world = createFakeWorld({ pools: POOLS, maxParallelPools: 2 });
+
+    const status = await world.refreshCluster();
+
+    assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+    assert.deepEqual(outcomes(status.output as ClusterRefreshResult), [
+      ['pool1', 'refreshed'],
+      ['pool2', 'refreshed'],
+      ['pool3', 'refreshed'],
+    ]);
+    const runs = await Promise.all(
+      POOLS.map(async (pool) => {
+        const run = await world.runner.getStatus(poolInstanceId(CLUSTER, pool));
+        assert.ok(run);
+        return { started: run.createdTime.getTime(), ended: run.lastUpdatedTime.getTime() };
+      }),
+    );
+    const [first, second, third] = runs;
+    assert.ok(first && second && third);
+    // Sent together: the second started before the first ended.
+    assert.ok(second.started < first.ended, 'pool1 and pool2 ran at the same time');
+    const firstEnd = Math.min(first.ended, second.ended);
+    assert.ok(third.started >= firstEnd, 'never three at once');
+    assert.ok(
+      third.started <= firstEnd + CLUSTER_WINDOW_CHECK_SECONDS * 1000,
+      'a freed slot is used at the next check',
+    );
+  });
+
+  void it('a window as wide as the pools refreshes them all at once', async () => {
+    const world = createFakeWorld({ pools: POOLS, maxParallelPools: 3 });
+
+    const status = await world.refreshCluster();
+
+    assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+    const runs = await Promise.all(
+      POOLS.map((pool) => world.runner.getStatus(poolInstanceId(CLUSTER, pool))),
+    );
+    const lastStart = Math.max(...runs.map((run) => run?.createdTime.getTime() ?? Infinity));
+    const firstEnd = Math.min(...runs.map((run) => run?.lastUpdatedTime.getTime() ?? -Infinity));
+    assert.ok(lastStart < firstEnd, 'every pool started before any ended');
   });
 
   void it('a dry run plans every pool and starts nothing', async () => {
