@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 
-import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
+import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
+import type { PoolRefreshResult, ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
 import { kubeApiDown } from '../../sim/world/faults.js';
 import { nodeOf, POOL2, withUndrainablePod } from '../e2e/harness.js';
 import { assertInvariants, failureOf, startChaos, summaryTable } from './chaos-harness.js';
@@ -133,6 +134,31 @@ void describe('Kubernetes and donor faults during a refresh', { concurrency: fal
     }
   });
 
+  // Issue 27, finding 1: the API server away while the donor's VM is stopped. The run's start of the VM
+  // is fenced by the pool's lease, which lives in the cluster: it must wait for the API server as long as
+  // the node's own restore does, and never leave the VM stopped once the node is given back.
+  for (const minutes of [5, 20, 45]) {
+    void it(`the API server down for ${minutes} min while the VM is stopped: the VM runs again`, async () => {
+      const chaos = await startChaos();
+      try {
+        const running = chaos.harness.sim.running;
+        chaos.onStep('snapshotting', () =>
+          running.faults.add(kubeApiDown(running.clock, { seconds: minutes * 60 })),
+        );
+        const status = await chaos.refreshPool(POOL2, { node: DONOR });
+        assert.ok(
+          running.faults.rules().some((rule) => rule.fired > 0),
+          'the outage hit the run',
+        );
+        assertInvariants(chaos, `kube API down ${minutes} min while the VM is stopped`, outcomeOf(status), {
+          message: failureOf(status),
+        });
+      } finally {
+        await chaos.stop();
+      }
+    });
+  }
+
   void it('eviction blocked forever by a PodDisruptionBudget: drain timeout, clean failure', async () => {
     const chaos = await startChaos({
       scenario: withUndrainablePod(DONOR),
@@ -168,11 +194,11 @@ void describe('Kubernetes and donor faults during a refresh', { concurrency: fal
     }
   });
 
-  void it('the donor VM fails to start again: clean failure naming the instance', async () => {
+  void it('the donor VM fails to start again: the node stays marked, and the reaper gives both back', async () => {
     const chaos = await startChaos();
     try {
       const running = chaos.harness.sim.running;
-      running.faults.add({
+      const allocation = running.faults.add({
         api: 'arm',
         operation: 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/start/action#lro',
         status: 500,
@@ -182,8 +208,28 @@ void describe('Kubernetes and donor faults during a refresh', { concurrency: fal
       });
       const status = await chaos.refreshPool(POOL2, { node: DONOR });
       assert.equal(status.runtimeStatus, 'Failed');
-      assert.match(failureOf(status), /starting-instance|restoring-node/);
-      assertInvariants(chaos, 'donor VM fails to start', outcomeOf(status), { message: failureOf(status) });
+      const message = failureOf(status);
+      assert.match(message, /starting-instance|restoring-node/);
+      assert.match(message, new RegExp(`node ${DONOR} is kept cordoned and marked`));
+      // The marks are the record of the stopped VM: the node is not given back while its VM is stopped.
+      assert.ok(
+        chaos.invariants().some((check) => !check.ok && /annotated/.test(check.name)),
+        'the node keeps our marks',
+      );
+
+      // Capacity is back; the next timer tick's reaper (no operator command) starts the VM and gives
+      // the node back.
+      running.faults.remove(allocation.id);
+      const reaped = await chaos.runner.startOrchestration(
+        ORCHESTRATION.releasePool,
+        { cluster: 'prod', pool: POOL2, trigger: 'timer' },
+        'reap-after-failed-start',
+      );
+      assert.equal(reaped.runtimeStatus, 'Completed', failureOf(reaped));
+      assert.equal((reaped.output as ReleasePoolResult).outcome, 'released');
+      assertInvariants(chaos, 'donor VM fails to start, then reaped', 'failed, then released', {
+        message,
+      });
     } finally {
       await chaos.stop();
     }

@@ -34,6 +34,8 @@ export interface WorldBefore {
   readonly scaleSets: ReadonlyMap<string, ScaleSetState>;
   readonly versionIds: ReadonlySet<string>;
   readonly snapshotIds: ReadonlySet<string>;
+  /** The VMs that were running before the run, by `<scale set id>|<instance id>`. */
+  readonly runningVms: ReadonlySet<string>;
 }
 
 /** The prep pod's name prefix (refresh-pool.orchestration.ts prepPodNameFor). */
@@ -86,7 +88,24 @@ export function takeBefore(running: RunningSimulator): WorldBefore {
     ),
     versionIds: new Set(allVersionIds(running)),
     snapshotIds: new Set(compute.listSnapshots().map((snapshot) => snapshot.id.toLowerCase())),
+    runningVms: new Set(
+      vmPowerStates(running)
+        .filter(([, state]) => state === 'running')
+        .map(([key]) => key),
+    ),
   };
+}
+
+/** Every scale-set VM with its power state, keyed `<scale set id>|<instance id>`. */
+function vmPowerStates(running: RunningSimulator): [string, string][] {
+  const compute = running.world.compute;
+  return compute
+    .listScaleSets()
+    .flatMap((scaleSet) =>
+      compute
+        .listInstances(scaleSet.id)
+        .map((vm): [string, string] => [`${scaleSet.id.toLowerCase()}|${vm.instanceId}`, vm.powerState]),
+    );
 }
 
 function sameAnnotations(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): string[] {
@@ -148,6 +167,16 @@ export function checkInvariants(
     'every node annotated exactly as before',
     annotationChanged.length === 0,
     annotationChanged.join('; '),
+  );
+
+  // VMs: none that ran before is left stopped (one that was scaled in meanwhile is gone, not stopped).
+  const stopped = vmPowerStates(running).filter(
+    ([key, state]) => before.runningVms.has(key) && state !== 'running' && state !== 'starting',
+  );
+  check(
+    'no VM that was running is left stopped',
+    stopped.length === 0,
+    stopped.map(([key, state]) => `${key.split('/').at(-1) ?? key} ${state}`).join(', '),
   );
 
   // Image versions: at most one new per definition and run, none left Failed or in flight.

@@ -67,13 +67,17 @@ export function* giveBackDonor(
       prepPodDeleted = false;
     }
   }
+  // Starting the VM is fenced by the pool's lease, which lives in the cluster: it waits for an API server
+  // (or ARM) that is away as long as the node's restore does (issue 27, finding 1).
+  const patient = { step, retry: RESTORE_RETRY, onRetry };
+  let vmBack = false;
   try {
     const view: Pick<
       ActivityOutput<'readInstance'>,
       'exists' | 'powerState' | 'resourceId'
     > = input.knownStopped !== undefined
       ? { exists: true, powerState: 'stopped', ...input.knownStopped }
-      : yield* call(context, activities.readInstance, instance, { step });
+      : yield* call(context, activities.readInstance, instance, patient);
     // Scaled in while we held it: there is no VM to start, and its node goes with it.
     if (view.exists) {
       const startAskedAt = context.df.currentUtcDateTime.getTime();
@@ -87,7 +91,7 @@ export function* giveBackDonor(
           context,
           activities.requestInstanceStart,
           { ...instance, fence: run.fence, ...seen },
-          { step },
+          patient,
         );
       }
       yield* pollUntil(context, {
@@ -95,7 +99,8 @@ export function* giveBackDonor(
         intervalSeconds: POLL.start.interval,
         ...(starting ? { ...EXPECTED.start, sinceMs: startAskedAt } : {}),
         timeoutSeconds: POLL.start.timeout,
-        read: () => call(context, activities.readInstance, instance, { step: 'starting-instance' }),
+        read: () =>
+          call(context, activities.readInstance, instance, { ...patient, step: 'starting-instance' }),
         done: (v) => v.powerState === 'running',
         describe: (v) => `instance ${run.donor.instanceId} is ${v.powerState}`,
         advice:
@@ -103,19 +108,33 @@ export function* giveBackDonor(
           `--instance-ids ${run.donor.instanceId}) and check its activity log for the cause (e.g. AllocationFailed)`,
       });
     }
+    vmBack = true;
   } catch (error) {
     failures.push(asStepFailure(step, error));
   }
-  try {
-    // Restoring annotations and schedulability is what matters most: it runs even if the start failed.
-    yield* call(
-      context,
-      activities.restoreNode,
-      { cluster, node: run.donor.node, prior: input.prior, runId: run.runId },
-      { step, retry: RESTORE_RETRY, onRetry },
+  if (vmBack) {
+    try {
+      yield* call(
+        context,
+        activities.restoreNode,
+        { cluster, node: run.donor.node, prior: input.prior, runId: run.runId },
+        { step, retry: RESTORE_RETRY, onRetry },
+      );
+    } catch (error) {
+      failures.push(asStepFailure(step, error));
+    }
+  } else {
+    // The node's marks are the record that we stopped its VM: kept, so that `status` and `release` show
+    // the node and the reaper starts the VM before it gives the node back.
+    failures.push(
+      StepFailure.terminal(
+        step,
+        'DonorKeptForReaper',
+        `node ${run.donor.node} is kept cordoned and marked because its VM (instance ${run.donor.instanceId}) ` +
+          'could not be started',
+        'the next timer run or `vmss-prototype release` starts the VM and gives the node back',
+      ),
     );
-  } catch (error) {
-    failures.push(asStepFailure(step, error));
   }
   const restoredAt = context.df.currentUtcDateTime;
   if (prepPod !== undefined && !prepPodDeleted) {

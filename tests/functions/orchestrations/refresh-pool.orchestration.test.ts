@@ -34,6 +34,18 @@ const INSTANCE = `refresh:prod:${POOL}`;
 const DONOR = nodeName(POOL, 0);
 
 /** The donor is back as it was: schedulable, without our annotations, its VM running. */
+/**
+ * A donor whose VM could not be started is kept cordoned and marked (issue 27, finding 1): the marks are
+ * the record that we stopped its VM, for `status`, `release` and the reaper.
+ */
+function assertDonorKeptForReaper(world: FakeWorld): void {
+  const donor = world.kube.node(DONOR);
+  assert.equal(donor?.unschedulable, true, 'donor still cordoned');
+  assert.notEqual(donor?.annotations[CAPTURE_RUN_ANNOTATION], undefined, 'run marker kept');
+  assert.notEqual(world.compute.instanceState(poolRef(POOL), '0')?.powerState, 'running');
+  assert.equal(world.kube.prepPods().size, 0, 'no prep pod left');
+}
+
 function assertDonorGivenBack(world: FakeWorld, vmRunning = true): void {
   const donor = world.kube.node(DONOR);
   assert.equal(donor?.unschedulable, false, 'donor uncordoned');
@@ -398,7 +410,8 @@ void describe('refreshPool on the port fakes', () => {
         assert.ok(message.startsWith(`${row.step}: `), message);
         assert.match(message, new RegExp(`${row.method}: refused — grant what is missing`));
         assert.equal(callTimes(world, row.target, row.method).length - armedAt(), 1, 'exactly one attempt');
-        assertDonorGivenBack(world, row.vmStopped !== true);
+        if (row.vmStopped === true) assertDonorKeptForReaper(world);
+        else assertDonorGivenBack(world);
         if (row.snapshotLeft !== true) assert.deepEqual(world.compute.snapshotsNow(), [], 'no snapshot left');
       });
     }
@@ -554,7 +567,7 @@ void describe('refreshPool on the port fakes', () => {
   });
 
   void describe('giving the donor back', () => {
-    void it('a donor that does not start again is still uncordoned; the run says how to start it', async () => {
+    void it('a donor that does not start again stays marked for the reaper; the run says how to start it', async () => {
       const world = createFakeWorld();
       world.compute.failStarts(poolRef(POOL), '0');
       const status = await world.refreshPool(POOL);
@@ -563,7 +576,8 @@ void describe('refreshPool on the port fakes', () => {
         failureOf(status),
         /^restoring-node: starting-instance: timed out after 1200 s: instance 0 is stopped — start it by hand \(az vmss start -g rg-k8s-prod -n pool1 --instance-ids 0\)/,
       );
-      assertDonorGivenBack(world, false);
+      assert.match(failureOf(status), new RegExp(`node ${DONOR} is kept cordoned and marked`));
+      assertDonorKeptForReaper(world);
       assert.deepEqual(world.compute.snapshotsNow(), [], 'the captured snapshot is deleted');
     });
 
