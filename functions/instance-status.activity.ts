@@ -13,10 +13,16 @@ import type { InvocationContext } from '@azure/functions';
 
 import type { ActivityResult } from '../shared/application/activities/activity.js';
 import type { InstanceStatus } from '../shared/application/singleton.js';
-import { isActive, readStatus } from '../shared/application/singleton.js';
+import { isActive } from '../shared/application/singleton.js';
 import type { ActivityHandle } from './activities.js';
 
 export const READ_INSTANCE_STATUS = 'readInstanceStatus';
+
+/**
+ * How durable-functions 3.x's `DurableClient.getStatus` reports an id no instance has: an error, from the
+ * extension's HTTP 404 (lib/src/durableClient/DurableClient.js). The local runner's client says the same.
+ */
+const UNKNOWN_INSTANCE = /replied with HTTP 404 response/;
 
 /** The `extraInputs` name under which the local runner gives an activity its durable client. */
 export const LOCAL_DURABLE_CLIENT_INPUT = 'localDurableClient';
@@ -70,10 +76,24 @@ export function instanceStatusHandler(
         },
       };
     }
-    const status = await readStatus(
-      { ...client, startNew: unsupported, raiseEvent: unsupported },
-      instanceId,
-    );
+    let status: InstanceStatus | undefined;
+    try {
+      // Called on the client itself: durable-functions' DurableClient has it on its prototype.
+      status = await client.getStatus(instanceId);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      // Never read as "not running": a start would then replace a running refresh.
+      if (!UNKNOWN_INSTANCE.test(message)) {
+        return {
+          ok: false,
+          failure: {
+            kind: 'transient',
+            code: 'InstanceStatusUnreadable',
+            message: `${READ_INSTANCE_STATUS}: reading instance ${instanceId}: ${message}`,
+          },
+        };
+      }
+    }
     return {
       ok: true,
       value:
@@ -82,10 +102,6 @@ export function instanceStatusHandler(
           : { active: isActive(status), runtimeStatus: status.runtimeStatus },
     };
   };
-}
-
-function unsupported(): Promise<never> {
-  return Promise.reject(new Error(`${READ_INSTANCE_STATUS} only reads`));
 }
 
 /** The local runner's client, found where it puts it. */

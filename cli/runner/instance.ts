@@ -214,13 +214,7 @@ export async function runActivity(
     });
     // What the host's durable client input binding gives an activity that declares it: here, a client
     // that reads this runner's instances (functions/instance-status.activity.ts).
-    context.extraInputs.set(LOCAL_DURABLE_CLIENT_INPUT, {
-      getStatus: async (id: string) => {
-        const status = await host.getStatus(id);
-        if (status === undefined) throw new Error(`instance ${id} not found`);
-        return status;
-      },
-    });
+    context.extraInputs.set(LOCAL_DURABLE_CLIENT_INPUT, new LocalDurableClient(host));
     const result: unknown = await handler(fromPayload(work.input), context);
     event = historyEvent('TaskCompleted', host.clock.now(), {
       TaskScheduledId: work.id,
@@ -236,4 +230,24 @@ export async function runActivity(
     });
   }
   await host.deliver(live, executionId, event);
+}
+
+/**
+ * The durable client the runner hands its activities: shaped like durable-functions' DurableClient, with
+ * `getStatus` on the prototype and an unknown id reported as the same HTTP 404 error, so an activity that
+ * would mishandle the real client (copy it with a spread, take a 404 for something else) fails here too.
+ */
+class LocalDurableClient {
+  constructor(private readonly host: Pick<InstanceHost, 'getStatus'>) {}
+
+  async getStatus(instanceId: string): Promise<OrchestrationStatus> {
+    const status = await this.host.getStatus(instanceId);
+    if (status === undefined) {
+      throw new Error(
+        'DurableClient error: Durable Functions extension replied with HTTP 404 response. This usually means ' +
+          `we could not find any data associated with the instanceId provided: ${instanceId}.`,
+      );
+    }
+    return status;
+  }
 }
