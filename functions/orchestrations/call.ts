@@ -15,6 +15,7 @@ import type { OrchestrationContext, Task } from 'durable-functions';
 import type { ActivityFailure, ActivityResult } from '../../shared/application/activities/activity.js';
 import { formatDuration } from '../../shared/config/duration.js';
 import type { ActivityHandle } from '../activities.js';
+import { readInstanceStatus } from '../instance-status.activity.js';
 import { StepFailure } from './step-failure.js';
 import type { RetryPolicy } from './timing.js';
 import { MAX_RETRY_AFTER_MS, STEP_RETRY } from './timing.js';
@@ -236,4 +237,17 @@ export function* callEach<Input, Output>(
     round = retries;
   }
   return outcomes.filter((outcome): outcome is CallOutcome<Output> => outcome !== undefined);
+}
+
+/**
+ * The runtime status of an orchestration instance that still owns its id (a start over it would replace
+ * it), or undefined: what is asked before a pool's singleton refresh is started as a sub-orchestration.
+ * Throws a StepFailure when the status cannot be read (then nothing is started).
+ */
+export function* activeInstanceStatus(
+  context: OrchestrationContext,
+  instanceId: string,
+): Generator<Task, string | undefined, unknown> {
+  const status = yield* call(context, readInstanceStatus, { instanceId }, { step: 'refreshing' });
+  return status.active ? (status.runtimeStatus ?? 'active') : undefined;
 }

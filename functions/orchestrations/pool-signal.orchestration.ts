@@ -14,8 +14,7 @@ import { EVENT, ORCHESTRATION, poolInstanceId } from '../../shared/application/o
 import type { RebootNotice } from '../../shared/application/reboot-notices.js';
 import type { PoolRefreshResult, RefreshPoolInput } from '../../shared/application/refresh-contracts.js';
 import { rearmAt } from '../../shared/domain/reboot-rearm.js';
-import { readInstanceStatus } from '../instance-status.activity.js';
-import { call, childFailureMessage, isAlreadyRunning } from './call.js';
+import { activeInstanceStatus, childFailureMessage, isAlreadyRunning } from './call.js';
 import { POOL_SIGNAL } from './timing.js';
 import { EventWatch } from './waits.js';
 
@@ -202,8 +201,8 @@ function* runningRefresh(
   instanceId: string,
 ): Generator<Task, { status?: string; failed?: string }, unknown> {
   try {
-    const read = yield* call(context, readInstanceStatus, { instanceId }, { step: 'refreshing' });
-    return read.active ? { status: read.runtimeStatus ?? 'active' } : {};
+    const status = yield* activeInstanceStatus(context, instanceId);
+    return status === undefined ? {} : { status };
   } catch (error) {
     return { failed: childFailureMessage(error) };
   }

@@ -19,8 +19,7 @@ import type {
 import { REFRESH_STEPS } from '../../shared/application/refresh-contracts.js';
 import { refreshRefused } from '../../shared/application/run-events.js';
 import { activities } from '../activities.js';
-import { readInstanceStatus } from '../instance-status.activity.js';
-import { call, callEach, childFailureMessage, isAlreadyRunning } from './call.js';
+import { activeInstanceStatus, call, callEach, childFailureMessage, isAlreadyRunning } from './call.js';
 import { releaseLeftovers } from './release-pool.orchestration.js';
 import { eventTime, reportRunEvents } from './run-events.js';
 import { StepFailure } from './step-failure.js';
@@ -132,7 +131,7 @@ export function* refreshClusterOrchestration(
       const instanceId = poolInstanceId(cluster, plan.pool);
       let running: string | undefined;
       try {
-        running = yield* runningRefresh(context, instanceId);
+        running = yield* activeInstanceStatus(context, instanceId);
       } catch (error) {
         // Never started unchecked: the pool is reported, the next tick tries again.
         const message = childFailureMessage(error);
@@ -203,15 +202,6 @@ export function* refreshClusterOrchestration(
 
 function isFinished(task: Task): boolean {
   return task.isCompleted || task.isFaulted;
-}
-
-/** The runtime status of the instance when it still owns its id (a start would replace it). */
-function* runningRefresh(
-  context: OrchestrationContext,
-  instanceId: string,
-): Generator<Task, string | undefined, unknown> {
-  const status = yield* call(context, readInstanceStatus, { instanceId }, { step: 'refreshing' });
-  return status.active ? (status.runtimeStatus ?? 'active') : undefined;
 }
 
 /** A finished pool refresh as the cluster's result reports it. */
