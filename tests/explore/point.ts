@@ -1,0 +1,405 @@
+/**
+ * One point of the fault space, explored on its own simulated world (manual clock, so every point is
+ * deterministic): the variant's run starts, the fault strikes right before the chosen activity boundary,
+ * the run goes on (or dies), and then only unattended recovery acts — a resume for a killed-and-resumed
+ * run, reaper ticks every 5 simulated minutes, the next timer run — before every invariant is checked.
+ * Right after the run, whatever the world still shows as held must also be reported by `release
+ * --dry-run` (a holding nobody can see is a holding nobody gives back).
+ */
+import type { ActivityHandler } from 'durable-functions';
+
+import type { DurableRunner, InstanceStore, OrchestrationStatus } from '../../cli/runner/index.js';
+import type { Clock } from '../../cli/runner/index.js';
+import { createDurableRunner, createMemoryStore } from '../../cli/runner/index.js';
+import { durableRegistry } from '../../functions/durable-registry.js';
+import { EVENT, ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
+import { poolScope } from '../../shared/application/pool-holdings.js';
+import { requestPoolCancel } from '../../shared/application/pool-lease.js';
+import type { ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
+import type { FaultRuleSpec } from '../../sim/world/faults.js';
+import { arm429Storm, kubeApiDown } from '../../sim/world/faults.js';
+import { checkInvariants, takeBefore } from '../chaos/invariants.js';
+import type { Harness } from '../e2e/harness.js';
+import { startHarness } from '../e2e/harness.js';
+import type { Boundary, ExploredRun, FaultKind, SetupWorld, Variant } from './space.js';
+import { boundaryLabel } from './space.js';
+import { checkExploreInvariants, takeExploreBefore } from './world-checks.js';
+
+const CLUSTER = 'prod';
+/** Reaper ticks after the run: every 5 simulated minutes for an hour (past the longest outage). */
+const REAPER_TICKS = 12;
+const REAPER_PERIOD_SECONDS = 5 * 60;
+
+export interface PointResult {
+  readonly variant: string;
+  readonly boundary: string;
+  readonly fault: FaultKind;
+  /** How the faulted run ended: its runtime status and outcome or failure, or `killed`. */
+  readonly runEnd: string;
+  /** The fault struck (the run reached the boundary). */
+  readonly reached: boolean;
+  readonly violations: readonly string[];
+  readonly wallMs: number;
+}
+
+const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
+
+/** The uninterrupted run's activity calls, in the order they were made. */
+export async function activityCallsOf(variant: Variant): Promise<{ calls: string[]; status: string }> {
+  const harness = await startHarness(variant.harness);
+  try {
+    const calls: string[] = [];
+    const registry = durableRegistry(harness.composition.dependencies);
+    await variant.setup?.(setupWorld(harness, registry, variant.pool));
+    const runner = createDurableRunner({
+      ...registry,
+      activities: wrapActivities(registry.activities, (name) => {
+        calls.push(name);
+        return Promise.resolve();
+      }),
+      clock: harness.sim.clock,
+      store: createMemoryStore(),
+      maxConcurrentActivities: 8,
+    });
+    const run = exploredRun(variant);
+    const status = await runner.startOrchestration(
+      run.orchestration,
+      run.input(variant.pool, 'baseline'),
+      run.instanceId(variant.pool),
+    );
+    return { calls, status: endOf(status) };
+  } finally {
+    await harness.stop();
+  }
+}
+
+const REFRESH: ExploredRun = {
+  orchestration: ORCHESTRATION.refreshPool,
+  input: (pool, seed) => ({ cluster: CLUSTER, pool, trigger: 'explore', runSeed: seed }),
+  instanceId: (pool) => `refresh:${CLUSTER}:${pool}`,
+};
+
+function exploredRun(variant: Variant): ExploredRun {
+  return variant.run ?? REFRESH;
+}
+
+/** Runs an orchestration in a process of its own, killed right before `killAt` when given. */
+function setupWorld(
+  harness: Harness,
+  registry: ReturnType<typeof durableRegistry>,
+  pool: string,
+): SetupWorld {
+  return {
+    harness,
+    pool,
+    run: async (name, input, instanceId, killAt) => {
+      const worker = mortal(createMemoryStore(), harness.sim.clock);
+      let killed: () => void = () => undefined;
+      const killedSignal = new Promise<'killed'>((resolve) => (killed = () => resolve('killed')));
+      const counts = new Map<string, number>();
+      const runner = createDurableRunner({
+        ...registry,
+        activities: wrapActivities(registry.activities, async (activity) => {
+          if (worker.dead()) return never();
+          const count = (counts.get(activity) ?? 0) + 1;
+          counts.set(activity, count);
+          if (killAt !== undefined && activity === killAt.activity && count === killAt.occurrence) {
+            worker.kill();
+            killed();
+            return never();
+          }
+        }),
+        clock: worker.clock,
+        store: worker.store,
+        maxConcurrentActivities: 8,
+      });
+      const raced = await Promise.race([runner.startOrchestration(name, input, instanceId), killedSignal]);
+      return raced === 'killed' ? 'killed' : endOf(raced);
+    },
+  };
+}
+
+function wrapActivities(
+  activities: Readonly<Record<string, ActivityHandler>>,
+  before: (name: string) => Promise<void>,
+): Record<string, ActivityHandler> {
+  return Object.fromEntries(
+    Object.entries(activities).map(([name, handler]) => [
+      name,
+      (async (input: unknown, context: Parameters<ActivityHandler>[1]): Promise<unknown> => {
+        await before(name);
+        return (await handler(input, context)) as unknown;
+      }) as ActivityHandler,
+    ]),
+  );
+}
+
+function endOf(status: OrchestrationStatus): string {
+  if (status.runtimeStatus === 'Completed') {
+    const outcome = (status.output as { outcome?: unknown } | undefined)?.outcome;
+    return `Completed ${typeof outcome === 'string' ? outcome : ''}`.trim();
+  }
+  const message = status.failure?.ErrorMessage ?? '';
+  return `${status.runtimeStatus} ${message.split(':')[0] ?? ''}`.trim();
+}
+
+function armDown(harness: Harness, seconds: number): FaultRuleSpec {
+  const fromMs = harness.sim.running.clock.nowMs();
+  return {
+    api: 'arm',
+    operation: '*',
+    status: 503,
+    code: 'ServiceUnavailable',
+    message: 'The service is unavailable. Please retry later.',
+    // Longer than the SDK sleeps through inline (10 s): a durable timer waits, on the simulated clock.
+    retryAfterSeconds: 30,
+    fromMs,
+    untilMs: fromMs + seconds * 1000,
+  };
+}
+
+/** A process that can die: after `kill`, nothing it runs persists, calls out or moves time again. */
+function mortal(
+  store: InstanceStore,
+  clock: Clock,
+): { store: InstanceStore; clock: Clock; kill(): void; dead(): boolean } {
+  let dead = false;
+  return {
+    store: {
+      load: (instanceId) => (dead ? never() : store.load(instanceId)),
+      save: (record) => (dead ? never() : store.save(record)),
+      list: () => (dead ? never() : store.list()),
+      remove: (instanceId) => (dead ? never() : store.remove(instanceId)),
+    },
+    clock: {
+      virtual: clock.virtual,
+      now: () => clock.now(),
+      sleepUntil: (epochMs, signal) => (dead ? never() : clock.sleepUntil(epochMs, signal)),
+    },
+    kill: () => {
+      dead = true;
+    },
+    dead: () => dead,
+  };
+}
+
+export async function explorePoint(
+  variant: Variant,
+  boundary: Boundary,
+  fault: FaultKind,
+): Promise<PointResult> {
+  const startedWall = performance.now();
+  const harness = await startHarness(variant.harness);
+  try {
+    const running = harness.sim.running;
+    const registry = durableRegistry(harness.composition.dependencies);
+    const run = exploredRun(variant);
+    const instanceId = run.instanceId(variant.pool);
+    let before = takeBefore(running);
+    let exploreBefore = takeExploreBefore(running);
+    await variant.setup?.(setupWorld(harness, registry, variant.pool));
+    if (variant.comparedBeforeSetup !== true) {
+      before = takeBefore(running);
+      exploreBefore = takeExploreBefore(running);
+    }
+    const store = createMemoryStore();
+    const process1 = mortal(store, harness.sim.clock);
+    let killed: () => void = () => undefined;
+    const killedSignal = new Promise<'killed'>((resolve) => (killed = () => resolve('killed')));
+    const counts = new Map<string, number>();
+    let reached = false;
+    let extraRuns = 0;
+    /** Versions published when an operator asked the run to stop (Ctrl-C, cancel). */
+    let publishedAtCancel: ReadonlySet<string> | undefined;
+    // eslint-disable-next-line prefer-const -- the hook needs the runner it is installed in
+    let runner: DurableRunner;
+
+    const strike = async (): Promise<void> => {
+      switch (fault) {
+        case 'kill':
+        case 'kill-resume':
+          process1.kill();
+          killed();
+          return never();
+        case 'kube-down-1m':
+        case 'kube-down-20m':
+        case 'kube-down-45m': {
+          const minutes = Number(/(\d+)m$/.exec(fault)?.[1] ?? '1');
+          running.faults.add(kubeApiDown(running.clock, { seconds: minutes * 60 }));
+          return;
+        }
+        case 'arm-down-20m':
+          running.faults.add(armDown(harness, 20 * 60));
+          return;
+        case 'throttle-storm':
+          running.faults.add(arm429Storm(running.clock, { seconds: 30 * 60 }));
+          return;
+        case 'ctrl-c':
+          publishedAtCancel = publishedVersions(harness);
+          void runner.raiseEvent(instanceId, EVENT.cancel, 'interrupted with Ctrl-C').catch(() => undefined);
+          return;
+        case 'cancel': {
+          publishedAtCancel = publishedVersions(harness);
+          const handle = await harness.composition.dependencies.cluster(CLUSTER);
+          const scope = await poolScope(handle, variant.pool);
+          await requestPoolCancel(
+            handle.kube,
+            scope.lease,
+            'explorer: cancel',
+            harness.composition.dependencies.now(),
+          );
+          return;
+        }
+        case 'lease-lost': {
+          running.clock.advanceBy(16 * 60);
+          const other = recoveryRunner(harness, registry);
+          await other.startOrchestration(
+            REFRESH.orchestration,
+            REFRESH.input(variant.pool, 'other-runner'),
+            REFRESH.instanceId(variant.pool),
+          );
+          extraRuns += 1;
+          return;
+        }
+      }
+    };
+
+    runner = createDurableRunner({
+      ...registry,
+      activities: wrapActivities(registry.activities, async (name) => {
+        if (process1.dead()) return never();
+        const count = (counts.get(name) ?? 0) + 1;
+        counts.set(name, count);
+        if (!reached && name === boundary.activity && count === boundary.occurrence) {
+          reached = true;
+          await strike();
+        }
+      }),
+      clock: process1.clock,
+      store: process1.store,
+      maxConcurrentActivities: 8,
+    });
+
+    const raced = await Promise.race([
+      runner.startOrchestration(run.orchestration, run.input(variant.pool, 'explored'), instanceId),
+      killedSignal,
+    ]);
+    let runEnd = raced === 'killed' ? 'killed' : endOf(raced);
+    if (raced === 'killed' && fault === 'kill-resume') {
+      const resumer = createDurableRunner({
+        ...registry,
+        clock: harness.sim.clock,
+        store,
+        maxConcurrentActivities: 8,
+      });
+      runEnd = `killed, resumed: ${endOf(await resumer.resume(instanceId))}`;
+    }
+
+    const violations: string[] = [];
+    if (publishedAtCancel !== undefined && runEnd.startsWith('Completed')) {
+      const since = [...publishedVersions(harness)].filter((version) => !publishedAtCancel?.has(version));
+      if (since.length > 0) {
+        violations.push(
+          `asked to stop at ${boundaryLabel(boundary)}, the run went on and published ${since.map((v) => v.split('/').at(-1) ?? v).join(', ')}`,
+        );
+      }
+    }
+    // What the world holds right after the run must be visible to `release --dry-run`, once the outage
+    // injected is over (during it the dry run fails, saying which call failed).
+    const outageEnd = Math.max(0, ...running.faults.rules().map((rule) => rule.untilMs ?? 0));
+    if (outageEnd > running.clock.nowMs()) running.clock.advanceTo(outageEnd);
+    const heldNow = [
+      ...checkInvariants(running, before, { runsPerPool: 1 + extraRuns }),
+      ...checkExploreInvariants(running, exploreBefore),
+    ].filter((c) => !c.ok);
+    if (heldNow.length > 0) {
+      const dry = await recoveryRunner(harness, registry).startOrchestration(
+        ORCHESTRATION.releasePool,
+        { cluster: CLUSTER, pool: variant.pool, trigger: 'explore', dryRun: true },
+        `release-plan:${CLUSTER}:${variant.pool}`,
+      );
+      const result = dry.output as ReleasePoolResult | undefined;
+      if (dry.runtimeStatus !== 'Completed' || result === undefined) {
+        violations.push(
+          `release --dry-run failed while something was held: ${dry.failure?.ErrorMessage ?? ''}`,
+        );
+      } else if (result.actions.length === 0 && result.holder === undefined) {
+        violations.push(
+          `release --dry-run reports nothing while the world holds: ${heldNow.map((c) => `${c.name} (${c.detail ?? ''})`).join('; ')}`,
+        );
+      }
+    }
+
+    // Unattended recovery only: reaper ticks, then the next timer run, then the reaper once more.
+    const recovery = recoveryRunner(harness, registry);
+    for (let tick = 0; tick < REAPER_TICKS; tick += 1) {
+      running.clock.advanceBy(REAPER_PERIOD_SECONDS);
+      await reapTick(recovery, variant, tick);
+    }
+    const timerRun = await recovery.startOrchestration(
+      ORCHESTRATION.refreshCluster,
+      { cluster: CLUSTER, trigger: 'timer', runSeed: 'explore-timer' },
+      `refresh:${CLUSTER}`,
+    );
+    if (timerRun.runtimeStatus !== 'Completed') {
+      violations.push(`the next timer run ${endOf(timerRun)}: ${timerRun.failure?.ErrorMessage ?? ''}`);
+    }
+    extraRuns += 1;
+    running.clock.advanceBy(REAPER_PERIOD_SECONDS);
+    await reapTick(recovery, variant, REAPER_TICKS);
+
+    for (const c of [
+      ...checkInvariants(running, before, { runsPerPool: 1 + extraRuns }),
+      ...checkExploreInvariants(running, exploreBefore),
+    ]) {
+      if (!c.ok) violations.push(`${c.name}: ${c.detail ?? ''}`);
+    }
+    return {
+      variant: variant.name,
+      boundary: boundaryLabel(boundary),
+      fault,
+      runEnd,
+      reached,
+      violations,
+      wallMs: Math.round(performance.now() - startedWall),
+    };
+  } finally {
+    await harness.stop();
+  }
+}
+
+/** Ids of the published image versions (Succeeded, not excluded from latest) of every definition. */
+function publishedVersions(harness: Harness): Set<string> {
+  const compute = harness.sim.running.world.compute;
+  const published = new Set<string>();
+  for (const scaleSet of compute.listScaleSets()) {
+    for (const gallery of compute.listGalleries(scaleSet.subscriptionId, scaleSet.resourceGroup)) {
+      for (const definition of compute.listImageDefinitions(gallery.id)) {
+        for (const version of compute.listImageVersions(definition.id)) {
+          if (version.provisioningState === 'Succeeded' && !version.excludeFromLatest)
+            published.add(version.id);
+        }
+      }
+    }
+  }
+  return published;
+}
+
+/** Another process of the same deployment (its own task hub): the reaper, the timer, another runner. */
+function recoveryRunner(harness: Harness, registry: ReturnType<typeof durableRegistry>): DurableRunner {
+  return createDurableRunner({
+    ...registry,
+    clock: harness.sim.clock,
+    store: createMemoryStore(),
+    maxConcurrentActivities: 8,
+  });
+}
+
+/** One reaper tick for the pool (what the function app's reaper timer runs for every pool). */
+async function reapTick(runner: DurableRunner, variant: Variant, tick: number): Promise<void> {
+  await runner.startOrchestration(
+    ORCHESTRATION.releasePool,
+    { cluster: CLUSTER, pool: variant.pool, trigger: 'reaper', runSeed: `reap-${tick}` },
+    `reap:${CLUSTER}:${variant.pool}:${tick}`,
+  );
+}

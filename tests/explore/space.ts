@@ -1,0 +1,239 @@
+/**
+ * The fault space: the runs that touch a pool (variants), the faults injected at one activity boundary of
+ * such a run (fault kinds), and how a run's activity boundaries are enumerated. A point of the space is a
+ * variant, a boundary of its uninterrupted run and a fault kind; point.ts explores one.
+ */
+import type { ClusterSettingsData, Harness, HarnessOptions, ScenarioData } from '../e2e/harness.js';
+import { nodeOf, POOL2 } from '../e2e/harness.js';
+
+export interface Variant {
+  readonly name: string;
+  readonly description: string;
+  readonly harness: HarnessOptions;
+  /** The pool the run works on. */
+  readonly pool: string;
+  /** The explored run, when it is not the pool's refresh. */
+  readonly run?: ExploredRun;
+  /**
+   * What the world goes through before the explored run (setups.ts). The invariants compare against the
+   * world before the setup when `comparedBeforeSetup` (the setup left something held to give back).
+   */
+  readonly setup?: (world: SetupWorld) => Promise<void>;
+  readonly comparedBeforeSetup?: boolean;
+}
+
+export interface ExploredRun {
+  readonly orchestration: string;
+  readonly input: (pool: string, seed: string) => Record<string, unknown>;
+  readonly instanceId: (pool: string) => string;
+}
+
+/** What a setup gets: the harness, and a way to run an orchestration in a process of its own. */
+export interface SetupWorld {
+  readonly harness: Harness;
+  readonly pool: string;
+  /** Runs `name` in a new process (its own task hub); killed right before `killAt` when given. */
+  run(name: string, input: Record<string, unknown>, instanceId: string, killAt?: Boundary): Promise<string>;
+}
+
+const NO_CANARY = { canary: { enabled: false } };
+
+function settings(
+  capture: Record<string, unknown>,
+  promotion: Record<string, unknown>,
+): (cluster: ClusterSettingsData) => void {
+  return (cluster) => {
+    cluster.capture = { ...cluster.capture, ...capture };
+    cluster['promotion'] = promotion;
+  };
+}
+
+function brokenGalleryImages(scenario: ScenarioData): void {
+  const pool = scenario.clusters[0]?.scaleSets.find((entry) => entry['name'] === POOL2);
+  if (pool !== undefined) pool['galleryImagesNeverJoin'] = true;
+}
+
+const REFRESH_VARIANTS: readonly Variant[] = [
+  {
+    name: 'refresh drain-and-stop',
+    description: 'a pool refresh that drains the donor and stops its VM for the snapshot',
+    harness: { clock: 'manual', settings: settings({ mode: 'drain-and-stop' }, NO_CANARY) },
+    pool: POOL2,
+  },
+  {
+    name: 'refresh live',
+    description: 'a pool refresh that captures the donor live (freeze, copy disk, scrub)',
+    harness: { clock: 'manual', settings: settings({ mode: 'live' }, NO_CANARY) },
+    pool: POOL2,
+  },
+  {
+    name: 'refresh run-command',
+    description: 'a pool refresh that prepares the donor with Run Command instead of a prep pod',
+    harness: {
+      clock: 'manual',
+      settings: (cluster) => {
+        cluster.capture = { mode: 'run-command', drainGracePeriod: '5s' };
+        cluster['promotion'] = NO_CANARY;
+      },
+    },
+    pool: POOL2,
+  },
+  {
+    name: 'canary pass',
+    description: 'a refresh whose canary joins: the version is published',
+    harness: {
+      clock: 'manual',
+      settings: settings({ mode: 'drain-and-stop' }, { canary: { soak: '30s', deadline: '15m' } }),
+    },
+    pool: POOL2,
+  },
+  {
+    name: 'canary fail',
+    description: 'a refresh whose canary never joins: the model is rolled back, the version rejected',
+    harness: {
+      clock: 'manual',
+      scenario: brokenGalleryImages,
+      settings: settings({ mode: 'drain-and-stop' }, { canary: { soak: '0s', deadline: '5m' } }),
+    },
+    pool: POOL2,
+  },
+];
+
+const DRAIN = { clock: 'manual', settings: settings({ mode: 'drain-and-stop' }, NO_CANARY) } as const;
+
+/** A refresh killed while it holds the donor (drained, its VM stopping), its lease expired since. */
+async function deadRunHoldingTheDonor(world: SetupWorld): Promise<void> {
+  const end = await world.run(
+    'refreshPool',
+    { cluster: 'prod', pool: world.pool, trigger: 'explore-setup', runSeed: 'dead-run' },
+    `refresh:prod:${world.pool}`,
+    { activity: 'readPrepPod', occurrence: 2 },
+  );
+  if (end !== 'killed') throw new Error(`setup: the run to kill ended ${end}`);
+  world.harness.sim.running.clock.advanceBy(16 * 60);
+}
+
+/** Two refreshes from two donors: the model on the second version, the first kept for rollback. */
+async function twoVersions(world: SetupWorld): Promise<void> {
+  for (const [index, node] of [1, 2].entries()) {
+    const end = await world.run(
+      'refreshPool',
+      {
+        cluster: 'prod',
+        pool: world.pool,
+        trigger: 'explore-setup',
+        runSeed: `version-${index}`,
+        node: nodeOf(world.pool, node),
+      },
+      `refresh:prod:${world.pool}`,
+    );
+    if (end !== 'Completed refreshed') throw new Error(`setup: refresh ${index + 1} ended ${end}`);
+    world.harness.sim.running.clock.advanceBy(60 * 60);
+  }
+}
+
+/** The runs that give back (`release`, and the reaper that runs the same) and roll back. */
+export const GIVE_BACK_VARIANTS: readonly Variant[] = [
+  {
+    name: 'release',
+    description: "`release` (the reaper's run) giving back a dead run's donor",
+    harness: DRAIN,
+    pool: POOL2,
+    run: {
+      orchestration: 'releasePool',
+      input: (pool, seed) => ({ cluster: 'prod', pool, trigger: 'explore', runSeed: seed }),
+      instanceId: (pool) => `release:prod:${pool}`,
+    },
+    setup: deadRunHoldingTheDonor,
+    comparedBeforeSetup: true,
+  },
+  {
+    name: 'rollback',
+    description: 'a rollback of the model to the previous version',
+    harness: {
+      clock: 'manual',
+      settings: (cluster) => {
+        DRAIN.settings(cluster);
+        cluster.history = 2;
+      },
+    },
+    pool: POOL2,
+    run: {
+      orchestration: 'rollbackPool',
+      input: (pool, seed) => ({ cluster: 'prod', pool, trigger: 'explore', runSeed: seed }),
+      instanceId: (pool) => `rollback:prod:${pool}`,
+    },
+    setup: twoVersions,
+  },
+];
+
+export const VARIANTS: readonly Variant[] = [...REFRESH_VARIANTS, ...GIVE_BACK_VARIANTS];
+
+export type FaultKind =
+  | 'kill'
+  | 'kill-resume'
+  | 'kube-down-1m'
+  | 'kube-down-20m'
+  | 'kube-down-45m'
+  | 'arm-down-20m'
+  | 'throttle-storm'
+  | 'ctrl-c'
+  | 'cancel'
+  | 'lease-lost';
+
+export const FAULT_KINDS: readonly { readonly kind: FaultKind; readonly description: string }[] = [
+  { kind: 'kill', description: 'the process is killed and never resumed' },
+  { kind: 'kill-resume', description: 'the process is killed and a new one resumes the run' },
+  { kind: 'kube-down-1m', description: 'the Kubernetes API server answers 503 for 1 minute' },
+  { kind: 'kube-down-20m', description: 'the Kubernetes API server answers 503 for 20 minutes' },
+  { kind: 'kube-down-45m', description: 'the Kubernetes API server answers 503 for 45 minutes' },
+  { kind: 'arm-down-20m', description: 'ARM answers 503 for 20 minutes' },
+  { kind: 'throttle-storm', description: 'ARM throttles (429, Retry-After 17 s) for 30 minutes' },
+  { kind: 'ctrl-c', description: 'one Ctrl-C in the CLI that runs it (the cancel event)' },
+  { kind: 'cancel', description: '`vmss-prototype cancel` from another process (the lease annotation)' },
+  {
+    kind: 'lease-lost',
+    description: 'the run stalls 16 minutes, another runner takes the expired lease and refreshes',
+  },
+];
+
+/** One activity boundary: before the `occurrence`-th call (1-based) of `activity` in the run. */
+export interface Boundary {
+  readonly activity: string;
+  readonly occurrence: number;
+}
+
+export function boundaryLabel(boundary: Boundary): string {
+  return `${boundary.activity}#${boundary.occurrence}`;
+}
+
+/**
+ * The boundaries of a run from its activity calls in order. A stretch of calls of the same activity (a
+ * poll: the same step in the same state) is explored at its first and last call only.
+ */
+export function boundariesOf(calls: readonly string[]): Boundary[] {
+  const seen = new Map<string, number>();
+  const boundaries: Boundary[] = [];
+  calls.forEach((activity, index) => {
+    const occurrence = (seen.get(activity) ?? 0) + 1;
+    seen.set(activity, occurrence);
+    const first = calls[index - 1] !== activity;
+    const last = calls[index + 1] !== activity;
+    if (first || last) boundaries.push({ activity, occurrence });
+  });
+  return boundaries;
+}
+
+/**
+ * A deterministic sample of `count` items spread evenly over `items` (all of them when fewer), shifted by
+ * `offset` positions so that two samples of the same items pick different ones.
+ */
+export function spread<T>(items: readonly T[], count: number, offset = 0): T[] {
+  if (items.length <= count) return [...items];
+  const picked: T[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const item = items[(Math.floor((i * items.length) / count) + offset) % items.length];
+    if (item !== undefined) picked.push(item);
+  }
+  return picked;
+}

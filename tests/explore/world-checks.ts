@@ -1,0 +1,83 @@
+/**
+ * The explorer's invariants beyond the chaos suite's (tests/chaos/invariants.ts): what a canary, a live
+ * capture and the model may never leave behind once unattended recovery is over.
+ */
+import type { WorldCheck } from '../../cli/demo-checks.js';
+import { CANARY_TAG_PREFIX } from '../../shared/domain/canary-record.js';
+import type { RunningSimulator } from '../../sim/index.js';
+import { liveCaptureLeftovers } from '../e2e/live-checks.js';
+
+/** What the explorer compares against beyond the chaos snapshot: taken before the run. */
+export interface ExploreBefore {
+  /** Every scale-set instance before the run, `<scale set id>|<instance id>`. */
+  readonly instances: ReadonlySet<string>;
+  /** Each scale set's image reference before the run (JSON), by lower-cased id. */
+  readonly models: ReadonlyMap<string, string>;
+}
+
+function instanceKeys(running: RunningSimulator): string[] {
+  const compute = running.world.compute;
+  return compute
+    .listScaleSets()
+    .flatMap((scaleSet) =>
+      compute.listInstances(scaleSet.id).map((vm) => `${scaleSet.id.toLowerCase()}|${vm.instanceId}`),
+    );
+}
+
+export function takeExploreBefore(running: RunningSimulator): ExploreBefore {
+  return {
+    instances: new Set(instanceKeys(running)),
+    models: new Map(
+      running.world.compute
+        .listScaleSets()
+        .map((scaleSet) => [scaleSet.id.toLowerCase(), JSON.stringify(scaleSet.imageReference)]),
+    ),
+  };
+}
+
+/** Published: a Succeeded version that `latest` may pick (a hidden one is under test or rejected). */
+function isPublished(running: RunningSimulator, versionId: string): boolean {
+  const version = running.world.compute.getImageVersion(versionId);
+  return version !== undefined && version.provisioningState === 'Succeeded' && !version.excludeFromLatest;
+}
+
+export function checkExploreInvariants(running: RunningSimulator, before: ExploreBefore): WorldCheck[] {
+  const checks: WorldCheck[] = [];
+  const check = (name: string, ok: boolean, detail: string): void => {
+    checks.push(ok ? { name, ok } : { name, ok, detail });
+  };
+  const compute = running.world.compute;
+  for (const scaleSet of compute.listScaleSets()) {
+    const where = `scale set ${scaleSet.name}`;
+    const reference = JSON.stringify(scaleSet.imageReference);
+    const id = typeof scaleSet.imageReference['id'] === 'string' ? scaleSet.imageReference['id'] : '';
+    const pinned = /\/versions\/[^/]+$/i.test(id);
+    check(
+      `${where}: model on a published version or the one it had before`,
+      reference === before.models.get(scaleSet.id.toLowerCase()) || !pinned || isPublished(running, id),
+      `pinned to ${id.split('/').at(-1) ?? id}, which is not published`,
+    );
+    const canaryTags = Object.keys(scaleSet.tags).filter((key) => key.startsWith(CANARY_TAG_PREFIX));
+    check(`${where}: no canary record left`, canaryTags.length === 0, canaryTags.join(', '));
+    const added = compute
+      .listInstances(scaleSet.id)
+      .filter((vm) => !before.instances.has(`${scaleSet.id.toLowerCase()}|${vm.instanceId}`))
+      .filter((vm) => {
+        const image = typeof vm.imageReference['id'] === 'string' ? vm.imageReference['id'] : '';
+        return /\/versions\/[^/]+$/i.test(image) && !isPublished(running, image);
+      });
+    check(
+      `${where}: no instance added on an unpublished version (a canary) left`,
+      added.length === 0,
+      added.map((vm) => vm.name).join(', '),
+    );
+    const live = liveCaptureLeftovers(running, {
+      id: scaleSet.id,
+      name: scaleSet.name,
+      subscriptionId: scaleSet.subscriptionId,
+      resourceGroup: scaleSet.resourceGroup,
+    });
+    check(`${where}: nothing of a live capture left`, live.length === 0, live.join('; '));
+  }
+  return checks;
+}
