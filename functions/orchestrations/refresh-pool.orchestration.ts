@@ -44,6 +44,7 @@ import { liveCaptureNamesFor, liveCapturePhase } from './refresh-pool/live-captu
 import { modelPhase } from './refresh-pool/model.phase.js';
 import type { RefreshRun } from './refresh-pool/run.js';
 import { prepPodNameFor, pullPodNameFor, setStatus, snapshotNameFor } from './refresh-pool/run.js';
+import { releaseLeftovers } from './release-pool.orchestration.js';
 import { eventTime, PhaseClock, reportRunEvents } from './run-events.js';
 import { StepFailure } from './step-failure.js';
 
@@ -70,7 +71,20 @@ export function* refreshPoolOrchestration(
       { step: 'planning' },
     );
   setStatus({ context, input }, 'planning');
-  const plan = yield* planOnce();
+  let plan = yield* planOnce();
+  if (input.dryRun !== true && plan.canaryRecord !== undefined) {
+    // The model is pinned to a version under test. When the run that pinned it is dead, give its canary
+    // back first (nothing is touched while a live run holds the pool), then plan from the model as it is.
+    setStatus({ context, input }, 'giving-back-leftovers');
+    const released = yield* releaseLeftovers(context, {
+      cluster,
+      pool,
+      trigger: input.trigger,
+      runSeed: `${input.runSeed ?? ''}|dead-canary`,
+      purpose: 'refresh',
+    });
+    if (released.outcome === 'released') plan = yield* planOnce();
+  }
   if (plan.decision.kind !== 'refresh' || input.dryRun === true || plan.image === undefined) {
     // Nothing to build: the pool's nodes still get their generation labels kept current (every timer
     // tick). Labels and our taint only: no lease needed, and a concurrent run writes the same values.

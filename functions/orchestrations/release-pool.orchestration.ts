@@ -49,16 +49,30 @@ export function* releaseLeftovers(
       : describeHolder(live, view.lease?.annotations[LEASE_ANNOTATIONS.instanceId]);
   const alive = request.force === true ? undefined : live?.holder.runId;
   const preview = planReaping(view.holdings, alive);
+  // A dead run's canary: the model pinned to a version nobody tests any more, recorded on the scale set
+  // (issue 27: a run killed while testing left every scale-out booting the untested image).
+  const record = view.canaryRecord;
+  const deadCanary =
+    record === undefined
+      ? []
+      : record === 'damaged'
+        ? ['the canary record on the scale set (damaged): the model and capacity checked and put back']
+        : record.run === alive
+          ? []
+          : [
+              `the canary of run ${record.run}: the model back to its prior image, the canary instances ` +
+                'deleted, the capacity as before',
+            ];
   const base = { cluster, pool, ...(holder === undefined ? {} : { holder }), failures: [] };
   if (request.dryRun === true) {
     return {
       ...base,
       outcome: 'planned',
-      actions: preview.actions.map(describeReapAction),
+      actions: [...deadCanary, ...preview.actions.map(describeReapAction)],
       kept: preview.kept,
     };
   }
-  if (preview.actions.length === 0) {
+  if (preview.actions.length === 0 && deadCanary.length === 0) {
     return {
       ...base,
       outcome: live === undefined ? 'nothing-left' : 'held',

@@ -5,6 +5,7 @@
  */
 import { formatDuration } from '../config/duration.js';
 import type { FlavourChoice } from '../domain/bootstrap-flavour.js';
+import { parseCanaryRecord } from '../domain/canary-record.js';
 import type { FlavourEvidence } from '../domain/capture-mode.js';
 import { chooseCaptureMode } from '../domain/capture-mode.js';
 import type { ClusterNode } from '../domain/cluster-node.js';
@@ -276,6 +277,23 @@ export async function planFromSelection(
       break;
   }
 
+  // A canary recorded on the scale set pins the model to a version under test: nothing is planned on top
+  // of it. The run that holds the pool is testing it, or a dead run left it (issue 27): a refresh gives
+  // that back first, and so do `release` and the reaper.
+  const canary = parseCanaryRecord(scaleSet.tags);
+  if (canary.kind !== 'none') {
+    const what =
+      canary.kind === 'damaged'
+        ? `a damaged canary record (${canary.problem})`
+        : `the canary of run ${canary.record.run}, testing version ${canary.record.version}`;
+    decision = {
+      kind: 'skip',
+      reason:
+        `scale set ${scaleSet.name} carries ${what}: the run holding pool ${pool.name} tests it; if that run ` +
+        `is gone, \`vmss-prototype release --pool ${pool.name}\` (or the reaper) puts the model back`,
+    };
+  }
+
   // The model does not carry the Hyper-V generation; the donor's instance view does, and the image
   // definition must match it or the version is refused (research/azure.md §2).
   let hyperVGeneration = scaleSet.hyperVGeneration;
@@ -295,6 +313,14 @@ export async function planFromSelection(
     ...(capture === undefined ? {} : { capture }),
     ...(image?.version === undefined ? {} : { currentImageId: image.version.id }),
     ...(scaleSet.imageReferenceFields === undefined ? {} : { modelImage: scaleSet.imageReferenceFields }),
+    ...(canary.kind === 'none'
+      ? {}
+      : {
+          canaryRecord:
+            canary.kind === 'damaged'
+              ? ('damaged' as const)
+              : { run: canary.record.run, version: canary.record.version },
+        }),
     image: {
       definition: {
         subscriptionId: g.subscriptionId,

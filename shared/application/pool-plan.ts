@@ -82,4 +82,9 @@ export interface PoolPlan extends PoolTarget {
    * pinned); an image another tool put there meanwhile is reported, not overwritten.
    */
   readonly modelImage?: Readonly<Record<string, string>>;
+  /**
+   * A canary recorded on the scale set when planned (its run, or `damaged`): the model may be pinned to a
+   * version under test. Only the run that holds the pool tests it; any other run gives a dead one back first.
+   */
+  readonly canaryRecord?: { readonly run: string; readonly version: string } | 'damaged';
 }

@@ -84,7 +84,7 @@ function exploredRun(variant: Variant): ExploredRun {
 }
 
 /** Runs an orchestration in a process of its own, killed right before `killAt` when given. */
-function setupWorld(
+export function setupWorld(
   harness: Harness,
   registry: ReturnType<typeof durableRegistry>,
   pool: string,
