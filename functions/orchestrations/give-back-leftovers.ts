@@ -94,7 +94,9 @@ function* carryOut(
   const cluster = hold.cluster;
   const gaveBack: string[] = [];
   const failures: string[] = [];
-  const started: string[] = [];
+  const started: { instanceId: string; node: string }[] = [];
+  /** Nodes whose VM we stopped and could not see running again: they stay held for the next reaper. */
+  const notStarted = new Map<string, string>();
   let startsAwaited = false;
 
   function* attempt(
@@ -116,7 +118,7 @@ function* carryOut(
   function* awaitStarts(): Generator<Task, void, unknown> {
     if (startsAwaited) return;
     startsAwaited = true;
-    for (const instanceId of started) {
+    for (const { instanceId, node } of started) {
       const instance = { cluster, scaleSet: scope.scaleSet, instanceId };
       try {
         yield* pollUntil(context, {
@@ -129,9 +131,9 @@ function* carryOut(
         });
       } catch (error) {
         if (error instanceof StepFailure && error.code === 'LeaseLost') throw error;
-        failures.push(
-          `starting instance ${instanceId}: ${error instanceof Error ? error.message : String(error)}`,
-        );
+        const why = error instanceof Error ? error.message : String(error);
+        notStarted.set(node, why);
+        failures.push(`starting instance ${instanceId}: ${why}`);
       }
     }
   }
@@ -195,6 +197,7 @@ function* carryOut(
         break;
       }
       case 'start-instance':
+        notStarted.set(action.node, 'its start was not requested');
         yield* attempt(action, function* () {
           yield* call(
             context,
@@ -202,12 +205,22 @@ function* carryOut(
             { cluster, scaleSet: scope.scaleSet, instanceId: action.instanceId, fence: fenceOf(hold) },
             { step: STEP },
           );
-          started.push(action.instanceId);
+          notStarted.delete(action.node);
+          started.push({ instanceId: action.instanceId, node: action.node });
         });
         break;
-      case 'restore-node':
-        // The node is given back once its VM runs again (or could not be started: it is given back anyway).
+      case 'restore-node': {
+        // The node is given back once its VM runs again. A VM that could not be started keeps the node
+        // cordoned and marked: the marker is what lets the next reaper tick find and start it (issue 27).
         yield* awaitStarts();
+        const why = notStarted.get(action.node);
+        if (why !== undefined) {
+          failures.push(
+            `node ${action.node} kept cordoned and marked: its VM is not running again (${why}); the next ` +
+              'reaper tick or `vmss-prototype release` tries again',
+          );
+          break;
+        }
         yield* attempt(action, function* () {
           yield* call(
             context,
@@ -217,6 +230,7 @@ function* carryOut(
           );
         });
         break;
+      }
       case 'delete-snapshot': {
         const where = {
           cluster,

@@ -180,7 +180,15 @@ export function planReaping(holdings: PoolHoldings, aliveRunId: string | undefin
         runId: node.runId,
       });
     } else if (node.instance.kind === 'unknown') {
-      kept.push({ what: `the VM of node ${node.name}`, reason: node.instance.reason });
+      // Its VM may be one we stopped: the marker is what finds it again, so the node stays held until its
+      // power state can be read (issue 27: a VM stopped for good once the marker was gone).
+      kept.push({
+        what,
+        reason:
+          `its VM's power state could not be read (${node.instance.reason}): the node stays cordoned and ` +
+          'marked until it can, so that a VM we stopped is started first',
+      });
+      continue;
     }
     restores.push({ kind: 'restore-node', node: node.name, runId: node.runId, prior: node.prior });
   }

@@ -153,12 +153,12 @@ const CASES: readonly Case[] = [
     actions: ['restore-node:n0'],
   },
   {
-    name: 'a VM that cannot be read: the node is given back, the VM reported',
+    name: 'a VM whose power state cannot be read: the node stays held until it can (it may be stopped)',
     holdings: holdings({
-      nodes: [node({ instance: { kind: 'unknown', reason: 'no instance id in providerID' } })],
+      nodes: [node({ instance: { kind: 'unknown', reason: 'ARM answered 503' } })],
     }),
-    actions: ['restore-node:n0'],
-    kept: ['the VM of node n0'],
+    actions: [],
+    kept: ['node n0'],
   },
   {
     name: 'everything of the live run is kept',
