@@ -199,3 +199,17 @@ export interface ReleasePoolResult extends PoolTarget {
   readonly kept: readonly { readonly what: string; readonly reason: string }[];
   readonly failures: readonly string[];
 }
+
+/** What the reaper timer starts per cluster (`reap:<cluster>`). */
+export interface ReapClusterInput {
+  readonly cluster: string;
+  readonly trigger: string;
+  /** As RefreshPoolInput.runSeed: mixed into the run id of each pool's give-back. */
+  readonly runSeed?: string;
+}
+
+/** What the reaper did in each pool of a cluster (a pool it could not read is `failed`). */
+export interface ReapClusterResult {
+  readonly cluster: string;
+  readonly pools: readonly ReleasePoolResult[];
+}

@@ -24,6 +24,7 @@ void describe('function app entry point', () => {
       'rebootNoticeQueue',
       'kuredNotify',
       'poolSignal',
+      'reapCluster',
     ]) {
       assert.ok(registered.includes(name), `${name} not registered (${registered.join(', ')})`);
     }
