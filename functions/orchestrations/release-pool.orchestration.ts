@@ -96,8 +96,10 @@ export function* releaseLeftovers(
       failures: done.failures,
     };
   } catch (error) {
-    if (hold.lost !== undefined) throw leaseLost(hold);
+    // Also for a lost lease (not released then, not ours): its renewals stop, so that the caller's next
+    // pool (the cluster run's, the reaper's) does not fail on them.
     yield* releasePool(context, hold);
+    if (hold.lost !== undefined) throw leaseLost(hold);
     throw error;
   }
 }

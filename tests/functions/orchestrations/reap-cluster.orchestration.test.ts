@@ -1,7 +1,7 @@
 /**
  * reapCluster, the reaper timer's run over a cluster's pools (issue 27), through the local runner on the
  * port fakes: a dead run's node given back, a live run left alone, an idle pool only read; one pool failing
- * does not stop the next.
+ * (or losing its lease mid-give-back) does not stop the next.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -10,7 +10,7 @@ import { ORCHESTRATION, reapInstanceId } from '../../../shared/application/orche
 import type { ReapClusterResult } from '../../../shared/application/refresh-contracts.js';
 import { CAPTURE_RUN_ANNOTATION } from '../../../shared/domain/cluster-node.js';
 import { leaseState } from '../../../shared/domain/ownership.js';
-import { givenBack, holdLease, leaseOf, leaveDonor } from './dead-run.js';
+import { givenBack, holdLease, leaseOf, leaveDonor, MINUTE } from './dead-run.js';
 import { CLUSTER, createFakeWorld, failureOf, type FakeWorld, nodeName, poolRef } from './fake-world.js';
 
 const POOLS = ['pool1', 'pool2', 'pool3'];
@@ -73,5 +73,35 @@ void describe('reapCluster on the port fakes', () => {
     assert.deepEqual(outcomes(result), ['pool1:failed', 'pool2:released']);
     assert.match(result.pools[0]?.failures[0] ?? '', /no access/);
     assert.ok(givenBack(world, 'pool2'));
+  });
+
+  void it('a give-back whose lease is taken stops there; the next pool is still reaped', async () => {
+    let stolen = false;
+    const world: FakeWorld = createFakeWorld({
+      pools: ['pool1', 'pool2'],
+      // VMs take 10 minutes to start: the give-back renews its lease meanwhile.
+      compute: { timings: { start: 10 * MINUTE } },
+      wrapActivity: (name, activity) => (input) => {
+        const scaleSet = (input as { scaleSet?: { name?: string } }).scaleSet?.name;
+        if (name === 'readInstance' && scaleSet === 'pool1' && !stolen) {
+          stolen = true;
+          // Another runner takes pool1's lease while the reaper waits for the VM to start.
+          holdLease(world, 'pool1', 'function-app/other-hub/run-thief', 0);
+        }
+        return activity(input);
+      },
+    });
+    for (const pool of ['pool1', 'pool2']) {
+      await leaveDonor(world, pool, `run-dead-${pool}`);
+      holdLease(world, pool, `cli/laptop/run-dead-${pool}`, 20);
+    }
+
+    const result = await reap(world);
+
+    assert.ok(stolen);
+    assert.deepEqual(outcomes(result), ['pool1:failed', 'pool2:released']);
+    assert.match(result.pools[0]?.failures[0] ?? '', /no longer holds pool pool1/);
+    assert.ok(givenBack(world, 'pool2'), 'pool2 is given back all the same');
+    assert.equal(world.kube.node(nodeName('pool1', 0))?.unschedulable, true, 'pool1 is the new holder’s now');
   });
 });
