@@ -194,8 +194,9 @@ const COMMANDS: Readonly<Record<Command, CommandSpec>> = {
       'Reads the cluster and Azure (no local files needed) and gives back what runs that are no longer alive\n' +
       'left in the pool: the donor node as it was before (uncordoned only if the run cordoned it), its VM\n' +
       'started, the prep pod, the snapshot and unfinished image versions deleted. A run still holding the\n' +
-      "pool's lease is left alone (it says who and until when); --force takes the pool over anyway.\n" +
-      '--dry-run shows what would be given back.',
+      "pool's lease is left alone (it says who and until when); --force takes the pool over anyway. A\n" +
+      'refresh of this machine whose process is gone is taken over at once, without --force (the lease\n' +
+      'records its process id). --dry-run shows what would be given back.',
     options: ['--pool', '--dry-run', '--force', ...COMMON],
     examples: [
       'vmss-prototype release --pool agents --dry-run --settings local.settings.json',

@@ -223,7 +223,16 @@ function renderRelease(result: ReleaseResult, options: RenderOptions): string {
     ),
   ];
   for (const pool of result.pools) {
+    const gone = pool.holderGone;
     const lines = [
+      ...(gone === undefined
+        ? []
+        : [
+            `the run's process ${gone.pid} on ${gone.host} is gone (run ${gone.runId}): ` +
+              (result.dryRun
+                ? 'its lease would be taken over at once, not after it expired'
+                : 'its lease was taken over at once, not after it expired'),
+          ]),
       ...pool.actions.map((action) => `${result.dryRun ? 'would ' : ''}${action}`),
       ...pool.failures.map((failure) => `failed: ${failure}`),
       ...pool.kept.map((kept) => `kept: ${kept.what}: ${kept.reason}`),

@@ -60,6 +60,13 @@ void describe('helpText', () => {
     assert.match(helpText('refresh'), /--node <name>[\s\S]*--resume <instance id>/);
   });
 
+  void it('release says it takes over a refresh of this machine whose process is gone', () => {
+    assert.match(
+      helpText('release').replaceAll(/\s+/g, ' '),
+      /A refresh of this machine whose process is gone is taken over at once, without --force/,
+    );
+  });
+
   void it('the overview lists every command and how to get its help', () => {
     const text = helpText();
     for (const command of commands) assert.match(text, new RegExp(`^ {2}${command} `, 'm'));

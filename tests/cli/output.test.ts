@@ -122,3 +122,30 @@ void describe('render', () => {
     assert.ok(squash(text).includes(squash(LONG_REASON)));
   });
 });
+
+void describe('render: release', () => {
+  void it("a release that took over a gone process's lease says so", () => {
+    const holderGone = { runId: 'run-dead', host: 'laptop', pid: 31337 };
+    const result = (dryRun: boolean): CommandResult => ({
+      kind: 'release',
+      dryRun,
+      failures: [],
+      pools: [
+        {
+          cluster: 'prod',
+          pool: 'agents',
+          outcome: dryRun ? 'planned' : 'released',
+          actions: ['give node n1 back: uncordon it'],
+          kept: [],
+          failures: [],
+          holderGone,
+        },
+      ],
+    });
+    assert.match(
+      render(result(false)).replaceAll(/\s+/g, ' '),
+      /the run's process 31337 on laptop is gone \(run run-dead\): its lease was taken over at once, not after it expired give node n1 back/,
+    );
+    assert.match(render(result(true)).replaceAll(/\s+/g, ' '), /its lease would be taken over at once/);
+  });
+});
