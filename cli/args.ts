@@ -165,7 +165,10 @@ const COMMANDS: Readonly<Record<Command, CommandSpec>> = {
     description:
       'Captures the chosen node of each pool into a new gallery image version and points the scale set at\n' +
       'it. The node is cordoned and drained for the capture and always given back as it was. Progress goes\n' +
-      'to stderr; an interrupted run continues with --resume (histories are kept in --state-dir).',
+      'to stderr; an interrupted run continues with --resume (histories are kept in --state-dir). A run that\n' +
+      'died holding its node (killed, terminal closed) keeps it until `release --pool <name>` gives it back:\n' +
+      'at once when its process on this machine is gone, otherwise once its lease expired (within 15\n' +
+      "minutes); or until any later refresh of the pool, or the function app's reaper, does.",
     options: ['--pool', '--node', '--resume', ...COMMON],
     examples: [
       'vmss-prototype refresh --sim',

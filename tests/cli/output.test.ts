@@ -149,3 +149,36 @@ void describe('render: release', () => {
     assert.match(render(result(true)).replaceAll(/\s+/g, ' '), /its lease would be taken over at once/);
   });
 });
+
+void describe("render: what gives back a dead run's node", () => {
+  const refresh = (pool: Record<string, unknown>): CommandResult => ({
+    kind: 'refresh',
+    failures: [],
+    clusters: [
+      { cluster: 'prod', pools: [{ cluster: 'prod', pool: 'agents', reason: 'why', ...pool } as never] },
+    ],
+  });
+  const ADVICE =
+    /`vmss-prototype release --pool agents` gives back what a dead run of the pool holds \(its node first\): at once when that run was a refresh on this machine whose process is gone, otherwise once its lease expired \(within 15 minutes\); so does any later refresh of the pool, and the function app's reaper/;
+
+  void it('a refresh held by another run, or failed after planning, says it', () => {
+    const busy = render(refresh({ outcome: 'busy' })).replaceAll(/\s+/g, ' ');
+    assert.match(busy, /if the run holding it is dead: /);
+    assert.match(busy, ADVICE);
+    const failed = render(
+      refresh({ outcome: 'failed', failure: { step: 'waiting-for-power-off', message: 'gone' } }),
+    ).replaceAll(/\s+/g, ' ');
+    assert.match(failed, /if its node is still held \(see `vmss-prototype status`\): /);
+    assert.match(failed, ADVICE);
+  });
+
+  void it('a refresh that held nothing says nothing of it', () => {
+    for (const pool of [
+      { outcome: 'refreshed' },
+      { outcome: 'refused' },
+      { outcome: 'failed', failure: { step: 'planning', message: 'no access' } },
+    ]) {
+      assert.doesNotMatch(render(refresh(pool)), /vmss-prototype release/, JSON.stringify(pool));
+    }
+  });
+});
