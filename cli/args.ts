@@ -165,7 +165,10 @@ const COMMANDS: Readonly<Record<Command, CommandSpec>> = {
     description:
       'Captures the chosen node of each pool into a new gallery image version and points the scale set at\n' +
       'it. The node is cordoned and drained for the capture and always given back as it was. Progress goes\n' +
-      'to stderr; an interrupted run continues with --resume (histories are kept in --state-dir).',
+      'to stderr; an interrupted run continues with --resume (histories are kept in --state-dir). A run that\n' +
+      'died holding its node (killed, terminal closed) keeps it until `release --pool <name>` gives it back:\n' +
+      'at once when its process on this machine is gone, otherwise once its lease expired (within 15\n' +
+      "minutes); or until any later refresh of the pool, or the function app's reaper, does.",
     options: ['--pool', '--node', '--resume', ...COMMON],
     examples: [
       'vmss-prototype refresh --sim',
@@ -194,8 +197,9 @@ const COMMANDS: Readonly<Record<Command, CommandSpec>> = {
       'Reads the cluster and Azure (no local files needed) and gives back what runs that are no longer alive\n' +
       'left in the pool: the donor node as it was before (uncordoned only if the run cordoned it), its VM\n' +
       'started, the prep pod, the snapshot and unfinished image versions deleted. A run still holding the\n' +
-      "pool's lease is left alone (it says who and until when); --force takes the pool over anyway.\n" +
-      '--dry-run shows what would be given back.',
+      "pool's lease is left alone (it says who and until when); --force takes the pool over anyway. A\n" +
+      'refresh of this machine whose process is gone is taken over at once, without --force (the lease\n' +
+      'records its process id). --dry-run shows what would be given back.',
     options: ['--pool', '--dry-run', '--force', ...COMMON],
     examples: [
       'vmss-prototype release --pool agents --dry-run --settings local.settings.json',

@@ -27,6 +27,7 @@ import type {
 } from '../shared/application/refresh-contracts.js';
 import type { CliOptions } from './args.js';
 import { UsageError } from './args.js';
+import { goneHolderOf } from './dead-holder.js';
 import type { DoctorResult } from './doctor.js';
 import type { OrchestrationStatus } from './runner/index.js';
 import type { Session } from './session.js';
@@ -144,6 +145,8 @@ export async function runCommand(session: Session, options: CliOptions): Promise
       const failures: { instanceId: string; message: string }[] = [];
       for (const cluster of clusters) {
         const pool = options.pool ?? '';
+        // A CLI run on this machine whose process is gone is taken over at once (cli/dead-holder.ts).
+        const holderGone = options.force ? undefined : await goneHolderOf(session, cluster, pool);
         const input: ReleasePoolInput = {
           cluster,
           pool,
@@ -151,6 +154,7 @@ export async function runCommand(session: Session, options: CliOptions): Promise
           runSeed: randomUUID(),
           ...(options.dryRun ? { dryRun: true } : {}),
           ...(options.force ? { force: true } : {}),
+          ...(holderGone === undefined ? {} : { holderGone }),
         };
         const instanceId = releaseInstanceId(cluster, pool);
         const status = await session.runner.startOrchestration(ORCHESTRATION.releasePool, input, instanceId);

@@ -6,6 +6,7 @@
 import { SettingsError } from '../shared/config/settings.js';
 import { isRefreshError } from '../shared/domain/errors.js';
 import { UsageError } from './args.js';
+import { giveBackAdvice } from './give-back-advice.js';
 
 export interface FailureReport {
   /** 1: something failed or could not be reached; 2: bad usage or settings, nothing started. */
@@ -57,13 +58,10 @@ function withResumeHint(message: string): string {
   const instanceId = running[1] ?? '';
   // `refresh:<cluster>:<pool>`: the pool whose leftovers `release` gives back instead.
   const pool = /^refresh:[^:]+:(.+)$/.exec(instanceId)?.[1];
-  const release =
-    pool === undefined
-      ? ''
-      : `, or give back what it holds with \`vmss-prototype release --pool ${pool}\` (once its lease expired)`;
+  const release = pool === undefined ? '' : `; or instead, ${giveBackAdvice(pool)}`;
   return (
     `${message}: an earlier run was interrupted; continue it with \`vmss-prototype refresh --resume ${instanceId}\` ` +
-    `(same settings and --state-dir)${release}, see docs/interrupted-runs.md`
+    `(same settings and --state-dir)${release}; see docs/interrupted-runs.md`
   );
 }
 

@@ -31,10 +31,11 @@ export function functionAppSettingsFor(connection: SimulatorConnection): LocalSe
     Values: {
       AzureWebJobsStorage: 'UseDevelopmentStorage=true',
       FUNCTIONS_WORKER_RUNTIME: 'node',
-      // host.json and the triggers bind %VMSSP_TASK_HUB%, %VMSSP_SCHEDULE% and %VMSSP_REBOOT_QUEUE%: the
-      // host does not start unless each is an app setting (the app's defaults are invisible to it).
-      // tests/cli/function-app-settings.test.ts keeps these equal to the defaults of settings.ts.
+      // host.json and the triggers bind %VMSSP_TASK_HUB%, %VMSSP_SCHEDULE%, %VMSSP_REAPER_SCHEDULE% and
+      // %VMSSP_REBOOT_QUEUE%: the host does not start unless each is an app setting (the app's defaults are
+      // invisible to it). tests/cli/function-app-settings.test.ts keeps these equal to settings.ts's defaults.
       VMSSP_SCHEDULE: '0 0 3 * * *',
+      VMSSP_REAPER_SCHEDULE: '0 */5 * * * *',
       VMSSP_TASK_HUB: 'vmssprototype',
       VMSSP_REBOOT_QUEUE: 'vmss-prototype-reboots',
       ...settingsForConnection(connection),

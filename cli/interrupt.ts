@@ -5,6 +5,7 @@
  * exits at once, whatever runs, and says how to continue (`--resume`) or give back (`release`).
  */
 import { EVENT, ORCHESTRATION } from '../shared/application/orchestration-ids.js';
+import { giveBackAdvice } from './give-back-advice.js';
 import type { DurableRunner, OrchestrationStatus } from './runner/index.js';
 
 /** The steps during which a run holds its donor node (and a cancel gives it back). */
@@ -63,11 +64,7 @@ export function leavingAdvice(runs: readonly PoolRun[], stateDir: string): strin
     ...resumable.map(
       (id) => `continue it: vmss-prototype refresh --resume ${id} --state-dir ${stateDir} (same settings)`,
     ),
-    ...pools.map(
-      (pool) =>
-        `or give back what it started: vmss-prototype release --pool ${pool} (once its lease expired, within ` +
-        '15 minutes; --force at once)',
-    ),
+    ...pools.map((pool) => `or give back what it started once this command exited: ${giveBackAdvice(pool)}`),
   ];
   return lines.length === 0 ? '' : `\n${lines.map((line) => `  ${line}`).join('\n')}`;
 }

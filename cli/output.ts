@@ -7,6 +7,7 @@ import type { PoolRefreshResult } from '../shared/application/refresh-contracts.
 import { formatDuration } from '../shared/config/duration.js';
 import type { CommandResult, ReleaseResult, StatusResult } from './commands.js';
 import type { DoctorResult } from './doctor.js';
+import { giveBackAdvice } from './give-back-advice.js';
 
 /** Width tables are fitted to when the output is not a terminal (a file, a pipe, a CI log). */
 export const DEFAULT_WIDTH = 120;
@@ -223,7 +224,16 @@ function renderRelease(result: ReleaseResult, options: RenderOptions): string {
     ),
   ];
   for (const pool of result.pools) {
+    const gone = pool.holderGone;
     const lines = [
+      ...(gone === undefined
+        ? []
+        : [
+            `the run's process ${gone.pid} on ${gone.host} is gone (run ${gone.runId}): ` +
+              (result.dryRun
+                ? 'its lease would be taken over at once, not after it expired'
+                : 'its lease was taken over at once, not after it expired'),
+          ]),
       ...pool.actions.map((action) => `${result.dryRun ? 'would ' : ''}${action}`),
       ...pool.failures.map((failure) => `failed: ${failure}`),
       ...pool.kept.map((kept) => `kept: ${kept.what}: ${kept.reason}`),
@@ -294,13 +304,31 @@ export function render(result: CommandResult, options: RenderOptions = {}): stri
     const notes = [
       ...(pool.gaveBack ?? []).map((what) => `gave back first: ${what}`),
       ...(pool.modelKept === undefined ? [] : [pool.modelKept]),
+      ...(result.kind === 'refresh' ? deadRunNote(pool) : []),
     ];
     if (notes.length > 0) parts.push(`\n${pool.cluster}/${pool.pool}:\n${indent(notes.join('\n'))}`);
   }
   for (const failure of result.failures) {
     parts.push(`\nrun ${failure.instanceId} failed: ${failure.message}`);
   }
+  if (result.kind === 'refresh' && result.failures.length > 0 && pools.length === 0) {
+    parts.push(
+      `\nif a pool's node is still held (see \`vmss-prototype status\`): ${giveBackAdvice('<pool>')}`,
+    );
+  }
   return parts.join('\n');
+}
+
+/**
+ * A refresh that ended held by another run, or failed after it may have taken its node: what gives back a
+ * dead run's node (a failed run gives its node back itself unless it could not; `status` shows).
+ */
+function deadRunNote(pool: PoolRefreshResult): string[] {
+  if (pool.outcome === 'busy') return [`if the run holding it is dead: ${giveBackAdvice(pool.pool)}`];
+  if (pool.outcome === 'failed' && pool.failure?.step !== 'planning') {
+    return [`if its node is still held (see \`vmss-prototype status\`): ${giveBackAdvice(pool.pool)}`];
+  }
+  return [];
 }
 
 /** One row per check; then, per failed check, what is missing, one per line, and the fix. */

@@ -152,8 +152,11 @@ async function openSessionWith(
   return { composition, runner, close: () => Promise.resolve() };
 }
 
-/** The pool lease names the CLI and this machine as the holder of a run it starts. */
-const CLI_RUNNER = { kind: 'cli', host: hostname() };
+/**
+ * The pool lease names the CLI and this machine as the holder of a run it starts, and this process: once
+ * that process is gone, a `release` on this machine need not wait for the lease to expire.
+ */
+const CLI_RUNNER = { kind: 'cli', host: hostname(), pid: process.pid };
 
 async function createRunner(
   composition: Composition,

@@ -30,6 +30,9 @@ param extraResourceGroups string[] = []
 @description('VMSSP_SCHEDULE: six-field NCRONTAB (UTC) of the timer that refreshes every cluster.')
 param schedule string = '0 0 3 * * *'
 
+@description('VMSSP_REAPER_SCHEDULE: six-field NCRONTAB (UTC) of the timer that gives back what dead runs left in every pool.')
+param reaperSchedule string = '0 */5 * * * *'
+
 @description('VMSSP_TASK_HUB: durable task hub name, 3–45 letters and digits starting with a letter. Changing it abandons running orchestrations.')
 @minLength(3)
 @maxLength(45)
@@ -260,6 +263,7 @@ module functionApp 'modules/function-app.bicep' = {
     instanceMemoryMB: instanceMemoryMB
     clustersJson: string(clusterSettings)
     schedule: schedule
+    reaperSchedule: reaperSchedule
     taskHub: taskHub
     maxParallelPools: maxParallelPools
     rebootQueueName: storage.outputs.rebootQueueName

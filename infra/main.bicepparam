@@ -44,6 +44,7 @@ param clusters = [
 ]
 
 param schedule = '0 0 3 * * *'
+param reaperSchedule = '0 */5 * * * *'
 param maxParallelPools = 4
 param quietPeriod = '10m'
 param healthResourcesEvents = true

@@ -5,6 +5,7 @@ import type { OrchestrationName } from '../../shared/application/orchestration-i
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import { clusterStatusOrchestration } from './cluster-status.orchestration.js';
 import { poolSignalOrchestration } from './pool-signal.orchestration.js';
+import { reapClusterOrchestration } from './reap-cluster.orchestration.js';
 import { refreshClusterOrchestration } from './refresh-cluster.orchestration.js';
 import { refreshPoolOrchestration } from './refresh-pool.orchestration.js';
 import { releasePoolOrchestration } from './release-pool.orchestration.js';
@@ -17,4 +18,5 @@ export const ORCHESTRATORS: Readonly<Record<OrchestrationName, OrchestrationHand
   [ORCHESTRATION.poolSignal]: poolSignalOrchestration,
   [ORCHESTRATION.rollbackPool]: rollbackPoolOrchestration,
   [ORCHESTRATION.releasePool]: releasePoolOrchestration,
+  [ORCHESTRATION.reapCluster]: reapClusterOrchestration,
 };

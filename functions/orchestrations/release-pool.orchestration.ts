@@ -4,7 +4,8 @@
  * with the reaper's rule (domain/reaper.ts), and only when something is to be given back takes the pool's
  * lease, reads again under it, gives back, and releases the lease. A live run holding the pool is left
  * alone (`held`, saying who) unless `force` (the operator knows that runner is gone: its lease is taken
- * over, and it stops at its next renewal). A dry run changes nothing and takes no lease.
+ * over, and it stops at its next renewal) or `holderGone` names it (the CLI saw its process gone on this
+ * machine: the same, from that run only). A dry run changes nothing and takes no lease.
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
@@ -47,7 +48,11 @@ export function* releaseLeftovers(
     live === undefined
       ? undefined
       : describeHolder(live, view.lease?.annotations[LEASE_ANNOTATIONS.instanceId]);
-  const alive = request.force === true ? undefined : live?.holder.runId;
+  // The CLI saw the live holder's process gone (same host, pid no longer runs): that run is taken over.
+  const gone =
+    live !== undefined && request.holderGone?.runId === live.holder.runId ? request.holderGone : undefined;
+  const force = request.force === true || gone !== undefined;
+  const alive = force ? undefined : live?.holder.runId;
   const preview = planReaping(view.holdings, alive);
   // A dead run's canary: the model pinned to a version nobody tests any more, recorded on the scale set
   // (issue 27: a run killed while testing left every scale-out booting the untested image).
@@ -63,7 +68,13 @@ export function* releaseLeftovers(
               `the canary of run ${record.run}: the model back to its prior image, the canary instances ` +
                 'deleted, the capacity as before',
             ];
-  const base = { cluster, pool, ...(holder === undefined ? {} : { holder }), failures: [] };
+  const base = {
+    cluster,
+    pool,
+    ...(holder === undefined ? {} : { holder }),
+    ...(gone === undefined ? {} : { holderGone: gone }),
+    failures: [],
+  };
   if (request.dryRun === true) {
     return {
       ...base,
@@ -72,7 +83,8 @@ export function* releaseLeftovers(
       kept: preview.kept,
     };
   }
-  if (preview.actions.length === 0 && deadCanary.length === 0) {
+  // A gone holder's lease is taken and released even with nothing to give back: the pool is free at once.
+  if (preview.actions.length === 0 && deadCanary.length === 0 && gone === undefined) {
     return {
       ...base,
       outcome: live === undefined ? 'nothing-left' : 'held',
@@ -86,7 +98,7 @@ export function* releaseLeftovers(
     lease: view.scope.lease,
     runId: runIdOf(context, request.runSeed),
     purpose: request.purpose,
-    ...(request.force === true ? { force: true } : {}),
+    ...(force ? { force: true } : {}),
   });
   if (acquired.kind === 'busy') {
     return { ...base, holder: acquired.holder.description, outcome: 'held', actions: [], kept: preview.kept };
@@ -110,8 +122,10 @@ export function* releaseLeftovers(
       failures: done.failures,
     };
   } catch (error) {
-    if (hold.lost !== undefined) throw leaseLost(hold);
+    // Also for a lost lease (not released then, not ours): its renewals stop, so that the caller's next
+    // pool (the cluster run's, the reaper's) does not fail on them.
     yield* releasePool(context, hold);
+    if (hold.lost !== undefined) throw leaseLost(hold);
     throw error;
   }
 }

@@ -47,6 +47,9 @@ param clustersJson string
 @description('VMSSP_SCHEDULE: NCRONTAB of the timer that refreshes every cluster.')
 param schedule string
 
+@description('VMSSP_REAPER_SCHEDULE: NCRONTAB of the timer that gives back what dead runs left.')
+param reaperSchedule string
+
 @description('VMSSP_TASK_HUB: durable task hub name.')
 param taskHub string
 
@@ -153,6 +156,7 @@ var appSettings = {
   // App: read by loadSettings (shared/config/settings.ts).
   VMSSP_CLUSTERS: clustersJson
   VMSSP_SCHEDULE: schedule
+  VMSSP_REAPER_SCHEDULE: reaperSchedule
   VMSSP_TASK_HUB: taskHub
   VMSSP_MAX_PARALLEL_POOLS: string(maxParallelPools)
   VMSSP_REBOOT_QUEUE: rebootQueueName

@@ -11,6 +11,7 @@ export const ORCHESTRATION = {
   poolSignal: 'poolSignal',
   rollbackPool: 'rollbackPool',
   releasePool: 'releasePool',
+  reapCluster: 'reapCluster',
 } as const;
 
 export type OrchestrationName = (typeof ORCHESTRATION)[keyof typeof ORCHESTRATION];
@@ -51,6 +52,11 @@ export function signalInstanceId(cluster: string, pool: string): string {
 /** Giving back what a pool's dead runs hold (`release`): one at a time per pool in a task hub. */
 export function releaseInstanceId(cluster: string, pool: string): string {
   return `release:${cluster}:${pool}`;
+}
+
+/** The reaper timer's run over a cluster's pools: at most one per cluster in a task hub. */
+export function reapInstanceId(cluster: string): string {
+  return `reap:${cluster}`;
 }
 
 /** A dry run (`plan`) of a pool or a cluster: never a singleton, so a suffix makes each one unique. */

@@ -99,6 +99,7 @@ export async function acquirePoolLease(
       [LEASE_ANNOTATIONS.cluster]: request.purpose.cluster,
       [LEASE_ANNOTATIONS.pool]: request.purpose.pool,
       [LEASE_ANNOTATIONS.purpose]: request.purpose.purpose,
+      ...pidAnnotation(request.runner),
     },
   };
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
@@ -152,20 +153,31 @@ export async function acquirePoolLease(
   throw contention(ref, 'acquiring');
 }
 
-/** Renews the lease if this run still holds it (expired or not); `lost` when anyone else took it. */
+/**
+ * Renews the lease if this run still holds it (expired or not); `lost` when anyone else took it. The
+ * holder's pid is the renewing process's: a run resumed by a new process records itself (a runner without
+ * one removes it, so that nobody judges the run by a process that is not its own).
+ */
 export async function renewPoolLease(
   kube: ClusterGateway,
   ref: LeaseRef,
   runId: string,
   now: Date,
+  runner?: RunnerIdentity,
 ): Promise<RenewOutcome> {
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
     const existing = await kube.getLease(ref.namespace, ref.name);
     const lost = lostUnlessHeldBy(existing, runId, now);
     if (lost !== undefined) return lost;
     if (existing === undefined) break;
+    const write = writeOf(existing);
+    const annotations: Record<string, string> = { ...write.annotations };
+    if (runner !== undefined) {
+      delete annotations[LEASE_ANNOTATIONS.holderPid];
+      Object.assign(annotations, pidAnnotation(runner));
+    }
     const renewed = await kube.replaceLease(
-      { ...writeOf(existing), renewedAt: microNow(now) },
+      { ...write, annotations, renewedAt: microNow(now) },
       existing.resourceVersion ?? '',
     );
     if (renewed === 'conflict') continue;
@@ -281,6 +293,11 @@ function lostUnlessHeldBy(
   }
   const last = state.lastHolder === undefined ? '' : ` (last held by ${state.lastHolder})`;
   return { kind: 'lost', description: `the lease was released${last}` };
+}
+
+/** The holder's process id, for a runner that is one process (RunnerIdentity.pid). */
+function pidAnnotation(runner: RunnerIdentity): Record<string, string> {
+  return runner.pid === undefined ? {} : { [LEASE_ANNOTATIONS.holderPid]: String(runner.pid) };
 }
 
 function writeOf(lease: PoolLease): LeaseWrite {

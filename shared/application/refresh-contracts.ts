@@ -7,6 +7,7 @@
 import type { CaptureMode } from '../domain/capture-mode.js';
 import type { ImageVersionRef, StorageAccountType } from '../domain/compute.js';
 import type { Freshness } from '../domain/freshness.js';
+import type { ProcessHolder } from '../domain/ownership.js';
 import type { PoolPlan, PoolTarget } from './pool-plan.js';
 
 /** The steps of a refresh, as its status and failures name them. */
@@ -180,9 +181,18 @@ export interface ReleasePoolInput extends PoolTarget {
   readonly dryRun?: boolean;
   /** Take the lease even from a live holder (the operator knows that runner is gone). */
   readonly force?: boolean;
+  /**
+   * The CLI found the live holder's process gone: a CLI run on the CLI's own host whose pid no longer
+   * runs. Its lease is taken over as with `force`, but only while that run (`runId`) still holds it. A fact
+   * only the CLI can see, decided there: the orchestration just compares run ids.
+   */
+  readonly holderGone?: HolderGone;
   readonly trigger: string;
   readonly runSeed?: string;
 }
+
+/** A CLI run whose process is gone: its run id, its host and its pid (from the lease). */
+export type HolderGone = ProcessHolder;
 
 export interface ReleasePoolResult extends PoolTarget {
   /**
@@ -198,4 +208,20 @@ export interface ReleasePoolResult extends PoolTarget {
   /** Left alone, with why. */
   readonly kept: readonly { readonly what: string; readonly reason: string }[];
   readonly failures: readonly string[];
+  /** The live holder was taken over because its process was gone (`ReleasePoolInput.holderGone`). */
+  readonly holderGone?: HolderGone;
+}
+
+/** What the reaper timer starts per cluster (`reap:<cluster>`). */
+export interface ReapClusterInput {
+  readonly cluster: string;
+  readonly trigger: string;
+  /** As RefreshPoolInput.runSeed: mixed into the run id of each pool's give-back. */
+  readonly runSeed?: string;
+}
+
+/** What the reaper did in each pool of a cluster (a pool it could not read is `failed`). */
+export interface ReapClusterResult {
+  readonly cluster: string;
+  readonly pools: readonly ReleasePoolResult[];
 }

@@ -11,6 +11,8 @@ export const SETTINGS_KEYS = [
   'VMSSP_CLUSTERS',
   /** Timer trigger NCRONTAB, 6 fields, UTC; default `0 0 3 * * *`. Bind as `%VMSSP_SCHEDULE%`. */
   'VMSSP_SCHEDULE',
+  /** The reaper's timer NCRONTAB, 6 fields, UTC; default every 5 minutes. Bind as `%VMSSP_REAPER_SCHEDULE%`. */
+  'VMSSP_REAPER_SCHEDULE',
   /** Durable task hub name; default `vmssprototype`. host.json `hubName` should read `%VMSSP_TASK_HUB%`. */
   'VMSSP_TASK_HUB',
   /** Pools refreshed at the same time across all clusters, 1–20; default 4. */

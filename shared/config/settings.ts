@@ -720,17 +720,21 @@ function checkClusterUniqueness(clusters: readonly unknown[], ctx: z.RefinementC
   }
 }
 
+/** A timer trigger's schedule: six-field NCRONTAB, checked here so a bad one names its setting. */
+function ncrontab() {
+  return z.string({ error: NCRONTAB_FORMAT }).superRefine((value, ctx) => {
+    const problem = ncrontabProblem(value);
+    if (problem !== undefined)
+      ctx.issues.push({ code: 'custom', message: `${NCRONTAB_FORMAT} (${problem})`, input: value });
+  });
+}
+
 /** The validated settings of the app. Durations are whole seconds. */
 export const Settings = z.object({
   clusters: Clusters,
-  schedule: z
-    .string({ error: NCRONTAB_FORMAT })
-    .superRefine((value, ctx) => {
-      const problem = ncrontabProblem(value);
-      if (problem !== undefined)
-        ctx.issues.push({ code: 'custom', message: `${NCRONTAB_FORMAT} (${problem})`, input: value });
-    })
-    .default('0 0 3 * * *'),
+  schedule: ncrontab().default('0 0 3 * * *'),
+  /** The reaper's own timer: gives back what dead runs left, between the refreshes (issue 27). */
+  reaperSchedule: ncrontab().default('0 */5 * * * *'),
   taskHub: named(TASK_HUB_RULE).default('vmssprototype'),
   maxParallelPools: integer(1, 20).default(4),
   rebootQueue: named(QUEUE_NAME_RULE).default('vmss-prototype-reboots'),
@@ -753,6 +757,7 @@ export type PoolSettings = Exclude<ClusterSettings['pools'], 'all'>[number];
 const KEY_OF_FIELD: Readonly<Record<keyof z.input<typeof Settings>, SettingsKey | SimulatorSettingsKey>> = {
   clusters: 'VMSSP_CLUSTERS',
   schedule: 'VMSSP_SCHEDULE',
+  reaperSchedule: 'VMSSP_REAPER_SCHEDULE',
   taskHub: 'VMSSP_TASK_HUB',
   maxParallelPools: 'VMSSP_MAX_PARALLEL_POOLS',
   rebootQueue: 'VMSSP_REBOOT_QUEUE',
@@ -827,6 +832,7 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>>):
   const input = {
     clusters,
     schedule: read('VMSSP_SCHEDULE'),
+    reaperSchedule: read('VMSSP_REAPER_SCHEDULE'),
     taskHub: read('VMSSP_TASK_HUB'),
     maxParallelPools: read('VMSSP_MAX_PARALLEL_POOLS'),
     rebootQueue: read('VMSSP_REBOOT_QUEUE'),

@@ -60,6 +60,8 @@ export const LEASE_ANNOTATIONS = {
   cancelRequested: 'vmss-prototype.io/cancel-requested',
   lastHolder: 'vmss-prototype.io/last-holder',
   releasedAt: 'vmss-prototype.io/released-at',
+  /** The process id of a holder that is one process (the CLI), written with every acquisition and renewal. */
+  holderPid: 'vmss-prototype.io/holder-pid',
 } as const;
 
 /**
@@ -73,6 +75,12 @@ export const LEASE_DURATION_SECONDS = 15 * 60;
 export interface RunnerIdentity {
   readonly kind: string;
   readonly host: string;
+  /**
+   * The process, for a runner that is one process (the CLI): recorded on the lease, so that `release` on
+   * the same host can tell that the run holding the pool is gone. The function app has none (its runs
+   * move between workers).
+   */
+  readonly pid?: number;
 }
 
 /** The lease as the product reads it (plain JSON). */
@@ -167,6 +175,32 @@ export function leaseState(lease: PoolLease | undefined, now: Date): LeaseState 
 export function liveRunId(lease: PoolLease | undefined, now: Date): string | undefined {
   const state = leaseState(lease, now);
   return state.kind === 'held' && state.live ? state.holder.runId : undefined;
+}
+
+/** A live lease's holder that is a CLI run on `host` with its process recorded: its process may be gone. */
+export interface ProcessHolder {
+  readonly runId: string;
+  readonly host: string;
+  readonly pid: number;
+}
+
+/**
+ * The live holder of `lease` when it is a CLI run on the same host as `runner` with a recorded pid other
+ * than `runner.pid`: the only holder whose death the CLI can see (its pid no longer runs). Never a
+ * function-app holder, never another host's, never an expired lease (anyone may take that anyway).
+ */
+export function processHolderOnHost(
+  lease: PoolLease | undefined,
+  now: Date,
+  runner: RunnerIdentity,
+): ProcessHolder | undefined {
+  const state = leaseState(lease, now);
+  if (lease === undefined || state.kind !== 'held' || !state.live) return undefined;
+  if (state.holder.kind !== 'cli' || state.holder.host !== part(runner.host)) return undefined;
+  const text = lease.annotations[LEASE_ANNOTATIONS.holderPid] ?? '';
+  const pid = /^[1-9]\d{0,9}$/.test(text) ? Number(text) : undefined;
+  if (pid === undefined || pid === runner.pid) return undefined;
+  return { runId: state.holder.runId, host: state.holder.host, pid };
 }
 
 /** One line for people: who holds the pool, since when, until when. */

@@ -60,6 +60,22 @@ void describe('helpText', () => {
     assert.match(helpText('refresh'), /--node <name>[\s\S]*--resume <instance id>/);
   });
 
+  void it("refresh says what gives back a dead run's node, and when", () => {
+    const refresh = helpText('refresh').replaceAll(/\s+/g, ' ');
+    assert.match(
+      refresh,
+      /died holding its node .* until `release --pool <name>` gives it back: at once when its process on this machine is gone, otherwise once its lease expired \(within 15 minutes\)/,
+    );
+    assert.match(refresh, /any later refresh of the pool, or the function app's reaper/);
+  });
+
+  void it('release says it takes over a refresh of this machine whose process is gone', () => {
+    assert.match(
+      helpText('release').replaceAll(/\s+/g, ' '),
+      /A refresh of this machine whose process is gone is taken over at once, without --force/,
+    );
+  });
+
   void it('the overview lists every command and how to get its help', () => {
     const text = helpText();
     for (const command of commands) assert.match(text, new RegExp(`^ {2}${command} `, 'm'));

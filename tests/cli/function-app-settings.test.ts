@@ -71,6 +71,7 @@ void describe('functionAppSettingsFor', () => {
       ...secretsOf(file.Values),
     });
     assert.equal(file.Values['VMSSP_SCHEDULE'], defaults.schedule);
+    assert.equal(file.Values['VMSSP_REAPER_SCHEDULE'], defaults.reaperSchedule);
     assert.equal(file.Values['VMSSP_TASK_HUB'], defaults.taskHub);
     assert.equal(file.Values['VMSSP_REBOOT_QUEUE'], defaults.rebootQueue);
   });

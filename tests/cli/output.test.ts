@@ -122,3 +122,63 @@ void describe('render', () => {
     assert.ok(squash(text).includes(squash(LONG_REASON)));
   });
 });
+
+void describe('render: release', () => {
+  void it("a release that took over a gone process's lease says so", () => {
+    const holderGone = { runId: 'run-dead', host: 'laptop', pid: 31337 };
+    const result = (dryRun: boolean): CommandResult => ({
+      kind: 'release',
+      dryRun,
+      failures: [],
+      pools: [
+        {
+          cluster: 'prod',
+          pool: 'agents',
+          outcome: dryRun ? 'planned' : 'released',
+          actions: ['give node n1 back: uncordon it'],
+          kept: [],
+          failures: [],
+          holderGone,
+        },
+      ],
+    });
+    assert.match(
+      render(result(false)).replaceAll(/\s+/g, ' '),
+      /the run's process 31337 on laptop is gone \(run run-dead\): its lease was taken over at once, not after it expired give node n1 back/,
+    );
+    assert.match(render(result(true)).replaceAll(/\s+/g, ' '), /its lease would be taken over at once/);
+  });
+});
+
+void describe("render: what gives back a dead run's node", () => {
+  const refresh = (pool: Record<string, unknown>): CommandResult => ({
+    kind: 'refresh',
+    failures: [],
+    clusters: [
+      { cluster: 'prod', pools: [{ cluster: 'prod', pool: 'agents', reason: 'why', ...pool } as never] },
+    ],
+  });
+  const ADVICE =
+    /`vmss-prototype release --pool agents` gives back what a dead run of the pool holds \(its node first\): at once when that run was a refresh on this machine whose process is gone, otherwise once its lease expired \(within 15 minutes\); so does any later refresh of the pool, and the function app's reaper/;
+
+  void it('a refresh held by another run, or failed after planning, says it', () => {
+    const busy = render(refresh({ outcome: 'busy' })).replaceAll(/\s+/g, ' ');
+    assert.match(busy, /if the run holding it is dead: /);
+    assert.match(busy, ADVICE);
+    const failed = render(
+      refresh({ outcome: 'failed', failure: { step: 'waiting-for-power-off', message: 'gone' } }),
+    ).replaceAll(/\s+/g, ' ');
+    assert.match(failed, /if its node is still held \(see `vmss-prototype status`\): /);
+    assert.match(failed, ADVICE);
+  });
+
+  void it('a refresh that held nothing says nothing of it', () => {
+    for (const pool of [
+      { outcome: 'refreshed' },
+      { outcome: 'refused' },
+      { outcome: 'failed', failure: { step: 'planning', message: 'no access' } },
+    ]) {
+      assert.doesNotMatch(render(refresh(pool)), /vmss-prototype release/, JSON.stringify(pool));
+    }
+  });
+});

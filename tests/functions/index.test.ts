@@ -16,6 +16,7 @@ void describe('function app entry point', () => {
     const registered = warnings.flatMap((w) => /register function "([^"]+)"/.exec(w)?.[1] ?? []);
     for (const name of [
       'refreshSchedule',
+      'reaperSchedule',
       'refreshClusterApi',
       'clusterStatusApi',
       'clusterPlanApi',
@@ -24,6 +25,7 @@ void describe('function app entry point', () => {
       'rebootNoticeQueue',
       'kuredNotify',
       'poolSignal',
+      'reapCluster',
     ]) {
       assert.ok(registered.includes(name), `${name} not registered (${registered.join(', ')})`);
     }

@@ -419,6 +419,7 @@ void describe('compiled template: app settings', () => {
     const fromParameter: Record<string, string> = {
       VMSSP_CLUSTERS: 'clustersJson',
       VMSSP_SCHEDULE: 'schedule',
+      VMSSP_REAPER_SCHEDULE: 'reaperSchedule',
       VMSSP_TASK_HUB: 'taskHub',
       VMSSP_REBOOT_QUEUE: 'rebootQueueName',
       VMSSP_QUIET_PERIOD: 'quietPeriod',

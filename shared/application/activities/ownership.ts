@@ -32,7 +32,7 @@ const acquirePoolLeaseActivity = defineActivity(
 );
 
 const renewPoolLeaseActivity = defineActivity('renewPoolLease', LeaseRunInput, async (deps, input) =>
-  renewPoolLease((await deps.cluster(input.cluster)).kube, input.lease, input.runId, deps.now()),
+  renewPoolLease((await deps.cluster(input.cluster)).kube, input.lease, input.runId, deps.now(), deps.runner),
 );
 
 const releasePoolLeaseActivity = defineActivity('releasePoolLease', LeaseRunInput, async (deps, input) =>

@@ -521,6 +521,18 @@ const INVALID: readonly InvalidCase[] = [
     accepts: 'NCRONTAB',
   },
   {
+    name: 'reaper schedule with a minute 60',
+    env: envWith([baseCluster()], { VMSSP_REAPER_SCHEDULE: '0 60 * * * *' }),
+    path: 'VMSSP_REAPER_SCHEDULE',
+    accepts: 'NCRONTAB',
+  },
+  {
+    name: 'reaper schedule as a TimeSpan',
+    env: envWith([baseCluster()], { VMSSP_REAPER_SCHEDULE: '00:05:00' }),
+    path: 'VMSSP_REAPER_SCHEDULE',
+    accepts: 'not on Flex Consumption',
+  },
+  {
     name: 'task hub with a hyphen',
     env: envWith([baseCluster()], { VMSSP_TASK_HUB: 'vmss-hub' }),
     path: 'VMSSP_TASK_HUB',
@@ -737,6 +749,7 @@ void describe('loadSettings applies defaults', () => {
   void it('fills every optional field of a minimal cluster', () => {
     const settings = loadSettings(envWith([baseCluster()]));
     assert.equal(settings.schedule, '0 0 3 * * *');
+    assert.equal(settings.reaperSchedule, '0 */5 * * * *');
     assert.equal(settings.taskHub, 'vmssprototype');
     assert.equal(settings.maxParallelPools, 4);
     assert.equal(settings.rebootQueue, 'vmss-prototype-reboots');
@@ -818,6 +831,7 @@ void describe('loadSettings applies defaults', () => {
     const settings = loadSettings(
       envWith([cluster], {
         VMSSP_SCHEDULE: '0 */30 1-5 * jan-mar mon,fri',
+        VMSSP_REAPER_SCHEDULE: '30 */10 * * * *',
         VMSSP_MAX_PARALLEL_POOLS: ' 8 ',
         VMSSP_QUIET_PERIOD: '0',
         VMSSP_EVENTS_TOPIC_ENDPOINT: 'https://vmssp.westeurope-1.eventgrid.azure.net/api/events',
@@ -828,6 +842,7 @@ void describe('loadSettings applies defaults', () => {
     const [parsed] = settings.clusters;
     assert.ok(parsed);
     assert.equal(settings.maxParallelPools, 8);
+    assert.equal(settings.reaperSchedule, '30 */10 * * * *');
     assert.equal(settings.quietPeriod, 0);
     assert.equal(settings.taskHub, 'vmssprototype', 'an empty value counts as unset');
     assert.equal(settings.azureClientId, '0f0e0d0c-0b0a-0908-0706-050403020100');

@@ -13,6 +13,7 @@ import {
   liveRunId,
   parseHolder,
   type PoolLease,
+  processHolderOnHost,
 } from '../../../shared/domain/ownership.js';
 
 const SCALE_SET =
@@ -126,6 +127,43 @@ void describe('leaseState', () => {
         'its lease expires at 2026-11-22T12:10:00.000Z unless renewed',
     );
   });
+});
+
+void describe('processHolderOnHost', () => {
+  const here = { kind: 'cli', host: 'host-1', pid: 4242 };
+  const withPid = (pid: string, overrides: Partial<PoolLease> = {}): PoolLease =>
+    lease({ annotations: { [LEASE_ANNOTATIONS.holderPid]: pid }, ...overrides });
+
+  void it('names a live CLI run of this host with its recorded pid: the one holder whose death the CLI sees', () => {
+    assert.deepEqual(processHolderOnHost(withPid('31337'), NOW, here), {
+      runId: 'run-1',
+      host: 'host-1',
+      pid: 31337,
+    });
+    // The host as the holder identity writes it (characters it does not allow replaced).
+    assert.deepEqual(
+      processHolderOnHost(withPid('31337', { holder: 'cli/my-host.lan/run-1' }), NOW, {
+        ...here,
+        host: 'my host.lan',
+      })?.pid,
+      31337,
+    );
+  });
+
+  const never: readonly [string, PoolLease | undefined][] = [
+    ['a function-app holder, even on this host', withPid('31337', { holder: 'function-app/host-1/run-1' })],
+    ["another host's CLI run", withPid('31337', { holder: 'cli/host-2/run-1' })],
+    ['a lease without a recorded pid', lease()],
+    ['a pid that is not a process id', withPid('31337; rm -rf /')],
+    ['a pid of 0 (kill(0) signals the whole process group)', withPid('0')],
+    ['this very process', withPid('4242')],
+    ['an expired lease (anyone may take it anyway)', withPid('31337', { renewedAt: '2026-11-22T11:40:00Z' })],
+    ['a released lease', withPid('31337', { holder: '' })],
+    ['no lease', undefined],
+  ];
+  for (const [name, value] of never) {
+    void it(`never ${name}`, () => assert.equal(processHolderOnHost(value, NOW, here), undefined));
+  }
 });
 
 void describe('prior state annotation', () => {

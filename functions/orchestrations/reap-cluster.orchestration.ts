@@ -1,0 +1,52 @@
+/**
+ * The reaper on its own timer (`%VMSSP_REAPER_SCHEDULE%`, every 5 minutes by default; issue 27): for each
+ * pool of a cluster, gives back what runs that are no longer alive left (`releaseLeftovers`, as `release`
+ * does). It only reads unless something is to be given back, and leaves a pool a live run holds alone; so a
+ * dead run's node is back within its lease's expiry plus one period, not at the next refresh. The pools
+ * one after another (each give-back holds its pool's lease alone); one failing does not stop the others.
+ */
+import type { OrchestrationContext, Task } from 'durable-functions';
+
+import type {
+  ReapClusterInput,
+  ReapClusterResult,
+  ReleasePoolResult,
+} from '../../shared/application/refresh-contracts.js';
+import { activities } from '../activities.js';
+import { call, childFailureMessage } from './call.js';
+import { releaseLeftovers } from './release-pool.orchestration.js';
+
+export function* reapClusterOrchestration(
+  context: OrchestrationContext,
+): Generator<Task, ReapClusterResult, unknown> {
+  const input = context.df.getInput<ReapClusterInput>();
+  const { cluster } = input;
+  context.df.setCustomStatus({ cluster, step: 'listing-pools' });
+  const { pools } = yield* call(context, activities.listPools, { cluster }, { step: 'listing-pools' });
+  const results: ReleasePoolResult[] = [];
+  for (const pool of pools) {
+    context.df.setCustomStatus({ cluster, pool, step: 'giving-back-leftovers' });
+    try {
+      results.push(
+        yield* releaseLeftovers(context, {
+          cluster,
+          pool,
+          trigger: input.trigger,
+          runSeed: context.df.newGuid(`${input.runSeed ?? ''}|reap|${pool}`),
+          purpose: 'reap',
+        }),
+      );
+    } catch (error) {
+      results.push({
+        cluster,
+        pool,
+        outcome: 'failed',
+        actions: [],
+        kept: [],
+        failures: [childFailureMessage(error)],
+      });
+    }
+  }
+  context.df.setCustomStatus({ cluster, step: 'done' });
+  return { cluster, pools: results };
+}

@@ -1,0 +1,69 @@
+/**
+ * What the timers share: start one singleton orchestration per configured cluster, skipping a cluster
+ * whose instance (or a blocker) is still active. One cluster failing to start does not keep the others
+ * from theirs: it is logged and reported.
+ */
+import { randomUUID } from 'node:crypto';
+
+import type { InvocationContext, Timer } from '@azure/functions';
+
+import type { OrchestrationClient, StartOutcome } from '../../shared/application/singleton.js';
+import { startSingleton } from '../../shared/application/singleton.js';
+import type { TriggerDependencies } from './trigger-dependencies.js';
+
+export interface ScheduleOutcome {
+  readonly cluster: string;
+  readonly outcome: StartOutcome['kind'] | 'failed';
+  readonly instanceId: string;
+}
+
+export interface ClusterTimerSpec {
+  /** The timer's name in logs (`refresh schedule`). */
+  readonly label: string;
+  /** The orchestrator to start. */
+  readonly name: string;
+  instanceIdOf(cluster: string): string;
+  /** The orchestration's input; `runSeed` is fresh randomness per start (run ids of two task hubs differ). */
+  inputOf(cluster: string, runSeed: string): unknown;
+  /** Instances that, while active, mean this cluster's start is skipped too. */
+  blockersOf?(cluster: string): readonly string[];
+}
+
+export async function startForEveryCluster(
+  timer: Timer,
+  client: OrchestrationClient,
+  context: InvocationContext,
+  deps: Pick<TriggerDependencies, 'clusters'>,
+  spec: ClusterTimerSpec,
+): Promise<ScheduleOutcome[]> {
+  if (timer.isPastDue) context.warn(`${spec.label} is past due; running now`);
+  const outcomes: ScheduleOutcome[] = [];
+  for (const { name: cluster } of deps.clusters) {
+    const instanceId = spec.instanceIdOf(cluster);
+    try {
+      const started = await startSingleton(client, {
+        name: spec.name,
+        instanceId,
+        input: spec.inputOf(cluster, randomUUID()),
+        ...(spec.blockersOf === undefined ? {} : { blockers: spec.blockersOf(cluster) }),
+      });
+      if (started.kind === 'running') {
+        context.log(`${spec.label}: skipping cluster, a run is still active`, {
+          cluster,
+          instanceId: started.instanceId,
+        });
+      } else {
+        context.log(`${spec.label}: started cluster run`, { cluster, instanceId });
+      }
+      outcomes.push({ cluster, outcome: started.kind, instanceId });
+    } catch (error) {
+      context.error(`${spec.label}: starting the cluster run failed`, {
+        cluster,
+        instanceId,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      outcomes.push({ cluster, outcome: 'failed', instanceId });
+    }
+  }
+  return outcomes;
+}
