@@ -12,7 +12,7 @@ import type { DurableRunner, InstanceStore, OrchestrationStatus } from '../../cl
 import type { Clock } from '../../cli/runner/index.js';
 import { createDurableRunner, createMemoryStore } from '../../cli/runner/index.js';
 import { durableRegistry } from '../../functions/durable-registry.js';
-import { EVENT, ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
+import { EVENT, ORCHESTRATION, reapInstanceId } from '../../shared/application/orchestration-ids.js';
 import { poolScope } from '../../shared/application/pool-holdings.js';
 import { requestPoolCancel } from '../../shared/application/pool-lease.js';
 import type { ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
@@ -334,7 +334,7 @@ export async function explorePoint(
     const recovery = recoveryRunner(harness, registry);
     for (let tick = 0; tick < REAPER_TICKS; tick += 1) {
       running.clock.advanceBy(REAPER_PERIOD_SECONDS);
-      await reapTick(recovery, variant, tick);
+      await reapTick(recovery, tick);
     }
     const timerRun = await recovery.startOrchestration(
       ORCHESTRATION.refreshCluster,
@@ -346,7 +346,7 @@ export async function explorePoint(
     }
     extraRuns += 1;
     running.clock.advanceBy(REAPER_PERIOD_SECONDS);
-    await reapTick(recovery, variant, REAPER_TICKS);
+    await reapTick(recovery, REAPER_TICKS);
 
     for (const c of [
       ...checkInvariants(running, before, { runsPerPool: 1 + extraRuns }),
@@ -395,11 +395,11 @@ function recoveryRunner(harness: Harness, registry: ReturnType<typeof durableReg
   });
 }
 
-/** One reaper tick for the pool (what the function app's reaper timer runs for every pool). */
-async function reapTick(runner: DurableRunner, variant: Variant, tick: number): Promise<void> {
+/** One tick of the function app's reaper timer: the reaper over every pool of the cluster. */
+async function reapTick(runner: DurableRunner, tick: number): Promise<void> {
   await runner.startOrchestration(
-    ORCHESTRATION.releasePool,
-    { cluster: CLUSTER, pool: variant.pool, trigger: 'reaper', runSeed: `reap-${tick}` },
-    `reap:${CLUSTER}:${variant.pool}:${tick}`,
+    ORCHESTRATION.reapCluster,
+    { cluster: CLUSTER, trigger: 'reaper', runSeed: `reap-${tick}` },
+    reapInstanceId(CLUSTER),
   );
 }
