@@ -16,11 +16,12 @@ import type { ActivityFailure, ActivityResult } from '../../shared/application/a
 import { formatDuration } from '../../shared/config/duration.js';
 import type { ActivityHandle } from '../activities.js';
 import { readInstanceStatus } from '../instance-status.activity.js';
+import { durableTimer } from './races.js';
 import { StepFailure } from './step-failure.js';
 import type { RetryPolicy } from './timing.js';
 import { MAX_RETRY_AFTER_MS, STEP_RETRY } from './timing.js';
 import type { CancelWatch } from './waits.js';
-import { durableTimer, sleepUnlessCancelled, waitGuardOf } from './waits.js';
+import { sleepUnlessCancelled, waitGuardOf } from './waits.js';
 
 export interface CallOptions {
   /** The step the call belongs to: a failure names it. */

@@ -9,9 +9,10 @@
  * per replay), so phases need not pass it along; the run registers it again, deterministically, on every
  * replay.
  */
-import type { OrchestrationContext, Task, TimerTask } from 'durable-functions';
+import type { OrchestrationContext, Task } from 'durable-functions';
 
 import { EVENT } from '../../shared/application/orchestration-ids.js';
+import { durableTimer, EventWatch } from './races.js';
 import { StepFailure } from './step-failure.js';
 import type { PollSchedule } from './timing.js';
 import { pollDelaySeconds } from './timing.js';
@@ -62,52 +63,6 @@ export function cancelled(step: string, reason: unknown): StepFailure {
 }
 
 /**
- * An external event raced against timers, with a new wait for each race. A wait is never sent twice:
- * durable-functions 3.5 sends the whole action tree of every new Task.any (azure-functions-durable-js#574)
- * and the Durable extension makes each copy a waiter of its own, served first come, first served, so a
- * reused wait is answered in the SDK while the extension's copy stays open and its ids drift (issue 26).
- * The timer of a race the event won is cancelled, which is what lets the extension's replay move on.
- *
- * The SDK hands an event to the newest wait of its name. One delivered while no race runs (during an
- * activity) is taken by the wait of an earlier race, whose timer fired first: `take` finds it there, so
- * no event is heard twice or lost.
- */
-export class EventWatch {
-  private readonly waits: Task[] = [];
-  private readonly taken = new Set<Task>();
-
-  constructor(
-    private readonly context: OrchestrationContext,
-    readonly name: string,
-  ) {}
-
-  /** An event that arrived and was not taken yet, marked taken; undefined when none. */
-  take(): Task | undefined {
-    const arrived = this.waits.find((wait) => wait.isCompleted && !this.taken.has(wait));
-    if (arrived !== undefined) this.taken.add(arrived);
-    return arrived;
-  }
-
-  /**
-   * Waits for `timer` or the event, whichever comes first: the event's wait (taken) when the event came
-   * first — the timer is then cancelled — or undefined when the timer fired.
-   */
-  *race(timer: TimerTask): Generator<Task, Task | undefined, unknown> {
-    const early = this.take();
-    if (early !== undefined) {
-      timer.cancel();
-      return early;
-    }
-    const wait = this.context.df.waitForExternalEvent(this.name);
-    this.waits.push(wait);
-    const winner = (yield this.context.df.Task.any([timer, wait])) as Task;
-    if (winner === timer) return undefined;
-    timer.cancel();
-    return this.take() ?? wait;
-  }
-}
-
-/**
  * The run's cancel watch, shared by every wait of the capture. `active` is turned off once the node is
  * being given back: from then on the run finishes what it must.
  */
@@ -120,25 +75,6 @@ export function watchCancel(context: OrchestrationContext): CancelWatch {
   const watch = { events: new EventWatch(context, EVENT.cancel), active: true };
   guardsOf(context).cancel = watch;
   return watch;
-}
-
-/**
- * Fire times of the timers the orchestrations create through `durableTimer`: a branch's timer that an
- * earlier Task.any already sent can only be waited for again through a new timer at the same time
- * (parallel.ts).
- */
-const fireTimes = new WeakMap<Task, number>();
-
-/** A durable timer whose fire time is known to `fireTimeOf`. */
-export function durableTimer(context: OrchestrationContext, fireAt: Date): TimerTask {
-  const timer = context.df.createTimer(fireAt);
-  fireTimes.set(timer, fireAt.getTime());
-  return timer;
-}
-
-/** When a timer made by `durableTimer` fires (ms); undefined for any other task. */
-export function fireTimeOf(task: Task): number | undefined {
-  return fireTimes.get(task);
 }
 
 /** Sleeps until `fireAt`, or fails the step at once when the operator cancels the run. */
