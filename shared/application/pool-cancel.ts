@@ -7,7 +7,8 @@
  * its work. A cancel asked there answers `CANCEL_REQUESTED` instead, with nothing done: the run stops
  * before the step it was about to take. The read is recorded with the activity's result, so the run
  * stays deterministic on replay. A lease that cannot be read (the API server is away) asks nothing: the
- * activity does its work, and the next one reads again.
+ * activity does its work, and the next one reads again. The read is waited for a few seconds at most, so
+ * that an API server that does not answer does not hold up a step that needs only Azure.
  */
 import { z } from 'zod';
 
@@ -24,6 +25,9 @@ export interface CancelWatch {
   readonly name: string;
   readonly runId: string;
 }
+
+/** How long an activity waits for the lease before it does its work anyway (ms). */
+export const LEASE_READ_WAIT_MS = 5_000;
 
 /** The field of an activity's input that carries the watch (no activity's own input has it). */
 const FIELD = 'vmsspCancelWatch';
@@ -51,18 +55,30 @@ export function splitCancelWatch(input: unknown): { readonly input: unknown; rea
 
 /**
  * The cancel asked on the lease for the run it names, or undefined: none asked, the lease is another
- * run's (its request is not this run's), or the lease could not be read.
+ * run's (its request is not this run's), or the lease could not be read within `waitMs`.
  */
 export async function cancelAskedOn(
   deps: RefreshDependencies,
   watch: CancelWatch,
+  waitMs = LEASE_READ_WAIT_MS,
 ): Promise<string | undefined> {
+  const read = async (): Promise<string | undefined> => {
+    try {
+      const { kube } = await deps.cluster(watch.cluster);
+      const lease = await kube.getLease(watch.namespace, watch.name);
+      if (lease === undefined || parseHolder(lease.holder)?.runId !== watch.runId) return undefined;
+      return lease.annotations[LEASE_ANNOTATIONS.cancelRequested];
+    } catch {
+      return undefined;
+    }
+  };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), waitMs);
+  });
   try {
-    const { kube } = await deps.cluster(watch.cluster);
-    const lease = await kube.getLease(watch.namespace, watch.name);
-    if (lease === undefined || parseHolder(lease.holder)?.runId !== watch.runId) return undefined;
-    return lease.annotations[LEASE_ANNOTATIONS.cancelRequested];
-  } catch {
-    return undefined;
+    return await Promise.race([read(), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

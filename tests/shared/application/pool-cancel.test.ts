@@ -82,6 +82,18 @@ void describe('cancelAskedOn', () => {
     });
   }
 
+  void it('a lease read that does not answer asks nothing, after a short wait', async () => {
+    const { deps } = await world('run-1', 'window closed');
+    const silent: RefreshDependencies = {
+      ...deps,
+      cluster: () =>
+        Promise.resolve({
+          kube: { getLease: () => new Promise(() => undefined) },
+        } as unknown as ClusterHandle),
+    };
+    assert.equal(await cancelAskedOn(silent, WATCH, 20), undefined);
+  });
+
   void it('a lease that cannot be read asks nothing', async () => {
     const { kube, deps } = await world('run-1', 'window closed');
     kube.nextError('getLease', new TransientError('ClusterUnreachable', 'reading lease: ECONNREFUSED'));
