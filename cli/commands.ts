@@ -170,6 +170,7 @@ export async function runCommand(session: Session, options: CliOptions): Promise
         const handle = await session.composition.dependencies.cluster(cluster);
         const scope = await poolScope(handle, pool);
         const reason = options.reason ?? 'cancelled with vmss-prototype cancel';
+        // The run reads the lease before each of its steps (functions/orchestrations/cancel.ts).
         const outcome = await requestPoolCancel(
           handle.kube,
           scope.lease,
@@ -183,8 +184,10 @@ export async function runCommand(session: Session, options: CliOptions): Promise
                 pool,
                 outcome: 'requested',
                 detail:
-                  `asked ${outcome.description} to stop; while it captures the node it gives it back and ends ` +
-                  'as failed within about two minutes (a run already building its image finishes)',
+                  `asked ${outcome.description} to stop: it stops before its next step, gives back what it ` +
+                  'holds (node, snapshot, canary, unpublished version) and ends as failed saying what it gave ' +
+                  'back; a run whose version is already published finishes the change in flight and says ' +
+                  'where the pool stands',
               }
             : {
                 cluster,

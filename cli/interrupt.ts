@@ -1,34 +1,34 @@
 /**
- * Ctrl-C during `refresh`: the first one gives the node back before exiting — a run that holds its donor
- * (drain, preparation, power-off, snapshot) gets the cancel event, gives the node back and ends as failed,
- * then the command exits. A run past its capture holds no node: the command exits at once. A second Ctrl-C
- * exits at once, whatever runs, and says how to continue (`--resume`) or give back (`release`).
+ * Ctrl-C during `refresh` (issue 27): the first one asks every run of the command to stop — the cancel
+ * event, which a run acts on at its next activity boundary whatever its step
+ * (functions/orchestrations/cancel.ts) — and the command waits for them to end: each gives back what it
+ * holds and ends failed, saying what it gave back. Runs the command starts afterwards (the next pools of a
+ * cluster refresh) are asked as soon as they appear. Once the runs ended, the command reads the world and
+ * prints what each one left (left-behind.ts), with the command that gives it back — the truth, not a guess
+ * from the step a run was at. A second Ctrl-C exits at once, whatever runs, and says how to continue
+ * (`--resume`) or give back (`release`).
  */
 import { EVENT, ORCHESTRATION } from '../shared/application/orchestration-ids.js';
 import { giveBackAdvice } from './give-back-advice.js';
+import type { InterruptedRun } from './left-behind.js';
 import type { DurableRunner, OrchestrationStatus } from './runner/index.js';
-
-/** The steps during which a run holds its donor node (and a cancel gives it back). */
-const HOLDING_NODE = new Set([
-  'recording-node-state',
-  'cordoning',
-  'draining',
-  'preparing-disk',
-  'waiting-for-power-off',
-  'snapshotting',
-]);
 
 /** The exit code of an interrupted command (128 + SIGINT). */
 export const INTERRUPTED_EXIT_CODE = 130;
 
+/** How often runs started after the first Ctrl-C are looked for (ms). */
+const LATE_RUNS_EVERY_MS = 250;
+
 interface PoolRun {
   readonly instanceId: string;
+  readonly cluster?: string;
   readonly pool?: string;
-  readonly step?: string;
+  readonly runId?: string;
   readonly topLevel: string;
 }
 
-function activeRuns(statuses: readonly OrchestrationStatus[]): PoolRun[] {
+/** The command's pool runs: every refreshPool instance, with where it runs and whether it is active. */
+function poolRuns(statuses: readonly OrchestrationStatus[]): (PoolRun & { readonly active: boolean })[] {
   const byId = new Map(statuses.map((status) => [status.instanceId, status]));
   const topOf = (status: OrchestrationStatus): string => {
     let current = status;
@@ -39,19 +39,23 @@ function activeRuns(statuses: readonly OrchestrationStatus[]): PoolRun[] {
     }
     return current.instanceId;
   };
+  const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
   return statuses
-    .filter(
-      (status) =>
-        status.name === ORCHESTRATION.refreshPool &&
-        (status.runtimeStatus === 'Running' || status.runtimeStatus === 'Pending'),
-    )
+    .filter((status) => status.name === ORCHESTRATION.refreshPool)
     .map((status) => {
-      const custom = status.customStatus as { pool?: unknown; step?: unknown } | undefined;
+      const custom = status.customStatus as
+        { cluster?: unknown; pool?: unknown; runId?: unknown } | undefined;
+      const input = status.input as { cluster?: unknown; pool?: unknown } | undefined;
+      const cluster = text(custom?.cluster) ?? text(input?.cluster);
+      const pool = text(custom?.pool) ?? text(input?.pool);
+      const runId = text(custom?.runId);
       return {
         instanceId: status.instanceId,
-        ...(typeof custom?.pool === 'string' ? { pool: custom.pool } : {}),
-        ...(typeof custom?.step === 'string' ? { step: custom.step } : {}),
+        ...(cluster === undefined ? {} : { cluster }),
+        ...(pool === undefined ? {} : { pool }),
+        ...(runId === undefined ? {} : { runId }),
         topLevel: topOf(status),
+        active: status.runtimeStatus === 'Running' || status.runtimeStatus === 'Pending',
       };
     });
 }
@@ -69,44 +73,91 @@ export function leavingAdvice(runs: readonly PoolRun[], stateDir: string): strin
   return lines.length === 0 ? '' : `\n${lines.map((line) => `  ${line}`).join('\n')}`;
 }
 
-/** Installs the handler; returns a function that says whether the command was interrupted. */
+export interface Interrupts {
+  /** True once the command was interrupted (its exit code is then 130). */
+  interrupted(): boolean;
+  /** After the runs ended: what each run asked to stop left, read from the world ('' when none was). */
+  leftBehind(): Promise<string>;
+  dispose(): void;
+}
+
+/**
+ * Installs the handler. `readLeft` reads what runs left from the cluster and Azure (left-behind.ts
+ * `readLeftBehind`).
+ */
 export function handleInterrupts(
   runner: DurableRunner,
   stateDir: string,
   write: (text: string) => void,
   exit: (code: number) => never,
-): { interrupted: () => boolean; dispose: () => void } {
+  readLeft: (runs: readonly InterruptedRun[]) => Promise<string>,
+): Interrupts {
   let count = 0;
+  /** The pool runs asked to stop, by instance id. */
+  const asked = new Map<string, PoolRun>();
+  let late: ReturnType<typeof setInterval> | undefined;
+
+  const ask = async (): Promise<PoolRun[]> => {
+    const runs = poolRuns(await runner.listInstances()).filter(
+      (run) => run.active && !asked.has(run.instanceId),
+    );
+    for (const run of runs) asked.set(run.instanceId, run);
+    // Raised together: the runner answers each raise only once its loop is idle.
+    for (const run of runs) {
+      void runner.raiseEvent(run.instanceId, EVENT.cancel, 'Ctrl-C').catch(() => undefined);
+    }
+    return runs;
+  };
+
   const onSignal = (): void => {
     count += 1;
     void (async () => {
-      const runs = activeRuns(await runner.listInstances());
       if (count > 1) {
+        const active = poolRuns(await runner.listInstances()).filter((run) => run.active);
         write(
-          `\ninterrupted again: exiting now, the run stays where it is.${leavingAdvice(runs, stateDir)}\n`,
+          `\ninterrupted again: exiting now, the run stays where it is.${leavingAdvice(active, stateDir)}\n`,
         );
-        exit(INTERRUPTED_EXIT_CODE);
+        return exit(INTERRUPTED_EXIT_CODE);
       }
-      const holding = runs.filter((run) => run.step !== undefined && HOLDING_NODE.has(run.step));
-      if (holding.length === 0) {
-        const note =
-          runs.length === 0
-            ? 'no run is active'
-            : 'no node is held (the run is past its capture, or not there yet)';
-        write(`\ninterrupted: ${note}; exiting.${leavingAdvice(runs, stateDir)}\n`);
-        exit(INTERRUPTED_EXIT_CODE);
+      const runs = await ask();
+      if (runs.length === 0) {
+        write('\ninterrupted: no run is active; exiting.\n');
+        return exit(INTERRUPTED_EXIT_CODE);
       }
       write(
-        `\ninterrupted: giving the node back before exiting (${holding.map((run) => run.instanceId).join(', ')}); ` +
-          'Ctrl-C again to exit at once\n',
+        `\ninterrupted: asking ${runs.map((run) => run.instanceId).join(', ')} to stop at its next step and ` +
+          'give back what it holds; waiting for it to end (Ctrl-C again to exit at once)\n',
       );
-      for (const run of holding) {
-        await runner
-          .raiseEvent(run.instanceId, EVENT.cancel, 'interrupted with Ctrl-C')
-          .catch(() => undefined);
-      }
+      late = setInterval(() => {
+        void ask().catch(() => undefined);
+      }, LATE_RUNS_EVERY_MS);
+      late.unref();
     })();
   };
   process.on('SIGINT', onSignal);
-  return { interrupted: () => count > 0, dispose: () => process.off('SIGINT', onSignal) };
+  return {
+    interrupted: () => count > 0,
+    leftBehind: async () => {
+      if (late !== undefined) clearInterval(late);
+      if (asked.size === 0) return '';
+      // The run ids as the runs published them once they held their pools.
+      const now = new Map(poolRuns(await runner.listInstances()).map((run) => [run.instanceId, run]));
+      const runs = [...asked.values()].flatMap((run): InterruptedRun[] => {
+        const latest = now.get(run.instanceId) ?? run;
+        if (latest.cluster === undefined || latest.pool === undefined) return [];
+        return [
+          {
+            cluster: latest.cluster,
+            pool: latest.pool,
+            ...(latest.runId === undefined ? {} : { runId: latest.runId }),
+          },
+        ];
+      });
+      return runs.length === 0 ? '' : readLeft(runs);
+    },
+    dispose: () => {
+      if (late !== undefined) clearInterval(late);
+      process.off('SIGINT', onSignal);
+    },
+  };
 }

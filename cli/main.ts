@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import type { CliOptions } from './args.js';
 import { helpText, parseArgs } from './args.js';
 import { describeFailure, failureText } from './failures.js';
+import type { Interrupts } from './interrupt.js';
 import type { Session } from './session.js';
 
 function version(): string {
@@ -27,6 +28,7 @@ async function run(options: CliOptions): Promise<number> {
     progress,
     { openSession },
     { handleInterrupts, INTERRUPTED_EXIT_CODE },
+    { readLeftBehind },
   ] = await Promise.all([
     import('./commands.js'),
     import('./exit-codes.js'),
@@ -35,13 +37,14 @@ async function run(options: CliOptions): Promise<number> {
     import('./progress.js'),
     import('./session.js'),
     import('./interrupt.js'),
+    import('./left-behind.js'),
   ]);
   // The status page's module loads only when asked for; a --html target that cannot be written stops here.
   const page =
     options.html !== undefined || options.serve !== undefined ? await import('./status-page.js') : undefined;
   if (options.html !== undefined) page?.checkHtmlTarget(options.html);
   let session: Session | undefined;
-  let interrupts: { interrupted: () => boolean; dispose: () => void } | undefined;
+  let interrupts: Interrupts | undefined;
   try {
     session = await openSession({
       stateDir: options.stateDir,
@@ -55,11 +58,13 @@ async function run(options: CliOptions): Promise<number> {
     });
     await checkPreconditions(session, options);
     if (options.command === 'refresh') {
+      const deps = session.composition.dependencies;
       interrupts = handleInterrupts(
         session.runner,
         options.stateDir,
         (text) => process.stderr.write(text),
         (code) => process.exit(code),
+        (runs) => readLeftBehind(deps, runs),
       );
     }
     if (page !== undefined && options.serve !== undefined) {
@@ -92,7 +97,13 @@ async function run(options: CliOptions): Promise<number> {
     process.stdout.write(
       options.json ? `${JSON.stringify(result, null, 2)}\n` : `${render(result, { width })}\n`,
     );
-    return interrupts?.interrupted() === true ? INTERRUPTED_EXIT_CODE : exitCodeOf(result, options);
+    if (interrupts?.interrupted() === true) {
+      // After a Ctrl-C: what the runs left, read from the cluster and Azure now that they ended.
+      const left = await interrupts.leftBehind();
+      if (left !== '') process.stderr.write(`\nafter the interrupt:\n${left}\n`);
+      return INTERRUPTED_EXIT_CODE;
+    }
+    return exitCodeOf(result, options);
   } finally {
     interrupts?.dispose();
     await session?.close();

@@ -6,21 +6,26 @@
  * - retries a transient failure on durable timers, waiting the longer of the server's Retry-After and its
  *   own backoff, a bounded number of times (timing.ts);
  * - fails a terminal or not-found failure at once as a StepFailure carrying step, kind, code, message and
- *   advice — no message is ever parsed to recover a cause.
+ *   advice — no message is ever parsed to recover a cause;
+ * - is a boundary of a refresh's cancel (cancel.ts): before each attempt it stops the run when a cancel
+ *   was asked, and while the run holds its pool the activity reads the pool's lease first and answers
+ *   `CancelRequested` (doing nothing) when a cancel was asked there.
  * A thrown error reaching the orchestrator comes from the host, not from the activity (an activity
  * timeout, a worker that crashed): it is treated as transient.
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
 import type { ActivityFailure, ActivityResult } from '../../shared/application/activities/activity.js';
+import { CANCEL_REQUESTED, withCancelWatch } from '../../shared/application/pool-cancel.js';
 import { formatDuration } from '../../shared/config/duration.js';
 import type { ActivityHandle } from '../activities.js';
 import { readInstanceStatus } from '../instance-status.activity.js';
+import { cancelledByLease, leaseWatchOf, stopIfCancelled } from './cancel.js';
+import { durableTimer } from './races.js';
 import { StepFailure } from './step-failure.js';
 import type { RetryPolicy } from './timing.js';
 import { MAX_RETRY_AFTER_MS, STEP_RETRY } from './timing.js';
-import type { CancelWatch } from './waits.js';
-import { durableTimer, sleepUnlessCancelled, waitGuardOf } from './waits.js';
+import { sleepUnlessCancelled, waitGuardOf } from './waits.js';
 
 export interface CallOptions {
   /** The step the call belongs to: a failure names it. */
@@ -29,8 +34,6 @@ export interface CallOptions {
   readonly advice?: string;
   /** Default: STEP_RETRY. */
   readonly retry?: RetryPolicy;
-  /** When given and active, the operator's cancel ends a retry wait at once. */
-  readonly cancel?: CancelWatch;
   /** Told about each transient failure before the retry wait (to show what the run waits for). */
   readonly onRetry?: (failure: ActivityFailure, retryAt: Date, attempt: number) => void;
 }
@@ -47,8 +50,17 @@ export function* call<Input, Output>(
   for (let attempt = 1; ; attempt += 1) {
     const guard = waitGuardOf(context);
     if (guard !== undefined) yield* guard.beforeActivity(context);
-    const result = yield* callOnce(context, activity, input);
+    stopIfCancelled(context, options.step);
+    const watch = leaseWatchOf(context);
+    const result = yield* callOnce(
+      context,
+      activity,
+      watch === undefined ? input : withCancelWatch(input, watch),
+    );
     if (result.ok) return result.value;
+    if (watch !== undefined && result.failure.code === CANCEL_REQUESTED) {
+      throw cancelledByLease(context, options.step, result.failure.message);
+    }
     const now = context.df.currentUtcDateTime.getTime();
     const waitMs = retryWait(policy, attempt, result.failure, now - startedAt);
     if (waitMs === undefined) {
@@ -59,7 +71,7 @@ export function* call<Input, Output>(
       throw StepFailure.ofActivity(options.step, result.failure, options.advice, note);
     }
     options.onRetry?.(result.failure, new Date(now + waitMs), attempt);
-    yield* sleepUnlessCancelled(context, options.step, new Date(now + waitMs), options.cancel);
+    yield* sleepUnlessCancelled(context, options.step, new Date(now + waitMs));
   }
 }
 
@@ -187,7 +199,7 @@ export function* callEach<Input, Output>(
   context: OrchestrationContext,
   activity: ActivityHandle<Input, Output>,
   inputs: readonly Input[],
-  options: Omit<CallOptions, 'cancel'>,
+  options: CallOptions,
 ): Generator<Task, CallOutcome<Output>[], unknown> {
   const policy = options.retry ?? STEP_RETRY;
   const startedAt = context.df.currentUtcDateTime.getTime();

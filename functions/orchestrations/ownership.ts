@@ -6,8 +6,8 @@
  * 10 minutes, the lease lasts 15. The guard also ends the run:
  * - when the lease was taken by another run (it expired while this one was away): `LeaseLost`; the run
  *   must not touch the pool again, not even to give the donor back — the run that took the pool over does;
- * - when an operator asked for a cancel through the lease (`vmss-prototype cancel`) while the capture's
- *   cancel watch is active: the same failure as the cancel event.
+ * A cancel asked through the lease (`vmss-prototype cancel`) that a renewal reads is handed to the
+ * run's cancel watch (cancel.ts), which acts on it at the next boundary; activities read it first anyway.
  * A renewal that fails transiently (the API server is away) is tried again at the next chance: the
  * lease may expire meanwhile, and every write to the donor is fenced by it anyway (activities check it).
  */
@@ -17,10 +17,11 @@ import type { AcquireOutcome, LeaseRef } from '../../shared/application/pool-lea
 import { LEASE_DURATION_SECONDS } from '../../shared/domain/ownership.js';
 import { activities } from '../activities.js';
 import { call, callOnce } from './call.js';
+import { askCancel, shielded } from './cancel.js';
 import { StepFailure } from './step-failure.js';
 import { LEASE_RENEWAL } from './timing.js';
 import type { WaitGuard } from './waits.js';
-import { activeCancelOf, cancelled, setWaitGuard } from './waits.js';
+import { setWaitGuard } from './waits.js';
 
 /** A pool this run holds: its lease, the run id in it, and what the last renewal said. */
 export interface PoolHold {
@@ -32,7 +33,6 @@ export interface PoolHold {
   renewedAt: number;
   /** Set once the lease was found taken: who holds it now, in words. */
   lost?: string;
-  cancelRequested?: string;
 }
 
 /** What every write to the donor carries: the lease it is fenced by, and this run's id. */
@@ -99,20 +99,29 @@ export function* acquirePool(
 
 /**
  * Releases the lease (best effort: a lease that cannot be released expires on its own) and stops the
- * renewals. A lost lease is not released: it is not ours any more.
+ * renewals; no cancel interrupts it. A lost lease is not released: it is not ours any more. True when
+ * released.
  */
-export function* releasePool(context: OrchestrationContext, hold: PoolHold): Generator<Task, void, unknown> {
+export function* releasePool(
+  context: OrchestrationContext,
+  hold: PoolHold,
+): Generator<Task, boolean, unknown> {
   setWaitGuard(context, undefined);
-  if (hold.lost !== undefined) return;
+  if (hold.lost !== undefined) return false;
   try {
-    yield* call(
+    yield* shielded(
       context,
-      activities.releasePoolLease,
-      { cluster: hold.cluster, lease: hold.lease, runId: hold.runId },
-      { step: 'releasing-lease' },
+      call(
+        context,
+        activities.releasePoolLease,
+        { cluster: hold.cluster, lease: hold.lease, runId: hold.runId },
+        { step: 'releasing-lease' },
+      ),
     );
+    return true;
   } catch {
     // It expires LEASE_DURATION_SECONDS after the last renewal; nothing of the pool is held any more.
+    return false;
   }
 }
 
@@ -147,7 +156,7 @@ function leaseGuard(hold: PoolHold): WaitGuard {
         throw leaseLost(hold);
       }
       hold.renewedAt = context.df.currentUtcDateTime.getTime();
-      if (result.value.cancelRequested !== undefined) hold.cancelRequested = result.value.cancelRequested;
+      if (result.value.cancelRequested !== undefined) askCancel(context, result.value.cancelRequested);
     } finally {
       renewing = false;
     }
@@ -161,11 +170,6 @@ function leaseGuard(hold: PoolHold): WaitGuard {
       now - hold.renewedAt >= LEASE_RENEWAL.everyMs ||
       (fireAt !== undefined && fireAt.getTime() > expiresAt - LEASE_RENEWAL.marginMs);
     if (due) yield* renew(context);
-    const cancel = activeCancelOf(context);
-    if (hold.cancelRequested !== undefined && cancel !== undefined) {
-      cancel.active = false;
-      throw cancelled('cancelling', hold.cancelRequested);
-    }
   }
   return {
     beforeActivity: (context) => check(context, undefined),

@@ -9,7 +9,8 @@
  * longer match (azure-functions-durable-js#574; the real host failed every refresh this way, issue 26).
  * So when one branch moves on while the other's task was already sent:
  * - a pending timer is stood in for by a new timer at the same time (`durableTimer`); the first one
- *   still fires, unheard;
+ *   still fires, unheard; a pending race of a timer and an event (a sleep the operator's cancel may end)
+ *   by a new race with a new timer at the same time and a new event wait (races.ts `standInOf`);
  * - any other pending task (an activity) is waited for on its own (a task yielded alone is never sent
  *   again); the branch that moved on has its next task held back until then. Activities take seconds,
  *   and a held timer loses nothing (it fires at its own time, or at once when that has passed).
@@ -20,7 +21,7 @@
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
-import { durableTimer, fireTimeOf } from './waits.js';
+import { standInOf } from './races.js';
 
 type Branch<T> = Generator<Task, T, unknown>;
 
@@ -99,7 +100,7 @@ export function* inParallel<A, B>(
     const blocking =
       pending.length === 1
         ? pending[0]
-        : pending.find((running) => sent.has(running.pending) && fireTimeOf(running.pending) === undefined);
+        : pending.find((running) => sent.has(running.pending) && standInOf(running.pending) === undefined);
     if (blocking !== undefined) {
       const task = blocking.pending;
       sent.add(task);
@@ -112,14 +113,11 @@ export function* inParallel<A, B>(
       resume(blocking, step);
       continue;
     }
-    // Every task here is new: a timer sent before is stood in for by a new one firing at the same time.
-    const race = pending.map((running) => {
-      const fireAt = sent.has(running.pending) ? fireTimeOf(running.pending) : undefined;
-      return {
-        running,
-        task: fireAt === undefined ? running.pending : durableTimer(context, new Date(fireAt)),
-      };
-    });
+    // Every task here is new: a timer or a race sent before is stood in for by a new one.
+    const race = pending.map((running) => ({
+      running,
+      task: (sent.has(running.pending) ? standInOf(running.pending)?.() : undefined) ?? running.pending,
+    }));
     for (const entry of race) sent.add(entry.task);
     const winner = (yield context.df.Task.any(race.map((entry) => entry.task))) as Task;
     const entry = race.find((candidate) => candidate.task === winner);

@@ -15,8 +15,8 @@ import type { RebootNotice } from '../../shared/application/reboot-notices.js';
 import type { PoolRefreshResult, RefreshPoolInput } from '../../shared/application/refresh-contracts.js';
 import { rearmAt } from '../../shared/domain/reboot-rearm.js';
 import { activeInstanceStatus, childFailureMessage, isAlreadyRunning } from './call.js';
+import { EventWatch } from './races.js';
 import { POOL_SIGNAL } from './timing.js';
-import { EventWatch } from './waits.js';
 
 export interface PoolSignalInput {
   readonly cluster: string;
@@ -60,7 +60,7 @@ export function* poolSignalOrchestration(
   const waitMs = Math.max(input.quietPeriodSeconds, input.minimumReadySeconds, 0) * 1000;
   let notices = 1;
   const runs: PoolSignalRun[] = [];
-  // A new wait for each race, never one sent twice (waits.ts EventWatch, issue 26); a notice that
+  // A new wait for each race, never one sent twice (races.ts EventWatch, issue 26); a notice that
   // arrived while nothing waited (during a refresh) is found and wins at once.
   const rebootNotices = new EventWatch(context, EVENT.rebootNotice);
   /** True when a notice arrives before `timer` fires (the timer is then cancelled). */

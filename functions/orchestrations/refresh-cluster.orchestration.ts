@@ -20,11 +20,11 @@ import { REFRESH_STEPS } from '../../shared/application/refresh-contracts.js';
 import { refreshRefused } from '../../shared/application/run-events.js';
 import { activities } from '../activities.js';
 import { activeInstanceStatus, call, callEach, childFailureMessage, isAlreadyRunning } from './call.js';
+import { durableTimer } from './races.js';
 import { releaseLeftovers } from './release-pool.orchestration.js';
 import { eventTime, reportRunEvents } from './run-events.js';
 import { StepFailure } from './step-failure.js';
 import { CLUSTER_WINDOW_CHECK_SECONDS } from './timing.js';
-import { durableTimer } from './waits.js';
 
 export function* refreshClusterOrchestration(
   context: OrchestrationContext,

@@ -13,6 +13,10 @@
  * (another runner holding it answers `busy`, saying who and what to do), gives back what dead runs of the
  * pool left (give-back-leftovers.ts; then plans again, the world changed), and releases the lease at the
  * end, on success and on failure. A run whose lease was taken over stops without touching the pool.
+ *
+ * Cancel (cancel.ts): from the plan's decision on, the cancel event and a cancel asked on the lease stop
+ * the run at its next activity boundary, whatever the step; it gives back what it holds and ends failed,
+ * saying what it gave back — or, once its version is published (model.phase.ts), where the pool stands.
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
@@ -31,6 +35,7 @@ import {
 import type { RunEvent } from '../../shared/ports/run-events.js';
 import { activities } from '../activities.js';
 import { call } from './call.js';
+import { cancelReport, isCancel, pastReturn, shielded, watchCancel, watchLease } from './cancel.js';
 import { giveBackLeftovers } from './give-back-leftovers.js';
 import type { PoolHold } from './ownership.js';
 import { acquirePool, fenceOf, leaseLost, releasePool, runIdOf } from './ownership.js';
@@ -39,9 +44,10 @@ import { canaryPhase } from './refresh-pool/canary.phase.js';
 import { capturePhase, giveBackCaptured } from './refresh-pool/capture.phase.js';
 import { generationsPhase } from './refresh-pool/generations.phase.js';
 import type { BuiltVersion } from './refresh-pool/image.phase.js';
-import { imagePhase, prepareImagePhase, publishImageVersion } from './refresh-pool/image.phase.js';
+import { deleteImageVersion, imagePhase, prepareImagePhase } from './refresh-pool/image.phase.js';
 import { liveCaptureNamesFor, liveCapturePhase } from './refresh-pool/live-capture.phase.js';
-import { modelPhase } from './refresh-pool/model.phase.js';
+import type { PointedModel } from './refresh-pool/model.phase.js';
+import { modelPhase, publishAndPoint } from './refresh-pool/model.phase.js';
 import type { RefreshRun } from './refresh-pool/run.js';
 import { prepPodNameFor, pullPodNameFor, setStatus, snapshotNameFor } from './refresh-pool/run.js';
 import { releaseLeftovers } from './release-pool.orchestration.js';
@@ -105,13 +111,15 @@ export function* refreshPoolOrchestration(
   const runId = runIdOf(context, input.runSeed);
   setStatus({ context, input }, 'acquiring-lease');
   report.clock.enter('acquiring-lease');
-  const acquired = yield* acquirePool(context, {
-    cluster,
-    pool,
-    lease: leaseRefOf(plan.scaleSet, plan.settings.prepNamespace),
-    runId,
-    purpose: 'refresh',
-  });
+  yield* watchCancel(context);
+  const lease = leaseRefOf(plan.scaleSet, plan.settings.prepNamespace);
+  let acquired;
+  try {
+    acquired = yield* acquirePool(context, { cluster, pool, lease, runId, purpose: 'refresh' });
+  } catch (error) {
+    // A cancel raised before the lease was taken: nothing was touched.
+    throw isCancel(error) ? cancelReport(context, error, { leaseReleased: false }) : error;
+  }
   if (acquired.kind === 'busy') {
     const reason =
       `pool ${pool} is held by ${acquired.holder.description}: wait for that run to finish (or stop it with ` +
@@ -121,6 +129,7 @@ export function* refreshPoolOrchestration(
     return { cluster, pool, outcome: 'busy', reason, plan };
   }
   const hold = acquired.hold;
+  watchLease(context, { cluster, ...lease, runId });
   const base = () => ({ cluster, pool, key: runId, runId, time: eventTime(context) });
   yield* reportRunEvents(context, [
     refreshStarted(base(), {
@@ -133,19 +142,21 @@ export function* refreshPoolOrchestration(
   try {
     result = yield* refreshHeldPool(context, input, hold, plan, planOnce, report);
   } catch (error) {
-    const failed = (): RunEvent[] => [
+    const failed = (failure: unknown): RunEvent[] => [
       ...report.pending,
-      refreshFailed(base(), failureOf(error), report.clock.timings()),
+      refreshFailed(base(), failureOf(failure), report.clock.timings()),
     ];
     if (hold.lost !== undefined) {
-      yield* reportRunEvents(context, failed());
+      yield* reportRunEvents(context, failed(error));
       throw leaseLost(hold);
     }
     setStatus({ context, input, runId }, 'releasing-lease');
     report.clock.enter('releasing-lease');
-    yield* releasePool(context, hold);
-    yield* reportRunEvents(context, failed());
-    throw error;
+    const released = yield* releasePool(context, hold);
+    // A cancelled run says what it gave back, and where the pool stands when that was not everything.
+    const failure = isCancel(error) ? cancelReport(context, error, { leaseReleased: released }) : error;
+    yield* reportRunEvents(context, failed(failure));
+    throw failure;
   }
   setStatus({ context, input, runId }, 'releasing-lease');
   report.clock.enter('releasing-lease');
@@ -212,7 +223,8 @@ function* refreshHeldPool(
   const base = () => ({ cluster, pool, key: hold.runId, runId: hold.runId, time: eventTime(context) });
   setStatus({ context, input, runId: hold.runId }, 'giving-back-leftovers');
   report.clock.enter('giving-back-leftovers');
-  const leftovers = yield* giveBackLeftovers(context, hold);
+  // Giving back is never interrupted: a cancel meanwhile is acted on at the next boundary after it.
+  const leftovers = yield* shielded(context, giveBackLeftovers(context, hold));
   const gaveBack = leftovers.gaveBack.length === 0 ? {} : { gaveBack: leftovers.gaveBack };
   // Giving back changed the world (a node schedulable again may be the better donor): plan again.
   const plan = leftovers.gaveBack.length === 0 ? firstPlan : yield* planOnce();
@@ -256,7 +268,6 @@ function* refreshHeldPool(
       ref,
       source: live.source,
       ...(live.vmId === undefined ? {} : { sourceVmId: live.vmId }),
-      publish: !plan.settings.canary.enabled,
     });
     captured = live;
   } else {
@@ -276,15 +287,18 @@ function* refreshHeldPool(
         source: { kind: 'snapshot', id: taken.snapshotId, name: snapshotName },
         ...(taken.completed ? {} : { snapshotPendingSinceMs: taken.requestedAtMs }),
         ...(taken.vmId === undefined ? {} : { sourceVmId: taken.vmId }),
-        publish: !plan.settings.canary.enabled,
       }),
       giveBackCaptured(run, taken, prepPodName),
     );
   }
 
-  if (!plan.settings.canary.enabled) report.pending.push(versionPublished(base(), version));
+  // Publishing and pointing the model at the version: the point of no return (model.phase.ts).
+  const publish = function* (): Generator<Task, PointedModel, unknown> {
+    report.clock.enter('publishing');
+    return yield* publishAndPoint(run, version);
+  };
   if (plan.settings.canary.enabled) report.clock.enter('canary');
-  const canary = plan.settings.canary.enabled ? yield* canaryPhase(run, version) : undefined;
+  const canary = plan.settings.canary.enabled ? yield* canaryPhase(run, version, publish) : undefined;
   if (canary?.verdict === 'rejected') {
     report.pending.push(versionRejected(base(), version, canary.reason ?? 'no reason given'));
     report.clock.enter('generations');
@@ -305,14 +319,23 @@ function* refreshHeldPool(
       ...after,
     };
   }
-  if (canary !== undefined) {
-    report.clock.enter('publishing');
-    yield* publishImageVersion(run, version);
-    report.pending.push(versionPublished(base(), version));
+  let pointed = canary?.published;
+  if (canary === undefined) {
+    try {
+      pointed = yield* publish();
+    } catch (error) {
+      // A cancel before the publication was asked for: the version built for nothing goes.
+      if (isCancel(error) && !pastReturn(context)) yield* deleteImageVersion(run, version);
+      throw error;
+    }
   }
+  if (pointed === undefined) {
+    throw StepFailure.terminal('publishing-image-version', 'NotPublished', 'the version was not published');
+  }
+  report.pending.push(versionPublished(base(), version));
 
   report.clock.enter('model');
-  const model = yield* modelPhase(run, version);
+  const model = yield* modelPhase(run, version, pointed);
   report.clock.enter('generations');
   const after = yield* generationsPhase(run, {
     ...(model.modelImageId === undefined ? {} : { modelImageId: model.modelImageId }),

@@ -1,17 +1,18 @@
 /**
- * The orchestrators' waits: the operator's cancel event, a sleep it can interrupt, and the monitor
- * pattern (read, decide, sleep on a durable timer) with a deadline. Generators to delegate to with
- * `yield*`, so they replay deterministically.
+ * The orchestrators' waits: a sleep the operator's cancel can interrupt, and the monitor pattern (read,
+ * decide, sleep on a durable timer) with a deadline. Generators to delegate to with `yield*`, so they
+ * replay deterministically.
  *
  * A run that holds a pool registers a wait guard on its context (ownership.ts): every activity call
  * (call.ts) and every sleep here gives it the chance to renew the pool's lease when due, and to stop the
- * run when the lease was taken or an operator asked to cancel. It is registered per context object (one
- * per replay), so phases need not pass it along; the run registers it again, deterministically, on every
- * replay.
+ * run when the lease was taken. It is registered per context object (one per replay), so phases need not
+ * pass it along; the run registers it again, deterministically, on every replay. A refresh's cancel
+ * (cancel.ts) is found the same way: every sleep is a boundary that acts on it, and races its event.
  */
-import type { OrchestrationContext, Task, TimerTask } from 'durable-functions';
+import type { OrchestrationContext, Task } from 'durable-functions';
 
-import { EVENT } from '../../shared/application/orchestration-ids.js';
+import { cancelEventsOf, cancelledByEvent, stopIfCancelled } from './cancel.js';
+import { durableTimer } from './races.js';
 import { StepFailure } from './step-failure.js';
 import type { PollSchedule } from './timing.js';
 import { pollDelaySeconds } from './timing.js';
@@ -24,142 +25,38 @@ export interface WaitGuard {
   beforeSleep(context: OrchestrationContext, fireAt: Date): Generator<Task, void, unknown>;
 }
 
-interface ContextGuards {
-  guard?: WaitGuard;
-  cancel?: CancelWatch;
-}
-
-const guards = new WeakMap<OrchestrationContext, ContextGuards>();
-
-function guardsOf(context: OrchestrationContext): ContextGuards {
-  let found = guards.get(context);
-  if (found === undefined) {
-    found = {};
-    guards.set(context, found);
-  }
-  return found;
-}
+const guards = new WeakMap<OrchestrationContext, WaitGuard>();
 
 /** Registers (or with undefined, removes) the run's wait guard for this replay. */
 export function setWaitGuard(context: OrchestrationContext, guard: WaitGuard | undefined): void {
-  guardsOf(context).guard = guard;
+  if (guard === undefined) guards.delete(context);
+  else guards.set(context, guard);
 }
 
 export function waitGuardOf(context: OrchestrationContext): WaitGuard | undefined {
-  return guards.get(context)?.guard;
-}
-
-/** The run's cancel watch while it is active (the capture), for a cancel asked through the lease. */
-export function activeCancelOf(context: OrchestrationContext): CancelWatch | undefined {
-  const cancel = guards.get(context)?.cancel;
-  return cancel?.active === true ? cancel : undefined;
-}
-
-/** The failure a cancel ends the step with. */
-export function cancelled(step: string, reason: unknown): StepFailure {
-  const why = typeof reason === 'string' && reason !== '' ? `: ${reason}` : '';
-  return StepFailure.terminal(step, 'Cancelled', `cancelled by the operator${why}`);
+  return guards.get(context);
 }
 
 /**
- * An external event raced against timers, with a new wait for each race. A wait is never sent twice:
- * durable-functions 3.5 sends the whole action tree of every new Task.any (azure-functions-durable-js#574)
- * and the Durable extension makes each copy a waiter of its own, served first come, first served, so a
- * reused wait is answered in the SDK while the extension's copy stays open and its ids drift (issue 26).
- * The timer of a race the event won is cancelled, which is what lets the extension's replay move on.
- *
- * The SDK hands an event to the newest wait of its name. One delivered while no race runs (during an
- * activity) is taken by the wait of an earlier race, whose timer fired first: `take` finds it there, so
- * no event is heard twice or lost.
+ * Sleeps until `fireAt`. A boundary of a refresh's cancel (cancel.ts): one already asked fails the step
+ * before the sleep, and the cancel event ends the sleep at once.
  */
-export class EventWatch {
-  private readonly waits: Task[] = [];
-  private readonly taken = new Set<Task>();
-
-  constructor(
-    private readonly context: OrchestrationContext,
-    readonly name: string,
-  ) {}
-
-  /** An event that arrived and was not taken yet, marked taken; undefined when none. */
-  take(): Task | undefined {
-    const arrived = this.waits.find((wait) => wait.isCompleted && !this.taken.has(wait));
-    if (arrived !== undefined) this.taken.add(arrived);
-    return arrived;
-  }
-
-  /**
-   * Waits for `timer` or the event, whichever comes first: the event's wait (taken) when the event came
-   * first — the timer is then cancelled — or undefined when the timer fired.
-   */
-  *race(timer: TimerTask): Generator<Task, Task | undefined, unknown> {
-    const early = this.take();
-    if (early !== undefined) {
-      timer.cancel();
-      return early;
-    }
-    const wait = this.context.df.waitForExternalEvent(this.name);
-    this.waits.push(wait);
-    const winner = (yield this.context.df.Task.any([timer, wait])) as Task;
-    if (winner === timer) return undefined;
-    timer.cancel();
-    return this.take() ?? wait;
-  }
-}
-
-/**
- * The run's cancel watch, shared by every wait of the capture. `active` is turned off once the node is
- * being given back: from then on the run finishes what it must.
- */
-export interface CancelWatch {
-  readonly events: EventWatch;
-  active: boolean;
-}
-
-export function watchCancel(context: OrchestrationContext): CancelWatch {
-  const watch = { events: new EventWatch(context, EVENT.cancel), active: true };
-  guardsOf(context).cancel = watch;
-  return watch;
-}
-
-/**
- * Fire times of the timers the orchestrations create through `durableTimer`: a branch's timer that an
- * earlier Task.any already sent can only be waited for again through a new timer at the same time
- * (parallel.ts).
- */
-const fireTimes = new WeakMap<Task, number>();
-
-/** A durable timer whose fire time is known to `fireTimeOf`. */
-export function durableTimer(context: OrchestrationContext, fireAt: Date): TimerTask {
-  const timer = context.df.createTimer(fireAt);
-  fireTimes.set(timer, fireAt.getTime());
-  return timer;
-}
-
-/** When a timer made by `durableTimer` fires (ms); undefined for any other task. */
-export function fireTimeOf(task: Task): number | undefined {
-  return fireTimes.get(task);
-}
-
-/** Sleeps until `fireAt`, or fails the step at once when the operator cancels the run. */
 export function* sleepUnlessCancelled(
   context: OrchestrationContext,
   step: string,
   fireAt: Date,
-  cancel: CancelWatch | undefined,
 ): Generator<Task, void, unknown> {
   const guard = waitGuardOf(context);
   if (guard !== undefined) yield* guard.beforeSleep(context, fireAt);
+  stopIfCancelled(context, step);
   const timer = durableTimer(context, fireAt);
-  if (cancel === undefined || !cancel.active) {
+  const events = cancelEventsOf(context);
+  if (events === undefined) {
     yield timer;
     return;
   }
-  const event = yield* cancel.events.race(timer);
-  if (event !== undefined) {
-    cancel.active = false;
-    throw cancelled(step, event.result);
-  }
+  const event = yield* events.race(timer);
+  if (event !== undefined) throw cancelledByEvent(context, step, event);
 }
 
 export interface PollSpec<T> {
@@ -181,8 +78,6 @@ export interface PollSpec<T> {
   readonly done: (value: T) => boolean;
   /** The state in words, for the timeout message. */
   readonly describe: (value: T) => string;
-  /** When given and active, a cancel event ends the wait with a StepFailure. */
-  readonly cancel?: CancelWatch;
   /** What the operator can do when the wait times out. */
   readonly advice?: string;
   /** Runs after a round that is not done, before the sleep: a wait that must act on what it sees. */
@@ -210,7 +105,7 @@ export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>):
   };
   const firstReadAt = since + schedule.expectedSeconds * 1000;
   if (firstReadAt > startedAt) {
-    yield* sleepUnlessCancelled(context, spec.step, new Date(Math.min(deadline, firstReadAt)), spec.cancel);
+    yield* sleepUnlessCancelled(context, spec.step, new Date(Math.min(deadline, firstReadAt)));
   }
   for (;;) {
     const readAt = context.df.currentUtcDateTime.getTime();
@@ -231,11 +126,6 @@ export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>):
       pollDelaySeconds(schedule, (now - since) / 1000),
       spec.nextDelaySeconds?.(value) ?? 0,
     );
-    yield* sleepUnlessCancelled(
-      context,
-      spec.step,
-      new Date(Math.min(deadline, now + delaySeconds * 1000)),
-      spec.cancel,
-    );
+    yield* sleepUnlessCancelled(context, spec.step, new Date(Math.min(deadline, now + delaySeconds * 1000)));
   }
 }

@@ -27,6 +27,8 @@ export interface Chaos {
   invariants(options?: { runsPerPool?: number }): WorldCheck[];
   /** Every custom-status detail the runs published, in order. */
   statusDetails(): string[];
+  /** The steps the runs published, in order, each once per stretch. */
+  steps(): string[];
   stop(): Promise<void>;
 }
 
@@ -34,6 +36,7 @@ export async function startChaos(options: HarnessOptions = {}): Promise<Chaos> {
   const harness = await startHarness(options);
   const hooks: { step: string; action: (status: OrchestrationStatus) => void; fired: boolean }[] = [];
   const details: string[] = [];
+  const steps: string[] = [];
   const runner = createDurableRunner({
     ...durableRegistry(harness.composition.dependencies),
     clock: harness.sim.clock,
@@ -43,6 +46,7 @@ export async function startChaos(options: HarnessOptions = {}): Promise<Chaos> {
       const detail = (status.customStatus as { detail?: unknown } | undefined)?.detail;
       if (typeof detail === 'string') details.push(detail);
       const step = (status.customStatus as { step?: unknown } | undefined)?.step;
+      if (typeof step === 'string' && steps.at(-1) !== step) steps.push(step);
       for (const hook of hooks) {
         if (!hook.fired && step === hook.step) {
           hook.fired = true;
@@ -69,6 +73,7 @@ export async function startChaos(options: HarnessOptions = {}): Promise<Chaos> {
       ),
     invariants: (invariantOptions) => checkInvariants(running, before, invariantOptions),
     statusDetails: () => [...details],
+    steps: () => [...steps],
     stop: () => harness.stop(),
   };
 }

@@ -137,28 +137,27 @@ void describe('live capture: failures clean up', { concurrency: false }, () => {
     }
   });
 
-  void it('cancelled by the operator: stops at its first wait, the freeze pod is deleted and the root thawed', async () => {
+  void it('cancelled by the operator while the root is frozen: stops at once, the freeze pod is deleted and the root thawed', async () => {
     const chaos = await startLive();
     try {
       const id = `refresh:prod:${POOL2}`;
-      const run = chaos.refreshPool(POOL2, {}, id);
-      // Raised as soon as the instance exists: the local runner delivers it at the run's first wait (the
-      // freeze pod starting), as the e2e cancel test does for drain-and-stop.
+      // Raised the moment the freeze pod exists: the run acts on it at its next boundary (the wait for
+      // the pod to run, or the settle sleep, which the event ends at once).
       let raised = false;
-      for (let i = 0; i < 500 && !raised; i++) {
-        try {
-          await chaos.runner.raiseEvent(id, 'cancel', 'maintenance window closed');
-          raised = true;
-        } catch {
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
-      }
+      const store = chaos.harness.sim.running.world.cluster('prod').world.store;
+      const stop = store.subscribe((event) => {
+        if (raised || event.resource !== 'pods' || !event.object.metadata.name.startsWith('vmssp-freeze-'))
+          return;
+        raised = true;
+        void chaos.runner.raiseEvent(id, 'cancel', 'maintenance window closed');
+      });
+      const status = await chaos.refreshPool(POOL2, {}, id);
+      stop();
       assert.ok(raised, 'the cancel event was delivered');
-      const status = await run;
       assert.equal(status.runtimeStatus, 'Failed');
       assert.match(
         failureOf(status),
-        /^freezing-filesystem: cancelled by the operator: maintenance window closed/,
+        /^freezing-filesystem: cancelled: maintenance window closed; gave back freeze pod \S+ \(deleted: the root filesystem thawed\); the pool's lease was released$/,
       );
       assertNothingLeft(chaos, 'cancelled');
       assertInvariants(chaos, 'live: cancelled', 'cancelled', { message: failureOf(status) });

@@ -467,9 +467,13 @@ void describe('ownership across processes', { concurrency: false, timeout: 30 * 
       assert.equal(code, 130, stderr);
       assert.match(
         stderr,
-        /interrupted: giving the node back before exiting \(refresh:prod:k8s-pool2-12345678-vmss\)/,
+        /interrupted: asking refresh:prod:k8s-pool2-12345678-vmss to stop at its next step and give back what it holds/,
       );
-      assert.match(stderr, /"runtimeStatus":"Failed"[^\n]*interrupted with Ctrl-C/);
+      assert.match(stderr, /"runtimeStatus":"Failed"[^\n]*cancelled: Ctrl-C; gave back node/);
+      assert.match(
+        stderr,
+        /after the interrupt:\n[^\n]*\n {2}the pool's lease is free\n {2}nothing of the run is left/,
+      );
       const node = sim.running.world
         .cluster('prod')
         .world.store.list('nodes')

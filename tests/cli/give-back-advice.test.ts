@@ -22,7 +22,6 @@ void describe('giveBackAdvice', () => {
         {
           instanceId: 'refresh:prod:agents',
           pool: 'agents',
-          step: 'draining',
           topLevel: 'refresh:prod:agents',
         },
       ],

@@ -394,13 +394,53 @@ void describe('refresh pipeline on the simulator', { concurrency: false }, () =>
       scenario: withUndrainablePod(donor),
     });
     try {
-      const run = refreshPool(harness, POOL2, { node: donor }, 'cancel-me');
-      // Raised as soon as the instance exists: the run buffers the event and stops at its first wait
-      // while it holds the node (the drain), whatever the machine's speed.
+      // Raised the moment the donor is cordoned: the run, draining it, acts on it at its next boundary.
+      const store = harness.sim.running.world.cluster('prod').world.store;
+      let raised = false;
+      const stop = store.subscribe((event) => {
+        const object = event.object as NodeObject;
+        if (raised || event.resource !== 'nodes' || object.metadata.name !== donor) return;
+        if (object.spec?.unschedulable !== true) return;
+        raised = true;
+        void harness.runner.raiseEvent('cancel-me', 'cancel', 'maintenance window closed');
+      });
+      const status = await refreshPool(harness, POOL2, { node: donor }, 'cancel-me');
+      stop();
+      assert.ok(raised, 'the cancel event was delivered');
+      assert.equal(status.runtimeStatus, 'Failed');
+      assert.match(
+        status.failure?.ErrorMessage ?? '',
+        new RegExp(
+          `^draining: cancelled: maintenance window closed; gave back node ${donor} \\(uncordoned, our ` +
+            "annotations removed\\); the pool's lease was released$",
+        ),
+      );
+      const after = node(harness, donor);
+      assert.notEqual(after.spec?.unschedulable, true, 'uncordoned again');
+      assert.equal(after.metadata.annotations?.[CAPTURE_RUN_ANNOTATION], undefined);
+      assert.equal(harness.sim.running.world.compute.listSnapshots().length, 0);
+    } finally {
+      await harness.stop();
+    }
+  });
+
+  void it('a cancel raised while the run plans stops it before it takes the pool: nothing is touched', async () => {
+    const harness = await startHarness();
+    try {
+      const store = harness.sim.running.world.cluster('prod').world.store;
+      const cordoned = (): string[] =>
+        store
+          .list('nodes')
+          .filter((object) => (object as NodeObject).spec?.unschedulable === true)
+          .map((object) => object.metadata.name);
+      const cordonedBefore = cordoned();
+      const run = refreshPool(harness, POOL2, {}, 'cancel-early');
+      // Raised as soon as the instance exists, before it decided anything: the SDK keeps the event until
+      // the run opens its cancel watch, right before it takes the pool's lease.
       let raised = false;
       for (let i = 0; i < 500 && !raised; i++) {
         try {
-          await harness.runner.raiseEvent('cancel-me', 'cancel', 'maintenance window closed');
+          await harness.runner.raiseEvent('cancel-early', 'cancel', 'maintenance window closed');
           raised = true;
         } catch {
           await new Promise((resolve) => setTimeout(resolve, 5));
@@ -409,14 +449,17 @@ void describe('refresh pipeline on the simulator', { concurrency: false }, () =>
       assert.ok(raised, 'the cancel event was delivered');
       const status = await run;
       assert.equal(status.runtimeStatus, 'Failed');
-      assert.match(
-        status.failure?.ErrorMessage ?? '',
-        /^draining: cancelled by the operator: maintenance window closed/,
+      assert.equal(
+        status.failure?.ErrorMessage,
+        "acquiring-lease: cancelled: maintenance window closed; it had changed nothing that needed giving back; the pool's lease was never taken",
       );
-      const after = node(harness, donor);
-      assert.notEqual(after.spec?.unschedulable, true, 'uncordoned again');
-      assert.equal(after.metadata.annotations?.[CAPTURE_RUN_ANNOTATION], undefined);
-      assert.equal(harness.sim.running.world.compute.listSnapshots().length, 0);
+      assert.equal(harness.sim.running.world.compute.listSnapshots().length, 0, 'no snapshot was taken');
+      assert.deepEqual(cordoned(), cordonedBefore, 'no node was cordoned');
+      assert.deepEqual(
+        store.list('leases').filter((lease) => lease.metadata.name.startsWith('vmssp-')),
+        [],
+        "the pool's lease was never taken",
+      );
     } finally {
       await harness.stop();
     }

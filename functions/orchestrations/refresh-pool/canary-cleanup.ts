@@ -4,11 +4,13 @@
  * what it was, the canaries are deleted (or kept cordoned and labelled when rejected and settings say so),
  * the version is marked rejected (or abandoned when the canary ended without a verdict), and the canary
  * record leaves the scale set's tags last, so that until then a run that died can be given back from Azure.
+ * No cancel interrupts giving a canary back.
  */
 import type { Task } from 'durable-functions';
 
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
+import { noteGivenBack, shielded } from '../cancel.js';
 import { POLL, RESTORE_RETRY } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import type { CanaryProgress } from './canary-state.js';
@@ -18,7 +20,16 @@ import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
 
 /** Gives everything back after a canary that did not pass; returns what became of the canaries. */
-export function* giveBackCanary(
+export function giveBackCanary(
+  run: RefreshRun,
+  version: BuiltVersion,
+  progress: CanaryProgress,
+  verdict: { readonly rejected: string } | { readonly abandoned: string },
+): Generator<Task, 'deleted' | 'kept-cordoned', unknown> {
+  return shielded(run.context, giveBack(run, version, progress, verdict));
+}
+
+function* giveBack(
   run: RefreshRun,
   version: BuiltVersion,
   progress: CanaryProgress,
@@ -40,7 +51,10 @@ export function* giveBackCanary(
       { step, retry: RESTORE_RETRY },
     );
     // Another tool moved the image since the canary pinned it: its change stays.
-    if (restore.kind === 'restored') yield* waitForModelImage(run, record.priorImage['id'], step);
+    if (restore.kind === 'restored') {
+      yield* waitForModelImage(run, record.priorImage['id'], step);
+      noteGivenBack(context, "the scale set's model (back on its prior image)");
+    }
   }
 
   const step = 'removing-canaries';
@@ -79,6 +93,7 @@ export function* giveBackCanary(
     }
   } else {
     yield* deleteInstances(run, instances, step);
+    if (instances.length > 0) noteGivenBack(context, `canary instance(s) ${instances.join(', ')} (deleted)`);
   }
 
   const markStep = 'rejecting-version';
@@ -94,6 +109,10 @@ export function* giveBackCanary(
       at: isoNow(run),
     },
     { step: markStep, retry: RESTORE_RETRY },
+  );
+  noteGivenBack(
+    context,
+    `version ${version.versionName} (hidden from \`latest\`, marked ${rejected ? 'rejected' : 'abandoned'})`,
   );
   if (record !== undefined) {
     yield* call(

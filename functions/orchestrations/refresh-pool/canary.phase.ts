@@ -3,10 +3,12 @@
  * publishing it: read the model, pin it to the version and add the canary instances in one write with
  * If-Match (recording in the scale set's tags what it was), and watch them until every one passed (joined
  * under its own name, Ready, Ready for the soak, its DaemonSet pods running, the check pod succeeded) or
- * one failed or the deadline passed. Passed: the canaries stay or are removed, the caller publishes.
- * Rejected: the model goes back to exactly what it was, the canaries are deleted (or kept cordoned), the
- * version is tagged rejected and stays hidden. Any other failure (cancel, a scale-out that never happens,
- * Azure down for long) gives everything back the same way, marks the version abandoned, and fails the run.
+ * one failed or the deadline passed. Passed: the canaries stay or are removed, and the version is
+ * published (`publish`, the caller's: model.phase.ts). Rejected: the model goes back to exactly what it
+ * was, the canaries are deleted (or kept cordoned), the version is tagged rejected and stays hidden. Any
+ * other failure (a scale-out that never happens, Azure down for long), and a cancel at any boundary until
+ * the publication is asked for, gives everything back the same way, marks the version abandoned, and fails
+ * the run.
  * Every wait is a pollUntil (durable timers), every step an idempotent activity: a crash anywhere resumes
  * to one of the two end states.
  */
@@ -20,9 +22,10 @@ import { CONCURRENT_CHANGE } from '../../../shared/domain/errors.js';
 import { fnv1a32Hex } from '../../../shared/domain/gallery-naming.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
+import { isCancel, pastReturn } from '../cancel.js';
 import { StepFailure } from '../step-failure.js';
 import { EXPECTED, POLL } from '../timing.js';
-import { pollUntil, watchCancel } from '../waits.js';
+import { pollUntil } from '../waits.js';
 import { giveBackCanary, removePassedCanaries } from './canary-cleanup.js';
 import type { CanaryProgress } from './canary-state.js';
 import { scaleSetRefOf } from './canary-state.js';
@@ -30,8 +33,10 @@ import type { BuiltVersion } from './image.phase.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
 
-export interface CanaryPhaseOutput {
+export interface CanaryPhaseOutput<Published = unknown> {
   readonly verdict: 'passed' | 'rejected';
+  /** What `publish` returned (passed only). */
+  readonly published?: Published;
   readonly reason?: string;
   readonly instances: readonly string[];
   readonly instancesNow: 'kept' | 'removed' | 'deleted' | 'kept-cordoned';
@@ -39,10 +44,11 @@ export interface CanaryPhaseOutput {
   readonly othersFromVersion: readonly string[];
 }
 
-export function* canaryPhase(
+export function* canaryPhase<Published>(
   run: RefreshRun,
   version: BuiltVersion,
-): Generator<Task, CanaryPhaseOutput, unknown> {
+  publish: () => Generator<Task, Published, unknown>,
+): Generator<Task, CanaryPhaseOutput<Published>, unknown> {
   const { context, cluster, plan } = run;
   const policy = plan.settings.canary;
   const scaleSet = scaleSetRefOf(run);
@@ -54,7 +60,6 @@ export function* canaryPhase(
     checkPods: {},
     observations: [],
   };
-  const cancel = watchCancel(context);
   let verdict: CanaryVerdict | undefined;
   let failure: StepFailure | undefined;
   try {
@@ -63,7 +68,7 @@ export function* canaryPhase(
     // separate wait for the model: the canaries are only counted once built from the version, which
     // proves the pin took.
     progress.scaleOutRequested = true;
-    yield* pinVersion(run, version, progress, cancel);
+    yield* pinVersion(run, version, progress);
 
     setStatus(run, 'adding-canaries');
     const scaleOutInput = { cluster, scaleSet, versionId: version.id, count: policy.instances };
@@ -76,14 +81,13 @@ export function* canaryPhase(
       expectedSeconds: EXPECTED.scaleSetUpdate.expectedSeconds,
       intervalSeconds: POLL.canaryScaleOut.interval,
       timeoutSeconds: POLL.canaryScaleOut.timeout,
-      cancel,
       advice: 'the scale set did not add the canary instances: check its quota and activity log',
       read: () =>
         call(
           context,
           activities.recordCanaryInstances,
           { ...scaleOutInput, baseline: baselineIdsOf(run), record },
-          { step: 'adding-canaries', cancel },
+          { step: 'adding-canaries' },
         ),
       done: (result) => result.instances.length >= policy.instances,
       describe: (result) => `${result.instances.length} of ${policy.instances} canary instance(s) created`,
@@ -108,7 +112,6 @@ export function* canaryPhase(
       expectedSeconds: POLL.canaryObservation.interval,
       // The judge fails the canary at its deadline; this bound only stops a judge that never decides.
       timeoutSeconds: policy.deadlineSeconds + (policy.checkPod?.timeoutSeconds ?? 0) + 600,
-      cancel,
       read: function* () {
         const allKnown = progress.instances.every((instanceId) => known[instanceId] !== undefined);
         const observations = yield* call(
@@ -122,7 +125,7 @@ export function* canaryPhase(
             checkPods: { ...progress.checkPods },
             ...(allKnown ? { known: { ...known } } : {}),
           },
-          { step: 'testing-canaries', cancel },
+          { step: 'testing-canaries' },
         );
         for (const { instanceId, instance, node } of observations) {
           const running =
@@ -180,7 +183,7 @@ export function* canaryPhase(
               deadlineSeconds: policy.checkPod.timeoutSeconds,
               version: version.versionName,
             },
-            { step: 'testing-canaries', cancel },
+            { step: 'testing-canaries' },
           );
         }
       },
@@ -190,13 +193,19 @@ export function* canaryPhase(
   } catch (error) {
     failure = asStepFailure(error);
   }
-  cancel.active = false;
   const seconds = Math.round((context.df.currentUtcDateTime.getTime() - startedAtMs) / 1000);
   const base = { instances: progress.instances, seconds, othersFromVersion: progress.others };
 
   if (failure === undefined && verdict?.kind === 'passed') {
-    const instancesNow = yield* removePassedCanaries(run, progress);
-    return { verdict: 'passed', ...base, instancesNow };
+    try {
+      const instancesNow = yield* removePassedCanaries(run, progress);
+      const published = yield* publish();
+      return { verdict: 'passed', ...base, instancesNow, published };
+    } catch (error) {
+      // Until the publication is asked for, a cancel gives the canary back like any other end.
+      if (!isCancel(error) || pastReturn(context)) throw error;
+      failure = error;
+    }
   }
   const rejection = failure === undefined && verdict?.kind === 'failed' ? verdict.reason : undefined;
   const instancesNow = yield* giveBackCanary(run, version, progress, {
@@ -210,10 +219,12 @@ export function* canaryPhase(
   if (rejection !== undefined) {
     return { verdict: 'rejected', reason: rejection, ...base, instancesNow };
   }
-  throw (
+  const ended =
     failure ??
-    StepFailure.terminal('testing-canaries', 'CanaryUndecided', 'the canary ended without a verdict')
-  ).withFollowUp(
+    StepFailure.terminal('testing-canaries', 'CanaryUndecided', 'the canary ended without a verdict');
+  // A cancelled run lists what it gave back itself (cancel.ts cancelReport).
+  if (isCancel(ended)) throw ended;
+  throw ended.withFollowUp(
     `the model is back on its prior image, the canaries are gone, version ${version.versionName} is hidden and marked abandoned`,
   );
 }
@@ -227,7 +238,6 @@ function* pinVersion(
   run: RefreshRun,
   version: BuiltVersion,
   progress: CanaryProgress,
-  cancel: ReturnType<typeof watchCancel>,
 ): Generator<Task, void, unknown> {
   const { context, cluster, plan } = run;
   const scaleSet = scaleSetRefOf(run);
@@ -238,7 +248,7 @@ function* pinVersion(
       context,
       activities.readCanaryBaseline,
       { cluster, scaleSet, run: run.runId, version: version.versionName },
-      { step, cancel },
+      { step },
     );
     run.canaryBaseline ??= baseline.instanceIds;
     firstImage ??= baseline.record?.priorImage ?? baseline.image;
@@ -275,7 +285,7 @@ function* pinVersion(
             tags: { ...baseline.tags },
           },
         },
-        { step, cancel },
+        { step },
       );
       return;
     } catch (error) {

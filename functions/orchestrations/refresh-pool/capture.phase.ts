@@ -18,8 +18,7 @@ import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
 import { EXPECTED, POLL, RESTORE_WAIT_WORTH_TELLING_MS } from '../timing.js';
-import type { CancelWatch } from '../waits.js';
-import { pollUntil, watchCancel } from '../waits.js';
+import { pollUntil } from '../waits.js';
 import { giveBackDonor } from './give-back.js';
 import { pullPrepImage } from './prep-image-pull.js';
 import type { RefreshRun } from './run.js';
@@ -74,7 +73,6 @@ export function* capturePhase(run: RefreshRun, input: CaptureInput): Generator<T
     { step: 'recording-node-state' },
   );
 
-  const cancel = watchCancel(context);
   let snapshotRequested = false;
   let cordonedAt: number | undefined;
   let captured: Omit<TakenSnapshot, 'prior' | 'cordonedAtMs'> | undefined;
@@ -85,17 +83,17 @@ export function* capturePhase(run: RefreshRun, input: CaptureInput): Generator<T
       context,
       activities.protectNode,
       { cluster, node, prior, fence: run.fence },
-      { step: 'cordoning', cancel },
+      { step: 'cordoning' },
     );
     cordonedAt = context.df.currentUtcDateTime.getTime();
-    captured = yield* captureDisk(run, input, cancel, () => {
+    captured = yield* captureDisk(run, input, () => {
       snapshotRequested = true;
     });
   } catch (error) {
     captureError = error;
   }
-  // From here on the run gives the node back and finishes what it started: cancelling stops nothing.
-  cancel.active = false;
+  // From here on the run gives the node back and finishes what it started: no cancel interrupts that
+  // (giveBackDonor and deleteSnapshot are shielded).
   // A run whose lease was taken over touches nothing more: the run that took it gives the node back.
   if (captureError instanceof StepFailure && captureError.code === 'LeaseLost') throw captureError;
   if (captureError === undefined && captured !== undefined && cordonedAt !== undefined) {
@@ -141,7 +139,6 @@ function prepPodOf(run: RefreshRun, prepPodName: string): { prepPodName?: string
 function* captureDisk(
   run: RefreshRun,
   input: CaptureInput,
-  cancel: CancelWatch,
   onSnapshotRequested: () => void,
 ): Generator<Task, Omit<TakenSnapshot, 'prior' | 'cordonedAtMs'>, unknown> {
   const { context, cluster, plan } = run;
@@ -153,7 +150,6 @@ function* captureDisk(
     step: 'draining',
     intervalSeconds: POLL.drain.interval,
     timeoutSeconds: settings.drainTimeoutSeconds,
-    cancel,
     advice:
       'the node was given back; relax the PodDisruptionBudget or wait until it allows a disruption, raise ' +
       'capture.drainTimeout, or refresh from another node (--node)',
@@ -169,7 +165,7 @@ function* captureDisk(
           force: settings.forceUnreplicated,
           fence: run.fence,
         },
-        { step: 'draining', cancel },
+        { step: 'draining' },
       ),
     done: (result) => {
       if (result.blockers.length > 0) {
@@ -195,8 +191,8 @@ function* captureDisk(
   const ancestry = `${isoNow(run)} built image ${input.versionName} of ${cluster}/${run.input.pool} from node ${node} (run ${run.runId})`;
   const stopped =
     plan.capture?.mode === 'run-command'
-      ? yield* prepareByRunCommand(run, { ancestry, flavour: run.donor.flavour }, cancel)
-      : yield* prepareByPrepPod(run, { ancestry, prepPodName: input.prepPodName }, cancel);
+      ? yield* prepareByRunCommand(run, { ancestry, flavour: run.donor.flavour })
+      : yield* prepareByPrepPod(run, { ancestry, prepPodName: input.prepPodName });
   if (stopped.osDiskId === undefined) {
     throw StepFailure.terminal(
       'snapshotting',
@@ -227,7 +223,6 @@ function* captureDisk(
     },
     {
       step: 'snapshotting',
-      cancel,
       advice:
         `the node was started and given back; check the snapshot quota and permissions in resource group ` +
         `${plan.scaleSet.resourceGroup} (az snapshot list -g ${plan.scaleSet.resourceGroup}), then run again`,
@@ -240,7 +235,7 @@ function* captureDisk(
     // Taken: the copy is point-in-time from the create call on; the image phase waits for Succeeded.
     return { ...taken, snapshotId: requested.id, completed: false };
   }
-  const snapshot = yield* awaitSnapshot(run, { ...taken, cancel, step: 'snapshotting' });
+  const snapshot = yield* awaitSnapshot(run, { ...taken, step: 'snapshotting' });
   return { ...taken, snapshotId: snapshot.id, completed: true };
 }
 
@@ -251,7 +246,6 @@ function* captureDisk(
 function* prepareByPrepPod(
   run: RefreshRun,
   prep: { readonly ancestry: string; readonly prepPodName: string },
-  cancel: CancelWatch,
 ): Generator<Task, InstanceView, unknown> {
   const { context, cluster, plan } = run;
   const node = run.donor.node;
@@ -276,7 +270,7 @@ function* prepareByPrepPod(
       script: buildPrepScript({ ancestry: prep.ancestry, flavour: run.donor.flavour }),
       fence: run.fence,
     },
-    { step: 'preparing-disk', cancel },
+    { step: 'preparing-disk' },
   );
 
   setStatus(run, 'waiting-for-power-off');
@@ -290,16 +284,9 @@ function* prepareByPrepPod(
     step: 'waiting-for-power-off',
     ...EXPECTED.powerOff,
     timeoutSeconds: POLL.powerOff.timeout,
-    cancel,
     read: function* () {
-      const view = yield* call(context, activities.readInstance, instance, {
-        step: 'waiting-for-power-off',
-        cancel,
-      });
-      const phase = yield* call(context, activities.readPrepPod, prepPod, {
-        step: 'waiting-for-power-off',
-        cancel,
-      });
+      const view = yield* call(context, activities.readInstance, instance, { step: 'waiting-for-power-off' });
+      const phase = yield* call(context, activities.readPrepPod, prepPod, { step: 'waiting-for-power-off' });
       return { view, phase };
     },
     done: ({ view, phase }) => {
@@ -321,7 +308,7 @@ function* prepareByPrepPod(
           context,
           activities.requestInstancePowerOff,
           { ...instance, fence: run.fence },
-          { step: 'waiting-for-power-off', cancel },
+          { step: 'waiting-for-power-off' },
         );
         poweredOffThroughApi = true;
       }

@@ -3,13 +3,18 @@ import type { Task } from 'durable-functions';
 
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
+import { noteGivenBack, shielded } from '../cancel.js';
 import { fromNextInterval, LIVE_POLL } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import type { RefreshRun } from './run.js';
 import { setStatus } from './run.js';
 
-/** Deletes the copy disk and waits until it is gone; a no-op when it never existed. */
-export function* deleteCopyDisk(run: RefreshRun, diskName: string): Generator<Task, void, unknown> {
+/** Deletes the copy disk and waits until it is gone; a no-op when it never existed. No cancel interrupts it. */
+export function deleteCopyDisk(run: RefreshRun, diskName: string): Generator<Task, void, unknown> {
+  return shielded(run.context, deletion(run, diskName));
+}
+
+function* deletion(run: RefreshRun, diskName: string): Generator<Task, void, unknown> {
   const { context, plan } = run;
   const where = {
     cluster: run.cluster,
@@ -28,4 +33,5 @@ export function* deleteCopyDisk(run: RefreshRun, diskName: string): Generator<Ta
     done: (view) => !view.exists,
     describe: (view) => `disk ${diskName} ${view.provisioningState ?? 'deleting'}`,
   });
+  noteGivenBack(context, `copy disk ${diskName} (deleted)`);
 }

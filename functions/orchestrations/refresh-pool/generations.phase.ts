@@ -2,7 +2,7 @@
  * Last phase of every pool refresh (and rollback): label every node of the pool with the image version
  * it was built from, taint older generations when the pool's policy says so, and read how fresh the
  * pool is. A failure here does not undo a refresh that already happened: it is reported as a warning and
- * the next run (or timer tick) labels again.
+ * the next run (or timer tick) labels again. A cancel stops the run before it.
  */
 import type { Task } from 'durable-functions';
 
@@ -11,6 +11,7 @@ import type { ImageVersion } from '../../../shared/domain/compute.js';
 import type { Freshness } from '../../../shared/domain/freshness.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
+import { isCancel } from '../cancel.js';
 import { StepFailure } from '../step-failure.js';
 import type { RefreshRun } from './run.js';
 import { setStatus } from './run.js';
@@ -39,7 +40,8 @@ export function* generationsPhase(
       { step },
     );
   } catch (error) {
-    if (!(error instanceof StepFailure)) throw error;
+    // A cancel is not a failure of the labelling: it stops the run.
+    if (!(error instanceof StepFailure) || isCancel(error)) throw error;
     return { warnings: [`labelling node generations: ${error.message} (the next run labels again)`] };
   }
 }

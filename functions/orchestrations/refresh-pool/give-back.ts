@@ -2,13 +2,14 @@
  * Gives the donor back after a capture, whatever happened during it: deletes the prep pod, starts the VM
  * if needed and waits until it runs, then restores the node's prior state (uncordoned only if we cordoned
  * it; our annotations removed). Failures are collected and returned, not thrown: the caller reports them
- * after the capture's own failure, which is the cause.
+ * after the capture's own failure, which is the cause. No cancel interrupts it (cancel.ts `shielded`).
  */
 import type { Task } from 'durable-functions';
 
 import type { NodePriorState } from '../../../shared/application/donor-node.js';
 import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
+import { noteGivenBack, shielded } from '../cancel.js';
 import { StepFailure } from '../step-failure.js';
 import { EXPECTED, POLL, RESTORE_RETRY } from '../timing.js';
 import { pollUntil } from '../waits.js';
@@ -34,10 +35,14 @@ export interface GiveBackOutput {
   readonly failures: readonly StepFailure[];
 }
 
-export function* giveBackDonor(
+export function giveBackDonor(
   run: RefreshRun,
   input: GiveBackInput,
 ): Generator<Task, GiveBackOutput, unknown> {
+  return shielded(run.context, giveBack(run, input));
+}
+
+function* giveBack(run: RefreshRun, input: GiveBackInput): Generator<Task, GiveBackOutput, unknown> {
   const { context, cluster, plan } = run;
   const failures: StepFailure[] = [];
   const step = 'restoring-node';
@@ -71,6 +76,7 @@ export function* giveBackDonor(
   // (or ARM) that is away as long as the node's restore does (issue 27, finding 1).
   const patient = { step, retry: RESTORE_RETRY, onRetry };
   let vmBack = false;
+  let started = false;
   try {
     const view: Pick<
       ActivityOutput<'readInstance'>,
@@ -93,6 +99,7 @@ export function* giveBackDonor(
           { ...instance, fence: run.fence, ...seen },
           patient,
         );
+        started = true;
       }
       yield* pollUntil(context, {
         step: 'starting-instance',
@@ -119,6 +126,11 @@ export function* giveBackDonor(
         activities.restoreNode,
         { cluster, node: run.donor.node, prior: input.prior, runId: run.runId },
         { step, retry: RESTORE_RETRY, onRetry },
+      );
+      const cordon = input.prior.unschedulable ? 'left cordoned as it was' : 'uncordoned';
+      noteGivenBack(
+        context,
+        `node ${run.donor.node} (${cordon}, our annotations removed${started ? ', its VM started' : ''})`,
       );
     } catch (error) {
       failures.push(asStepFailure(step, error));

@@ -2,8 +2,9 @@
  * Image phase of a pool refresh. Before the capture: ensure the gallery and the image definition and name
  * the new version. After it: create the version from the captured source — the snapshot (drain-and-stop)
  * or the scrubbed managed disk (live) — (Standard_ZRS, falling back to Standard_LRS where the region has
- * no zones), wait until it Succeeded and replicated, publish it to `latest`, and delete the source on
- * every path.
+ * no zones), wait until it Succeeded and replicated, and delete the source on every path. A cancel
+ * before the version is published deletes it too. Publishing it to `latest` (`requestPublication`) is
+ * the run's point of no return (model.phase.ts).
  */
 import type { Task } from 'durable-functions';
 
@@ -15,6 +16,7 @@ import {
 } from '../../../shared/domain/image-version.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
+import { isCancel, noteGivenBack, shielded } from '../cancel.js';
 import { StepFailure } from '../step-failure.js';
 import { EXPECTED, POLL } from '../timing.js';
 import { pollUntil } from '../waits.js';
@@ -73,15 +75,14 @@ export interface ImagePhaseInput {
    */
   readonly snapshotPendingSinceMs?: number;
   readonly sourceVmId?: string;
-  /** Publish to `latest` once built (false: the canary gate publishes after its verdict). */
-  readonly publish: boolean;
 }
 
 /**
- * Builds and publishes the version, from a source that Succeeded only; the source is deleted whatever
- * happens (a snapshot that ended Failed included).
+ * Builds the version (hidden from `latest`), from a source that Succeeded only; the source is deleted
+ * whatever happens (a snapshot that ended Failed included). A cancel deletes the version it asked for.
  */
 export function* imagePhase(run: RefreshRun, input: ImagePhaseInput): Generator<Task, BuiltVersion, unknown> {
+  const progress = { requested: false };
   try {
     if (input.source.kind === 'snapshot' && input.snapshotPendingSinceMs !== undefined) {
       const snapshot = yield* awaitSnapshot(run, {
@@ -89,16 +90,27 @@ export function* imagePhase(run: RefreshRun, input: ImagePhaseInput): Generator<
         requestedAtMs: input.snapshotPendingSinceMs,
         step: 'awaiting-snapshot',
       });
-      return yield* buildImageVersion(run, { ...input, source: { ...input.source, id: snapshot.id } });
+      return yield* buildImageVersion(
+        run,
+        { ...input, source: { ...input.source, id: snapshot.id } },
+        progress,
+      );
     }
-    return yield* buildImageVersion(run, input);
+    return yield* buildImageVersion(run, input, progress);
+  } catch (error) {
+    if (isCancel(error) && progress.requested) yield* deleteImageVersion(run, input.ref);
+    throw error;
   } finally {
     if (input.source.kind === 'disk') yield* deleteCopyDisk(run, input.source.name);
     else yield* deleteSnapshot(run, input.source.name);
   }
 }
 
-function* buildImageVersion(run: RefreshRun, input: ImagePhaseInput): Generator<Task, BuiltVersion, unknown> {
+function* buildImageVersion(
+  run: RefreshRun,
+  input: ImagePhaseInput,
+  progress: { requested: boolean },
+): Generator<Task, BuiltVersion, unknown> {
   const { context, cluster, plan } = run;
   const { ref } = input;
   const preferences: StorageAccountType[] =
@@ -124,6 +136,8 @@ function* buildImageVersion(run: RefreshRun, input: ImagePhaseInput): Generator<
   for (const [index, storageAccountType] of preferences.entries()) {
     const last = index === preferences.length - 1;
     setStatus(run, 'building-image-version', storageAccountType);
+    // Asked for from here on, even should the call fail in between (a cancel deletes it).
+    progress.requested = true;
     const request = yield* call(
       context,
       activities.requestImageVersion,
@@ -158,7 +172,8 @@ function* buildImageVersion(run: RefreshRun, input: ImagePhaseInput): Generator<
     });
     if (built.provisioningState === 'Failed' || built.replicationState === 'Failed') {
       // A failed version still exists and blocks a retry under the same name: delete it first.
-      yield* deleteFailedVersion(run, ref);
+      yield* deleteImageVersion(run, ref);
+      progress.requested = false;
       if (last) {
         throw StepFailure.terminal(
           'building-image-version',
@@ -176,10 +191,8 @@ function* buildImageVersion(run: RefreshRun, input: ImagePhaseInput): Generator<
         `image version ${ref.versionName} has no id`,
       );
     }
-    const builtVersion: BuiltVersion = { ...ref, id: built.id, storageAccountType };
-    // With the canary gate on, the version stays hidden from `latest` until its canary passed.
-    if (input.publish) yield* publishImageVersion(run, builtVersion);
-    return builtVersion;
+    // Hidden from `latest` until it is published (after its canary passed, when the gate is on).
+    return { ...ref, id: built.id, storageAccountType };
   }
   throw StepFailure.terminal(
     'building-image-version',
@@ -188,25 +201,27 @@ function* buildImageVersion(run: RefreshRun, input: ImagePhaseInput): Generator<
   );
 }
 
-/** Publishes a built version to `latest` and waits until ARM says so. */
-export function* publishImageVersion(run: RefreshRun, version: BuiltVersion): Generator<Task, void, unknown> {
-  const { context, cluster } = run;
-  const ref: ImageVersionRef = {
-    subscriptionId: version.subscriptionId,
-    resourceGroup: version.resourceGroup,
-    galleryName: version.galleryName,
-    imageName: version.imageName,
-    versionName: version.versionName,
-  };
+/**
+ * Asks ARM to publish the version to `latest`: the last boundary at which a cancel gives everything
+ * back. From the request on the version is live (for every model that names the definition).
+ */
+export function* requestPublication(run: RefreshRun, version: BuiltVersion): Generator<Task, void, unknown> {
   const step = 'publishing-image-version';
   setStatus(run, step);
   yield* call(
-    context,
+    run.context,
     activities.requestImageVersionExclusion,
     // The moment is recorded on the version for the status page's run timeline (pool-history.ts).
-    { cluster, ref, excludeFromLatest: false, inLatestAt: isoNow(run) },
+    { cluster: run.cluster, ref: refOf(version), excludeFromLatest: false, inLatestAt: isoNow(run) },
     { step },
   );
+}
+
+/** Waits until ARM says the version is in `latest`. */
+export function* awaitPublication(run: RefreshRun, version: BuiltVersion): Generator<Task, void, unknown> {
+  const { context, cluster } = run;
+  const ref = refOf(version);
+  const step = 'publishing-image-version';
   yield* pollUntil(context, {
     step,
     intervalSeconds: POLL.publication.interval,
@@ -217,7 +232,25 @@ export function* publishImageVersion(run: RefreshRun, version: BuiltVersion): Ge
   });
 }
 
-function* deleteFailedVersion(run: RefreshRun, ref: ImageVersionRef): Generator<Task, void, unknown> {
+function refOf(version: ImageVersionRef): ImageVersionRef {
+  return {
+    subscriptionId: version.subscriptionId,
+    resourceGroup: version.resourceGroup,
+    galleryName: version.galleryName,
+    imageName: version.imageName,
+    versionName: version.versionName,
+  };
+}
+
+/**
+ * Deletes a version of this run that is not published (failed, or built before a cancel) and waits until
+ * it is gone. No cancel interrupts it.
+ */
+export function deleteImageVersion(run: RefreshRun, ref: ImageVersionRef): Generator<Task, void, unknown> {
+  return shielded(run.context, versionDeletion(run, refOf(ref)));
+}
+
+function* versionDeletion(run: RefreshRun, ref: ImageVersionRef): Generator<Task, void, unknown> {
   const { context, cluster } = run;
   const step = 'deleting-failed-image-version';
   setStatus(run, step);
@@ -230,4 +263,5 @@ function* deleteFailedVersion(run: RefreshRun, ref: ImageVersionRef): Generator<
     done: (view) => !view.exists,
     describe: (view) => `version ${ref.versionName} ${view.provisioningState ?? 'deleting'}`,
   });
+  noteGivenBack(context, `image version ${ref.versionName} (deleted)`);
 }

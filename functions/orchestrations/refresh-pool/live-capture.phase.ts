@@ -21,10 +21,10 @@ import { COPY_DISK_PURPOSE_TAG, LIVE_POD_GRACE_SECONDS } from '../../../shared/d
 import { SNAPSHOT_TAG_KEYS } from '../../../shared/domain/ownership.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
+import { noteGivenBack, shielded } from '../cancel.js';
 import { StepFailure } from '../step-failure.js';
 import { fromNextInterval, LIVE_POLL } from '../timing.js';
-import type { CancelWatch } from '../waits.js';
-import { pollUntil, sleepUnlessCancelled, watchCancel } from '../waits.js';
+import { pollUntil, sleepUnlessCancelled } from '../waits.js';
 import { deleteCopyDisk } from './copy-disk.js';
 import type { ImageSource } from './image.phase.js';
 import { pullPrepImage } from './prep-image-pull.js';
@@ -104,19 +104,16 @@ export function* liveCapturePhase(
   run: RefreshRun,
   input: LiveCaptureInput,
 ): Generator<Task, CaptureOutput, unknown> {
-  const { context } = run;
-  const cancel = watchCancel(context);
   const made: Made = { snapshot: false, copy: false, attach: false, freezePod: false, scrubPod: false };
   let captured: CaptureOutput | undefined;
   let captureError: unknown;
   try {
-    captured = yield* captureLive(run, input, cancel, made);
+    captured = yield* captureLive(run, input, made);
   } catch (error) {
     captureError = error;
   }
-  // From here on the run cleans up what it made: cancelling stops nothing.
-  cancel.active = false;
-  const failures = yield* cleanUp(run, input, made, captureError === undefined);
+  // From here on the run cleans up what it made: no cancel interrupts that.
+  const failures = yield* shielded(run.context, cleanUp(run, input, made, captureError === undefined));
   if (captureError !== undefined || captured === undefined) {
     const capture = asStepFailure('capturing', captureError);
     throw failures.length === 0
@@ -137,7 +134,6 @@ export function* liveCapturePhase(
 function* captureLive(
   run: RefreshRun,
   input: LiveCaptureInput,
-  cancel: CancelWatch,
   made: Made,
 ): Generator<Task, CaptureOutput, unknown> {
   const { context, cluster, plan } = run;
@@ -162,7 +158,6 @@ function* captureLive(
   setStatus(run, 'freezing-filesystem');
   const donor = yield* call(context, activities.readDonorDisks, instance, {
     step: 'freezing-filesystem',
-    cancel,
   });
   if (!donor.exists) throw donorGone(run, 'freezing-filesystem');
   if (donor.osDiskId === undefined) {
@@ -215,18 +210,16 @@ function* captureLive(
       fence: run.fence,
       gracePeriodSeconds: LIVE_POD_GRACE_SECONDS,
     },
-    { step: 'freezing-filesystem', cancel },
+    { step: 'freezing-filesystem' },
   );
   const { phase: freezePhase } = yield* pollUntil(context, {
     step: 'freezing-filesystem',
     intervalSeconds: LIVE_POLL.freezePod.interval,
     timeoutSeconds: LIVE_POLL.freezePod.timeout,
-    cancel,
     read: function* () {
       return {
         phase: yield* call(context, activities.readPrepPod, freezePod, {
           step: 'freezing-filesystem',
-          cancel,
         }),
       };
     },
@@ -251,7 +244,7 @@ function* captureLive(
     // it that time (LIVE_POLL.freezeSettleSeconds). Should the host be slower still, the snapshot is
     // crash-consistent, which the scrub's first mount repairs (journal replay).
     const settleAt = context.df.currentUtcDateTime.getTime() + LIVE_POLL.freezeSettleSeconds * 1000;
-    yield* sleepUnlessCancelled(context, 'freezing-filesystem', new Date(settleAt), cancel);
+    yield* sleepUnlessCancelled(context, 'freezing-filesystem', new Date(settleAt));
   }
   made.snapshot = true;
   setStatus(run, 'snapshotting', freezePhase === 'Running' ? 'root filesystem frozen' : 'freeze missed');
@@ -271,18 +264,21 @@ function* captureLive(
     },
     {
       step: 'snapshotting',
-      cancel,
       advice: `check the snapshot quota and permissions in resource group ${plan.scaleSet.resourceGroup}, then run again`,
     },
   );
-  // The snapshot is a point-in-time copy from its request on: thaw at once. Should the deletion fail
-  // (API server down), the freeze still ends with the pod's hold; the clean-up deletes it later.
+  // The snapshot is a point-in-time copy from its request on: thaw at once, whatever was asked since.
+  // Should the deletion fail (API server down), the freeze still ends with the pod's hold; the clean-up
+  // deletes it later.
   try {
-    yield* call(
+    yield* shielded(
       context,
-      activities.deleteLivePod,
-      { ...freezePod, gracePeriodSeconds: LIVE_POD_GRACE_SECONDS },
-      { step: 'freezing-filesystem' },
+      call(
+        context,
+        activities.deleteLivePod,
+        { ...freezePod, gracePeriodSeconds: LIVE_POD_GRACE_SECONDS },
+        { step: 'freezing-filesystem' },
+      ),
     );
     made.freezePod = false;
   } catch {
@@ -292,7 +288,6 @@ function* captureLive(
   const snapshot = yield* awaitSnapshot(run, {
     snapshotName: input.snapshotName,
     requestedAtMs: snapshotRequestedAtMs,
-    cancel,
     step: 'snapshotting',
   });
 
@@ -311,14 +306,13 @@ function* captureLive(
       tags: { ...tags, [COPY_DISK_PURPOSE_TAG.key]: COPY_DISK_PURPOSE_TAG.value },
       newName: true,
     },
-    { step: 'copying-disk', cancel },
+    { step: 'copying-disk' },
   );
   const copy = yield* pollUntil(context, {
     step: 'copying-disk',
     ...fromNextInterval(LIVE_POLL.copyDisk),
     timeoutSeconds: LIVE_POLL.copyDisk.timeout,
-    cancel,
-    read: () => call(context, activities.readCopyDisk, copyWhere, { step: 'copying-disk', cancel }),
+    read: () => call(context, activities.readCopyDisk, copyWhere, { step: 'copying-disk' }),
     done: (view) => {
       if (view.provisioningState === 'Failed') {
         throw StepFailure.terminal('copying-disk', 'DiskFailed', `disk ${input.copyDiskName} failed`);
@@ -337,7 +331,7 @@ function* captureLive(
     context,
     activities.requestSnapshotDeletion,
     { ...group, name: input.snapshotName },
-    { step: 'copying-disk', cancel },
+    { step: 'copying-disk' },
   );
   made.snapshotDeletionAsked = true;
 
@@ -347,7 +341,7 @@ function* captureLive(
     context,
     activities.readNodeReadySince,
     { cluster, node },
-    { step: 'attaching-copy', cancel },
+    { step: 'attaching-copy' },
   );
   made.attach = true;
   yield* call(
@@ -356,7 +350,6 @@ function* captureLive(
     { ...instance, diskId: copyId, lun: plannedLun, fence: run.fence },
     {
       step: 'attaching-copy',
-      cancel,
       advice: 'set capture.mode to drain-and-stop if the VM size has no data disk left',
     },
   );
@@ -364,8 +357,7 @@ function* captureLive(
     step: 'attaching-copy',
     ...fromNextInterval(LIVE_POLL.dataDisk),
     timeoutSeconds: LIVE_POLL.dataDisk.timeout,
-    cancel,
-    read: () => call(context, activities.readDonorDisks, instance, { step: 'attaching-copy', cancel }),
+    read: () => call(context, activities.readDonorDisks, instance, { step: 'attaching-copy' }),
     done: (view) => {
       if (!view.exists) throw donorGone(run, 'attaching-copy');
       if (view.provisioningState === 'Updating') return false;
@@ -409,7 +401,7 @@ function* captureLive(
       fence: run.fence,
       gracePeriodSeconds: LIVE_POD_GRACE_SECONDS,
     },
-    { step: 'scrubbing-copy', cancel },
+    { step: 'scrubbing-copy' },
   );
   // The node is read with the pod: a donor that reboots meanwhile leaves a pod that may never end
   // (its container died with the host), and its copy must not be used.
@@ -417,17 +409,15 @@ function* captureLive(
     step: 'scrubbing-copy',
     intervalSeconds: LIVE_POLL.scrub.interval,
     timeoutSeconds: LIVE_POLL.scrub.timeout,
-    cancel,
     read: function* () {
       const phase = yield* call(context, activities.readPrepPod, scrubPod, {
         step: 'scrubbing-copy',
-        cancel,
       });
       const ready = yield* call(
         context,
         activities.readNodeReadySince,
         { cluster, node },
-        { step: 'scrubbing-copy', cancel },
+        { step: 'scrubbing-copy' },
       );
       return { phase, ready };
     },
@@ -445,7 +435,7 @@ function* captureLive(
     },
     describe: ({ phase }) => `scrub pod ${input.scrubPodName} is ${phase}`,
   });
-  yield* call(context, activities.deletePrepPod, scrubPod, { step: 'scrubbing-copy', cancel });
+  yield* call(context, activities.deletePrepPod, scrubPod, { step: 'scrubbing-copy' });
   made.scrubPod = false;
 
   setStatus(run, 'detaching-copy');
@@ -518,6 +508,7 @@ function* cleanUp(
         { cluster, namespace, name: input.freezePodName, gracePeriodSeconds: LIVE_POD_GRACE_SECONDS },
         { step: 'freezing-filesystem' },
       );
+      noteGivenBack(context, `freeze pod ${input.freezePodName} (deleted: the root filesystem thawed)`);
     });
   }
   if (made.scrubPod) {
@@ -528,6 +519,7 @@ function* cleanUp(
         { cluster, namespace, name: input.scrubPodName, gracePeriodSeconds: LIVE_POD_GRACE_SECONDS },
         { step: 'scrubbing-copy' },
       );
+      noteGivenBack(context, `scrub pod ${input.scrubPodName} (deleted)`);
     });
   }
   if (!succeeded && made.attach) {
@@ -542,6 +534,7 @@ function* cleanUp(
         },
       );
       if (copy.id !== undefined) yield* detachCopy(run, copy.id);
+      noteGivenBack(context, `copy disk ${input.copyDiskName} (detached from node ${run.donor.node})`);
     });
   }
   if (!succeeded && made.copy) {

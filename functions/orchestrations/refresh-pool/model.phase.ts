@@ -1,20 +1,29 @@
 /**
- * Model phase of a pool refresh: point the scale set's model at the new image (the definition, so new
- * instances take `latest`, or the version when pinned), verify it by reading it back, only then remove
- * the bootstrap extensions (a model without them but with the old image would build broken nodes), and
- * prune old versions.
+ * Model phase of a pool refresh: publish the version to `latest` and point the scale set's model at the
+ * new image (the definition, so new instances take `latest`, or the version when pinned), verify it by
+ * reading it back, only then remove the bootstrap extensions (a model without them but with the old image
+ * would build broken nodes), and prune old versions.
+ *
+ * Publishing is the run's point of no return (issue 27): the publication request is the last boundary at
+ * which a cancel gives everything back. From it on the run finishes publishing and the model update
+ * (seconds) before a cancel can stop it, so that a pool is never left half way (a model pinned to a version
+ * hidden from `latest`, a canary record on the scale set); a cancel then stops the run before its next
+ * change, every change it asked for waited for, and the run's failure says where the pool stands
+ * (cancel.ts `notePastReturn`) and that `rollback` points it back.
  */
 import type { Task } from 'durable-functions';
 
-import type { ImageVersion } from '../../../shared/domain/compute.js';
+import type { ImageVersion, RemovableExtension } from '../../../shared/domain/compute.js';
 import { galleryDefinitionIdOf, sameResourceId } from '../../../shared/domain/resource-id.js';
 import type { ActivityOutput } from '../../activities.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
+import { notePastReturn, shielded } from '../cancel.js';
 import { StepFailure } from '../step-failure.js';
 import { EXPECTED, POLL } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import type { BuiltVersion } from './image.phase.js';
+import { awaitPublication, requestPublication } from './image.phase.js';
 import type { RefreshRun } from './run.js';
 import { setStatus } from './run.js';
 
@@ -31,10 +40,43 @@ export interface ModelPhaseOutput {
   readonly versions?: readonly ImageVersion[];
 }
 
-export function* modelPhase(
+/** Where the model stands once the version is published. */
+export type PointedModel =
+  | {
+      readonly kind: 'pointed';
+      readonly targetImageId: string;
+      /** The removable extensions as the read that saw the update done listed them. */
+      readonly removableExtensions?: readonly RemovableExtension[];
+    }
+  | { readonly kind: 'kept-newer'; readonly why: string };
+
+/** Publishes the version and points the model at it (see above): no cancel stops it once published. */
+export function* publishAndPoint(
   run: RefreshRun,
   version: BuiltVersion,
-): Generator<Task, ModelPhaseOutput, unknown> {
+): Generator<Task, PointedModel, unknown> {
+  yield* requestPublication(run, version);
+  pastReturn(run, version, "the scale set's model is not updated yet");
+  return yield* shielded(run.context, publishedAndPointed(run, version));
+}
+
+function* publishedAndPointed(
+  run: RefreshRun,
+  version: BuiltVersion,
+): Generator<Task, PointedModel, unknown> {
+  yield* awaitPublication(run, version);
+  const pointed = yield* pointModel(run, version);
+  pastReturn(
+    run,
+    version,
+    pointed.kind === 'kept-newer'
+      ? pointed.why
+      : "the scale set's model points at it, but its bootstrap extensions were not all removed",
+  );
+  return pointed;
+}
+
+function* pointModel(run: RefreshRun, version: BuiltVersion): Generator<Task, PointedModel, unknown> {
   const { context, cluster, plan } = run;
   const scaleSet = plan.scaleSet;
   const settings = plan.settings;
@@ -63,7 +105,7 @@ export function* modelPhase(
       `the model already uses version ${update.version}, newer than ${run.version ?? "this run's"}; it was left as is ` +
       '(only an explicit rollback moves it back)';
     setStatus(run, 'updating-scale-set-model', why);
-    return { removedExtensions: [], prunedVersions: [], modelKept: why };
+    return { kind: 'kept-newer', why };
   }
   if (update.kind === 'changed-elsewhere') {
     throw StepFailure.terminal(
@@ -75,7 +117,6 @@ export function* modelPhase(
       'check who changed the model; run again to point it at the newest version',
     );
   }
-  const keepExtensionTypes = [...settings.keepExtensionTypes];
   const updated = yield* pollUntil(context, {
     step: 'updating-scale-set-model',
     ...EXPECTED.scaleSetUpdate,
@@ -84,7 +125,7 @@ export function* modelPhase(
       call(
         context,
         activities.readScaleSetImage,
-        { cluster, scaleSet, keepExtensionTypes },
+        { cluster, scaleSet, keepExtensionTypes: [...settings.keepExtensionTypes] },
         { step: 'updating-scale-set-model' },
       ),
     done: (view) => {
@@ -99,36 +140,77 @@ export function* modelPhase(
     },
     describe: (view) => `model image ${view.imageId ?? 'none'} (${view.provisioningState})`,
   });
+  return {
+    kind: 'pointed',
+    targetImageId,
+    ...(updated.removableExtensions === undefined
+      ? {}
+      : { removableExtensions: updated.removableExtensions }),
+  };
+}
+
+/** After the model points at the version: remove the bootstrap extensions and prune old versions. */
+export function* modelPhase(
+  run: RefreshRun,
+  version: BuiltVersion,
+  pointed: PointedModel,
+): Generator<Task, ModelPhaseOutput, unknown> {
+  const { context, cluster, plan } = run;
+  const scaleSet = plan.scaleSet;
+  const settings = plan.settings;
+  if (pointed.kind === 'kept-newer') {
+    // The run that installed the newer version also removed the extensions and pruned: nothing left.
+    return { removedExtensions: [], prunedVersions: [], modelKept: pointed.why };
+  }
+  const { targetImageId } = pointed;
 
   const step = 'removing-bootstrap-extensions';
   setStatus(run, step);
-  const listing = { cluster, scaleSet, keepExtensionTypes };
+  const listing = { cluster, scaleSet, keepExtensionTypes: [...settings.keepExtensionTypes] };
   // The model read that saw the update done carries the extensions (a history recorded before it did
   // has none: they are listed).
   const extensions =
-    updated.removableExtensions ??
+    pointed.removableExtensions ??
     (yield* call(context, activities.listRemovableExtensions, listing, { step }));
   const deletionAskedAtMs = context.df.currentUtcDateTime.getTime();
-  for (const extension of extensions) {
-    if (extension.deleting) continue;
-    yield* call(
-      context,
-      activities.requestExtensionDeletion,
-      { cluster, scaleSet, extensionName: extension.name },
-      { step },
-    );
+  // Those asked to go are waited for even when a cancel stops the run between two requests.
+  const asked = new Set(extensions.filter((extension) => extension.deleting).map((e) => e.name));
+  let allAsked = false;
+  try {
+    for (const extension of extensions) {
+      if (extension.deleting) continue;
+      yield* call(
+        context,
+        activities.requestExtensionDeletion,
+        { cluster, scaleSet, extensionName: extension.name },
+        { step },
+      );
+      asked.add(extension.name);
+    }
+    allAsked = true;
+  } finally {
+    if (asked.size > 0) {
+      yield* shielded(
+        context,
+        pollUntil(context, {
+          step,
+          ...EXPECTED.extensionDeletion,
+          sinceMs: deletionAskedAtMs,
+          timeoutSeconds: POLL.extensionDeletion.timeout,
+          read: () => call(context, activities.listRemovableExtensions, listing, { step }),
+          done: (left) =>
+            allAsked ? left.length === 0 : !left.some((extension) => asked.has(extension.name)),
+          describe: (left) =>
+            `extensions still present: ${left.map((extension) => extension.name).join(', ')}`,
+        }),
+      );
+    }
   }
-  if (extensions.length > 0) {
-    yield* pollUntil(context, {
-      step,
-      ...EXPECTED.extensionDeletion,
-      sinceMs: deletionAskedAtMs,
-      timeoutSeconds: POLL.extensionDeletion.timeout,
-      read: () => call(context, activities.listRemovableExtensions, listing, { step }),
-      done: (left) => left.length === 0,
-      describe: (left) => `extensions still present: ${left.map((extension) => extension.name).join(', ')}`,
-    });
-  }
+  pastReturn(
+    run,
+    version,
+    "the scale set's model points at it without its bootstrap extensions; older versions were not pruned",
+  );
 
   setStatus(run, 'pruning-versions');
   const pruning: PruneOutcome | readonly string[] = yield* call(
@@ -144,12 +226,26 @@ export function* modelPhase(
     { step: 'pruning-versions' },
   );
   const pruned = pruneOutcomeOf(pruning);
+  pastReturn(
+    run,
+    version,
+    "the scale set's model points at it without its bootstrap extensions; node generation labels were not updated",
+  );
   return {
     removedExtensions: extensions.map((extension) => extension.name),
     prunedVersions: pruned.pruned,
     modelImageId: targetImageId,
     ...(pruned.versions === undefined ? {} : { versions: pruned.versions }),
   };
+}
+
+/** Where a cancel leaves the pool once the version is published, and how to go back. */
+function pastReturn(run: RefreshRun, version: BuiltVersion, where: string): void {
+  notePastReturn(
+    run.context,
+    `version ${version.versionName} is published (in \`latest\`) and stays: ${where}; ` +
+      `\`vmss-prototype rollback --pool ${run.input.pool}\` points the pool back at the version before`,
+  );
 }
 
 /** A history recorded before the pruning handed over its list holds the pruned names alone. */

@@ -6,6 +6,7 @@ import type { Task } from 'durable-functions';
 
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
+import { shielded } from '../cancel.js';
 import { StepFailure } from '../step-failure.js';
 import { POLL, PREP_IMAGE_PULL } from '../timing.js';
 import { pollUntil } from '../waits.js';
@@ -52,6 +53,7 @@ export function* pullPrepImage(run: RefreshRun, pullPodName: string): Generator<
       advice: `check that node ${run.donor.node} can pull capture.prepImage (kubectl -n ${settings.prepNamespace} describe pod ${pullPodName})`,
     });
   } finally {
-    yield* call(context, activities.deletePrepPod, pod, { step });
+    // Whatever ended the wait (a cancel included), the pod goes.
+    yield* shielded(context, call(context, activities.deletePrepPod, pod, { step }));
   }
 }

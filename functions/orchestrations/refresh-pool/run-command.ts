@@ -18,7 +18,6 @@ import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
 import { POLL } from '../timing.js';
-import type { CancelWatch } from '../waits.js';
 import { pollUntil } from '../waits.js';
 import type { RefreshRun } from './run.js';
 import { setStatus } from './run.js';
@@ -35,7 +34,6 @@ export interface RunCommandPrep {
 export function* prepareByRunCommand(
   run: RefreshRun,
   prep: RunCommandPrep,
-  cancel: CancelWatch,
 ): Generator<Task, InstanceView, unknown> {
   const { context, cluster, plan } = run;
   const settings = plan.settings;
@@ -51,14 +49,8 @@ export function* prepareByRunCommand(
     step,
     intervalSeconds: POLL.runCommand.interval,
     timeoutSeconds: settings.runCommandTimeoutSeconds,
-    cancel,
     read: () =>
-      call(
-        context,
-        activities.startRunCommandPrep,
-        { ...instance, script, fence: run.fence },
-        { step, cancel },
-      ),
+      call(context, activities.startRunCommandPrep, { ...instance, script, fence: run.fence }, { step }),
     done: (start) => {
       if (start.kind === 'not-running') {
         throw StepFailure.terminal(
@@ -82,13 +74,12 @@ export function* prepareByRunCommand(
     step,
     intervalSeconds: POLL.runCommand.interval,
     timeoutSeconds: settings.runCommandTimeoutSeconds,
-    cancel,
     read: () =>
       call(
         context,
         activities.readRunCommandPrep,
         { cluster, scaleSet: plan.scaleSet, handle: started.handle },
-        { step, cancel },
+        { step },
       ),
     done: (state) => state.state !== 'running',
     describe: () => `the run command on ${where} is still running`,
@@ -117,14 +108,13 @@ export function* prepareByRunCommand(
     context,
     activities.requestInstancePowerOff,
     { ...instance, fence: run.fence },
-    { step: 'waiting-for-power-off', cancel },
+    { step: 'waiting-for-power-off' },
   );
   return yield* pollUntil(context, {
     step: 'waiting-for-power-off',
     intervalSeconds: POLL.powerOff.interval,
     timeoutSeconds: POLL.powerOff.timeout,
-    cancel,
-    read: () => call(context, activities.readInstance, instance, { step: 'waiting-for-power-off', cancel }),
+    read: () => call(context, activities.readInstance, instance, { step: 'waiting-for-power-off' }),
     done: (view) => isStopped(run, view),
     describe: (view) => `instance ${run.donor.instanceId} is ${view.powerState}`,
   });

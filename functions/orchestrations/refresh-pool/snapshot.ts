@@ -6,9 +6,9 @@ import type { Task } from 'durable-functions';
 
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
+import { noteGivenBack, shielded } from '../cancel.js';
 import { StepFailure } from '../step-failure.js';
 import { EXPECTED, POLL } from '../timing.js';
-import type { CancelWatch } from '../waits.js';
 import { pollUntil } from '../waits.js';
 import type { RefreshRun } from './run.js';
 import { setStatus } from './run.js';
@@ -32,7 +32,6 @@ export function* awaitSnapshot(
   snapshot: {
     readonly snapshotName: string;
     readonly requestedAtMs: number;
-    readonly cancel?: CancelWatch;
     /** `snapshotting` while the donor waits for it; `awaiting-snapshot` once the donor is back. */
     readonly step: 'snapshotting' | 'awaiting-snapshot';
   },
@@ -46,12 +45,7 @@ export function* awaitSnapshot(
     ...EXPECTED.snapshot,
     sinceMs: snapshot.requestedAtMs,
     timeoutSeconds: POLL.snapshot.timeout,
-    ...(snapshot.cancel === undefined ? {} : { cancel: snapshot.cancel }),
-    read: () =>
-      call(context, activities.readSnapshot, where, {
-        step,
-        ...(snapshot.cancel === undefined ? {} : { cancel: snapshot.cancel }),
-      }),
+    read: () => call(context, activities.readSnapshot, where, { step }),
     done: (read) => {
       if (read.provisioningState === 'Failed' || !read.exists) {
         throw StepFailure.terminal(
@@ -73,18 +67,30 @@ export function* awaitSnapshot(
 
 /**
  * Deletes the snapshot and waits until it is gone; a no-op when it never existed. `asked`: the run
- * already asked for its deletion, so it is read first and only asked again while it is still there.
+ * already asked for its deletion, so it is read first and only asked again while it is still there. No
+ * cancel interrupts it.
  */
-export function* deleteSnapshot(
+export function deleteSnapshot(
   run: RefreshRun,
   snapshotName: string,
-  { asked = false }: { readonly asked?: boolean } = {},
+  options: { readonly asked?: boolean } = {},
+): Generator<Task, void, unknown> {
+  return shielded(run.context, deletion(run, snapshotName, options));
+}
+
+function* deletion(
+  run: RefreshRun,
+  snapshotName: string,
+  { asked = false }: { readonly asked?: boolean },
 ): Generator<Task, void, unknown> {
   const { context } = run;
   const where = snapshotWhere(run, snapshotName);
   const step = 'deleting-snapshot';
   setStatus(run, step);
-  if (asked && !(yield* call(context, activities.readSnapshot, where, { step })).exists) return;
+  if (asked && !(yield* call(context, activities.readSnapshot, where, { step })).exists) {
+    noteGivenBack(context, `snapshot ${snapshotName} (deleted)`);
+    return;
+  }
   yield* call(context, activities.requestSnapshotDeletion, where, { step });
   yield* pollUntil(context, {
     step,
@@ -94,4 +100,5 @@ export function* deleteSnapshot(
     done: (view) => !view.exists,
     describe: (view) => `snapshot ${snapshotName} ${view.provisioningState ?? 'deleting'}`,
   });
+  noteGivenBack(context, `snapshot ${snapshotName} (deleted)`);
 }

@@ -30,6 +30,7 @@ import type { z } from 'zod';
 
 import type { RefreshErrorKind } from '../../domain/errors.js';
 import { isRefreshError, TerminalError, TransientError } from '../../domain/errors.js';
+import { CANCEL_REQUESTED, cancelAskedOn, splitCancelWatch } from '../pool-cancel.js';
 import type { RefreshDependencies } from '../refresh-dependencies.js';
 
 export type FailureKind = RefreshErrorKind;
@@ -75,13 +76,16 @@ export function defineActivity<const Name extends string, Schema extends z.ZodTy
 
 /**
  * Runs one activity: parses its input (a bad input is a terminal failure naming the field), resolves the
- * dependencies, calls the handler and turns whatever it throws into a failure value. Never throws.
+ * dependencies, calls the handler and turns whatever it throws into a failure value. Never throws. An
+ * input that carries a cancel watch (pool-cancel.ts) reads the pool's lease first: a cancel asked there
+ * answers `CancelRequested`, the handler not called.
  */
 export async function runActivity<Schema extends z.ZodType, Output>(
   activity: Activity<string, Schema, Output>,
   deps: RefreshDependencies | (() => RefreshDependencies),
-  input: unknown,
+  carried: unknown,
 ): Promise<ActivityResult<Output>> {
+  const { input, watch } = splitCancelWatch(carried);
   const parsed = activity.input.safeParse(input);
   if (!parsed.success) {
     const issues = parsed.error.issues.map(
@@ -99,6 +103,12 @@ export async function runActivity<Schema extends z.ZodType, Output>(
   }
   try {
     const resolved = typeof deps === 'function' ? deps() : deps;
+    if (watch !== undefined) {
+      const asked = await cancelAskedOn(resolved, watch);
+      if (asked !== undefined) {
+        return { ok: false, failure: { kind: 'terminal', code: CANCEL_REQUESTED, message: asked } };
+      }
+    }
     const value = await activity.run(resolved, parsed.data);
     return { ok: true, value };
   } catch (error) {

@@ -88,8 +88,8 @@ void describe('refreshPool on the port fakes', () => {
       'snapshotting',
       'restoring-node',
       'building-image-version',
-      'publishing-image-version',
       'deleting-snapshot',
+      'publishing-image-version',
       'updating-scale-set-model',
       'removing-bootstrap-extensions',
       'pruning-versions',
@@ -560,7 +560,11 @@ void describe('refreshPool on the port fakes', () => {
       const status = await world.runner.raiseEvent(INSTANCE, EVENT.cancel, 'maintenance window over');
 
       assert.equal(status.runtimeStatus, 'Failed');
-      assert.equal(failureOf(status), 'draining: cancelled by the operator: maintenance window over');
+      assert.equal(
+        failureOf(status),
+        `draining: cancelled: maintenance window over; gave back node ${DONOR} (uncordoned, our annotations ` +
+          "removed); the pool's lease was released",
+      );
       assertDonorGivenBack(world);
       assert.equal(world.kube.callsTo('createPrepPod').length, 0);
     });
