@@ -166,7 +166,10 @@ void describe('handleInterrupts', () => {
     const text = written.join('');
     assert.match(text, /interrupted again: exiting now, the run stays where it is\./);
     assert.match(text, /continue it: vmss-prototype refresh --resume refresh:prod:p1 --state-dir \.runs/);
-    assert.match(text, /give back what it started: vmss-prototype release --pool p1/);
+    assert.match(
+      text,
+      /give back what it started once this command exited: `vmss-prototype release --pool p1`/,
+    );
   });
 
   void it('with no run active the first Ctrl-C exits at once', async () => {

@@ -239,15 +239,18 @@ export async function explorePoint(
           void runner.raiseEvent(instanceId, EVENT.cancel, 'interrupted with Ctrl-C').catch(() => undefined);
           return;
         case 'cancel': {
-          publishedAtCancel = publishedVersions(harness);
           const handle = await harness.composition.dependencies.cluster(CLUSTER);
           const scope = await poolScope(handle, variant.pool);
-          await requestPoolCancel(
+          const published = publishedVersions(harness);
+          // Before the run holds the lease there is nobody to ask: `cancel` says so ("no live run holds
+          // pool …") and the run, which starts afterwards, is not stopped.
+          const requested = await requestPoolCancel(
             handle.kube,
             scope.lease,
             'explorer: cancel',
             harness.composition.dependencies.now(),
           );
+          if (requested.kind === 'requested') publishedAtCancel = published;
           return;
         }
         case 'lease-lost': {
