@@ -78,6 +78,14 @@ export function* refreshPoolOrchestration(
     );
   setStatus({ context, input }, 'planning');
   let plan = yield* planOnce();
+  const busy = (holder: string): PoolRefreshResult => {
+    const reason =
+      `pool ${pool} is held by ${holder}: wait for that run to finish (or stop it with ` +
+      `\`vmss-prototype cancel --pool ${pool}\`); if it is gone, \`vmss-prototype release --pool ${pool}\` ` +
+      'gives back what it holds once its lease expired';
+    setStatus({ context, input }, 'done', `busy: ${reason}`);
+    return { cluster, pool, outcome: 'busy', reason, plan };
+  };
   if (input.dryRun !== true && plan.canaryRecord !== undefined) {
     // The model is pinned to a version under test. When the run that pinned it is dead, give its canary
     // back first (nothing is touched while a live run holds the pool), then plan from the model as it is.
@@ -89,6 +97,8 @@ export function* refreshPoolOrchestration(
       runSeed: `${input.runSeed ?? ''}|dead-canary`,
       purpose: 'refresh',
     });
+    // A live run holds the pool (testing its own canary): this one is refused as by the lease.
+    if (released.outcome === 'held' && released.holder !== undefined) return busy(released.holder);
     if (released.outcome === 'released') plan = yield* planOnce();
   }
   if (plan.decision.kind !== 'refresh' || input.dryRun === true || plan.image === undefined) {
@@ -120,14 +130,7 @@ export function* refreshPoolOrchestration(
     // A cancel raised before the lease was taken: nothing was touched.
     throw isCancel(error) ? cancelReport(context, error, { leaseReleased: false }) : error;
   }
-  if (acquired.kind === 'busy') {
-    const reason =
-      `pool ${pool} is held by ${acquired.holder.description}: wait for that run to finish (or stop it with ` +
-      `\`vmss-prototype cancel --pool ${pool}\`); if it is gone, \`vmss-prototype release --pool ${pool}\` ` +
-      'gives back what it holds once its lease expired';
-    setStatus({ context, input }, 'done', `busy: ${reason}`);
-    return { cluster, pool, outcome: 'busy', reason, plan };
-  }
+  if (acquired.kind === 'busy') return busy(acquired.holder.description);
   const hold = acquired.hold;
   watchLease(context, { cluster, ...lease, runId });
   const base = () => ({ cluster, pool, key: runId, runId, time: eventTime(context) });
