@@ -26,9 +26,11 @@ function rsaKeyPair(): { privateKey: forge.pki.rsa.PrivateKey; publicKey: forge.
 }
 
 function serialNumber(): string {
-  // Positive (high bit clear) 16-byte serial, as RFC 5280 requires.
+  // Positive (high bit clear) 16-byte serial, as RFC 5280 requires, with a non-zero first byte: a serial
+  // starting 0x00 is encoded with a leading zero byte that OpenSSL refuses ("illegal padding"), about one
+  // simulator start in a hundred.
   const bytes = randomBytes(16);
-  bytes[0] = (bytes[0] ?? 0) & 0x7f;
+  bytes[0] = ((bytes[0] ?? 0) & 0x7f) | 0x40;
   return bytes.toString('hex');
 }
 
