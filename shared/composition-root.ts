@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import type { MeterProvider } from '@opentelemetry/api';
 import { metrics } from '@opentelemetry/api';
 
-import { ArmComputeGateway } from './adapters/azure/arm-compute-gateway.js';
+import { armCompute } from './adapters/azure/arm-compute.js';
 import { ArmPermissions } from './adapters/azure/arm-permissions.js';
 import type { AzureCredential } from './adapters/azure/credentials.js';
 import {
@@ -121,7 +121,7 @@ export function compose(options: CompositionOptions): Composition {
     ...(simulator === undefined ? {} : { endpoint: simulator.armEndpoint, ca: simulator.caPem }),
   };
   const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(METER_NAME);
-  const compute = new ArmComputeGateway({ ...armOptions, meter });
+  const compute = armCompute({ ...armOptions, meter });
   const armPermissions = new ArmPermissions(armOptions);
 
   const events =

@@ -34,7 +34,7 @@ export async function giveBackDeadCanary(
 ): Promise<CanaryGiveBackResult> {
   const pool = await findPool(handle, poolName);
   const configuration = handle.configuration.poolConfiguration(pool);
-  const model = await handle.compute.getScaleSet(pool.scaleSet);
+  const model = await handle.compute.scaleSets.get(pool.scaleSet);
   const parsed = parseCanaryRecord(model.tags);
   if (parsed.kind === 'none') {
     return {
@@ -68,11 +68,11 @@ export async function giveBackDeadCanary(
   };
   let version;
   try {
-    version = await handle.compute.getImageVersion(ref);
+    version = await handle.compute.imageVersions.get(ref);
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }
-  const instances = await handle.compute.listInstances(pool.scaleSet);
+  const instances = await handle.compute.instances.list(pool.scaleSet);
   const decision = decideCanaryGiveBack({
     record,
     deadRun,
@@ -96,7 +96,7 @@ export async function giveBackDeadCanary(
   }
   if (decision.restoreImage !== undefined) {
     try {
-      await handle.compute.requestScaleSetChange(pool.scaleSet, {
+      await handle.compute.scaleSets.requestChange(pool.scaleSet, {
         imageReference: restoringImageReference(decision.restoreImage),
         ...(model.etag === undefined ? {} : { ifMatch: model.etag }),
       });
@@ -110,7 +110,7 @@ export async function giveBackDeadCanary(
     }
   }
   for (const instanceId of decision.deleteInstances) {
-    await handle.compute.requestInstanceDeletion(pool.scaleSet, instanceId);
+    await handle.compute.instances.requestDeletion(pool.scaleSet, instanceId);
   }
   if (decision.abandonVersion) {
     await markVersion(handle.compute, ref, {

@@ -28,7 +28,7 @@ import type { ScaleSetRef } from '../domain/resource-id.js';
 import { sameResourceId } from '../domain/resource-id.js';
 import { abandonmentTags, rejectionTags } from '../domain/version-verdict.js';
 import type { ClusterGateway } from '../ports/cluster-gateway.js';
-import type { ComputeGateway } from '../ports/compute-gateway.js';
+import type { ComputePorts } from '../ports/compute/index.js';
 import { resourceIdOfNode } from './generations.js';
 import { keptNodes } from './node-scan.js';
 
@@ -50,11 +50,11 @@ export interface CanaryBaseline {
 }
 
 export async function readCanaryBaseline(
-  compute: ComputeGateway,
+  compute: ComputePorts,
   scaleSet: ScaleSetRef,
 ): Promise<CanaryBaseline> {
-  const model = await compute.getScaleSet(scaleSet);
-  const instances = await compute.listInstances(scaleSet);
+  const model = await compute.scaleSets.get(scaleSet);
+  const instances = await compute.instances.list(scaleSet);
   const parsed = parseCanaryRecord(model.tags);
   return {
     ...(model.etag === undefined ? {} : { etag: model.etag }),
@@ -81,7 +81,7 @@ function galleryReference(imageId: string): Record<string, string | null> {
  * finds its own pin done succeeds.
  */
 export async function pinCanaryVersion(
-  compute: ComputeGateway,
+  compute: ComputePorts,
   scaleSet: ScaleSetRef,
   input: {
     readonly versionId: string;
@@ -91,7 +91,7 @@ export async function pinCanaryVersion(
 ): Promise<void> {
   const tags = { ...withoutCanaryRecord(input.baseline.tags), ...canaryRecordTags(input.record) };
   try {
-    await compute.requestScaleSetChange(scaleSet, {
+    await compute.scaleSets.requestChange(scaleSet, {
       imageReference: galleryReference(input.versionId),
       tags,
       capacity: input.record.priorCapacity + input.record.count,
@@ -99,7 +99,7 @@ export async function pinCanaryVersion(
     });
   } catch (error) {
     if (!isConcurrentChange(error)) throw error;
-    const now = await compute.getScaleSet(scaleSet);
+    const now = await compute.scaleSets.get(scaleSet);
     const record = parseCanaryRecord(now.tags);
     const ours =
       record.kind === 'record' &&
@@ -130,7 +130,7 @@ function newInstances(
  * autoscaler added in the same moment is not a canary (it is reported by the run).
  */
 export async function recordCanaryInstances(
-  compute: ComputeGateway,
+  compute: ComputePorts,
   scaleSet: ScaleSetRef,
   input: {
     readonly baseline: readonly string[];
@@ -139,7 +139,7 @@ export async function recordCanaryInstances(
     readonly record: CanaryRecord;
   },
 ): Promise<{ readonly instances: readonly string[]; readonly others: readonly string[] }> {
-  const instances = await compute.listInstances(scaleSet);
+  const instances = await compute.instances.list(scaleSet);
   const added = newInstances(instances, input.baseline, input.versionId).map(
     (instance) => instance.instanceId,
   );
@@ -155,16 +155,16 @@ export async function recordCanaryInstances(
 
 /** Rewrites the scale set's tags from a fresh read, conditional on its etag; retried on a race. */
 async function writeTags(
-  compute: ComputeGateway,
+  compute: ComputePorts,
   scaleSet: ScaleSetRef,
   change: (tags: Readonly<Record<string, string>>) => Record<string, string>,
 ): Promise<void> {
   for (let attempt = 1; ; attempt++) {
-    const model = await compute.getScaleSet(scaleSet);
+    const model = await compute.scaleSets.get(scaleSet);
     const next = change(model.tags);
     if (sameTags(model.tags, next)) return;
     try {
-      await compute.requestScaleSetChange(scaleSet, {
+      await compute.scaleSets.requestChange(scaleSet, {
         tags: next,
         ...(model.etag === undefined ? {} : { ifMatch: model.etag }),
       });
@@ -196,7 +196,7 @@ export interface KnownCanaryInstance {
  * ARM again at least every few minutes); the nodes are scanned page by page, keeping only the canaries'.
  */
 export async function observeCanaries(
-  handle: { readonly compute: ComputeGateway; readonly kube: ClusterGateway },
+  handle: { readonly compute: ComputePorts; readonly kube: ClusterGateway },
   scaleSet: ScaleSetRef,
   input: {
     readonly instanceIds: readonly string[];
@@ -211,7 +211,7 @@ export async function observeCanaries(
         const facts = known[instanceId];
         return facts === undefined ? [] : [knownInstance(instanceId, facts)];
       })
-    : (await handle.compute.listInstances(scaleSet)).filter((instance) =>
+    : (await handle.compute.instances.list(scaleSet)).filter((instance) =>
         input.instanceIds.includes(instance.instanceId),
       );
   const names = new Set(
@@ -345,16 +345,16 @@ export interface ModelRestore {
  * stays until the canaries are gone (clearCanaryRecord).
  */
 export async function restoreCanaryModel(
-  compute: ComputeGateway,
+  compute: ComputePorts,
   scaleSet: ScaleSetRef,
   input: { readonly versionId: string; readonly prior: ImageReferenceFields },
 ): Promise<ModelRestore> {
-  const model = await compute.getScaleSet(scaleSet);
+  const model = await compute.scaleSets.get(scaleSet);
   const image = model.imageReferenceFields ?? {};
   if (sameImageReference(image, input.prior)) return { kind: 'restored', image };
   if (!sameResourceId(image['id'], input.versionId)) return { kind: 'changed-elsewhere', image };
   try {
-    await compute.requestScaleSetChange(scaleSet, {
+    await compute.scaleSets.requestChange(scaleSet, {
       imageReference: restoringImageReference(input.prior),
       ...(model.etag === undefined ? {} : { ifMatch: model.etag }),
     });
@@ -371,7 +371,7 @@ export async function restoreCanaryModel(
 
 /** Removes the canary record from the scale set's tags (nothing else), if it is this run's. */
 export async function clearCanaryRecord(
-  compute: ComputeGateway,
+  compute: ComputePorts,
   scaleSet: ScaleSetRef,
   run: string,
 ): Promise<void> {
@@ -384,20 +384,20 @@ export async function clearCanaryRecord(
 
 /** Merges a verdict (rejected or abandoned) into a version's tags; a gone version needs none. */
 export async function markVersion(
-  compute: ComputeGateway,
+  compute: ComputePorts,
   ref: ImageVersionRef,
   verdict: { readonly kind: 'rejected' | 'abandoned'; readonly reason: string; readonly at: Date },
 ): Promise<void> {
   let version;
   try {
-    version = await compute.getImageVersion(ref);
+    version = await compute.imageVersions.get(ref);
   } catch (error) {
     if (isNotFound(error)) return;
     throw error;
   }
   const added =
     verdict.kind === 'rejected' ? rejectionTags(verdict.reason, verdict.at) : abandonmentTags(verdict.reason);
-  await compute.requestImageVersionTags(ref, { ...version.tags, ...added });
+  await compute.imageVersions.requestTags(ref, { ...version.tags, ...added });
 }
 
 /** A rejected canary kept for inspection: cordoned, labelled with the version, annotated with the reason. */

@@ -63,12 +63,12 @@ export async function applyNodeGenerations(
   const policy = configuration.run.generations;
   const scaleSet: Pick<ScaleSet, 'imageReference'> =
     known.modelImageId === undefined
-      ? await handle.compute.getScaleSet(pool.scaleSet)
+      ? await handle.compute.scaleSets.get(pool.scaleSet)
       : { imageReference: { kind: 'gallery', id: known.modelImageId } };
   const image = await currentImageFacts(handle, scaleSet, configuration, known.versions);
   const g = configuration.gallery;
   const definitionId = galleryImageResourceId({ ...g, imageName: g.imageDefinitionName });
-  const instances = await handle.compute.listInstances(pool.scaleSet);
+  const instances = await handle.compute.instances.list(pool.scaleSet);
   const instanceOf = (node: ClusterNode): ScaleSetInstance | undefined => {
     const resourceId = resourceIdOfNode(node);
     return instances.find((candidate) => sameResourceId(candidate.resourceId, resourceId));
@@ -95,7 +95,7 @@ export async function applyNodeGenerations(
       if (label !== undefined && parseImageVersion(label) !== undefined) {
         generation = label;
       } else if (instance.osDiskId !== undefined) {
-        const diskVersion = await handle.compute.getDiskImageVersionId(instance.osDiskId);
+        const diskVersion = await handle.compute.disks.getImageVersionId(instance.osDiskId);
         generation = instanceGeneration({
           ...(diskVersion === undefined ? {} : { diskImageVersionId: diskVersion }),
           definitionId,

@@ -17,12 +17,12 @@ import {
 import {
   parseComputeResourceId,
   parseProviderId,
-  parseScaleSetResourceId,
   scaleSetKey,
   type ScaleSetRef,
   virtualMachineKey,
 } from '../domain/resource-id.js';
 import { planFromSelection, type PreparedPool, preparePool, selectionInputOf } from './plan-pool.js';
+import { scaleSetsOfVirtualMachines } from './pool-membership.js';
 import type { PoolPlan } from './pool-plan.js';
 import type { ClusterHandle, ConfiguredPool } from './refresh-dependencies.js';
 
@@ -111,15 +111,7 @@ export async function planPoolsOfCluster(
         const groupKey = `${vm.subscriptionId}/${vm.resourceGroup}`.toLowerCase();
         let group = vmScaleSets.get(groupKey);
         if (group === undefined) {
-          group = new Map();
-          for (const member of await handle.compute.listVirtualMachines(
-            vm.subscriptionId,
-            vm.resourceGroup,
-          )) {
-            const owner =
-              member.scaleSetId === undefined ? undefined : parseScaleSetResourceId(member.scaleSetId);
-            if (owner !== undefined) group.set(member.name.toLowerCase(), owner);
-          }
+          group = await scaleSetsOfVirtualMachines(handle.compute, vm.subscriptionId, vm.resourceGroup);
           vmScaleSets.set(groupKey, group);
         }
         // Standalone VMs (control planes outside any scale set) name none and are in no pool.

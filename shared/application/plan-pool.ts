@@ -93,7 +93,7 @@ export async function currentImageFacts(
     versions =
       listed !== undefined
         ? [...listed]
-        : await handle.compute.listImageVersions({
+        : await handle.compute.imageVersions.list({
             subscriptionId: configuration.gallery.subscriptionId,
             resourceGroup: configuration.gallery.resourceGroup,
             galleryName: configuration.gallery.galleryName,
@@ -166,7 +166,7 @@ export async function preparePool(
   }
   await accessCheck;
   // The image's generation and architecture: a new image definition must match them.
-  const scaleSet = await handle.compute.getScaleSet(pool.scaleSet, { imageFacts: true });
+  const scaleSet = await handle.compute.scaleSets.get(pool.scaleSet, { imageFacts: true });
   const eligibility = checkScaleSetEligibility(scaleSet);
   if (!eligibility.eligible) return { pool, configuration, scaleSet, eligibility, rejectedBuilds: [] };
   const image = await currentImageFacts(handle, scaleSet, configuration);
@@ -298,7 +298,7 @@ export async function planFromSelection(
   // definition must match it or the version is refused (research/azure.md §2).
   let hyperVGeneration = scaleSet.hyperVGeneration;
   if (hyperVGeneration === undefined && decision.kind === 'refresh') {
-    hyperVGeneration = (await handle.compute.getInstance(pool.scaleSet, decision.instanceId))
+    hyperVGeneration = (await handle.compute.instances.get(pool.scaleSet, decision.instanceId))
       .hyperVGeneration;
   }
   const g = configuration.gallery;

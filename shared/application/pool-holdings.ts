@@ -90,15 +90,15 @@ export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope):
       [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value,
       [LEASE_LABEL]: scope.lease.name,
     }),
-    compute.listSnapshots(scope.scaleSet.subscriptionId, scope.scaleSet.resourceGroup),
+    compute.snapshots.list(scope.scaleSet.subscriptionId, scope.scaleSet.resourceGroup),
     // Live capture makes its copy disk in the scale set's resource group, tagged like its snapshot.
-    compute.listDisks(scope.scaleSet.subscriptionId, scope.scaleSet.resourceGroup),
-    compute.listImageVersions(scope.definition).catch((error: unknown) => {
+    compute.disks.list(scope.scaleSet.subscriptionId, scope.scaleSet.resourceGroup),
+    compute.imageVersions.list(scope.definition).catch((error: unknown) => {
       if (!isNotFound(error)) throw error;
       definitionAbsent = true;
       return [];
     }),
-    compute.getScaleSet(scope.scaleSet),
+    compute.scaleSets.get(scope.scaleSet),
   ]);
 
   const held: HeldNode[] = [];
@@ -199,7 +199,7 @@ async function instanceOf(
   instanceId: string,
 ): Promise<HeldNode['instance']> {
   try {
-    const instance = await handle.compute.getInstance(scaleSet, instanceId);
+    const instance = await handle.compute.instances.get(scaleSet, instanceId);
     return { kind: 'present', instanceId, powerState: instance.powerState };
   } catch (error) {
     if (isNotFound(error)) return { kind: 'gone' };

@@ -109,7 +109,7 @@ export interface PoolNodeView {
 
 /** The pool's nodes (matched to the scale set's instances by providerID) with their generation labels. */
 export async function readPoolNodes(handle: ClusterHandle, scaleSet: ScaleSetRef): Promise<PoolNodeView[]> {
-  const instances = await handle.compute.listInstances(scaleSet);
+  const instances = await handle.compute.instances.list(scaleSet);
   const nodes = await keptNodes(handle.kube, (node) => {
     const resourceId = resourceIdOfNode(node);
     return instances.some((instance) => sameResourceId(instance.resourceId, resourceId));
@@ -207,7 +207,7 @@ export async function readPoolStatus(
 ): Promise<PoolStatus> {
   const pool = await findPool(handle, poolName);
   const configuration = handle.configuration.poolConfiguration(pool);
-  const scaleSet = await handle.compute.getScaleSet(pool.scaleSet);
+  const scaleSet = await handle.compute.scaleSets.get(pool.scaleSet);
   const eligibility = checkScaleSetEligibility(scaleSet);
   const image = await currentImageFacts(handle, scaleSet, configuration);
   const reference = scaleSet.imageReference;

@@ -20,7 +20,7 @@ export async function rejectedBuildsOfPool(
   } else {
     const g = configuration.gallery;
     try {
-      versions = await handle.compute.listImageVersions({
+      versions = await handle.compute.imageVersions.list({
         subscriptionId: g.subscriptionId,
         resourceGroup: g.resourceGroup,
         galleryName: g.galleryName,

@@ -37,7 +37,7 @@ export async function planPoolRollback(
 ): Promise<PoolRollbackPlan> {
   const pool = await findPool(handle, poolName);
   const configuration = handle.configuration.poolConfiguration(pool);
-  const scaleSet = await handle.compute.getScaleSet(pool.scaleSet);
+  const scaleSet = await handle.compute.scaleSets.get(pool.scaleSet);
   const g = configuration.gallery;
   const definition = {
     subscriptionId: g.subscriptionId,
@@ -96,10 +96,10 @@ export async function pointModelAt(
   scaleSet: ScaleSetRef,
   input: { readonly imageId: string; readonly etag?: string },
 ): Promise<'done' | 'changed-elsewhere'> {
-  const model = await handle.compute.getScaleSet(scaleSet);
+  const model = await handle.compute.scaleSets.get(scaleSet);
   if (sameResourceId(model.imageReferenceFields?.['id'], input.imageId)) return 'done';
   try {
-    await handle.compute.requestScaleSetChange(scaleSet, {
+    await handle.compute.scaleSets.requestChange(scaleSet, {
       imageReference: { ...restoringImageReference({}), id: input.imageId },
       ...(input.etag === undefined ? {} : { ifMatch: input.etag }),
     });
@@ -131,7 +131,7 @@ export async function verifyPoolRollback(
     readonly hide: readonly string[];
   },
 ): Promise<RollbackCheck> {
-  const model = await handle.compute.getScaleSet(input.scaleSet);
+  const model = await handle.compute.scaleSets.get(input.scaleSet);
   const modelImage = model.imageReferenceFields?.['id'];
   if (!sameResourceId(modelImage, input.modelImageId)) {
     return {
@@ -140,7 +140,7 @@ export async function verifyPoolRollback(
     };
   }
   if (model.provisioningState === 'Updating') return { done: false, detail: 'model update in progress' };
-  const versions = await handle.compute.listImageVersions(input.definition);
+  const versions = await handle.compute.imageVersions.list(input.definition);
   const target = versions.find((version) => version.ref.versionName === input.to);
   if (target === undefined) return { done: false, detail: `version ${input.to} is gone` };
   if (target.excludeFromLatest)

@@ -26,7 +26,7 @@ import { imageDefinitionNameFor } from '../../shared/domain/gallery-naming.js';
 import { groupNodesByScaleSet, selectPrototypeNodeForPool } from '../../shared/domain/prototype-selection.js';
 import { DEFAULT_SELECTION_POLICY } from '../../shared/domain/selection-policy.js';
 import { FakeClusterGateway } from '../../shared/ports/fake/cluster-gateway.js';
-import { FakeComputeGateway } from '../../shared/ports/fake/compute-gateway.js';
+import { FakeCompute } from '../../shared/ports/fake/compute/index.js';
 import { aScaleSet } from '../builders/scale-set.js';
 import { RUN_SETTINGS } from '../functions/orchestrations/fake-world.js';
 import { PLANNER_NODES, PLANNER_PAGE_SIZE } from './planner-memory.bench.js';
@@ -70,7 +70,7 @@ class PagedNodeSource extends FakeClusterGateway {
 }
 
 function handleOf(kube: FakeClusterGateway): { handle: ClusterHandle; pools: ConfiguredPool[] } {
-  const compute = new FakeComputeGateway({ now: () => NOW.getTime() });
+  const compute = new FakeCompute({ now: () => NOW.getTime() });
   const pools = Array.from({ length: POOLS }, (_, i): ConfiguredPool => {
     const scaleSet = poolRef(i);
     compute.addScaleSet(aScaleSet(scaleSet));

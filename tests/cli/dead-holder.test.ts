@@ -10,7 +10,7 @@ import { leaseRefOf } from '../../shared/application/pool-holdings.js';
 import type { ClusterHandle, PoolConfiguration } from '../../shared/application/refresh-dependencies.js';
 import { LEASE_ANNOTATIONS, LEASE_DURATION_SECONDS } from '../../shared/domain/ownership.js';
 import { FakeClusterGateway } from '../../shared/ports/fake/cluster-gateway.js';
-import { FakeComputeGateway } from '../../shared/ports/fake/compute-gateway.js';
+import { FakeCompute } from '../../shared/ports/fake/compute/index.js';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 const SCALE_SET = {
@@ -49,7 +49,7 @@ function sessionWith(kube: FakeClusterGateway): Pick<Session, 'composition'> {
         }) as unknown as PoolConfiguration,
     },
     kube,
-    compute: new FakeComputeGateway({ now: () => NOW.getTime() }),
+    compute: new FakeCompute({ now: () => NOW.getTime() }),
   } satisfies ClusterHandle;
   const dependencies = {
     clusterNames: ['prod'],

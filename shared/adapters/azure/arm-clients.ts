@@ -1,5 +1,5 @@
 /**
- * The @azure/arm-compute clients of the compute gateway: one per subscription, restricted to the
+ * The @azure/arm-compute clients of the compute ports: one per subscription, restricted to the
  * configured subscriptions, with the product's pipeline policies (per-attempt timeout; a long
  * Retry-After ends the call so that a durable timer does the waiting instead of a blocked activity).
  */
@@ -25,16 +25,16 @@ export interface ArmRetryOptions {
   readonly maxInlineThrottleWaitMs?: number;
 }
 
-export interface ArmComputeGatewayOptions {
+export interface ArmComputeOptions {
   readonly credential: TokenCredential;
-  /** Subscriptions this gateway may touch; refs naming any other are refused. Omitted: any. */
+  /** Subscriptions these ports may touch; refs naming any other are refused. Omitted: any. */
   readonly subscriptionIds?: readonly string[];
   /** ARM base URL (https only), e.g. the simulator's; default `https://management.azure.com`. */
   readonly endpoint?: string;
   /** PEM of the CA that signs the endpoint's certificate (the simulator's private CA). Replaces the system CAs. */
   readonly ca?: string;
   readonly retry?: ArmRetryOptions;
-  /** Poll interval for the few operations this gateway waits for (gallery, image definition). */
+  /** Poll interval for the few operations these ports wait for (gallery, image definition). */
   readonly pollIntervalMs?: number;
   /** Per-request timeout (default 60 s): a hung connection must not hold an activity until its own timeout. */
   readonly requestTimeoutMs?: number;
@@ -49,12 +49,12 @@ const DEFAULT_MAX_INLINE_THROTTLE_WAIT_MS = 10_000;
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
 export class ArmClients {
-  readonly #options: ArmComputeGatewayOptions;
+  readonly #options: ArmComputeOptions;
   readonly #allowed: ReadonlySet<string> | undefined;
   readonly #clients = new Map<string, ComputeManagementClient>();
   readonly #throttled: Counter | undefined;
 
-  constructor(options: ArmComputeGatewayOptions) {
+  constructor(options: ArmComputeOptions) {
     if (options.endpoint !== undefined) {
       let protocol: string;
       try {

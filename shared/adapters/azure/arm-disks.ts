@@ -4,14 +4,14 @@
  * the image version copied it. Requests are idempotent by name.
  */
 import type { ManagedDisk } from '../../domain/compute.js';
-import { ignoreNotFound } from '../../domain/errors.js';
-import type { DiskFromSnapshotRequest } from '../../ports/compute-gateway.js';
+import { ignoreNotFound, TerminalError } from '../../domain/errors.js';
+import type { DiskFromSnapshotRequest, DisksPort } from '../../ports/compute/disks.js';
 import type { ArmClients } from './arm-clients.js';
 import { createByName } from './create-by-name.js';
 import { withArmErrors } from './errors.js';
-import { toManagedDisk } from './to-domain.js';
+import { toManagedDisk } from './to-domain-gallery.js';
 
-export class ArmDisks {
+export class ArmDisks implements DisksPort {
   constructor(private readonly clients: ArmClients) {}
 
   async get(subscriptionId: string, resourceGroup: string, name: string): Promise<ManagedDisk> {
@@ -63,5 +63,22 @@ export class ArmDisks {
     const action = `requesting deletion of disk ${resourceGroup}/${name}`;
     const client = this.clients.client(subscriptionId, action);
     await withArmErrors(action, () => client.disks.beginDelete(resourceGroup, name)).catch(ignoreNotFound);
+  }
+
+  /** The gallery image version a managed disk was created from (`creationData.galleryImageReference.id`). */
+  async getImageVersionId(diskId: string): Promise<string | undefined> {
+    const action = `reading disk ${diskId}`;
+    const parsed =
+      /\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Compute\/disks\/([^/]+)$/i.exec(
+        diskId,
+      );
+    if (parsed === null) {
+      throw new TerminalError('InvalidDiskId', `${action}: not a managed disk id`);
+    }
+    const [, subscriptionId = '', resourceGroup = '', name = ''] = parsed;
+    const client = this.clients.client(subscriptionId, action);
+    const disk = await withArmErrors(action, () => client.disks.get(resourceGroup, name));
+    const id = disk.creationData?.galleryImageReference?.id;
+    return id === undefined || id === '' ? undefined : id;
   }
 }

@@ -9,7 +9,7 @@ import { createDefaultHttpClient, createPipelineRequest, type HttpClient } from 
 import type { PermissionBlock } from '../../domain/arm-permissions.js';
 import { TerminalError } from '../../domain/errors.js';
 import type { ArmPermissionsReader } from '../../ports/arm-permissions.js';
-import { ArmClients, type ArmComputeGatewayOptions } from './arm-clients.js';
+import { ArmClients, type ArmComputeOptions } from './arm-clients.js';
 import { toRefreshError } from './errors.js';
 
 const API_VERSION = '2022-04-01';
@@ -25,7 +25,7 @@ export class ArmPermissions implements ArmPermissionsReader {
   readonly #clients: ArmClients;
   readonly #http: HttpClient = createDefaultHttpClient();
 
-  constructor(options: ArmComputeGatewayOptions) {
+  constructor(options: ArmComputeOptions) {
     this.#clients = new ArmClients(options);
   }
 

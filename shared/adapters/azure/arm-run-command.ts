@@ -12,6 +12,7 @@ import type { RunCommandState, ScaleSetInstance } from '../../domain/compute.js'
 import { isRefreshError, TerminalError, TransientError } from '../../domain/errors.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
 import { describeScaleSet, isScaleSetInstanceId, resourceGroupOfId } from '../../domain/resource-id.js';
+import type { RunCommandsPort } from '../../ports/compute/run-commands.js';
 import type { ArmClients } from './arm-clients.js';
 import { toRefreshError, withArmErrors } from './errors.js';
 
@@ -20,7 +21,7 @@ const IN_PROGRESS = /run command extension execution is in progress/i;
 /** Streams kept from a result: the end of each, enough for an error message. */
 const STREAM_LIMIT = 2_000;
 
-export class ArmRunCommands {
+export class ArmRunCommands implements RunCommandsPort {
   constructor(private readonly clients: ArmClients) {}
 
   async request(instance: ScaleSetInstance, script: readonly string[]): Promise<string> {

@@ -10,7 +10,7 @@ import { ignoreNotFound, isTransient } from '../../domain/errors.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
 import { describeScaleSet, parseGalleryImageId, scaleSetKey } from '../../domain/resource-id.js';
 import type { OrchestrationMode, ScaleSet } from '../../domain/scale-set.js';
-import type { ScaleSetChange, ScaleSetImageUpdate } from '../../ports/compute-gateway.js';
+import type { ScaleSetChange, ScaleSetImageUpdate, ScaleSetsPort } from '../../ports/compute/scale-sets.js';
 import type { ArmClients } from './arm-clients.js';
 import { toRefreshError, withArmErrors } from './errors.js';
 import {
@@ -25,19 +25,19 @@ import {
 /** What is explicitly nulled in the image reference: marketplace fields stay otherwise (PATCH merges). */
 const MARKETPLACE_FIELDS_NULLED = { publisher: null, offer: null, sku: null, version: null } as const;
 
-export class ArmScaleSets {
+export class ArmScaleSets implements ScaleSetsPort {
   /** Orchestration mode is fixed at creation, so it is safe to remember per scale set. */
   readonly #modes = new Map<string, OrchestrationMode>();
 
   constructor(private readonly clients: ArmClients) {}
 
-  async get(ref: ScaleSetRef, withImageFacts = false): Promise<ScaleSet> {
+  async get(ref: ScaleSetRef, options?: { readonly imageFacts?: boolean }): Promise<ScaleSet> {
     const action = `reading scale set ${describeScaleSet(ref)}`;
     const client = this.clients.client(ref.subscriptionId, action);
     const model = await withArmErrors(action, () =>
       client.virtualMachineScaleSets.get(ref.resourceGroup, ref.name),
     );
-    const facts = withImageFacts ? await this.#imageFacts(model, ref, action) : {};
+    const facts = options?.imageFacts === true ? await this.#imageFacts(model, ref, action) : {};
     const scaleSet = toScaleSet(model, ref, facts);
     this.#modes.set(scaleSetKey(ref), scaleSet.orchestrationMode);
     return scaleSet;

@@ -3,14 +3,14 @@
  * is being made, deleted after the image version copied it. Requests are idempotent by name.
  */
 import type { Snapshot } from '../../domain/compute.js';
-import { ignoreNotFound, TerminalError } from '../../domain/errors.js';
-import type { SnapshotRequest } from '../../ports/compute-gateway.js';
+import { ignoreNotFound } from '../../domain/errors.js';
+import type { SnapshotRequest, SnapshotsPort } from '../../ports/compute/snapshots.js';
 import type { ArmClients } from './arm-clients.js';
 import { createByName } from './create-by-name.js';
 import { withArmErrors } from './errors.js';
-import { toSnapshot } from './to-domain.js';
+import { toSnapshot } from './to-domain-gallery.js';
 
-export class ArmSnapshots {
+export class ArmSnapshots implements SnapshotsPort {
   constructor(private readonly clients: ArmClients) {}
 
   async get(subscriptionId: string, resourceGroup: string, name: string): Promise<Snapshot> {
@@ -18,23 +18,6 @@ export class ArmSnapshots {
     const client = this.clients.client(subscriptionId, action);
     const snapshot = await withArmErrors(action, () => client.snapshots.get(resourceGroup, name));
     return toSnapshot(snapshot, resourceGroup);
-  }
-
-  /** The gallery image version a managed disk was created from (`creationData.galleryImageReference.id`). */
-  async diskImageVersionId(diskId: string): Promise<string | undefined> {
-    const action = `reading disk ${diskId}`;
-    const parsed =
-      /\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Compute\/disks\/([^/]+)$/i.exec(
-        diskId,
-      );
-    if (parsed === null) {
-      throw new TerminalError('InvalidDiskId', `${action}: not a managed disk id`);
-    }
-    const [, subscriptionId = '', resourceGroup = '', name = ''] = parsed;
-    const client = this.clients.client(subscriptionId, action);
-    const disk = await withArmErrors(action, () => client.disks.get(resourceGroup, name));
-    const id = disk.creationData?.galleryImageReference?.id;
-    return id === undefined || id === '' ? undefined : id;
   }
 
   async list(subscriptionId: string, resourceGroup: string): Promise<Snapshot[]> {

@@ -1,43 +1,20 @@
 /**
- * Converters from @azure/arm-compute models to the domain's compute types. Pure: no I/O, no clock; the
- * gateway fetches, these functions interpret (ARM defaults, casing quirks, what "absent" means).
- * Over 400 lines on purpose: every converter shares the small normalisers at the end of the file.
+ * Converters from @azure/arm-compute's scale set models to the domain's: the scale set, its image
+ * reference and image facts, its extensions, and the small normalisers the other converters share
+ * (to-domain-instances.ts: instances; to-domain-gallery.ts: disks, snapshots, gallery). Pure: no I/O, no
+ * clock; the adapters fetch, these functions interpret (ARM defaults, casing quirks, what "absent" means).
  */
 import type {
-  Disk as ArmDisk,
   GalleryImage,
-  GalleryImageVersion,
   ImageReference as ArmImageReference,
-  InstanceViewStatus,
-  Snapshot as ArmSnapshot,
-  VirtualMachine,
   VirtualMachineImage,
   VirtualMachineScaleSet,
   VirtualMachineScaleSetExtension,
-  VirtualMachineScaleSetVM,
 } from '@azure/arm-compute';
 
 import { IMAGE_REFERENCE_FIELDS } from '../../domain/canary-record.js';
-import type {
-  ImageDefinition,
-  ImageDefinitionRef,
-  ImageVersion,
-  ImageVersionRef,
-  ManagedDisk,
-  PowerState,
-  ReplicationState,
-  ScaleSetExtension,
-  ScaleSetInstance,
-  Snapshot,
-  StorageAccountType,
-} from '../../domain/compute.js';
-import {
-  parseScaleSetResourceId,
-  scaleSetInstanceResourceId,
-  type ScaleSetRef,
-  scaleSetResourceId,
-  virtualMachineResourceId,
-} from '../../domain/resource-id.js';
+import type { ScaleSetExtension } from '../../domain/compute.js';
+import { parseScaleSetResourceId, type ScaleSetRef, scaleSetResourceId } from '../../domain/resource-id.js';
 import type {
   Architecture,
   HyperVGeneration,
@@ -155,219 +132,6 @@ export function toImageReference(reference: ArmImageReference | undefined): Imag
   return id === undefined ? undefined : { kind: 'gallery', id };
 }
 
-/** Reads `PowerState/<state>` from instance view statuses (ARM lists ProvisioningState first). */
-export function toPowerState(statuses: readonly InstanceViewStatus[] | undefined): PowerState {
-  for (const status of statuses ?? []) {
-    const code = status.code?.toLowerCase();
-    if (code?.startsWith('powerstate/') === true) {
-      return POWER_STATES.get(code.slice('powerstate/'.length)) ?? 'unknown';
-    }
-  }
-  return 'unknown';
-}
-
-const POWER_STATES: ReadonlyMap<string, PowerState> = new Map<string, PowerState>([
-  ['starting', 'starting'],
-  ['running', 'running'],
-  ['stopping', 'stopping'],
-  ['stopped', 'stopped'],
-  ['deallocating', 'deallocating'],
-  ['deallocated', 'deallocated'],
-]);
-
-/** A Uniform instance (`virtualMachineScaleSetVMs.get` with `$expand=instanceView`). */
-export function toUniformInstance(scaleSet: ScaleSetRef, vm: VirtualMachineScaleSetVM): ScaleSetInstance {
-  const instanceId = vm.instanceId ?? vm.name ?? '';
-  return toInstance(scaleSet, instanceId, vm.id ?? scaleSetInstanceResourceId(scaleSet, instanceId), vm);
-}
-
-/** A Flexible member (`virtualMachines.get` with `$expand=instanceView`); its instance id is the VM name. */
-export function toFlexibleInstance(scaleSet: ScaleSetRef, vm: VirtualMachine): ScaleSetInstance {
-  const name = vm.name ?? '';
-  return toInstance(scaleSet, name, vm.id ?? virtualMachineResourceId({ ...scaleSet, name }), vm);
-}
-
-/** What Uniform instances and Flexible members share (both carry a VM model with its instance view). */
-function toInstance(
-  scaleSet: ScaleSetRef,
-  instanceId: string,
-  resourceId: string,
-  vm: VirtualMachineScaleSetVM | VirtualMachine,
-): ScaleSetInstance {
-  const osDisk = vm.storageProfile?.osDisk;
-  const ephemeral = osDisk?.diffDiskSettings !== undefined && osDisk.diffDiskSettings !== null;
-  const osDiskId = ephemeral ? undefined : nonEmpty(osDisk?.managedDisk?.id);
-  const osDiskType = ephemeral ? undefined : nonEmpty(osDisk?.managedDisk?.storageAccountType);
-  const vmId = nonEmpty(vm.vmId);
-  const computerName = nonEmpty(vm.osProfile?.computerName) ?? nonEmpty(vm.instanceView?.computerName);
-  return {
-    scaleSet,
-    instanceId,
-    resourceId,
-    ...(vmId === undefined ? {} : { vmId }),
-    ...(computerName === undefined ? {} : { computerName }),
-    powerState: toPowerState(vm.instanceView?.statuses),
-    provisioningState: vm.provisioningState ?? provisioningStateFromStatuses(vm.instanceView?.statuses),
-    ...(osDiskId === undefined ? {} : { osDiskId }),
-    ...(osDiskType === undefined ? {} : { osDiskType }),
-    ephemeralOsDisk: ephemeral,
-    location: vm.location,
-    zones: [...(vm.zones ?? [])],
-    ...instanceHyperVGeneration(vm.instanceView?.hyperVGeneration),
-    ...instanceImage(vm.storageProfile?.imageReference),
-    ...(vm.timeCreated === undefined ? {} : { createdAt: toIso(vm.timeCreated) }),
-    dataDisks: (vm.storageProfile?.dataDisks ?? []).map((disk) => {
-      const diskId = nonEmpty(disk.managedDisk?.id);
-      return {
-        lun: disk.lun,
-        name: disk.name ?? '',
-        ...(diskId === undefined ? {} : { diskId }),
-        ...(disk.toBeDetached === true ? { toBeDetached: true } : {}),
-      };
-    }),
-  };
-}
-
-/** A managed disk (`disks.get`). */
-export function toManagedDisk(disk: ArmDisk, resourceGroup: string): ManagedDisk {
-  const managedBy = nonEmpty(disk.managedBy);
-  const sourceResourceId = nonEmpty(disk.creationData?.sourceResourceId);
-  return {
-    id: disk.id ?? '',
-    name: disk.name ?? '',
-    resourceGroup: resourceGroupOf(disk.id) ?? resourceGroup,
-    location: disk.location,
-    provisioningState: disk.provisioningState ?? 'Unknown',
-    ...(managedBy === undefined ? {} : { managedBy }),
-    zones: [...(disk.zones ?? [])],
-    ...(sourceResourceId === undefined ? {} : { sourceResourceId }),
-    tags: { ...disk.tags },
-  };
-}
-
-/** The image an instance was built from, and the version ARM resolved `latest` to where it says so. */
-function instanceImage(reference: ArmImageReference | undefined): {
-  imageId?: string;
-  exactVersion?: string;
-} {
-  const imageId = nonEmpty(reference?.id);
-  const exactVersion = nonEmpty(reference?.exactVersion);
-  return {
-    ...(imageId === undefined ? {} : { imageId }),
-    ...(exactVersion === undefined ? {} : { exactVersion }),
-  };
-}
-
-function toIso(value: Date | string): string {
-  return typeof value === 'string' ? value : value.toISOString();
-}
-
-/** The instance view reports the VM's Hyper-V generation; the model does not (research/azure.md §2). */
-function instanceHyperVGeneration(value: string | undefined): { hyperVGeneration?: HyperVGeneration } {
-  const generation = toHyperVGeneration(value);
-  return generation === undefined ? {} : { hyperVGeneration: generation };
-}
-
-/** True when a VM's `virtualMachineScaleSet.id` names `scaleSet` (ARM ids compare case-insensitively). */
-export function isMemberOf(vm: VirtualMachine, scaleSet: ScaleSetRef): boolean {
-  const owner = vm.virtualMachineScaleSet?.id;
-  return owner !== undefined && owner.toLowerCase() === scaleSetResourceId(scaleSet).toLowerCase();
-}
-
-export function toSnapshot(snapshot: ArmSnapshot, resourceGroup: string): Snapshot {
-  const sourceResourceId = nonEmpty(snapshot.creationData?.sourceResourceId);
-  return {
-    id: snapshot.id ?? '',
-    name: snapshot.name ?? '',
-    resourceGroup: resourceGroupOf(snapshot.id) ?? resourceGroup,
-    location: snapshot.location,
-    provisioningState: snapshot.provisioningState ?? 'Unknown',
-    ...(sourceResourceId === undefined ? {} : { sourceResourceId }),
-    incremental: snapshot.incremental === true,
-    tags: { ...snapshot.tags },
-  };
-}
-
-export function toImageDefinition(image: GalleryImage, ref: ImageDefinitionRef): ImageDefinition {
-  const securityType = nonEmpty(
-    image.features?.find((feature) => feature.name?.toLowerCase() === 'securitytype')?.value,
-  );
-  const description = nonEmpty(image.description);
-  return {
-    id: image.id ?? '',
-    ref,
-    location: image.location,
-    provisioningState: image.provisioningState ?? 'Unknown',
-    spec: {
-      osType: image.osType?.toLowerCase() === 'windows' ? 'Windows' : 'Linux',
-      osState: image.osState?.toLowerCase() === 'specialized' ? 'Specialized' : 'Generalized',
-      // ARM's defaults when the fields are absent (API versions before they existed).
-      hyperVGeneration: toHyperVGeneration(image.hyperVGeneration) ?? 'V1',
-      architecture: toArchitecture(image.architecture) ?? 'x64',
-      ...(securityType === undefined ? {} : { securityType }),
-      identifier: {
-        publisher: image.identifier?.publisher ?? '',
-        offer: image.identifier?.offer ?? '',
-        sku: image.identifier?.sku ?? '',
-      },
-      ...(description === undefined ? {} : { description }),
-      tags: { ...image.tags },
-    },
-  };
-}
-
-export function toImageVersion(version: GalleryImageVersion, ref: ImageVersionRef): ImageVersion {
-  const publishing = version.publishingProfile;
-  const region = publishing?.targetRegions?.find((target) => sameRegion(target.name, version.location));
-  const storageAccountType = toStorageAccountType(
-    publishing?.storageAccountType ?? region?.storageAccountType,
-  );
-  const sourceId =
-    nonEmpty(version.storageProfile?.osDiskImage?.source?.id) ?? nonEmpty(version.storageProfile?.source?.id);
-  const publishedAt = toIsoString(publishing?.publishedDate);
-  return {
-    id: version.id ?? '',
-    ref,
-    location: version.location,
-    provisioningState: version.provisioningState ?? 'Unknown',
-    excludeFromLatest: publishing?.excludeFromLatest === true,
-    ...(storageAccountType === undefined ? {} : { storageAccountType }),
-    replicationState: toReplicationState(version),
-    ...(sourceId === undefined ? {} : { sourceId }),
-    ...(publishedAt === undefined ? {} : { publishedAt }),
-    tags: { ...version.tags },
-  };
-}
-
-/**
- * `aggregatedState` (InProgress/Completed/Failed/Unknown) when ARM sent it ($expand=ReplicationStatus),
- * else the worst regional state; Unknown when neither is there (plain GET or list).
- */
-function toReplicationState(version: GalleryImageVersion): ReplicationState {
-  const status = version.replicationStatus;
-  switch ((status?.aggregatedState ?? '').toLowerCase()) {
-    case 'inprogress':
-      return 'Replicating';
-    case 'completed':
-      return 'Completed';
-    case 'failed':
-      return 'Failed';
-    default:
-      break;
-  }
-  const states = (status?.summary ?? []).map((region) => region.state?.toLowerCase());
-  if (states.length === 0) {
-    return 'Unknown';
-  }
-  if (states.includes('failed')) {
-    return 'Failed';
-  }
-  if (states.includes('replicating')) {
-    return 'Replicating';
-  }
-  return states.every((state) => state === 'completed') ? 'Completed' : 'Unknown';
-}
-
 export function toExtension(extension: VirtualMachineScaleSetExtension): ScaleSetExtension {
   return {
     name: extension.name ?? '',
@@ -451,59 +215,16 @@ function toOsType(model: VirtualMachineScaleSet): OsType {
   return 'Linux';
 }
 
-function toHyperVGeneration(value: string | undefined): HyperVGeneration | undefined {
+export function toHyperVGeneration(value: string | undefined): HyperVGeneration | undefined {
   const lower = value?.toLowerCase();
   return lower === 'v1' ? 'V1' : lower === 'v2' ? 'V2' : undefined;
 }
 
-function toArchitecture(value: string | undefined): Architecture | undefined {
+export function toArchitecture(value: string | undefined): Architecture | undefined {
   const lower = value?.toLowerCase();
   return lower === 'x64' ? 'x64' : lower === 'arm64' ? 'Arm64' : undefined;
 }
 
-function toStorageAccountType(value: string | undefined): StorageAccountType | undefined {
-  switch ((value ?? '').toLowerCase()) {
-    case 'standard_zrs':
-      return 'Standard_ZRS';
-    case 'standard_lrs':
-      return 'Standard_LRS';
-    case 'premium_lrs':
-      return 'Premium_LRS';
-    default:
-      return undefined;
-  }
-}
-
-function provisioningStateFromStatuses(statuses: readonly InstanceViewStatus[] | undefined): string {
-  for (const status of statuses ?? []) {
-    const code = status.code;
-    if (code?.toLowerCase().startsWith('provisioningstate/') === true) {
-      const state = code.slice('provisioningstate/'.length).split('/')[0] ?? '';
-      return state.charAt(0).toUpperCase() + state.slice(1);
-    }
-  }
-  return 'Unknown';
-}
-
-/** Region names compare without case or spaces (`West Europe` is `westeurope`). */
-function sameRegion(a: string | undefined, b: string | undefined): boolean {
-  const normalise = (value: string | undefined): string => (value ?? '').replaceAll(' ', '').toLowerCase();
-  return a !== undefined && b !== undefined && normalise(a) === normalise(b);
-}
-
-function resourceGroupOf(id: string | undefined): string | undefined {
-  const match = id === undefined ? null : /\/resourceGroups\/([^/]+)/i.exec(id);
-  return match?.[1];
-}
-
-function toIsoString(value: Date | string | undefined): string | undefined {
-  if (value === undefined || value === null) {
-    return undefined;
-  }
-  const date = value instanceof Date ? value : new Date(value);
-  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
-}
-
-function nonEmpty(value: string | null | undefined): string | undefined {
+export function nonEmpty(value: string | null | undefined): string | undefined {
   return value === undefined || value === null || value === '' ? undefined : value;
 }

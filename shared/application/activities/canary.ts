@@ -171,7 +171,7 @@ const requestInstanceDeletion = defineActivity(
   ScaleSetInput.extend({ instanceId: Name }),
   async (deps, input) => {
     const { compute } = await deps.cluster(input.cluster);
-    await compute.requestInstanceDeletion(input.scaleSet, input.instanceId);
+    await compute.instances.requestDeletion(input.scaleSet, input.instanceId);
   },
 );
 
@@ -182,7 +182,7 @@ const listRemainingInstances = defineActivity(
   async (deps, input): Promise<string[]> => {
     const { compute } = await deps.cluster(input.cluster);
     const present = new Set(
-      (await compute.listInstances(input.scaleSet)).map((instance) => instance.instanceId),
+      (await compute.instances.list(input.scaleSet)).map((instance) => instance.instanceId),
     );
     return input.instanceIds.filter((id) => present.has(id));
   },

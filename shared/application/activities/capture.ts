@@ -40,7 +40,7 @@ const readInstance = defineActivity(
   async (deps, input): Promise<InstanceView> => {
     const { compute } = await deps.cluster(input.cluster);
     try {
-      const instance = await compute.getInstance(input.scaleSet, input.instanceId);
+      const instance = await compute.instances.get(input.scaleSet, input.instanceId);
       return {
         exists: true,
         powerState: instance.powerState,
@@ -66,7 +66,7 @@ const requestInstancePowerOff = defineActivity(
   async (deps, input) => {
     const { compute, kube } = await deps.cluster(input.cluster);
     await checkFence(kube, input.fence, `powering off instance ${input.instanceId}`, deps.now());
-    await compute.requestPowerOff(await compute.getInstance(input.scaleSet, input.instanceId));
+    await compute.instances.requestPowerOff(await compute.instances.get(input.scaleSet, input.instanceId));
   },
 );
 
@@ -81,9 +81,9 @@ const requestInstanceStart = defineActivity(
     await checkFence(kube, input.fence, `starting instance ${input.instanceId}`, deps.now());
     // A retry may find the VM starting already: ARM answers a start of a running VM as done, and one
     // still starting as another operation in progress (transient: the next attempt finds it running).
-    await compute.requestStart(
+    await compute.instances.requestStart(
       input.seen === undefined
-        ? await compute.getInstance(input.scaleSet, input.instanceId)
+        ? await compute.instances.get(input.scaleSet, input.instanceId)
         : { scaleSet: input.scaleSet, instanceId: input.instanceId, ...input.seen },
     );
   },
@@ -101,7 +101,7 @@ const requestSnapshot = defineActivity(
     const { compute } = await deps.cluster(input.cluster);
     // A full snapshot: the image version copies it once and we delete it right after, so
     // incremental snapshots would save nothing and add the 7-per-5-minutes limit.
-    await compute.requestSnapshot({
+    await compute.snapshots.request({
       subscriptionId: input.subscriptionId,
       resourceGroup: input.resourceGroup,
       name: input.name,
@@ -122,7 +122,7 @@ const readSnapshot = defineActivity(
   async (deps, input): Promise<SnapshotView> => {
     const { compute } = await deps.cluster(input.cluster);
     try {
-      const snapshot = await compute.getSnapshot(input.subscriptionId, input.resourceGroup, input.name);
+      const snapshot = await compute.snapshots.get(input.subscriptionId, input.resourceGroup, input.name);
       return { exists: true, provisioningState: snapshot.provisioningState, id: snapshot.id };
     } catch (error) {
       if (isNotFound(error)) return { exists: false };
@@ -136,7 +136,7 @@ const requestSnapshotDeletion = defineActivity(
   SnapshotInput,
   async (deps, input) => {
     const { compute } = await deps.cluster(input.cluster);
-    await compute.requestSnapshotDeletion(input.subscriptionId, input.resourceGroup, input.name);
+    await compute.snapshots.requestDeletion(input.subscriptionId, input.resourceGroup, input.name);
   },
 );
 

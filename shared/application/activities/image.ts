@@ -66,7 +66,7 @@ const ensureImageDefinition = defineActivity(
     let galleryAbsent = false;
     if (input.definitionAbsent !== true) {
       try {
-        definition = await compute.getImageDefinition(input.definition);
+        definition = await compute.gallery.getImageDefinition(input.definition);
       } catch (error) {
         if (!isNotFound(error)) throw error;
         // ARM says ParentResourceNotFound when the gallery is missing as well: it is created unread.
@@ -74,8 +74,13 @@ const ensureImageDefinition = defineActivity(
       }
     }
     if (definition === undefined) {
-      await compute.ensureGallery(input.definition, input.location, input.galleryTags, galleryAbsent);
-      definition = await compute.ensureImageDefinition(input.definition, input.location, input.spec, true);
+      await compute.gallery.ensure(input.definition, input.location, input.galleryTags, galleryAbsent);
+      definition = await compute.gallery.ensureImageDefinition(
+        input.definition,
+        input.location,
+        input.spec,
+        true,
+      );
     }
     const have = definition.spec;
     const want = input.spec;
@@ -109,7 +114,7 @@ const requestImageVersion = defineActivity(
   async (deps, input): Promise<ImageVersionRequestResult> => {
     const { compute } = await deps.cluster(input.cluster);
     try {
-      await compute.requestImageVersion({
+      await compute.imageVersions.request({
         ref: input.ref,
         location: input.location,
         sourceId: input.sourceId,
@@ -136,7 +141,7 @@ const readImageVersion = defineActivity(
   async (deps, input): Promise<ImageVersionView> => {
     const { compute } = await deps.cluster(input.cluster);
     try {
-      const version = await compute.getImageVersion(input.ref);
+      const version = await compute.imageVersions.get(input.ref);
       return {
         exists: true,
         id: version.id,
@@ -160,7 +165,7 @@ const requestImageVersionExclusion = defineActivity(
   }),
   async (deps, input) => {
     const { compute } = await deps.cluster(input.cluster);
-    await compute.requestImageVersionExclusion(
+    await compute.imageVersions.requestExclusion(
       input.ref,
       input.excludeFromLatest,
       input.inLatestAt === undefined ? {} : { [RUN_TIMELINE_TAG_KEYS.inLatestAt]: input.inLatestAt },
@@ -173,7 +178,7 @@ const requestImageVersionDeletion = defineActivity(
   VersionInput,
   async (deps, input) => {
     const { compute } = await deps.cluster(input.cluster);
-    await compute.requestImageVersionDeletion(input.ref);
+    await compute.imageVersions.requestDeletion(input.ref);
   },
 );
 
@@ -194,7 +199,7 @@ const pruneImageVersions = defineActivity(
   }),
   async (deps, input): Promise<PruneOutcome> => {
     const { compute } = await deps.cluster(input.cluster);
-    const versions = await compute.listImageVersions(input.definition);
+    const versions = await compute.imageVersions.list(input.definition);
     const pinnedVersion = parseGalleryImageId(input.modelImageId)?.versionName;
     // The one-step undo: what `rollback` would go back to from the version new nodes get now.
     const current = pinnedVersion ?? newestUsableVersion(versions)?.ref.versionName;
@@ -216,7 +221,7 @@ const pruneImageVersions = defineActivity(
       ...(rollbackTarget === undefined ? {} : { rollbackTarget }),
     });
     for (const decision of plan.delete) {
-      await compute.requestImageVersionDeletion({ ...input.definition, versionName: decision.name });
+      await compute.imageVersions.requestDeletion({ ...input.definition, versionName: decision.name });
     }
     const pruned = plan.delete.map((decision) => decision.name);
     // Those asked to go would read back as Deleting: neither usable nor current, as if absent.

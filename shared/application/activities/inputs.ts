@@ -22,7 +22,7 @@ export const Tags = z.record(z.string(), z.string());
 
 export const StorageAccountTypeInput = z.enum(['Standard_ZRS', 'Standard_LRS', 'Premium_LRS']);
 
-/** The run made the resource's name up: it is asked for without a read first (ports/compute-gateway.ts). */
+/** The run made the resource's name up: it is asked for without a read first (ports/compute/named-by-caller.ts). */
 export const NewNameInput = z.boolean().optional();
 
 /** A gallery image version as one step read it (domain/compute.ts `ImageVersion`), handed to the next. */

@@ -48,7 +48,7 @@ const readDonorDisks = defineActivity(
   async (deps, input): Promise<DonorDisksView> => {
     const { compute } = await deps.cluster(input.cluster);
     try {
-      const instance = await compute.getInstance(input.scaleSet, input.instanceId);
+      const instance = await compute.instances.get(input.scaleSet, input.instanceId);
       const [zone] = instance.zones;
       return {
         exists: true,
@@ -90,7 +90,7 @@ const requestCopyDisk = defineActivity(
   }),
   async (deps, input) => {
     const { compute } = await deps.cluster(input.cluster);
-    await compute.requestDiskFromSnapshot({
+    await compute.disks.requestFromSnapshot({
       subscriptionId: input.subscriptionId,
       resourceGroup: input.resourceGroup,
       name: input.name,
@@ -108,7 +108,7 @@ const requestCopyDisk = defineActivity(
 const readCopyDisk = defineActivity('readCopyDisk', DiskInput, async (deps, input): Promise<CopyDiskView> => {
   const { compute } = await deps.cluster(input.cluster);
   try {
-    const disk = await compute.getDisk(input.subscriptionId, input.resourceGroup, input.name);
+    const disk = await compute.disks.get(input.subscriptionId, input.resourceGroup, input.name);
     return {
       exists: true,
       id: disk.id,
@@ -123,7 +123,7 @@ const readCopyDisk = defineActivity('readCopyDisk', DiskInput, async (deps, inpu
 
 const requestCopyDiskDeletion = defineActivity('requestCopyDiskDeletion', DiskInput, async (deps, input) => {
   const { compute } = await deps.cluster(input.cluster);
-  await compute.requestDiskDeletion(input.subscriptionId, input.resourceGroup, input.name);
+  await compute.disks.requestDeletion(input.subscriptionId, input.resourceGroup, input.name);
 });
 
 const requestCopyAttach = defineActivity(
@@ -132,8 +132,8 @@ const requestCopyAttach = defineActivity(
   async (deps, input) => {
     const { compute, kube } = await deps.cluster(input.cluster);
     await checkFence(kube, input.fence, `attaching a disk to instance ${input.instanceId}`, deps.now());
-    const instance = await compute.getInstance(input.scaleSet, input.instanceId);
-    await compute.requestDataDiskAttach(instance, input.diskId, input.lun);
+    const instance = await compute.instances.get(input.scaleSet, input.instanceId);
+    await compute.instances.requestDataDiskAttach(instance, input.diskId, input.lun);
   },
 );
 
@@ -143,8 +143,8 @@ const requestCopyDetach = defineActivity(
   async (deps, input) => {
     const { compute } = await deps.cluster(input.cluster);
     try {
-      const instance = await compute.getInstance(input.scaleSet, input.instanceId);
-      await compute.requestDataDiskDetach(instance, input.diskId);
+      const instance = await compute.instances.get(input.scaleSet, input.instanceId);
+      await compute.instances.requestDataDiskDetach(instance, input.diskId);
     } catch (error) {
       // Scaled in with the copy attached: the copy was detached with it (deleteOption Detach).
       if (!isNotFound(error)) throw error;

@@ -44,7 +44,7 @@ const requestScaleSetImageUpdate = defineActivity(
   }),
   async (deps, input): Promise<ScaleSetImageUpdateResult> => {
     const { compute } = await deps.cluster(input.cluster);
-    const model = await compute.getScaleSet(input.scaleSet);
+    const model = await compute.scaleSets.get(input.scaleSet);
     const image = model.imageReferenceFields ?? {};
     // Never back in time: the run that put a newer version there also did the rest of this phase.
     const newer = newerVersionInModel(image['id'], input.imageId);
@@ -57,7 +57,7 @@ const requestScaleSetImageUpdate = defineActivity(
     // A retried request finds its own write done (customData is write-only: the image says it).
     if (there && !recordLeft && model.provisioningState !== 'Failed') return { kind: 'requested' };
     try {
-      await compute.requestScaleSetImageUpdate(input.scaleSet, {
+      await compute.scaleSets.requestImageUpdate(input.scaleSet, {
         imageId: input.imageId,
         // The prototype already ran its bootstrap: new instances must not run it again.
         customDataBase64: Buffer.from(NO_OP_CLOUD_CONFIG, 'utf8').toString('base64'),
@@ -79,7 +79,7 @@ const readScaleSetImage = defineActivity(
   ScaleSetInput.extend({ keepExtensionTypes: z.array(z.string()).optional() }),
   async (deps, input): Promise<ScaleSetImageView> => {
     const { compute } = await deps.cluster(input.cluster);
-    const scaleSet = await compute.getScaleSet(input.scaleSet);
+    const scaleSet = await compute.scaleSets.get(input.scaleSet);
     const reference = scaleSet.imageReference;
     const keep = input.keepExtensionTypes;
     return {
@@ -97,7 +97,10 @@ const listRemovableExtensions = defineActivity(
   ScaleSetInput.extend({ keepExtensionTypes: z.array(z.string()) }),
   async (deps, input): Promise<RemovableExtension[]> => {
     const { compute } = await deps.cluster(input.cluster);
-    return removableExtensions(await compute.listExtensions(input.scaleSet), input.keepExtensionTypes);
+    return removableExtensions(
+      await compute.scaleSets.listExtensions(input.scaleSet),
+      input.keepExtensionTypes,
+    );
   },
 );
 
@@ -106,7 +109,7 @@ const requestExtensionDeletion = defineActivity(
   ScaleSetInput.extend({ extensionName: Name }),
   async (deps, input) => {
     const { compute } = await deps.cluster(input.cluster);
-    await compute.requestExtensionDeletion(input.scaleSet, input.extensionName);
+    await compute.scaleSets.requestExtensionDeletion(input.scaleSet, input.extensionName);
   },
 );
 

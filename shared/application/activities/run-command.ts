@@ -37,10 +37,13 @@ const startRunCommandPrep = defineActivity(
       `running the prep script on instance ${input.instanceId}`,
       deps.now(),
     );
-    const instance = await compute.getInstance(input.scaleSet, input.instanceId);
+    const instance = await compute.instances.get(input.scaleSet, input.instanceId);
     if (instance.powerState !== 'running') return { kind: 'not-running', powerState: instance.powerState };
     try {
-      return { kind: 'started', handle: await compute.requestRunCommand(instance, input.script.split('\n')) };
+      return {
+        kind: 'started',
+        handle: await compute.runCommands.request(instance, input.script.split('\n')),
+      };
     } catch (error) {
       if (isRefreshError(error) && error.code === 'RunCommandInProgress') return { kind: 'busy' };
       throw error;
@@ -53,7 +56,7 @@ const readRunCommandPrep = defineActivity(
   ClusterInput.extend({ scaleSet: ScaleSetRefInput, handle: Handle }),
   async (deps, input) => {
     const { compute } = await deps.cluster(input.cluster);
-    return compute.getRunCommand(input.scaleSet, input.handle);
+    return compute.runCommands.get(input.scaleSet, input.handle);
   },
 );
 

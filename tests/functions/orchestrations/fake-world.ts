@@ -36,7 +36,7 @@ import type { ScaleSetRef } from '../../../shared/domain/resource-id.js';
 import type { ScaleSet } from '../../../shared/domain/scale-set.js';
 import { DEFAULT_SELECTION_POLICY } from '../../../shared/domain/selection-policy.js';
 import { FakeClusterGateway, type FakeClusterOptions } from '../../../shared/ports/fake/cluster-gateway.js';
-import { FakeComputeGateway, type FakeComputeOptions } from '../../../shared/ports/fake/compute-gateway.js';
+import { FakeCompute, type FakeComputeOptions } from '../../../shared/ports/fake/compute/index.js';
 import { aNode, NOW } from '../../builders/node.js';
 import { aScaleSet } from '../../builders/scale-set.js';
 
@@ -95,7 +95,7 @@ export interface FakeWorldOptions {
 
 export interface FakeWorld {
   readonly clock: VirtualClock;
-  readonly compute: FakeComputeGateway;
+  readonly compute: FakeCompute;
   readonly kube: FakeClusterGateway;
   readonly runner: DurableRunner;
   readonly runnerOptions: RunnerOptions;
@@ -113,7 +113,7 @@ export function createFakeWorld(options: FakeWorldOptions = {}): FakeWorld {
   const pools = options.pools ?? ['pool1'];
   const clock = createVirtualClock({ startMs: START });
   const now = (): number => clock.now();
-  const compute = new FakeComputeGateway({ ...options.compute, now });
+  const compute = new FakeCompute({ ...options.compute, now });
   const instanceOfNode = new Map<string, { pool: ScaleSetRef; instanceId: string }>();
   const kube = new FakeClusterGateway({
     ...options.cluster,

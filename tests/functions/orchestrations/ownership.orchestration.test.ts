@@ -110,7 +110,7 @@ async function leaveDeadRun(
   // Its script ran: the VM is off (the guest powered itself off).
   world.compute.schedulePowerOff(poolRef(POOL), '0', world.clock.now());
   assert.equal(world.compute.instanceState(poolRef(POOL), '0')?.powerState, 'stopped');
-  await world.compute.requestSnapshot({
+  await world.compute.snapshots.request({
     subscriptionId: SUBSCRIPTION,
     resourceGroup: RESOURCE_GROUP,
     name: 'vmssp-dead-snapshot',
@@ -119,8 +119,8 @@ async function leaveDeadRun(
     incremental: false,
     tags: { [SNAPSHOT_TAG_KEYS.runId]: deadRun, [SNAPSHOT_TAG_KEYS.lease]: LEASE.name },
   });
-  await world.compute.ensureGallery(definitionRef(POOL), 'westeurope', {});
-  await world.compute.ensureImageDefinition(definitionRef(POOL), 'westeurope', {
+  await world.compute.gallery.ensure(definitionRef(POOL), 'westeurope', {});
+  await world.compute.gallery.ensureImageDefinition(definitionRef(POOL), 'westeurope', {
     osType: 'Linux',
     osState: 'Generalized',
     hyperVGeneration: 'V2',
@@ -128,7 +128,7 @@ async function leaveDeadRun(
     identifier: { publisher: 'p', offer: 'o', sku: 's' },
     tags: {},
   });
-  await world.compute.requestImageVersion({
+  await world.compute.imageVersions.request({
     ref: { ...definitionRef(POOL), versionName: '2026.1122.1' },
     location: 'westeurope',
     sourceId: 'snap',
@@ -407,7 +407,10 @@ void describe('pool ownership', () => {
       world.onStep = undefined;
       // A newer version is in the model by now (another run, or an operator's rollforward).
       const newer = `${scaleSetResourceId(poolRef(POOL)).replace(/\/providers\/.*/, '')}/providers/Microsoft.Compute/galleries/vmssp_gallery/images/${definitionRef(POOL).imageName}/versions/2099.101.1`;
-      void world.compute.requestScaleSetImageUpdate(poolRef(POOL), { imageId: newer, customDataBase64: '' });
+      void world.compute.scaleSets.requestImageUpdate(poolRef(POOL), {
+        imageId: newer,
+        customDataBase64: '',
+      });
     };
     const status = await world.refreshPool(POOL);
     assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
@@ -465,7 +468,7 @@ void describe('reboot debounce re-arm', () => {
       JSON.stringify(output.runs),
     );
     // The second plan ran when the node had been Ready for the hour (plus a 30 s margin), not at a timer.
-    const plans = world.compute.callsTo('getScaleSet').map((call) => call.at);
+    const plans = world.compute.callsTo('scaleSets.get').map((call) => call.at);
     const planAt = plans.find((at) => at > rebootedAt + 61 * MINUTE);
     assert.equal(planAt, rebootedAt + 61 * MINUTE + 30_000);
     const model = world.compute.scaleSetState(poolRef(POOL))?.imageReference;

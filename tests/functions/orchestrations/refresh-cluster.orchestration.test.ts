@@ -109,7 +109,7 @@ void describe('refreshCluster on the port fakes', () => {
   void it('a pool whose plan fails terminally is reported at once; the others are refreshed', async () => {
     const world = createFakeWorld({ pools: POOLS });
     world.compute.nextErrorWhen(
-      'getScaleSet',
+      'scaleSets.get',
       forPool('pool2'),
       armError(`reading scale set ${RESOURCE_GROUP}/pool2`, 403, {
         code: 'AuthorizationFailed',
@@ -134,7 +134,7 @@ void describe('refreshCluster on the port fakes', () => {
       /^reading scale set rg-k8s-prod\/pool2: the identity lacks permission Microsoft\.Compute\/virtualMachineScaleSets\/read/,
     );
     assert.equal(
-      world.compute.callsTo('getScaleSet').filter((call) => forPool('pool2')(call.args)).length,
+      world.compute.callsTo('scaleSets.get').filter((call) => forPool('pool2')(call.args)).length,
       1,
       'the failed plan was attempted once',
     );
@@ -143,7 +143,7 @@ void describe('refreshCluster on the port fakes', () => {
   void it('a plan that fails transiently is retried on its own', async () => {
     const world = createFakeWorld({ pools: POOLS });
     world.compute.nextErrorWhen(
-      'getScaleSet',
+      'scaleSets.get',
       forPool('pool3'),
       new TransientError('ArmThrottled', 'reading scale set: throttled', { retryAfterMs: 30_000 }),
     );
@@ -153,7 +153,7 @@ void describe('refreshCluster on the port fakes', () => {
       ['pool2', 'refreshed'],
       ['pool3', 'refreshed'],
     ]);
-    const pool3 = world.compute.callsTo('getScaleSet').filter((call) => forPool('pool3')(call.args));
+    const pool3 = world.compute.callsTo('scaleSets.get').filter((call) => forPool('pool3')(call.args));
     assert.ok((pool3[1]?.at ?? 0) - (pool3[0]?.at ?? 0) >= 30_000, 'waited what ARM asked');
   });
 
@@ -179,7 +179,7 @@ void describe('refreshCluster on the port fakes', () => {
     const world = createFakeWorld({ pools: POOLS });
     const throttled = () => new TransientError('ArmThrottled', 'reading scale set: throttled');
     // pool2's scale set read fails all 6 attempts of the cluster plan and 2 of its own plan, then recovers.
-    world.compute.nextErrorWhen('getScaleSet', forPool('pool2'), ...Array.from({ length: 8 }, throttled));
+    world.compute.nextErrorWhen('scaleSets.get', forPool('pool2'), ...Array.from({ length: 8 }, throttled));
     const status = await world.refreshCluster({ dryRun: true });
     assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
     const result = outcomes(status.output as ClusterRefreshResult);
@@ -190,13 +190,13 @@ void describe('refreshCluster on the port fakes', () => {
     ]);
     // The cluster plan failed before listing; then each pool's own plan listed the nodes.
     assert.equal(world.kube.callsTo('scanNodes').length, POOLS.length);
-    assert.equal(world.compute.pendingErrors('getScaleSet'), 0);
+    assert.equal(world.compute.pendingErrors('scaleSets.get'), 0);
   });
 
   void it("a pool's failed refresh is reported with its step; the others are refreshed", async () => {
     const world = createFakeWorld({ pools: POOLS });
     world.compute.nextErrorWhen(
-      'requestSnapshot',
+      'snapshots.request',
       (args) => (args[0] as { name?: string }).name?.includes('pool1') === true,
       new TerminalError('OperationNotAllowed', 'requesting snapshot: quota exceeded'),
     );
@@ -254,7 +254,7 @@ void describe('clusterStatus on the port fakes', () => {
   void it('fails naming the pool read that failed terminally', async () => {
     const world = createFakeWorld({ pools: POOLS });
     world.compute.nextErrorWhen(
-      'getScaleSet',
+      'scaleSets.get',
       forPool('pool2'),
       new TerminalError('Forbidden', 'reading scale set pool2: forbidden'),
     );

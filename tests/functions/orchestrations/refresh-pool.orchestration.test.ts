@@ -14,8 +14,8 @@ import {
 } from '../../../shared/domain/cluster-node.js';
 import { NO_OP_CLOUD_CONFIG } from '../../../shared/domain/compute.js';
 import { TerminalError, TransientError } from '../../../shared/domain/errors.js';
+import type { ComputeMethod } from '../../../shared/ports/compute/index.js';
 import type { ClusterMethod } from '../../../shared/ports/fake/cluster-gateway.js';
-import type { ComputeMethod } from '../../../shared/ports/fake/compute-gateway.js';
 import {
   appPod,
   armError,
@@ -153,20 +153,20 @@ void describe('refreshPool on the port fakes', () => {
     assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
     // The holdings saw the definition missing: it is created unread.
     assert.deepEqual(
-      byStep.get('ensuring-image-definition')?.filter((method) => method !== 'ensureGallery'),
-      ['ensureImageDefinition'],
+      byStep.get('ensuring-image-definition')?.filter((method) => method !== 'gallery.ensure'),
+      ['gallery.ensureImageDefinition'],
     );
     // The donor was just seen stopped: its start reads it no more.
     const restoring = byStep.get('restoring-node') ?? [];
-    assert.equal(restoring[0], 'requestStart', restoring.join(', '));
+    assert.equal(restoring[0], 'instances.requestStart', restoring.join(', '));
     // The model read that saw the image done listed the extensions: only the deletion's wait lists.
     const removing = byStep.get('removing-bootstrap-extensions') ?? [];
-    assert.equal(removing[0], 'requestExtensionDeletion', removing.join(', '));
+    assert.equal(removing[0], 'scaleSets.requestExtensionDeletion', removing.join(', '));
     // The generations step starts from the image the model step saw and the versions the pruning listed.
     const labelling = byStep.get('labelling-generations') ?? [];
-    assert.ok(!labelling.includes('getScaleSet'), labelling.join(', '));
-    assert.ok(!labelling.includes('listImageVersions'), labelling.join(', '));
-    assert.deepEqual(byStep.get('pruning-versions'), ['listImageVersions']);
+    assert.ok(!labelling.includes('scaleSets.get'), labelling.join(', '));
+    assert.ok(!labelling.includes('imageVersions.list'), labelling.join(', '));
+    assert.deepEqual(byStep.get('pruning-versions'), ['imageVersions.list']);
   });
 
   void it('a pruning result recorded before it handed over its list (the names alone) still ends the run', async () => {
@@ -183,8 +183,8 @@ void describe('refreshPool on the port fakes', () => {
       labelling = step === 'labelling-generations';
     };
     const listed: boolean[] = [];
-    const listVersions = world.compute.listImageVersions.bind(world.compute);
-    world.compute.listImageVersions = (ref) => {
+    const listVersions = world.compute.imageVersions.list.bind(world.compute);
+    world.compute.imageVersions.list = (ref) => {
       listed.push(labelling);
       return listVersions(ref);
     };
@@ -249,7 +249,7 @@ void describe('refreshPool on the port fakes', () => {
     void it('a planning activity failing with a 403 is attempted once and fails the run at once, naming the permission', async () => {
       const world = createFakeWorld();
       world.compute.nextError(
-        'getScaleSet',
+        'scaleSets.get',
         armError(`reading scale set ${RESOURCE_GROUP}/${POOL}`, 403, {
           code: 'AuthorizationFailed',
           message:
@@ -262,7 +262,7 @@ void describe('refreshPool on the port fakes', () => {
       const status = await world.refreshPool(POOL);
 
       assert.equal(status.runtimeStatus, 'Failed');
-      assert.equal(world.compute.callsTo('getScaleSet').length, 1, 'exactly one attempt');
+      assert.equal(world.compute.callsTo('scaleSets.get').length, 1, 'exactly one attempt');
       assert.equal(world.clock.now(), START, 'no retry timer was waited');
       assert.match(
         failureOf(status),
@@ -279,12 +279,12 @@ void describe('refreshPool on the port fakes', () => {
           { code: 'TooManyRequests', message: 'The request is being throttled.' },
           { 'Retry-After': '17' },
         );
-      world.compute.nextError('getScaleSet', throttled(), throttled());
+      world.compute.nextError('scaleSets.get', throttled(), throttled());
 
       const status = await world.refreshPool(POOL);
 
       assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
-      const [first, second, third] = callTimes(world, 'compute', 'getScaleSet');
+      const [first, second, third] = callTimes(world, 'compute', 'scaleSets.get');
       assert.ok(first !== undefined && second !== undefined && third !== undefined);
       // The own backoff would be 5 s then 10 s; ARM asked for 17 s each time.
       assert.ok(second - first >= 17_000, `second attempt after ${second - first} ms`);
@@ -310,7 +310,7 @@ void describe('refreshPool on the port fakes', () => {
         step: 'ensuring-image-definition',
         armAt: 'ensuring-image-definition',
         target: 'compute',
-        method: 'ensureGallery',
+        method: 'gallery.ensure',
       },
       { step: 'recording-node-state', armAt: 'ensuring-image-definition', target: 'kube', method: 'getNode' },
       { step: 'cordoning', armAt: 'cordoning', target: 'kube', method: 'setNodeUnschedulable' },
@@ -322,46 +322,51 @@ void describe('refreshPool on the port fakes', () => {
         target: 'kube',
         method: 'getPodPhase',
       },
-      { step: 'snapshotting', armAt: 'snapshotting', target: 'compute', method: 'requestSnapshot' },
+      { step: 'snapshotting', armAt: 'snapshotting', target: 'compute', method: 'snapshots.request' },
       {
         step: 'restoring-node',
         armAt: 'restoring-node',
         target: 'compute',
-        method: 'requestStart',
+        method: 'instances.requestStart',
         vmStopped: true,
       },
       {
         step: 'building-image-version',
         armAt: 'building-image-version',
         target: 'compute',
-        method: 'requestImageVersion',
+        method: 'imageVersions.request',
       },
       {
         step: 'publishing-image-version',
         armAt: 'publishing-image-version',
         target: 'compute',
-        method: 'requestImageVersionExclusion',
+        method: 'imageVersions.requestExclusion',
       },
       {
         step: 'deleting-snapshot',
         armAt: 'deleting-snapshot',
         target: 'compute',
-        method: 'requestSnapshotDeletion',
+        method: 'snapshots.requestDeletion',
         snapshotLeft: true,
       },
       {
         step: 'updating-scale-set-model',
         armAt: 'updating-scale-set-model',
         target: 'compute',
-        method: 'requestScaleSetImageUpdate',
+        method: 'scaleSets.requestImageUpdate',
       },
       {
         step: 'removing-bootstrap-extensions',
         armAt: 'removing-bootstrap-extensions',
         target: 'compute',
-        method: 'requestExtensionDeletion',
+        method: 'scaleSets.requestExtensionDeletion',
       },
-      { step: 'pruning-versions', armAt: 'pruning-versions', target: 'compute', method: 'listImageVersions' },
+      {
+        step: 'pruning-versions',
+        armAt: 'pruning-versions',
+        target: 'compute',
+        method: 'imageVersions.list',
+      },
     ];
 
     function armed(
@@ -423,7 +428,7 @@ void describe('refreshPool on the port fakes', () => {
       world.onStep = (step) => {
         if (step !== 'snapshotting') return;
         world.compute.nextError(
-          'requestSnapshot',
+          'snapshots.request',
           armError(`requesting snapshot ${RESOURCE_GROUP}/snap`, 409, {
             code: 'OperationNotAllowed',
             message:
@@ -433,7 +438,7 @@ void describe('refreshPool on the port fakes', () => {
       };
       const status = await world.refreshPool(POOL);
       assert.equal(status.runtimeStatus, 'Failed');
-      assert.equal(world.compute.callsTo('requestSnapshot').length, 1);
+      assert.equal(world.compute.callsTo('snapshots.request').length, 1);
       assert.match(
         failureOf(status),
         /^snapshotting: requesting snapshot .*quota.*\(OperationNotAllowed, HTTP 409\) — the node was started and given back; check the snapshot quota/,
@@ -449,7 +454,7 @@ void describe('refreshPool on the port fakes', () => {
           { length: 6 },
           () => new TransientError('Http503', 'reading snapshot: server error'),
         );
-        world.compute.nextError('getSnapshot', ...errors);
+        world.compute.nextError('snapshots.get', ...errors);
       };
       const status = await world.refreshPool(POOL);
       assert.equal(status.runtimeStatus, 'Failed');
@@ -539,7 +544,7 @@ void describe('refreshPool on the port fakes', () => {
       };
       const status = await world.refreshPool(POOL);
       assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
-      assert.equal(world.compute.callsTo('requestPowerOff').length, 1);
+      assert.equal(world.compute.callsTo('instances.requestPowerOff').length, 1);
     });
   });
 
@@ -615,7 +620,7 @@ void describe('refreshPool on the port fakes', () => {
       const status = await world.refreshPool(POOL);
       assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
       assert.equal((status.output as PoolRefreshResult).version?.storageAccountType, 'Standard_LRS');
-      assert.equal(world.compute.callsTo('requestImageVersion').length, 2);
+      assert.equal(world.compute.callsTo('imageVersions.request').length, 2);
     });
 
     void it('a version that fails is deleted and built again as Standard_LRS', async () => {
@@ -624,7 +629,7 @@ void describe('refreshPool on the port fakes', () => {
       const status = await world.refreshPool(POOL);
       assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
       assert.equal((status.output as PoolRefreshResult).version?.storageAccountType, 'Standard_LRS');
-      assert.equal(world.compute.callsTo('requestImageVersionDeletion').length, 1);
+      assert.equal(world.compute.callsTo('imageVersions.requestDeletion').length, 1);
     });
 
     void it('a version that fails every time fails the run, nothing left behind', async () => {

@@ -9,17 +9,21 @@ import {
   architectureFromVmSize,
   type ImageFacts,
   imageFactsFromGalleryImage,
-  isMemberOf,
   toExtension,
-  toFlexibleInstance,
-  toImageDefinition,
   toImageReference,
-  toImageVersion,
-  toPowerState,
   toScaleSet,
-  toSnapshot,
-  toUniformInstance,
 } from '../../../../shared/adapters/azure/to-domain.js';
+import {
+  toImageDefinition,
+  toImageVersion,
+  toSnapshot,
+} from '../../../../shared/adapters/azure/to-domain-gallery.js';
+import {
+  isMemberOf,
+  toFlexibleInstance,
+  toPowerState,
+  toUniformInstance,
+} from '../../../../shared/adapters/azure/to-domain-instances.js';
 import type { ImageVersion, ScaleSetInstance } from '../../../../shared/domain/compute.js';
 import type { ScaleSetRef } from '../../../../shared/domain/resource-id.js';
 import type { ScaleSet } from '../../../../shared/domain/scale-set.js';

@@ -4,12 +4,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { isNotFound, isTransient, TransientError } from '../../../../shared/domain/errors.js';
-import { FakeComputeGateway } from '../../../../shared/ports/fake/compute-gateway.js';
+import { FakeCompute } from '../../../../shared/ports/fake/compute/index.js';
 import { aScaleSet } from '../../../builders/scale-set.js';
 
 function setup(options: { regionsWithoutZrs?: string[] } = {}) {
   let now = 1_000_000;
-  const compute = new FakeComputeGateway({ now: () => now, ...options });
+  const compute = new FakeCompute({ now: () => now, ...options });
   const scaleSet = aScaleSet();
   compute.addScaleSet(scaleSet, [
     { name: 'cse', publisher: 'Microsoft.Azure.Extensions', type: 'CustomScript' },
@@ -29,25 +29,25 @@ const spec = {
   tags: {},
 } as const;
 
-void describe('FakeComputeGateway', () => {
+void describe('FakeCompute', () => {
   void it('powers an instance off and on again over time; requests are idempotent', async () => {
     const { compute, scaleSet, instance, advance } = setup();
-    await compute.requestPowerOff(instance);
-    await compute.requestPowerOff(instance);
-    assert.equal((await compute.getInstance(scaleSet, '0')).powerState, 'stopping');
+    await compute.instances.requestPowerOff(instance);
+    await compute.instances.requestPowerOff(instance);
+    assert.equal((await compute.instances.get(scaleSet, '0')).powerState, 'stopping');
     advance(30_000);
-    assert.equal((await compute.getInstance(scaleSet, '0')).powerState, 'stopped');
-    await compute.requestStart(instance);
+    assert.equal((await compute.instances.get(scaleSet, '0')).powerState, 'stopped');
+    await compute.instances.requestStart(instance);
     advance(30_000);
-    assert.equal((await compute.getInstance(scaleSet, '0')).powerState, 'running');
-    assert.equal(compute.callsTo('requestPowerOff').length, 2);
+    assert.equal((await compute.instances.get(scaleSet, '0')).powerState, 'running');
+    assert.equal(compute.callsTo('instances.requestPowerOff').length, 2);
   });
 
   void it('reads of missing resources are not-found; deleting them is a no-op', async () => {
     const { compute } = setup();
-    await assert.rejects(compute.getSnapshot('s', 'rg', 'nope'), isNotFound);
-    await compute.requestSnapshotDeletion('s', 'rg', 'nope');
-    await assert.rejects(compute.getImageVersion({ ...definition, versionName: '1.0.0' }), isNotFound);
+    await assert.rejects(compute.snapshots.get('s', 'rg', 'nope'), isNotFound);
+    await compute.snapshots.requestDeletion('s', 'rg', 'nope');
+    await assert.rejects(compute.imageVersions.get({ ...definition, versionName: '1.0.0' }), isNotFound);
   });
 
   void it('a snapshot is created, then deleted; a new one of the same name waits for the deletion', async () => {
@@ -61,20 +61,20 @@ void describe('FakeComputeGateway', () => {
       incremental: false,
       tags: {},
     };
-    await compute.requestSnapshot(request);
-    assert.equal((await compute.getSnapshot('s', 'rg', 'snap')).provisioningState, 'Creating');
+    await compute.snapshots.request(request);
+    assert.equal((await compute.snapshots.get('s', 'rg', 'snap')).provisioningState, 'Creating');
     advance(60_000);
-    assert.equal((await compute.getSnapshot('s', 'rg', 'snap')).provisioningState, 'Succeeded');
-    await compute.requestSnapshotDeletion('s', 'rg', 'snap');
-    await assert.rejects(compute.requestSnapshot(request), isTransient);
+    assert.equal((await compute.snapshots.get('s', 'rg', 'snap')).provisioningState, 'Succeeded');
+    await compute.snapshots.requestDeletion('s', 'rg', 'snap');
+    await assert.rejects(compute.snapshots.request(request), isTransient);
     advance(15_000);
     assert.deepEqual(compute.snapshotsNow(), []);
   });
 
   void it('image versions: created hidden, published, refused as ZRS where the region has no zones', async () => {
     const { compute, advance } = setup({ regionsWithoutZrs: ['West Europe'] });
-    await compute.ensureGallery(gallery, 'westeurope', {});
-    await compute.ensureImageDefinition(definition, 'westeurope', spec);
+    await compute.gallery.ensure(gallery, 'westeurope', {});
+    await compute.gallery.ensureImageDefinition(definition, 'westeurope', spec);
     const ref = { ...definition, versionName: '2026.1122.120000' };
     const request = {
       ref,
@@ -85,48 +85,48 @@ void describe('FakeComputeGateway', () => {
       tags: {},
     };
     await assert.rejects(
-      compute.requestImageVersion({ ...request, storageAccountType: 'Standard_ZRS' }),
+      compute.imageVersions.request({ ...request, storageAccountType: 'Standard_ZRS' }),
       /ZRS/,
     );
-    await compute.requestImageVersion({ ...request, storageAccountType: 'Standard_LRS' });
+    await compute.imageVersions.request({ ...request, storageAccountType: 'Standard_LRS' });
     advance(300_000);
-    const built = await compute.getImageVersion(ref);
+    const built = await compute.imageVersions.get(ref);
     assert.deepEqual(
       [built.provisioningState, built.replicationState, built.excludeFromLatest],
       ['Succeeded', 'Completed', true],
     );
-    await compute.requestImageVersionExclusion(ref, false);
+    await compute.imageVersions.requestExclusion(ref, false);
     advance(10_000);
-    assert.equal((await compute.getImageVersion(ref)).excludeFromLatest, false);
+    assert.equal((await compute.imageVersions.get(ref)).excludeFromLatest, false);
   });
 
   void it('a model update applies after a while; extension deletions too', async () => {
     const { compute, scaleSet, advance } = setup();
-    await compute.requestScaleSetImageUpdate(scaleSet, {
+    await compute.scaleSets.requestImageUpdate(scaleSet, {
       imageId: '/galleries/g/images/i',
       customDataBase64: 'Iw==',
     });
-    assert.equal((await compute.getScaleSet(scaleSet)).provisioningState, 'Updating');
-    await compute.requestExtensionDeletion(scaleSet, 'cse');
+    assert.equal((await compute.scaleSets.get(scaleSet)).provisioningState, 'Updating');
+    await compute.scaleSets.requestExtensionDeletion(scaleSet, 'cse');
     advance(15_000);
-    const updated = await compute.getScaleSet(scaleSet);
+    const updated = await compute.scaleSets.get(scaleSet);
     assert.deepEqual(updated.imageReference, { kind: 'gallery', id: '/galleries/g/images/i' });
-    assert.deepEqual(await compute.listExtensions(scaleSet), []);
+    assert.deepEqual(await compute.scaleSets.listExtensions(scaleSet), []);
   });
 
   void it('injected errors are one-shot, in order; reset forgets everything', async () => {
     const { compute, scaleSet } = setup();
     compute.nextError(
-      'getScaleSet',
+      'scaleSets.get',
       new TransientError('ArmThrottled', 'first'),
       new TransientError('ArmThrottled', 'second'),
     );
-    await assert.rejects(compute.getScaleSet(scaleSet), /first/);
-    await assert.rejects(compute.getScaleSet(scaleSet), /second/);
-    await compute.getScaleSet(scaleSet);
-    assert.equal(compute.callsTo('getScaleSet').length, 3);
+    await assert.rejects(compute.scaleSets.get(scaleSet), /first/);
+    await assert.rejects(compute.scaleSets.get(scaleSet), /second/);
+    await compute.scaleSets.get(scaleSet);
+    assert.equal(compute.callsTo('scaleSets.get').length, 3);
     compute.reset();
     assert.equal(compute.calls.length, 0);
-    await assert.rejects(compute.getScaleSet(scaleSet), isNotFound);
+    await assert.rejects(compute.scaleSets.get(scaleSet), isNotFound);
   });
 });

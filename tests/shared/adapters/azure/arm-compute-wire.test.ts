@@ -1,14 +1,15 @@
 /**
- * ArmComputeGateway against a scripted HTTPS endpoint: what goes on the wire (the PATCH body with its
+ * The ARM compute ports (armCompute) against a scripted HTTPS endpoint: what goes on the wire (the PATCH body with its
  * explicit nulls, the image version PUT) and ARM answers the simulator does not give (a synchronous
  * ZRS refusal, marketplace image metadata, a hung connection).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
-import { ArmComputeGateway } from '../../../../shared/adapters/azure/arm-compute-gateway.js';
+import { armCompute } from '../../../../shared/adapters/azure/arm-compute.js';
 import { TerminalError, TransientError } from '../../../../shared/domain/errors.js';
 import type { ScaleSetRef } from '../../../../shared/domain/resource-id.js';
+import type { ComputePorts } from '../../../../shared/ports/compute/index.js';
 import { fixedCredential, readFixture, SUBSCRIPTION } from './fixture-client.js';
 import { armError, type HttpsStub, startHttpsStub, type StubHandler } from './https-stub.js';
 
@@ -18,8 +19,8 @@ const PROVIDERS = `/subscriptions/${SUBSCRIPTION}/resourceGroups/${RG}/providers
 const IMAGES = `/subscriptions/${SUBSCRIPTION}/providers/Microsoft.Compute/locations/westeurope/publishers/Canonical/artifacttypes/vmimage/offers/ubuntu-24_04-lts/skus/server/versions`;
 const DEFINITION_ID = `/subscriptions/${SUBSCRIPTION}/resourceGroups/rg-images/providers/Microsoft.Compute/galleries/gal_nodes/images/vmss-pool-a`;
 
-function gatewayFor(stub: HttpsStub, requestTimeoutMs?: number): ArmComputeGateway {
-  return new ArmComputeGateway({
+function gatewayFor(stub: HttpsStub, requestTimeoutMs?: number): ComputePorts {
+  return armCompute({
     credential: fixedCredential,
     subscriptionIds: [SUBSCRIPTION],
     endpoint: stub.url,
@@ -66,7 +67,7 @@ void describe('scale set image update on the wire', () => {
         },
       },
       (stub) =>
-        gatewayFor(stub).requestScaleSetImageUpdate(pool, {
+        gatewayFor(stub).scaleSets.requestImageUpdate(pool, {
           imageId: DEFINITION_ID,
           customDataBase64: 'I2Nsb3VkLWNvbmZpZwo=',
         }),
@@ -95,7 +96,7 @@ void describe('image version PUT on the wire', () => {
     const stub = await withStub(
       { [`PUT ${path}`]: { status: 201, body: readFixture('gallery-image-version-replicating.json') } },
       (stub) =>
-        gatewayFor(stub).requestImageVersion({
+        gatewayFor(stub).imageVersions.request({
           ref: {
             subscriptionId: SUBSCRIPTION,
             resourceGroup: 'rg-images',
@@ -147,7 +148,7 @@ void describe('image version PUT on the wire', () => {
       },
       async (stub) => {
         await assert.rejects(
-          gatewayFor(stub).requestImageVersion({
+          gatewayFor(stub).imageVersions.request({
             ref: {
               subscriptionId: SUBSCRIPTION,
               resourceGroup: 'rg-images',
@@ -200,7 +201,7 @@ void describe('image facts of a marketplace scale set', () => {
         },
       },
       async (stub) => {
-        const scaleSet = await gatewayFor(stub).getScaleSet(pool, { imageFacts: true });
+        const scaleSet = await gatewayFor(stub).scaleSets.get(pool, { imageFacts: true });
 
         assert.equal(scaleSet.hyperVGeneration, 'V2');
         assert.equal(scaleSet.architecture, 'x64');
@@ -214,7 +215,7 @@ void describe('image facts of a marketplace scale set', () => {
     const stub = await withStub(
       { [scaleSetRoute]: { status: 200, body: plainMarketplaceScaleSet() } },
       async (stub) => {
-        const scaleSet = await gatewayFor(stub).getScaleSet(pool);
+        const scaleSet = await gatewayFor(stub).scaleSets.get(pool);
 
         assert.equal(scaleSet.hyperVGeneration, undefined, 'not looked up');
         assert.equal(scaleSet.imageReference?.kind, 'marketplace');
@@ -235,7 +236,7 @@ void describe('image facts of a marketplace scale set', () => {
         ),
       },
       async (stub) => {
-        const scaleSet = await gatewayFor(stub).getScaleSet(pool, { imageFacts: true });
+        const scaleSet = await gatewayFor(stub).scaleSets.get(pool, { imageFacts: true });
 
         assert.equal(scaleSet.hyperVGeneration, undefined);
         assert.equal(scaleSet.architecture, 'x64', 'still known from the VM size');
@@ -250,7 +251,7 @@ void describe('image facts of a marketplace scale set', () => {
         [`GET ${IMAGES}`]: armError(429, 'TooManyRequests', 'Throttled.', { 'retry-after': '40' }),
       },
       async (stub) => {
-        await assert.rejects(gatewayFor(stub).getScaleSet(pool, { imageFacts: true }), (error: unknown) => {
+        await assert.rejects(gatewayFor(stub).scaleSets.get(pool, { imageFacts: true }), (error: unknown) => {
           assert.ok(error instanceof TransientError);
           assert.equal(error.retryAfterMs, 40_000);
           assert.match(error.message, /^reading scale set rg-k8s-prod\/vmss-pool-a: reading its image: /);
@@ -264,7 +265,10 @@ void describe('image facts of a marketplace scale set', () => {
     const stub = await withStub(
       { [scaleSetRoute]: { status: 200, body: readFixture('vmss-uniform-marketplace.json') } },
       async (stub) => {
-        assert.equal((await gatewayFor(stub).getScaleSet(pool, { imageFacts: true })).hyperVGeneration, 'V2');
+        assert.equal(
+          (await gatewayFor(stub).scaleSets.get(pool, { imageFacts: true })).hyperVGeneration,
+          'V2',
+        );
       },
     );
 
@@ -284,7 +288,7 @@ void describe('an endpoint that never answers', () => {
   });
 
   void it('times the request out as TransientError instead of hanging', async () => {
-    await assert.rejects(gatewayFor(stub, 200).getScaleSet(pool), (error: unknown) => {
+    await assert.rejects(gatewayFor(stub, 200).scaleSets.get(pool), (error: unknown) => {
       assert.ok(error instanceof TransientError);
       assert.equal(error.code, 'Timeout');
       return true;

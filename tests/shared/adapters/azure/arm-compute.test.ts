@@ -1,5 +1,5 @@
 /**
- * ArmComputeGateway end to end: the real @azure/arm-compute client over HTTPS (throwaway CA) against
+ * The ARM compute ports (armCompute) end to end: the real @azure/arm-compute client over HTTPS (throwaway CA) against
  * the simulator's ARM handler, on simulated time. Covers every port method, idempotency of the
  * request* methods, error mapping (404, 403, 429, 5xx, ZRS) and the scale set PATCH on the wire.
  */
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { ArmComputeGateway } from '../../../../shared/adapters/azure/arm-compute-gateway.js';
+import { armCompute } from '../../../../shared/adapters/azure/arm-compute.js';
 import {
   type ImageDefinitionRef,
   type ImageDefinitionSpec,
@@ -16,6 +16,7 @@ import {
 } from '../../../../shared/domain/compute.js';
 import { NotFoundError, TerminalError, TransientError } from '../../../../shared/domain/errors.js';
 import { type ScaleSetRef, scaleSetResourceId } from '../../../../shared/domain/resource-id.js';
+import type { ComputePorts } from '../../../../shared/ports/compute/index.js';
 import { createActionListAuthorizer } from '../../../../sim/arm/action-authorizer.js';
 import type { ComputeState } from '../../../../sim/arm/compute-state.js';
 import {
@@ -44,8 +45,8 @@ const spec: ImageDefinitionSpec = {
 const OLD_CUSTOM_DATA = Buffer.from('#!/bin/bash\necho bootstrap\n').toString('base64');
 const NEW_CUSTOM_DATA = Buffer.from(NO_OP_CLOUD_CONFIG).toString('base64');
 
-function gatewayFor(world: ArmTestWorld, maxInlineThrottleWaitMs = 2_000): ArmComputeGateway {
-  return new ArmComputeGateway({
+function gatewayFor(world: ArmTestWorld, maxInlineThrottleWaitMs = 2_000): ComputePorts {
+  return armCompute({
     credential: staticCredential(),
     subscriptionIds: [SUBSCRIPTION],
     endpoint: world.url,
@@ -91,8 +92,8 @@ function served(world: ArmTestWorld, action: string): number {
 }
 
 /** A simulated world of the calling describe's own: started before its tests, closed after them. */
-function ownWorld(): { world: ArmTestWorld; gateway: ArmComputeGateway } {
-  const own = {} as { world: ArmTestWorld; gateway: ArmComputeGateway };
+function ownWorld(): { world: ArmTestWorld; gateway: ComputePorts } {
+  const own = {} as { world: ArmTestWorld; gateway: ComputePorts };
   void before(async () => {
     own.world = await startArmTestWorld({
       seed,
@@ -106,9 +107,9 @@ function ownWorld(): { world: ArmTestWorld; gateway: ArmComputeGateway } {
   return own;
 }
 
-void describe('ArmComputeGateway against the simulated ARM', () => {
+void describe('armCompute against the simulated ARM', () => {
   let world: ArmTestWorld;
-  let gateway: ArmComputeGateway;
+  let gateway: ComputePorts;
   // RBAC as deployed: the custom role's action list, so a call outside it fails here as it would in Azure.
   const role = createActionListAuthorizer(fileURLToPath(COMPUTE_ACTIONS));
 
@@ -123,7 +124,7 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
 
   void describe('scale sets and instances', () => {
     void it('reads a Uniform scale set into the domain view', async () => {
-      const scaleSet = await gateway.getScaleSet(uniform);
+      const scaleSet = await gateway.scaleSets.get(uniform);
 
       assert.equal(scaleSet.id.toLowerCase(), scaleSetResourceId(uniform).toLowerCase());
       assert.equal(scaleSet.orchestrationMode, 'Uniform');
@@ -143,14 +144,14 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
     });
 
     void it('reports an ephemeral OS disk and its placement', async () => {
-      const scaleSet = await gateway.getScaleSet({ ...uniform, name: 'vmss-ephemeral' });
+      const scaleSet = await gateway.scaleSets.get({ ...uniform, name: 'vmss-ephemeral' });
 
       assert.equal(scaleSet.ephemeralOsDisk, true);
       assert.equal(scaleSet.ephemeralOsDiskPlacement, 'ResourceDisk');
     });
 
     void it('maps a missing scale set to NotFoundError with a gerund message', async () => {
-      await assert.rejects(gateway.getScaleSet({ ...uniform, name: 'vmss-missing' }), (error: unknown) => {
+      await assert.rejects(gateway.scaleSets.get({ ...uniform, name: 'vmss-missing' }), (error: unknown) => {
         assert.ok(error instanceof NotFoundError);
         assert.match(error.message, /^reading scale set rg-k8s\/vmss-missing: /);
         return true;
@@ -158,7 +159,7 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
     });
 
     void it('reads a Uniform instance with its power state and OS disk', async () => {
-      const instance = await gateway.getInstance(uniform, '0');
+      const instance = await gateway.instances.get(uniform, '0');
 
       const simulated = world.state.listInstances(scaleSetResourceId(uniform))[0];
       assert.ok(simulated);
@@ -175,13 +176,13 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
       const [member] = world.state.listInstances(scaleSetResourceId(flexible));
       assert.ok(member);
 
-      const instance = await gateway.getInstance(flexible, member.name);
+      const instance = await gateway.instances.get(flexible, member.name);
 
       assert.equal(instance.instanceId, member.name);
       assert.equal(instance.powerState, 'running');
       assert.match(instance.resourceId, /\/providers\/Microsoft\.Compute\/virtualMachines\//i);
       await assert.rejects(
-        gateway.getInstance({ ...flexible, name: 'vmss-flex-2' }, member.name),
+        gateway.instances.get({ ...flexible, name: 'vmss-flex-2' }, member.name),
         (error: unknown) => error instanceof NotFoundError && error.code === 'InstanceNotFound',
       );
     });
@@ -190,38 +191,38 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
       const fresh = gatewayFor(world);
       const [member] = world.state.listInstances(scaleSetResourceId(flexible));
       assert.ok(member);
-      const scaleSet = await fresh.getScaleSet(flexible);
+      const scaleSet = await fresh.scaleSets.get(flexible);
       const reads = served(world, 'Microsoft.Compute/virtualMachineScaleSets/read');
 
-      const instance = await fresh.getInstance(scaleSet, member.name);
+      const instance = await fresh.instances.get(scaleSet, member.name);
 
       assert.equal(served(world, 'Microsoft.Compute/virtualMachineScaleSets/read'), reads);
       assert.deepEqual(instance.scaleSet, flexible, 'only the ref travels with the instance');
     });
 
     void it('maps a missing instance to NotFoundError', async () => {
-      await assert.rejects(gateway.getInstance(uniform, '99'), NotFoundError);
+      await assert.rejects(gateway.instances.get(uniform, '99'), NotFoundError);
     });
 
     void it('requests power off without waiting, once, and start likewise (Uniform)', async () => {
-      const read = () => gateway.getInstance(uniform, '1');
+      const read = () => gateway.instances.get(uniform, '1');
       const powerOff = 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/powerOff/action';
       const start = 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/start/action';
       const instanceView = 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/instanceView/read';
       const viewsBefore = served(world, instanceView);
 
-      await gateway.requestPowerOff(await read());
-      await gateway.requestPowerOff(await read());
+      await gateway.instances.requestPowerOff(await read());
+      await gateway.instances.requestPowerOff(await read());
 
       assert.equal((await read()).powerState, 'stopping');
       assert.equal(served(world, powerOff), 1, 'the second request saw "stopping" and did nothing');
       world.clock.advance(world.latency.instanceStopSeconds + 1);
       assert.equal((await read()).powerState, 'stopped');
-      await gateway.requestPowerOff(await read());
+      await gateway.instances.requestPowerOff(await read());
       assert.equal(served(world, powerOff), 1);
 
-      await gateway.requestStart(await read());
-      await gateway.requestStart(await read());
+      await gateway.instances.requestStart(await read());
+      await gateway.instances.requestStart(await read());
       assert.equal(served(world, start), 1);
       world.clock.advance(world.latency.instanceStartSeconds + 1);
       assert.equal((await read()).powerState, 'running');
@@ -232,12 +233,12 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
     void it('powers a Flexible member off and on through the virtual machine API', async () => {
       const [member] = world.state.listInstances(scaleSetResourceId(flexible));
       assert.ok(member);
-      const read = () => gateway.getInstance(flexible, member.name);
+      const read = () => gateway.instances.get(flexible, member.name);
 
-      await gateway.requestPowerOff(await read());
+      await gateway.instances.requestPowerOff(await read());
       world.clock.advance(world.latency.instanceStopSeconds + 1);
       assert.equal((await read()).powerState, 'stopped');
-      await gateway.requestStart(await read());
+      await gateway.instances.requestStart(await read());
       world.clock.advance(world.latency.instanceStartSeconds + 1);
 
       assert.equal((await read()).powerState, 'running');
@@ -253,7 +254,7 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
     const versionRef: ImageVersionRef = { ...definition, versionName: '20261122.1000.1' };
 
     void it('requests an incremental snapshot once and reads it back', async () => {
-      const instance = await gateway.getInstance(uniform, '0');
+      const instance = await gateway.instances.get(uniform, '0');
       osDiskId = instance.osDiskId ?? '';
       const request = {
         subscriptionId: SUBSCRIPTION,
@@ -265,29 +266,31 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
         tags: { 'vmss-prototype/source-vm-id': instance.vmId ?? '' },
       };
 
-      await gateway.requestSnapshot(request);
-      await gateway.requestSnapshot(request);
+      await gateway.snapshots.request(request);
+      await gateway.snapshots.request(request);
 
       assert.equal(served(world, 'Microsoft.Compute/snapshots/write'), 1);
       world.clock.advance(world.latency.snapshotCreateSeconds + 1);
-      const snapshot = await gateway.getSnapshot(SUBSCRIPTION, RG, snapshotName);
+      const snapshot = await gateway.snapshots.get(SUBSCRIPTION, RG, snapshotName);
       snapshotId = snapshot.id;
       assert.equal(snapshot.provisioningState, 'Succeeded');
       assert.equal(snapshot.incremental, true);
       assert.equal(snapshot.sourceResourceId?.toLowerCase(), osDiskId.toLowerCase());
       assert.deepEqual(snapshot.tags, request.tags);
       await assert.rejects(
-        gateway.requestSnapshot({ ...request, sourceDiskId: `${osDiskId}-other` }),
+        gateway.snapshots.request({ ...request, sourceDiskId: `${osDiskId}-other` }),
         (error: unknown) => error instanceof TerminalError && error.code === 'SnapshotNameTaken',
       );
     });
 
     void it('ensures the gallery and the image definition once, waiting for them', async () => {
-      await world.settle(gateway.ensureGallery(gallery, 'westeurope', { 'managed-by': 'vmss-prototype' }));
-      await gateway.ensureGallery(gallery, 'westeurope', {});
+      await world.settle(gateway.gallery.ensure(gallery, 'westeurope', { 'managed-by': 'vmss-prototype' }));
+      await gateway.gallery.ensure(gallery, 'westeurope', {});
 
-      const created = await world.settle(gateway.ensureImageDefinition(definition, 'westeurope', spec));
-      const again = await gateway.ensureImageDefinition(definition, 'westeurope', {
+      const created = await world.settle(
+        gateway.gallery.ensureImageDefinition(definition, 'westeurope', spec),
+      );
+      const again = await gateway.gallery.ensureImageDefinition(definition, 'westeurope', {
         ...spec,
         hyperVGeneration: 'V1',
       });
@@ -297,7 +300,7 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
       assert.equal(created.provisioningState, 'Succeeded');
       assert.deepEqual(created.spec, spec);
       assert.deepEqual(again.spec, spec, 'an existing definition is returned unchanged');
-      assert.deepEqual((await gateway.getImageDefinition(definition)).spec, spec);
+      assert.deepEqual((await gateway.gallery.getImageDefinition(definition)).spec, spec);
     });
 
     void it('requests the image version once, hidden from latest, and follows it to Succeeded', async () => {
@@ -311,21 +314,21 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
         tags: { 'vmss-prototype/snapshot': snapshotName },
       };
 
-      await gateway.requestImageVersion(request);
-      await gateway.requestImageVersion(request);
+      await gateway.imageVersions.request(request);
+      await gateway.imageVersions.request(request);
 
       assert.equal(served(world, 'Microsoft.Compute/galleries/images/versions/write'), 1);
-      const creating = await gateway.getImageVersion(versionRef);
+      const creating = await gateway.imageVersions.get(versionRef);
       assert.equal(creating.provisioningState, 'Creating');
       assert.equal(creating.replicationState, 'Replicating');
       assert.equal(creating.excludeFromLatest, true);
       assert.equal(creating.storageAccountType, 'Standard_ZRS');
       assert.equal(creating.sourceId?.toLowerCase(), snapshotId.toLowerCase());
       world.clock.advance(world.latency.imageVersionCreateSeconds + 1);
-      const done = await gateway.getImageVersion(versionRef);
+      const done = await gateway.imageVersions.get(versionRef);
       assert.equal(done.provisioningState, 'Succeeded');
       assert.equal(done.replicationState, 'Completed');
-      const listed = await gateway.listImageVersions(definition);
+      const listed = await gateway.imageVersions.list(definition);
       assert.deepEqual(
         listed.map((version) => version.ref.versionName),
         ['20261122.1000.1'],
@@ -334,12 +337,12 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
 
     void it('flips excludeFromLatest with one PATCH carrying the added tags, and not again once settled', async () => {
       const added = { 'vmss-prototype.in-latest-at': '2026-11-22T10:30:00Z' };
-      await gateway.requestImageVersionExclusion(versionRef, false, added);
+      await gateway.imageVersions.requestExclusion(versionRef, false, added);
       world.clock.advance(60);
-      await gateway.requestImageVersionExclusion(versionRef, false, added);
+      await gateway.imageVersions.requestExclusion(versionRef, false, added);
 
       assert.equal(served(world, 'Microsoft.Compute/galleries/images/versions/write'), 2);
-      const published = await gateway.getImageVersion(versionRef);
+      const published = await gateway.imageVersions.get(versionRef);
       assert.equal(published.excludeFromLatest, false);
       assert.deepEqual(published.tags, { 'vmss-prototype/snapshot': snapshotName, ...added }, 'tags kept');
     });
@@ -350,9 +353,9 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
         customDataBase64: NEW_CUSTOM_DATA,
       };
 
-      await gateway.requestScaleSetImageUpdate(uniform, update);
+      await gateway.scaleSets.requestImageUpdate(uniform, update);
       world.clock.advance(world.latency.scaleSetUpdateSeconds + 1);
-      await gateway.requestScaleSetImageUpdate(uniform, update);
+      await gateway.scaleSets.requestImageUpdate(uniform, update);
       world.clock.advance(world.latency.scaleSetUpdateSeconds + 1);
 
       const model = world.state.getScaleSetModel(scaleSetResourceId(uniform)) as {
@@ -361,14 +364,14 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
       // A merge patch only removes publisher/offer/sku/version if they were sent as explicit nulls.
       assert.deepEqual(model.virtualMachineProfile.storageProfile.imageReference, { id: update.imageId });
       assert.equal(world.state.getScaleSet(scaleSetResourceId(uniform))?.customData, NEW_CUSTOM_DATA);
-      const scaleSet = await gateway.getScaleSet(uniform);
+      const scaleSet = await gateway.scaleSets.get(uniform);
       assert.deepEqual(scaleSet.imageReference, { kind: 'gallery', id: update.imageId });
       assert.equal(scaleSet.hyperVGeneration, 'V2', 'read from the gallery image definition');
       assert.equal(scaleSet.architecture, 'x64');
     });
 
     void it('lists extensions and deletes one, idempotently', async () => {
-      const before = await gateway.listExtensions(uniform);
+      const before = await gateway.scaleSets.listExtensions(uniform);
       assert.deepEqual(
         before.map((extension) => [extension.name, extension.publisher, extension.type]),
         [
@@ -377,11 +380,11 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
         ],
       );
 
-      await gateway.requestExtensionDeletion(uniform, 'vmss-cse');
-      await gateway.requestExtensionDeletion(uniform, 'vmss-cse');
-      await gateway.requestExtensionDeletion(uniform, 'never-installed');
+      await gateway.scaleSets.requestExtensionDeletion(uniform, 'vmss-cse');
+      await gateway.scaleSets.requestExtensionDeletion(uniform, 'vmss-cse');
+      await gateway.scaleSets.requestExtensionDeletion(uniform, 'never-installed');
 
-      const during = await gateway.listExtensions(uniform);
+      const during = await gateway.scaleSets.listExtensions(uniform);
       assert.deepEqual(
         during.map((extension) => [extension.name, extension.provisioningState]),
         [
@@ -397,12 +400,12 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
     });
 
     void it('deletes the image version and the snapshot, idempotently', async () => {
-      await gateway.requestImageVersionDeletion(versionRef);
+      await gateway.imageVersions.requestDeletion(versionRef);
       world.clock.advance(world.latency.imageVersionDeleteSeconds + 1);
-      await gateway.requestImageVersionDeletion(versionRef);
-      await gateway.requestSnapshotDeletion(SUBSCRIPTION, RG, snapshotName);
+      await gateway.imageVersions.requestDeletion(versionRef);
+      await gateway.snapshots.requestDeletion(SUBSCRIPTION, RG, snapshotName);
       await assert.rejects(
-        gateway.requestSnapshot({
+        gateway.snapshots.request({
           subscriptionId: SUBSCRIPTION,
           resourceGroup: RG,
           name: snapshotName,
@@ -414,10 +417,10 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
         (error: unknown) => error instanceof TransientError && error.code === 'ResourceDeleting',
       );
       world.clock.advance(world.latency.snapshotDeleteSeconds + 1);
-      await gateway.requestSnapshotDeletion(SUBSCRIPTION, RG, snapshotName);
+      await gateway.snapshots.requestDeletion(SUBSCRIPTION, RG, snapshotName);
 
-      await assert.rejects(gateway.getImageVersion(versionRef), NotFoundError);
-      await assert.rejects(gateway.getSnapshot(SUBSCRIPTION, RG, snapshotName), (error: unknown) => {
+      await assert.rejects(gateway.imageVersions.get(versionRef), NotFoundError);
+      await assert.rejects(gateway.snapshots.get(SUBSCRIPTION, RG, snapshotName), (error: unknown) => {
         assert.ok(error instanceof NotFoundError);
         assert.match(error.message, /^reading snapshot rg-k8s\/snap-vmss-pool-a-0: /);
         return true;
@@ -434,9 +437,9 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
         incremental: true,
         tags: {},
       };
-      await gateway.requestSnapshot(snapshotRequest);
+      await gateway.snapshots.request(snapshotRequest);
       world.clock.advance(world.latency.snapshotCreateSeconds + 1);
-      const snapshot = await gateway.getSnapshot(SUBSCRIPTION, RG, 'snap-zrs');
+      const snapshot = await gateway.snapshots.get(SUBSCRIPTION, RG, 'snap-zrs');
       const ref = { ...definition, versionName: '20261122.1100.1' };
       const request = {
         ref,
@@ -449,29 +452,29 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
       };
 
       try {
-        await gateway.requestImageVersion(request);
+        await gateway.imageVersions.request(request);
       } catch (error: unknown) {
         // Real ARM may refuse at once: then it must be the dedicated code.
         assert.ok(error instanceof TerminalError && error.code === 'ZrsUnsupported', String(error));
         return;
       }
       world.clock.advance(31);
-      const failed = await gateway.getImageVersion(ref);
+      const failed = await gateway.imageVersions.get(ref);
       assert.equal(failed.provisioningState, 'Failed');
       assert.equal(failed.replicationState, 'Failed');
       assert.equal(failed.storageAccountType, 'Standard_ZRS');
       // Requesting it again is a no-op (it exists); the caller deletes it before retrying with LRS.
-      await gateway.requestImageVersion(request);
-      await gateway.requestImageVersionDeletion(ref);
+      await gateway.imageVersions.request(request);
+      await gateway.imageVersions.requestDeletion(ref);
       const lrs = { ...request, storageAccountType: 'Standard_LRS' as const };
-      await assert.rejects(gateway.requestImageVersion(lrs), (error: unknown) => {
+      await assert.rejects(gateway.imageVersions.request(lrs), (error: unknown) => {
         assert.ok(error instanceof TransientError, String(error));
         assert.equal(error.code, 'ResourceDeleting');
         return true;
       });
       world.clock.advance(world.latency.imageVersionDeleteSeconds + 1);
-      await gateway.requestImageVersion(lrs);
-      const retried = await gateway.getImageVersion(ref);
+      await gateway.imageVersions.request(lrs);
+      const retried = await gateway.imageVersions.get(ref);
       assert.equal(retried.provisioningState, 'Creating');
       assert.equal(retried.storageAccountType, 'Standard_LRS');
     });
@@ -486,7 +489,7 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
         message: 'The request is being throttled.',
       });
 
-      await assert.rejects(gateway.getSnapshot(SUBSCRIPTION, RG, 'snap-none'), NotFoundError);
+      await assert.rejects(gateway.snapshots.get(SUBSCRIPTION, RG, 'snap-none'), NotFoundError);
 
       assert.deepEqual(world.log.statuses('Microsoft.Compute/snapshots/read').slice(-2), [429, 404]);
     });
@@ -500,7 +503,7 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
         message: 'The request is being throttled.',
       });
 
-      await assert.rejects(gateway.getScaleSet(uniform), (error: unknown) => {
+      await assert.rejects(gateway.scaleSets.get(uniform), (error: unknown) => {
         assert.ok(error instanceof TransientError);
         assert.equal(error.code, 'ArmThrottled');
         assert.equal(error.retryAfterMs, 120_000);
@@ -522,7 +525,7 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
         10,
       );
 
-      await assert.rejects(gateway.ensureGallery(gallery, 'westeurope', {}), (error: unknown) => {
+      await assert.rejects(gateway.gallery.ensure(gallery, 'westeurope', {}), (error: unknown) => {
         assert.ok(error instanceof TransientError);
         assert.equal(error.code, 'InternalServerError');
         return true;
@@ -542,14 +545,14 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
       });
 
       await assert.rejects(
-        gateway.requestScaleSetImageUpdate(uniform, { imageId: '/x', customDataBase64: NEW_CUSTOM_DATA }),
+        gateway.scaleSets.requestImageUpdate(uniform, { imageId: '/x', customDataBase64: NEW_CUSTOM_DATA }),
         (error: unknown) => error instanceof TransientError && error.code === 'OperationNotAllowed',
       );
     });
 
     void it('refuses subscriptions it was not configured for, without calling ARM', async () => {
       await assert.rejects(
-        gateway.getScaleSet({ ...uniform, subscriptionId: '99999999-0000-0000-0000-000000000000' }),
+        gateway.scaleSets.get({ ...uniform, subscriptionId: '99999999-0000-0000-0000-000000000000' }),
         (error: unknown) => error instanceof TerminalError && error.code === 'SubscriptionNotConfigured',
       );
     });
@@ -561,27 +564,27 @@ void describe('ArmComputeGateway against the simulated ARM', () => {
 
     void it('refuses a plain-HTTP endpoint at construction', () => {
       assert.throws(
-        () => new ArmComputeGateway({ credential: staticCredential(), endpoint: 'http://127.0.0.1:1' }),
+        () => armCompute({ credential: staticCredential(), endpoint: 'http://127.0.0.1:1' }),
         (error: unknown) => error instanceof TerminalError && error.code === 'InsecureEndpoint',
       );
     });
 
     void it('does not trust the endpoint without the simulator CA', async () => {
-      const untrusting = new ArmComputeGateway({
+      const untrusting = armCompute({
         credential: staticCredential(),
         endpoint: world.url,
         retry: { maxRetries: 0 },
       });
 
       await assert.rejects(
-        untrusting.getScaleSet(uniform),
+        untrusting.scaleSets.get(uniform),
         (error: unknown) => error instanceof TerminalError && error.code === 'TlsVerificationFailed',
       );
     });
   });
 });
 
-void describe('ArmComputeGateway with missing permissions', () => {
+void describe('armCompute with missing permissions', () => {
   let world: ArmTestWorld;
 
   void before(async () => {
@@ -597,10 +600,10 @@ void describe('ArmComputeGateway with missing permissions', () => {
 
   void it('maps AuthorizationFailed to TerminalError naming the missing action', async () => {
     const gateway = gatewayFor(world);
-    const instance = await gateway.getInstance(uniform, '0');
+    const instance = await gateway.instances.get(uniform, '0');
 
     await assert.rejects(
-      gateway.requestSnapshot({
+      gateway.snapshots.request({
         subscriptionId: SUBSCRIPTION,
         resourceGroup: RG,
         name: 'snap-denied',
@@ -622,15 +625,15 @@ void describe('ArmComputeGateway with missing permissions', () => {
   });
 });
 
-void describe('ArmComputeGateway: data disks on an instance', () => {
+void describe('armCompute: data disks on an instance', () => {
   const own = ownWorld();
 
   void it('attaches and detaches a data disk judged on the instance it is given: no second read', async () => {
     const { world, gateway } = own;
-    const donor = await gateway.getInstance(uniform, '1');
+    const donor = await gateway.instances.get(uniform, '1');
     const zone = donor.zones[0];
     const snapshot = { subscriptionId: SUBSCRIPTION, resourceGroup: RG, name: 'snap-attach-test' };
-    await gateway.requestSnapshot({
+    await gateway.snapshots.request({
       ...snapshot,
       location: donor.location,
       sourceDiskId: donor.osDiskId ?? '',
@@ -638,8 +641,8 @@ void describe('ArmComputeGateway: data disks on an instance', () => {
       tags: {},
     });
     world.clock.advance(world.latency.snapshotCreateSeconds + 1);
-    const { id: snapshotId } = await gateway.getSnapshot(SUBSCRIPTION, RG, snapshot.name);
-    await gateway.requestDiskFromSnapshot({
+    const { id: snapshotId } = await gateway.snapshots.get(SUBSCRIPTION, RG, snapshot.name);
+    await gateway.disks.requestFromSnapshot({
       ...snapshot,
       name: 'copy-attach-test',
       location: donor.location,
@@ -649,37 +652,37 @@ void describe('ArmComputeGateway: data disks on an instance', () => {
       tags: {},
     });
     world.clock.advance(world.latency.diskCreateSeconds + 1);
-    const disk = await gateway.getDisk(SUBSCRIPTION, RG, 'copy-attach-test');
+    const disk = await gateway.disks.get(SUBSCRIPTION, RG, 'copy-attach-test');
     const action = 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/attachDetachDataDisks/action';
     const instanceRead = 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read';
 
     const readsBefore = served(world, instanceRead);
-    await gateway.requestDataDiskAttach(await gateway.getInstance(uniform, '1'), disk.id, 1);
+    await gateway.instances.requestDataDiskAttach(await gateway.instances.get(uniform, '1'), disk.id, 1);
     assert.equal(served(world, instanceRead), readsBefore + 1, 'only the caller read the instance');
     assert.equal(served(world, action), 1);
     world.clock.advance(world.latency.dataDiskAttachSeconds + 1);
-    const attached = await gateway.getInstance(uniform, '1');
+    const attached = await gateway.instances.get(uniform, '1');
     assert.deepEqual(
       attached.dataDisks?.map((entry) => entry.diskId?.toLowerCase()),
       [disk.id.toLowerCase()],
     );
     // Attached already, as the instance just read says: nothing is sent.
-    await gateway.requestDataDiskAttach(attached, disk.id, 1);
+    await gateway.instances.requestDataDiskAttach(attached, disk.id, 1);
     assert.equal(served(world, action), 1);
 
     const readsBeforeDetach = served(world, instanceRead);
-    await gateway.requestDataDiskDetach(attached, disk.id);
+    await gateway.instances.requestDataDiskDetach(attached, disk.id);
     assert.equal(served(world, instanceRead), readsBeforeDetach, 'the instance given is not read again');
     assert.equal(served(world, action), 2);
     world.clock.advance(world.latency.dataDiskDetachSeconds + 1);
-    const detached = await gateway.getInstance(uniform, '1');
+    const detached = await gateway.instances.get(uniform, '1');
     assert.deepEqual(detached.dataDisks ?? [], []);
-    await gateway.requestDataDiskDetach(detached, disk.id);
+    await gateway.instances.requestDataDiskDetach(detached, disk.id);
     assert.equal(served(world, action), 2, 'not attached, as the instance just read says: nothing is sent');
   });
 });
 
-void describe('ArmComputeGateway: resources the run named (newName): the PUT goes without a read', () => {
+void describe('armCompute: resources the run named (newName): the PUT goes without a read', () => {
   const own = ownWorld();
   const snapshotRead = 'Microsoft.Compute/snapshots/read';
   const snapshotWrite = 'Microsoft.Compute/snapshots/write';
@@ -689,8 +692,8 @@ void describe('ArmComputeGateway: resources the run named (newName): the PUT goe
   async function snapshotOf(
     name: string,
     instanceId: string,
-  ): Promise<Parameters<ArmComputeGateway['requestSnapshot']>[0]> {
-    const instance = await own.gateway.getInstance(uniform, instanceId);
+  ): Promise<Parameters<ComputePorts['snapshots']['request']>[0]> {
+    const instance = await own.gateway.instances.get(uniform, instanceId);
     return {
       subscriptionId: SUBSCRIPTION,
       resourceGroup: RG,
@@ -707,15 +710,15 @@ void describe('ArmComputeGateway: resources the run named (newName): the PUT goe
     const { world, gateway } = own;
     const request = await snapshotOf('snap-new-name', '0');
 
-    await gateway.requestSnapshot(request);
+    await gateway.snapshots.request(request);
     assert.equal(served(world, snapshotRead), 0, 'nothing read before the PUT');
     assert.deepEqual(world.log.statuses(snapshotWrite), [202]);
     // A retry of the same request (its first answer lost): the disk RP answers the unchanged PUT 200.
-    await gateway.requestSnapshot(request);
+    await gateway.snapshots.request(request);
     assert.deepEqual(world.log.statuses(snapshotWrite), [202, 200]);
 
     const other = await snapshotOf('snap-new-name', '1');
-    await assert.rejects(gateway.requestSnapshot(other), (error: unknown) => {
+    await assert.rejects(gateway.snapshots.request(other), (error: unknown) => {
       assert.ok(error instanceof TerminalError, String(error));
       assert.equal(error.code, 'SnapshotNameTaken', 'the conflict is explained by the read');
       return true;
@@ -726,10 +729,10 @@ void describe('ArmComputeGateway: resources the run named (newName): the PUT goe
   void it('a copy disk: one PUT, no read', async () => {
     const { world, gateway } = own;
     world.clock.advance(world.latency.snapshotCreateSeconds + 1);
-    const snapshot = await gateway.getSnapshot(SUBSCRIPTION, RG, 'snap-new-name');
+    const snapshot = await gateway.snapshots.get(SUBSCRIPTION, RG, 'snap-new-name');
     const before = served(world, 'Microsoft.Compute/disks/read');
 
-    await gateway.requestDiskFromSnapshot({
+    await gateway.disks.requestFromSnapshot({
       subscriptionId: SUBSCRIPTION,
       resourceGroup: RG,
       name: 'copy-new-name',
@@ -742,14 +745,14 @@ void describe('ArmComputeGateway: resources the run named (newName): the PUT goe
 
     assert.equal(served(world, 'Microsoft.Compute/disks/read'), before, 'nothing read before the PUT');
     assert.deepEqual(world.log.statuses('Microsoft.Compute/disks/write'), [202]);
-    assert.equal((await gateway.getDisk(SUBSCRIPTION, RG, 'copy-new-name')).provisioningState, 'Creating');
+    assert.equal((await gateway.disks.get(SUBSCRIPTION, RG, 'copy-new-name')).provisioningState, 'Creating');
   });
 
   void it('an image version: one PUT, no read; a retry while it is made meets 409 and is judged done', async () => {
     const { world, gateway } = own;
-    await world.settle(gateway.ensureGallery(gallery, 'westeurope', {}));
-    await world.settle(gateway.ensureImageDefinition(definition, 'westeurope', spec));
-    const snapshot = await gateway.getSnapshot(SUBSCRIPTION, RG, 'snap-new-name');
+    await world.settle(gateway.gallery.ensure(gallery, 'westeurope', {}));
+    await world.settle(gateway.gallery.ensureImageDefinition(definition, 'westeurope', spec));
+    const snapshot = await gateway.snapshots.get(SUBSCRIPTION, RG, 'snap-new-name');
     const request = {
       ref: { ...definition, versionName: '20261126.1000.1' },
       location: 'westeurope',
@@ -761,17 +764,17 @@ void describe('ArmComputeGateway: resources the run named (newName): the PUT goe
       newName: true,
     };
 
-    await gateway.requestImageVersion(request);
+    await gateway.imageVersions.request(request);
     assert.equal(served(world, versionRead), 0, 'nothing read before the PUT');
     assert.deepEqual(world.log.statuses(versionWrite), [201]);
 
-    await gateway.requestImageVersion(request);
+    await gateway.imageVersions.request(request);
     assert.deepEqual(world.log.statuses(versionWrite), [201, 409], 'ARM refuses a PUT while it is made');
     assert.equal(served(world, versionRead), 1, 'the conflict was explained by one read');
-    assert.equal((await gateway.getImageVersion(request.ref)).provisioningState, 'Creating');
+    assert.equal((await gateway.imageVersions.get(request.ref)).provisioningState, 'Creating');
 
-    const { id: otherSource } = await gateway.getInstance(uniform, '1').then(async (instance) => {
-      await gateway.requestSnapshot({
+    const { id: otherSource } = await gateway.instances.get(uniform, '1').then(async (instance) => {
+      await gateway.snapshots.request({
         subscriptionId: SUBSCRIPTION,
         resourceGroup: RG,
         name: 'snap-other',
@@ -781,11 +784,11 @@ void describe('ArmComputeGateway: resources the run named (newName): the PUT goe
         tags: {},
       });
       world.clock.advance(world.latency.snapshotCreateSeconds + 1);
-      return gateway.getSnapshot(SUBSCRIPTION, RG, 'snap-other');
+      return gateway.snapshots.get(SUBSCRIPTION, RG, 'snap-other');
     });
     world.clock.advance(world.latency.imageVersionCreateSeconds + 1);
     await assert.rejects(
-      gateway.requestImageVersion({ ...request, sourceId: otherSource }),
+      gateway.imageVersions.request({ ...request, sourceId: otherSource }),
       (error: unknown) => error instanceof TerminalError && error.code === 'ImageVersionNameTaken',
     );
   });
@@ -801,12 +804,12 @@ void describe('ArmComputeGateway: resources the run named (newName): the PUT goe
         'Operation could not be completed as it results in exceeding approved Total Regional Snapshots quota.',
     });
 
-    await assert.rejects(gateway.requestSnapshot(request), (error: unknown) => {
+    await assert.rejects(gateway.snapshots.request(request), (error: unknown) => {
       assert.ok(error instanceof TerminalError, String(error));
       assert.match(error.message, /^requesting snapshot rg-k8s\/snap-over-quota: .*quota/);
       return true;
     });
     assert.equal(world.log.statuses(snapshotWrite).length - writes, 1, 'one PUT');
-    await assert.rejects(gateway.getSnapshot(SUBSCRIPTION, RG, 'snap-over-quota'), NotFoundError);
+    await assert.rejects(gateway.snapshots.get(SUBSCRIPTION, RG, 'snap-over-quota'), NotFoundError);
   });
 });

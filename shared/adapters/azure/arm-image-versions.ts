@@ -1,0 +1,183 @@
+/**
+ * Gallery image versions over @azure/arm-compute: requested from a snapshot or a disk, hidden from
+ * `latest` until published, retagged and deleted. Long-running operations are only submitted; callers
+ * poll.
+ */
+import type { GalleryImageVersion, TargetRegion } from '@azure/arm-compute';
+
+import type { ImageDefinitionRef, ImageVersion, ImageVersionRef } from '../../domain/compute.js';
+import { ignoreNotFound } from '../../domain/errors.js';
+import type { ImageVersionRequest, ImageVersionsPort } from '../../ports/compute/image-versions.js';
+import type { ArmClients } from './arm-clients.js';
+import { describeDefinition, describeVersion } from './arm-gallery.js';
+import { createByName } from './create-by-name.js';
+import { withArmErrors } from './errors.js';
+import { toImageVersion } from './to-domain-gallery.js';
+
+export class ArmImageVersions implements ImageVersionsPort {
+  constructor(private readonly clients: ArmClients) {}
+
+  async list(ref: ImageDefinitionRef): Promise<ImageVersion[]> {
+    const action = `listing image versions of ${describeDefinition(ref)}`;
+    const client = this.clients.client(ref.subscriptionId, action);
+    return withArmErrors(action, async () => {
+      const versions: ImageVersion[] = [];
+      for await (const version of client.galleryImageVersions.listByGalleryImage(
+        ref.resourceGroup,
+        ref.galleryName,
+        ref.imageName,
+      )) {
+        if (version.name !== undefined) {
+          versions.push(toImageVersion(version, { ...ref, versionName: version.name }));
+        }
+      }
+      return versions;
+    });
+  }
+
+  async get(ref: ImageVersionRef): Promise<ImageVersion> {
+    const action = `reading image version ${describeVersion(ref)}`;
+    const client = this.clients.client(ref.subscriptionId, action);
+    const version = await withArmErrors(action, () =>
+      client.galleryImageVersions.get(ref.resourceGroup, ref.galleryName, ref.imageName, ref.versionName, {
+        expand: 'ReplicationStatus',
+      }),
+    );
+    return toImageVersion(version, ref);
+  }
+
+  async request(request: ImageVersionRequest): Promise<void> {
+    const { ref } = request;
+    const action = `requesting image version ${describeVersion(ref)}`;
+    const client = this.clients.client(ref.subscriptionId, action);
+    await createByName({
+      action,
+      newName: request.newName === true,
+      read: () =>
+        client.galleryImageVersions.get(ref.resourceGroup, ref.galleryName, ref.imageName, ref.versionName),
+      what: 'image version',
+      nameTakenCode: 'ImageVersionNameTaken',
+      sourceId: request.sourceId,
+      existingOf: (existing) => ({
+        provisioningState: existing.provisioningState,
+        sourceId: existing.storageProfile?.osDiskImage?.source?.id ?? existing.storageProfile?.source?.id,
+      }),
+      create: () =>
+        client.galleryImageVersions.beginCreateOrUpdate(
+          ref.resourceGroup,
+          ref.galleryName,
+          ref.imageName,
+          ref.versionName,
+          imageVersionBody(request),
+        ),
+    });
+  }
+
+  /** `addTags` go with the change (tags are replaced as a whole: the ones read are kept). */
+  async requestExclusion(
+    ref: ImageVersionRef,
+    excludeFromLatest: boolean,
+    addTags: Readonly<Record<string, string>> = {},
+  ): Promise<void> {
+    const action = `requesting ${excludeFromLatest ? 'exclusion from' : 'inclusion in'} latest of image version ${describeVersion(ref)}`;
+    const client = this.clients.client(ref.subscriptionId, action);
+    const version = await withArmErrors(action, () =>
+      client.galleryImageVersions.get(ref.resourceGroup, ref.galleryName, ref.imageName, ref.versionName),
+    );
+    const regions = version.publishingProfile?.targetRegions ?? [];
+    const settled =
+      (version.publishingProfile?.excludeFromLatest === true) === excludeFromLatest &&
+      regions.every(
+        (region) => region.excludeFromLatest === undefined || region.excludeFromLatest === excludeFromLatest,
+      );
+    if (settled) {
+      return;
+    }
+    await withArmErrors(action, () =>
+      client.galleryImageVersions.beginUpdate(
+        ref.resourceGroup,
+        ref.galleryName,
+        ref.imageName,
+        ref.versionName,
+        {
+          publishingProfile: {
+            excludeFromLatest,
+            // A regional flag overrides the global one; keep both saying the same thing.
+            ...(regions.length === 0
+              ? {}
+              : { targetRegions: regions.map((region): TargetRegion => ({ ...region, excludeFromLatest })) }),
+          },
+          ...(Object.keys(addTags).length === 0 ? {} : { tags: { ...version.tags, ...addTags } }),
+        },
+      ),
+    );
+  }
+
+  /** PATCH of the version's tags (replaced as a whole); a no-op when they are already these. */
+  async requestTags(ref: ImageVersionRef, tags: Readonly<Record<string, string>>): Promise<void> {
+    const action = `requesting tags of image version ${describeVersion(ref)}`;
+    const client = this.clients.client(ref.subscriptionId, action);
+    const version = await withArmErrors(action, () =>
+      client.galleryImageVersions.get(ref.resourceGroup, ref.galleryName, ref.imageName, ref.versionName),
+    );
+    const current = version.tags ?? {};
+    const same =
+      Object.keys(current).length === Object.keys(tags).length &&
+      Object.entries(tags).every(([key, value]) => current[key] === value);
+    if (same) {
+      return;
+    }
+    await withArmErrors(action, () =>
+      client.galleryImageVersions.beginUpdate(
+        ref.resourceGroup,
+        ref.galleryName,
+        ref.imageName,
+        ref.versionName,
+        {
+          tags: { ...tags },
+        },
+      ),
+    );
+  }
+
+  async requestDeletion(ref: ImageVersionRef): Promise<void> {
+    const action = `requesting deletion of image version ${describeVersion(ref)}`;
+    const client = this.clients.client(ref.subscriptionId, action);
+    await withArmErrors(action, () =>
+      client.galleryImageVersions.beginDelete(
+        ref.resourceGroup,
+        ref.galleryName,
+        ref.imageName,
+        ref.versionName,
+      ),
+    ).catch(ignoreNotFound);
+  }
+}
+
+function imageVersionBody(request: ImageVersionRequest): GalleryImageVersion {
+  const regions = [request.location, ...request.extraRegions].filter(
+    (region, index, all) =>
+      all.findIndex((other) => normaliseRegion(other) === normaliseRegion(region)) === index,
+  );
+  return {
+    location: request.location,
+    tags: { ...request.tags },
+    storageProfile: { osDiskImage: { source: { id: request.sourceId } } },
+    publishingProfile: {
+      // The version's own region must be a target; the regional storage type must be given per region
+      // or ARM falls back to Standard_LRS there.
+      targetRegions: regions.map((name) => ({
+        name,
+        regionalReplicaCount: 1,
+        storageAccountType: request.storageAccountType,
+      })),
+      replicaCount: 1,
+      storageAccountType: request.storageAccountType,
+      excludeFromLatest: request.excludeFromLatest,
+    },
+  };
+}
+
+function normaliseRegion(region: string): string {
+  return region.replaceAll(' ', '').toLowerCase();
+}

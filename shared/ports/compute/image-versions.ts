@@ -1,0 +1,40 @@
+/** The port to a gallery image definition's versions (contract: index.ts). */
+import type {
+  ImageDefinitionRef,
+  ImageVersion,
+  ImageVersionRef,
+  StorageAccountType,
+} from '../../domain/compute.js';
+import type { NamedByCaller } from './named-by-caller.js';
+
+export interface ImageVersionRequest extends NamedByCaller {
+  readonly ref: ImageVersionRef;
+  readonly location: string;
+  /** The OS disk image's source: a snapshot or a managed disk (`storageProfile.osDiskImage.source.id`). */
+  readonly sourceId: string;
+  readonly storageAccountType: StorageAccountType;
+  /** Regions to replicate to besides `location`. */
+  readonly extraRegions: readonly string[];
+  /** Created hidden from `latest`; flipped with `requestExclusion` once it Succeeded. */
+  readonly excludeFromLatest: boolean;
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+export interface ImageVersionsPort {
+  list(ref: ImageDefinitionRef): Promise<ImageVersion[]>;
+  get(ref: ImageVersionRef): Promise<ImageVersion>;
+  /**
+   * PUT of the version. ARM refuses some requests synchronously (e.g. ZRS in a region without zones):
+   * those throw `TerminalError` with the ARM code, or code `ZrsUnsupported` for that case.
+   */
+  request(request: ImageVersionRequest): Promise<void>;
+  /** PATCH `excludeFromLatest`, adding `addTags` to the version's tags in the same request. */
+  requestExclusion(
+    ref: ImageVersionRef,
+    excludeFromLatest: boolean,
+    addTags?: Readonly<Record<string, string>>,
+  ): Promise<void>;
+  /** Replaces a version's tags as a whole (PATCH). */
+  requestTags(ref: ImageVersionRef, tags: Readonly<Record<string, string>>): Promise<void>;
+  requestDeletion(ref: ImageVersionRef): Promise<void>;
+}

@@ -1,0 +1,43 @@
+/** The port to a scale set's model and its extensions (contract: index.ts). */
+import type { ScaleSetExtension } from '../../domain/compute.js';
+import type { ScaleSetRef } from '../../domain/resource-id.js';
+import type { ScaleSet } from '../../domain/scale-set.js';
+
+/** The model change that makes new instances boot from the prototype image. */
+export interface ScaleSetImageUpdate {
+  /** Image definition id (new instances take `latest`) or image version id (pinned). */
+  readonly imageId: string;
+  /** Base64 of the new customData (write-only in ARM: it is never read back). */
+  readonly customDataBase64: string;
+  /** The whole tag set to write with it (ARM's PATCH replaces tags as a whole); absent: tags untouched. */
+  readonly tags?: Readonly<Record<string, string>>;
+  /** Only if the scale set still has this etag (else ConcurrentChange, nothing written). */
+  readonly ifMatch?: string;
+}
+
+/** A PATCH of the scale set model; what is left out is not touched. */
+export interface ScaleSetChange {
+  /** Image reference fields; `null` removes one (e.g. `id` when going back to a marketplace image). */
+  readonly imageReference?: Readonly<Record<string, string | null>>;
+  /** The whole tag set (ARM's PATCH replaces tags as a whole). */
+  readonly tags?: Readonly<Record<string, string>>;
+  /** `sku.capacity`: a scale-out adds instances built from the model. */
+  readonly capacity?: number;
+  /** Only if the scale set still has this etag (else ConcurrentChange, nothing written). */
+  readonly ifMatch?: string;
+}
+
+export interface ScaleSetsPort {
+  /**
+   * The scale set's model. Its image's Hyper-V generation and architecture live on the image, one more
+   * read (the gallery image definition or a marketplace image): made only with `imageFacts` (planning
+   * needs them to create a matching definition; every other step reads the model alone).
+   */
+  get(ref: ScaleSetRef, options?: { readonly imageFacts?: boolean }): Promise<ScaleSet>;
+  /** PATCH of the model: image reference (marketplace fields nulled) and customData. */
+  requestImageUpdate(ref: ScaleSetRef, update: ScaleSetImageUpdate): Promise<void>;
+  /** PATCH of the model (image reference fields, tags, capacity), conditional on the etag when given. */
+  requestChange(ref: ScaleSetRef, change: ScaleSetChange): Promise<void>;
+  listExtensions(ref: ScaleSetRef): Promise<ScaleSetExtension[]>;
+  requestExtensionDeletion(ref: ScaleSetRef, extensionName: string): Promise<void>;
+}
