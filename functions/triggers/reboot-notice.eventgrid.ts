@@ -27,7 +27,7 @@ export type EventGridOutcome =
 export async function handleRebootEvent(
   event: unknown,
   context: InvocationContext,
-  deps: Pick<TriggerDependencies, 'clusters' | 'notices' | 'now'>,
+  deps: Pick<TriggerDependencies, 'clusters' | 'notices' | 'scaleSetOfVirtualMachine' | 'now'>,
 ): Promise<EventGridOutcome> {
   const envelope = envelopeOfDecoded(await deserializeEvent(event));
   const normalized = 'ok' in envelope ? envelope : normalizeEnvelope(envelope, deps.now());
@@ -41,7 +41,12 @@ export async function handleRebootEvent(
   const target =
     resourceId === undefined
       ? undefined
-      : resolvePoolTarget(resourceId, deps.clusters, normalized.notice.cluster);
+      : await resolvePoolTarget(
+          resourceId,
+          deps.clusters,
+          normalized.notice.cluster,
+          deps.scaleSetOfVirtualMachine,
+        );
   if (target !== undefined && !target.ok) {
     context.warn('reboot event dropped', { reason: target.reason, message: target.message });
     return { kind: 'dropped', reason: target.reason, message: target.message };

@@ -28,7 +28,12 @@ import { workerTriggerDependencies } from './trigger-dependencies.js';
 
 export type NoticeDependencies = Pick<
   TriggerDependencies,
-  'clusters' | 'quietPeriodSeconds' | 'minimumReadySeconds' | 'nodeResourceId' | 'now'
+  | 'clusters'
+  | 'quietPeriodSeconds'
+  | 'minimumReadySeconds'
+  | 'nodeResourceId'
+  | 'scaleSetOfVirtualMachine'
+  | 'now'
 >;
 
 export type DropReason = RejectionReason | 'node-not-found' | 'node-lookup-refused';
@@ -127,7 +132,12 @@ async function applyNotice(
       };
     }
   }
-  const target = resolvePoolTarget(resourceId, deps.clusters, notice.cluster);
+  const target = await resolvePoolTarget(
+    resourceId,
+    deps.clusters,
+    notice.cluster,
+    deps.scaleSetOfVirtualMachine,
+  );
   if (!target.ok) return target;
   const input: PoolSignalInput = {
     cluster: target.cluster,

@@ -5,10 +5,15 @@
  */
 import { planPoolForCluster } from '../../shared/application/plan-cluster.js';
 import { listPoolsOfCluster } from '../../shared/application/plan-pool.js';
+import { scaleSetOfVirtualMachine } from '../../shared/application/pool-membership.js';
 import type { PoolPlan } from '../../shared/application/pool-plan.js';
 import type { PoolOwnership, PoolStatus } from '../../shared/application/pool-status.js';
 import { readPoolOwnership, readPoolStatus } from '../../shared/application/pool-status.js';
-import type { NoticeClusterScope, RebootNotice } from '../../shared/application/reboot-notices.js';
+import type {
+  FlexibleMembership,
+  NoticeClusterScope,
+  RebootNotice,
+} from '../../shared/application/reboot-notices.js';
 import { resourceIdOfProviderId } from '../../shared/application/reboot-notices.js';
 import type { Composition } from '../../shared/composition-root.js';
 import { workerComposition } from '../../shared/composition-root.js';
@@ -29,6 +34,8 @@ export interface TriggerDependencies {
   minimumReadySeconds(cluster: string, pool: string): number;
   /** The ARM id of a node's VM; undefined when the node does not exist or has no Azure providerID. */
   nodeResourceId(cluster: string, node: string): Promise<string | undefined>;
+  /** The scale set ARM records a Flexible member VM in, asked with `cluster`'s compute ports. */
+  scaleSetOfVirtualMachine: FlexibleMembership;
   now(): Date;
 }
 
@@ -70,6 +77,9 @@ export function createTriggerDependencies(
         if (isNotFound(error)) return undefined;
         throw error;
       }
+    },
+    async scaleSetOfVirtualMachine(cluster, vm) {
+      return scaleSetOfVirtualMachine((await dependencies.cluster(cluster)).compute, vm);
     },
     now: () => dependencies.now(),
   };

@@ -14,6 +14,8 @@ import {
   RESOURCE_GROUP_RULE,
   SCALE_SET_RULE,
 } from '../config/names.js';
+import { isTerminal } from '../domain/errors.js';
+import type { ScaleSetRef, VirtualMachineRef } from '../domain/resource-id.js';
 import { parseComputeResourceId } from '../domain/resource-id.js';
 
 /** Marks our own queue messages, so the queue trigger tells them from raw Event Grid deliveries. */
@@ -535,30 +537,28 @@ export type PoolTargetResult =
   { readonly ok: true; readonly cluster: string; readonly pool: string } | Rejection;
 
 /**
- * Flexible members are named `<scale set>_<8 hex>` by the platform; the id alone does not name the
- * scale set otherwise (only a GET of the VM does).
+ * The scale set ARM records a Flexible member VM in (its `virtualMachineScaleSet.id`, asked through the
+ * compute ports of `cluster`, pool-membership.ts `scaleSetOfVirtualMachine`); undefined for a standalone
+ * VM or one that is gone. A VM's name says nothing about its scale set.
  */
-function scaleSetOfFlexibleVm(name: string): string | undefined {
-  return /^(.+)_[0-9a-f]{8}$/i.exec(name)?.[1];
-}
+export type FlexibleMembership = (cluster: string, vm: VirtualMachineRef) => Promise<ScaleSetRef | undefined>;
 
 /**
  * Maps a VM's ARM id to the configured cluster and pool that owns its scale set. `cluster`, when the
  * source named one (kured), restricts the search to it. Pools `all` are named after the scale set
- * (lowercase) and live in the cluster's resource group.
+ * (lowercase) and live in the cluster's resource group. A Uniform instance's id names its scale set; a
+ * Flexible member's scale set is asked of ARM (`membership`), and only for a VM in a resource group that
+ * holds a configured pool. Throws only what `membership` throws as transient.
  */
-export function resolvePoolTarget(
+export async function resolvePoolTarget(
   resourceId: string,
   clusters: readonly NoticeClusterScope[],
-  cluster?: string,
-): PoolTargetResult {
+  cluster: string | undefined,
+  membership: FlexibleMembership,
+): Promise<PoolTargetResult> {
   const vm = parseVmResourceId(resourceId);
   if (vm === undefined)
     return reject('not-a-vm', `${clip(resourceId)} is not the ARM id of a virtual machine`);
-  const scaleSet = vm.kind === 'scale-set-instance' ? vm.scaleSet : scaleSetOfFlexibleVm(vm.name);
-  if (scaleSet === undefined) {
-    return reject('unknown-scale-set', `${clip(resourceId)} is not named like a Flexible scale set member`);
-  }
   const candidates = cluster === undefined ? clusters : clusters.filter((c) => c.name === cluster);
   if (candidates.length === 0)
     return reject('unknown-cluster', `cluster ${clip(cluster ?? '')} is not configured`);
@@ -572,24 +572,53 @@ export function resolvePoolTarget(
     );
   }
   const group = vm.resourceGroup.toLowerCase();
-  let groupKnown = false;
+  const holdsGroup = (candidate: NoticeClusterScope): boolean =>
+    candidate.pools === 'all'
+      ? candidate.resourceGroup.toLowerCase() === group
+      : candidate.pools.some((pool) => pool.resourceGroup.toLowerCase() === group);
+  const asker = sameSubscription.find(holdsGroup);
+  if (asker === undefined) {
+    return reject(
+      'unconfigured-resource-group',
+      `resource group ${vm.resourceGroup} holds no configured pool`,
+    );
+  }
+  let scaleSet: string;
+  let scaleSetGroup = group;
+  if (vm.kind === 'scale-set-instance') {
+    scaleSet = vm.scaleSet;
+  } else {
+    let owner: ScaleSetRef | undefined;
+    try {
+      owner = await membership(asker.name, vm);
+    } catch (error) {
+      if (!isTerminal(error)) throw error;
+      return reject(
+        'unknown-scale-set',
+        `reading the scale set of ${clip(resourceId)}: ${clip(error.message)}`,
+      );
+    }
+    if (owner === undefined) {
+      return reject('unknown-scale-set', `${clip(resourceId)} is in no scale set (ARM records none)`);
+    }
+    scaleSet = owner.name;
+    // A Flexible member may live outside its scale set's resource group: the pool is the scale set's.
+    scaleSetGroup = owner.resourceGroup.toLowerCase();
+  }
   for (const candidate of sameSubscription) {
     if (candidate.pools === 'all') {
-      if (candidate.resourceGroup.toLowerCase() !== group) continue;
+      if (candidate.resourceGroup.toLowerCase() !== scaleSetGroup) continue;
       return { ok: true, cluster: candidate.name, pool: scaleSet.toLowerCase() };
     }
     for (const pool of candidate.pools) {
-      if (pool.resourceGroup.toLowerCase() !== group) continue;
-      groupKnown = true;
+      if (pool.resourceGroup.toLowerCase() !== scaleSetGroup) continue;
       if (pool.scaleSet.toLowerCase() !== scaleSet.toLowerCase()) continue;
       if (!pool.enabled)
         return reject('pool-disabled', `pool ${pool.name} of cluster ${candidate.name} is disabled`);
       return { ok: true, cluster: candidate.name, pool: pool.name };
     }
   }
-  return groupKnown
-    ? reject('unknown-scale-set', `scale set ${scaleSet} in ${vm.resourceGroup} is no configured pool`)
-    : reject('unconfigured-resource-group', `resource group ${vm.resourceGroup} holds no configured pool`);
+  return reject('unknown-scale-set', `scale set ${scaleSet} in ${vm.resourceGroup} is no configured pool`);
 }
 
 /** Bounds what a log line repeats of untrusted input. */

@@ -4,7 +4,11 @@ import azureFunctions, { type HttpRequest, type InvocationContext } from '@azure
 import type { TriggerDependencies } from '../../../functions/triggers/trigger-dependencies.js';
 import type { PoolPlan } from '../../../shared/application/pool-plan.js';
 import type { PoolOwnership, PoolStatus } from '../../../shared/application/pool-status.js';
-import type { NoticeClusterScope, RebootNotice } from '../../../shared/application/reboot-notices.js';
+import type {
+  FlexibleMembership,
+  NoticeClusterScope,
+  RebootNotice,
+} from '../../../shared/application/reboot-notices.js';
 import { NotFoundError } from '../../../shared/domain/errors.js';
 
 export const SUB = '3f2b8c1e-4d5a-4b6c-9e7f-0a1b2c3d4e5f';
@@ -33,6 +37,27 @@ export function uniformVm(
 ): string {
   return `/subscriptions/${sub}/resourceGroups/${group}/providers/Microsoft.Compute/virtualMachineScaleSets/${scaleSet}/virtualMachines/${instance}`;
 }
+
+/**
+ * What ARM records of the Flexible member VMs of rg-K8s-Prod (lowercased name → scale set): one named the
+ * platform's way, one whose name says nothing of its scale set, and a standalone VM named like a member.
+ */
+export const FLEX_MEMBERSHIP: ReadonlyMap<string, string | undefined> = new Map([
+  ['k8s-flex-vmss_1a2b3c4d', 'k8s-flex-vmss'],
+  ['node-7f3a9c', 'k8s-flex-vmss'],
+  ['k8s-flex-vmss_deadbeef', undefined],
+  ['k8s-pool1-12345678-vmss_0a0b0c0d', 'k8s-off-vmss'],
+]);
+
+/** ARM's recorded membership of the VMs in FLEX_MEMBERSHIP (any other VM: not found, so none). */
+export const flexMembership: FlexibleMembership = (_cluster, vm) => {
+  const scaleSet = FLEX_MEMBERSHIP.get(vm.name.toLowerCase());
+  return Promise.resolve(
+    scaleSet === undefined
+      ? undefined
+      : { subscriptionId: vm.subscriptionId, resourceGroup: 'rg-K8s-Prod', name: scaleSet },
+  );
+};
 
 export function flexVm(name = 'k8s-flex-vmss_1a2b3c4d', group = 'rg-K8s-Prod', sub = SUB): string {
   return `/subscriptions/${sub}/resourceGroups/${group}/providers/Microsoft.Compute/virtualMachines/${name}`;
@@ -235,6 +260,7 @@ export function fakeDependencies(
     nodeResourceId(cluster, node) {
       return Promise.resolve(nodes.get(`${cluster}/${node}`));
     },
+    scaleSetOfVirtualMachine: flexMembership,
     now: () => NOW,
   };
   return deps;

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import {
   decodeQueueMessage,
   envelopeOf,
+  type FlexibleMembership,
   normalizeEnvelope,
   normalizeKuredWebhook,
   parseVmResourceId,
@@ -12,12 +13,14 @@ import {
   resolvePoolTarget,
   resourceIdOfProviderId,
 } from '../../../shared/application/reboot-notices.js';
+import { TerminalError, TransientError } from '../../../shared/domain/errors.js';
 import {
   actionEvent,
   annotatedEvent,
   asCloudEvent,
   availabilityEvent,
   CLUSTERS,
+  flexMembership,
   flexVm,
   NOW,
   OTHER_SUB,
@@ -270,8 +273,23 @@ void describe('resolvePoolTarget', () => {
       id: uniformVm('K8S-POOL1-12345678-VMSS', '3', 'RG-K8S-PROD'),
       expect: 'prod/pool1',
     },
-    { name: 'flexible member by its name', id: flexVm(), expect: 'prod/flex' },
-    { name: 'flexible VM not named like a member', id: flexVm('standalone-vm'), expect: 'unknown-scale-set' },
+    { name: 'flexible member (ARM records its scale set)', id: flexVm(), expect: 'prod/flex' },
+    {
+      name: 'flexible member whose name does not start with its scale set',
+      id: flexVm('node-7f3a9c'),
+      expect: 'prod/flex',
+    },
+    {
+      name: 'standalone VM named like a member of a configured pool',
+      id: flexVm('k8s-flex-vmss_deadbeef'),
+      expect: 'unknown-scale-set',
+    },
+    {
+      name: 'flexible member named after another pool: ARM says which',
+      id: flexVm('k8s-pool1-12345678-vmss_0a0b0c0d'),
+      expect: 'pool-disabled',
+    },
+    { name: 'VM ARM does not know', id: flexVm('standalone-vm'), expect: 'unknown-scale-set' },
     { name: 'disabled pool', id: uniformVm('k8s-off-vmss'), expect: 'pool-disabled' },
     { name: 'other scale set in the group', id: uniformVm('k8s-other-vmss'), expect: 'unknown-scale-set' },
     {
@@ -299,9 +317,40 @@ void describe('resolvePoolTarget', () => {
     { name: 'not a VM', id: '/subscriptions/x', expect: 'not-a-vm' },
   ];
   for (const c of cases) {
-    void it(c.name, () => {
-      const result = resolvePoolTarget(c.id, CLUSTERS, c.cluster);
+    void it(c.name, async () => {
+      const result = await resolvePoolTarget(c.id, CLUSTERS, c.cluster, flexMembership);
       assert.equal(result.ok ? `${result.cluster}/${result.pool}` : result.reason, c.expect);
     });
   }
+
+  void it('asks ARM only for a VM in a resource group that holds a configured pool', async () => {
+    const asked: string[] = [];
+    const membership: FlexibleMembership = (cluster, vm) => {
+      asked.push(`${cluster}:${vm.name}`);
+      return flexMembership(cluster, vm);
+    };
+    await resolvePoolTarget(
+      flexVm('k8s-flex-vmss_1a2b3c4d', 'rg-elsewhere'),
+      CLUSTERS,
+      undefined,
+      membership,
+    );
+    await resolvePoolTarget(uniformVm(), CLUSTERS, undefined, membership);
+    assert.deepEqual(asked, []);
+    await resolvePoolTarget(flexVm('node-7f3a9c'), CLUSTERS, undefined, membership);
+    assert.deepEqual(asked, ['prod:node-7f3a9c']);
+  });
+
+  void it('a refused lookup drops the notice; a transient one is thrown for a retry', async () => {
+    const refused = await resolvePoolTarget(flexVm(), CLUSTERS, undefined, () =>
+      Promise.reject(new TerminalError('AuthorizationFailed', 'reading virtual machine: denied')),
+    );
+    assert.equal(refused.ok ? 'ok' : refused.reason, 'unknown-scale-set');
+    await assert.rejects(
+      resolvePoolTarget(flexVm(), CLUSTERS, undefined, () =>
+        Promise.reject(new TransientError('ServerBusy', 'reading virtual machine: busy')),
+      ),
+      TransientError,
+    );
+  });
 });
