@@ -187,6 +187,24 @@ void describe('armCompute against the simulated ARM', () => {
       );
     });
 
+    void it('reads the scale set ARM records a Flexible member VM in, and a missing VM as NotFoundError', async () => {
+      const [member] = world.state.listInstances(scaleSetResourceId(flexible));
+      assert.ok(member);
+
+      const vm = await gateway.virtualMachines.get({
+        subscriptionId: SUBSCRIPTION,
+        resourceGroup: RG,
+        name: member.name,
+      });
+
+      assert.equal(vm.name, member.name);
+      assert.equal(vm.scaleSetId?.toLowerCase(), scaleSetResourceId(flexible).toLowerCase());
+      await assert.rejects(
+        gateway.virtualMachines.get({ subscriptionId: SUBSCRIPTION, resourceGroup: RG, name: 'no-such-vm' }),
+        NotFoundError,
+      );
+    });
+
     void it('takes the orchestration mode from a ScaleSet without reading it again', async () => {
       const fresh = gatewayFor(world);
       const [member] = world.state.listInstances(scaleSetResourceId(flexible));
