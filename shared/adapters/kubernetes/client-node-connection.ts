@@ -143,7 +143,7 @@ type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
 
 /**
  * KubeConfig builds a new undici Agent for every request (client-node 2.0.1), so each call paid a fresh
- * TCP and TLS handshake. The TLS options never change for a gateway, so the first Agent is kept and
+ * TCP and TLS handshake. The TLS options never change for a connection, so the first Agent is kept and
  * reused: requests share keep-alive connections. The per-request Agents are never used, so they never
  * open a socket.
  */
