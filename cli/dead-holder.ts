@@ -34,7 +34,7 @@ export async function goneHolderOf(
   try {
     const handle = await dependencies.cluster(cluster);
     const { lease: ref } = await poolScope(handle, pool);
-    const lease = await handle.kube.getLease(ref.namespace, ref.name);
+    const lease = await handle.kube.leases.get(ref.namespace, ref.name);
     const holder = processHolderOnHost(lease, dependencies.now(), dependencies.runner);
     return holder !== undefined && isGone(holder.pid) ? holder : undefined;
   } catch {

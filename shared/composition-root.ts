@@ -18,7 +18,7 @@ import {
 } from './adapters/azure/credentials.js';
 import type { KeyVaultSecretReader } from './adapters/azure/key-vault-secrets.js';
 import { EventGridRunEventPublisher } from './adapters/eventgrid/run-event-publisher.js';
-import { ClientNodeClusterGateway } from './adapters/kubernetes/client-node-cluster-gateway.js';
+import { clientNodeKubernetes } from './adapters/kubernetes/client-node-kubernetes.js';
 import { startAzureMonitor } from './adapters/opentelemetry/metrics.js';
 import { hostQueueConnection } from './adapters/storage-queue/host-connection.js';
 import type {
@@ -169,7 +169,7 @@ export function compose(options: CompositionOptions): Composition {
           cluster.apiServer.auth.kind === 'entra-id'
             ? entraTokenProvider(credential, cluster.apiServer.auth.scope)
             : cachedSecret(cluster.apiServer.auth.token, readSecret);
-        const kube = new ClientNodeClusterGateway({
+        const kube = clientNodeKubernetes({
           server: cluster.apiServer.url,
           caPem,
           token,

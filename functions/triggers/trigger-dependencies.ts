@@ -72,7 +72,7 @@ export function createTriggerDependencies(
     async nodeResourceId(cluster, node) {
       const handle = await dependencies.cluster(cluster);
       try {
-        return resourceIdOfProviderId((await handle.kube.getNode(node)).providerId);
+        return resourceIdOfProviderId((await handle.kube.nodes.get(node)).providerId);
       } catch (error) {
         if (isNotFound(error)) return undefined;
         throw error;

@@ -27,8 +27,8 @@ import {
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import { sameResourceId } from '../domain/resource-id.js';
 import { abandonmentTags, rejectionTags } from '../domain/version-verdict.js';
-import type { ClusterGateway } from '../ports/cluster-gateway.js';
 import type { ComputePorts } from '../ports/compute/index.js';
+import type { KubernetesPorts } from '../ports/kubernetes/index.js';
 import { resourceIdOfNode } from './generations.js';
 import { keptNodes } from './node-scan.js';
 
@@ -196,7 +196,7 @@ export interface KnownCanaryInstance {
  * ARM again at least every few minutes); the nodes are scanned page by page, keeping only the canaries'.
  */
 export async function observeCanaries(
-  handle: { readonly compute: ComputePorts; readonly kube: ClusterGateway },
+  handle: { readonly compute: ComputePorts; readonly kube: KubernetesPorts },
   scaleSet: ScaleSetRef,
   input: {
     readonly instanceIds: readonly string[];
@@ -234,11 +234,11 @@ export async function observeCanaries(
     const missing: string[] = [];
     const notReady: string[] = [];
     if (node !== undefined && node.ownsName && nodeReady(node.node) === 'True') {
-      daemonSets ??= await handle.kube.listDaemonSets();
+      daemonSets ??= await handle.kube.daemonSets.list();
       const targeting = daemonSets.filter((daemonSet) =>
         daemonSetTargetsNode(daemonSet, { labels: node.node.labels, taints: node.node.taints }),
       );
-      const pods = await handle.kube.listPodsOnNode(node.node.name);
+      const pods = await handle.kube.pods.listOnNode(node.node.name);
       expected.push(...targeting.map((daemonSet) => `${daemonSet.namespace}/${daemonSet.name}`));
       for (const daemonSet of targeting) {
         const pod = pods.find(
@@ -255,7 +255,9 @@ export async function observeCanaries(
     }
     const checkPodName = input.checkPods[instanceId];
     const checkPod =
-      checkPodName === undefined ? undefined : await handle.kube.getPodOutcome(input.namespace, checkPodName);
+      checkPodName === undefined
+        ? undefined
+        : await handle.kube.pods.getOutcome(input.namespace, checkPodName);
     const ready = node === undefined ? undefined : nodeReady(node.node);
     const readyCondition = node?.node.conditions.find((condition) => condition.type === 'Ready');
     observations.push({
@@ -402,16 +404,16 @@ export async function markVersion(
 
 /** A rejected canary kept for inspection: cordoned, labelled with the version, annotated with the reason. */
 export async function keepCanaryCordoned(
-  kube: ClusterGateway,
+  kube: KubernetesPorts,
   node: string,
   input: { readonly version: string; readonly reason: string },
 ): Promise<void> {
   try {
-    await kube.patchNodeLabels(node, { [CANARY_REJECTED_LABEL]: input.version });
-    await kube.patchNodeAnnotations(node, {
+    await kube.nodes.patchLabels(node, { [CANARY_REJECTED_LABEL]: input.version });
+    await kube.nodes.patchAnnotations(node, {
       [CANARY_REJECTED_REASON_ANNOTATION]: input.reason.slice(0, 1000),
     });
-    await kube.setNodeUnschedulable(node, true);
+    await kube.nodes.setUnschedulable(node, true);
   } catch (error) {
     // A canary that never registered has no node to cordon: the instance is kept all the same.
     if (!isNotFound(error)) throw error;

@@ -9,7 +9,7 @@ import { planDrain } from '../domain/drain.js';
 import { isNotFound, TerminalError } from '../domain/errors.js';
 import type { NodePriorState } from '../domain/ownership.js';
 import { decodePriorState, encodePriorState, PRIOR_STATE_ANNOTATION } from '../domain/ownership.js';
-import type { ClusterGateway } from '../ports/cluster-gateway.js';
+import type { KubernetesPorts } from '../ports/kubernetes/index.js';
 
 export type { NodePriorState } from '../domain/ownership.js';
 
@@ -29,8 +29,8 @@ export interface DrainStepResult {
 }
 
 /** The node's state before we touch it; refused when another run holds the node. */
-export async function readNodePriorState(kube: ClusterGateway, nodeName: string): Promise<NodePriorState> {
-  const node = await kube.getNode(nodeName);
+export async function readNodePriorState(kube: KubernetesPorts, nodeName: string): Promise<NodePriorState> {
+  const node = await kube.nodes.get(nodeName);
   const marker = node.annotations[CAPTURE_RUN_ANNOTATION];
   if (marker !== undefined) {
     // Another run holds this node (or crashed holding it): its prior state is not ours to record.
@@ -59,21 +59,21 @@ function heldByAnotherRun(doing: string, marker: string): TerminalError {
  * activity) is cordoned again.
  */
 export async function protectNode(
-  kube: ClusterGateway,
+  kube: KubernetesPorts,
   nodeName: string,
   runId: string,
   prior: NodePriorState,
 ): Promise<void> {
-  const marker = (await kube.getNode(nodeName)).annotations[CAPTURE_RUN_ANNOTATION];
+  const marker = (await kube.nodes.get(nodeName)).annotations[CAPTURE_RUN_ANNOTATION];
   if (marker !== undefined && marker !== runId) throw heldByAnotherRun(`holding node ${nodeName}`, marker);
   // The autoscaler must not remove the node while it is drained and stopped: cordoning alone
   // does not protect it (research/kube.md §4). Annotate first, then cordon.
-  await kube.patchNodeAnnotations(nodeName, {
+  await kube.nodes.patchAnnotations(nodeName, {
     [CAPTURE_RUN_ANNOTATION]: runId,
     [PRIOR_STATE_ANNOTATION]: encodePriorState(prior),
     [SCALE_DOWN_DISABLED_ANNOTATION]: 'true',
   });
-  await kube.setNodeUnschedulable(nodeName, true);
+  await kube.nodes.setUnschedulable(nodeName, true);
 }
 
 /**
@@ -82,14 +82,14 @@ export async function protectNode(
  * history, or (the reaper, `release`) from the node's own annotation. Idempotent; a deleted node is fine.
  */
 export async function restoreNode(
-  kube: ClusterGateway,
+  kube: KubernetesPorts,
   nodeName: string,
   runId: string,
   prior: NodePriorState | 'recorded-on-node',
 ): Promise<'restored' | 'not-held'> {
   let node;
   try {
-    node = await kube.getNode(nodeName);
+    node = await kube.nodes.get(nodeName);
   } catch (error) {
     if (isNotFound(error)) return 'not-held';
     throw error;
@@ -108,11 +108,11 @@ export async function restoreNode(
     );
   }
   if (!state.unschedulable && node.unschedulable) {
-    await kube.setNodeUnschedulable(nodeName, false);
+    await kube.nodes.setUnschedulable(nodeName, false);
   }
   // The marker goes last (in the same patch as the rest): while it is there, a retry of this activity
   // still knows the node is ours.
-  await kube.patchNodeAnnotations(nodeName, {
+  await kube.nodes.patchAnnotations(nodeName, {
     [SCALE_DOWN_DISABLED_ANNOTATION]: state.scaleDownDisabled,
     [PRIOR_STATE_ANNOTATION]: null,
     [CAPTURE_RUN_ANNOTATION]: null,
@@ -122,18 +122,18 @@ export async function restoreNode(
 
 /** One round of `kubectl drain`: evict what may be evicted now, report what is left. */
 export async function drainStep(
-  kube: ClusterGateway,
+  kube: KubernetesPorts,
   nodeName: string,
   options: { gracePeriodSeconds: number | undefined; deleteEmptyDirData: boolean; force: boolean },
 ): Promise<DrainStepResult> {
-  const pods = await kube.listPodsOnNode(nodeName);
+  const pods = await kube.pods.listOnNode(nodeName);
   const daemonSets = new Map<string, boolean>();
   for (const pod of pods) {
     const controller = pod.controller;
     if (controller?.kind === 'DaemonSet') {
       const key = `${pod.namespace}/${controller.name}`;
       if (!daemonSets.has(key))
-        daemonSets.set(key, await kube.daemonSetExists(pod.namespace, controller.name));
+        daemonSets.set(key, await kube.daemonSets.exists(pod.namespace, controller.name));
     }
   }
   const plan = planDrain(pods, options, (namespace, name) => daemonSets.get(`${namespace}/${name}`) ?? true);
@@ -154,7 +154,7 @@ export async function drainStep(
       pending.push({ pod: podName, state: 'terminating' });
       continue;
     }
-    const outcome = await kube.evictPod(pod.namespace, pod.name, options.gracePeriodSeconds);
+    const outcome = await kube.pods.evict(pod.namespace, pod.name, options.gracePeriodSeconds);
     switch (outcome.kind) {
       case 'evicted':
         evictedNow += 1;

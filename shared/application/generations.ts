@@ -126,15 +126,15 @@ export async function applyNodeGenerations(
   });
   for (const change of changes) {
     if (change.label !== undefined) {
-      await handle.kube.patchNodeLabels(change.node, { [IMAGE_VERSION_LABEL]: change.label });
+      await handle.kube.nodes.patchLabels(change.node, { [IMAGE_VERSION_LABEL]: change.label });
     }
     if (change.taint?.action === 'add') {
-      await handle.kube.setNodeTaint(change.node, OLDER_GENERATION_TAINT, {
+      await handle.kube.nodes.setTaint(change.node, OLDER_GENERATION_TAINT, {
         key: OLDER_GENERATION_TAINT,
         effect: change.taint.effect,
       });
     } else if (change.taint?.action === 'remove') {
-      await handle.kube.setNodeTaint(change.node, OLDER_GENERATION_TAINT, null);
+      await handle.kube.nodes.setTaint(change.node, OLDER_GENERATION_TAINT, null);
     }
   }
 

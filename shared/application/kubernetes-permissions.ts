@@ -14,7 +14,7 @@ import {
   rulesAllow,
 } from '../domain/kubernetes-access.js';
 import { KUBERNETES_RBAC } from '../domain/kubernetes-rbac.generated.js';
-import type { ClusterGateway } from '../ports/cluster-gateway.js';
+import type { KubernetesPorts } from '../ports/kubernetes/index.js';
 
 export interface AccessCheck {
   /** How the server was asked. `rules-review` is approximate for cluster-wide permissions. */
@@ -31,12 +31,12 @@ export function requiredAccessFor(context: AccessContext): KubernetesAccess[] {
 }
 
 export async function checkKubernetesAccess(
-  kube: ClusterGateway,
+  kube: KubernetesPorts,
   required: readonly KubernetesAccess[],
   namespace: string,
 ): Promise<AccessCheck> {
   try {
-    const decisions = await kube.reviewAccess(required);
+    const decisions = await kube.server.reviewAccess(required);
     return {
       method: 'access-review',
       required,
@@ -48,7 +48,7 @@ export async function checkKubernetesAccess(
   }
   // No SelfSubjectAccessReview on this server: its rules in the product's namespace include the
   // cluster-wide ones (a namespaced grant of a cluster-wide permission would pass here).
-  const review = await kube.reviewRules(namespace);
+  const review = await kube.server.reviewRules(namespace);
   return {
     method: 'rules-review',
     required,
@@ -72,7 +72,7 @@ export function kubernetesPermissionFix(missing: readonly KubernetesAccess[]): s
  * on (a denied call then names its permission).
  */
 export async function requireKubernetesAccess(
-  kube: ClusterGateway,
+  kube: KubernetesPorts,
   cluster: string,
   context: AccessContext,
 ): Promise<void> {

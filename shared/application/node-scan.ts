@@ -4,14 +4,14 @@
  * 20 000 nodes are ~280 MB as one list (issue 14, bench `planner-memory`).
  */
 import type { ClusterNode } from '../domain/cluster-node.js';
-import type { ClusterGateway } from '../ports/cluster-gateway.js';
+import type { NodesPort } from '../ports/kubernetes/index.js';
 
 export async function keptNodes(
-  kube: Pick<ClusterGateway, 'scanNodes'>,
+  kube: { readonly nodes: Pick<NodesPort, 'scan'> },
   keep: (node: ClusterNode) => boolean,
 ): Promise<ClusterNode[]> {
   let kept: ClusterNode[] = [];
-  await kube.scanNodes(
+  await kube.nodes.scan(
     (page) => {
       for (const node of page) if (keep(node)) kept.push(node);
     },

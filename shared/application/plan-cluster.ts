@@ -124,7 +124,7 @@ export async function planPoolsOfCluster(
   };
 
   let listed = 0;
-  await handle.kube.scanNodes(
+  await handle.kube.nodes.scan(
     async (page) => {
       if (configured === 'all') await discover(page);
       listed += page.length;

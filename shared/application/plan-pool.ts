@@ -38,7 +38,7 @@ export async function listPoolsOfCluster(
 ): Promise<ConfiguredPool[]> {
   const configured = handle.configuration.pools;
   if (configured !== 'all') return [...configured];
-  const nodes = listed ?? (await handle.kube.listNodes());
+  const nodes = listed ?? (await handle.kube.nodes.list());
   // Uniform scale sets from the providerIDs, Flexible ones from ARM (pool-membership.ts).
   const scaleSets = await scaleSetsWithNodes(handle.compute, nodes);
   const pools = new Map<string, ConfiguredPool>();

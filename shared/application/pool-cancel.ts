@@ -65,7 +65,7 @@ export async function cancelAskedOn(
   const read = async (): Promise<string | undefined> => {
     try {
       const { kube } = await deps.cluster(watch.cluster);
-      const lease = await kube.getLease(watch.namespace, watch.name);
+      const lease = await kube.leases.get(watch.namespace, watch.name);
       if (lease === undefined || parseHolder(lease.holder)?.runId !== watch.runId) return undefined;
       return lease.annotations[LEASE_ANNOTATIONS.cancelRequested];
     } catch {

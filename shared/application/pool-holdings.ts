@@ -83,10 +83,10 @@ export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope):
   const { kube, compute } = handle;
   let definitionAbsent = false;
   const [lease, nodes, prepPods, snapshots, disks, versions, scaleSet] = await Promise.all([
-    kube.getLease(scope.lease.namespace, scope.lease.name),
+    kube.leases.get(scope.lease.namespace, scope.lease.name),
     // Only the nodes carrying a run's marker matter here: kept page by page, never the whole list.
     keptNodes(kube, (node) => node.annotations[CAPTURE_RUN_ANNOTATION] !== undefined),
-    kube.listPods(scope.lease.namespace, {
+    kube.pods.list(scope.lease.namespace, {
       [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value,
       [LEASE_LABEL]: scope.lease.name,
     }),

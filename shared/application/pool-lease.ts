@@ -17,7 +17,7 @@ import {
   leaseState,
   parseHolder,
 } from '../domain/ownership.js';
-import type { ClusterGateway, LeaseWrite } from '../ports/cluster-gateway.js';
+import type { KubernetesPorts, LeaseWrite } from '../ports/kubernetes/index.js';
 
 /** Which lease: the product's namespace and the scale set's lease name. */
 export interface LeaseRef {
@@ -76,7 +76,7 @@ function contention(ref: LeaseRef, doing: string): TransientError {
 }
 
 export async function acquirePoolLease(
-  kube: ClusterGateway,
+  kube: KubernetesPorts,
   ref: LeaseRef,
   request: {
     readonly runId: string;
@@ -103,16 +103,16 @@ export async function acquirePoolLease(
     },
   };
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-    const existing = await kube.getLease(ref.namespace, ref.name);
+    const existing = await kube.leases.get(ref.namespace, ref.name);
     if (existing === undefined) {
-      const created = await kube.createLease(write);
+      const created = await kube.leases.create(write);
       if (created === 'exists') continue;
       return { kind: 'acquired', expiresAt: expiry(now) };
     }
     const state = leaseState(existing, now);
     if (state.kind === 'held' && state.holder.runId === request.runId) {
       // This run acquired it before (a retried activity, a resumed run): keep its acquire time.
-      const renewed = await kube.replaceLease(
+      const renewed = await kube.leases.replace(
         { ...write, acquiredAt: existing.acquiredAt ?? write.acquiredAt },
         existing.resourceVersion ?? '',
       );
@@ -133,7 +133,7 @@ export async function acquirePoolLease(
         description: describeHolder(state, instanceId),
       };
     }
-    const taken = await kube.replaceLease(
+    const taken = await kube.leases.replace(
       {
         ...write,
         annotations: {
@@ -159,14 +159,14 @@ export async function acquirePoolLease(
  * one removes it, so that nobody judges the run by a process that is not its own).
  */
 export async function renewPoolLease(
-  kube: ClusterGateway,
+  kube: KubernetesPorts,
   ref: LeaseRef,
   runId: string,
   now: Date,
   runner?: RunnerIdentity,
 ): Promise<RenewOutcome> {
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-    const existing = await kube.getLease(ref.namespace, ref.name);
+    const existing = await kube.leases.get(ref.namespace, ref.name);
     const lost = lostUnlessHeldBy(existing, runId, now);
     if (lost !== undefined) return lost;
     if (existing === undefined) break;
@@ -176,7 +176,7 @@ export async function renewPoolLease(
       delete annotations[LEASE_ANNOTATIONS.holderPid];
       Object.assign(annotations, pidAnnotation(runner));
     }
-    const renewed = await kube.replaceLease(
+    const renewed = await kube.leases.replace(
       { ...write, annotations, renewedAt: microNow(now) },
       existing.resourceVersion ?? '',
     );
@@ -194,15 +194,15 @@ export async function renewPoolLease(
 
 /** Releases the lease if this run holds it; a lease someone else holds is left alone. */
 export async function releasePoolLease(
-  kube: ClusterGateway,
+  kube: KubernetesPorts,
   ref: LeaseRef,
   runId: string,
   now: Date,
 ): Promise<{ readonly released: boolean }> {
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-    const existing = await kube.getLease(ref.namespace, ref.name);
+    const existing = await kube.leases.get(ref.namespace, ref.name);
     if (existing === undefined || parseHolder(existing.holder)?.runId !== runId) return { released: false };
-    const released = await kube.replaceLease(
+    const released = await kube.leases.replace(
       {
         ...ref,
         renewedAt: microNow(now),
@@ -225,16 +225,16 @@ export async function releasePoolLease(
  * lease the run reads when it renews. `not-held` when no live run holds the pool.
  */
 export async function requestPoolCancel(
-  kube: ClusterGateway,
+  kube: KubernetesPorts,
   ref: LeaseRef,
   reason: string,
   now: Date,
 ): Promise<{ readonly kind: 'requested'; readonly description: string } | { readonly kind: 'not-held' }> {
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-    const existing = await kube.getLease(ref.namespace, ref.name);
+    const existing = await kube.leases.get(ref.namespace, ref.name);
     const state = leaseState(existing, now);
     if (existing === undefined || state.kind !== 'held' || !state.live) return { kind: 'not-held' };
-    const written = await kube.replaceLease(
+    const written = await kube.leases.replace(
       {
         ...writeOf(existing),
         annotations: { ...existing.annotations, [LEASE_ANNOTATIONS.cancelRequested]: reason },
@@ -261,12 +261,12 @@ export interface Fence extends LeaseRef {
  * was taken must not touch the pool, whatever its history still had scheduled.
  */
 export async function checkFence(
-  kube: ClusterGateway,
+  kube: KubernetesPorts,
   fence: Fence,
   doing: string,
   now: Date,
 ): Promise<void> {
-  const existing = await kube.getLease(fence.namespace, fence.name);
+  const existing = await kube.leases.get(fence.namespace, fence.name);
   const lost = lostUnlessHeldBy(existing, fence.runId, now);
   if (lost === undefined) return;
   throw new TerminalError(

@@ -12,8 +12,8 @@ import type { RunnerIdentity } from '../domain/ownership.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { SelectionPolicy } from '../domain/selection-policy.js';
 import type { SnapshotCompletionWait } from '../domain/snapshot-readiness.js';
-import type { ClusterGateway } from '../ports/cluster-gateway.js';
 import type { ComputePorts } from '../ports/compute/index.js';
+import type { KubernetesPorts } from '../ports/kubernetes/index.js';
 import type { RunEventPublisher, RunEventRecorder } from '../ports/run-events.js';
 
 /** Everything a refresh run needs to know about its pool, resolved once from settings and Azure. */
@@ -87,7 +87,7 @@ export interface ClusterConfiguration {
 export interface ClusterHandle {
   readonly configuration: ClusterConfiguration;
   readonly compute: ComputePorts;
-  readonly kube: ClusterGateway;
+  readonly kube: KubernetesPorts;
 }
 
 export interface RefreshDependencies {

@@ -25,8 +25,10 @@ import type { ClusterNode } from '../../shared/domain/cluster-node.js';
 import { imageDefinitionNameFor } from '../../shared/domain/gallery-naming.js';
 import { groupNodesByScaleSet, selectPrototypeNodeForPool } from '../../shared/domain/prototype-selection.js';
 import { DEFAULT_SELECTION_POLICY } from '../../shared/domain/selection-policy.js';
-import { FakeClusterGateway } from '../../shared/ports/fake/cluster-gateway.js';
 import { FakeCompute } from '../../shared/ports/fake/compute/index.js';
+import { FakeKubernetes, FakeNodes } from '../../shared/ports/fake/kubernetes/index.js';
+import { CallLog } from '../../shared/ports/fake/recording-fake.js';
+import type { KubernetesMethod, KubernetesPorts } from '../../shared/ports/kubernetes/index.js';
 import { aScaleSet } from '../builders/scale-set.js';
 import { RUN_SETTINGS } from '../functions/orchestrations/fake-world.js';
 import { PLANNER_NODES, PLANNER_PAGE_SIZE } from './planner-memory.bench.js';
@@ -59,17 +61,28 @@ async function servePages(sampler: Sampler, visit: (raw: V1Node[]) => void | Pro
   }
 }
 
-class PagedNodeSource extends FakeClusterGateway {
+/** Nodes served as the simulated API server's pages, converted page by page as the adapter does. */
+class PagedNodes extends FakeNodes {
   constructor(private readonly sampler: Sampler) {
-    super({ now: () => NOW.getTime() });
+    super(new CallLog<KubernetesMethod>(() => NOW.getTime()));
   }
 
-  override async scanNodes(visit: (page: readonly ClusterNode[]) => void | Promise<void>): Promise<void> {
+  override async scan(visit: (page: readonly ClusterNode[]) => void | Promise<void>): Promise<void> {
     await servePages(this.sampler, (raw) => visit(raw.map(toClusterNode)));
   }
 }
 
-function handleOf(kube: FakeClusterGateway): { handle: ClusterHandle; pools: ConfiguredPool[] } {
+function pagedNodeSource(sampler: Sampler): KubernetesPorts {
+  const kube = new FakeKubernetes({ now: () => NOW.getTime() });
+  return { ...portsOf(kube), nodes: new PagedNodes(sampler) };
+}
+
+function portsOf(kube: FakeKubernetes): KubernetesPorts {
+  const { server, nodes, pods, daemonSets, leases } = kube;
+  return { server, nodes, pods, daemonSets, leases };
+}
+
+function handleOf(kube: KubernetesPorts): { handle: ClusterHandle; pools: ConfiguredPool[] } {
   const compute = new FakeCompute({ now: () => NOW.getTime() });
   const pools = Array.from({ length: POOLS }, (_, i): ConfiguredPool => {
     const scaleSet = poolRef(i);
@@ -103,13 +116,13 @@ async function main(mode: string): Promise<void> {
   const started = performance.now();
   const chosen: Record<string, string | null> = {};
   if (mode === 'paged') {
-    const { handle } = handleOf(new PagedNodeSource(sampler));
+    const { handle } = handleOf(pagedNodeSource(sampler));
     for (const outcome of await planPoolsOfCluster(handle, NOW)) {
       chosen[outcome.pool] =
         outcome.ok && outcome.plan.decision.kind === 'refresh' ? outcome.plan.decision.node : null;
     }
   } else if (mode === 'whole') {
-    const { pools } = handleOf(new FakeClusterGateway());
+    const { pools } = handleOf(new FakeKubernetes());
     const raw: V1Node[] = [];
     await servePages(sampler, (page) => {
       raw.push(...page);

@@ -9,8 +9,8 @@ import type { Session } from '../../cli/session.js';
 import { leaseRefOf } from '../../shared/application/pool-holdings.js';
 import type { ClusterHandle, PoolConfiguration } from '../../shared/application/refresh-dependencies.js';
 import { LEASE_ANNOTATIONS, LEASE_DURATION_SECONDS } from '../../shared/domain/ownership.js';
-import { FakeClusterGateway } from '../../shared/ports/fake/cluster-gateway.js';
 import { FakeCompute } from '../../shared/ports/fake/compute/index.js';
+import { FakeKubernetes } from '../../shared/ports/fake/kubernetes/index.js';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 const SCALE_SET = {
@@ -29,7 +29,7 @@ async function deadPid(): Promise<number> {
   return pid;
 }
 
-function sessionWith(kube: FakeClusterGateway): Pick<Session, 'composition'> {
+function sessionWith(kube: FakeKubernetes): Pick<Session, 'composition'> {
   const handle = {
     configuration: {
       name: 'prod',
@@ -61,8 +61,8 @@ function sessionWith(kube: FakeClusterGateway): Pick<Session, 'composition'> {
   return { composition: { dependencies } } as unknown as Pick<Session, 'composition'>;
 }
 
-function holdBy(kube: FakeClusterGateway, holder: string, pid: number): void {
-  kube.putLease({
+function holdBy(kube: FakeKubernetes, holder: string, pid: number): void {
+  kube.leases.put({
     ...LEASE,
     holder,
     acquiredAt: new Date(NOW.getTime() - 60_000).toISOString(),
@@ -82,7 +82,7 @@ void describe('processIsGone', () => {
 
 void describe('goneHolderOf', () => {
   void it("names this machine's CLI run whose process exited", async () => {
-    const kube = new FakeClusterGateway({ now: () => NOW.getTime() });
+    const kube = new FakeKubernetes({ now: () => NOW.getTime() });
     const pid = await deadPid();
     holdBy(kube, 'cli/laptop/run-dead', pid);
     assert.deepEqual(await goneHolderOf(sessionWith(kube), 'prod', 'pool1'), {
@@ -100,14 +100,14 @@ void describe('goneHolderOf', () => {
       ['cli/other-machine/run-far', pid],
     ];
     for (const [holder, holderPid] of cases) {
-      const kube = new FakeClusterGateway({ now: () => NOW.getTime() });
+      const kube = new FakeKubernetes({ now: () => NOW.getTime() });
       holdBy(kube, holder, holderPid);
       assert.equal(await goneHolderOf(sessionWith(kube), 'prod', 'pool1'), undefined, holder);
     }
   });
 
   void it('an unknown pool or cluster is left to the release to report', async () => {
-    const kube = new FakeClusterGateway({ now: () => NOW.getTime() });
+    const kube = new FakeKubernetes({ now: () => NOW.getTime() });
     holdBy(kube, 'cli/laptop/run-dead', await deadPid());
     assert.equal(await goneHolderOf(sessionWith(kube), 'prod', 'nope'), undefined);
     assert.equal(await goneHolderOf(sessionWith(kube), 'nope', 'pool1'), undefined);

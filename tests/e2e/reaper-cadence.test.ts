@@ -90,7 +90,7 @@ void describe('the reaper timer gives back a dead run’s node', { timeout: 10 *
       assert.match(donor.vm, /^(stopped|deallocated)$/, `the donor's VM is off (${donor.vm})`);
       const handle = await harness.composition.dependencies.cluster('prod');
       const { lease: ref } = await poolScope(handle, POOL2);
-      const lease = leaseState(await handle.kube.getLease(ref.namespace, ref.name), new Date(deathMs));
+      const lease = leaseState(await handle.kube.leases.get(ref.namespace, ref.name), new Date(deathMs));
       assert.ok(lease.kind === 'held' && lease.live, 'the dead run still holds a live lease');
       const expiresMinutes = (Date.parse(lease.expiresAt) - deathMs) / MINUTE_MS;
 

@@ -1,30 +1,30 @@
 /**
  * Pool leases (coordination.k8s.io/v1 Lease) over @kubernetes/client-node: read, create, and replace with
  * optimistic concurrency. Lease times are MicroTime (RFC 3339 with microseconds): written as client-node's
- * V1MicroTime, read back as the strings the server sent. Used by the cluster gateway, which owns the
- * client setup and the error mapping.
+ * V1MicroTime, read back as the strings the server sent.
  */
-import { type CoordinationV1Api, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
+import { CoordinationV1Api, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
 
 import { isNotFound, TerminalError, TransientError } from '../../domain/errors.js';
 import type { PoolLease } from '../../domain/ownership.js';
 import { parseRfc3339 } from '../../domain/rfc3339.js';
-import type { LeaseWrite } from '../../ports/cluster-gateway.js';
+import type { LeasesPort, LeaseWrite } from '../../ports/kubernetes/index.js';
+import type { KubeConnection } from './client-node-connection.js';
 import type { KubeCallContext } from './errors.js';
 
-/** The gateway's error-mapping call wrapper. */
-export type KubeCall = <T>(context: KubeCallContext, request: () => Promise<T>) => Promise<T>;
+export class ClientNodeLeases implements LeasesPort {
+  readonly #connection: KubeConnection;
+  readonly #api: CoordinationV1Api;
 
-export class ClientNodeLeases {
-  constructor(
-    private readonly api: CoordinationV1Api,
-    private readonly call: KubeCall,
-  ) {}
+  constructor(connection: KubeConnection) {
+    this.#connection = connection;
+    this.#api = new CoordinationV1Api(connection.configuration);
+  }
 
   async get(namespace: string, name: string): Promise<PoolLease | undefined> {
     try {
-      const lease = await this.call(context('reading', namespace, name), () =>
-        this.api.readNamespacedLease({ namespace, name }),
+      const lease = await this.#connection.call(context('reading', namespace, name), () =>
+        this.#api.readNamespacedLease({ namespace, name }),
       );
       return toPoolLease(lease, namespace, name);
     } catch (error) {
@@ -35,8 +35,8 @@ export class ClientNodeLeases {
 
   async create(lease: LeaseWrite): Promise<PoolLease | 'exists'> {
     try {
-      const created = await this.call(context('creating', lease.namespace, lease.name), () =>
-        this.api.createNamespacedLease({ namespace: lease.namespace, body: toV1Lease(lease) }),
+      const created = await this.#connection.call(context('creating', lease.namespace, lease.name), () =>
+        this.#api.createNamespacedLease({ namespace: lease.namespace, body: toV1Lease(lease) }),
       );
       return toPoolLease(created, lease.namespace, lease.name);
     } catch (error) {
@@ -49,8 +49,8 @@ export class ClientNodeLeases {
     const body = toV1Lease(lease);
     body.metadata = { ...body.metadata, resourceVersion };
     try {
-      const replaced = await this.call(context('updating', lease.namespace, lease.name), () =>
-        this.api.replaceNamespacedLease({ namespace: lease.namespace, name: lease.name, body }),
+      const replaced = await this.#connection.call(context('updating', lease.namespace, lease.name), () =>
+        this.#api.replaceNamespacedLease({ namespace: lease.namespace, name: lease.name, body }),
       );
       return toPoolLease(replaced, lease.namespace, lease.name);
     } catch (error) {

@@ -7,7 +7,7 @@ import type { V1Node, V1NodeCondition, V1Pod, V1Taint } from '@kubernetes/client
 import type { ClusterNode, NodeCondition, NodeTaint } from '../../domain/cluster-node.js';
 import type { PodOnNode } from '../../domain/drain.js';
 import { TerminalError } from '../../domain/errors.js';
-import type { PodPhase } from '../../ports/cluster-gateway.js';
+import type { PodPhase } from '../../ports/kubernetes/index.js';
 
 /** Annotation the kubelet puts on the API copy ("mirror") of a static pod. */
 const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';

@@ -130,7 +130,7 @@ const startCheckPod = defineActivity(
   }),
   async (deps, input) => {
     const { kube } = await deps.cluster(input.cluster);
-    await kube.createCheckPod({
+    await kube.pods.createCheckPod({
       namespace: input.namespace,
       name: input.name,
       nodeName: input.node,

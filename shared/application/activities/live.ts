@@ -162,7 +162,7 @@ const readNodeReadySince = defineActivity(
   async (deps, input): Promise<{ readonly exists: boolean; readonly readySince?: string }> => {
     const { kube } = await deps.cluster(input.cluster);
     try {
-      const node = await kube.getNode(input.node);
+      const node = await kube.nodes.get(input.node);
       const ready = node.conditions.find((condition) => condition.type === 'Ready');
       return {
         exists: true,
@@ -194,7 +194,7 @@ const startLivePod = defineActivity(
   async (deps, input) => {
     const { kube } = await deps.cluster(input.cluster);
     await checkFence(kube, input.fence, `creating ${input.role} pod ${input.podName}`, deps.now());
-    await kube.createPrepPod({
+    await kube.pods.createPrepPod({
       namespace: input.namespace,
       name: input.podName,
       nodeName: input.node,
@@ -215,7 +215,7 @@ const deleteLivePod = defineActivity(
   ClusterInput.extend({ namespace: Name, name: Name, gracePeriodSeconds: z.number().int().min(1).max(300) }),
   async (deps, input) => {
     const { kube } = await deps.cluster(input.cluster);
-    await kube.deletePod(input.namespace, input.name, input.gracePeriodSeconds);
+    await kube.pods.delete(input.namespace, input.name, input.gracePeriodSeconds);
   },
 );
 

@@ -61,7 +61,7 @@ const startDiskPrep = defineActivity(
   async (deps, input) => {
     const { kube } = await deps.cluster(input.cluster);
     await checkFence(kube, input.fence, `creating prep pod ${input.podName}`, deps.now());
-    await kube.createPrepPod({
+    await kube.pods.createPrepPod({
       namespace: input.namespace,
       name: input.podName,
       nodeName: input.node,
@@ -84,7 +84,7 @@ const startPrepImagePull = defineActivity(
   async (deps, input) => {
     const { kube } = await deps.cluster(input.cluster);
     await checkFence(kube, input.fence, `creating pod ${input.name} to pull the prep image`, deps.now());
-    await kube.createCheckPod({
+    await kube.pods.createCheckPod({
       namespace: input.namespace,
       name: input.name,
       nodeName: input.node,
@@ -102,18 +102,18 @@ const startPrepImagePull = defineActivity(
 /** The prep image pull pod's phase (its outcome); `Absent` when it does not exist. */
 const readPrepImagePull = defineActivity('readPrepImagePull', PrepPodInput, async (deps, input) => {
   const { kube } = await deps.cluster(input.cluster);
-  return (await kube.getPodOutcome(input.namespace, input.name))?.phase ?? 'Absent';
+  return (await kube.pods.getOutcome(input.namespace, input.name))?.phase ?? 'Absent';
 });
 
 /** The prep pod's phase; `Absent` when it does not exist (not yet, or already deleted). */
 const readPrepPod = defineActivity('readPrepPod', PrepPodInput, async (deps, input) => {
   const { kube } = await deps.cluster(input.cluster);
-  return (await kube.getPodPhase(input.namespace, input.name)) ?? 'Absent';
+  return (await kube.pods.getPhase(input.namespace, input.name)) ?? 'Absent';
 });
 
 const deletePrepPod = defineActivity('deletePrepPod', PrepPodInput, async (deps, input) => {
   const { kube } = await deps.cluster(input.cluster);
-  await kube.deletePod(input.namespace, input.name);
+  await kube.pods.delete(input.namespace, input.name);
 });
 
 /**

@@ -23,11 +23,11 @@ export function leaseOf(pool: string): { namespace: string; name: string } {
 /** Node 0 of `pool` as a run `runId` left it when it died holding it (schedulable before the run). */
 export async function leaveDonor(world: FakeWorld, pool: string, runId: string): Promise<string> {
   const donor = nodeName(pool, 0);
-  await world.kube.patchNodeAnnotations(donor, {
+  await world.kube.nodes.patchAnnotations(donor, {
     [CAPTURE_RUN_ANNOTATION]: runId,
     [PRIOR_STATE_ANNOTATION]: encodePriorState({ unschedulable: false, scaleDownDisabled: null }),
   });
-  await world.kube.setNodeUnschedulable(donor, true);
+  await world.kube.nodes.setUnschedulable(donor, true);
   world.compute.schedulePowerOff(poolRef(pool), '0', world.clock.now());
   assert.equal(world.compute.instanceState(poolRef(pool), '0')?.powerState, 'stopped');
   return donor;
@@ -42,7 +42,7 @@ export function holdLease(
   annotations: Record<string, string> = {},
 ): void {
   const at = new Date(world.clock.now() - minutesAgo * MINUTE).toISOString();
-  world.kube.putLease({
+  world.kube.leases.put({
     ...leaseOf(pool),
     holder,
     acquiredAt: at,
@@ -54,7 +54,7 @@ export function holdLease(
 
 /** Whether node 0 of `pool` is given back: schedulable, our marks gone, its VM running. */
 export function givenBack(world: FakeWorld, pool: string): boolean {
-  const donor = world.kube.node(nodeName(pool, 0));
+  const donor = world.kube.nodes.node(nodeName(pool, 0));
   return (
     donor?.unschedulable === false &&
     donor.annotations[CAPTURE_RUN_ANNOTATION] === undefined &&

@@ -35,8 +35,8 @@ import { DEFAULT_GENERATION_POLICY } from '../../../shared/domain/generations.js
 import type { ScaleSetRef } from '../../../shared/domain/resource-id.js';
 import type { ScaleSet } from '../../../shared/domain/scale-set.js';
 import { DEFAULT_SELECTION_POLICY } from '../../../shared/domain/selection-policy.js';
-import { FakeClusterGateway, type FakeClusterOptions } from '../../../shared/ports/fake/cluster-gateway.js';
 import { FakeCompute, type FakeComputeOptions } from '../../../shared/ports/fake/compute/index.js';
+import { FakeKubernetes, type FakeKubernetesOptions } from '../../../shared/ports/fake/kubernetes/index.js';
 import { aNode, NOW } from '../../builders/node.js';
 import { aScaleSet } from '../../builders/scale-set.js';
 
@@ -85,7 +85,7 @@ export interface FakeWorldOptions {
   readonly extensions?: Readonly<Record<string, readonly ScaleSetExtension[]>>;
   readonly run?: Partial<PoolRunSettings>;
   readonly compute?: Omit<FakeComputeOptions, 'now'>;
-  readonly cluster?: Omit<FakeClusterOptions, 'now' | 'onPrepPodCreated'>;
+  readonly cluster?: Omit<FakeKubernetesOptions, 'now' | 'onPrepPodCreated'>;
   readonly maxParallelPools?: number;
   /** Labels every node gets on top of the builder's and aks-engine's (e.g. another flavour's). */
   readonly nodeLabels?: Readonly<Record<string, string>>;
@@ -96,7 +96,7 @@ export interface FakeWorldOptions {
 export interface FakeWorld {
   readonly clock: VirtualClock;
   readonly compute: FakeCompute;
-  readonly kube: FakeClusterGateway;
+  readonly kube: FakeKubernetes;
   readonly runner: DurableRunner;
   readonly runnerOptions: RunnerOptions;
   /** Every custom status the runs published, in order. */
@@ -115,7 +115,7 @@ export function createFakeWorld(options: FakeWorldOptions = {}): FakeWorld {
   const now = (): number => clock.now();
   const compute = new FakeCompute({ ...options.compute, now });
   const instanceOfNode = new Map<string, { pool: ScaleSetRef; instanceId: string }>();
-  const kube = new FakeClusterGateway({
+  const kube = new FakeKubernetes({
     ...options.cluster,
     now,
     onPrepPodCreated: (spec, finishesAt) => {
@@ -146,18 +146,18 @@ export function createFakeWorld(options: FakeWorldOptions = {}): FakeWorld {
         readySince: new Date(NOW.getTime() - hours * 3_600_000).toISOString(),
       });
       // aks-engine's labels: the plan detects the pool's bootstrap flavour from them.
-      kube.addNode({
+      kube.nodes.add({
         ...node,
         labels: { ...node.labels, 'kubernetes.azure.com/role': 'agent', ...options.nodeLabels },
       });
       const instanceId = String(n);
       compute.addInstance(ref, instanceId);
       instanceOfNode.set(name, { pool: ref, instanceId });
-      kube.addPod(name, appPod(`web-${pool}-${n}`));
-      kube.addPod(name, daemonPod(`agent-${pool}-${n}`));
+      kube.pods.add(name, appPod(`web-${pool}-${n}`));
+      kube.pods.add(name, daemonPod(`agent-${pool}-${n}`));
     }
   }
-  kube.addDaemonSet('kube-system', 'node-agent');
+  kube.daemonSets.add('kube-system', 'node-agent');
 
   const configuration: ClusterConfiguration = {
     name: CLUSTER,

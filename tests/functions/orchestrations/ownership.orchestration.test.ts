@@ -62,7 +62,7 @@ const LEASE = leaseRefOf(poolRef(POOL), 'vmss-prototype');
 const MINUTE = 60_000;
 
 function lease(world: FakeWorld) {
-  return world.kube.lease(LEASE.namespace, LEASE.name);
+  return world.kube.leases.lease(LEASE.namespace, LEASE.name);
 }
 
 /** Another runner's lease, renewed `minutesAgo` ago. */
@@ -73,7 +73,7 @@ function foreignLease(
   extra: Record<string, string> = {},
 ) {
   const at = new Date(world.clock.now() - minutesAgo * MINUTE).toISOString();
-  return world.kube.putLease({
+  return world.kube.leases.put({
     ...LEASE,
     holder: `cli/other-host/${runId}`,
     acquiredAt: at,
@@ -89,13 +89,13 @@ async function leaveDeadRun(
   deadRun: string,
   prior: NodePriorState = { unschedulable: false, scaleDownDisabled: null },
 ): Promise<void> {
-  await world.kube.patchNodeAnnotations(DONOR, {
+  await world.kube.nodes.patchAnnotations(DONOR, {
     [CAPTURE_RUN_ANNOTATION]: deadRun,
     [PRIOR_STATE_ANNOTATION]: encodePriorState(prior),
     [SCALE_DOWN_DISABLED_ANNOTATION]: 'true',
   });
-  await world.kube.setNodeUnschedulable(DONOR, true);
-  await world.kube.createPrepPod({
+  await world.kube.nodes.setUnschedulable(DONOR, true);
+  await world.kube.pods.createPrepPod({
     namespace: 'vmss-prototype',
     name: 'vmssp-prep-dead',
     nodeName: DONOR,
@@ -183,9 +183,9 @@ void describe('pool ownership', () => {
     const result = status.output as PoolRefreshResult;
     assert.match(seen[0]?.holder ?? '', new RegExp(`^test/fake-world/${result.runId ?? 'x'}$`));
     // Renewed before the lease could lapse, all through the 50-minute build.
-    const renewals = world.kube.callsTo('replaceLease').map((call) => call.at);
+    const renewals = world.kube.callsTo('leases.replace').map((call) => call.at);
     assert.ok(renewals.length >= 20, `${renewals.length} lease writes`);
-    let last = world.kube.callsTo('createLease')[0]?.at ?? 0;
+    let last = world.kube.callsTo('leases.create')[0]?.at ?? 0;
     for (const at of renewals) {
       assert.ok(
         at - last < LEASE_DURATION_SECONDS * 1000,
@@ -219,7 +219,7 @@ void describe('pool ownership', () => {
         'delete unfinished image version 2026.1122.1',
       ],
     );
-    const donor = world.kube.node(DONOR);
+    const donor = world.kube.nodes.node(DONOR);
     assert.equal(donor?.unschedulable, true, 'the administrator cordon stays');
     assert.equal(donor?.annotations[SCALE_DOWN_DISABLED_ANNOTATION], 'true');
     assert.equal(donor?.annotations[CAPTURE_RUN_ANNOTATION], undefined);
@@ -232,7 +232,7 @@ void describe('pool ownership', () => {
       world.compute.imageVersionsNow(definitionRef(POOL)).map((v) => v.ref.versionName),
       [result.version?.versionName],
     );
-    assert.equal(world.kube.prepPods().size, 0);
+    assert.equal(world.kube.pods.prepPods().size, 0);
   });
 
   void it('a run back after its lease expired and was taken over stops without touching the pool', async () => {
@@ -260,7 +260,7 @@ void describe('pool ownership', () => {
       ),
       /the process died/,
     );
-    const deadRun = world.kube.node(DONOR)?.annotations[CAPTURE_RUN_ANNOTATION];
+    const deadRun = world.kube.nodes.node(DONOR)?.annotations[CAPTURE_RUN_ANNOTATION];
     assert.ok(deadRun !== undefined);
 
     // 20 minutes later its lease has expired: another runner's release takes the pool and gives back.
@@ -273,10 +273,10 @@ void describe('pool ownership', () => {
     );
     const output = released.output as ReleasePoolResult;
     assert.equal(output.outcome, 'released', JSON.stringify(output));
-    assert.equal(world.kube.node(DONOR)?.unschedulable, false);
-    assert.equal(world.kube.node(DONOR)?.annotations[CAPTURE_RUN_ANNOTATION], undefined);
+    assert.equal(world.kube.nodes.node(DONOR)?.unschedulable, false);
+    assert.equal(world.kube.nodes.node(DONOR)?.annotations[CAPTURE_RUN_ANNOTATION], undefined);
     assert.equal(world.compute.instanceState(poolRef(POOL), '0')?.powerState, 'running');
-    assert.equal(world.kube.prepPods().size, 0);
+    assert.equal(world.kube.pods.prepPods().size, 0);
 
     // The first runner comes back: its run finds the lease gone and writes nothing more.
     const before = { kube: world.kube.calls.length, compute: world.compute.calls.length };
@@ -290,7 +290,7 @@ void describe('pool ownership', () => {
       .filter((call) => !/^(get|list|scan|review)/.test(call.method.split('.').at(-1) ?? call.method))
       .map((call) => call.method);
     assert.deepEqual(writes, [], 'no write after the takeover');
-    assert.equal(world.kube.node(DONOR)?.unschedulable, false);
+    assert.equal(world.kube.nodes.node(DONOR)?.unschedulable, false);
   });
 
   void it('a write fenced by a lease the run no longer holds is refused', async () => {
@@ -305,7 +305,7 @@ void describe('pool ownership', () => {
     });
     assert.equal(result.ok, false);
     assert.equal(result.ok ? '' : result.failure.code, 'LeaseLost');
-    assert.equal(world.kube.callsTo('patchNodeAnnotations').length, 0);
+    assert.equal(world.kube.callsTo('nodes.patchAnnotations').length, 0);
   });
 
   void it('a cancel asked through the lease (any machine) gives the node back', async () => {
@@ -323,10 +323,10 @@ void describe('pool ownership', () => {
       `waiting-for-power-off: cancelled: maintenance window closed; gave back node ${DONOR} (uncordoned, our ` +
         "annotations removed); the pool's lease was released",
     );
-    const donor = world.kube.node(DONOR);
+    const donor = world.kube.nodes.node(DONOR);
     assert.equal(donor?.unschedulable, false);
     assert.equal(donor?.annotations[CAPTURE_RUN_ANNOTATION], undefined);
-    assert.equal(world.kube.prepPods().size, 0);
+    assert.equal(world.kube.pods.prepPods().size, 0);
     assert.equal(world.compute.instanceState(poolRef(POOL), '0')?.powerState, 'running');
     assert.equal(leaseState(lease(world), new Date(world.clock.now())).kind, 'free', 'released');
   });
@@ -353,7 +353,7 @@ void describe('pool ownership', () => {
       message,
       new RegExp(`node ${DONOR} was given back at \\S+, once the cluster's API server answered again`),
     );
-    const donor = world.kube.node(DONOR);
+    const donor = world.kube.nodes.node(DONOR);
     assert.equal(donor?.unschedulable, false);
     assert.equal(donor?.annotations[CAPTURE_RUN_ANNOTATION], undefined);
     assert.ok(world.clock.now() >= downUntil);
@@ -429,8 +429,8 @@ void describe('reboot debounce re-arm', () => {
   void it('a rebooted node Ready too briefly for the planned refresh is refreshed when old enough', async () => {
     const world = createFakeWorld();
     // Only the rebooted node can be the donor: the others are cordoned by an administrator.
-    await world.kube.setNodeUnschedulable(nodeName(POOL, 1), true);
-    await world.kube.setNodeUnschedulable(nodeName(POOL, 2), true);
+    await world.kube.nodes.setUnschedulable(nodeName(POOL, 1), true);
+    await world.kube.nodes.setUnschedulable(nodeName(POOL, 2), true);
     // kured rebooted it now (START); it is Ready again a minute later, with the newest patches.
     const rebootedAt = START;
     const rebooted = aNode({
@@ -441,7 +441,10 @@ void describe('reboot debounce re-arm', () => {
       annotations: { [LAST_PATCH_ANNOTATION]: new Date(rebootedAt - 5 * MINUTE).toISOString() },
     });
     // aks-engine's label, as on the fake world's other nodes: the plan detects the bootstrap flavour.
-    world.kube.addNode({ ...rebooted, labels: { ...rebooted.labels, 'kubernetes.azure.com/role': 'agent' } });
+    world.kube.nodes.add({
+      ...rebooted,
+      labels: { ...rebooted.labels, 'kubernetes.azure.com/role': 'agent' },
+    });
     const input: PoolSignalInput = {
       cluster: CLUSTER,
       pool: POOL,

@@ -42,16 +42,20 @@ void describe('reapCluster on the port fakes', () => {
     assert.deepEqual(outcomes(result), ['pool1:released', 'pool2:held', 'pool3:nothing-left']);
     assert.ok(givenBack(world, 'pool1'), 'the dead run’s node is back');
     const free = leaseState(
-      world.kube.lease(leaseOf('pool1').namespace, leaseOf('pool1').name),
+      world.kube.leases.lease(leaseOf('pool1').namespace, leaseOf('pool1').name),
       new Date(world.clock.now()),
     );
     assert.equal(free.kind, 'free', 'the reaper released the lease it took');
-    const live = world.kube.node(nodeName('pool2', 0));
+    const live = world.kube.nodes.node(nodeName('pool2', 0));
     assert.equal(live?.annotations[CAPTURE_RUN_ANNOTATION], 'run-live', 'the live run keeps its node');
     assert.equal(live?.unschedulable, true);
     assert.equal(world.compute.instanceState(poolRef('pool2'), '0')?.powerState, 'stopped');
     assert.match(result.pools[1]?.holder ?? '', /run run-live of cli on laptop/);
-    assert.equal(world.kube.lease(leaseOf('pool3').namespace, leaseOf('pool3').name), undefined, 'read only');
+    assert.equal(
+      world.kube.leases.lease(leaseOf('pool3').namespace, leaseOf('pool3').name),
+      undefined,
+      'read only',
+    );
   });
 
   void it('a pool that cannot be read is reported; the next pool is still reaped', async () => {
@@ -102,6 +106,10 @@ void describe('reapCluster on the port fakes', () => {
     assert.deepEqual(outcomes(result), ['pool1:failed', 'pool2:released']);
     assert.match(result.pools[0]?.failures[0] ?? '', /no longer holds pool pool1/);
     assert.ok(givenBack(world, 'pool2'), 'pool2 is given back all the same');
-    assert.equal(world.kube.node(nodeName('pool1', 0))?.unschedulable, true, 'pool1 is the new holder’s now');
+    assert.equal(
+      world.kube.nodes.node(nodeName('pool1', 0))?.unschedulable,
+      true,
+      'pool1 is the new holder’s now',
+    );
   });
 });

@@ -103,7 +103,7 @@ void describe('refreshCluster on the port fakes', () => {
       ['pool2', 'planned'],
       ['pool3', 'planned'],
     ]);
-    assert.equal(world.kube.callsTo('patchNodeAnnotations').length, 0);
+    assert.equal(world.kube.callsTo('nodes.patchAnnotations').length, 0);
   });
 
   void it('a pool whose plan fails terminally is reported at once; the others are refreshed', async () => {
@@ -167,12 +167,15 @@ void describe('refreshCluster on the port fakes', () => {
       outcomes(status.output as ClusterRefreshResult).map(([, outcome]) => outcome),
       pools.map(() => 'planned'),
     );
-    assert.equal(world.kube.callsTo('scanNodes').length, Math.ceil((pools.length * 3) / 4));
-    assert.equal(world.kube.callsTo('listNodes').length, 0);
+    assert.equal(world.kube.callsTo('nodes.scan').length, Math.ceil((pools.length * 3) / 4));
+    assert.equal(world.kube.callsTo('nodes.list').length, 0);
     // Pools that need the same access share one permission check.
     const perPool = createFakeWorld({ pools: ['pool1'] });
     await perPool.refreshCluster({ dryRun: true });
-    assert.equal(world.kube.callsTo('reviewAccess').length, perPool.kube.callsTo('reviewAccess').length);
+    assert.equal(
+      world.kube.callsTo('server.reviewAccess').length,
+      perPool.kube.callsTo('server.reviewAccess').length,
+    );
   });
 
   void it('when planning the cluster keeps failing, plans pool by pool and refreshes the others', async () => {
@@ -189,7 +192,7 @@ void describe('refreshCluster on the port fakes', () => {
       ['pool3', 'planned'],
     ]);
     // The cluster plan failed before listing; then each pool's own plan listed the nodes.
-    assert.equal(world.kube.callsTo('scanNodes').length, POOLS.length);
+    assert.equal(world.kube.callsTo('nodes.scan').length, POOLS.length);
     assert.equal(world.compute.pendingErrors('scaleSets.get'), 0);
   });
 
@@ -218,7 +221,7 @@ void describe('refreshCluster on the port fakes', () => {
 
   void it('a pool another trigger is refreshing is reported as skipped, not failed', async () => {
     const world = createFakeWorld({ pools: ['pool1', 'pool2'] });
-    world.kube.addPod(
+    world.kube.pods.add(
       nodeName('pool1', 0),
       appPod('db'),
       'Cannot evict pod as it would violate the pod disruption budget.',

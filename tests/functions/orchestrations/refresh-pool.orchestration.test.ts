@@ -15,7 +15,7 @@ import {
 import { NO_OP_CLOUD_CONFIG } from '../../../shared/domain/compute.js';
 import { TerminalError, TransientError } from '../../../shared/domain/errors.js';
 import type { ComputeMethod } from '../../../shared/ports/compute/index.js';
-import type { ClusterMethod } from '../../../shared/ports/fake/cluster-gateway.js';
+import type { KubernetesMethod } from '../../../shared/ports/kubernetes/index.js';
 import {
   appPod,
   armError,
@@ -39,15 +39,15 @@ const DONOR = nodeName(POOL, 0);
  * the record that we stopped its VM, for `status`, `release` and the reaper.
  */
 function assertDonorKeptForReaper(world: FakeWorld): void {
-  const donor = world.kube.node(DONOR);
+  const donor = world.kube.nodes.node(DONOR);
   assert.equal(donor?.unschedulable, true, 'donor still cordoned');
   assert.notEqual(donor?.annotations[CAPTURE_RUN_ANNOTATION], undefined, 'run marker kept');
   assert.notEqual(world.compute.instanceState(poolRef(POOL), '0')?.powerState, 'running');
-  assert.equal(world.kube.prepPods().size, 0, 'no prep pod left');
+  assert.equal(world.kube.pods.prepPods().size, 0, 'no prep pod left');
 }
 
 function assertDonorGivenBack(world: FakeWorld, vmRunning = true): void {
-  const donor = world.kube.node(DONOR);
+  const donor = world.kube.nodes.node(DONOR);
   assert.equal(donor?.unschedulable, false, 'donor uncordoned');
   assert.equal(donor?.annotations[CAPTURE_RUN_ANNOTATION], undefined, 'run marker removed');
   assert.equal(
@@ -56,7 +56,7 @@ function assertDonorGivenBack(world: FakeWorld, vmRunning = true): void {
     'scale-down protection removed',
   );
   if (vmRunning) assert.equal(world.compute.instanceState(poolRef(POOL), '0')?.powerState, 'running');
-  assert.equal(world.kube.prepPods().size, 0, 'no prep pod left');
+  assert.equal(world.kube.pods.prepPods().size, 0, 'no prep pod left');
 }
 
 /** Calls of a fake's method, as epoch ms. */
@@ -122,7 +122,7 @@ void describe('refreshPool on the port fakes', () => {
     );
     assert.deepEqual(world.compute.snapshotsNow(), []);
     assert.deepEqual(
-      world.kube.podsOn(DONOR).map((pod) => pod.name),
+      world.kube.pods.podsOn(DONOR).map((pod) => pod.name),
       ['agent-pool1-0'],
       'drained but the DaemonSet pod',
     );
@@ -213,7 +213,7 @@ void describe('refreshPool on the port fakes', () => {
       [...world.compute.calls, ...world.kube.calls]
         .map((call) => call.method)
         // Access reviews are reads too: they ask the API server, they change nothing.
-        .filter((m) => !/^(get|list|scan|review|serverVersion)/.test(m.split('.').at(-1) ?? m)),
+        .filter((m) => !/^(get|list|scan|review|version)/.test(m.split('.').at(-1) ?? m)),
       [],
     );
   });
@@ -224,7 +224,7 @@ void describe('refreshPool on the port fakes', () => {
     const result = status.output as PoolRefreshResult;
     assert.equal(result.outcome, 'refused');
     assert.match(result.reason, /Rolling/);
-    assert.equal(world.kube.callsTo('patchNodeAnnotations').length, 0);
+    assert.equal(world.kube.callsTo('nodes.patchAnnotations').length, 0);
   });
 
   void it("the model's Azure Disk Encryption extension keeps live capture out: refused under live, drain-and-stop under auto", async () => {
@@ -299,28 +299,33 @@ void describe('refreshPool on the port fakes', () => {
       step: RefreshStep;
       armAt: RefreshStep;
       target: 'compute' | 'kube';
-      method: ComputeMethod | ClusterMethod;
+      method: ComputeMethod | KubernetesMethod;
       /** The donor's VM is stopped when this step fails terminally (its start is what failed). */
       vmStopped?: boolean;
       /** The snapshot cannot be deleted when this step fails terminally. */
       snapshotLeft?: boolean;
     }[] = [
-      { step: 'planning', armAt: 'planning', target: 'kube', method: 'scanNodes' },
+      { step: 'planning', armAt: 'planning', target: 'kube', method: 'nodes.scan' },
       {
         step: 'ensuring-image-definition',
         armAt: 'ensuring-image-definition',
         target: 'compute',
         method: 'gallery.ensure',
       },
-      { step: 'recording-node-state', armAt: 'ensuring-image-definition', target: 'kube', method: 'getNode' },
-      { step: 'cordoning', armAt: 'cordoning', target: 'kube', method: 'setNodeUnschedulable' },
-      { step: 'draining', armAt: 'draining', target: 'kube', method: 'listPodsOnNode' },
-      { step: 'preparing-disk', armAt: 'preparing-disk', target: 'kube', method: 'createPrepPod' },
+      {
+        step: 'recording-node-state',
+        armAt: 'ensuring-image-definition',
+        target: 'kube',
+        method: 'nodes.get',
+      },
+      { step: 'cordoning', armAt: 'cordoning', target: 'kube', method: 'nodes.setUnschedulable' },
+      { step: 'draining', armAt: 'draining', target: 'kube', method: 'pods.listOnNode' },
+      { step: 'preparing-disk', armAt: 'preparing-disk', target: 'kube', method: 'pods.createPrepPod' },
       {
         step: 'waiting-for-power-off',
         armAt: 'waiting-for-power-off',
         target: 'kube',
-        method: 'getPodPhase',
+        method: 'pods.getPhase',
       },
       { step: 'snapshotting', armAt: 'snapshotting', target: 'compute', method: 'snapshots.request' },
       {
@@ -381,7 +386,7 @@ void describe('refreshPool on the port fakes', () => {
         armedIndex = callTimes(world, row.target, row.method).length;
         const errors = Array.from({ length: times }, error);
         if (row.target === 'compute') world.compute.nextError(row.method as ComputeMethod, ...errors);
-        else world.kube.nextError(row.method as ClusterMethod, ...errors);
+        else world.kube.nextError(row.method as KubernetesMethod, ...errors);
       };
       return { world, armedAt: () => armedIndex };
     }
@@ -486,17 +491,17 @@ void describe('refreshPool on the port fakes', () => {
     void it('a pod no controller recreates blocks the drain; nothing is evicted', async () => {
       const world = createFakeWorld();
       const { controller: _controller, ...solo } = appPod('solo');
-      world.kube.addPod(DONOR, solo);
+      world.kube.pods.add(DONOR, solo);
       const status = await world.refreshPool(POOL);
       assert.equal(status.runtimeStatus, 'Failed');
       assert.match(failureOf(status), /^draining: node pool1-vmss000000 cannot be drained: default\/solo/);
-      assert.equal(world.kube.callsTo('evictPod').length, 0);
+      assert.equal(world.kube.callsTo('pods.evict').length, 0);
       assertDonorGivenBack(world);
     });
 
     void it('a PodDisruptionBudget that never allows the eviction times the drain out, with advice', async () => {
       const world = createFakeWorld({ run: { drainTimeoutSeconds: 60 } });
-      world.kube.addPod(
+      world.kube.pods.add(
         DONOR,
         appPod('db'),
         'Cannot evict pod as it would violate the pod disruption budget.',
@@ -551,7 +556,7 @@ void describe('refreshPool on the port fakes', () => {
   void describe('cancel', () => {
     void it('an operator cancel during the drain stops the run and gives the node back', async () => {
       const world = createFakeWorld();
-      world.kube.addPod(
+      world.kube.pods.add(
         DONOR,
         appPod('db'),
         'Cannot evict pod as it would violate the pod disruption budget.',
@@ -571,7 +576,7 @@ void describe('refreshPool on the port fakes', () => {
           "removed); the pool's lease was released",
       );
       assertDonorGivenBack(world);
-      assert.equal(world.kube.callsTo('createPrepPod').length, 0);
+      assert.equal(world.kube.callsTo('pods.createPrepPod').length, 0);
     });
   });
 
@@ -604,12 +609,12 @@ void describe('refreshPool on the port fakes', () => {
               'reading node: cannot reach the API server (ECONNREFUSED)',
             ),
         );
-        // The prep pod deletion and the start come first; the node's own restore reads it with getNode.
-        world.kube.nextError('getNode', ...outage);
+        // The prep pod deletion and the start come first; the node's own restore reads it with nodes.get.
+        world.kube.nextError('nodes.get', ...outage);
       };
       const status = await world.refreshPool(POOL);
       assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
-      assert.equal(world.kube.pendingErrors('getNode'), 0);
+      assert.equal(world.kube.pendingErrors('nodes.get'), 0);
       assertDonorGivenBack(world);
     });
   });

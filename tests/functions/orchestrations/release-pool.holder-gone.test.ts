@@ -35,7 +35,7 @@ async function release(world: FakeWorld, extra: Partial<ReleasePoolInput>): Prom
 
 function leaseNow(world: FakeWorld) {
   const ref = leaseOf(POOL);
-  return leaseState(world.kube.lease(ref.namespace, ref.name), new Date(world.clock.now()));
+  return leaseState(world.kube.leases.lease(ref.namespace, ref.name), new Date(world.clock.now()));
 }
 
 /** A CLI run that died a minute after its last renewal, holding its donor. */
@@ -61,7 +61,7 @@ void describe('release with the holder’s process gone', () => {
     const result = await release(world, {});
     assert.equal(result.outcome, 'held');
     assert.equal(result.holderGone, undefined);
-    assert.equal(world.kube.node(nodeName(POOL, 0))?.annotations[CAPTURE_RUN_ANNOTATION], GONE.runId);
+    assert.equal(world.kube.nodes.node(nodeName(POOL, 0))?.annotations[CAPTURE_RUN_ANNOTATION], GONE.runId);
   });
 
   void it('never takes over another run than the one judged gone (the pool changed hands meanwhile)', async () => {
@@ -69,7 +69,7 @@ void describe('release with the holder’s process gone', () => {
     const result = await release(world, { holderGone: { ...GONE, runId: 'run-earlier' } });
     assert.equal(result.outcome, 'held');
     assert.equal(result.holderGone, undefined);
-    assert.equal(world.kube.node(nodeName(POOL, 0))?.unschedulable, true, 'nothing touched');
+    assert.equal(world.kube.nodes.node(nodeName(POOL, 0))?.unschedulable, true, 'nothing touched');
     assert.equal(leaseNow(world).kind, 'held');
   });
 
@@ -79,7 +79,7 @@ void describe('release with the holder’s process gone', () => {
     assert.equal(result.outcome, 'planned');
     assert.deepEqual(result.holderGone, GONE);
     assert.ok(result.actions.some((action) => action.includes(`give node ${nodeName(POOL, 0)} back`)));
-    assert.equal(world.kube.node(nodeName(POOL, 0))?.unschedulable, true);
+    assert.equal(world.kube.nodes.node(nodeName(POOL, 0))?.unschedulable, true);
   });
 
   void it('with nothing to give back, the dead run’s lease is still freed: the pool can be refreshed now', async () => {

@@ -8,7 +8,7 @@ import {
 } from '../../../shared/application/kubernetes-permissions.js';
 import { isRefreshError } from '../../../shared/domain/errors.js';
 import { describeAccess } from '../../../shared/domain/kubernetes-access.js';
-import { FakeClusterGateway } from '../../../shared/ports/fake/cluster-gateway.js';
+import { FakeKubernetes } from '../../../shared/ports/fake/kubernetes/index.js';
 
 const DRAIN_AND_STOP = { captureMode: 'drain-and-stop', namespace: 'vmss-prototype' } as const;
 const RUN_COMMAND = { captureMode: 'run-command', namespace: 'vmss-prototype' } as const;
@@ -35,8 +35,8 @@ void describe('requiredAccessFor', () => {
 
 void describe('checkKubernetesAccess', () => {
   void it('asks access reviews and lists exactly the denied permissions', async () => {
-    const kube = new FakeClusterGateway();
-    kube.denyAccess('create pods/eviction (cluster-wide)');
+    const kube = new FakeKubernetes();
+    kube.server.deny('create pods/eviction (cluster-wide)');
     const check = await checkKubernetesAccess(kube, requiredAccessFor(DRAIN_AND_STOP), 'vmss-prototype');
     assert.equal(check.method, 'access-review');
     assert.deepEqual(check.missing.map(describeAccess), ['create pods/eviction (cluster-wide)']);
@@ -44,9 +44,9 @@ void describe('checkKubernetesAccess', () => {
   });
 
   void it('falls back to the rules review on a server without access reviews', async () => {
-    const kube = new FakeClusterGateway();
-    kube.withoutAccessReviews();
-    kube.grantRules([
+    const kube = new FakeKubernetes();
+    kube.server.withoutAccessReviews();
+    kube.server.grant([
       { verbs: ['get', 'list', 'patch'], apiGroups: [''], resources: ['nodes'] },
       { verbs: ['list'], apiGroups: [''], resources: ['pods'] },
       { verbs: ['get', 'list'], apiGroups: ['apps'], resources: ['daemonsets'] },
@@ -60,10 +60,10 @@ void describe('checkKubernetesAccess', () => {
 
 void describe('requireKubernetesAccess', () => {
   void it('fails naming every missing permission and the role that grants it; passes when nothing is missing', async () => {
-    const kube = new FakeClusterGateway();
+    const kube = new FakeKubernetes();
     await requireKubernetesAccess(kube, 'prod', DRAIN_AND_STOP);
-    kube.denyAccess('patch nodes (cluster-wide)');
-    kube.denyAccess('create pods in namespace vmss-prototype');
+    kube.server.deny('patch nodes (cluster-wide)');
+    kube.server.deny('create pods in namespace vmss-prototype');
     await assert.rejects(requireKubernetesAccess(kube, 'prod', DRAIN_AND_STOP), (error: unknown) => {
       assert.ok(isRefreshError(error));
       assert.equal(error.kind, 'terminal');

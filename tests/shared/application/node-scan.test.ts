@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { keptNodes } from '../../../shared/application/node-scan.js';
 import type { PoolRefreshResult } from '../../../shared/application/refresh-contracts.js';
 import type { ClusterNode } from '../../../shared/domain/cluster-node.js';
-import { FakeClusterGateway } from '../../../shared/ports/fake/cluster-gateway.js';
+import { FakeKubernetes } from '../../../shared/ports/fake/kubernetes/index.js';
 import { aNode } from '../../builders/node.js';
 import { createFakeWorld, failureOf } from '../../functions/orchestrations/fake-world.js';
 
@@ -14,24 +14,26 @@ const nodes = Array.from({ length: 7 }, (_, index) => aNode({ name: `node-${inde
 
 void describe('keptNodes', () => {
   void it('keeps the nodes asked for, reading one page at a time', async () => {
-    const kube = new FakeClusterGateway({ nodePageSize: 3 });
-    for (const node of nodes) kube.addNode(node);
+    const kube = new FakeKubernetes({ nodePageSize: 3 });
+    for (const node of nodes) kube.nodes.add(node);
     const kept = await keptNodes(kube, (node) => Number(node.name.slice(5)) % 2 === 0);
     assert.deepEqual(
       kept.map((node) => node.name),
       ['node-0', 'node-2', 'node-4', 'node-6'],
     );
-    assert.equal(kube.callsTo('scanNodes').length, 3, 'three pages of three');
-    assert.equal(kube.callsTo('listNodes').length, 0);
+    assert.equal(kube.callsTo('nodes.scan').length, 3, 'three pages of three');
+    assert.equal(kube.callsTo('nodes.list').length, 0);
   });
 
   void it('a list that restarts from its first page keeps each node once', async () => {
     const restarting = {
-      async scanNodes(visit: (page: readonly ClusterNode[]) => void | Promise<void>, restart: () => void) {
-        await visit(nodes.slice(0, 3));
-        restart(); // the continue token expired: the pages come again
-        await visit(nodes.slice(0, 3));
-        await visit(nodes.slice(3));
+      nodes: {
+        async scan(visit: (page: readonly ClusterNode[]) => void | Promise<void>, restart: () => void) {
+          await visit(nodes.slice(0, 3));
+          restart(); // the continue token expired: the pages come again
+          await visit(nodes.slice(0, 3));
+          await visit(nodes.slice(3));
+        },
       },
     };
     const kept = await keptNodes(restarting, () => true);
@@ -48,9 +50,9 @@ void describe('a refresh on the port fakes', () => {
     const status = await world.refreshPool('pool1');
     assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
     assert.equal((status.output as PoolRefreshResult).outcome, 'refreshed');
-    assert.ok(world.kube.callsTo('scanNodes').length > 0);
+    assert.ok(world.kube.callsTo('nodes.scan').length > 0);
     assert.deepEqual(
-      world.kube.callsTo('listNodes').map((call) => call.method),
+      world.kube.callsTo('nodes.list').map((call) => call.method),
       [],
       'no step holds the whole node list',
     );

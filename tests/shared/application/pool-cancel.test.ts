@@ -17,14 +17,14 @@ import {
 import { acquirePoolLease, requestPoolCancel } from '../../../shared/application/pool-lease.js';
 import type { ClusterHandle, RefreshDependencies } from '../../../shared/application/refresh-dependencies.js';
 import { TransientError } from '../../../shared/domain/errors.js';
-import { FakeClusterGateway } from '../../../shared/ports/fake/cluster-gateway.js';
+import { FakeKubernetes } from '../../../shared/ports/fake/kubernetes/index.js';
 
 const LEASE = { namespace: 'vmss-prototype', name: 'vmssp-pool1-abc' };
 const NOW = new Date('2026-11-20T10:00:00Z');
 const WATCH: CancelWatch = { cluster: 'prod', ...LEASE, runId: 'run-1' };
 
 async function world(holder: string | undefined, cancel?: string) {
-  const kube = new FakeClusterGateway({ now: () => NOW.getTime() });
+  const kube = new FakeKubernetes({ now: () => NOW.getTime() });
   if (holder !== undefined) {
     await acquirePoolLease(
       kube,
@@ -88,7 +88,7 @@ void describe('cancelAskedOn', () => {
       ...deps,
       cluster: () =>
         Promise.resolve({
-          kube: { getLease: () => new Promise(() => undefined) },
+          kube: { leases: { get: () => new Promise(() => undefined) } },
         } as unknown as ClusterHandle),
     };
     assert.equal(await cancelAskedOn(silent, WATCH, 20), undefined);
@@ -96,7 +96,7 @@ void describe('cancelAskedOn', () => {
 
   void it('a lease that cannot be read asks nothing', async () => {
     const { kube, deps } = await world('run-1', 'window closed');
-    kube.nextError('getLease', new TransientError('ClusterUnreachable', 'reading lease: ECONNREFUSED'));
+    kube.nextError('leases.get', new TransientError('ClusterUnreachable', 'reading lease: ECONNREFUSED'));
     assert.equal(await cancelAskedOn(deps, WATCH), undefined);
   });
 });
@@ -121,19 +121,19 @@ void describe('runActivity with a cancel watch', () => {
   void it('nothing asked: the work is done, one lease read first', async () => {
     const { kube, deps } = await world('run-1');
     runs = 0;
-    const before = kube.callsTo('getLease').length;
+    const before = kube.callsTo('leases.get').length;
     assert.deepEqual(await runActivity(work, deps, withCancelWatch({ count: 2 }, WATCH)), {
       ok: true,
       value: 4,
     });
     assert.equal(runs, 1);
-    assert.equal(kube.callsTo('getLease').length, before + 1);
+    assert.equal(kube.callsTo('leases.get').length, before + 1);
   });
 
   void it('without a watch the lease is not read', async () => {
     const { kube, deps } = await world('run-1', 'window closed');
-    const before = kube.callsTo('getLease').length;
+    const before = kube.callsTo('leases.get').length;
     assert.deepEqual(await runActivity(work, deps, { count: 3 }), { ok: true, value: 6 });
-    assert.equal(kube.callsTo('getLease').length, before);
+    assert.equal(kube.callsTo('leases.get').length, before);
   });
 });

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { prepPodManifest } from '../../../shared/adapters/kubernetes/client-node-cluster-gateway.js';
+import { prepPodManifest } from '../../../shared/adapters/kubernetes/pod-manifests.js';
 import { buildPrepScript } from '../../../shared/domain/prep-script.js';
 import type { InstanceInfo } from '../../../sim/arm/compute-state.js';
 import { isNodeReady } from '../../../sim/kube/objects.js';

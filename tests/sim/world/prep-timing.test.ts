@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { prepPodManifest } from '../../../shared/adapters/kubernetes/client-node-cluster-gateway.js';
+import { prepPodManifest } from '../../../shared/adapters/kubernetes/pod-manifests.js';
 import { buildPrepScript } from '../../../shared/domain/prep-script.js';
 import type { KubeObject } from '../../../sim/contracts.js';
 import { podPhase, statusOf } from '../../../sim/kube/objects.js';

@@ -1,38 +1,53 @@
 /**
- * The Kubernetes objects the canary gate reads and writes, converted to and from the domain: DaemonSets
- * (what decides where they run), the check pod's manifest, and a pod's outcome. Pure.
+ * The product's own pods as client-node objects, and what an ended pod says: the one-shot privileged pod
+ * (prep, freeze and scrub pods), the canary's unprivileged check pod, and a pod's outcome. Pure.
  */
-import type { V1DaemonSet, V1Pod, V1Taint } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 
-import type { DaemonSetTarget, NodeSelectorRequirement, TolerationLike } from '../../domain/canary.js';
-import type { NodeTaint } from '../../domain/cluster-node.js';
-import type { CheckPodSpec, PodOutcome } from '../../ports/cluster-gateway.js';
+import type { CheckPodSpec, PodOutcome, PrepPodSpec } from '../../ports/kubernetes/index.js';
 import { toPodPhase } from './to-domain.js';
 
+/** The prep pod's container: nsenter needs util-linux; the image is the operator's choice. */
+const PREP_CONTAINER = 'prep';
 const CHECK_CONTAINER = 'check';
 
-export function toDaemonSetTarget(daemonSet: V1DaemonSet): DaemonSetTarget {
-  const spec = daemonSet.spec?.template.spec;
-  const terms =
-    spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+/**
+ * The one-shot privileged pod: runs `script` in the host's namespaces, on the node whatever its taints.
+ * Exported for the simulator's tests, which run the product's own manifest on the world.
+ */
+export function prepPodManifest(spec: PrepPodSpec): V1Pod {
+  const namespaces =
+    spec.hostNamespaces === 'mount' ? ['--mount'] : ['--mount', '--uts', '--ipc', '--net', '--pid'];
   return {
-    namespace: daemonSet.metadata?.namespace ?? '',
-    name: daemonSet.metadata?.name ?? '',
-    uid: daemonSet.metadata?.uid ?? '',
-    nodeSelector: { ...spec?.nodeSelector },
-    requiredNodeAffinity: terms.map((term) =>
-      (term.matchExpressions ?? []).map((expression): NodeSelectorRequirement => ({
-        key: expression.key,
-        operator: expression.operator,
-        values: [...(expression.values ?? [])],
-      })),
-    ),
-    tolerations: (spec?.tolerations ?? []).map((toleration): TolerationLike => ({
-      ...(toleration.key === undefined ? {} : { key: toleration.key }),
-      ...(toleration.operator === undefined ? {} : { operator: toleration.operator }),
-      ...(toleration.value === undefined ? {} : { value: toleration.value }),
-      ...(toleration.effect === undefined ? {} : { effect: toleration.effect }),
-    })),
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: spec.name,
+      namespace: spec.namespace,
+      labels: { ...spec.labels },
+      ...(spec.annotations === undefined ? {} : { annotations: { ...spec.annotations } }),
+    },
+    spec: {
+      // Bound directly, bypassing the scheduler: the node is cordoned by then.
+      nodeName: spec.nodeName,
+      hostPID: true,
+      hostNetwork: true,
+      restartPolicy: 'Never',
+      terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds ?? 0,
+      automountServiceAccountToken: false,
+      // The kubelet still rejects pods that do not tolerate the node's NoExecute taints.
+      tolerations: [{ operator: 'Exists' }],
+      containers: [
+        {
+          name: PREP_CONTAINER,
+          image: spec.image,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['nsenter', '--target', '1', ...namespaces, '--', '/bin/sh', '-c', spec.script],
+          securityContext: { privileged: true },
+          resources: { requests: { cpu: '10m', memory: '16Mi' } },
+        },
+      ],
+    },
   };
 }
 
@@ -88,19 +103,4 @@ export function toPodOutcome(pod: V1Pod): PodOutcome {
     ...(pod.status?.message === undefined || pod.status.message === '' ? [] : [pod.status.message]),
   ];
   return { phase, ...(parts.length === 0 ? {} : { message: parts.join(': ').slice(0, 300) }) };
-}
-
-/** The node's taints with `key`'s replaced by `taint` (or removed), others kept as they were. */
-export function withTaint(current: readonly V1Taint[], key: string, taint: NodeTaint | null): V1Taint[] {
-  const others = current.filter((entry) => entry.key !== key);
-  return taint === null
-    ? others
-    : [
-        ...others,
-        {
-          key: taint.key,
-          effect: taint.effect,
-          ...(taint.value === undefined ? {} : { value: taint.value }),
-        },
-      ];
 }

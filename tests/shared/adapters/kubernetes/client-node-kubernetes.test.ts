@@ -1,5 +1,5 @@
 /**
- * The gateway end to end: client-node over verified TLS against the simulator's Kubernetes API server,
+ * The Kubernetes adapters end to end: client-node over verified TLS against the simulator's Kubernetes API server,
  * authenticated as the product's service account and authorised by the product's RBAC manifests.
  */
 import assert from 'node:assert/strict';
@@ -11,11 +11,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import {
-  ClientNodeClusterGateway,
-  type ClientNodeClusterGatewayOptions,
-} from '../../../../shared/adapters/kubernetes/client-node-cluster-gateway.js';
+  type ClientNodeKubernetes,
+  clientNodeKubernetes,
+  type ClientNodeKubernetesOptions,
+} from '../../../../shared/adapters/kubernetes/client-node-kubernetes.js';
 import { TerminalError, TransientError } from '../../../../shared/domain/errors.js';
-import type { PrepPodSpec } from '../../../../shared/ports/cluster-gateway.js';
+import type { PrepPodSpec } from '../../../../shared/ports/kubernetes/index.js';
 import { type RunningSimulator, SAMPLE_SCENARIO, startSimulator } from '../../../../sim/index.js';
 import { parseScenarioYaml } from '../../../../sim/world/scenario.js';
 import { generateSimTls } from '../../../../sim/world/tls.js';
@@ -57,11 +58,11 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
   assert.fail('expected the call to fail');
 }
 
-const opened: ClientNodeClusterGateway[] = [];
+const opened: ClientNodeKubernetes[] = [];
 
-/** Every gateway a test opens is closed after the file, so no keep-alive socket outlives it. */
-function open(options: ClientNodeClusterGatewayOptions): ClientNodeClusterGateway {
-  const created = new ClientNodeClusterGateway(options);
+/** Every adapter bundle a test opens is closed after the file, so no keep-alive socket outlives it. */
+function open(options: ClientNodeKubernetesOptions): ClientNodeKubernetes {
+  const created = clientNodeKubernetes(options);
   opened.push(created);
   return created;
 }
@@ -70,9 +71,9 @@ after(async () => {
   await Promise.all(opened.map((each) => each.close()));
 });
 
-void describe('ClientNodeClusterGateway paging against a large simulated cluster', () => {
+void describe('The client-node Kubernetes adapters paging against a large simulated cluster', () => {
   let cluster: SimCluster;
-  let gateway: ClientNodeClusterGateway;
+  let kube: ClientNodeKubernetes;
 
   before(async () => {
     cluster = await startSimCluster();
@@ -90,7 +91,7 @@ void describe('ClientNodeClusterGateway paging against a large simulated cluster
       ),
       ...Array.from({ length: 7 }, (_, index) => runningPod('shop', `elsewhere-${index}`, OTHER_NODE)),
     );
-    gateway = open({ server: cluster.server, caPem: cluster.tls.caPem, token: SA_TOKEN });
+    kube = open({ server: cluster.server, caPem: cluster.tls.caPem, token: SA_TOKEN });
   });
 
   after(async () => {
@@ -100,7 +101,7 @@ void describe('ClientNodeClusterGateway paging against a large simulated cluster
   void it('lists every node across three pages of 500', async () => {
     cluster.log.reset();
 
-    const nodes = await gateway.listNodes();
+    const nodes = await kube.nodes.list();
 
     assert.equal(nodes.length, NODE_COUNT);
     assert.equal(new Set(nodes.map((node) => node.name)).size, NODE_COUNT);
@@ -118,7 +119,7 @@ void describe('ClientNodeClusterGateway paging against a large simulated cluster
       times: 1,
     });
 
-    const nodes = await gateway.listNodes();
+    const nodes = await kube.nodes.list();
 
     assert.equal(nodes.length, NODE_COUNT);
     assert.equal(cluster.log.count({ operation: 'nodes:list', status: 410 }), 1);
@@ -135,7 +136,7 @@ void describe('ClientNodeClusterGateway paging against a large simulated cluster
       times: 3,
     });
 
-    const error = await rejection(gateway.listNodes());
+    const error = await rejection(kube.nodes.list());
 
     assert.ok(error instanceof TransientError);
     assert.equal(error.code, 'KubeResourceExpired');
@@ -144,7 +145,7 @@ void describe('ClientNodeClusterGateway paging against a large simulated cluster
   void it('lists only the pods bound to the node, across namespaces, over two pages', async () => {
     cluster.log.reset();
 
-    const pods = await gateway.listPodsOnNode(NODE);
+    const pods = await kube.pods.listOnNode(NODE);
 
     assert.equal(pods.length, PODS_ON_NODE);
     assert.ok(pods.every((pod) => pod.name.startsWith('bulk-')));
@@ -153,9 +154,9 @@ void describe('ClientNodeClusterGateway paging against a large simulated cluster
   });
 });
 
-void describe('ClientNodeClusterGateway against the simulated API server', () => {
+void describe('The client-node Kubernetes adapters against the simulated API server', () => {
   let cluster: SimCluster;
-  let gateway: ClientNodeClusterGateway;
+  let kube: ClientNodeKubernetes;
   /** A CA that did not sign the server's certificate. */
   let otherCa: string;
 
@@ -174,7 +175,7 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
       'pods',
       ...Array.from({ length: 3 }, (_, index) => runningPod('shop', `elsewhere-${index}`, OTHER_NODE)),
     );
-    gateway = open({ server: cluster.server, caPem: cluster.tls.caPem, token: SA_TOKEN });
+    kube = open({ server: cluster.server, caPem: cluster.tls.caPem, token: SA_TOKEN });
   });
 
   after(async () => {
@@ -186,14 +187,14 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
       const pooled = open({ server: cluster.server, caPem: cluster.tls.caPem, token: SA_TOKEN });
       const before = cluster.connections();
 
-      for (let index = 0; index < 8; index += 1) await pooled.getNode(NODE);
+      for (let index = 0; index < 8; index += 1) await pooled.nodes.get(NODE);
 
       // undici may open a second socket while the first is being released; without pooling it is eight.
       assert.ok(cluster.connections() - before <= 2, `${cluster.connections() - before} connections`);
     });
 
     void it('reads one node into the domain shape', async () => {
-      const node = await gateway.getNode(NODE);
+      const node = await kube.nodes.get(NODE);
 
       assert.equal(node.name, NODE);
       assert.equal(node.unschedulable, false);
@@ -208,7 +209,7 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
     });
 
     void it('reports a missing node as NodeNotFound', async () => {
-      const error = await rejection(gateway.getNode('no-such-node'));
+      const error = await rejection(kube.nodes.get('no-such-node'));
 
       assert.ok(error instanceof Error && 'kind' in error);
       assert.equal(error.kind, 'not-found');
@@ -216,7 +217,7 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
     });
 
     void it('refuses a node name that would change the field selector', async () => {
-      const error = await rejection(gateway.listPodsOnNode(`${NODE},metadata.namespace!=x`));
+      const error = await rejection(kube.pods.listOnNode(`${NODE},metadata.namespace!=x`));
 
       assert.ok(error instanceof TerminalError);
       assert.equal(error.code, 'InvalidNodeName');
@@ -233,8 +234,8 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
         },
       });
 
-      assert.equal(await gateway.daemonSetExists('kube-system', 'kured'), true);
-      assert.equal(await gateway.daemonSetExists('kube-system', 'gone'), false);
+      assert.equal(await kube.daemonSets.exists('kube-system', 'kured'), true);
+      assert.equal(await kube.daemonSets.exists('kube-system', 'gone'), false);
     });
   });
 
@@ -244,24 +245,24 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
         node.metadata.annotations = { 'weave.works/kured-most-recent-reboot-needed': '2026-11-20T03:12:09Z' };
       });
 
-      await gateway.patchNodeAnnotations(NODE, {
+      await kube.nodes.patchAnnotations(NODE, {
         'cluster-autoscaler.kubernetes.io/scale-down-disabled': 'true',
         'vmss-prototype.io/capture': 'run-1',
       });
-      await gateway.patchNodeAnnotations(NODE, { 'vmss-prototype.io/capture': null });
+      await kube.nodes.patchAnnotations(NODE, { 'vmss-prototype.io/capture': null });
 
       assert.deepEqual(cluster.store.get('nodes', undefined, NODE)?.metadata.annotations, {
         'weave.works/kured-most-recent-reboot-needed': '2026-11-20T03:12:09Z',
         'cluster-autoscaler.kubernetes.io/scale-down-disabled': 'true',
       });
-      assert.deepEqual((await gateway.getNode(NODE)).annotations, {
+      assert.deepEqual((await kube.nodes.get(NODE)).annotations, {
         'weave.works/kured-most-recent-reboot-needed': '2026-11-20T03:12:09Z',
         'cluster-autoscaler.kubernetes.io/scale-down-disabled': 'true',
       });
     });
 
     void it('removing an annotation that is not there is a no-op', async () => {
-      await gateway.patchNodeAnnotations(NODE, { 'vmss-prototype.io/never-set': null });
+      await kube.nodes.patchAnnotations(NODE, { 'vmss-prototype.io/never-set': null });
 
       assert.equal(
         cluster.store.get('nodes', undefined, NODE)?.metadata.annotations?.['vmss-prototype.io/never-set'],
@@ -270,12 +271,12 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
     });
 
     void it('cordons, then uncordons leaving spec.unschedulable absent like kubectl', async () => {
-      await gateway.setNodeUnschedulable(NODE, true);
-      await gateway.setNodeUnschedulable(NODE, true);
-      const cordoned = await gateway.getNode(NODE);
+      await kube.nodes.setUnschedulable(NODE, true);
+      await kube.nodes.setUnschedulable(NODE, true);
+      const cordoned = await kube.nodes.get(NODE);
 
-      await gateway.setNodeUnschedulable(NODE, false);
-      const uncordoned = await gateway.getNode(NODE);
+      await kube.nodes.setUnschedulable(NODE, false);
+      const uncordoned = await kube.nodes.get(NODE);
 
       assert.equal(cordoned.unschedulable, true);
       assert.ok(cordoned.taints.some((taint) => taint.key === 'node.kubernetes.io/unschedulable'));
@@ -289,7 +290,7 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
     void it('evicts a pod without a budget (grace 0 removes it at once)', async () => {
       cluster.seed('pods', runningPod('shop', 'web-1', NODE));
 
-      const outcome = await gateway.evictPod('shop', 'web-1', 0);
+      const outcome = await kube.pods.evict('shop', 'web-1', 0);
 
       assert.deepEqual(outcome, { kind: 'evicted' });
       assert.equal(cluster.store.get('pods', 'shop', 'web-1'), undefined);
@@ -298,7 +299,7 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
     void it('evicts with the pod’s own grace period: it stays, terminating', async () => {
       cluster.seed('pods', runningPod('shop', 'web-2', NODE));
 
-      const outcome = await gateway.evictPod('shop', 'web-2', undefined);
+      const outcome = await kube.pods.evict('shop', 'web-2', undefined);
 
       assert.deepEqual(outcome, { kind: 'evicted' });
       assert.ok(
@@ -308,7 +309,7 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
     });
 
     void it('reports a pod that is already gone', async () => {
-      assert.deepEqual(await gateway.evictPod('shop', 'not-there', 0), { kind: 'gone' });
+      assert.deepEqual(await kube.pods.evict('shop', 'not-there', 0), { kind: 'gone' });
     });
 
     void it('is blocked by a PodDisruptionBudget, with the budget’s explanation', async () => {
@@ -318,7 +319,7 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
       );
       cluster.seed('poddisruptionbudgets', disruptionBudget('payments', 'api-pdb', { app: 'api' }, 2));
 
-      const outcome = await gateway.evictPod('payments', 'api-1', 0);
+      const outcome = await kube.pods.evict('payments', 'api-1', 0);
 
       assert.equal(outcome.kind, 'blocked');
       assert.match(
@@ -339,7 +340,7 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
         disruptionBudget('payments', 'ledger-b', { tier: 'db' }, 0),
       );
 
-      const error = await rejection(gateway.evictPod('payments', 'ledger-1', 0));
+      const error = await rejection(kube.pods.evict('payments', 'ledger-1', 0));
 
       assert.ok(error instanceof TerminalError);
       assert.equal(error.code, 'MultiplePodDisruptionBudgets');
@@ -357,12 +358,12 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
         times: 1,
       });
 
-      const error = await rejection(gateway.evictPod('shop', 'web-3', 0));
+      const error = await rejection(kube.pods.evict('shop', 'web-3', 0));
 
       assert.ok(error instanceof TransientError);
       assert.equal(error.code, 'KubeThrottled');
       assert.equal(error.retryAfterMs, 4000);
-      assert.deepEqual(await gateway.evictPod('shop', 'web-3', 0), { kind: 'evicted' });
+      assert.deepEqual(await kube.pods.evict('shop', 'web-3', 0), { kind: 'evicted' });
     });
 
     void it('treats a 503 from the API server as transient', async () => {
@@ -375,7 +376,7 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
         times: 1,
       });
 
-      const error = await rejection(gateway.listNodes());
+      const error = await rejection(kube.nodes.list());
 
       assert.ok(error instanceof TransientError);
       assert.equal(error.code, 'KubeServerError');
@@ -384,9 +385,9 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
 
   void describe('the prep pod', () => {
     void it('creates it pinned, privileged in the host namespaces, and a second create is a no-op', async () => {
-      await gateway.createPrepPod(PREP);
+      await kube.pods.createPrepPod(PREP);
       const firstUid = cluster.store.get('pods', PREP.namespace, PREP.name)?.metadata.uid;
-      await gateway.createPrepPod(PREP);
+      await kube.pods.createPrepPod(PREP);
 
       const stored = cluster.store.get('pods', PREP.namespace, PREP.name);
       assert.equal(stored?.metadata.uid, firstUid);
@@ -425,15 +426,15 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
     });
 
     void it('follows its phase as the kubelet starts it', async () => {
-      assert.equal(await gateway.getPodPhase(PREP.namespace, PREP.name), 'Pending');
+      assert.equal(await kube.pods.getPhase(PREP.namespace, PREP.name), 'Pending');
 
       cluster.clock.advanceBy(5);
 
-      assert.equal(await gateway.getPodPhase(PREP.namespace, PREP.name), 'Running');
+      assert.equal(await kube.pods.getPhase(PREP.namespace, PREP.name), 'Running');
     });
 
     void it('refuses to adopt a same-named pod bound to another node', async () => {
-      const error = await rejection(gateway.createPrepPod({ ...PREP, nodeName: OTHER_NODE }));
+      const error = await rejection(kube.pods.createPrepPod({ ...PREP, nodeName: OTHER_NODE }));
 
       assert.ok(error instanceof TerminalError);
       assert.equal(error.code, 'PrepPodConflict');
@@ -441,17 +442,17 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
     });
 
     void it('deletes it, and deleting again is a no-op', async () => {
-      await gateway.deletePod(PREP.namespace, PREP.name);
-      await gateway.deletePod(PREP.namespace, PREP.name);
+      await kube.pods.delete(PREP.namespace, PREP.name);
+      await kube.pods.delete(PREP.namespace, PREP.name);
 
       assert.equal(cluster.store.get('pods', PREP.namespace, PREP.name), undefined);
-      assert.equal(await gateway.getPodPhase(PREP.namespace, PREP.name), undefined);
+      assert.equal(await kube.pods.getPhase(PREP.namespace, PREP.name), undefined);
     });
   });
 
   void describe('authentication, authorisation and TLS', () => {
     void it('names the missing permission when RBAC forbids (prep pods only in their own namespace)', async () => {
-      const error = await rejection(gateway.createPrepPod({ ...PREP, namespace: 'shop' }));
+      const error = await rejection(kube.pods.createPrepPod({ ...PREP, namespace: 'shop' }));
 
       assert.ok(error instanceof TerminalError);
       assert.equal(error.code, 'ClusterForbidden');
@@ -464,7 +465,7 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
     void it('names the permission for a cluster-wide list when the user has no binding', async () => {
       const stranger = open({ server: cluster.server, caPem: cluster.tls.caPem, token: STRANGER_TOKEN });
 
-      const error = await rejection(stranger.listNodes());
+      const error = await rejection(stranger.nodes.list());
 
       assert.ok(error instanceof TerminalError);
       assert.equal(error.code, 'ClusterForbidden');
@@ -475,7 +476,7 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
       const token = 'revoked-token-5d1e8a';
       const rejected = open({ server: cluster.server, caPem: cluster.tls.caPem, token });
 
-      const error = await rejection(rejected.getNode(NODE));
+      const error = await rejection(rejected.nodes.get(NODE));
 
       assert.ok(error instanceof TerminalError);
       assert.equal(error.code, 'ClusterUnauthorized');
@@ -499,8 +500,8 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
         },
       });
 
-      await rotating.getNode(NODE);
-      await rotating.listNodes();
+      await rotating.nodes.get(NODE);
+      await rotating.nodes.list();
 
       assert.equal(calls, 2);
     });
@@ -512,7 +513,7 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
         token: () => Promise.reject(new Error('ManagedIdentityCredential: no response from IMDS')),
       });
 
-      const error = await rejection(failing.getNode(NODE));
+      const error = await rejection(failing.nodes.get(NODE));
 
       assert.ok(error instanceof TransientError);
       assert.equal(error.code, 'ClusterTokenUnavailable');
@@ -522,7 +523,7 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
       cluster.log.reset();
       const misconfigured = open({ server: cluster.server, caPem: otherCa, token: SA_TOKEN });
 
-      const error = await rejection(misconfigured.listNodes());
+      const error = await rejection(misconfigured.nodes.list());
 
       assert.ok(error instanceof TerminalError);
       assert.equal(error.code, 'ClusterTlsVerificationFailed');
@@ -536,7 +537,7 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
       try {
         const misconfigured = open({ server: cluster.server, caPem: otherCa, token: SA_TOKEN });
 
-        const error = await rejection(misconfigured.getNode(NODE));
+        const error = await rejection(misconfigured.nodes.get(NODE));
 
         assert.ok(error instanceof TerminalError);
         assert.equal(error.code, 'ClusterTlsVerificationFailed');
@@ -548,7 +549,7 @@ void describe('ClientNodeClusterGateway against the simulated API server', () =>
   });
 });
 
-void describe('ClientNodeClusterGateway transport failures', () => {
+void describe('The client-node Kubernetes adapters transport failures', () => {
   void it('reports a refused connection as transient', async () => {
     // Bind and release a port so nothing listens on it.
     const probe = createServer();
@@ -556,13 +557,13 @@ void describe('ClientNodeClusterGateway transport failures', () => {
     const { port } = probe.address() as AddressInfo;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
     const tls = generateSimTls(new Date());
-    const gateway = open({
+    const kube = open({
       server: `https://127.0.0.1:${port}`,
       caPem: tls.caPem,
       token: SA_TOKEN,
     });
 
-    const error = await rejection(gateway.listNodes());
+    const error = await rejection(kube.nodes.list());
 
     assert.ok(error instanceof TransientError);
     assert.equal(error.code, 'ClusterUnreachable');
@@ -577,14 +578,14 @@ void describe('ClientNodeClusterGateway transport failures', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = silent.address() as AddressInfo;
-      const gateway = open({
+      const kube = open({
         server: `https://127.0.0.1:${port}`,
         caPem: tls.caPem,
         token: SA_TOKEN,
         requestTimeoutMs: 300,
       });
 
-      const error = await rejection(gateway.getNode(NODE));
+      const error = await rejection(kube.nodes.get(NODE));
 
       assert.ok(error instanceof TransientError);
       assert.equal(error.code, 'ClusterRequestTimeout');
@@ -634,18 +635,18 @@ void describe('ClientNodeClusterGateway transport failures', () => {
   ];
   for (const { why, code, ...options } of invalidConfigurations) {
     void it(`refuses ${why}`, () => {
-      assert.throws(() => new ClientNodeClusterGateway(options), { name: 'TerminalError', code });
+      assert.throws(() => clientNodeKubernetes(options), { name: 'TerminalError', code });
     });
   }
 });
 
-void describe('ClientNodeClusterGateway against the full simulator (startSimulator, sample scenario)', () => {
+void describe('The client-node Kubernetes adapters against the full simulator (startSimulator, sample scenario)', () => {
   let sim: RunningSimulator;
   let outDir: string;
-  let gateway: ClientNodeClusterGateway;
+  let kube: ClientNodeKubernetes;
 
   before(async () => {
-    outDir = await mkdtemp(join(tmpdir(), 'kube-gateway-'));
+    outDir = await mkdtemp(join(tmpdir(), 'kube-kube-'));
     const scenario = parseScenarioYaml(await readFile(SAMPLE_SCENARIO, 'utf8'), SAMPLE_SCENARIO);
     // infra/kubernetes binds the service account in vmss-prototype; the scenario defaults to kube-system.
     for (const cluster of scenario.clusters)
@@ -656,7 +657,7 @@ void describe('ClientNodeClusterGateway against the full simulator (startSimulat
       clock: 'manual',
       rbacDir: new URL('../../../../../infra/kubernetes/', import.meta.url).pathname,
     });
-    gateway = open({ server: sim.kubeHttpsUrl, caPem: sim.caPem, token: sim.tokens.serviceAccount });
+    kube = open({ server: sim.kubeHttpsUrl, caPem: sim.caPem, token: sim.tokens.serviceAccount });
   });
 
   after(async () => {
@@ -665,7 +666,7 @@ void describe('ClientNodeClusterGateway against the full simulator (startSimulat
   });
 
   void it('lists the scenario’s nodes, each with its scale-set providerID', async () => {
-    const nodes = await gateway.listNodes();
+    const nodes = await kube.nodes.list();
 
     assert.ok(nodes.length > 0);
     for (const node of nodes)
@@ -673,7 +674,7 @@ void describe('ClientNodeClusterGateway against the full simulator (startSimulat
   });
 
   void it('lists exactly the pods the world bound to a node', async () => {
-    const [node] = await gateway.listNodes();
+    const [node] = await kube.nodes.list();
     assert.ok(node !== undefined);
     const store = [...sim.world.clusters.values()][0]?.world.store;
     const expected = (store?.list('pods') ?? [])
@@ -681,26 +682,26 @@ void describe('ClientNodeClusterGateway against the full simulator (startSimulat
       .map((pod) => `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`)
       .sort();
 
-    const pods = await gateway.listPodsOnNode(node.name);
+    const pods = await kube.pods.listOnNode(node.name);
 
     assert.ok(expected.length > 0, 'the scenario runs pods on every node');
     assert.deepEqual(pods.map((pod) => `${pod.namespace}/${pod.name}`).sort(), expected);
   });
 
   void it('cordons and uncordons a node and runs the prep pod cycle with the product’s RBAC', async () => {
-    const [node] = await gateway.listNodes();
+    const [node] = await kube.nodes.list();
     assert.ok(node !== undefined);
     const spec = { ...PREP, nodeName: node.name };
 
-    await gateway.setNodeUnschedulable(node.name, true);
-    await gateway.createPrepPod(spec);
-    await gateway.createPrepPod(spec);
-    const phase = await gateway.getPodPhase(spec.namespace, spec.name);
-    await gateway.deletePod(spec.namespace, spec.name);
-    await gateway.setNodeUnschedulable(node.name, false);
+    await kube.nodes.setUnschedulable(node.name, true);
+    await kube.pods.createPrepPod(spec);
+    await kube.pods.createPrepPod(spec);
+    const phase = await kube.pods.getPhase(spec.namespace, spec.name);
+    await kube.pods.delete(spec.namespace, spec.name);
+    await kube.nodes.setUnschedulable(node.name, false);
 
     assert.equal(phase, 'Pending');
-    assert.equal(await gateway.getPodPhase(spec.namespace, spec.name), undefined);
-    assert.equal((await gateway.getNode(node.name)).unschedulable, false);
+    assert.equal(await kube.pods.getPhase(spec.namespace, spec.name), undefined);
+    assert.equal((await kube.nodes.get(node.name)).unschedulable, false);
   });
 });

@@ -1,0 +1,107 @@
+/**
+ * The cluster's nodes over @kubernetes/client-node: paged lists, reads, and merge patches of annotations,
+ * labels, the cordon and taints.
+ */
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Taint } from '@kubernetes/client-node';
+
+import type { ClusterNode, NodeTaint } from '../../domain/cluster-node.js';
+import type { NodesPort } from '../../ports/kubernetes/index.js';
+import { type KubeConnection, PAGE_SIZE } from './client-node-connection.js';
+import { toClusterNode } from './to-domain.js';
+
+export class ClientNodeNodes implements NodesPort {
+  readonly #connection: KubeConnection;
+  readonly #core: CoreV1Api;
+
+  constructor(connection: KubeConnection) {
+    this.#connection = connection;
+    this.#core = new CoreV1Api(connection.configuration);
+  }
+
+  async list(): Promise<ClusterNode[]> {
+    let nodes: ClusterNode[] = [];
+    await this.scan(
+      (page) => {
+        nodes.push(...page);
+      },
+      () => {
+        nodes = [];
+      },
+    );
+    return nodes;
+  }
+
+  async scan(
+    visit: (page: readonly ClusterNode[]) => void | Promise<void>,
+    restart: () => void,
+  ): Promise<void> {
+    const context = { action: 'listing nodes', kind: 'Node' };
+    // Each page is converted as it arrives and its raw objects dropped: memory is bounded by a page.
+    await this.#connection.eachPage(
+      context,
+      (page) => this.#core.listNode({ limit: PAGE_SIZE, ...page }),
+      (items) => visit(items.map(toClusterNode)),
+      restart,
+    );
+  }
+
+  async get(name: string): Promise<ClusterNode> {
+    const node = await this.#connection.call({ action: `reading node ${name}`, kind: 'Node' }, () =>
+      this.#core.readNode({ name }),
+    );
+    return toClusterNode(node);
+  }
+
+  async patchAnnotations(name: string, changes: Readonly<Record<string, string | null>>): Promise<void> {
+    if (Object.keys(changes).length === 0) return;
+    // JSON merge patch: a key set to null is removed, keys not named are left alone.
+    await this.#patch(`annotating node ${name}`, name, { metadata: { annotations: { ...changes } } });
+  }
+
+  async patchLabels(name: string, changes: Readonly<Record<string, string | null>>): Promise<void> {
+    if (Object.keys(changes).length === 0) return;
+    await this.#patch(`labelling node ${name}`, name, { metadata: { labels: { ...changes } } });
+  }
+
+  async setUnschedulable(name: string, unschedulable: boolean): Promise<void> {
+    // Uncordon removes the field rather than writing false, leaving the node exactly as kubectl
+    // uncordon does (its two-way strategic merge patch sends null for the omitempty field).
+    const body = { spec: { unschedulable: unschedulable ? true : null } };
+    await this.#patch(`${unschedulable ? 'cordoning' : 'uncordoning'} node ${name}`, name, body);
+  }
+
+  async setTaint(name: string, key: string, taint: NodeTaint | null): Promise<void> {
+    const action = `${taint === null ? 'untainting' : 'tainting'} node ${name}`;
+    const node = await this.#connection.call({ action, kind: 'Node' }, () => this.#core.readNode({ name }));
+    const current = node.spec?.taints ?? [];
+    const next = withTaint(current, key, taint);
+    if (JSON.stringify(next) === JSON.stringify(current)) return;
+    // spec.taints is replaced as a whole: the resourceVersion makes a concurrent change a 409, not a loss.
+    await this.#patch(action, name, {
+      metadata: { resourceVersion: node.metadata?.resourceVersion },
+      spec: { taints: next },
+    });
+  }
+
+  async #patch(action: string, name: string, body: object): Promise<void> {
+    await this.#connection.call({ action, kind: 'Node' }, () =>
+      // Without an explicit Content-Type the generated client sends json-patch+json.
+      this.#core.patchNode({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
+    );
+  }
+}
+
+/** The node's taints with `key`'s replaced by `taint` (or removed), others kept as they were. */
+function withTaint(current: readonly V1Taint[], key: string, taint: NodeTaint | null): V1Taint[] {
+  const others = current.filter((entry) => entry.key !== key);
+  return taint === null
+    ? others
+    : [
+        ...others,
+        {
+          key: taint.key,
+          effect: taint.effect,
+          ...(taint.value === undefined ? {} : { value: taint.value }),
+        },
+      ];
+}

@@ -1,0 +1,24 @@
+/** The cluster's nodes (shared/ports/kubernetes/index.ts has the contract every port keeps). */
+import type { ClusterNode, NodeTaint } from '../../domain/cluster-node.js';
+
+export interface NodesPort {
+  list(): Promise<ClusterNode[]>;
+  /**
+   * Lists the nodes page by page (limit/continue), each page converted as it arrives, so a caller that
+   * folds the pages holds one page at a time. Every node is visited once, in list order; when the server
+   * expires the continue token, `restart` is called and the pages come again from the first.
+   */
+  scan(visit: (page: readonly ClusterNode[]) => void | Promise<void>, restart: () => void): Promise<void>;
+  get(name: string): Promise<ClusterNode>;
+  /** Sets (string) or removes (null) annotations; other annotations are untouched. */
+  patchAnnotations(name: string, changes: Readonly<Record<string, string | null>>): Promise<void>;
+  /** Sets (string) or removes (null) labels; other labels are untouched. */
+  patchLabels(name: string, changes: Readonly<Record<string, string | null>>): Promise<void>;
+  /** Cordons (true) or uncordons (false) the node. */
+  setUnschedulable(name: string, unschedulable: boolean): Promise<void>;
+  /**
+   * Puts `taint` on the node (replacing one with the same key), or removes every taint with `key` (null);
+   * other taints are untouched. A concurrent change of the node is a TransientError (read again, retry).
+   */
+  setTaint(name: string, key: string, taint: NodeTaint | null): Promise<void>;
+}
