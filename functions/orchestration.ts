@@ -52,7 +52,7 @@ export function defineOrchestration<const Name extends OrchestrationName, Schema
   body: (context: OrchestrationContext, input: z.output<Schema>) => Generator<Task, Output, unknown>,
 ): Orchestration<Name, Schema, Output> {
   function* handler(context: OrchestrationContext): Generator<Task, Output, unknown> {
-    const parsed = schema.safeParse(context.df.getInput<unknown>());
+    const parsed = schema.safeParse(context.df.getInput());
     if (!parsed.success) {
       const issues = parsed.error.issues.map(
         (issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`,
