@@ -5,9 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 
+import { outputOf } from '../functions/orchestration.js';
+import { orchestrations } from '../functions/orchestrations/index.js';
+import { runStatusOf } from '../functions/orchestrations/run-status.js';
 import {
   clusterInstanceId,
-  ORCHESTRATION,
   planInstanceId,
   poolInstanceId,
   releaseInstanceId,
@@ -20,10 +22,7 @@ import type {
   ClusterRefreshResult,
   PoolRefreshResult,
   PoolRollbackResult,
-  RefreshPoolInput,
-  ReleasePoolInput,
   ReleasePoolResult,
-  RollbackPoolInput,
 } from '../shared/application/refresh-contracts.js';
 import type { CliOptions } from './args.js';
 import { UsageError } from './args.js';
@@ -100,14 +99,15 @@ export async function runCommand(session: Session, options: CliOptions): Promise
       const results = [];
       for (const cluster of clusters) {
         const status = await session.runner.startOrchestration(
-          ORCHESTRATION.clusterStatus,
+          orchestrations.clusterStatus,
           { cluster },
           `status:${cluster}:${runSuffix()}`,
         );
-        if (status.runtimeStatus !== 'Completed') {
+        const pools = outputOf(orchestrations.clusterStatus, status);
+        if (pools === undefined) {
           throw new Error(`reading status of cluster ${cluster}: ${failureMessage(status)}`);
         }
-        results.push({ cluster, pools: status.output as PoolStatus[] });
+        results.push({ cluster, pools });
       }
       return { kind: 'status', clusters: results };
     }
@@ -123,7 +123,7 @@ export async function runCommand(session: Session, options: CliOptions): Promise
       const pools: PoolRollbackResult[] = [];
       const failures: { instanceId: string; message: string }[] = [];
       for (const cluster of clusters) {
-        const input: RollbackPoolInput = {
+        const input = {
           cluster,
           pool,
           trigger: 'cli',
@@ -134,8 +134,13 @@ export async function runCommand(session: Session, options: CliOptions): Promise
         const instanceId = options.dryRun
           ? rollbackInstanceId(cluster, pool, runSuffix())
           : rollbackInstanceId(cluster, pool);
-        const status = await session.runner.startOrchestration(ORCHESTRATION.rollbackPool, input, instanceId);
-        if (status.runtimeStatus === 'Completed') pools.push(status.output as PoolRollbackResult);
+        const status = await session.runner.startOrchestration(
+          orchestrations.rollbackPool,
+          input,
+          instanceId,
+        );
+        const output = outputOf(orchestrations.rollbackPool, status);
+        if (output !== undefined) pools.push(output);
         else failures.push({ instanceId, message: failureMessage(status) });
       }
       return { kind: 'rollback', pools, failures };
@@ -147,7 +152,7 @@ export async function runCommand(session: Session, options: CliOptions): Promise
         const pool = options.pool ?? '';
         // A CLI run on this machine whose process is gone is taken over at once (cli/dead-holder.ts).
         const holderGone = options.force ? undefined : await goneHolderOf(session, cluster, pool);
-        const input: ReleasePoolInput = {
+        const input = {
           cluster,
           pool,
           trigger: 'cli',
@@ -157,8 +162,9 @@ export async function runCommand(session: Session, options: CliOptions): Promise
           ...(holderGone === undefined ? {} : { holderGone }),
         };
         const instanceId = releaseInstanceId(cluster, pool);
-        const status = await session.runner.startOrchestration(ORCHESTRATION.releasePool, input, instanceId);
-        if (status.runtimeStatus === 'Completed') pools.push(status.output as ReleasePoolResult);
+        const status = await session.runner.startOrchestration(orchestrations.releasePool, input, instanceId);
+        const output = outputOf(orchestrations.releasePool, status);
+        if (output !== undefined) pools.push(output);
         else failures.push({ instanceId, message: failureMessage(status) });
       }
       return { kind: 'release', dryRun: options.dryRun, pools, failures };
@@ -213,7 +219,7 @@ export async function runCommand(session: Session, options: CliOptions): Promise
       }
       for (const cluster of clusters) {
         if (options.pool !== undefined) {
-          const input: RefreshPoolInput = {
+          const input = {
             cluster,
             pool: options.pool,
             trigger: 'cli',
@@ -225,7 +231,7 @@ export async function runCommand(session: Session, options: CliOptions): Promise
             ? planInstanceId(cluster, options.pool, runSuffix())
             : poolInstanceId(cluster, options.pool);
           const status = await session.runner.startOrchestration(
-            ORCHESTRATION.refreshPool,
+            orchestrations.refreshPool,
             input,
             instanceId,
           );
@@ -235,7 +241,7 @@ export async function runCommand(session: Session, options: CliOptions): Promise
             ? planInstanceId(cluster, undefined, runSuffix())
             : clusterInstanceId(cluster);
           const status = await session.runner.startOrchestration(
-            ORCHESTRATION.refreshCluster,
+            orchestrations.refreshCluster,
             { cluster, trigger: 'cli', runSeed: randomUUID(), ...(dryRun ? { dryRun: true } : {}) },
             instanceId,
           );
@@ -271,15 +277,20 @@ function collect(
     }
     return;
   }
-  const output = status.output as ClusterRefreshResult | PoolRefreshResult;
-  if ('pools' in output) {
-    results.push(output);
-  } else {
-    results.push({ cluster: output.cluster, pools: [output] });
+  // A refresh of a cluster or of one pool (a resumed run is either).
+  const ofCluster = outputOf(orchestrations.refreshCluster, status);
+  if (ofCluster !== undefined) {
+    results.push(ofCluster);
+    return;
   }
+  const ofPool = outputOf(orchestrations.refreshPool, status);
+  if (ofPool !== undefined) {
+    results.push({ cluster: ofPool.cluster, pools: [ofPool] });
+    return;
+  }
+  failures.push({ instanceId, message: `instance ${instanceId} is a ${status.name} run, not a refresh` });
 }
 
 function stepOf(status: OrchestrationStatus): string {
-  const custom = status.customStatus as { step?: unknown } | undefined;
-  return typeof custom?.step === 'string' ? custom.step : 'unknown';
+  return runStatusOf(status.customStatus).step ?? 'unknown';
 }

@@ -6,7 +6,8 @@
  */
 import { performance } from 'node:perf_hooks';
 
-import { ORCHESTRATION } from '../shared/application/orchestration-ids.js';
+import { outputOf } from '../functions/orchestration.js';
+import { orchestrations } from '../functions/orchestrations/index.js';
 import type { ClusterRefreshResult } from '../shared/application/refresh-contracts.js';
 import type { CommandResult } from './commands.js';
 import { checkRefreshedWorld } from './demo-checks.js';
@@ -36,12 +37,13 @@ async function demo(): Promise<number> {
     for (const cluster of session.composition.dependencies.clusterNames) {
       const instanceId = `refresh:${cluster}:demo-${Date.now()}`;
       const status = await session.runner.startOrchestration(
-        ORCHESTRATION.refreshCluster,
+        orchestrations.refreshCluster,
         { cluster, trigger: 'demo' },
         instanceId,
       );
-      if (status.runtimeStatus === 'Completed') {
-        clusters.push(status.output as ClusterRefreshResult);
+      const output = outputOf(orchestrations.refreshCluster, status);
+      if (output !== undefined) {
+        clusters.push(output);
       } else {
         failures.push({ instanceId, message: status.failure?.ErrorMessage ?? status.runtimeStatus });
       }

@@ -8,7 +8,9 @@
  * from the step a run was at. A second Ctrl-C exits at once, whatever runs, and says how to continue
  * (`--resume`) or give back (`release`).
  */
-import { EVENT, ORCHESTRATION } from '../shared/application/orchestration-ids.js';
+import { orchestrations } from '../functions/orchestrations/index.js';
+import { runStatusOf } from '../functions/orchestrations/run-status.js';
+import { EVENT } from '../shared/application/orchestration-ids.js';
 import { giveBackAdvice } from './give-back-advice.js';
 import type { InterruptedRun } from './left-behind.js';
 import type { DurableRunner, OrchestrationStatus } from './runner/index.js';
@@ -39,16 +41,14 @@ function poolRuns(statuses: readonly OrchestrationStatus[]): (PoolRun & { readon
     }
     return current.instanceId;
   };
-  const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
   return statuses
-    .filter((status) => status.name === ORCHESTRATION.refreshPool)
+    .filter((status) => status.name === orchestrations.refreshPool.name)
     .map((status) => {
-      const custom = status.customStatus as
-        { cluster?: unknown; pool?: unknown; runId?: unknown } | undefined;
-      const input = status.input as { cluster?: unknown; pool?: unknown } | undefined;
-      const cluster = text(custom?.cluster) ?? text(input?.cluster);
-      const pool = text(custom?.pool) ?? text(input?.pool);
-      const runId = text(custom?.runId);
+      const custom = runStatusOf(status.customStatus);
+      const input = orchestrations.refreshPool.schema.safeParse(status.input);
+      const cluster = custom.cluster ?? (input.success ? input.data.cluster : undefined);
+      const pool = custom.pool ?? (input.success ? input.data.pool : undefined);
+      const runId = custom.runId;
       return {
         instanceId: status.instanceId,
         ...(cluster === undefined ? {} : { cluster }),

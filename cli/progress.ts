@@ -4,6 +4,9 @@
  * (NDJSON) instead, so a pipeline can follow a run of tens of minutes while the result stays on stdout.
  * Times are the runner's clock: simulated time under `--sim`. Never prints orchestration inputs.
  */
+import { outputOf } from '../functions/orchestration.js';
+import { orchestrations } from '../functions/orchestrations/index.js';
+import { runStatusOf } from '../functions/orchestrations/run-status.js';
 import { formatDuration } from '../shared/config/duration.js';
 import type { OrchestrationStatus } from './runner/index.js';
 
@@ -54,18 +57,14 @@ export function createProgressPrinter(
 }
 
 function progressEventOf(status: OrchestrationStatus, runStart: () => number): ProgressEvent {
-  const custom = status.customStatus as
-    { step?: unknown; detail?: unknown; node?: unknown; pool?: unknown; cluster?: unknown } | undefined;
-  const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+  const custom = runStatusOf(status.customStatus);
   const finished = status.runtimeStatus !== 'Running' && status.runtimeStatus !== 'Pending';
   const step = finished
     ? status.runtimeStatus.toLowerCase()
-    : (text(custom?.step) ?? status.runtimeStatus.toLowerCase());
+    : (custom.step ?? status.runtimeStatus.toLowerCase());
   const at = status.lastUpdatedTime;
-  const cluster = text(custom?.cluster);
-  const pool = text(custom?.pool);
-  const node = text(custom?.node);
-  const detail = finished ? finishedDetail(status) : text(custom?.detail);
+  const { cluster, pool, node } = custom;
+  const detail = finished ? finishedDetail(status) : custom.detail;
   return {
     event: 'progress',
     time: at.toISOString(),
@@ -84,11 +83,9 @@ function progressEventOf(status: OrchestrationStatus, runStart: () => number): P
 /** What a finished run ended with: its outcome, or the failure. */
 function finishedDetail(status: OrchestrationStatus): string | undefined {
   if (status.failure !== undefined) return status.failure.ErrorMessage.split('\n')[0];
-  const output = status.output as { outcome?: unknown; reason?: unknown } | undefined;
-  if (typeof output?.outcome === 'string') {
-    return typeof output.reason === 'string' ? `${output.outcome}: ${output.reason}` : output.outcome;
-  }
-  return undefined;
+  const run = outputOf(orchestrations.refreshPool, status) ?? outputOf(orchestrations.rollbackPool, status);
+  if (run !== undefined) return `${run.outcome}: ${run.reason}`;
+  return outputOf(orchestrations.releasePool, status)?.outcome;
 }
 
 /** `14:03:12Z  +3m12s  refresh:prod:agents: draining node n1 (2 pods left)` */

@@ -10,11 +10,14 @@
  * LOCAL_DURABLE_CLIENT_INPUT (cli/runner/instance.ts).
  */
 import type { InvocationContext } from '@azure/functions';
+import { z } from 'zod';
 
 import type { ActivityResult } from '../shared/application/activities/activity.js';
 import type { InstanceStatus } from '../shared/application/singleton.js';
 import { isActive } from '../shared/application/singleton.js';
 import type { ActivityHandle } from './activities.js';
+import type { FailedStep } from './orchestrations/step-failure.js';
+import { STEP_NAMES } from './orchestrations/step-failure.js';
 
 export const READ_INSTANCE_STATUS = 'readInstanceStatus';
 
@@ -36,6 +39,28 @@ export interface InstanceActivity {
   readonly active: boolean;
   /** Absent when no instance has the id. */
   readonly runtimeStatus?: string;
+  /**
+   * How a Failed instance failed, as the value its orchestration recorded in its custom status
+   * (functions/orchestration.ts); absent when it recorded none (a failure of the host itself).
+   */
+  readonly failure?: FailedStep;
+}
+
+/** The failure value an orchestration records in its custom status before it ends Failed. */
+const RecordedFailure = z.object({
+  failure: z.object({
+    step: z.enum(STEP_NAMES),
+    kind: z.enum(['transient', 'terminal', 'not-found']),
+    code: z.string(),
+    message: z.string(),
+    advice: z.string().optional(),
+  }),
+});
+
+function recordedFailure(status: InstanceStatus): { failure?: FailedStep } {
+  if (status.runtimeStatus !== 'Failed') return {};
+  const parsed = RecordedFailure.safeParse(status.customStatus);
+  return parsed.success ? { failure: parsed.data.failure } : {};
 }
 
 /** What the activity needs of a durable client (durable-functions' DurableClient has it). */
@@ -99,7 +124,7 @@ export function instanceStatusHandler(
       value:
         status === undefined
           ? { active: false }
-          : { active: isActive(status), runtimeStatus: status.runtimeStatus },
+          : { active: isActive(status), runtimeStatus: status.runtimeStatus, ...recordedFailure(status) },
     };
   };
 }

@@ -62,11 +62,27 @@ export interface OrchestrationStatus {
   waitingFor: { activities: string[]; timers: string[]; subOrchestrations: string[]; events: string[] };
 }
 
+/**
+ * An orchestration by its handle (the product's functions/orchestration.ts makes them): its registered
+ * name and, as a type only, the input it takes. Structural, so the runner stays the product's host.
+ */
+export interface OrchestrationRef<Input> {
+  readonly name: string;
+  readonly io?: { readonly input: Input };
+}
+
 export interface DurableRunner {
   /**
    * Starts an instance and runs it until it completes, fails, or only waits for external events
-   * (or timers beyond the horizon). Refuses an id whose instance is still Pending or Running.
+   * (or timers beyond the horizon). Refuses an id whose instance is still Pending or Running. By a
+   * handle, the input is checked against the orchestration's; its output is read with the product's
+   * `outputOf(handle, status)`.
    */
+  startOrchestration<Input>(
+    orchestration: OrchestrationRef<Input>,
+    input: NoInfer<Input>,
+    instanceId?: string,
+  ): Promise<OrchestrationStatus>;
   startOrchestration(name: string, input?: unknown, instanceId?: string): Promise<OrchestrationStatus>;
   /** Loads an instance (and its sub-orchestrations) from the store and runs it as far as it goes. */
   resume(instanceId: string): Promise<OrchestrationStatus>;

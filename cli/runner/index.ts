@@ -1,6 +1,7 @@
 // Public surface of the local durable runner (see runner.ts for what it reproduces of the host).
 export {
   type DurableRunner,
+  type OrchestrationRef,
   type OrchestrationStatus,
   type RunnerOptions,
   type RunnerRegistry,

@@ -23,7 +23,7 @@ import { randomUUID } from 'node:crypto';
 
 import type { OrchestrationHandler } from 'durable-functions';
 
-import type { DurableRunner, OrchestrationStatus, RunnerOptions } from './api.js';
+import type { DurableRunner, OrchestrationRef, OrchestrationStatus, RunnerOptions } from './api.js';
 import { notifyParent, startChildren } from './children.js';
 import { type Clock, createVirtualClock } from './clock.js';
 import { checkReplay, episode, failInstance, replayInstance } from './episode.js';
@@ -68,10 +68,11 @@ class Runner implements DurableRunner, InstanceHost {
   }
 
   async startOrchestration(
-    name: string,
+    orchestration: string | OrchestrationRef<unknown>,
     input?: unknown,
     instanceId: string = randomUUID(),
   ): Promise<OrchestrationStatus> {
+    const name = typeof orchestration === 'string' ? orchestration : orchestration.name;
     validateInstanceId(instanceId);
     const fn = this.orchestrator(name, `starting orchestration ${name}`);
     const loaded = this.live.get(instanceId)?.record ?? (await this.store.load(instanceId));

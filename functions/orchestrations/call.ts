@@ -22,14 +22,15 @@ import type { ActivityHandle } from '../activities.js';
 import { readInstanceStatus } from '../instance-status.activity.js';
 import { cancelledByLease, leaseWatchOf, stopIfCancelled } from './cancel.js';
 import { durableTimer } from './races.js';
-import { StepFailure } from './step-failure.js';
+import type { StepName, UntypedStep } from './step-failure.js';
+import { StepFailure, stepNameOf } from './step-failure.js';
 import type { RetryPolicy } from './timing.js';
 import { MAX_RETRY_AFTER_MS, STEP_RETRY } from './timing.js';
 import { sleepUnlessCancelled, waitGuardOf } from './waits.js';
 
 export interface CallOptions {
-  /** The step the call belongs to: a failure names it. */
-  readonly step: string;
+  /** The step the call belongs to: a failure names it. (UntypedStep: see step-failure.ts.) */
+  readonly step: StepName | UntypedStep;
   /** What the operator can do when the step fails, shown after the failure's own advice. */
   readonly advice?: string;
   /** Default: STEP_RETRY. */
@@ -46,11 +47,12 @@ export function* call<Input, Output>(
   options: CallOptions,
 ): Generator<Task, Output, unknown> {
   const policy = options.retry ?? STEP_RETRY;
+  const step = stepNameOf(options.step);
   const startedAt = context.df.currentUtcDateTime.getTime();
   for (let attempt = 1; ; attempt += 1) {
     const guard = waitGuardOf(context);
     if (guard !== undefined) yield* guard.beforeActivity(context);
-    stopIfCancelled(context, options.step);
+    stopIfCancelled(context, step);
     const watch = leaseWatchOf(context);
     const result = yield* callOnce(
       context,
@@ -59,7 +61,7 @@ export function* call<Input, Output>(
     );
     if (result.ok) return result.value;
     if (watch !== undefined && result.failure.code === CANCEL_REQUESTED) {
-      throw cancelledByLease(context, options.step, result.failure.message);
+      throw cancelledByLease(context, step, result.failure.message);
     }
     const now = context.df.currentUtcDateTime.getTime();
     const waitMs = retryWait(policy, attempt, result.failure, now - startedAt);
@@ -68,10 +70,10 @@ export function* call<Input, Output>(
         result.failure.kind === 'transient' && attempt > 1
           ? `(still failing after ${attempt} attempts in ${formatDuration(Math.round((now - startedAt) / 1000))})`
           : undefined;
-      throw StepFailure.ofActivity(options.step, result.failure, options.advice, note);
+      throw StepFailure.ofActivity(step, result.failure, options.advice, note);
     }
     options.onRetry?.(result.failure, new Date(now + waitMs), attempt);
-    yield* sleepUnlessCancelled(context, options.step, new Date(now + waitMs));
+    yield* sleepUnlessCancelled(context, step, new Date(now + waitMs));
   }
 }
 
@@ -236,7 +238,7 @@ export function* callEach<Input, Output>(
       if (wait === undefined) {
         outcomes[entry.index] = {
           ok: false,
-          failure: StepFailure.ofActivity(options.step, result.failure, options.advice),
+          failure: StepFailure.ofActivity(stepNameOf(options.step), result.failure, options.advice),
         };
         continue;
       }

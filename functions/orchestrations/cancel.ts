@@ -27,6 +27,7 @@ import type { OrchestrationContext, Task } from 'durable-functions';
 import { EVENT } from '../../shared/application/orchestration-ids.js';
 import type { CancelWatch } from '../../shared/application/pool-cancel.js';
 import { durableTimer, EventWatch } from './races.js';
+import type { StepName } from './step-failure.js';
 import { StepFailure } from './step-failure.js';
 
 /** The failure code of a cancelled run. */
@@ -83,7 +84,7 @@ function open(context: OrchestrationContext): RunCancel | undefined {
 }
 
 /** A boundary: throws the cancel when one was asked (event or lease) and may be acted on here. */
-export function stopIfCancelled(context: OrchestrationContext, step: string): void {
+export function stopIfCancelled(context: OrchestrationContext, step: StepName): void {
   const state = open(context);
   if (state === undefined) return;
   const event = state.events.take();
@@ -97,7 +98,7 @@ export function leaseWatchOf(context: OrchestrationContext): CancelWatch | undef
 }
 
 /** An activity found a cancel asked on the lease (it did nothing): the failure to throw. */
-export function cancelledByLease(context: OrchestrationContext, step: string, reason: string): StepFailure {
+export function cancelledByLease(context: OrchestrationContext, step: StepName, reason: string): StepFailure {
   const state = runs.get(context);
   if (state === undefined) return cancelled(step, reason);
   state.asked ??= reasonOf(reason);
@@ -110,20 +111,20 @@ export function cancelEventsOf(context: OrchestrationContext): EventWatch | unde
 }
 
 /** A sleep's race was won by the cancel event: the failure to throw. */
-export function cancelledByEvent(context: OrchestrationContext, step: string, event: Task): StepFailure {
+export function cancelledByEvent(context: OrchestrationContext, step: StepName, event: Task): StepFailure {
   const state = runs.get(context);
   if (state === undefined) return cancelled(step, event.result);
   state.asked ??= reasonOf(event.result);
   return act(state, step, state.asked);
 }
 
-function act(state: RunCancel, step: string, reason: string): StepFailure {
+function act(state: RunCancel, step: StepName, reason: string): StepFailure {
   state.acted = true;
   return cancelled(step, reason);
 }
 
 /** The failure a cancel ends the step with: `<step>: cancelled: <reason>`. */
-export function cancelled(step: string, reason: unknown): StepFailure {
+export function cancelled(step: StepName, reason: unknown): StepFailure {
   const why = reasonOf(reason);
   return StepFailure.terminal(step, CANCELLED, /^cancel/i.test(why) ? why : `cancelled: ${why}`);
 }

@@ -9,25 +9,22 @@
  * a refresh within quiet period + minimumReadyTime + the refresh itself, not at the next timer tick.
  */
 import type { OrchestrationContext, Task, TimerTask } from 'durable-functions';
+import type { z } from 'zod';
 
 import { EVENT, ORCHESTRATION, poolInstanceId } from '../../shared/application/orchestration-ids.js';
-import type { RebootNotice } from '../../shared/application/reboot-notices.js';
 import type { PoolRefreshResult, RefreshPoolInput } from '../../shared/application/refresh-contracts.js';
 import { rearmAt } from '../../shared/domain/reboot-rearm.js';
-import { activeInstanceStatus, childFailureMessage, isAlreadyRunning } from './call.js';
+import { defineOrchestration } from '../orchestration.js';
+import { activeInstanceStatus } from './call.js';
+import { callChild, CHILD_ALREADY_RUNNING, failureText } from './children.js';
+import { PoolSignalInputSchema } from './inputs.js';
 import { EventWatch } from './races.js';
+import { refreshPoolOrchestration } from './refresh-pool.orchestration.js';
+import { failedStepOf } from './step-failure.js';
 import { POOL_SIGNAL } from './timing.js';
 
-export interface PoolSignalInput {
-  readonly cluster: string;
-  readonly pool: string;
-  readonly quietPeriodSeconds: number;
-  readonly minimumReadySeconds: number;
-  /** The notice that started the debounce. */
-  readonly notice: RebootNotice;
-  /** Randomness from the starter, mixed into the run ids of the refreshes (RefreshPoolInput.runSeed). */
-  readonly runSeed?: string;
-}
+/** What the reboot-notice triggers start (or signal) per pool: the notice and the debounce's clocks. */
+export type PoolSignalInput = z.output<typeof PoolSignalInputSchema>;
 
 export interface PoolSignalRun {
   readonly instanceId: string;
@@ -52,10 +49,17 @@ export interface PoolSignalStatus {
   readonly refreshInstanceId?: string;
 }
 
-export function* poolSignalOrchestration(
+/** A pool's reboot-notice debounce (`signal:<cluster>:<pool>`). */
+export const poolSignalOrchestration = defineOrchestration(
+  ORCHESTRATION.poolSignal,
+  PoolSignalInputSchema,
+  runPoolSignal,
+);
+
+function* runPoolSignal(
   context: OrchestrationContext,
+  input: PoolSignalInput,
 ): Generator<Task, PoolSignalResult, unknown> {
-  const input = context.df.getInput<PoolSignalInput>();
   const { cluster, pool } = input;
   const waitMs = Math.max(input.quietPeriodSeconds, input.minimumReadySeconds, 0) * 1000;
   let notices = 1;
@@ -169,30 +173,16 @@ function* startRefresh(
   refreshInput: RefreshPoolInput,
   instanceId: string,
 ): Generator<Task, { done?: { run: PoolSignalRun; result?: PoolRefreshResult }; busy: string }, unknown> {
-  try {
-    const result = (yield context.df.callSubOrchestrator(
-      ORCHESTRATION.refreshPool,
-      refreshInput,
-      instanceId,
-    )) as PoolRefreshResult | undefined;
-    const run: PoolSignalRun = {
-      instanceId,
-      outcome: result?.outcome ?? 'failed',
-      reason: result?.reason ?? 'the refresh returned nothing',
-    };
-    // Another runner (the CLI, another task hub) holds the pool: wait for it as for a running refresh.
-    if (result?.outcome !== 'busy')
-      return { done: { run, ...(result === undefined ? {} : { result }) }, busy: '' };
-    return { busy: `pool held by another runner: ${result.reason}` };
-  } catch (error) {
-    if (!isAlreadyRunning(error)) {
-      return {
-        done: { run: { instanceId, outcome: 'failed', reason: childFailureMessage(error) } },
-        busy: '',
-      };
-    }
-    return { busy: `refresh ${instanceId} was still running` };
+  const ended = yield* callChild(context, refreshPoolOrchestration, refreshInput, instanceId);
+  if (!ended.ok) {
+    if (ended.failure.code === CHILD_ALREADY_RUNNING)
+      return { busy: `refresh ${instanceId} was still running` };
+    return { done: { run: { instanceId, outcome: 'failed', reason: failureText(ended.failure) } }, busy: '' };
   }
+  const result = ended.output;
+  // Another runner (the CLI, another task hub) holds the pool: wait for it as for a running refresh.
+  if (result.outcome === 'busy') return { busy: `pool held by another runner: ${result.reason}` };
+  return { done: { run: { instanceId, outcome: result.outcome, reason: result.reason }, result }, busy: '' };
 }
 
 /** The status of a refresh that still owns the pool's id, or the failure to read it. */
@@ -204,6 +194,6 @@ function* runningRefresh(
     const status = yield* activeInstanceStatus(context, instanceId);
     return status === undefined ? {} : { status };
   } catch (error) {
-    return { failed: childFailureMessage(error) };
+    return { failed: failureText(failedStepOf(error, 'refreshing')) };
   }
 }

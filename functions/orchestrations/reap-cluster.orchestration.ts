@@ -7,19 +7,29 @@
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
+import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type {
   ReapClusterInput,
   ReapClusterResult,
   ReleasePoolResult,
 } from '../../shared/application/refresh-contracts.js';
 import { activities } from '../activities.js';
+import { defineOrchestration } from '../orchestration.js';
 import { call, childFailureMessage } from './call.js';
+import { ReapClusterInputSchema } from './inputs.js';
 import { releaseLeftovers } from './release-pool.orchestration.js';
 
-export function* reapClusterOrchestration(
+/** The reaper timer's run over a cluster's pools (`reap:<cluster>`). */
+export const reapClusterOrchestration = defineOrchestration(
+  ORCHESTRATION.reapCluster,
+  ReapClusterInputSchema,
+  runReapCluster,
+);
+
+function* runReapCluster(
   context: OrchestrationContext,
+  input: ReapClusterInput,
 ): Generator<Task, ReapClusterResult, unknown> {
-  const input = context.df.getInput<ReapClusterInput>();
   const { cluster } = input;
   context.df.setCustomStatus({ cluster, step: 'listing-pools' });
   const { pools } = yield* call(context, activities.listPools, { cluster }, { step: 'listing-pools' });

@@ -13,23 +13,32 @@ import type {
   ClusterRefreshResult,
   PoolRefreshResult,
   RefreshClusterInput,
-  RefreshPoolInput,
-  RefreshStep,
 } from '../../shared/application/refresh-contracts.js';
-import { REFRESH_STEPS } from '../../shared/application/refresh-contracts.js';
 import { refreshRefused } from '../../shared/application/run-events.js';
 import { activities } from '../activities.js';
-import { activeInstanceStatus, call, callEach, childFailureMessage, isAlreadyRunning } from './call.js';
+import { defineOrchestration } from '../orchestration.js';
+import { activeInstanceStatus, call, callEach } from './call.js';
+import type { ChildResult, ChildTask } from './children.js';
+import { CHILD_ALREADY_RUNNING, childResult, failureText, isFinished, startChild } from './children.js';
+import { RefreshClusterInputSchema } from './inputs.js';
 import { durableTimer } from './races.js';
+import { refreshPoolOrchestration } from './refresh-pool.orchestration.js';
 import { releaseLeftovers } from './release-pool.orchestration.js';
 import { eventTime, reportRunEvents } from './run-events.js';
-import { StepFailure } from './step-failure.js';
+import { failedStepOf, StepFailure } from './step-failure.js';
 import { CLUSTER_WINDOW_CHECK_SECONDS } from './timing.js';
 
-export function* refreshClusterOrchestration(
+/** A cluster's auto-mode run (`refresh:<cluster>`): the timer's, the HTTP API's and the CLI's. */
+export const refreshClusterOrchestration = defineOrchestration(
+  ORCHESTRATION.refreshCluster,
+  RefreshClusterInputSchema,
+  runRefreshCluster,
+);
+
+function* runRefreshCluster(
   context: OrchestrationContext,
+  input: RefreshClusterInput,
 ): Generator<Task, ClusterRefreshResult, unknown> {
-  const input = context.df.getInput<RefreshClusterInput>();
   const { cluster } = input;
   context.df.setCustomStatus({ cluster, step: 'planning' });
   // One activity plans every pool from ONE listing of the cluster's nodes (a 20 000-node cluster is
@@ -118,7 +127,7 @@ export function* refreshClusterOrchestration(
   // Window of sub-orchestrations: a finished pool makes room for the next one. Each child is sent once:
   // the children started in a round race only a new check timer, and children sent before are only ever
   // waited for on their own (a Task.any over them would send them again, issue 26).
-  const inFlight: { pool: string; task: Task }[] = [];
+  const inFlight: { pool: string; child: ChildTask<PoolRefreshResult> }[] = [];
   let next = 0;
   while (next < toRefresh.length || inFlight.length > 0) {
     const started: Task[] = [];
@@ -134,13 +143,13 @@ export function* refreshClusterOrchestration(
         running = yield* activeInstanceStatus(context, instanceId);
       } catch (error) {
         // Never started unchecked: the pool is reported, the next tick tries again.
-        const message = childFailureMessage(error);
+        const failure = failedStepOf(error, 'refreshing');
         results.push({
           cluster,
           pool: plan.pool,
           outcome: 'failed',
-          reason: message,
-          failure: { step: 'refreshing', message },
+          reason: failureText(failure),
+          failure: { step: failure.step, message: failure.message },
         });
         continue;
       }
@@ -153,15 +162,19 @@ export function* refreshClusterOrchestration(
         });
         continue;
       }
-      const childInput: RefreshPoolInput = {
-        cluster,
-        pool: plan.pool,
-        trigger: input.trigger,
-        runSeed: context.df.newGuid(`${input.runSeed ?? ''}|${plan.pool}`),
-      };
-      const task = context.df.callSubOrchestrator(ORCHESTRATION.refreshPool, childInput, instanceId);
-      inFlight.push({ pool: plan.pool, task });
-      started.push(task);
+      const child = startChild(
+        context,
+        refreshPoolOrchestration,
+        {
+          cluster,
+          pool: plan.pool,
+          trigger: input.trigger,
+          runSeed: context.df.newGuid(`${input.runSeed ?? ''}|${plan.pool}`),
+        },
+        instanceId,
+      );
+      inFlight.push({ pool: plan.pool, child });
+      started.push(child.task);
       context.df.setCustomStatus({ cluster, step: 'refreshing', pools: inFlight.map((f) => f.pool) });
     }
     if (inFlight.length === 0) continue;
@@ -182,17 +195,17 @@ export function* refreshClusterOrchestration(
     } else {
       // The results are read in start order, each child sent before waited for on its own.
       const first = inFlight[0];
-      if (first !== undefined && !isFinished(first.task)) {
+      if (first !== undefined && !isFinished(first.child)) {
         try {
-          yield first.task;
+          yield first.child.task;
         } catch {
           // Read from the task below.
         }
       }
     }
-    for (const finished of inFlight.filter((f) => isFinished(f.task))) {
+    for (const finished of inFlight.filter((f) => isFinished(f.child))) {
       inFlight.splice(inFlight.indexOf(finished), 1);
-      results.push(resultOfChild(cluster, finished.pool, finished.task));
+      results.push(resultOfChild(cluster, finished.pool, yield* childResult(context, finished.child)));
     }
   }
   results.sort((a, b) => a.pool.localeCompare(b.pool));
@@ -200,13 +213,14 @@ export function* refreshClusterOrchestration(
   return { cluster, pools: results };
 }
 
-function isFinished(task: Task): boolean {
-  return task.isCompleted || task.isFaulted;
-}
-
 /** A finished pool refresh as the cluster's result reports it. */
-function resultOfChild(cluster: string, pool: string, task: Task): PoolRefreshResult {
-  if (task.isFaulted && isAlreadyRunning(task.result)) {
+function resultOfChild(
+  cluster: string,
+  pool: string,
+  ended: ChildResult<PoolRefreshResult>,
+): PoolRefreshResult {
+  if (ended.ok) return ended.output;
+  if (ended.failure.code === CHILD_ALREADY_RUNNING) {
     // A backend that refuses a running id (the check above lost a race): that run is the refresh.
     return {
       cluster,
@@ -215,21 +229,13 @@ function resultOfChild(cluster: string, pool: string, task: Task): PoolRefreshRe
       reason: `already refreshing (instance ${poolInstanceId(cluster, pool)}, started by another trigger)`,
     };
   }
-  if (task.isFaulted) {
-    const message = childFailureMessage(task.result);
-    const step = stepOf(message);
-    return {
-      cluster,
-      pool,
-      outcome: 'failed',
-      reason: message,
-      failure: {
-        step: step ?? 'refreshing',
-        message: step === undefined ? message : message.slice(step.length + 2),
-      },
-    };
-  }
-  return task.result as PoolRefreshResult;
+  return {
+    cluster,
+    pool,
+    outcome: 'failed',
+    reason: failureText(ended.failure),
+    failure: { step: ended.failure.step, message: ended.failure.message },
+  };
 }
 
 type PlanOutcome =
@@ -261,12 +267,4 @@ function* planPoolByPool(
         : { pool: pools[index] ?? '', ok: false, failure: outcome.failure },
     ),
   };
-}
-
-/**
- * The step a failed refresh names: its failure reads `<step>: <cause>` (StepFailure) and the steps are a
- * known vocabulary, so this is a lookup, not a parse; undefined when the host reworded the message.
- */
-function stepOf(message: string): RefreshStep | undefined {
-  return REFRESH_STEPS.find((step) => message.startsWith(`${step}: `));
 }

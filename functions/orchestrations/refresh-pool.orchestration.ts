@@ -20,6 +20,7 @@
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
+import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import { leaseRefOf } from '../../shared/application/pool-holdings.js';
 import type { PoolPlan } from '../../shared/application/pool-plan.js';
 import { outcomeOfPlan } from '../../shared/application/pool-plan.js';
@@ -34,9 +35,11 @@ import {
 } from '../../shared/application/run-events.js';
 import type { RunEvent } from '../../shared/ports/run-events.js';
 import { activities } from '../activities.js';
+import { defineOrchestration } from '../orchestration.js';
 import { call } from './call.js';
 import { cancelReport, isCancel, pastReturn, shielded, watchCancel, watchLease } from './cancel.js';
 import { giveBackLeftovers } from './give-back-leftovers.js';
+import { RefreshPoolInputSchema } from './inputs.js';
 import type { PoolHold } from './ownership.js';
 import { acquirePool, fenceOf, leaseLost, releasePool, runIdOf } from './ownership.js';
 import { inParallel } from './parallel.js';
@@ -61,10 +64,17 @@ interface RunReport {
   readonly pending: RunEvent[];
 }
 
-export function* refreshPoolOrchestration(
+/** A pool's refresh: `refresh:<cluster>:<pool>`, started by every trigger and by the cluster's run. */
+export const refreshPoolOrchestration = defineOrchestration(
+  ORCHESTRATION.refreshPool,
+  RefreshPoolInputSchema,
+  runRefreshPool,
+);
+
+function* runRefreshPool(
   context: OrchestrationContext,
+  input: RefreshPoolInput,
 ): Generator<Task, PoolRefreshResult, unknown> {
-  const input = context.df.getInput<RefreshPoolInput>();
   const { cluster, pool } = input;
   const report: RunReport = { clock: new PhaseClock(context), pending: [] };
   report.clock.enter('planning');

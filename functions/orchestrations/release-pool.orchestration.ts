@@ -9,20 +9,30 @@
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
+import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { ReleasePoolInput, ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
 import { nodeReleased } from '../../shared/application/run-events.js';
 import { describeHolder, LEASE_ANNOTATIONS, leaseState } from '../../shared/domain/ownership.js';
 import { describeReapAction, planReaping } from '../../shared/domain/reaper.js';
 import { activities } from '../activities.js';
+import { defineOrchestration } from '../orchestration.js';
 import { call } from './call.js';
 import { giveBackLeftovers } from './give-back-leftovers.js';
+import { ReleasePoolInputSchema } from './inputs.js';
 import { acquirePool, leaseLost, releasePool, runIdOf } from './ownership.js';
 import { eventTime, reportRunEvents } from './run-events.js';
 
-export function* releasePoolOrchestration(
+/** `release`: give back what a pool's dead or stuck runs hold (`release:<cluster>:<pool>`). */
+export const releasePoolOrchestration = defineOrchestration(
+  ORCHESTRATION.releasePool,
+  ReleasePoolInputSchema,
+  runReleasePool,
+);
+
+function* runReleasePool(
   context: OrchestrationContext,
+  input: ReleasePoolInput,
 ): Generator<Task, ReleasePoolResult, unknown> {
-  const input = context.df.getInput<ReleasePoolInput>();
   context.df.setCustomStatus({ cluster: input.cluster, pool: input.pool, step: 'giving-back-leftovers' });
   const result = yield* releaseLeftovers(context, { ...input, purpose: 'release' });
   context.df.setCustomStatus({

@@ -10,12 +10,15 @@
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
+import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolRollbackResult, RollbackPoolInput } from '../../shared/application/refresh-contracts.js';
 import type { PoolRollbackPlan } from '../../shared/application/rollback.js';
 import { versionRolledBack } from '../../shared/application/run-events.js';
 import { sameResourceId } from '../../shared/domain/resource-id.js';
 import { activities } from '../activities.js';
+import { defineOrchestration } from '../orchestration.js';
 import { call } from './call.js';
+import { RollbackPoolInputSchema } from './inputs.js';
 import type { PoolHold } from './ownership.js';
 import { acquirePool, leaseLost, releasePool, runIdOf } from './ownership.js';
 import { generationsPhase } from './refresh-pool/generations.phase.js';
@@ -25,10 +28,17 @@ import { StepFailure } from './step-failure.js';
 import { POLL } from './timing.js';
 import { pollUntil } from './waits.js';
 
-export function* rollbackPoolOrchestration(
+/** A pool's rollback to a retained earlier version (`rollback:<cluster>:<pool>`). */
+export const rollbackPoolOrchestration = defineOrchestration(
+  ORCHESTRATION.rollbackPool,
+  RollbackPoolInputSchema,
+  runRollbackPool,
+);
+
+function* runRollbackPool(
   context: OrchestrationContext,
+  input: RollbackPoolInput,
 ): Generator<Task, PoolRollbackResult, unknown> {
-  const input = context.df.getInput<RollbackPoolInput>();
   const { cluster, pool } = input;
   const run = { context, input };
 

@@ -1,8 +1,57 @@
-/** A failed step of a run, structured: which step, what kind of failure, its code, cause and advice. */
+/**
+ * A failed step of a run, structured: which step, what kind of failure, its code, cause and advice.
+ * Thrown inside an orchestration (`StepFailure`); carried across an orchestration's edge as a value
+ * (`FailedStep`): a parent reads its child's failure as that value (children.ts), never from a message.
+ */
 import type { ActivityFailure, FailureKind } from '../../shared/application/activities/activity.js';
+import { REFRESH_STEPS } from '../../shared/application/refresh-contracts.js';
+
+/**
+ * Every step an orchestration names in its custom status and its failures: a refresh's steps
+ * (refresh-contracts.ts) and those of the cluster, status, debounce and input-checking edges.
+ */
+export const STEP_NAMES = [
+  ...REFRESH_STEPS,
+  'validating-input',
+  'listing-pools',
+  'reading-status',
+  'refreshing',
+  'waiting-quiet-period',
+  'waiting-for-running-refresh',
+  'waiting-for-ready-time',
+  'unknown',
+] as const;
+
+export type StepName = (typeof STEP_NAMES)[number];
+
+export function isStepName(value: unknown): value is StepName {
+  return STEP_NAMES.some((step) => step === value);
+}
+
+/**
+ * @deprecated A step named by a plain string: refresh-pool/give-back.ts and live-capture.phase.ts still
+ * pass one (their owners name them by `StepName`, then this goes). A name outside the vocabulary reads
+ * as `unknown`.
+ */
+export type UntypedStep = string & {};
+
+/** A step passed as a plain string, read as the vocabulary's name (`unknown` outside it). */
+export function stepNameOf(step: StepName | UntypedStep): StepName {
+  return isStepName(step) ? step : 'unknown';
+}
+
+/** A failed step as a value: what a child orchestration reports to its parent (plain JSON). */
+export interface FailedStep {
+  readonly step: StepName;
+  readonly kind: FailureKind;
+  readonly code: string;
+  /** The cause without the step: `<cause> — <advice>; <follow-up>` (StepFailure.reason). */
+  readonly message: string;
+  readonly advice?: string;
+}
 
 export interface StepFailureInit {
-  readonly step: string;
+  readonly step: StepName;
   readonly kind: FailureKind;
   readonly code: string;
   /** The cause in words, without the step. */
@@ -13,12 +62,15 @@ export interface StepFailureInit {
   readonly followUp?: string;
 }
 
+/** @deprecated See UntypedStep. */
+export type UntypedStepFailureInit = Omit<StepFailureInit, 'step'> & { readonly step: UntypedStep };
+
 /**
  * Thrown by the orchestrators to fail a run. Its message is what operators see in the status and the
  * CLI: `<step>: <cause> — <advice>; <follow-up>`.
  */
 export class StepFailure extends Error {
-  readonly step: string;
+  readonly step: StepName;
   readonly kind: FailureKind;
   readonly code: string;
   readonly detail: string;
@@ -27,11 +79,12 @@ export class StepFailure extends Error {
   /** The message without the leading step: `<cause> — <advice>; <follow-up>`. */
   readonly reason: string;
 
-  constructor(init: StepFailureInit) {
-    super(`${init.step}: ${render(init)}`);
+  constructor(init: StepFailureInit | UntypedStepFailureInit) {
+    const step = stepNameOf(init.step);
+    super(`${step}: ${render(init)}`);
     this.reason = render(init);
     this.name = 'StepFailure';
-    this.step = init.step;
+    this.step = step;
     this.kind = init.kind;
     this.code = init.code;
     this.detail = init.detail;
@@ -40,7 +93,10 @@ export class StepFailure extends Error {
   }
 
   /** A failure of the orchestrator's own making (a timeout, a refusal it decided), terminal. */
-  static terminal(step: string, code: string, detail: string, advice?: string): StepFailure {
+  static terminal(step: StepName, code: string, detail: string, advice?: string): StepFailure;
+  /** @deprecated Name the step by `StepName` (see UntypedStep). */
+  static terminal(step: UntypedStep, code: string, detail: string, advice?: string): StepFailure;
+  static terminal(step: UntypedStep, code: string, detail: string, advice?: string): StepFailure {
     return new StepFailure({
       step,
       kind: 'terminal',
@@ -51,7 +107,7 @@ export class StepFailure extends Error {
   }
 
   /** An activity's failure as the failure of `step`; the caller's advice follows the activity's own. */
-  static ofActivity(step: string, failure: ActivityFailure, advice?: string, note?: string): StepFailure {
+  static ofActivity(step: StepName, failure: ActivityFailure, advice?: string, note?: string): StepFailure {
     return new StepFailure({
       step,
       kind: failure.kind,
@@ -59,6 +115,17 @@ export class StepFailure extends Error {
       detail: note === undefined ? failure.message : `${failure.message} ${note}`,
       ...joinAdvice(failure.advice, advice),
     });
+  }
+
+  /** The failure as the value an orchestration reports across its edge. */
+  toValue(): FailedStep {
+    return {
+      step: this.step,
+      kind: this.kind,
+      code: this.code,
+      message: this.reason,
+      ...(this.advice === undefined ? {} : { advice: this.advice }),
+    };
   }
 
   /** The same failure with what else went wrong afterwards. */
@@ -79,8 +146,23 @@ function joinAdvice(first: string | undefined, second: string | undefined): { ad
   return parts.length === 0 ? {} : { advice: [...new Set(parts)].join('; ') };
 }
 
-function render(init: StepFailureInit): string {
+function render(init: Omit<StepFailureInit, 'step'>): string {
   const advice = init.advice === undefined || init.detail.includes(init.advice) ? '' : ` — ${init.advice}`;
   const followUp = init.followUp === undefined ? '' : `; ${init.followUp}`;
   return `${init.detail}${advice}${followUp}`;
+}
+
+/**
+ * Anything an orchestration threw, as a failure value: a StepFailure as it is; anything else (a bug, the
+ * host) as a terminal failure of `step`, its message only.
+ */
+export function failedStepOf(error: unknown, step: StepName): FailedStep {
+  if (error instanceof StepFailure) return error.toValue();
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    step,
+    kind: 'terminal',
+    code: 'OrchestrationFailed',
+    message: message === '' ? 'failed' : message,
+  };
 }

@@ -13,6 +13,7 @@ import type { OrchestrationContext, Task } from 'durable-functions';
 
 import { cancelEventsOf, cancelledByEvent, stopIfCancelled } from './cancel.js';
 import { durableTimer } from './races.js';
+import type { StepName } from './step-failure.js';
 import { StepFailure } from './step-failure.js';
 import type { PollSchedule } from './timing.js';
 import { pollDelaySeconds } from './timing.js';
@@ -43,7 +44,7 @@ export function waitGuardOf(context: OrchestrationContext): WaitGuard | undefine
  */
 export function* sleepUnlessCancelled(
   context: OrchestrationContext,
-  step: string,
+  step: StepName,
   fireAt: Date,
 ): Generator<Task, void, unknown> {
   const guard = waitGuardOf(context);
@@ -60,7 +61,7 @@ export function* sleepUnlessCancelled(
 }
 
 export interface PollSpec<T> {
-  readonly step: string;
+  readonly step: StepName;
   readonly intervalSeconds: number;
   readonly timeoutSeconds: number;
   /**

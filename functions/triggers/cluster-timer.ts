@@ -9,6 +9,8 @@ import type { InvocationContext, Timer } from '@azure/functions';
 
 import type { OrchestrationClient, StartOutcome } from '../../shared/application/singleton.js';
 import { startSingleton } from '../../shared/application/singleton.js';
+import type { OrchestrationHandle } from '../orchestration.js';
+import { startRequest } from '../orchestration.js';
 import type { TriggerDependencies } from './trigger-dependencies.js';
 
 export interface ScheduleOutcome {
@@ -17,36 +19,39 @@ export interface ScheduleOutcome {
   readonly instanceId: string;
 }
 
-export interface ClusterTimerSpec {
+export interface ClusterTimerSpec<Input> {
   /** The timer's name in logs (`refresh schedule`). */
   readonly label: string;
-  /** The orchestrator to start. */
-  readonly name: string;
+  /** The orchestration to start. */
+  readonly orchestration: OrchestrationHandle<Input, unknown>;
   instanceIdOf(cluster: string): string;
   /** The orchestration's input; `runSeed` is fresh randomness per start (run ids of two task hubs differ). */
-  inputOf(cluster: string, runSeed: string): unknown;
+  inputOf(cluster: string, runSeed: string): NoInfer<Input>;
   /** Instances that, while active, mean this cluster's start is skipped too. */
   blockersOf?(cluster: string): readonly string[];
 }
 
-export async function startForEveryCluster(
+export async function startForEveryCluster<Input>(
   timer: Timer,
   client: OrchestrationClient,
   context: InvocationContext,
   deps: Pick<TriggerDependencies, 'clusters'>,
-  spec: ClusterTimerSpec,
+  spec: ClusterTimerSpec<Input>,
 ): Promise<ScheduleOutcome[]> {
   if (timer.isPastDue) context.warn(`${spec.label} is past due; running now`);
   const outcomes: ScheduleOutcome[] = [];
   for (const { name: cluster } of deps.clusters) {
     const instanceId = spec.instanceIdOf(cluster);
     try {
-      const started = await startSingleton(client, {
-        name: spec.name,
-        instanceId,
-        input: spec.inputOf(cluster, randomUUID()),
-        ...(spec.blockersOf === undefined ? {} : { blockers: spec.blockersOf(cluster) }),
-      });
+      const started = await startSingleton(
+        client,
+        startRequest(
+          spec.orchestration,
+          instanceId,
+          spec.inputOf(cluster, randomUUID()),
+          spec.blockersOf?.(cluster),
+        ),
+      );
       if (started.kind === 'running') {
         context.log(`${spec.label}: skipping cluster, a run is still active`, {
           cluster,

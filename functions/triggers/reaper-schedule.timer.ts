@@ -7,13 +7,9 @@
 import type { InvocationContext, Timer } from '@azure/functions';
 import * as df from 'durable-functions';
 
-import {
-  clusterInstanceId,
-  ORCHESTRATION,
-  reapInstanceId,
-} from '../../shared/application/orchestration-ids.js';
-import type { ReapClusterInput } from '../../shared/application/refresh-contracts.js';
+import { clusterInstanceId, reapInstanceId } from '../../shared/application/orchestration-ids.js';
 import type { OrchestrationClient } from '../../shared/application/singleton.js';
+import { orchestrations } from '../orchestrations/index.js';
 import type { ScheduleOutcome } from './cluster-timer.js';
 import { startForEveryCluster } from './cluster-timer.js';
 import type { TriggerDependencies } from './trigger-dependencies.js';
@@ -27,9 +23,9 @@ export async function handleReaperSchedule(
 ): Promise<ScheduleOutcome[]> {
   return startForEveryCluster(timer, client, context, deps, {
     label: 'reaper schedule',
-    name: ORCHESTRATION.reapCluster,
+    orchestration: orchestrations.reapCluster,
     instanceIdOf: reapInstanceId,
-    inputOf: (cluster, runSeed): ReapClusterInput => ({ cluster, trigger: 'reaper-timer', runSeed }),
+    inputOf: (cluster, runSeed) => ({ cluster, trigger: 'reaper-timer', runSeed }),
     blockersOf: (cluster) => [clusterInstanceId(cluster)],
   });
 }

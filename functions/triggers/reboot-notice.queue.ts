@@ -11,7 +11,7 @@ import type { InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 
 import { deserializeEvent } from '../../shared/adapters/eventgrid/event-envelopes.js';
-import { EVENT, ORCHESTRATION, signalInstanceId } from '../../shared/application/orchestration-ids.js';
+import { EVENT, signalInstanceId } from '../../shared/application/orchestration-ids.js';
 import type { RebootNotice, RejectionReason } from '../../shared/application/reboot-notices.js';
 import {
   decodeQueueMessage,
@@ -22,7 +22,8 @@ import {
 import type { OrchestrationClient } from '../../shared/application/singleton.js';
 import { signalSingleton } from '../../shared/application/singleton.js';
 import { isTerminal } from '../../shared/domain/errors.js';
-import type { PoolSignalInput } from '../orchestrations/pool-signal.orchestration.js';
+import { startRequest } from '../orchestration.js';
+import { orchestrations } from '../orchestrations/index.js';
 import type { TriggerDependencies } from './trigger-dependencies.js';
 import { workerTriggerDependencies } from './trigger-dependencies.js';
 
@@ -139,7 +140,7 @@ async function applyNotice(
     deps.scaleSetOfVirtualMachine,
   );
   if (!target.ok) return target;
-  const input: PoolSignalInput = {
+  const input = {
     cluster: target.cluster,
     pool: target.pool,
     quietPeriodSeconds: deps.quietPeriodSeconds,
@@ -148,11 +149,9 @@ async function applyNotice(
     runSeed: randomUUID(),
   };
   const how = await signalSingleton(client, {
-    name: ORCHESTRATION.poolSignal,
-    instanceId: signalInstanceId(target.cluster, target.pool),
+    ...startRequest(orchestrations.poolSignal, signalInstanceId(target.cluster, target.pool), input),
     eventName: EVENT.rebootNotice,
     eventData: notice,
-    input,
   });
   return { ok: true, cluster: target.cluster, pool: target.pool, how };
 }

@@ -17,7 +17,6 @@ import { z } from 'zod';
 import {
   clusterInstanceId,
   EVENT,
-  ORCHESTRATION,
   poolInstanceId,
   releaseInstanceId,
   rollbackInstanceId,
@@ -25,13 +24,6 @@ import {
 } from '../../shared/application/orchestration-ids.js';
 import type { PoolPlan } from '../../shared/application/pool-plan.js';
 import type { PoolStatus } from '../../shared/application/pool-status.js';
-import type {
-  RefreshClusterInput,
-  RefreshPoolInput,
-  RefreshStatus,
-  ReleasePoolInput,
-  RollbackPoolInput,
-} from '../../shared/application/refresh-contracts.js';
 import type { InstanceStatus, OrchestrationClient } from '../../shared/application/singleton.js';
 import { isActive, readStatus, startSingleton } from '../../shared/application/singleton.js';
 import {
@@ -42,6 +34,10 @@ import {
 } from '../../shared/application/status-page/render-status-page.js';
 import { DNS_SUBDOMAIN_RULE } from '../../shared/config/names.js';
 import { describeError, isNotFound } from '../../shared/domain/errors.js';
+import type { StartRequest } from '../orchestration.js';
+import { outputOf, startRequest } from '../orchestration.js';
+import { orchestrations } from '../orchestrations/index.js';
+import { runStatusOf } from '../orchestrations/run-status.js';
 import { htmlDocument, isClusterName, isPoolName, json, problem, readJsonBody, shown } from './http-io.js';
 import type { TriggerDependencies } from './trigger-dependencies.js';
 import { workerTriggerDependencies } from './trigger-dependencies.js';
@@ -76,14 +72,14 @@ export type RefreshRequest = z.output<typeof RefreshRequest>;
 
 /** A running instance as the API shows it: id, state and the step from its custom status. */
 function runView(status: InstanceStatus): Record<string, unknown> {
-  const custom = status.customStatus as Partial<RefreshStatus> | null | undefined;
+  const custom = runStatusOf(status.customStatus);
   return {
     instanceId: status.instanceId,
     runtimeStatus: status.runtimeStatus,
-    ...(custom?.step === undefined ? {} : { step: custom.step }),
-    ...(custom?.detail === undefined ? {} : { detail: custom.detail }),
-    ...(custom?.node === undefined ? {} : { node: custom.node }),
-    ...(custom?.since === undefined ? {} : { since: custom.since }),
+    ...(custom.step === undefined ? {} : { step: custom.step }),
+    ...(custom.detail === undefined ? {} : { detail: custom.detail }),
+    ...(custom.node === undefined ? {} : { node: custom.node }),
+    ...(custom.since === undefined ? {} : { since: custom.since }),
   };
 }
 
@@ -170,31 +166,31 @@ export async function handleRefreshRequest(
   const clusterId = clusterInstanceId(cluster.value);
   const start =
     pool === undefined
-      ? {
-          name: ORCHESTRATION.refreshCluster,
-          instanceId: clusterId,
-          input: {
+      ? startRequest(
+          orchestrations.refreshCluster,
+          clusterId,
+          {
             cluster: cluster.value,
             trigger: 'http',
             runSeed: randomUUID(),
             ...(dryRun === undefined ? {} : { dryRun }),
-          } satisfies RefreshClusterInput,
-          blockers: pools.value.map((p) => poolInstanceId(cluster.value, p)),
-        }
-      : {
-          name: ORCHESTRATION.refreshPool,
-          instanceId: poolInstanceId(cluster.value, pool),
-          input: {
+          },
+          pools.value.map((p) => poolInstanceId(cluster.value, p)),
+        )
+      : startRequest(
+          orchestrations.refreshPool,
+          poolInstanceId(cluster.value, pool),
+          {
             cluster: cluster.value,
             pool,
             trigger: 'http',
             runSeed: randomUUID(),
             ...(node === undefined ? {} : { node }),
             ...(dryRun === undefined ? {} : { dryRun }),
-          } satisfies RefreshPoolInput,
+          },
           // A cluster run refreshes this pool too.
-          blockers: [clusterId],
-        };
+          [clusterId],
+        );
   try {
     const outcome = await startSingleton(client, start);
     if (outcome.kind === 'running') {
@@ -247,7 +243,7 @@ export async function handleStatusRequest(
                 lastRun: {
                   ...runView(run),
                   finishedAt: iso(run.lastUpdatedTime),
-                  outcome: outcomeOf(run.output),
+                  outcome: outcomeOf(outputOf(orchestrations.refreshPool, run)),
                 },
               }),
         ...(signal !== undefined && isActive(signal)
@@ -267,10 +263,8 @@ export async function handleStatusRequest(
   });
 }
 
-function outcomeOf(output: unknown): unknown {
-  if (typeof output !== 'object' || output === null) return undefined;
-  const { outcome, reason } = output as { outcome?: unknown; reason?: unknown };
-  return outcome === undefined ? undefined : { outcome, reason };
+function outcomeOf(output: { readonly outcome: string; readonly reason: string } | undefined): unknown {
+  return output === undefined ? undefined : { outcome: output.outcome, reason: output.reason };
 }
 
 /** GET /api/clusters/{cluster}/plan[?pool=]: auto mode's decision per pool, with every node's verdict. */
@@ -398,18 +392,15 @@ export async function handleReleaseRequest(
   if (ownership.leftovers.length === 0 && !(force === true && heldBy !== undefined)) {
     return json(200, { cluster: cluster.value, pool, outcome: 'nothing-left', kept: ownership.kept });
   }
-  const input: ReleasePoolInput = {
-    cluster: cluster.value,
-    pool,
-    trigger: 'http',
-    runSeed: randomUUID(),
-    ...(force === true ? { force: true } : {}),
-  };
   return startPoolRun(request, client, context, {
     what: 'release',
-    name: ORCHESTRATION.releasePool,
-    instanceId: releaseInstanceId(cluster.value, pool),
-    input,
+    start: startRequest(orchestrations.releasePool, releaseInstanceId(cluster.value, pool), {
+      cluster: cluster.value,
+      pool,
+      trigger: 'http',
+      runSeed: randomUUID(),
+      ...(force === true ? { force: true } : {}),
+    }),
     busy: (instanceId) => ({
       code: 'AlreadyReleasing',
       message: `pool ${pool} is already being released (instance ${instanceId})`,
@@ -428,22 +419,14 @@ async function startPoolRun(
   context: InvocationContext,
   run: {
     readonly what: 'release' | 'rollback';
-    readonly name: string;
-    readonly instanceId: string;
-    readonly input: unknown;
-    readonly blockers?: readonly string[];
+    readonly start: StartRequest;
     readonly busy: (runningId: string) => { readonly code: string; readonly message: string };
     readonly logged: Record<string, unknown>;
   },
 ): Promise<HttpResponse> {
-  const { instanceId } = run;
+  const { instanceId } = run.start;
   try {
-    const outcome = await startSingleton(client, {
-      name: run.name,
-      instanceId,
-      input: run.input,
-      ...(run.blockers === undefined ? {} : { blockers: run.blockers }),
-    });
+    const outcome = await startSingleton(client, run.start);
     if (outcome.kind === 'running') {
       const busy = run.busy(outcome.instanceId);
       return problem(409, busy.code, busy.message, { running: runView(outcome.status) });
@@ -488,24 +471,25 @@ export async function handleRollbackRequest(
   const body = await readJsonBody(request, RollbackRequest, {});
   if (!body.ok) return body.response;
   const { to, dryRun } = body.value;
-  const input: RollbackPoolInput = {
-    cluster: cluster.value,
-    pool,
-    trigger: 'http',
-    runSeed: randomUUID(),
-    ...(to === undefined ? {} : { to }),
-    ...(dryRun === true ? { dryRun } : {}),
-  };
   const instanceId =
     dryRun === true
       ? rollbackInstanceId(cluster.value, pool, new Date().toISOString().replaceAll(/[^0-9]/g, ''))
       : rollbackInstanceId(cluster.value, pool);
   return startPoolRun(request, client, context, {
     what: 'rollback',
-    name: ORCHESTRATION.rollbackPool,
-    instanceId,
-    input,
-    blockers: dryRun === true ? [] : [poolInstanceId(cluster.value, pool), clusterInstanceId(cluster.value)],
+    start: startRequest(
+      orchestrations.rollbackPool,
+      instanceId,
+      {
+        cluster: cluster.value,
+        pool,
+        trigger: 'http',
+        runSeed: randomUUID(),
+        ...(to === undefined ? {} : { to }),
+        ...(dryRun === true ? { dryRun } : {}),
+      },
+      dryRun === true ? [] : [poolInstanceId(cluster.value, pool), clusterInstanceId(cluster.value)],
+    ),
     busy: (runningId) => ({
       code: 'PoolBusy',
       message: `pool ${pool} of cluster ${cluster.value} is busy (instance ${runningId}); roll back once it ends`,

@@ -5,9 +5,9 @@
 import type { InvocationContext, Timer } from '@azure/functions';
 import * as df from 'durable-functions';
 
-import { clusterInstanceId, ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
-import type { RefreshClusterInput } from '../../shared/application/refresh-contracts.js';
+import { clusterInstanceId } from '../../shared/application/orchestration-ids.js';
 import type { OrchestrationClient } from '../../shared/application/singleton.js';
+import { orchestrations } from '../orchestrations/index.js';
 import type { ScheduleOutcome } from './cluster-timer.js';
 import { startForEveryCluster } from './cluster-timer.js';
 import type { TriggerDependencies } from './trigger-dependencies.js';
@@ -21,9 +21,9 @@ export async function handleRefreshSchedule(
 ): Promise<ScheduleOutcome[]> {
   return startForEveryCluster(timer, client, context, deps, {
     label: 'refresh schedule',
-    name: ORCHESTRATION.refreshCluster,
+    orchestration: orchestrations.refreshCluster,
     instanceIdOf: clusterInstanceId,
-    inputOf: (cluster, runSeed): RefreshClusterInput => ({ cluster, trigger: 'timer', runSeed }),
+    inputOf: (cluster, runSeed) => ({ cluster, trigger: 'timer', runSeed }),
   });
 }
 

@@ -13,6 +13,7 @@ import type { ActivityHandle } from '../../../functions/activities.js';
 import { call } from '../../../functions/orchestrations/call.js';
 import { isCancel, shielded, watchCancel, watchLease } from '../../../functions/orchestrations/cancel.js';
 import { inParallel } from '../../../functions/orchestrations/parallel.js';
+import type { StepName } from '../../../functions/orchestrations/step-failure.js';
 import { sleepUnlessCancelled } from '../../../functions/orchestrations/waits.js';
 import { CANCEL_REQUESTED, splitCancelWatch } from '../../../shared/application/pool-cancel.js';
 
@@ -56,9 +57,16 @@ function setup(
   return { runner, seen };
 }
 
+/** Step n of a test run is named by the vocabulary's n-th step (steps are typed: StepName). */
+const STEP = ['cordoning', 'draining', 'preparing-disk', 'snapshotting'] as const satisfies StepName[];
+
+function stepName(n: number): StepName {
+  return STEP[n - 1] ?? 'unknown';
+}
+
 function* steps(context: OrchestrationContext, from: number, to: number): Generator<Task, void, unknown> {
   for (let n = from; n <= to; n++) {
-    yield* call(context, step, { n, at: context.df.currentUtcDateTime.toISOString() }, { step: `step-${n}` });
+    yield* call(context, step, { n, at: context.df.currentUtcDateTime.toISOString() }, { step: stepName(n) });
   }
 }
 
@@ -88,7 +96,7 @@ void describe('the cancel watch', () => {
       },
     );
     const status = await runner.startOrchestration('test', undefined, ID);
-    assert.equal(status.output, 'cancelled step-3: cancelled: Ctrl-C');
+    assert.equal(status.output, 'cancelled preparing-disk: cancelled: Ctrl-C');
     assert.deepEqual(
       seen.map((call) => call.n),
       [1, 2],
@@ -106,7 +114,7 @@ void describe('the cancel watch', () => {
       },
     });
     const status = await runner.startOrchestration('test', undefined, ID);
-    assert.equal(status.output, 'cancelled step-1: cancelled: early');
+    assert.equal(status.output, 'cancelled cordoning: cancelled: early');
     assert.deepEqual(
       seen.map((call) => call.n),
       [0],
@@ -122,7 +130,7 @@ void describe('the cancel watch', () => {
       { leaseCancel: (n) => (n >= 3 ? 'window closed' : undefined) },
     );
     const status = await runner.startOrchestration('test', undefined, ID);
-    assert.equal(status.output, 'cancelled step-3: cancelled: window closed');
+    assert.equal(status.output, 'cancelled preparing-disk: cancelled: window closed');
     assert.deepEqual(
       seen.map((call) => [call.n, call.watched]),
       [
@@ -146,7 +154,7 @@ void describe('the cancel watch', () => {
       },
     );
     const status = await runner.startOrchestration('test', undefined, ID);
-    assert.equal(status.output, 'cancelled step-4: cancelled: Ctrl-C');
+    assert.equal(status.output, 'cancelled snapshotting: cancelled: Ctrl-C');
     assert.deepEqual(
       seen.map((call) => [call.n, call.watched]),
       [
@@ -161,7 +169,7 @@ void describe('the cancel watch', () => {
     const { runner } = setup(
       watched(function* (context) {
         yield* steps(context, 1, 1);
-        yield* sleepUnlessCancelled(context, 'sleeping', new Date(START + 3_600_000));
+        yield* sleepUnlessCancelled(context, 'waiting-for-power-off', new Date(START + 3_600_000));
         return 'slept';
       }),
       {
@@ -171,7 +179,7 @@ void describe('the cancel watch', () => {
       },
     );
     const status = await runner.startOrchestration('test', undefined, ID);
-    assert.equal(status.output, 'cancelled sleeping: cancelled: Ctrl-C');
+    assert.equal(status.output, 'cancelled waiting-for-power-off: cancelled: Ctrl-C');
     assert.ok(status.lastUpdatedTime.getTime() < START + 3_600_000, 'long before the sleep would end');
   });
 });
@@ -179,7 +187,7 @@ void describe('the cancel watch', () => {
 void describe('inParallel with a branch sleeping on a race', () => {
   const HOUR = 3_600_000;
   const sleeper = function* (context: OrchestrationContext): Generator<Task, string, unknown> {
-    yield* sleepUnlessCancelled(context, 'sleeping', new Date(START + HOUR));
+    yield* sleepUnlessCancelled(context, 'waiting-for-power-off', new Date(START + HOUR));
     return 'slept';
   };
   const parallel = watched(function* (context) {
@@ -204,7 +212,7 @@ void describe('inParallel with a branch sleeping on a race', () => {
       },
     });
     const status = await runner.startOrchestration('test', undefined, ID);
-    assert.equal(status.output, 'cancelled sleeping: cancelled: Ctrl-C');
+    assert.equal(status.output, 'cancelled waiting-for-power-off: cancelled: Ctrl-C');
     assert.deepEqual(
       seen.map((call) => call.n),
       [1, 2, 3],

@@ -14,9 +14,10 @@ import {
   type VirtualClock,
 } from '../../../cli/runner/index.js';
 import { durableRegistry } from '../../../functions/durable-registry.js';
+import { orchestrations } from '../../../functions/orchestrations/index.js';
 import { toRefreshError } from '../../../shared/adapters/azure/errors.js';
 import type { BoundActivity } from '../../../shared/application/activities/catalogue.js';
-import { ORCHESTRATION, poolInstanceId } from '../../../shared/application/orchestration-ids.js';
+import { poolInstanceId } from '../../../shared/application/orchestration-ids.js';
 import type { RefreshStatus } from '../../../shared/application/refresh-contracts.js';
 import type {
   ClusterConfiguration,
@@ -223,13 +224,13 @@ export function createFakeWorld(options: FakeWorldOptions = {}): FakeWorld {
     statuses,
     refreshPool: (pool, extra = {}) =>
       runner.startOrchestration(
-        ORCHESTRATION.refreshPool,
+        orchestrations.refreshPool,
         { cluster: CLUSTER, pool, trigger: 'test', ...extra },
         poolInstanceId(CLUSTER, pool),
       ),
     refreshCluster: (extra = {}) =>
       runner.startOrchestration(
-        ORCHESTRATION.refreshCluster,
+        orchestrations.refreshCluster,
         { cluster: CLUSTER, trigger: 'test', ...extra },
         `refresh:${CLUSTER}`,
       ),

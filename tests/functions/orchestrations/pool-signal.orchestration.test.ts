@@ -63,7 +63,7 @@ function setup(options: { holdRefresh?: boolean } = {}) {
   const runnerOptions: RunnerOptions = {
     orchestrators: {
       [ORCHESTRATION.refreshPool]: refreshPool,
-      [ORCHESTRATION.poolSignal]: poolSignalOrchestration,
+      [ORCHESTRATION.poolSignal]: poolSignalOrchestration.handler,
     },
     activities: {
       // The singleton check before each refresh (the product's own handler over the runner's client).
