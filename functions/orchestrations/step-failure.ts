@@ -1,5 +1,6 @@
 /** A failed step of a run, structured: which step, what kind of failure, its code, cause and advice. */
 import type { ActivityFailure, FailureKind } from '../../shared/application/activities/activity.js';
+import { messageOf } from '../../shared/domain/errors.js';
 
 export interface StepFailureInit {
   readonly step: string;
@@ -72,6 +73,12 @@ export class StepFailure extends Error {
       followUp: this.followUp === undefined ? followUp : `${this.followUp}; ${followUp}`,
     });
   }
+}
+
+/** Any thrown value as the failure of `step`: a StepFailure as it is, anything else terminal and unexpected. */
+export function asStepFailure(step: string, error: unknown): StepFailure {
+  if (error instanceof StepFailure) return error;
+  return new StepFailure({ step, kind: 'terminal', code: 'UnexpectedError', detail: messageOf(error) });
 }
 
 function joinAdvice(first: string | undefined, second: string | undefined): { advice?: string } {

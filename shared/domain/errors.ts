@@ -87,9 +87,14 @@ export class TerminalError extends RefreshError {
   }
 }
 
+/** The text of any thrown value: an Error's message, anything else as a string. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** The message of any thrown value, followed by the product error's advice when it has one. */
 export function describeError(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   return isRefreshError(error) && error.advice !== undefined ? `${message} — ${error.advice}` : message;
 }
 
