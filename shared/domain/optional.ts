@@ -5,8 +5,11 @@
  * `in` checks see the same object as before; `null`, `0`, `''` and `false` are kept.
  */
 
-/** The fields of `T` that may be absent, none of them `undefined` when present. */
-export type DefinedOnly<T extends object> = { [K in keyof T]?: Exclude<T[K], undefined> };
+/**
+ * The fields of `T` that may be absent, none of them `undefined` when present. `void` goes too: a value
+ * typed `void | X` is `X` once it is not `undefined`, as the ternary narrowed it.
+ */
+export type DefinedOnly<T extends object> = { [K in keyof T]?: Exclude<T[K], undefined | void> };
 
 /** A copy of `fields` without the keys whose value is `undefined`, in the same key order. */
 export function definedOnly<T extends object>(fields: T): DefinedOnly<T> {

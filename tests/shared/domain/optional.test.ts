@@ -63,4 +63,11 @@ void describe('definedOnly', () => {
     const typed: { zone?: string; lun?: number } = definedOnly(read(''));
     assert.deepStrictEqual(typed, { lun: 1 });
   });
+
+  void it('drops void as the ternary narrowed it (a callback that may return nothing)', () => {
+    const onCreated = (stop: boolean): (() => void) | void => (stop ? () => undefined : undefined);
+    const cancel = onCreated(false);
+    const record: { cancel?: () => void } = { ...definedOnly({ cancel }) };
+    assert.deepStrictEqual(record, {});
+  });
 });
