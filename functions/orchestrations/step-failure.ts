@@ -1,6 +1,7 @@
 /** A failed step of a run, structured: which step, what kind of failure, its code, cause and advice. */
 import type { ActivityFailure, FailureKind } from '../../shared/application/activities/activity.js';
 import { messageOf } from '../../shared/domain/errors.js';
+import { definedOnly } from '../../shared/domain/optional.js';
 
 export interface StepFailureInit {
   readonly step: string;
@@ -47,7 +48,7 @@ export class StepFailure extends Error {
       kind: 'terminal',
       code,
       detail,
-      ...(advice === undefined ? {} : { advice }),
+      ...definedOnly({ advice }),
     });
   }
 
@@ -69,7 +70,7 @@ export class StepFailure extends Error {
       kind: this.kind,
       code: this.code,
       detail: this.detail,
-      ...(this.advice === undefined ? {} : { advice: this.advice }),
+      ...definedOnly({ advice: this.advice }),
       followUp: this.followUp === undefined ? followUp : `${this.followUp}; ${followUp}`,
     });
   }

@@ -1,3 +1,4 @@
+import { definedOnly } from './optional.js';
 /**
  * The product's error taxonomy (STYLE.md convention 7): adapters translate SDK failures into these at
  * the boundary so use cases and orchestrators decide on retry/fail by kind, never by parsing messages.
@@ -44,7 +45,7 @@ export abstract class RefreshError extends Error {
       name: this.name,
       code: this.code,
       message: this.message,
-      ...(this.advice === undefined ? {} : { advice: this.advice }),
+      ...definedOnly({ advice: this.advice }),
     };
   }
 }
