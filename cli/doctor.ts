@@ -22,7 +22,9 @@ import { listPoolsOfCluster } from '../shared/application/plan-pool.js';
 import type { ClusterHandle } from '../shared/application/refresh-dependencies.js';
 import type { RequiredAction } from '../shared/domain/arm-permissions.js';
 import { missingActions, requiredActionsFor } from '../shared/domain/arm-permissions.js';
+import { messageOf } from '../shared/domain/errors.js';
 import { describeAccess } from '../shared/domain/kubernetes-access.js';
+import { definedOnly } from '../shared/domain/optional.js';
 import type { CliOptions } from './args.js';
 import type { Session } from './session.js';
 
@@ -62,10 +64,6 @@ async function computeActions(): Promise<RequiredAction[]> {
   return ComputeActions.parse(JSON.parse(await readFile(COMPUTE_ACTIONS_FILE, 'utf8')));
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 function adviceOf(error: unknown): string | undefined {
   const advice = (error as { advice?: unknown } | null)?.advice;
   return typeof advice === 'string' ? advice : undefined;
@@ -73,7 +71,7 @@ function adviceOf(error: unknown): string | undefined {
 
 function failed(base: Omit<DoctorCheck, 'result' | 'detail' | 'fix'>, error: unknown): DoctorCheck {
   const fix = adviceOf(error);
-  return { ...base, result: 'error', detail: messageOf(error), ...(fix === undefined ? {} : { fix }) };
+  return { ...base, result: 'error', detail: messageOf(error), ...definedOnly({ fix }) };
 }
 
 interface Scope {
@@ -87,7 +85,7 @@ function scopeOf(session: Session, options: CliOptions): Scope {
   const names = session.composition.dependencies.clusterNames;
   return {
     clusters: options.cluster === undefined ? names : names.filter((name) => name === options.cluster),
-    ...(options.pool === undefined ? {} : { pool: options.pool }),
+    ...definedOnly({ pool: options.pool }),
     // A settings file may point at the simulator too (VMSSP_SIMULATOR=true, docs/local-host.md).
     realAzure:
       options.sim === undefined &&

@@ -8,6 +8,7 @@
 import type { PoolHoldingsView } from '../shared/application/pool-holdings.js';
 import { poolScope, readPoolHoldings } from '../shared/application/pool-holdings.js';
 import type { RefreshDependencies } from '../shared/application/refresh-dependencies.js';
+import { messageOf } from '../shared/domain/errors.js';
 import { describeHolder, LEASE_ANNOTATIONS, leaseState } from '../shared/domain/ownership.js';
 
 /** A pool run of the command: where it ran and, once it held the pool, its run id. */
@@ -105,7 +106,7 @@ export async function readLeftBehind(
       const view = await readPoolHoldings(handle, await poolScope(handle, run.pool));
       lines.push(...describeLeftBehind(view, run, deps.now()));
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = messageOf(error);
       lines.push(
         `pool ${run.pool}: could not read what the run left (${message}); see vmss-prototype status --cluster ${run.cluster}`,
       );

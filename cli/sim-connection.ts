@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
 
+import { messageOf } from '../shared/domain/errors.js';
 import type { SimulatorConnection } from '../sim/connection.js';
 import { UsageError } from './args.js';
 import type { Clock } from './runner/index.js';
@@ -51,7 +52,7 @@ export async function connectSimulator(path: string): Promise<ConnectedSimulator
   } catch (error) {
     throw new Error(
       `--sim-connect ${path}: the simulator at ${connection.armEndpoint} does not answer ` +
-        `(${error instanceof Error ? error.message : String(error)}): start it with \`npm run sim\` ` +
+        `(${messageOf(error)}): start it with \`npm run sim\` ` +
         `(it writes a new connection file) and run the command again`,
       { cause: error },
     );

@@ -14,6 +14,7 @@ import {
   STATUS_PAGE_CSP,
   type StatusPageInput,
 } from '../shared/application/status-page/render-status-page.js';
+import { messageOf } from '../shared/domain/errors.js';
 import { UsageError } from './args.js';
 import type { StatusResult } from './commands.js';
 
@@ -110,7 +111,7 @@ export async function serveStatusPage(
         response.end(request.method === 'HEAD' ? undefined : page);
       },
       (error: unknown) => {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = messageOf(error);
         log(`status page: reading the status failed: ${message}`);
         response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
         response.end(`reading the status failed: ${message}\n`);

@@ -15,6 +15,7 @@ import { z } from 'zod';
 import type { ActivityResult } from '../shared/application/activities/activity.js';
 import type { InstanceStatus } from '../shared/application/singleton.js';
 import { isActive } from '../shared/application/singleton.js';
+import { messageOf } from '../shared/domain/errors.js';
 import type { ActivityHandle } from './activities.js';
 import type { FailedStep } from './orchestrations/step-failure.js';
 import { STEP_NAMES } from './orchestrations/step-failure.js';
@@ -106,7 +107,7 @@ export function instanceStatusHandler(
       // Called on the client itself: durable-functions' DurableClient has it on its prototype.
       status = await client.getStatus(instanceId);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = messageOf(error);
       // Never read as "not running": a start would then replace a running refresh.
       if (!UNKNOWN_INSTANCE.test(message)) {
         return {

@@ -19,6 +19,7 @@ import { stringify as stringifyYaml } from 'yaml';
 
 import { allowAllAuthorizer, createActionListAuthorizer } from './arm/action-authorizer.js';
 import { createArmHandler } from './arm/arm-handler.js';
+import { messageOf } from './errors.js';
 import { createKubeHandler, type KubeHandler } from './kube/handler.js';
 import {
   ALLOW_ALL,
@@ -106,7 +107,7 @@ async function rbacFiles(dir: string): Promise<string[]> {
   try {
     entries = await readdir(dir);
   } catch (error) {
-    throw new Error(`reading RBAC manifests in ${dir}: ${(error as Error).message}`, { cause: error });
+    throw new Error(`reading RBAC manifests in ${dir}: ${messageOf(error)}`, { cause: error });
   }
   const files = entries
     .filter((name) => /\.ya?ml$/i.test(name) && !/^kustomization\.ya?ml$/i.test(name))

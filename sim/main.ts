@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 
 import { SettingsFileRefused, writeFunctionAppSettings } from '../cli/function-app-settings.js';
 import { connectionOf, writeConnectionFile } from './connection.js';
+import { messageOf } from './errors.js';
 import { type RunningSimulator, SAMPLE_SCENARIO, startSimulator } from './index.js';
 import { ScenarioError } from './world/scenario.js';
 
@@ -71,7 +72,7 @@ function parseFlags(argv: readonly string[]): Flags {
     }));
   } catch (error) {
     // parseArgs names the flag ("Unknown option '--x'", "Option '--out <value>' argument missing").
-    throw new FlagError(`${(error as Error).message}\n${USAGE}`);
+    throw new FlagError(`${messageOf(error)}\n${USAGE}`);
   }
   if (values.help === true) throw new FlagError(USAGE);
   const clock = (values.clock as string | undefined) ?? 'scaled';
@@ -152,7 +153,7 @@ async function main(): Promise<number> {
       console.error(`${error.message}\n(fix the scenario file, or pass another with --scenario <file>)`);
       return 1;
     }
-    console.error(`starting simulator: ${(error as Error).message}`);
+    console.error(`starting simulator: ${messageOf(error)}`);
     return 1;
   }
   const connectionPath = join(sim.kubeconfigPath, '..', 'connection.json');

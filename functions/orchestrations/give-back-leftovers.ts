@@ -7,6 +7,7 @@
 import type { OrchestrationContext, Task } from 'durable-functions';
 
 import type { PoolScope } from '../../shared/application/pool-holdings.js';
+import { messageOf } from '../../shared/domain/errors.js';
 import type { Kept, ReapAction, ReapPlan } from '../../shared/domain/reaper.js';
 import { describeReapAction, planReaping } from '../../shared/domain/reaper.js';
 import { resourceGroupOfId } from '../../shared/domain/resource-id.js';
@@ -80,7 +81,7 @@ function* giveBackDeadCanary(
     if (error instanceof StepFailure && error.code === 'LeaseLost') throw error;
     return {
       gaveBack: [],
-      failures: [`the canary of a dead run: ${error instanceof Error ? error.message : String(error)}`],
+      failures: [`the canary of a dead run: ${messageOf(error)}`],
     };
   }
 }
@@ -109,9 +110,7 @@ function* carryOut(
     } catch (error) {
       // A lost lease ends the run: nothing more may be touched.
       if (error instanceof StepFailure && error.code === 'LeaseLost') throw error;
-      failures.push(
-        `${describeReapAction(action)}: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      failures.push(`${describeReapAction(action)}: ${messageOf(error)}`);
     }
   }
 
@@ -131,7 +130,7 @@ function* carryOut(
         });
       } catch (error) {
         if (error instanceof StepFailure && error.code === 'LeaseLost') throw error;
-        const why = error instanceof Error ? error.message : String(error);
+        const why = messageOf(error);
         notStarted.set(node, why);
         failures.push(`starting instance ${instanceId}: ${why}`);
       }

@@ -5,6 +5,8 @@
  */
 import type { ActivityFailure, FailureKind } from '../../shared/application/activities/activity.js';
 import { REFRESH_STEPS } from '../../shared/application/refresh-contracts.js';
+import { messageOf } from '../../shared/domain/errors.js';
+import { definedOnly } from '../../shared/domain/optional.js';
 
 /**
  * Every step an orchestration names in its custom status and its failures: a refresh's steps
@@ -102,7 +104,7 @@ export class StepFailure extends Error {
       kind: 'terminal',
       code,
       detail,
-      ...(advice === undefined ? {} : { advice }),
+      ...definedOnly({ advice }),
     });
   }
 
@@ -135,10 +137,16 @@ export class StepFailure extends Error {
       kind: this.kind,
       code: this.code,
       detail: this.detail,
-      ...(this.advice === undefined ? {} : { advice: this.advice }),
+      ...definedOnly({ advice: this.advice }),
       followUp: this.followUp === undefined ? followUp : `${this.followUp}; ${followUp}`,
     });
   }
+}
+
+/** Any thrown value as the failure of `step`: a StepFailure as it is, anything else terminal and unexpected. */
+export function asStepFailure(step: string, error: unknown): StepFailure {
+  if (error instanceof StepFailure) return error;
+  return new StepFailure({ step, kind: 'terminal', code: 'UnexpectedError', detail: messageOf(error) });
 }
 
 function joinAdvice(first: string | undefined, second: string | undefined): { advice?: string } {

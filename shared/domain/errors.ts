@@ -1,3 +1,4 @@
+import { definedOnly } from './optional.js';
 /**
  * The product's error taxonomy (STYLE.md convention 7): adapters translate SDK failures into these at
  * the boundary so use cases and orchestrators decide on retry/fail by kind, never by parsing messages.
@@ -44,7 +45,7 @@ export abstract class RefreshError extends Error {
       name: this.name,
       code: this.code,
       message: this.message,
-      ...(this.advice === undefined ? {} : { advice: this.advice }),
+      ...definedOnly({ advice: this.advice }),
     };
   }
 }
@@ -87,9 +88,14 @@ export class TerminalError extends RefreshError {
   }
 }
 
+/** The text of any thrown value: an Error's message, anything else as a string. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** The message of any thrown value, followed by the product error's advice when it has one. */
 export function describeError(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   return isRefreshError(error) && error.advice !== undefined ? `${message} — ${error.advice}` : message;
 }
 

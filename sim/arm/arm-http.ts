@@ -6,6 +6,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 
 import { z } from 'zod';
 
+import { messageOf } from '../errors.js';
 import type { ApiSurface } from './api-versions.js';
 import {
   type ArmErrorBody,
@@ -149,7 +150,7 @@ export function parseJson(raw: string): unknown {
   } catch (error) {
     throw new HttpError(400, {
       code: 'InvalidRequestContent',
-      message: `The request content was invalid and could not be deserialized: '${error instanceof Error ? error.message : String(error)}'.`,
+      message: `The request content was invalid and could not be deserialized: '${messageOf(error)}'.`,
     });
   }
 }

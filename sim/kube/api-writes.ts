@@ -10,6 +10,7 @@ import { z } from 'zod';
 
 import type { KubeObject, KubeStore, SimClock } from '../contracts.js';
 import { KubeStoreError } from '../contracts.js';
+import { messageOf } from '../errors.js';
 import type { KubeReads } from './api-reads.js';
 import { HttpReply, isRecord, refOf, type ResourceRoute, successStatus } from './api-routing.js';
 import type { KubeControllers } from './controllers.js';
@@ -117,7 +118,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
     try {
       return JSON.parse(body.toString('utf8')) as unknown;
     } catch (error) {
-      throw badRequest(`${what}: ${(error as Error).message}`);
+      throw badRequest(`${what}: ${messageOf(error)}`);
     }
   }
 

@@ -17,6 +17,7 @@ import type {
   SimClock,
 } from '../contracts.js';
 import { KubeStoreError } from '../contracts.js';
+import { messageOf } from '../errors.js';
 import { serveReview } from './access-reviews.js';
 import { createKubeReads } from './api-reads.js';
 import type { HttpReply } from './api-routing.js';
@@ -148,7 +149,7 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
     try {
       return JSON.parse(body.toString('utf8')) as unknown;
     } catch (error) {
-      throw new KubeApiError('BadRequest', `decoding review: ${(error as Error).message}`);
+      throw new KubeApiError('BadRequest', `decoding review: ${messageOf(error)}`);
     }
   }
 
@@ -298,7 +299,7 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       if (error instanceof KubeApiError) fail(error);
       else if (error instanceof KubeStoreError && target.type === 'resource')
         fail(fromStoreError(error, refOf(target)));
-      else fail(new KubeApiError('InternalError', `serving ${operation}: ${(error as Error).message}`));
+      else fail(new KubeApiError('InternalError', `serving ${operation}: ${messageOf(error)}`));
     }
   }
 

@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 
+import { messageOf } from '../errors.js';
+
 export interface KubeUser {
   name: string;
   groups: string[];
@@ -404,7 +406,7 @@ export function createRbacAuthorizer(files: readonly string[]): RbacAuthorizer &
     try {
       text = readFileSync(file, 'utf8');
     } catch (error) {
-      throw new Error(`reading RBAC manifest ${file}: ${(error as Error).message}`, { cause: error });
+      throw new Error(`reading RBAC manifest ${file}: ${messageOf(error)}`, { cause: error });
     }
     for (const document of parseAllDocuments(text)) {
       if (document.errors.length > 0) {

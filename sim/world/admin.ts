@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { z } from 'zod';
 
+import { messageOf } from '../errors.js';
 import { FaultEntry, formatPath } from './scenario.js';
 import type { World } from './world.js';
 
@@ -48,7 +49,7 @@ function parse<T>(schema: z.ZodType<T>, text: string, what: string): T {
   try {
     data = text.trim() === '' ? {} : JSON.parse(text);
   } catch (error) {
-    throw new AdminError(400, `reading ${what}: the body is not JSON (${(error as Error).message})`);
+    throw new AdminError(400, `reading ${what}: the body is not JSON (${messageOf(error)})`);
   }
   const result = schema.safeParse(data);
   if (!result.success) {
@@ -76,7 +77,7 @@ export function createAdminHandler(options: AdminHandlerOptions): AdminHandler {
       try {
         return world.cluster(name);
       } catch (error) {
-        throw new AdminError(404, (error as Error).message);
+        throw new AdminError(404, messageOf(error));
       }
     };
     switch (`${method} ${path}`) {
@@ -108,7 +109,7 @@ export function createAdminHandler(options: AdminHandlerOptions): AdminHandler {
         try {
           return { status: 201, body: world.applyFault(entry) };
         } catch (error) {
-          throw new AdminError(400, (error as Error).message);
+          throw new AdminError(400, messageOf(error));
         }
       }
       case 'DELETE /faults':
@@ -121,7 +122,7 @@ export function createAdminHandler(options: AdminHandlerOptions): AdminHandler {
           return { status: 202, body: { nodes: run.nodes, state: run.state } };
         } catch (error) {
           if (error instanceof AdminError) throw error;
-          throw new AdminError(400, (error as Error).message);
+          throw new AdminError(400, messageOf(error));
         }
       }
       case 'GET /kured':
@@ -154,7 +155,7 @@ export function createAdminHandler(options: AdminHandlerOptions): AdminHandler {
       try {
         world.deleteNode(decodeURIComponent(node[1]));
       } catch (error) {
-        throw new AdminError(404, (error as Error).message);
+        throw new AdminError(404, messageOf(error));
       }
       return { status: 200, body: { deleted: node[1] } };
     }
@@ -193,7 +194,7 @@ export function createAdminHandler(options: AdminHandlerOptions): AdminHandler {
         reply(result.status, result.body);
       } catch (error) {
         const status = error instanceof AdminError ? error.status : 500;
-        reply(status, { error: { message: (error as Error).message } });
+        reply(status, { error: { message: messageOf(error) } });
       }
     })();
   };

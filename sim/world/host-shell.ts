@@ -10,6 +10,7 @@
  * foreground `sleep` ends, as sh does; without a TERM trap, TERM ends the script and no trap runs.
  * Variables: `NAME=VALUE`, `NAME=$(COMMAND)` (its output, trailing new lines removed), `$NAME`.
  */
+import { messageOf } from '../errors.js';
 import {
   type CommandResult,
   type HostEffects,
@@ -252,7 +253,7 @@ export class HostShell {
     try {
       parsed = parseHostScript(body);
     } catch (error) {
-      throw new ScriptStop(2, `line ${line}: trap: ${(error as Error).message}`);
+      throw new ScriptStop(2, `line ${line}: trap: ${messageOf(error)}`);
     }
     for (const signal of signals) {
       const name = signal.replace(/^SIG/, '');
@@ -350,7 +351,7 @@ export function runScriptFile(
   try {
     child = new HostShell(text);
   } catch (error) {
-    return { status: 2, error: `sh: ${path}: ${(error as Error).message}` };
+    return { status: 2, error: `sh: ${path}: ${messageOf(error)}` };
   }
   const step = child.run(host, effects, nowMs);
   if (step.kind === 'suspended') {
@@ -394,5 +395,5 @@ function describe(command: SimpleCommand): string {
 function stopOf(error: unknown): ScriptStop {
   if (error instanceof ScriptStop) return error;
   if (error instanceof ScriptSyntaxError) return new ScriptStop(2, error.message);
-  return new ScriptStop(1, error instanceof Error ? error.message : String(error));
+  return new ScriptStop(1, messageOf(error));
 }

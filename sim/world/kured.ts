@@ -5,6 +5,7 @@
 import type { ComputeState } from '../arm/compute-state.js';
 import type { KubeObject } from '../contracts.js';
 import { KubeStoreError } from '../contracts.js';
+import { messageOf } from '../errors.js';
 import { budgetsForPod, computeBudget } from '../kube/disruption.js';
 import { isNodeReady, isUnschedulable, specOf, statusOf, timestamp } from '../kube/objects.js';
 import type { WorldClock } from './clock.js';
@@ -221,7 +222,7 @@ export class KuredStandIn {
       } catch (error) {
         if (!wasUnschedulable) this.uncordon(name);
         this.releaseLock(name);
-        done(`reboot refused: ${(error as Error).message}`);
+        done(`reboot refused: ${messageOf(error)}`);
         return;
       }
       this.onGuestReboot(instance.vmId, name);

@@ -15,6 +15,7 @@
  */
 import type { ComputeState, InstanceInfo } from '../arm/compute-state.js';
 import type { KubeObject, KubeStore, LatencyProfile } from '../contracts.js';
+import { messageOf } from '../errors.js';
 import {
   isTerminating,
   nodeNameOf as podNodeName,
@@ -232,7 +233,7 @@ export class PrepRuns {
     try {
       shell = new HostShell(script);
     } catch (error) {
-      refuse(`the script cannot run on the simulated host: ${(error as Error).message}`);
+      refuse(`the script cannot run on the simulated host: ${messageOf(error)}`);
       return;
     }
     const process: Process = {
@@ -458,7 +459,7 @@ export class PrepRuns {
       step = {
         kind: 'ended',
         ok: false,
-        error: `the script cannot run on the simulated host: ${(error as Error).message}`,
+        error: `the script cannot run on the simulated host: ${messageOf(error)}`,
       };
     }
     const ok = step.kind === 'ended' && step.ok;

@@ -9,6 +9,7 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
 
 import { KAMINO_OBSERVED, type LatencyProfile } from '../contracts.js';
+import { messageOf } from '../errors.js';
 
 /** A relative duration: `30s`, `-3h`, `+10m`, `2d`, `1.5h`. */
 const DURATION_RE = /^([+-]?)(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
@@ -544,7 +545,7 @@ export async function loadScenarioFile(path: string): Promise<Scenario> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new ScenarioError(path, [`cannot read the file: ${(error as Error).message}`]);
+    throw new ScenarioError(path, [`cannot read the file: ${messageOf(error)}`]);
   }
   return parseScenarioYaml(text, path);
 }

@@ -20,10 +20,11 @@ import { EMPTY_CANARY_MEMORY, judgeCanaries } from '../../../shared/domain/canar
 import type { CanaryRecord } from '../../../shared/domain/canary-record.js';
 import { CONCURRENT_CHANGE } from '../../../shared/domain/errors.js';
 import { fnv1a32Hex } from '../../../shared/domain/gallery-naming.js';
+import { definedOnly } from '../../../shared/domain/optional.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { isCancel, pastReturn } from '../cancel.js';
-import { StepFailure } from '../step-failure.js';
+import { asStepFailure, StepFailure } from '../step-failure.js';
 import { EXPECTED, POLL } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import { giveBackCanary, removePassedCanaries } from './canary-cleanup.js';
@@ -191,7 +192,7 @@ export function* canaryPhase<Published>(
     });
     verdict = observed;
   } catch (error) {
-    failure = asStepFailure(error);
+    failure = asStepFailure('testing-canaries', error);
   }
   const seconds = Math.round((context.df.currentUtcDateTime.getTime() - startedAtMs) / 1000);
   const base = { instances: progress.instances, seconds, othersFromVersion: progress.others };
@@ -281,7 +282,7 @@ function* pinVersion(
           versionId: version.id,
           record: { ...record, priorImage: { ...record.priorImage } },
           baseline: {
-            ...(baseline.etag === undefined ? {} : { etag: baseline.etag }),
+            ...definedOnly({ etag: baseline.etag }),
             tags: { ...baseline.tags },
           },
         },
@@ -302,14 +303,4 @@ function baselineIdsOf(run: RefreshRun): string[] {
 function checkPodNameOf(run: RefreshRun, versionName: string, instanceId: string): string {
   const hash = fnv1a32Hex(`${run.plan.scaleSet.id.toLowerCase()}/${instanceId}`);
   return `vmssp-check-${versionName.replaceAll('.', '-')}-${hash}`.toLowerCase().slice(0, 63);
-}
-
-function asStepFailure(error: unknown): StepFailure {
-  if (error instanceof StepFailure) return error;
-  return new StepFailure({
-    step: 'testing-canaries',
-    kind: 'terminal',
-    code: 'UnexpectedError',
-    detail: error instanceof Error ? error.message : String(error),
-  });
 }

@@ -10,7 +10,7 @@ import type { NodePriorState } from '../../../shared/application/donor-node.js';
 import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { noteGivenBack, shielded } from '../cancel.js';
-import { StepFailure } from '../step-failure.js';
+import { asStepFailure, StepFailure } from '../step-failure.js';
 import { EXPECTED, POLL, RESTORE_RETRY } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import type { RefreshRun } from './run.js';
@@ -157,14 +157,4 @@ function* giveBack(run: RefreshRun, input: GiveBackInput): Generator<Task, GiveB
     }
   }
   return { restoredAt, waitedMs: restoredAt.getTime() - startedAt, failures };
-}
-
-function asStepFailure(step: string, error: unknown): StepFailure {
-  if (error instanceof StepFailure) return error;
-  return new StepFailure({
-    step,
-    kind: 'terminal',
-    code: 'UnexpectedError',
-    detail: error instanceof Error ? error.message : String(error),
-  });
 }

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { StepFailure } from '../../../functions/orchestrations/step-failure.js';
+import { asStepFailure, StepFailure } from '../../../functions/orchestrations/step-failure.js';
 
 void describe('StepFailure', () => {
   void it('reads "<step>: <cause> — <advice>" and keeps every part', () => {
@@ -38,4 +38,27 @@ void describe('StepFailure', () => {
       'draining: timed out — wait; restoring the node also failed: restoring-node: unreachable',
     );
   });
+});
+
+void describe('asStepFailure', () => {
+  void it('keeps a StepFailure as it is', () => {
+    const failure = StepFailure.terminal('snapshotting', 'SnapshotFailed', 'failed');
+    assert.equal(asStepFailure('capturing', failure), failure);
+  });
+
+  for (const [thrown, detail] of [
+    [new Error('boom'), 'boom'],
+    ['plain text', 'plain text'],
+    [42, '42'],
+    [undefined, 'undefined'],
+  ] as const) {
+    void it(`makes ${String(thrown)} an unexpected terminal failure of the step`, () => {
+      const failure = asStepFailure('capturing', thrown);
+      assert.deepEqual(
+        [failure.step, failure.kind, failure.code, failure.detail],
+        ['capturing', 'terminal', 'UnexpectedError', detail],
+      );
+      assert.equal(failure.message, `capturing: ${detail}`);
+    });
+  }
 });

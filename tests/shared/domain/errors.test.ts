@@ -8,6 +8,7 @@ import {
   isRefreshError,
   isTerminal,
   isTransient,
+  messageOf,
   NotFoundError,
   TerminalError,
   TransientError,
@@ -150,3 +151,18 @@ void describe('ensureError', () => {
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+void describe('messageOf', () => {
+  const cases: [unknown, string][] = [
+    [new Error('boom'), 'boom'],
+    [new TerminalError('Code', 'refused'), 'refused'],
+    ['text', 'text'],
+    [42, '42'],
+    [null, 'null'],
+    [undefined, 'undefined'],
+    [{ toString: () => 'custom' }, 'custom'],
+  ];
+  for (const [error, expected] of cases) {
+    void it(`reads ${expected}`, () => assert.equal(messageOf(error), expected));
+  }
+});
