@@ -62,7 +62,7 @@ export interface ClientNodeClusterGatewayOptions {
   readonly requestTimeoutMs?: number;
 }
 
-/** kubectl drain's page size (research/kube.md §2.2): big enough for one request on most nodes. */
+/** kubectl drain's page size (`ChunkSize`, k8s.io/kubectl/pkg/cmd/drain/drain.go): big enough for one request on most nodes. */
 const PAGE_SIZE = 500;
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** A continue token older than the server's compaction window answers 410; a list restarts at most this often. */
@@ -584,7 +584,7 @@ export class ClientNodeClusterGateway implements ClusterGateway {
 
   async #patchNode(action: string, name: string, body: object): Promise<void> {
     await this.#call({ action, kind: 'Node' }, () =>
-      // Without an explicit Content-Type the generated client sends json-patch+json (research/kube.md §5.3).
+      // Without an explicit Content-Type the generated client sends json-patch+json (kubernetes-client/javascript#2160).
       this.#core.patchNode({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
     );
   }
