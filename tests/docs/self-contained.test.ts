@@ -106,8 +106,6 @@ void describe('the repository is self-contained', () => {
       for (const found of text.matchAll(DOCS_CITATION)) {
         const [citation, page = '', anchor] = found;
         if (!existsSync(join(ROOT, 'docs', page))) {
-          // A relative link from another folder's page (../docs/x.md) is the links test's; a bare
-          // docs/x.md must name one of our pages.
           problems.push(`${path}:${lineOf(text, found.index)}: ${citation}: no such page`);
         } else if (anchor !== undefined && !anchorsOf(page).has(anchor)) {
           problems.push(`${path}:${lineOf(text, found.index)}: ${citation}: no heading #${anchor}`);
