@@ -1,4 +1,4 @@
-// `npm run test:fast`: the checks to run while working, in about a minute on two cores — lint of the
+// `npm run test:fast`: the checks to run while working, in about 90 s on two busy cores — lint of the
 // files that changed (ESLint's cache skips what it already passed), and the unit and fake-world
 // orchestration tests. No simulator, Azurite, browser, Bicep or child processes: those, the end-to-end,
 // chaos, explorer, bench, security and infra tests, and the full lint run in `npm test`, before pushing.
