@@ -1,4 +1,4 @@
-/** Architecture rules: the folder tree is the dependency rule (STYLE.md convention 1). */
+/** Architecture rules: the folder tree is the dependency rule (docs/conventions.md#layout). */
 module.exports = {
   forbidden: [
     {

@@ -1,5 +1,5 @@
 /**
- * The end state a refresh must leave in the simulated world (DESIGN.md §2, §8), checked from the
+ * The end state a refresh must leave in the simulated world (docs/design.md#one-refresh-step-by-step, #safety-model), checked from the
  * world's own records rather than from what the product reported: used by the demo and the
  * end-to-end tests.
  */

@@ -131,7 +131,7 @@ export interface RequestLog {
 
 /**
  * How long things take in the simulated world, in simulated seconds. `kamino-observed` comes from
- * kamino's published run log (DESIGN.md §6): drain ≈14 s with 5 s grace, prep pod ≈49 s from creation
+ * kamino's published run log (docs/design.md#timings): drain ≈14 s with 5 s grace, prep pod ≈49 s from creation
  * to power-off (2 s to start + 43 s pulling its image, which is where kamino's pod spent its time, +
  * 4 s of script: kamino's `sleep 4`), instance stop ≈113 s, snapshot ≈65 s, image version ≈665 s,
  * extension delete 13–67 s, scale-set update ≈3 s.

@@ -37,7 +37,8 @@ import type { InvocationContext } from '@azure/functions';
 import type { OrchestrationHandler } from 'durable-functions';
 import testingUtilsModule from 'durable-functions/lib/src/util/testingUtils.js';
 
-/** ReplaySchema.V3: what the Durable extension advertises today (research/durable.md §0 #8). */
+/** ReplaySchema.V3: what the Durable extension advertises today (azure-functions-durable-extension,
+ * `OrchestrationTriggerAttributeBindingProvider.cs`: `context.df.lock` needs V4 and throws under V3). */
 const REPLAY_SCHEMA_V3 = 2;
 
 /** Extension defaults for timer splitting (lib/src/util/testingUtils.js uses the same). */

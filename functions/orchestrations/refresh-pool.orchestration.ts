@@ -1,5 +1,5 @@
 /**
- * Refreshes one node pool (DESIGN.md §2): plan, hold the pool, then the phases — prepare the image
+ * Refreshes one node pool (docs/design.md#one-refresh-step-by-step): plan, hold the pool, then the phases — prepare the image
  * definition, capture the donor's OS disk (capture.phase.ts: drain-and-stop and run-command;
  * live-capture.phase.ts: live), build and publish a gallery image version (image.phase.ts), test it on
  * canary instances before it is published (canary.phase.ts; issue 13), point the scale set at it and clean

@@ -50,9 +50,10 @@ export const POLL = {
 /**
  * Long-running waits whose usual length is known: the first read is made when the operation is expected
  * to be done (`expectedSeconds` after it was asked for), then every `intervalSeconds` until it is. Reading
- * earlier only spends ARM's read budget (those reads are what it throttles first; azure.md §9) and history.
+ * earlier only spends ARM's read budget (those reads are what it throttles first:
+ * https://learn.microsoft.com/azure/virtual-machines/compute-throttling-limits) and history.
  * Microsoft publishes no expected durations ("highly variable"): the figures are kamino's logged runs
- * (research/2026-11-landscape.md §4: stop 113–183 s, snapshot 6–65 s, image version 664 s; DESIGN.md §6),
+ * (stop 113–183 s, snapshot 6–65 s, image version 664 s; docs/design.md#timings),
  * taken at or below the usual, so a quicker operation costs at most that much waiting and a slower one
  * the short interval. A throttled read's Retry-After is honoured by the call itself (call.ts).
  */
@@ -72,7 +73,7 @@ export const EXPECTED = {
    * written, no instance is upgraded under the manual policy).
    */
   scaleSetUpdate: { expectedSeconds: 10, intervalSeconds: 10 },
-  /** Bootstrap extensions' deletion asked → gone from the model (13–67 s; DESIGN.md §6). */
+  /** Bootstrap extensions' deletion asked → gone from the model (13–67 s; docs/design.md#timings). */
   extensionDeletion: { expectedSeconds: 60, intervalSeconds: 10 },
 } as const satisfies Record<string, PollSchedule>;
 

@@ -1,6 +1,6 @@
 /**
  * kured's `--notify-url` as a reboot notice: shoutrrr's generic webhook POSTs `{ "title", "message" }`
- * (research/kube.md §1.4), e.g. `generic+https://<app>/api/notices/kured?cluster=prod&code=<key>`.
+ * (https://containrrr.dev/shoutrrr/v0.8/services/generic/), e.g. `generic+https://<app>/api/notices/kured?cluster=prod&code=<key>`.
  * "Node <name> rebooted & uncordoned successfully!" becomes a notice on the reboot queue; kured's
  * drain/reboot messages are acknowledged and ignored (the node is on its way down).
  */

@@ -67,7 +67,7 @@ export async function protectNode(
   const marker = (await kube.nodes.get(nodeName)).annotations[CAPTURE_RUN_ANNOTATION];
   if (marker !== undefined && marker !== runId) throw heldByAnotherRun(`holding node ${nodeName}`, marker);
   // The autoscaler must not remove the node while it is drained and stopped: cordoning alone
-  // does not protect it (research/kube.md §4). Annotate first, then cordon.
+  // does not protect it (docs/design.md#capture). Annotate first, then cordon.
   await kube.nodes.patchAnnotations(nodeName, {
     [CAPTURE_RUN_ANNOTATION]: runId,
     [PRIOR_STATE_ANNOTATION]: encodePriorState(prior),

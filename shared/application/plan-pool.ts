@@ -295,7 +295,7 @@ export async function planFromSelection(
   }
 
   // The model does not carry the Hyper-V generation; the donor's instance view does, and the image
-  // definition must match it or the version is refused (research/azure.md §2).
+  // definition must match it or the version is refused (docs/design.md#gallery-and-image-definition).
   let hyperVGeneration = scaleSet.hyperVGeneration;
   if (hyperVGeneration === undefined && decision.kind === 'refresh') {
     hyperVGeneration = (await handle.compute.instances.get(pool.scaleSet, decision.instanceId))
@@ -330,7 +330,7 @@ export async function planFromSelection(
       },
       definitionSpec: {
         osType: scaleSet.osType,
-        // A scale set with an osProfile can only use Generalized images (research/azure.md §2).
+        // A scale set with an osProfile can only use Generalized images (docs/design.md#gallery-and-image-definition).
         osState: 'Generalized',
         hyperVGeneration: hyperVGeneration ?? 'V1',
         architecture: scaleSet.architecture ?? 'x64',

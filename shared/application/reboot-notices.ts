@@ -31,7 +31,7 @@ const NODE_REBOOTED_CLOUD_EVENT = 'io.vmss-prototype.node.rebooted';
 
 /**
  * Health Resources annotations that mean the guest OS came back from a reboot someone chose
- * (research/azure.md §8). Host repairs and planned maintenance reboot the host, not a patched guest.
+ * (https://learn.microsoft.com/azure/service-health/resource-health-vm-annotation). Host repairs and planned maintenance reboot the host, not a patched guest.
  */
 const REBOOT_ANNOTATIONS: ReadonlySet<string> = new Set([
   'VirtualMachineRestarted',
@@ -422,7 +422,8 @@ export function normalizeEnvelope(envelope: EventEnvelope, receivedAt: Date): No
   }
 }
 
-/** kured's shoutrrr `generic` webhook body (`template=json`): research/kube.md §1.4. */
+/** kured's shoutrrr `generic` webhook body (`template=json`):
+ * https://containrrr.dev/shoutrrr/v0.8/services/generic/ */
 export const KuredWebhook = z.object({
   title: z.string().max(256).optional(),
   message: z.string().min(1).max(1024),
@@ -474,7 +475,7 @@ const MAX_ITEMS_PER_MESSAGE = 100;
 
 /**
  * Decodes a queue message: plain JSON or base64 JSON (Event Grid's storage-queue delivery has been
- * seen both ways; research/azure.md §8), an object already parsed by the host, one item or an array.
+ * seen both ways; functions/triggers/README.md), an object already parsed by the host, one item or an array.
  */
 export function decodeQueueMessage(entry: unknown): QueueItem[] {
   let value: unknown = entry;

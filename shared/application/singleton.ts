@@ -1,6 +1,7 @@
 /**
  * Start-or-report-running for deterministic orchestration instance ids (one refresh per pool, one
- * debounce per pool), over the few DurableClient calls it needs (research/durable.md §2.1).
+ * debounce per pool), over the few DurableClient calls it needs
+ * (https://learn.microsoft.com/azure/azure-functions/durable/durable-functions-singletons).
  */
 
 /** Runtime states in which an instance still owns its id: a new start must not replace it. */

@@ -44,7 +44,11 @@ export const QUEUE_NAME_RULE = rule(
   (v) => v.length >= 3 && v.length <= 63 && /^[a-z0-9](?:[a-z0-9]|-(?!-))*[a-z0-9]$/.test(v),
 );
 
-/** Durable Functions task hub (host.json `hubName`, research/durable.md §6.2), with this project's length cap. */
+/**
+ * Durable Functions task hub (host.json `hubName`, letters and digits, starting with a letter:
+ * https://learn.microsoft.com/azure/azure-functions/durable/durable-functions-task-hubs), with this
+ * project's length cap.
+ */
 export const TASK_HUB_RULE = rule('a task hub name: 3–45 letters and digits, starting with a letter', (v) =>
   /^[A-Za-z][A-Za-z0-9]{2,44}$/.test(v),
 );

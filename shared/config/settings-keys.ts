@@ -62,7 +62,8 @@ export { SECRET_SETTING_PREFIX };
  *   `credential` (`managedidentity`), `clientId` (user-assigned identity), or explicit service URIs.
  *   Durable Functions' storage provider and the reboot-queue trigger both use this connection.
  * - `FUNCTIONS_WORKER_RUNTIME`: `node`; needed locally. On Flex Consumption the runtime is set in
- *   `functionAppConfig.runtime` and this key must not be an app setting (research/durable.md §6.1).
+ *   `functionAppConfig.runtime` and this key must not be an app setting
+ *   (https://learn.microsoft.com/azure/azure-functions/functions-app-settings#flex-consumption-plan-deprecations).
  * - `APPLICATIONINSIGHTS_CONNECTION_STRING`, `APPLICATIONINSIGHTS_AUTHENTICATION_STRING`: telemetry, the
  *   latter for Entra-authenticated ingestion (`Authorization=AAD;ClientId=<identity>`).
  */

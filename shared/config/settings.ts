@@ -1,7 +1,7 @@
 /**
- * The app's one validated settings object (STYLE.md convention 9): the zod schema, `loadSettings` that builds
+ * The app's one validated settings object (docs/conventions.md#settings): the zod schema, `loadSettings` that builds
  * it from the environment and reports every problem at once, and the per-pool selection policy it produces.
- * Over 400 lines on purpose: one schema for every setting is the point (STYLE.md convention 9).
+ * Over 400 lines on purpose: one schema for every setting is the point (docs/conventions.md#settings).
  */
 
 import { z } from 'zod';
@@ -347,7 +347,7 @@ const LiveCapture = strictObject(
 );
 
 /**
- * Extensions kept on the scale set model when the bootstrap ones are deleted (DESIGN.md §2 step 7), as
+ * Extensions kept on the scale set model when the bootstrap ones are deleted (docs/design.md#model-update), as
  * `publisher/type`. Each carries something other than bootstrap, so removing it would lose it for new nodes:
  * - AKS and aks-engine billing extensions: billing and provenance of the node (kamino kept
  *   `computeAksLinuxBilling` for this reason).

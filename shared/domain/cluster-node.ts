@@ -34,7 +34,7 @@ export interface ClusterNode {
   readonly createdAt?: string;
 }
 
-/** Annotation that stops cluster-autoscaler from removing a node; cordoning alone does not (research/kube.md §4). */
+/** Annotation that stops cluster-autoscaler from removing a node; cordoning alone does not (docs/design.md#capture). */
 export const SCALE_DOWN_DISABLED_ANNOTATION = 'cluster-autoscaler.kubernetes.io/scale-down-disabled';
 
 /** Marks the node a refresh holds: which run cordoned it (visible to operators, and the proof we own the cordon). */

@@ -129,7 +129,7 @@ export interface ImageVersionRef extends ImageDefinitionRef {
 /** Immutable features of an image definition; they must match the scale set or VM creation fails later. */
 export interface ImageDefinitionSpec {
   readonly osType: 'Linux' | 'Windows';
-  /** Always Generalized for scale sets with an osProfile (research/azure.md §2). */
+  /** Always Generalized for scale sets with an osProfile (docs/design.md#gallery-and-image-definition). */
   readonly osState: 'Generalized' | 'Specialized';
   readonly hyperVGeneration: 'V1' | 'V2';
   readonly architecture: 'x64' | 'Arm64';

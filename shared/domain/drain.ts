@@ -1,5 +1,6 @@
 /**
- * The pure half of `kubectl drain` (research/kube.md §2.2): which pods on a node are evicted, which are
+ * The pure half of `kubectl drain` (its filters:
+ * https://github.com/kubernetes/kubectl/blob/master/pkg/drain/filters.go): which pods on a node are evicted, which are
  * left alone, and which block the drain before anything is evicted.
  */
 

@@ -1,6 +1,6 @@
 import { definedOnly } from './optional.js';
 /**
- * The product's error taxonomy (STYLE.md convention 7): adapters translate SDK failures into these at
+ * The product's error taxonomy (docs/conventions.md#errors): adapters translate SDK failures into these at
  * the boundary so use cases and orchestrators decide on retry/fail by kind, never by parsing messages.
  */
 

@@ -3,8 +3,7 @@
  * for operator overrides. Pure.
  *
  * Rules (learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules#microsoftcompute,
- * consistent with DESIGN.md §2 "gallery names are unique per subscription, allow `_` not `-`"; research/azure.md
- * §1–2 cover the version-name rule only):
+ * which is why a gallery name uses `_` where a resource group has `-`):
  * - galleries: 1–80 characters; letters, digits, underscores and periods; start and end with a letter or digit;
  *   unique within the subscription.
  * - galleries/images (image definitions): 1–80 characters; letters, digits, underscores, hyphens and periods;

@@ -1,6 +1,6 @@
 /**
  * Names, ordering and provenance tags of the gallery image versions this product creates
- * (DESIGN.md §2 step 3). Pure: time comes in as an argument.
+ * (docs/design.md#version-name). Pure: time comes in as an argument.
  */
 import type { CaptureMode } from './capture-mode.js';
 import { CAPTURE_MODES } from './capture-mode.js';

@@ -1,6 +1,6 @@
 /**
  * What a live capture (capture-mode.ts, live-capture.ts) that died may have left, and how the reaper gives
- * it back (DESIGN.md §9 "Ownership and recovery"). Pure: the caller lists the world and carries the
+ * it back (docs/design.md#the-reaper). Pure: the caller lists the world and carries the
  * actions out, in order:
  *
  * 1. A freeze pod → deleted with a grace period: its TERM trap thaws the root filesystem at once. Without

@@ -1,5 +1,5 @@
 /**
- * Who holds a pool, as every runner sees it (DESIGN.md §9 "Ownership and recovery"). Pure.
+ * Who holds a pool, as every runner sees it (docs/design.md#ownership-the-pool-lease-and-the-run-id). Pure.
  *
  * - A **run id** names one run of a pool refresh (unique per run, unlike the instance id
  *   `refresh:<cluster>:<pool>` every run of a pool shares). It is carried by the donor's marker annotation,

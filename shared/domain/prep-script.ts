@@ -1,6 +1,6 @@
 /**
  * The script the one-shot prep pod runs in the host's namespaces (or Azure Run Command runs as root on
- * the host) before the OS disk is captured (DESIGN.md §2 step 4d; kamino's `image_tweaks`). It makes the disk boot as a new machine: nothing
+ * the host) before the OS disk is captured (docs/design.md#capture; kamino's `image_tweaks`). It makes the disk boot as a new machine: nothing
  * that identifies the donor may survive, and what a new node needs to join its cluster must. Which files
  * that is depends on the pool's bootstrap flavour (bootstrap-flavour.ts). The last command powers the
  * host off, so the script must be idempotent and quick; it uses only `set`, `echo … >>`, `rm -rf`,

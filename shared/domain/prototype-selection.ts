@@ -1,5 +1,5 @@
 /**
- * Auto mode's choice of the prototype node of one pool (DESIGN.md §3): a pure function of the nodes,
+ * Auto mode's choice of the prototype node of one pool (docs/design.md#choosing-the-prototype-node): a pure function of the nodes,
  * the policy, the pool's current image and `now`, that explains its verdict on every node.
  * Over 400 lines on purpose: the rules are applied in one fixed order, readable top to bottom in one file.
  */

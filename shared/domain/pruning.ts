@@ -1,11 +1,12 @@
 /**
- * Which image versions of a pool's definition to delete after a refresh (DESIGN.md §2 step 6), and why each
+ * Which image versions of a pool's definition to delete after a refresh (docs/design.md#prune), and why each
  * one is kept or deleted. Pure and deterministic.
  */
 
 import { compareImageVersions, parseImageVersion } from './image-version.js';
 
-/** Gallery image version provisioning states (GalleryRP 2024-03-03, research/azure.md §1). */
+/** Gallery image version provisioning states (GalleryRP 2024-03-03: `provisioningState` of
+ * https://learn.microsoft.com/rest/api/compute/gallery-image-versions/get). */
 export type ImageVersionProvisioningState =
   'Creating' | 'Updating' | 'Failed' | 'Succeeded' | 'Deleting' | 'Migrating';
 

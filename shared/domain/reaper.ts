@@ -1,5 +1,5 @@
 /**
- * The reaper's decision (DESIGN.md §9): given what one pool's runs left in the cluster and in Azure, and
+ * The reaper's decision (docs/design.md#the-reaper): given what one pool's runs left in the cluster and in Azure, and
  * the one run that is alive on the pool (the holder of its live lease, if any), what to give back and what
  * to keep, each with its reason. Pure: the caller reads the world and carries the actions out.
  *

@@ -1,5 +1,5 @@
 /**
- * When a reboot debounce plans a pool again (DESIGN.md §9 "Event path"). Notices arrive at the reboot,
+ * When a reboot debounce plans a pool again (docs/design.md#triggers-and-the-event-path). Notices arrive at the reboot,
  * about a minute before the node is Ready again, so the planned refresh can find the rebooted node Ready a
  * little too briefly; instead of waiting for the next timer (hours), the debounce re-arms for the
  * shortfall: it plans again when the first such node becomes a candidate. Pure.

@@ -1,5 +1,5 @@
 /**
- * How auto mode chooses the prototype node of a pool (DESIGN.md §3). Settings produce this object;
+ * How auto mode chooses the prototype node of a pool (docs/design.md#choosing-the-prototype-node). Settings produce this object;
  * the pure selection function consumes it.
  */
 export interface SelectionPolicy {

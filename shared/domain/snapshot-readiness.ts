@@ -1,6 +1,6 @@
 /**
  * When the donor may be started again after its OS disk snapshot was asked for. An Azure snapshot is a
- * point-in-time copy usable as soon as the create call returns (research/2026-11-landscape.md §4): only
+ * point-in-time copy usable as soon as the create call returns (docs/design.md#snapshot): only
  * Premium SSD v2 and Ultra disks fill it by a background copy, during which the source must not change.
  * Those cannot be OS disks today, so `auto` starts the donor at once for every OS disk Azure allows.
  */

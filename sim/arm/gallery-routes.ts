@@ -352,7 +352,8 @@ export class GalleryRoutes extends ArmRoutes {
         'location',
       );
     }
-    // The gallery RP needs write access on the source disk or snapshot (research/azure.md §10).
+    // The gallery RP needs write access on the source disk or snapshot
+    // (https://learn.microsoft.com/azure/virtual-machines/azure-compute-gallery, RBAC).
     this.authorizeLinked(
       context,
       /\/providers\/Microsoft\.Compute\/disks\//i.test(sourceId)

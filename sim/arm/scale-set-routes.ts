@@ -159,7 +159,7 @@ export class ScaleSetRoutes extends ArmRoutes {
     };
   }
 
-  /** Refuses model changes ARM refuses; see research/azure.md §2 and §5. */
+  /** Refuses model changes ARM refuses (docs/design.md#gallery-and-image-definition, #model-update). */
   private validateScaleSetModel(current: JsonObject, next: JsonObject): void {
     if (textOr(next.orchestrationMode, '') !== textOr(current.orchestrationMode, '')) {
       throw propertyChange('orchestrationMode');

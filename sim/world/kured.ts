@@ -1,6 +1,7 @@
 /**
  * A stand-in for kured ≥ 1.7 running with `--annotate-nodes`: it reboots nodes one at a time and sets
- * and clears the node annotations exactly as kured's `rebootAsRequired` does (research/kube.md §1.2).
+ * and clears the node annotations exactly as kured's `rebootAsRequired` does
+ * (https://github.com/kubereboot/kured/blob/main/cmd/kured/main.go).
  */
 import type { ComputeState } from '../arm/compute-state.js';
 import type { KubeObject } from '../contracts.js';

@@ -334,7 +334,7 @@ function sanitise(message: string): string {
     : redacted;
 }
 
-/** Snapshot and image version deletions take seconds to a minute (research/azure.md, kamino's log). */
+/** Snapshot and image version deletions take seconds to a minute (docs/design.md#timings). */
 const DELETING_RETRY_AFTER_MS = 15_000;
 
 /** Deletion is asynchronous: a request for the same name must wait until the old resource is gone. */

@@ -110,7 +110,7 @@ function toIso(value: Date | string): string {
   return typeof value === 'string' ? value : value.toISOString();
 }
 
-/** The instance view reports the VM's Hyper-V generation; the model does not (research/azure.md §2). */
+/** The instance view reports the VM's Hyper-V generation; the model does not (docs/design.md#gallery-and-image-definition). */
 function instanceHyperVGeneration(value: string | undefined): { hyperVGeneration?: HyperVGeneration } {
   const generation = toHyperVGeneration(value);
   return generation === undefined ? {} : { hyperVGeneration: generation };

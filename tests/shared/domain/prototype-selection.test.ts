@@ -470,7 +470,7 @@ void describe('selectPrototypeNode: rule order', () => {
 void describe('selectPrototypeNode: the kured annotation life cycle', () => {
   // kured with --annotate-nodes writes both annotations with the same timestamp when it first sees the
   // reboot sentinel, removes reboot-in-progress after a successful reboot, and never removes
-  // most-recent-reboot-needed (research/kube.md §1.2).
+  // most-recent-reboot-needed (kured's `rebootAsRequired`, cmd/kured/main.go).
   const firstReboot = new Date('2026-11-20T03:00:00Z');
   const secondReboot = new Date('2026-11-21T03:00:00Z');
   const at = (from: Date, seconds: number): Date => new Date(from.getTime() + seconds * 1000);

@@ -98,7 +98,7 @@ describe('simulated ARM: scale sets through @azure/arm-compute', () => {
         tags: { pool: 'a', image: 'prototype' },
         virtualMachineProfile: {
           storageProfile: {
-            // null removes the marketplace fields, as DESIGN.md §2.7 sends them.
+            // null removes the marketplace fields, as the model update sends them (docs/design.md#model-update).
             imageReference: {
               id: GALLERY_IMAGE,
               publisher: null,
