@@ -22,15 +22,15 @@ import type { ActivityHandle } from '../activities.js';
 import { readInstanceStatus } from '../instance-status.activity.js';
 import { cancelledByLease, leaseWatchOf, stopIfCancelled } from './cancel.js';
 import { durableTimer } from './races.js';
-import type { StepName, UntypedStep } from './step-failure.js';
-import { StepFailure, stepNameOf } from './step-failure.js';
+import type { StepName } from './step-failure.js';
+import { StepFailure } from './step-failure.js';
 import type { RetryPolicy } from './timing.js';
 import { MAX_RETRY_AFTER_MS, STEP_RETRY } from './timing.js';
 import { sleepUnlessCancelled, waitGuardOf } from './waits.js';
 
 export interface CallOptions {
-  /** The step the call belongs to: a failure names it. (UntypedStep: see step-failure.ts.) */
-  readonly step: StepName | UntypedStep;
+  /** The step the call belongs to: a failure names it. */
+  readonly step: StepName;
   /** What the operator can do when the step fails, shown after the failure's own advice. */
   readonly advice?: string;
   /** Default: STEP_RETRY. */
@@ -47,7 +47,7 @@ export function* call<Input, Output>(
   options: CallOptions,
 ): Generator<Task, Output, unknown> {
   const policy = options.retry ?? STEP_RETRY;
-  const step = stepNameOf(options.step);
+  const step = options.step;
   const startedAt = context.df.currentUtcDateTime.getTime();
   for (let attempt = 1; ; attempt += 1) {
     const guard = waitGuardOf(context);
@@ -238,7 +238,7 @@ export function* callEach<Input, Output>(
       if (wait === undefined) {
         outcomes[entry.index] = {
           ok: false,
-          failure: StepFailure.ofActivity(stepNameOf(options.step), result.failure, options.advice),
+          failure: StepFailure.ofActivity(options.step, result.failure, options.advice),
         };
         continue;
       }

@@ -30,18 +30,6 @@ export function isStepName(value: unknown): value is StepName {
   return STEP_NAMES.some((step) => step === value);
 }
 
-/**
- * @deprecated A step named by a plain string: refresh-pool/give-back.ts and live-capture.phase.ts still
- * pass one (their owners name them by `StepName`, then this goes). A name outside the vocabulary reads
- * as `unknown`.
- */
-export type UntypedStep = string & {};
-
-/** A step passed as a plain string, read as the vocabulary's name (`unknown` outside it). */
-export function stepNameOf(step: StepName | UntypedStep): StepName {
-  return isStepName(step) ? step : 'unknown';
-}
-
 /** A failed step as a value: what a child orchestration reports to its parent (plain JSON). */
 export interface FailedStep {
   readonly step: StepName;
@@ -64,9 +52,6 @@ export interface StepFailureInit {
   readonly followUp?: string;
 }
 
-/** @deprecated See UntypedStep. */
-export type UntypedStepFailureInit = Omit<StepFailureInit, 'step'> & { readonly step: UntypedStep };
-
 /**
  * Thrown by the orchestrators to fail a run. Its message is what operators see in the status and the
  * CLI: `<step>: <cause> — <advice>; <follow-up>`.
@@ -81,8 +66,8 @@ export class StepFailure extends Error {
   /** The message without the leading step: `<cause> — <advice>; <follow-up>`. */
   readonly reason: string;
 
-  constructor(init: StepFailureInit | UntypedStepFailureInit) {
-    const step = stepNameOf(init.step);
+  constructor(init: StepFailureInit) {
+    const step = init.step;
     super(`${step}: ${render(init)}`);
     this.reason = render(init);
     this.name = 'StepFailure';
@@ -95,10 +80,7 @@ export class StepFailure extends Error {
   }
 
   /** A failure of the orchestrator's own making (a timeout, a refusal it decided), terminal. */
-  static terminal(step: StepName, code: string, detail: string, advice?: string): StepFailure;
-  /** @deprecated Name the step by `StepName` (see UntypedStep). */
-  static terminal(step: UntypedStep, code: string, detail: string, advice?: string): StepFailure;
-  static terminal(step: UntypedStep, code: string, detail: string, advice?: string): StepFailure {
+  static terminal(step: StepName, code: string, detail: string, advice?: string): StepFailure {
     return new StepFailure({
       step,
       kind: 'terminal',
@@ -144,7 +126,7 @@ export class StepFailure extends Error {
 }
 
 /** Any thrown value as the failure of `step`: a StepFailure as it is, anything else terminal and unexpected. */
-export function asStepFailure(step: string, error: unknown): StepFailure {
+export function asStepFailure(step: StepName, error: unknown): StepFailure {
   if (error instanceof StepFailure) return error;
   return new StepFailure({ step, kind: 'terminal', code: 'UnexpectedError', detail: messageOf(error) });
 }
@@ -166,7 +148,7 @@ function render(init: Omit<StepFailureInit, 'step'>): string {
  */
 export function failedStepOf(error: unknown, step: StepName): FailedStep {
   if (error instanceof StepFailure) return error.toValue();
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   return {
     step,
     kind: 'terminal',

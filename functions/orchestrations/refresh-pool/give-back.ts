@@ -10,7 +10,7 @@ import type { NodePriorState } from '../../../shared/application/donor-node.js';
 import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { noteGivenBack, shielded } from '../cancel.js';
-import { asStepFailure, StepFailure } from '../step-failure.js';
+import { asStepFailure, StepFailure, type StepName } from '../step-failure.js';
 import { EXPECTED, POLL, RESTORE_RETRY } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import type { RefreshRun } from './run.js';
@@ -45,7 +45,7 @@ export function giveBackDonor(
 function* giveBack(run: RefreshRun, input: GiveBackInput): Generator<Task, GiveBackOutput, unknown> {
   const { context, cluster, plan } = run;
   const failures: StepFailure[] = [];
-  const step = 'restoring-node';
+  const step: StepName = 'restoring-node';
   const startedAt = context.df.currentUtcDateTime.getTime();
   setStatus(run, step);
   // What the run waits for while the API server (or ARM) is away: the status says it, with the deadline.

@@ -10,7 +10,7 @@ import { LIVE_POD_GRACE_SECONDS } from '../../../../shared/domain/live-leftovers
 import { activities } from '../../../activities.js';
 import { call } from '../../call.js';
 import { noteGivenBack } from '../../cancel.js';
-import { asStepFailure, type StepFailure } from '../../step-failure.js';
+import { asStepFailure, type StepFailure, type StepName } from '../../step-failure.js';
 import { deleteCopyDisk } from '../copy-disk.js';
 import type { RefreshRun } from '../run.js';
 import { setStatus } from '../run.js';
@@ -27,7 +27,7 @@ export function* cleanUpLiveCapture(
 ): Generator<Task, StepFailure[], unknown> {
   const { context, cluster, plan } = run;
   const failures: StepFailure[] = [];
-  const attempt = function* (step: string, work: () => Generator<Task, void, unknown>) {
+  const attempt = function* (step: StepName, work: () => Generator<Task, void, unknown>) {
     try {
       yield* work();
     } catch (error) {

@@ -8,7 +8,7 @@ import {
   temporaryIdentifiersFor,
 } from '../../../../shared/domain/live-capture.js';
 import { SNAPSHOT_TAG_KEYS } from '../../../../shared/domain/ownership.js';
-import { StepFailure } from '../../step-failure.js';
+import { StepFailure, type StepName } from '../../step-failure.js';
 import type { RefreshRun } from '../run.js';
 import type { LiveCaptureInput } from './names.js';
 
@@ -90,7 +90,7 @@ export function rebooted(before: ReadySince, now: ReadySince): boolean {
  */
 export function rebootedWithCopy(
   run: RefreshRun,
-  step: string,
+  step: StepName,
   before: ReadySince,
   now: ReadySince,
 ): StepFailure {
@@ -103,7 +103,7 @@ export function rebootedWithCopy(
   );
 }
 
-export function donorGone(run: RefreshRun, step: string): StepFailure {
+export function donorGone(run: RefreshRun, step: StepName): StepFailure {
   return StepFailure.terminal(
     step,
     'DonorDeleted',
