@@ -3,6 +3,7 @@
  * reported with the flag, what was wrong and what is accepted, and nothing starts.
  */
 import { didYouMean } from '../shared/config/settings-issues.js';
+import { definedOnly } from '../shared/domain/optional.js';
 
 export type Command = 'status' | 'plan' | 'refresh' | 'release' | 'cancel' | 'doctor' | 'rollback';
 
@@ -452,18 +453,14 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       dryRun,
       force,
       stateDir: values.get('--state-dir') ?? '.runs',
-      ...(reason === undefined ? {} : { reason }),
+      ...definedOnly({ reason }),
       ...(optional('--cluster') === undefined ? {} : { cluster: optional('--cluster') }),
       ...(optional('--pool') === undefined ? {} : { pool: optional('--pool') }),
       ...(optional('--node') === undefined ? {} : { node: optional('--node') }),
       ...(optional('--settings') === undefined ? {} : { settingsFile: optional('--settings') }),
       ...(optional('--resume') === undefined ? {} : { resume: optional('--resume') }),
       ...(optional('--sim-connect') === undefined ? {} : { simConnect: optional('--sim-connect') }),
-      ...(sim === undefined ? {} : { sim }),
-      ...(timeFactor === undefined ? {} : { timeFactor }),
-      ...(to === undefined ? {} : { to }),
-      ...(html === undefined ? {} : { html }),
-      ...(serve === undefined ? {} : { serve }),
+      ...definedOnly({ sim, timeFactor, to, html, serve }),
     },
   };
 }

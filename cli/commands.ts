@@ -24,6 +24,7 @@ import type {
   PoolRollbackResult,
   ReleasePoolResult,
 } from '../shared/application/refresh-contracts.js';
+import { definedOnly } from '../shared/domain/optional.js';
 import type { CliOptions } from './args.js';
 import { UsageError } from './args.js';
 import { goneHolderOf } from './dead-holder.js';
@@ -128,7 +129,7 @@ export async function runCommand(session: Session, options: CliOptions): Promise
           pool,
           trigger: 'cli',
           runSeed: randomUUID(),
-          ...(options.to === undefined ? {} : { to: options.to }),
+          ...definedOnly({ to: options.to }),
           ...(options.dryRun ? { dryRun: true } : {}),
         };
         const instanceId = options.dryRun
@@ -159,7 +160,7 @@ export async function runCommand(session: Session, options: CliOptions): Promise
           runSeed: randomUUID(),
           ...(options.dryRun ? { dryRun: true } : {}),
           ...(options.force ? { force: true } : {}),
-          ...(holderGone === undefined ? {} : { holderGone }),
+          ...definedOnly({ holderGone }),
         };
         const instanceId = releaseInstanceId(cluster, pool);
         const status = await session.runner.startOrchestration(orchestrations.releasePool, input, instanceId);
@@ -224,7 +225,7 @@ export async function runCommand(session: Session, options: CliOptions): Promise
             pool: options.pool,
             trigger: 'cli',
             runSeed: randomUUID(),
-            ...(options.node === undefined ? {} : { node: options.node }),
+            ...definedOnly({ node: options.node }),
             ...(dryRun ? { dryRun: true } : {}),
           };
           const instanceId = dryRun

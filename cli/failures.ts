@@ -5,6 +5,7 @@
  */
 import { SettingsError } from '../shared/config/settings.js';
 import { isRefreshError } from '../shared/domain/errors.js';
+import { definedOnly } from '../shared/domain/optional.js';
 import { UsageError } from './args.js';
 import { giveBackAdvice } from './give-back-advice.js';
 
@@ -43,7 +44,7 @@ export function describeFailure(error: unknown): FailureReport {
   return {
     exitCode: 1,
     message: `unexpected failure (a bug; please report it with the trace below): ${error.message}`,
-    ...(error.stack === undefined ? {} : { stack: error.stack }),
+    ...definedOnly({ stack: error.stack }),
   };
 }
 

@@ -11,6 +11,7 @@
 import { orchestrations } from '../functions/orchestrations/index.js';
 import { runStatusOf } from '../functions/orchestrations/run-status.js';
 import { EVENT } from '../shared/application/orchestration-ids.js';
+import { definedOnly } from '../shared/domain/optional.js';
 import { giveBackAdvice } from './give-back-advice.js';
 import type { InterruptedRun } from './left-behind.js';
 import type { DurableRunner, OrchestrationStatus } from './runner/index.js';
@@ -51,9 +52,7 @@ function poolRuns(statuses: readonly OrchestrationStatus[]): (PoolRun & { readon
       const runId = custom.runId;
       return {
         instanceId: status.instanceId,
-        ...(cluster === undefined ? {} : { cluster }),
-        ...(pool === undefined ? {} : { pool }),
-        ...(runId === undefined ? {} : { runId }),
+        ...definedOnly({ cluster, pool, runId }),
         topLevel: topOf(status),
         active: status.runtimeStatus === 'Running' || status.runtimeStatus === 'Pending',
       };
@@ -149,7 +148,7 @@ export function handleInterrupts(
           {
             cluster: latest.cluster,
             pool: latest.pool,
-            ...(latest.runId === undefined ? {} : { runId: latest.runId }),
+            ...definedOnly({ runId: latest.runId }),
           },
         ];
       });

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 
+import { definedOnly } from '../shared/domain/optional.js';
 import type { CliOptions } from './args.js';
 import { helpText, parseArgs } from './args.js';
 import { describeFailure, failureText } from './failures.js';
@@ -50,10 +51,12 @@ async function run(options: CliOptions): Promise<number> {
       stateDir: options.stateDir,
       // Only refresh keeps run histories (for --resume); plan, status, release and cancel leave no files.
       persistRuns: options.command === 'refresh',
-      ...(options.settingsFile === undefined ? {} : { settingsFile: options.settingsFile }),
-      ...(options.sim === undefined ? {} : { sim: options.sim }),
-      ...(options.simConnect === undefined ? {} : { simConnect: options.simConnect }),
-      ...(options.timeFactor === undefined ? {} : { timeFactor: options.timeFactor }),
+      ...definedOnly({
+        settingsFile: options.settingsFile,
+        sim: options.sim,
+        simConnect: options.simConnect,
+        timeFactor: options.timeFactor,
+      }),
       onStatus: progress.createProgressPrinter(process.stderr, { json: options.json }),
     });
     await checkPreconditions(session, options);

@@ -8,6 +8,7 @@ import { outputOf } from '../functions/orchestration.js';
 import { orchestrations } from '../functions/orchestrations/index.js';
 import { runStatusOf } from '../functions/orchestrations/run-status.js';
 import { formatDuration } from '../shared/config/duration.js';
+import { definedOnly } from '../shared/domain/optional.js';
 import type { OrchestrationStatus } from './runner/index.js';
 
 /** One progress event as `--json` writes it (one per line on stderr). */
@@ -73,10 +74,7 @@ function progressEventOf(status: OrchestrationStatus, runStart: () => number): P
     orchestration: status.name,
     runtimeStatus: status.runtimeStatus,
     step,
-    ...(cluster === undefined ? {} : { cluster }),
-    ...(pool === undefined ? {} : { pool }),
-    ...(node === undefined ? {} : { node }),
-    ...(detail === undefined ? {} : { detail }),
+    ...definedOnly({ cluster, pool, node, detail }),
   };
 }
 

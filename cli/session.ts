@@ -13,6 +13,7 @@ import { durableRegistry } from '../functions/durable-registry.js';
 import type { CliMeters } from '../shared/adapters/opentelemetry/metrics.js';
 import type { Composition } from '../shared/composition-root.js';
 import { compose } from '../shared/composition-root.js';
+import { definedOnly } from '../shared/domain/optional.js';
 import { UsageError } from './args.js';
 import { pruneFinishedRuns } from './run-records.js';
 import type { Clock, DurableRunner } from './runner/index.js';
@@ -106,7 +107,7 @@ async function openSessionWith(
     const { startSimulatorSession } = await import('./sim-session.js');
     const simulator = await startSimulatorSession({
       scenarioPath: options.sim === true ? SAMPLE_SCENARIO : options.sim,
-      ...(options.timeFactor === undefined ? {} : { timeFactor: options.timeFactor }),
+      ...definedOnly({ timeFactor: options.timeFactor }),
     });
     try {
       const composition = compose({
@@ -176,7 +177,7 @@ async function createRunner(
     // The command's own speed: its orchestrators stay in memory between episodes (the test suites run
     // the runner with a replay per episode, which checks that they are deterministic).
     extendedSessions: true,
-    ...(options.onStatus === undefined ? {} : { onStatus: options.onStatus }),
+    ...definedOnly({ onStatus: options.onStatus }),
   });
 }
 

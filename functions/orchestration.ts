@@ -17,6 +17,7 @@ import type { OrchestrationContext, OrchestrationHandler, Task } from 'durable-f
 import type { z } from 'zod';
 
 import type { OrchestrationName } from '../shared/application/orchestration-ids.js';
+import { definedOnly } from '../shared/domain/optional.js';
 import type { StepName } from './orchestrations/step-failure.js';
 import { failedStepOf, isStepName, StepFailure } from './orchestrations/step-failure.js';
 
@@ -136,5 +137,5 @@ export function startRequest<Input>(
   input: NoInfer<Input>,
   blockers?: readonly string[],
 ): StartRequest {
-  return { name: orchestration.name, instanceId, input, ...(blockers === undefined ? {} : { blockers }) };
+  return { name: orchestration.name, instanceId, input, ...definedOnly({ blockers }) };
 }

@@ -37,6 +37,7 @@ import { loadSettings, promotionPolicyFor, selectionPolicyFor } from './config/s
 import type { SimulatorSettings } from './config/simulator-settings.js';
 import { NotFoundError, TerminalError } from './domain/errors.js';
 import { imageDefinitionNameFor } from './domain/gallery-naming.js';
+import { definedOnly } from './domain/optional.js';
 import type { RunnerIdentity } from './domain/ownership.js';
 import type { ArmPermissionsReader } from './ports/arm-permissions.js';
 import type { RebootNoticeSender } from './ports/reboot-notice-queue.js';
@@ -130,12 +131,12 @@ export function compose(options: CompositionOptions): Composition {
       : new EventGridRunEventPublisher({
           endpoint: settings.eventsTopicEndpoint,
           credential: options.events?.credential ?? credential,
-          ...(options.events?.caPem === undefined ? {} : { ca: options.events.caPem }),
-          ...(options.events?.maxAttempts === undefined ? {} : { maxAttempts: options.events.maxAttempts }),
-          ...(options.events?.firstDelayMs === undefined
-            ? {}
-            : { firstDelayMs: options.events.firstDelayMs }),
-          ...(options.events?.log === undefined ? {} : { log: options.events.log }),
+          ...definedOnly({
+            ca: options.events?.caPem,
+            maxAttempts: options.events?.maxAttempts,
+            firstDelayMs: options.events?.firstDelayMs,
+            log: options.events?.log,
+          }),
         });
   const now = options.now ?? (() => new Date());
 
@@ -143,7 +144,7 @@ export function compose(options: CompositionOptions): Composition {
   const dependencies: RefreshDependencies = {
     clusterNames: settings.clusters.map((cluster) => cluster.name),
     now,
-    ...(events === undefined ? {} : { events }),
+    ...definedOnly({ events }),
     metrics: new RunMetrics(meter, now),
     // The simulator's ARM token is a credential like any other: scrubbed wherever these are.
     sensitiveValues: [
@@ -210,7 +211,7 @@ export function compose(options: CompositionOptions): Composition {
     rebootQueue,
     armPermissions,
     readSecret,
-    ...(events === undefined ? {} : { events }),
+    ...definedOnly({ events }),
   };
 }
 
@@ -298,7 +299,7 @@ function clusterConfiguration(settings: Settings, cluster: ClusterSettings): Clu
         drainTimeoutSeconds: capture.drainTimeout,
         captureMode: capture.mode,
         prepNamespace: capture.prepNamespace,
-        ...(capture.prepImage === undefined ? {} : { prepImage: capture.prepImage }),
+        ...definedOnly({ prepImage: capture.prepImage }),
         runCommandTimeoutSeconds: capture.runCommandTimeout,
         waitForSnapshotCompletion: capture.waitForSnapshotCompletion,
         keepExtensionTypes: cluster.capture.keepExtensions,
@@ -317,9 +318,7 @@ function clusterConfiguration(settings: Settings, cluster: ClusterSettings): Clu
       return {
         enabled: configured?.enabled ?? true,
         policy: selectionPolicyFor(cluster, pool.name),
-        ...(configured?.bootstrapFlavour === undefined
-          ? {}
-          : { bootstrapFlavour: configured.bootstrapFlavour }),
+        ...definedOnly({ bootstrapFlavour: configured?.bootstrapFlavour }),
         run,
         gallery: {
           subscriptionId: cluster.subscriptionId,

@@ -20,6 +20,7 @@
 // new id, and from there the host's ids and the SDK's differ: completions reach the wrong SDK tasks.
 // The runner feeds the SDK the completions under the host's ids, so an orchestrator that does this
 // fails here as it fails on Azure.
+import { definedOnly } from '../../shared/domain/optional.js';
 import { type SdkAction, TIMER_LIMITS } from './durable-internals.js';
 import { type HistoryEvent, historyEventName, HistoryEventType } from './history.js';
 import { actionTypeName, UNSUPPORTED_ACTIONS } from './non-determinism.js';
@@ -109,7 +110,7 @@ export function replayShim(
       action,
       canceled: kind === 'timer' && action.isCanceled === true,
       state: 'open',
-      ...(fireAt === undefined ? {} : { fireAt }),
+      ...definedOnly({ fireAt }),
     };
     calls.push(call);
     const entry = { call, task: new ShimTask() };
@@ -312,5 +313,5 @@ export function replayShim(
     }
     throw error;
   }
-  return { calls, ...(divergence === undefined ? {} : { divergence }) };
+  return { calls, ...definedOnly({ divergence }) };
 }

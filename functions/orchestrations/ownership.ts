@@ -14,6 +14,7 @@
 import type { OrchestrationContext, Task } from 'durable-functions';
 
 import type { AcquireOutcome, LeaseRef } from '../../shared/application/pool-lease.js';
+import { definedOnly } from '../../shared/domain/optional.js';
 import { LEASE_DURATION_SECONDS } from '../../shared/domain/ownership.js';
 import { activities } from '../activities.js';
 import { call, callOnce } from './call.js';
@@ -93,7 +94,7 @@ export function* acquirePool(
   return {
     kind: 'held',
     hold,
-    ...(outcome.tookOverFrom === undefined ? {} : { tookOverFrom: outcome.tookOverFrom }),
+    ...definedOnly({ tookOverFrom: outcome.tookOverFrom }),
   };
 }
 

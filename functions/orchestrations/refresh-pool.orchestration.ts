@@ -33,6 +33,7 @@ import {
   versionPublished,
   versionRejected,
 } from '../../shared/application/run-events.js';
+import { definedOnly } from '../../shared/domain/optional.js';
 import type { RunEvent } from '../../shared/ports/run-events.js';
 import { activities } from '../activities.js';
 import { defineOrchestration } from '../orchestration.js';
@@ -83,7 +84,7 @@ function* runRefreshPool(
     call(
       context,
       activities.planPool,
-      { cluster, pool, ...(input.node === undefined ? {} : { node: input.node }) },
+      { cluster, pool, ...definedOnly({ node: input.node }) },
       { step: 'planning' },
     );
   setStatus({ context, input }, 'planning');
@@ -192,10 +193,7 @@ function endOf(
       {
         errorType: 'rejected-by-canary',
         message: result.reason,
-        ...(result.donor === undefined ? {} : { donor: result.donor }),
-        ...(result.donorOutOfServiceSeconds === undefined
-          ? {}
-          : { donorOutOfServiceSeconds: result.donorOutOfServiceSeconds }),
+        ...definedOnly({ donor: result.donor, donorOutOfServiceSeconds: result.donorOutOfServiceSeconds }),
       },
       clock.timings(),
     );
@@ -256,7 +254,7 @@ function* refreshHeldPool(
       node: decision.node,
       instanceId: decision.instanceId,
       flavour: decision.flavour,
-      ...(decision.patchedAt === undefined ? {} : { patchedAt: decision.patchedAt }),
+      ...definedOnly({ patchedAt: decision.patchedAt }),
     },
     runId: hold.runId,
     fence: fenceOf(hold),
@@ -280,7 +278,7 @@ function* refreshHeldPool(
     version = yield* imagePhase(run, {
       ref,
       source: live.source,
-      ...(live.vmId === undefined ? {} : { sourceVmId: live.vmId }),
+      ...definedOnly({ sourceVmId: live.vmId }),
     });
     captured = live;
   } else {
@@ -299,7 +297,7 @@ function* refreshHeldPool(
         ref,
         source: { kind: 'snapshot', id: taken.snapshotId, name: snapshotName },
         ...(taken.completed ? {} : { snapshotPendingSinceMs: taken.requestedAtMs }),
-        ...(taken.vmId === undefined ? {} : { sourceVmId: taken.vmId }),
+        ...definedOnly({ sourceVmId: taken.vmId }),
       }),
       giveBackCaptured(run, taken, prepPodName),
     );
@@ -351,8 +349,7 @@ function* refreshHeldPool(
   const model = yield* modelPhase(run, version, pointed);
   report.clock.enter('generations');
   const after = yield* generationsPhase(run, {
-    ...(model.modelImageId === undefined ? {} : { modelImageId: model.modelImageId }),
-    ...(model.versions === undefined ? {} : { versions: model.versions }),
+    ...definedOnly({ modelImageId: model.modelImageId, versions: model.versions }),
   });
 
   return {
@@ -367,10 +364,10 @@ function* refreshHeldPool(
     donorOutOfServiceSeconds: captured.donorOutOfServiceSeconds,
     removedExtensions: model.removedExtensions,
     prunedVersions: model.prunedVersions,
-    ...(canary === undefined ? {} : { canary }),
+    ...definedOnly({ canary }),
     ...after,
     runId: hold.runId,
-    ...(model.modelKept === undefined ? {} : { modelKept: model.modelKept }),
+    ...definedOnly({ modelKept: model.modelKept }),
     ...gaveBack,
   };
 }

@@ -12,6 +12,7 @@ import type { OrchestrationContext, Task } from 'durable-functions';
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { ReleasePoolInput, ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
 import { nodeReleased } from '../../shared/application/run-events.js';
+import { definedOnly } from '../../shared/domain/optional.js';
 import { describeHolder, LEASE_ANNOTATIONS, leaseState } from '../../shared/domain/ownership.js';
 import { describeReapAction, planReaping } from '../../shared/domain/reaper.js';
 import { activities } from '../activities.js';
@@ -81,8 +82,7 @@ export function* releaseLeftovers(
   const base = {
     cluster,
     pool,
-    ...(holder === undefined ? {} : { holder }),
-    ...(gone === undefined ? {} : { holderGone: gone }),
+    ...definedOnly({ holder, holderGone: gone }),
     failures: [],
   };
   if (request.dryRun === true) {

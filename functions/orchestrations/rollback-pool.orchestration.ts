@@ -14,6 +14,7 @@ import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolRollbackResult, RollbackPoolInput } from '../../shared/application/refresh-contracts.js';
 import type { PoolRollbackPlan } from '../../shared/application/rollback.js';
 import { versionRolledBack } from '../../shared/application/run-events.js';
+import { definedOnly } from '../../shared/domain/optional.js';
 import { sameResourceId } from '../../shared/domain/resource-id.js';
 import { activities } from '../activities.js';
 import { defineOrchestration } from '../orchestration.js';
@@ -95,7 +96,7 @@ function planOnce(
   return call(
     context,
     activities.planRollback,
-    { cluster: input.cluster, pool: input.pool, ...(input.to === undefined ? {} : { to: input.to }) },
+    { cluster: input.cluster, pool: input.pool, ...definedOnly({ to: input.to }) },
     { step: 'planning-rollback' },
   );
 }
@@ -112,7 +113,7 @@ function resultOfPlan(input: RollbackPoolInput, planned: PoolRollbackPlanView): 
       pool,
       outcome: 'refused',
       reason: plan.reason,
-      ...(planned.modelImageId === undefined ? {} : { modelImageId: planned.modelImageId }),
+      ...definedOnly({ modelImageId: planned.modelImageId }),
       hidden: [],
       rejected: [],
     };
@@ -168,7 +169,7 @@ function* rollBackHeldPool(
         cluster,
         scaleSet: planned.scaleSet,
         imageId: plan.modelImageId,
-        ...(planned.etag === undefined ? {} : { etag: planned.etag }),
+        ...definedOnly({ etag: planned.etag }),
       },
       { step },
     );

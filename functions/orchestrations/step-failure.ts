@@ -108,7 +108,7 @@ export class StepFailure extends Error {
       kind: this.kind,
       code: this.code,
       message: this.reason,
-      ...(this.advice === undefined ? {} : { advice: this.advice }),
+      ...definedOnly({ advice: this.advice }),
     };
   }
 

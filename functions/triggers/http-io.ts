@@ -7,6 +7,7 @@ import azureFunctions, { type HttpRequest, type HttpResponse, type HttpResponseI
 import type { z } from 'zod';
 
 import { IDENTIFIER_RULE, SCALE_SET_RULE } from '../../shared/config/names.js';
+import { definedOnly } from '../../shared/domain/optional.js';
 
 /** Largest request body accepted, in bytes: every body we accept is a few hundred bytes. */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -15,7 +16,7 @@ export type BodyResult<T> =
   { readonly ok: true; readonly value: T } | { readonly ok: false; readonly response: HttpResponse };
 
 export function json(status: number, body: unknown, headers?: Record<string, string>): HttpResponse {
-  const init: HttpResponseInit = { status, jsonBody: body, ...(headers === undefined ? {} : { headers }) };
+  const init: HttpResponseInit = { status, jsonBody: body, ...definedOnly({ headers }) };
   return new azureFunctions.HttpResponse(init);
 }
 

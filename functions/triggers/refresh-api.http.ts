@@ -34,6 +34,7 @@ import {
 } from '../../shared/application/status-page/render-status-page.js';
 import { DNS_SUBDOMAIN_RULE } from '../../shared/config/names.js';
 import { describeError, isNotFound } from '../../shared/domain/errors.js';
+import { definedOnly } from '../../shared/domain/optional.js';
 import type { StartRequest } from '../orchestration.js';
 import { outputOf, startRequest } from '../orchestration.js';
 import { orchestrations } from '../orchestrations/index.js';
@@ -76,10 +77,7 @@ function runView(status: InstanceStatus): Record<string, unknown> {
   return {
     instanceId: status.instanceId,
     runtimeStatus: status.runtimeStatus,
-    ...(custom.step === undefined ? {} : { step: custom.step }),
-    ...(custom.detail === undefined ? {} : { detail: custom.detail }),
-    ...(custom.node === undefined ? {} : { node: custom.node }),
-    ...(custom.since === undefined ? {} : { since: custom.since }),
+    ...definedOnly({ step: custom.step, detail: custom.detail, node: custom.node, since: custom.since }),
   };
 }
 
@@ -173,7 +171,7 @@ export async function handleRefreshRequest(
             cluster: cluster.value,
             trigger: 'http',
             runSeed: randomUUID(),
-            ...(dryRun === undefined ? {} : { dryRun }),
+            ...definedOnly({ dryRun }),
           },
           pools.value.map((p) => poolInstanceId(cluster.value, p)),
         )
@@ -185,8 +183,7 @@ export async function handleRefreshRequest(
             pool,
             trigger: 'http',
             runSeed: randomUUID(),
-            ...(node === undefined ? {} : { node }),
-            ...(dryRun === undefined ? {} : { dryRun }),
+            ...definedOnly({ node, dryRun }),
           },
           // A cluster run refreshes this pool too.
           [clusterId],
@@ -287,7 +284,7 @@ export async function handlePlanRequest(
         scaleSet: plan.scaleSet.name,
         decision: plan.decision,
         verdicts: plan.verdicts,
-        ...(plan.currentImageId === undefined ? {} : { currentImageId: plan.currentImageId }),
+        ...definedOnly({ currentImageId: plan.currentImageId }),
       })),
     });
   } catch (error) {
@@ -366,7 +363,7 @@ export async function handleReleaseRequest(
       cluster: cluster.value,
       pool,
       dryRun: true,
-      ...(heldBy === undefined ? {} : { heldBy }),
+      ...definedOnly({ heldBy }),
       wouldGiveBack: ownership.leftovers,
       kept: ownership.kept,
     });
@@ -485,7 +482,7 @@ export async function handleRollbackRequest(
         pool,
         trigger: 'http',
         runSeed: randomUUID(),
-        ...(to === undefined ? {} : { to }),
+        ...definedOnly({ to }),
         ...(dryRun === true ? { dryRun } : {}),
       },
       dryRun === true ? [] : [poolInstanceId(cluster.value, pool), clusterInstanceId(cluster.value)],

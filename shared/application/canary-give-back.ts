@@ -12,6 +12,7 @@ import {
   TerminalError,
   TransientError,
 } from '../domain/errors.js';
+import { definedOnly } from '../domain/optional.js';
 import { clearCanaryRecord, markVersion } from './canary.js';
 import { findPool } from './plan-pool.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
@@ -88,7 +89,7 @@ export async function giveBackDeadCanary(
         }),
     instances: instances.map((instance) => ({
       instanceId: instance.instanceId,
-      ...(instance.imageId === undefined ? {} : { imageVersionId: instance.imageId }),
+      ...definedOnly({ imageVersionId: instance.imageId }),
     })),
   });
   if (decision.kind === 'nothing') {
@@ -98,7 +99,7 @@ export async function giveBackDeadCanary(
     try {
       await handle.compute.scaleSets.requestChange(pool.scaleSet, {
         imageReference: restoringImageReference(decision.restoreImage),
-        ...(model.etag === undefined ? {} : { ifMatch: model.etag }),
+        ...definedOnly({ ifMatch: model.etag }),
       });
     } catch (error) {
       if (isConcurrentChange(error)) {

@@ -24,6 +24,7 @@ import {
   TerminalError,
   TransientError,
 } from '../domain/errors.js';
+import { definedOnly } from '../domain/optional.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import { sameResourceId } from '../domain/resource-id.js';
 import { abandonmentTags, rejectionTags } from '../domain/version-verdict.js';
@@ -57,7 +58,7 @@ export async function readCanaryBaseline(
   const instances = await compute.instances.list(scaleSet);
   const parsed = parseCanaryRecord(model.tags);
   return {
-    ...(model.etag === undefined ? {} : { etag: model.etag }),
+    ...definedOnly({ etag: model.etag }),
     image: model.imageReferenceFields ?? {},
     capacity: model.capacity ?? instances.length,
     provisioningState: model.provisioningState ?? 'Succeeded',
@@ -95,7 +96,7 @@ export async function pinCanaryVersion(
       imageReference: galleryReference(input.versionId),
       tags,
       capacity: input.record.priorCapacity + input.record.count,
-      ...(input.baseline.etag === undefined ? {} : { ifMatch: input.baseline.etag }),
+      ...definedOnly({ ifMatch: input.baseline.etag }),
     });
   } catch (error) {
     if (!isConcurrentChange(error)) throw error;
@@ -166,7 +167,7 @@ async function writeTags(
     try {
       await compute.scaleSets.requestChange(scaleSet, {
         tags: next,
-        ...(model.etag === undefined ? {} : { ifMatch: model.etag }),
+        ...definedOnly({ ifMatch: model.etag }),
       });
       return;
     } catch (error) {
@@ -266,7 +267,7 @@ export async function observeCanaries(
         exists: instance !== undefined,
         ...(instance === undefined ? {} : { provisioningState: instance.provisioningState }),
         ...(instance === undefined ? {} : { powerState: instance.powerState }),
-        ...(computerName === undefined ? {} : { computerName }),
+        ...definedOnly({ computerName }),
         ...(instance === undefined ? {} : { resourceId: instance.resourceId }),
       },
       ...(node === undefined || ready === undefined
@@ -276,15 +277,15 @@ export async function observeCanaries(
               name: node.node.name,
               ownsName: node.ownsName,
               ready,
-              ...(readyCondition?.lastTransitionTime === undefined
-                ? {}
-                : { readySince: readyCondition.lastTransitionTime }),
-              ...(readyCondition?.reason === undefined ? {} : { notReadyReason: readyCondition.reason }),
+              ...definedOnly({
+                readySince: readyCondition?.lastTransitionTime,
+                notReadyReason: readyCondition?.reason,
+              }),
             },
           }),
       daemonSets: { expected, missing, notReady },
       checkPod: checkPod?.phase ?? 'Absent',
-      ...(checkPod?.message === undefined ? {} : { checkPodMessage: checkPod.message }),
+      ...definedOnly({ checkPodMessage: checkPod?.message }),
     });
   }
   return observations;
@@ -358,7 +359,7 @@ export async function restoreCanaryModel(
   try {
     await compute.scaleSets.requestChange(scaleSet, {
       imageReference: restoringImageReference(input.prior),
-      ...(model.etag === undefined ? {} : { ifMatch: model.etag }),
+      ...definedOnly({ ifMatch: model.etag }),
     });
   } catch (error) {
     if (isConcurrentChange(error)) {

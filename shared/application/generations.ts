@@ -16,6 +16,7 @@ import {
   UNKNOWN_GENERATION,
 } from '../domain/generations.js';
 import { parseImageVersion } from '../domain/image-version.js';
+import { definedOnly } from '../domain/optional.js';
 import { galleryImageResourceId, parseProviderId, sameResourceId } from '../domain/resource-id.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 import { versionVerdictOf } from '../domain/version-verdict.js';
@@ -82,8 +83,7 @@ export async function applyNodeGenerations(
   const generationNodes: GenerationNode[] = [];
   for (const { node, instance } of members) {
     let generation = instanceGeneration({
-      ...(instance.imageId === undefined ? {} : { imageId: instance.imageId }),
-      ...(instance.exactVersion === undefined ? {} : { exactVersion: instance.exactVersion }),
+      ...definedOnly({ imageId: instance.imageId, exactVersion: instance.exactVersion }),
       definitionId,
     });
     const label = node.labels[IMAGE_VERSION_LABEL];
@@ -97,7 +97,7 @@ export async function applyNodeGenerations(
       } else if (instance.osDiskId !== undefined) {
         const diskVersion = await handle.compute.disks.getImageVersionId(instance.osDiskId);
         generation = instanceGeneration({
-          ...(diskVersion === undefined ? {} : { diskImageVersionId: diskVersion }),
+          ...definedOnly({ diskImageVersionId: diskVersion }),
           definitionId,
         });
       }
@@ -105,7 +105,7 @@ export async function applyNodeGenerations(
     const taint = node.taints.find((entry) => entry.key === OLDER_GENERATION_TAINT);
     generationNodes.push({
       name: node.name,
-      ...(label === undefined ? {} : { label }),
+      ...definedOnly({ label }),
       ...(taint === undefined ? {} : { taint: taint.effect }),
       generation,
     });
@@ -120,7 +120,7 @@ export async function applyNodeGenerations(
   const currentVersion = image.pointsAtOurs ? image.version?.ref.versionName : undefined;
   const changes = planGenerations({
     nodes: generationNodes,
-    ...(currentVersion === undefined ? {} : { currentVersion }),
+    ...definedOnly({ currentVersion }),
     retainedVersions: usable,
     policy,
   });
@@ -143,12 +143,12 @@ export async function applyNodeGenerations(
   const freshness = freshnessOf({
     now,
     ...(provenance === undefined ? {} : { patchedAt: provenance.patchedAt }),
-    ...(currentVersion === undefined ? {} : { version: currentVersion }),
+    ...definedOnly({ version: currentVersion }),
     ...(reference?.kind === 'marketplace' ? { marketplaceVersion: reference.version } : {}),
   });
   return {
     nodes: members.length,
-    ...(currentVersion === undefined ? {} : { currentVersion }),
+    ...definedOnly({ currentVersion }),
     labels: Object.fromEntries(generationNodes.map((node) => [node.name, node.generation])),
     changes,
     freshness,

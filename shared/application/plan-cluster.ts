@@ -6,6 +6,7 @@
  */
 import type { ClusterNode } from '../domain/cluster-node.js';
 import { isRefreshError, NotFoundError, TransientError } from '../domain/errors.js';
+import { definedOnly } from '../domain/optional.js';
 import {
   DEFAULT_FOLD_LIMITS,
   finishPoolFold,
@@ -183,7 +184,7 @@ export async function planPoolForCluster(
 ): Promise<PoolPlan> {
   const [outcome] = await planPoolsOfCluster(handle, now, {
     pool: poolName,
-    ...(requestedNode === undefined ? {} : { requestedNode }),
+    ...definedOnly({ requestedNode }),
   });
   if (outcome === undefined) throw poolNotFound(handle, poolName, []);
   if (!outcome.ok) throw outcome.error;

@@ -12,6 +12,7 @@ import type { ClusterNode } from '../domain/cluster-node.js';
 import type { ImageVersion } from '../domain/compute.js';
 import { extensionTypesOf } from '../domain/compute.js';
 import { isNotFound, NotFoundError } from '../domain/errors.js';
+import { definedOnly } from '../domain/optional.js';
 import type { FoldedSelection } from '../domain/pool-selection-fold.js';
 import type { NodeVerdict, PoolImageFacts, PoolSelectionInput } from '../domain/prototype-selection.js';
 import { applyBootstrapFlavour, planPoolRefresh } from '../domain/refresh-plan.js';
@@ -179,7 +180,7 @@ export async function preparePool(
     scaleSet,
     eligibility,
     image,
-    ...(flexibleMembers === undefined ? {} : { flexibleMembers }),
+    ...definedOnly({ flexibleMembers }),
     rejectedBuilds,
   };
 }
@@ -189,10 +190,10 @@ export function selectionInputOf(prepared: PreparedPool, now: Date): PoolSelecti
   return {
     pool: {
       scaleSet: prepared.pool.scaleSet,
-      ...(prepared.flexibleMembers === undefined ? {} : { flexibleMemberIds: prepared.flexibleMembers }),
+      ...definedOnly({ flexibleMemberIds: prepared.flexibleMembers }),
     },
     policy: prepared.configuration.policy,
-    ...(prepared.image?.facts === undefined ? {} : { image: prepared.image.facts }),
+    ...definedOnly({ image: prepared.image?.facts }),
     rejectedBuilds: prepared.rejectedBuilds,
     now,
   };
@@ -213,12 +214,12 @@ export async function planFromSelection(
     eligibility,
     selection,
     enabled: configuration.enabled,
-    ...(requestedNode === undefined ? {} : { requestedNode }),
+    ...definedOnly({ requestedNode }),
     now,
   });
   // The pool's bootstrap flavour: configured, or read off the donor; refused when it cannot be captured.
   const plan = applyBootstrapFlavour(selected, {
-    ...(configuration.bootstrapFlavour === undefined ? {} : { configured: configuration.bootstrapFlavour }),
+    ...definedOnly({ configured: configuration.bootstrapFlavour }),
     ...(selected.kind === 'refresh' ? { donor: folded.nodes.get(selected.node) } : {}),
   });
 
@@ -233,12 +234,12 @@ export async function planFromSelection(
         setting: configuration.run.captureMode,
         flavour: flavourEvidence(plan.flavour),
         osType: scaleSet.osType,
-        ...(scaleSet.securityType === undefined ? {} : { securityType: scaleSet.securityType }),
-        ...(scaleSet.osDiskEncryptionSetId === undefined
-          ? {}
-          : { osDiskEncryptionSetId: scaleSet.osDiskEncryptionSetId }),
+        ...definedOnly({
+          securityType: scaleSet.securityType,
+          osDiskEncryptionSetId: scaleSet.osDiskEncryptionSetId,
+        }),
         extensionTypes: extensionTypesOf(scaleSet.extensions ?? []),
-        ...(scaleSet.vmSize === undefined ? {} : { vmSize: scaleSet.vmSize }),
+        ...definedOnly({ vmSize: scaleSet.vmSize }),
       });
       if (instanceId === undefined) {
         decision = {
@@ -310,9 +311,9 @@ export async function planFromSelection(
     verdicts: selection.verdicts.map(verdictView),
     ...(folded.verdictsOmitted === 0 ? {} : { verdictsOmitted: folded.verdictsOmitted }),
     settings: configuration.run,
-    ...(capture === undefined ? {} : { capture }),
+    ...definedOnly({ capture }),
     ...(image?.version === undefined ? {} : { currentImageId: image.version.id }),
-    ...(scaleSet.imageReferenceFields === undefined ? {} : { modelImage: scaleSet.imageReferenceFields }),
+    ...definedOnly({ modelImage: scaleSet.imageReferenceFields }),
     ...(canary.kind === 'none'
       ? {}
       : {
@@ -388,6 +389,6 @@ function verdictView(verdict: NodeVerdict): NodeVerdictView {
     candidate: false,
     code: verdict.rule,
     detail: verdict.reason,
-    ...(verdict.eligibleAt === undefined ? {} : { eligibleAt: verdict.eligibleAt }),
+    ...definedOnly({ eligibleAt: verdict.eligibleAt }),
   };
 }

@@ -14,6 +14,7 @@ import {
   LIVE_POD_COMPONENT_LABEL,
   LIVE_POD_GRACE_SECONDS,
 } from '../domain/live-leftovers.js';
+import { definedOnly } from '../domain/optional.js';
 import type { PoolLease } from '../domain/ownership.js';
 import {
   decodePriorState,
@@ -112,7 +113,7 @@ export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope):
     held.push({
       name: node.name,
       runId,
-      ...(prior === undefined ? {} : { prior }),
+      ...definedOnly({ prior }),
       unschedulable: node.unschedulable,
       instance: await instanceOf(handle, scope.scaleSet, instanceId),
     });
@@ -122,7 +123,7 @@ export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope):
   const canary = parseCanaryRecord(scaleSet.tags);
   return {
     scope,
-    ...(lease === undefined ? {} : { lease }),
+    ...definedOnly({ lease }),
     ...(definitionAbsent ? { definitionAbsent } : {}),
     ...(canary.kind === 'none'
       ? {}
@@ -136,7 +137,7 @@ export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope):
           namespace: pod.namespace,
           name: pod.name,
           phase: pod.phase,
-          ...(runId === undefined ? {} : { runId }),
+          ...definedOnly({ runId }),
           // Live capture's pods get TERM first: their trap thaws the filesystem or unmounts the copy.
           ...(component === 'freeze' || component === 'scrub'
             ? { gracePeriodSeconds: LIVE_POD_GRACE_SECONDS }
@@ -155,8 +156,7 @@ export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope):
             id: disk.id,
             name: disk.name,
             provisioningState: disk.provisioningState,
-            ...(runId === undefined ? {} : { runId }),
-            ...(disk.managedBy === undefined ? {} : { attachedTo: disk.managedBy }),
+            ...definedOnly({ runId, attachedTo: disk.managedBy }),
           };
         }),
       snapshots: snapshots
@@ -168,7 +168,7 @@ export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope):
             resourceGroup: snapshot.resourceGroup,
             name: snapshot.name,
             provisioningState: snapshot.provisioningState,
-            ...(runId === undefined ? {} : { runId }),
+            ...definedOnly({ runId }),
           };
         }),
       versions: versions.map((version): VersionHolding => {

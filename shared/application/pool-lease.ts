@@ -8,6 +8,7 @@
  * touched the pool (taking a lease is the only way any runner, the reaper included, touches one).
  */
 import { TerminalError, TransientError } from '../domain/errors.js';
+import { definedOnly } from '../domain/optional.js';
 import type { PoolLease, RunnerIdentity } from '../domain/ownership.js';
 import {
   describeHolder,
@@ -126,10 +127,9 @@ export async function acquirePoolLease(
         kind: 'held',
         holder: state.identity,
         runId: state.holder.runId,
-        ...(state.since === undefined ? {} : { since: state.since }),
+        ...definedOnly({ since: state.since }),
         expiresAt: state.expiresAt,
-        ...(instanceId === undefined ? {} : { instanceId }),
-        ...(purpose === undefined ? {} : { purpose }),
+        ...definedOnly({ instanceId, purpose }),
         description: describeHolder(state, instanceId),
       };
     }
@@ -186,7 +186,7 @@ export async function renewPoolLease(
     return {
       kind: 'renewed',
       expiresAt: expiry(now),
-      ...(cancelRequested === undefined ? {} : { cancelRequested }),
+      ...definedOnly({ cancelRequested }),
     };
   }
   throw contention(ref, 'renewing');
@@ -304,9 +304,7 @@ function writeOf(lease: PoolLease): LeaseWrite {
   return {
     namespace: lease.namespace,
     name: lease.name,
-    ...(lease.holder === undefined ? {} : { holder: lease.holder }),
-    ...(lease.acquiredAt === undefined ? {} : { acquiredAt: lease.acquiredAt }),
-    ...(lease.renewedAt === undefined ? {} : { renewedAt: lease.renewedAt }),
+    ...definedOnly({ holder: lease.holder, acquiredAt: lease.acquiredAt, renewedAt: lease.renewedAt }),
     durationSeconds: lease.durationSeconds,
     annotations: { ...lease.annotations },
   };

@@ -6,6 +6,7 @@ import { parseCanaryRecord } from '../domain/canary-record.js';
 import type { Freshness } from '../domain/freshness.js';
 import { freshnessOf } from '../domain/freshness.js';
 import { IMAGE_VERSION_LABEL, OLDER_GENERATION_TAINT } from '../domain/generations.js';
+import { definedOnly } from '../domain/optional.js';
 import { describeHolder, LEASE_ANNOTATIONS, leaseState } from '../domain/ownership.js';
 import type { PoolHistory } from '../domain/pool-history.js';
 import { poolHistoryOf } from '../domain/pool-history.js';
@@ -119,7 +120,7 @@ export async function readPoolNodes(handle: ClusterHandle, scaleSet: ScaleSetRef
       const generation = node.labels[IMAGE_VERSION_LABEL];
       return {
         name: node.name,
-        ...(generation === undefined ? {} : { generation }),
+        ...definedOnly({ generation }),
         ready: node.conditions.some((c) => c.type === 'Ready' && c.status === 'True'),
         cordoned: node.unschedulable,
         olderGeneration: node.taints.some((taint) => taint.key === OLDER_GENERATION_TAINT),
@@ -161,8 +162,7 @@ export async function readPoolOwnership(
       state.kind === 'free'
         ? {
             state: 'free',
-            ...(state.lastHolder === undefined ? {} : { lastHolder: state.lastHolder }),
-            ...(state.releasedAt === undefined ? {} : { releasedAt: state.releasedAt }),
+            ...definedOnly({ lastHolder: state.lastHolder, releasedAt: state.releasedAt }),
           }
         : {
             state: state.live ? 'held' : 'expired',
@@ -170,11 +170,9 @@ export async function readPoolOwnership(
             runId: state.holder.runId,
             runner: state.holder.kind,
             host: state.holder.host,
-            ...(state.since === undefined ? {} : { since: state.since }),
+            ...definedOnly({ since: state.since }),
             expiresAt: state.expiresAt,
-            ...(instanceId === undefined ? {} : { instanceId }),
-            ...(purpose === undefined ? {} : { purpose }),
-            ...(state.cancelRequested === undefined ? {} : { cancelRequested: state.cancelRequested }),
+            ...definedOnly({ instanceId, purpose, cancelRequested: state.cancelRequested }),
             description: describeHolder(state, instanceId),
           },
     heldNodes: view.holdings.nodes.map((node) => ({
@@ -250,9 +248,7 @@ export async function readPoolStatus(
                     Math.round((now.getTime() - (parseRfc3339(builtAt) ?? now.getTime())) / 1000),
                   ),
                 }),
-            ...(version.storageAccountType === undefined
-              ? {}
-              : { storageAccountType: version.storageAccountType }),
+            ...definedOnly({ storageAccountType: version.storageAccountType }),
           },
         }),
     versionCount: image.versions.length,
@@ -271,7 +267,7 @@ export async function readPoolStatus(
         name: v.ref.versionName,
         provisioningState: v.provisioningState,
         excludeFromLatest: v.excludeFromLatest,
-        ...(v.publishedAt === undefined ? {} : { publishedAt: v.publishedAt }),
+        ...definedOnly({ publishedAt: v.publishedAt }),
         tags: v.tags,
       })),
       ...(version === undefined || !image.pointsAtOurs ? {} : { currentVersion: version.ref.versionName }),
@@ -279,16 +275,18 @@ export async function readPoolStatus(
         ownership.lease.state === 'free'
           ? {
               state: 'free',
-              ...(ownership.lease.lastHolder === undefined ? {} : { lastHolder: ownership.lease.lastHolder }),
-              ...(ownership.lease.releasedAt === undefined ? {} : { releasedAt: ownership.lease.releasedAt }),
+              ...definedOnly({
+                lastHolder: ownership.lease.lastHolder,
+                releasedAt: ownership.lease.releasedAt,
+              }),
             }
           : {
               state: 'held',
               runId: ownership.lease.runId,
-              ...(ownership.lease.since === undefined ? {} : { since: ownership.lease.since }),
+              ...definedOnly({ since: ownership.lease.since }),
             },
     }),
     nodes,
-    ...(canary === undefined ? {} : { canary }),
+    ...definedOnly({ canary }),
   };
 }

@@ -15,6 +15,7 @@ import {
   SCALE_SET_RULE,
 } from '../config/names.js';
 import { isTerminal } from '../domain/errors.js';
+import { definedOnly } from '../domain/optional.js';
 import type { ScaleSetRef, VirtualMachineRef } from '../domain/resource-id.js';
 import { parseComputeResourceId } from '../domain/resource-id.js';
 
@@ -233,8 +234,7 @@ export function envelopeOf(value: unknown): EventEnvelope | Rejection {
       schema: 'cloudevents',
       id: event.id,
       type: event.type,
-      ...(event.subject === undefined ? {} : { subject: event.subject }),
-      ...(time === undefined ? {} : { time }),
+      ...definedOnly({ subject: event.subject, time }),
       data: event.data,
     };
   }
@@ -247,7 +247,7 @@ export function envelopeOf(value: unknown): EventEnvelope | Rejection {
     id: event.id,
     type: event.eventType,
     subject: event.subject,
-    ...(time === undefined ? {} : { time }),
+    ...definedOnly({ time }),
     data: event.data,
   };
 }
@@ -410,7 +410,7 @@ export function normalizeEnvelope(envelope: EventEnvelope, receivedAt: Date): No
           source: 'cloud-event',
           cluster: data.cluster,
           nodeName: data.nodeName,
-          ...(data.vmId === undefined ? {} : { vmId: data.vmId }),
+          ...definedOnly({ vmId: data.vmId }),
           observedAt: data.rebootedAt ?? envelope.time ?? receivedAt.toISOString(),
           eventId: envelope.id,
           detail: 'node rebooted',

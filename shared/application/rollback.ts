@@ -6,6 +6,7 @@
 import { parseCanaryRecord, restoringImageReference } from '../domain/canary-record.js';
 import type { ImageDefinitionRef } from '../domain/compute.js';
 import { isConcurrentChange } from '../domain/errors.js';
+import { definedOnly } from '../domain/optional.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import { galleryImageResourceId, sameResourceId } from '../domain/resource-id.js';
 import type { RollbackPlan } from '../domain/rollback.js';
@@ -51,7 +52,7 @@ export async function planPoolRollback(
     scaleSet: pool.scaleSet,
     definition,
     lease: leaseRefOf(pool.scaleSet, configuration.run.prepNamespace),
-    ...(scaleSet.etag === undefined ? {} : { etag: scaleSet.etag }),
+    ...definedOnly({ etag: scaleSet.etag }),
     ...(scaleSet.imageReferenceFields?.['id'] === undefined
       ? {}
       : { modelImageId: scaleSet.imageReferenceFields['id'] }),
@@ -82,7 +83,7 @@ export async function planPoolRollback(
     ...(image.version === undefined ? {} : { currentVersion: image.version.ref.versionName }),
     pinned: image.pinned,
     definitionId: galleryImageResourceId(definition),
-    ...(to === undefined ? {} : { to }),
+    ...definedOnly({ to }),
   });
   return { ...base, plan };
 }
@@ -101,7 +102,7 @@ export async function pointModelAt(
   try {
     await handle.compute.scaleSets.requestChange(scaleSet, {
       imageReference: { ...restoringImageReference({}), id: input.imageId },
-      ...(input.etag === undefined ? {} : { ifMatch: input.etag }),
+      ...definedOnly({ ifMatch: input.etag }),
     });
     return 'done';
   } catch (error) {

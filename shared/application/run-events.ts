@@ -8,6 +8,7 @@
  * product itself wrote); never a setting, a pod spec, a token or anything read from a cluster's secrets.
  */
 import type { Freshness } from '../domain/freshness.js';
+import { definedOnly } from '../domain/optional.js';
 import type { RunEvent } from '../ports/run-events.js';
 import type { PoolRefreshResult, PoolRollbackResult } from './refresh-contracts.js';
 import { redactText } from './sensitive-text.js';
@@ -94,10 +95,7 @@ export function refreshSucceeded(
     outcome: result.outcome,
     reason: result.reason,
     ...(result.version === undefined ? {} : { version: result.version.versionName }),
-    ...(result.donor === undefined ? {} : { donor: result.donor }),
-    ...(result.donorOutOfServiceSeconds === undefined
-      ? {}
-      : { donorOutOfServiceSeconds: result.donorOutOfServiceSeconds }),
+    ...definedOnly({ donor: result.donor, donorOutOfServiceSeconds: result.donorOutOfServiceSeconds }),
     ...(result.freshness === undefined ? {} : { freshness: freshnessData(result.freshness) }),
     phases: phases.map(({ phase, seconds }) => ({ phase, seconds })),
     durationSeconds: totalSeconds(phases),
@@ -123,12 +121,9 @@ export function refreshFailed(
   return event(base, RUN_EVENT_TYPES.refreshFailed, `runs/${base.runId}`, {
     runId: base.runId,
     errorType: failure.errorType,
-    ...(failure.step === undefined ? {} : { step: failure.step }),
+    ...definedOnly({ step: failure.step }),
     message: failure.message,
-    ...(failure.donor === undefined ? {} : { donor: failure.donor }),
-    ...(failure.donorOutOfServiceSeconds === undefined
-      ? {}
-      : { donorOutOfServiceSeconds: failure.donorOutOfServiceSeconds }),
+    ...definedOnly({ donor: failure.donor, donorOutOfServiceSeconds: failure.donorOutOfServiceSeconds }),
     phases: phases.map(({ phase, seconds }) => ({ phase, seconds })),
     durationSeconds: totalSeconds(phases),
   });
@@ -160,8 +155,7 @@ export function versionRejected(
 
 export function versionRolledBack(base: EventBase, result: PoolRollbackResult): RunEvent {
   return event(base, RUN_EVENT_TYPES.versionRolledBack, `versions/${result.to ?? 'unknown'}`, {
-    ...(result.from === undefined ? {} : { from: result.from }),
-    ...(result.to === undefined ? {} : { to: result.to }),
+    ...definedOnly({ from: result.from, to: result.to }),
     reason: result.reason,
     rejected: [...result.rejected],
     ...(result.freshness === undefined ? {} : { freshness: freshnessData(result.freshness) }),
@@ -176,8 +170,7 @@ export function nodeReleased(base: EventBase, action: string, index: number): Ru
 function freshnessData(freshness: Freshness): Readonly<Record<string, unknown>> {
   return {
     basis: freshness.basis,
-    ...(freshness.since === undefined ? {} : { since: freshness.since }),
-    ...(freshness.ageSeconds === undefined ? {} : { ageSeconds: freshness.ageSeconds }),
+    ...definedOnly({ since: freshness.since, ageSeconds: freshness.ageSeconds }),
   };
 }
 

@@ -10,6 +10,7 @@ import { BOOTSTRAP_FLAVOURS } from '../domain/bootstrap-flavour.js';
 import { type CanaryPolicy, DEFAULT_CANARY_POLICY } from '../domain/canary.js';
 import { galleryNameFor, galleryNameProblem } from '../domain/gallery-naming.js';
 import { DEFAULT_GENERATION_POLICY, type GenerationPolicy } from '../domain/generations.js';
+import { definedOnly } from '../domain/optional.js';
 import { DEFAULT_SELECTION_POLICY, type SelectionPolicy } from '../domain/selection-policy.js';
 import { DURATION_FORMAT, formatDuration, parseDuration } from './duration.js';
 import {
@@ -648,9 +649,11 @@ const Cluster = strictObject(
           scaleSet: pool.scaleSet ?? pool.name,
           resourceGroup: pool.resourceGroup ?? cluster.resourceGroup,
           enabled: pool.enabled,
-          ...(pool.selection === undefined ? {} : { selection: pool.selection }),
-          ...(pool.bootstrapFlavour === undefined ? {} : { bootstrapFlavour: pool.bootstrapFlavour }),
-          ...(pool.promotion === undefined ? {} : { promotion: pool.promotion }),
+          ...definedOnly({
+            selection: pool.selection,
+            bootstrapFlavour: pool.bootstrapFlavour,
+            promotion: pool.promotion,
+          }),
         })),
   gallery: {
     ...cluster.gallery,
@@ -912,9 +915,7 @@ export function promotionPolicyFor(
     },
     generations: {
       taintEffect: generations.taintEffect,
-      ...(generations.maxGenerationsBehind === undefined
-        ? {}
-        : { maxGenerationsBehind: generations.maxGenerationsBehind }),
+      ...definedOnly({ maxGenerationsBehind: generations.maxGenerationsBehind }),
     },
   };
 }

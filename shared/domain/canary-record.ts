@@ -7,6 +7,7 @@
  * image reference (an ARM id can be longer) is split over numbered keys.
  */
 import { tagValueProblem } from './image-version.js';
+import { definedOnly } from './optional.js';
 
 /** The fields of an image reference exactly as ARM returned them (only the ones present). */
 export type ImageReferenceFields = Readonly<Record<string, string>>;
@@ -139,7 +140,7 @@ export function parseCanaryRecord(tags: Readonly<Record<string, string>>): Parse
       priorImage,
       priorCapacity,
       count,
-      ...(instances === undefined ? {} : { instances }),
+      ...definedOnly({ instances }),
     },
   };
 }

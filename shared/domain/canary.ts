@@ -5,6 +5,7 @@
  * the verdict over what was observed. Pure: observations and `now` come in as arguments.
  */
 import { formatDuration } from './duration-text.js';
+import { definedOnly } from './optional.js';
 import { parseRfc3339 } from './rfc3339.js';
 
 /** What is done with canary instances once the version passed. */
@@ -412,7 +413,7 @@ export function judgeCanaries(input: {
       kind: 'waiting',
       progress,
       startCheckPods,
-      ...(nextObservationInSeconds === undefined ? {} : { nextObservationInSeconds }),
+      ...definedOnly({ nextObservationInSeconds }),
     },
     memory,
   };

@@ -5,6 +5,7 @@
  * behind that is, and which label and taint changes bring the nodes there. Pure.
  */
 import { compareImageVersions, parseImageVersion } from './image-version.js';
+import { definedOnly } from './optional.js';
 import { parseGalleryImageId } from './resource-id.js';
 
 export const IMAGE_VERSION_LABEL = 'vmss-prototype.io/image-version';
@@ -121,8 +122,7 @@ export function planGenerations(input: {
     if (label !== undefined || taint !== undefined) {
       changes.push({
         node: node.name,
-        ...(label === undefined ? {} : { label }),
-        ...(taint === undefined ? {} : { taint }),
+        ...definedOnly({ label, taint }),
         behind,
       });
     }

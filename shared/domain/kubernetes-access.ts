@@ -1,3 +1,4 @@
+import { definedOnly } from './optional.js';
 /**
  * The Kubernetes permissions the product needs, derived from the RBAC manifests it is deployed with
  * (infra/kubernetes/, generated into kubernetes-rbac.generated.ts: one list, not two), and how an answer
@@ -68,7 +69,7 @@ export function requiredKubernetesAccess(
               verb,
               group,
               resource,
-              ...(subresource === undefined ? {} : { subresource }),
+              ...definedOnly({ subresource }),
               ...(role.kind === 'Role' ? { namespace: context.namespace } : {}),
               grantedBy: `${role.kind} ${role.name}`,
             };

@@ -12,6 +12,7 @@
  *   as the marker), so giving it back needs no local file.
  */
 import { fnv1a32Hex } from './gallery-naming.js';
+import { definedOnly } from './optional.js';
 import { parseRfc3339 } from './rfc3339.js';
 
 /** The node's state before a run touched it (JSON), written in the same patch as the marker. */
@@ -152,8 +153,7 @@ export function leaseState(lease: PoolLease | undefined, now: Date): LeaseState 
     const releasedAt = lease?.annotations[LEASE_ANNOTATIONS.releasedAt];
     return {
       kind: 'free',
-      ...(lastHolder === undefined ? {} : { lastHolder }),
-      ...(releasedAt === undefined ? {} : { releasedAt }),
+      ...definedOnly({ lastHolder, releasedAt }),
     };
   }
   const renewedMs = parseRfc3339(lease.renewedAt ?? lease.acquiredAt ?? '') ?? 0;
@@ -163,11 +163,10 @@ export function leaseState(lease: PoolLease | undefined, now: Date): LeaseState 
     kind: 'held',
     holder,
     identity: lease.holder ?? '',
-    ...(lease.acquiredAt === undefined ? {} : { since: lease.acquiredAt }),
-    ...(lease.renewedAt === undefined ? {} : { renewedAt: lease.renewedAt }),
+    ...definedOnly({ since: lease.acquiredAt, renewedAt: lease.renewedAt }),
     expiresAt: new Date(expiresMs).toISOString(),
     live: now.getTime() < expiresMs,
-    ...(cancelRequested === undefined ? {} : { cancelRequested }),
+    ...definedOnly({ cancelRequested }),
   };
 }
 

@@ -7,6 +7,7 @@
  */
 import type { CaptureMode } from './capture-mode.js';
 import { parseImageVersion, parseImageVersionTags, runTimelineTagsOf } from './image-version.js';
+import { definedOnly } from './optional.js';
 import { parseHolder } from './ownership.js';
 import { parseRfc3339 } from './rfc3339.js';
 import { versionVerdictOf } from './version-verdict.js';
@@ -157,7 +158,7 @@ function entryOf(version: VersionFacts, currentVersion: string | undefined): Ver
   return {
     name: version.name,
     state,
-    ...(reason === undefined ? {} : { reason }),
+    ...definedOnly({ reason }),
     ...(verdict.kind === 'rejected' && verdict.at !== undefined ? { rejectedAt: verdict.at } : {}),
     ...(provenance === undefined || provenance.sourceNode === ''
       ? {}
@@ -256,7 +257,7 @@ function runOf(entry: VersionEntry, input: PoolHistoryInput, nowMs: number): Run
   return {
     runId: entry.runId,
     version: entry.name,
-    ...(entry.sourceNode === undefined ? {} : { donor: entry.sourceNode }),
+    ...definedOnly({ donor: entry.sourceNode }),
     outcome: holdsNow ? 'running' : OUTCOME_OF_STATE[entry.state],
     ...(entry.state === 'rejected' || entry.state === 'abandoned' || entry.state === 'failed'
       ? entry.reason === undefined

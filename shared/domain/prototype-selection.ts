@@ -11,6 +11,7 @@ import {
   type NodeCondition,
 } from './cluster-node.js';
 import { formatDuration } from './duration-text.js';
+import { definedOnly } from './optional.js';
 import {
   describeScaleSet,
   parseComputeResourceId,
@@ -419,7 +420,7 @@ export function evaluateMember(node: ClusterNode, input: PoolSelectionInput): Ev
     rule: first?.rule ?? 'ready-too-short',
     reason: first?.reason ?? 'node has no usable Ready time',
     alsoFailed: later.map((failure) => failure.rule),
-    ...(eligibleAt === undefined ? {} : { eligibleAt }),
+    ...definedOnly({ eligibleAt }),
   };
   // A rejected build is not a patch rule: the fallback must not waive it.
   return healthyBeforePatchRules && rejected === undefined && readySinceMs !== undefined
@@ -446,7 +447,7 @@ function healthyFacts(
   return {
     readySinceMs,
     readyForSeconds: wholeSeconds(nowMs - readySinceMs),
-    ...(patchedAtMs === undefined ? {} : { patchedAtMs }),
+    ...definedOnly({ patchedAtMs }),
   };
 }
 
@@ -590,7 +591,7 @@ export function rankedOf(candidate: NodeCandidate, healthy: Evaluated['healthy']
   return {
     candidate,
     readySinceMs: healthy?.readySinceMs ?? 0,
-    ...(healthy?.patchedAtMs === undefined ? {} : { patchedAtMs: healthy.patchedAtMs }),
+    ...definedOnly({ patchedAtMs: healthy?.patchedAtMs }),
   };
 }
 

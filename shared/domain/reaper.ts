@@ -21,6 +21,7 @@
 import type { PowerState, ProvisioningState } from './compute.js';
 import type { CopyDiskHolding, LiveReapAction } from './live-leftovers.js';
 import { planLiveLeftovers } from './live-leftovers.js';
+import { definedOnly } from './optional.js';
 import type { NodePriorState } from './ownership.js';
 
 export interface HeldNode {
@@ -147,7 +148,7 @@ export function planReaping(holdings: PoolHoldings, aliveRunId: string | undefin
         namespace: pod.namespace,
         name: pod.name,
         runId: pod.runId,
-        ...(pod.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: pod.gracePeriodSeconds }),
+        ...definedOnly({ gracePeriodSeconds: pod.gracePeriodSeconds }),
       });
   }
   // Live capture's copy disks: detached, then deleted (their pods are among the prep pods above).

@@ -6,6 +6,7 @@
 import type { BootstrapFlavour, FlavourChoice } from './bootstrap-flavour.js';
 import { chooseCaptureFlavour } from './bootstrap-flavour.js';
 import type { ClusterNode } from './cluster-node.js';
+import { definedOnly } from './optional.js';
 import type { PrototypeSelection, RejectionCode } from './prototype-selection.js';
 import type { ScaleSetRef } from './resource-id.js';
 import type { Ineligibility, ScaleSetEligibility } from './scale-set.js';
@@ -218,7 +219,7 @@ export function applyBootstrapFlavour(
 ): RefreshPlan {
   if (plan.kind === 'refused' || (plan.kind === 'skip' && plan.code === 'pool-disabled')) return plan;
   const choice = chooseCaptureFlavour({
-    ...(input.configured === undefined ? {} : { configured: input.configured }),
+    ...definedOnly({ configured: input.configured }),
     ...(plan.kind === 'refresh' && input.donor !== undefined ? { donor: input.donor } : {}),
   });
   if (choice === undefined) return plan;

@@ -1,3 +1,4 @@
+import { definedOnly } from './optional.js';
 /**
  * ARM resource ids and names, the one home for them: parsing a node's `spec.providerID` (an ARM id with
  * an `azure://` scheme) and the ids ARM hands back (scale set members, VMs, gallery images and
@@ -208,7 +209,7 @@ export function parseGalleryImageId(id: string): GalleryImageId | undefined {
   }
   const [galleryName, imageName, versionName] = [segments[7], segments[9], segments[11]];
   if (galleryName === undefined || imageName === undefined) return undefined;
-  return { ...head, galleryName, imageName, ...(versionName === undefined ? {} : { versionName }) };
+  return { ...head, galleryName, imageName, ...definedOnly({ versionName }) };
 }
 
 /** The image definition id of a version id (itself when it already names a definition or is not a gallery id). */

@@ -7,6 +7,7 @@
  * `vmss-prototype.rejected`, like the version's provenance tags.
  */
 import { parseImageVersionTags, tagReader } from './image-version.js';
+import { definedOnly } from './optional.js';
 import { parseRfc3339 } from './rfc3339.js';
 
 export const VERSION_VERDICT_TAG_KEYS = {
@@ -27,7 +28,7 @@ export function versionVerdictOf(tags: Readonly<Record<string, string>> | undefi
   const rejected = read(VERSION_VERDICT_TAG_KEYS.rejected);
   if (rejected !== undefined) {
     const at = read(VERSION_VERDICT_TAG_KEYS.rejectedAt);
-    return { kind: 'rejected', reason: rejected, ...(at === undefined ? {} : { at }) };
+    return { kind: 'rejected', reason: rejected, ...definedOnly({ at }) };
   }
   const abandoned = read(VERSION_VERDICT_TAG_KEYS.abandoned);
   if (abandoned !== undefined) return { kind: 'abandoned', reason: abandoned };

@@ -14,6 +14,7 @@
 import type { Task } from 'durable-functions';
 
 import type { ImageVersion, RemovableExtension } from '../../../shared/domain/compute.js';
+import { definedOnly } from '../../../shared/domain/optional.js';
 import { galleryDefinitionIdOf, sameResourceId } from '../../../shared/domain/resource-id.js';
 import type { ActivityOutput } from '../../activities.js';
 import { activities } from '../../activities.js';
@@ -143,9 +144,7 @@ function* pointModel(run: RefreshRun, version: BuiltVersion): Generator<Task, Po
   return {
     kind: 'pointed',
     targetImageId,
-    ...(updated.removableExtensions === undefined
-      ? {}
-      : { removableExtensions: updated.removableExtensions }),
+    ...definedOnly({ removableExtensions: updated.removableExtensions }),
   };
 }
 
@@ -235,7 +234,7 @@ export function* modelPhase(
     removedExtensions: extensions.map((extension) => extension.name),
     prunedVersions: pruned.pruned,
     modelImageId: targetImageId,
-    ...(pruned.versions === undefined ? {} : { versions: pruned.versions }),
+    ...definedOnly({ versions: pruned.versions }),
   };
 }
 

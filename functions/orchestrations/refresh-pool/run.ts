@@ -12,6 +12,7 @@ import type {
 } from '../../../shared/application/refresh-contracts.js';
 import type { BootstrapFlavour } from '../../../shared/domain/bootstrap-flavour.js';
 import { fnv1a32Hex } from '../../../shared/domain/gallery-naming.js';
+import { definedOnly } from '../../../shared/domain/optional.js';
 
 /** A refresh the plan decided on: the donor and where it lives. */
 export interface RefreshRun {
@@ -48,9 +49,7 @@ export function setStatus(
     step,
     since: run.context.df.currentUtcDateTime.toISOString(),
     ...(run.donor === undefined ? {} : { node: run.donor.node }),
-    ...(run.version === undefined ? {} : { version: run.version }),
-    ...(run.runId === undefined ? {} : { runId: run.runId }),
-    ...(detail === undefined ? {} : { detail }),
+    ...definedOnly({ version: run.version, runId: run.runId, detail }),
   };
   run.context.df.setCustomStatus(status);
 }

@@ -9,6 +9,7 @@ import type { PipelinePolicy } from '@azure/core-rest-pipeline';
 import type { Counter, Meter } from '@opentelemetry/api';
 
 import { TerminalError, TransientError } from '../../domain/errors.js';
+import { definedOnly } from '../../domain/optional.js';
 import { retryAfterFromHeaders } from './errors.js';
 
 export interface ArmRetryOptions {
@@ -120,12 +121,14 @@ export class ArmClients {
   #createClient(subscriptionId: string): ComputeManagementClient {
     const { endpoint, ca, retry } = this.#options;
     return new ComputeManagementClient(this.#options.credential, subscriptionId, {
-      ...(endpoint === undefined ? {} : { endpoint }),
+      ...definedOnly({ endpoint }),
       ...(ca === undefined ? {} : { tlsOptions: { ca } }),
       retryOptions: {
-        ...(retry?.maxRetries === undefined ? {} : { maxRetries: retry.maxRetries }),
-        ...(retry?.retryDelayInMs === undefined ? {} : { retryDelayInMs: retry.retryDelayInMs }),
-        ...(retry?.maxRetryDelayInMs === undefined ? {} : { maxRetryDelayInMs: retry.maxRetryDelayInMs }),
+        ...definedOnly({
+          maxRetries: retry?.maxRetries,
+          retryDelayInMs: retry?.retryDelayInMs,
+          maxRetryDelayInMs: retry?.maxRetryDelayInMs,
+        }),
       },
       additionalPolicies: [
         {

@@ -12,6 +12,7 @@ import type {
   ImageVersionRef,
 } from '../../domain/compute.js';
 import { ignoreNotFound } from '../../domain/errors.js';
+import { definedOnly } from '../../domain/optional.js';
 import type { GalleryPort } from '../../ports/compute/gallery.js';
 import type { ArmClients } from './arm-clients.js';
 import { withArmErrors } from './errors.js';
@@ -81,7 +82,7 @@ export class ArmGallery implements GalleryPort {
       hyperVGeneration: spec.hyperVGeneration,
       architecture: spec.architecture,
       identifier: { ...spec.identifier },
-      ...(spec.description === undefined ? {} : { description: spec.description }),
+      ...definedOnly({ description: spec.description }),
       ...(spec.securityType === undefined
         ? {}
         : { features: [{ name: 'SecurityType', value: spec.securityType }] }),

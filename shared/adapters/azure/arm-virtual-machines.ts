@@ -6,6 +6,7 @@
 import type { VirtualMachine } from '@azure/arm-compute';
 
 import type { VirtualMachineSummary } from '../../domain/compute.js';
+import { definedOnly } from '../../domain/optional.js';
 import type { ScaleSetRef, VirtualMachineRef } from '../../domain/resource-id.js';
 import { describeScaleSet, scaleSetResourceId, virtualMachineResourceId } from '../../domain/resource-id.js';
 import type { VirtualMachinesPort } from '../../ports/compute/virtual-machines.js';
@@ -52,5 +53,5 @@ export class ArmVirtualMachines implements VirtualMachinesPort {
 function toSummary(vm: VirtualMachine): VirtualMachineSummary | undefined {
   if (vm.id === undefined || vm.name === undefined) return undefined;
   const owner = vm.virtualMachineScaleSet?.id;
-  return { id: vm.id, name: vm.name, ...(owner === undefined ? {} : { scaleSetId: owner }) };
+  return { id: vm.id, name: vm.name, ...definedOnly({ scaleSetId: owner }) };
 }

@@ -8,6 +8,7 @@ import type { AccessToken, GetTokenOptions, TokenCredential } from '@azure/core-
 
 import { formatDuration } from '../../domain/duration-text.js';
 import { TerminalError, TransientError } from '../../domain/errors.js';
+import { definedOnly } from '../../domain/optional.js';
 
 export type AzureCredential = TokenCredential;
 
@@ -30,7 +31,7 @@ export function createAzureCredential(
   const credential = lazyDefaultCredential(clientId);
   return explainCredentialFailures(credential, {
     ...options,
-    ...(clientId === undefined ? {} : { clientId }),
+    ...definedOnly({ clientId }),
   });
 }
 

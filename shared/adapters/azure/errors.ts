@@ -11,6 +11,7 @@ import {
   TerminalError,
   TransientError,
 } from '../../domain/errors.js';
+import { definedOnly } from '../../domain/optional.js';
 
 /** The parts of a RestError (either core-rest-pipeline's or ts-http-runtime's) we read, duck-typed. */
 interface RestErrorLike {
@@ -97,7 +98,7 @@ export function toRefreshError(error: unknown, action: string, nowMs: number = D
     const retryAfterMs = retryAfterFromHeaders(headerGetter(rest), nowMs);
     return new TransientError('ArmThrottled', describe('throttled by Azure Resource Manager'), {
       cause: error,
-      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      ...definedOnly({ retryAfterMs }),
     });
   }
   if (status === 408) {
@@ -128,7 +129,7 @@ export function toRefreshError(error: unknown, action: string, nowMs: number = D
     const retryAfterMs = retryAfterFromHeaders(headerGetter(rest), nowMs);
     return new TransientError(code ?? `Http${status}`, describe('server error'), {
       cause: error,
-      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      ...definedOnly({ retryAfterMs }),
     });
   }
   if (status === 403 || status === 401) {
@@ -290,7 +291,7 @@ function fromNonHttpError(
 
 function rewrap(error: RefreshError, action: string): RefreshError {
   const message = `${action}: ${error.message}`;
-  const options = { cause: error, ...(error.advice === undefined ? {} : { advice: error.advice }) };
+  const options = { cause: error, ...definedOnly({ advice: error.advice }) };
   switch (error.kind) {
     case 'not-found':
       return new NotFoundError(error.code, message, options);

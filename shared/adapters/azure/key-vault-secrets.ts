@@ -10,6 +10,7 @@ import { SecretClient } from '@azure/keyvault-secrets';
 
 import { formatDuration } from '../../domain/duration-text.js';
 import { isRefreshError, NotFoundError, TerminalError, TransientError } from '../../domain/errors.js';
+import { definedOnly } from '../../domain/optional.js';
 import type { AzureCredential } from './credentials.js';
 
 /** The whole read, retries included. */
@@ -67,7 +68,7 @@ export class KeyVaultSecretReader {
     let secret;
     try {
       secret = await client.getSecret(name, {
-        ...(version === undefined ? {} : { version }),
+        ...definedOnly({ version }),
         abortSignal: AbortSignal.timeout(this.#deadlineMs),
         requestOptions: { timeout: this.#tryTimeoutMs },
       });

@@ -19,6 +19,7 @@ import type {
   Snapshot,
   StorageAccountType,
 } from '../../domain/compute.js';
+import { definedOnly } from '../../domain/optional.js';
 import { nonEmpty, toArchitecture, toHyperVGeneration } from './to-domain.js';
 
 /** A managed disk (`disks.get`). */
@@ -31,9 +32,9 @@ export function toManagedDisk(disk: ArmDisk, resourceGroup: string): ManagedDisk
     resourceGroup: resourceGroupOf(disk.id) ?? resourceGroup,
     location: disk.location,
     provisioningState: disk.provisioningState ?? 'Unknown',
-    ...(managedBy === undefined ? {} : { managedBy }),
+    ...definedOnly({ managedBy }),
     zones: [...(disk.zones ?? [])],
-    ...(sourceResourceId === undefined ? {} : { sourceResourceId }),
+    ...definedOnly({ sourceResourceId }),
     tags: { ...disk.tags },
   };
 }
@@ -46,7 +47,7 @@ export function toSnapshot(snapshot: ArmSnapshot, resourceGroup: string): Snapsh
     resourceGroup: resourceGroupOf(snapshot.id) ?? resourceGroup,
     location: snapshot.location,
     provisioningState: snapshot.provisioningState ?? 'Unknown',
-    ...(sourceResourceId === undefined ? {} : { sourceResourceId }),
+    ...definedOnly({ sourceResourceId }),
     incremental: snapshot.incremental === true,
     tags: { ...snapshot.tags },
   };
@@ -68,13 +69,13 @@ export function toImageDefinition(image: GalleryImage, ref: ImageDefinitionRef):
       // ARM's defaults when the fields are absent (API versions before they existed).
       hyperVGeneration: toHyperVGeneration(image.hyperVGeneration) ?? 'V1',
       architecture: toArchitecture(image.architecture) ?? 'x64',
-      ...(securityType === undefined ? {} : { securityType }),
+      ...definedOnly({ securityType }),
       identifier: {
         publisher: image.identifier?.publisher ?? '',
         offer: image.identifier?.offer ?? '',
         sku: image.identifier?.sku ?? '',
       },
-      ...(description === undefined ? {} : { description }),
+      ...definedOnly({ description }),
       tags: { ...image.tags },
     },
   };
@@ -95,10 +96,9 @@ export function toImageVersion(version: GalleryImageVersion, ref: ImageVersionRe
     location: version.location,
     provisioningState: version.provisioningState ?? 'Unknown',
     excludeFromLatest: publishing?.excludeFromLatest === true,
-    ...(storageAccountType === undefined ? {} : { storageAccountType }),
+    ...definedOnly({ storageAccountType }),
     replicationState: toReplicationState(version),
-    ...(sourceId === undefined ? {} : { sourceId }),
-    ...(publishedAt === undefined ? {} : { publishedAt }),
+    ...definedOnly({ sourceId, publishedAt }),
     tags: { ...version.tags },
   };
 }

@@ -11,6 +11,7 @@ import type {
 } from '@azure/arm-compute';
 
 import type { PowerState, ScaleSetInstance } from '../../domain/compute.js';
+import { definedOnly } from '../../domain/optional.js';
 import {
   scaleSetInstanceResourceId,
   type ScaleSetRef,
@@ -69,12 +70,10 @@ function toInstance(
     scaleSet,
     instanceId,
     resourceId,
-    ...(vmId === undefined ? {} : { vmId }),
-    ...(computerName === undefined ? {} : { computerName }),
+    ...definedOnly({ vmId, computerName }),
     powerState: toPowerState(vm.instanceView?.statuses),
     provisioningState: vm.provisioningState ?? provisioningStateFromStatuses(vm.instanceView?.statuses),
-    ...(osDiskId === undefined ? {} : { osDiskId }),
-    ...(osDiskType === undefined ? {} : { osDiskType }),
+    ...definedOnly({ osDiskId, osDiskType }),
     ephemeralOsDisk: ephemeral,
     location: vm.location,
     zones: [...(vm.zones ?? [])],
@@ -86,7 +85,7 @@ function toInstance(
       return {
         lun: disk.lun,
         name: disk.name ?? '',
-        ...(diskId === undefined ? {} : { diskId }),
+        ...definedOnly({ diskId }),
         ...(disk.toBeDetached === true ? { toBeDetached: true } : {}),
       };
     }),
@@ -101,8 +100,7 @@ function instanceImage(reference: ArmImageReference | undefined): {
   const imageId = nonEmpty(reference?.id);
   const exactVersion = nonEmpty(reference?.exactVersion);
   return {
-    ...(imageId === undefined ? {} : { imageId }),
-    ...(exactVersion === undefined ? {} : { exactVersion }),
+    ...definedOnly({ imageId, exactVersion }),
   };
 }
 

@@ -14,6 +14,7 @@ import type {
 
 import { IMAGE_REFERENCE_FIELDS } from '../../domain/canary-record.js';
 import type { ScaleSetExtension } from '../../domain/compute.js';
+import { definedOnly } from '../../domain/optional.js';
 import { parseScaleSetResourceId, type ScaleSetRef, scaleSetResourceId } from '../../domain/resource-id.js';
 import type {
   Architecture,
@@ -66,22 +67,19 @@ export function toScaleSet(
     location: model.location,
     orchestrationMode: toOrchestrationMode(model.orchestrationMode),
     osType: toOsType(model),
-    ...(upgradePolicyMode === undefined ? {} : { upgradePolicyMode }),
+    ...definedOnly({ upgradePolicyMode }),
     automaticOsUpgrade: model.upgradePolicy?.automaticOSUpgradePolicy?.enableAutomaticOSUpgrade === true,
     ephemeralOsDisk: ephemeral,
     ...(ephemeral && placement !== undefined ? { ephemeralOsDiskPlacement: placement } : {}),
-    ...(imageReference === undefined ? {} : { imageReference }),
+    ...definedOnly({ imageReference }),
     tags: { ...model.tags },
-    ...(hyperVGeneration === undefined ? {} : { hyperVGeneration }),
-    ...(securityType === undefined ? {} : { securityType }),
-    ...(architecture === undefined ? {} : { architecture }),
+    ...definedOnly({ hyperVGeneration, securityType, architecture }),
     zones: [...(model.zones ?? [])],
-    ...(model.provisioningState === undefined ? {} : { provisioningState: model.provisioningState }),
+    ...definedOnly({ provisioningState: model.provisioningState }),
     ...(nonEmpty(model.etag) === undefined ? {} : { etag: model.etag }),
-    ...(model.sku?.capacity === undefined ? {} : { capacity: model.sku.capacity }),
+    ...definedOnly({ capacity: model.sku?.capacity }),
     ...imageReferenceFieldsOf(storage?.imageReference),
-    ...(vmSize === undefined ? {} : { vmSize }),
-    ...(encryptionSet === undefined ? {} : { osDiskEncryptionSetId: encryptionSet }),
+    ...definedOnly({ vmSize, osDiskEncryptionSetId: encryptionSet }),
     extensions: (profile?.extensionProfile?.extensions ?? []).map(toExtension),
   };
 }
@@ -137,7 +135,7 @@ export function toExtension(extension: VirtualMachineScaleSetExtension): ScaleSe
     name: extension.name ?? '',
     publisher: extension.publisher ?? '',
     type: extension.typePropertiesType ?? '',
-    ...(extension.provisioningState === undefined ? {} : { provisioningState: extension.provisioningState }),
+    ...definedOnly({ provisioningState: extension.provisioningState }),
   };
 }
 
@@ -151,8 +149,7 @@ export function imageFactsFromMarketplaceImage(image: VirtualMachineImage): Imag
   const hyperVGeneration = toHyperVGeneration(image.hyperVGeneration);
   const architecture = toArchitecture(image.architecture);
   return {
-    ...(hyperVGeneration === undefined ? {} : { hyperVGeneration }),
-    ...(architecture === undefined ? {} : { architecture }),
+    ...definedOnly({ hyperVGeneration, architecture }),
   };
 }
 

@@ -5,6 +5,8 @@
  */
 import { type CloudEvent, EventGridDeserializer, type EventGridEvent } from '@azure/eventgrid';
 
+import { definedOnly } from '../../domain/optional.js';
+
 /** The fields of one deserialized event, or why the SDK refused it. */
 export type DeserializedEvent =
   | { readonly ok: true; readonly fields: Readonly<Record<string, unknown>> }
@@ -49,7 +51,7 @@ function fromEventGridEvent(event: EventGridEvent<unknown>): DeserializedEvent {
       eventTime: event.eventTime,
       data: event.data,
       dataVersion: event.dataVersion,
-      ...(event.topic === undefined ? {} : { topic: event.topic }),
+      ...definedOnly({ topic: event.topic }),
     },
   };
 }
@@ -62,8 +64,7 @@ function fromCloudEvent(event: CloudEvent<unknown>): DeserializedEvent {
       id: event.id,
       type: event.type,
       source: event.source,
-      ...(event.subject === undefined ? {} : { subject: event.subject }),
-      ...(event.time === undefined ? {} : { time: event.time }),
+      ...definedOnly({ subject: event.subject, time: event.time }),
       data: event.data,
     },
   };

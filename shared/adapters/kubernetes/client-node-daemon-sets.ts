@@ -3,6 +3,7 @@ import { AppsV1Api, type V1DaemonSet } from '@kubernetes/client-node';
 
 import type { DaemonSetTarget, NodeSelectorRequirement, TolerationLike } from '../../domain/canary.js';
 import { isNotFound } from '../../domain/errors.js';
+import { definedOnly } from '../../domain/optional.js';
 import type { DaemonSetsPort } from '../../ports/kubernetes/index.js';
 import { type KubeConnection, PAGE_SIZE } from './client-node-connection.js';
 
@@ -55,10 +56,12 @@ function toDaemonSetTarget(daemonSet: V1DaemonSet): DaemonSetTarget {
       })),
     ),
     tolerations: (spec?.tolerations ?? []).map((toleration): TolerationLike => ({
-      ...(toleration.key === undefined ? {} : { key: toleration.key }),
-      ...(toleration.operator === undefined ? {} : { operator: toleration.operator }),
-      ...(toleration.value === undefined ? {} : { value: toleration.value }),
-      ...(toleration.effect === undefined ? {} : { effect: toleration.effect }),
+      ...definedOnly({
+        key: toleration.key,
+        operator: toleration.operator,
+        value: toleration.value,
+        effect: toleration.effect,
+      }),
     })),
   };
 }

@@ -6,6 +6,7 @@
 import { CoordinationV1Api, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
 
 import { isNotFound, TerminalError, TransientError } from '../../domain/errors.js';
+import { definedOnly } from '../../domain/optional.js';
 import type { PoolLease } from '../../domain/ownership.js';
 import { parseRfc3339 } from '../../domain/rfc3339.js';
 import type { LeasesPort, LeaseWrite } from '../../ports/kubernetes/index.js';
@@ -83,10 +84,9 @@ function toV1Lease(lease: LeaseWrite): V1Lease {
       annotations: { ...lease.annotations },
     },
     spec: {
-      ...(lease.holder === undefined ? {} : { holderIdentity: lease.holder }),
+      ...definedOnly({ holderIdentity: lease.holder }),
       leaseDurationSeconds: lease.durationSeconds,
-      ...(acquireTime === undefined ? {} : { acquireTime }),
-      ...(renewTime === undefined ? {} : { renewTime }),
+      ...definedOnly({ acquireTime, renewTime }),
     },
   };
 }
@@ -108,10 +108,9 @@ function toPoolLease(lease: V1Lease, namespace: string, name: string): PoolLease
     namespace,
     name,
     ...(holder === undefined || holder === '' ? {} : { holder }),
-    ...(acquiredAt === undefined ? {} : { acquiredAt }),
-    ...(renewedAt === undefined ? {} : { renewedAt }),
+    ...definedOnly({ acquiredAt, renewedAt }),
     durationSeconds: spec?.leaseDurationSeconds ?? 0,
-    ...(resourceVersion === undefined ? {} : { resourceVersion }),
+    ...definedOnly({ resourceVersion }),
     annotations: { ...lease.metadata?.annotations },
   };
 }

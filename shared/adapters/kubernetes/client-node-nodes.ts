@@ -5,6 +5,7 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Taint } from '@kubernetes/client-node';
 
 import type { ClusterNode, NodeTaint } from '../../domain/cluster-node.js';
+import { definedOnly } from '../../domain/optional.js';
 import type { NodesPort } from '../../ports/kubernetes/index.js';
 import { type KubeConnection, PAGE_SIZE } from './client-node-connection.js';
 import { toClusterNode } from './to-domain.js';
@@ -101,7 +102,7 @@ function withTaint(current: readonly V1Taint[], key: string, taint: NodeTaint | 
         {
           key: taint.key,
           effect: taint.effect,
-          ...(taint.value === undefined ? {} : { value: taint.value }),
+          ...definedOnly({ value: taint.value }),
         },
       ];
 }

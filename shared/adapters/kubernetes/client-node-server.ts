@@ -5,6 +5,7 @@
 import { AuthorizationV1Api, VersionApi } from '@kubernetes/client-node';
 
 import { describeAccess, type KubernetesAccess } from '../../domain/kubernetes-access.js';
+import { definedOnly } from '../../domain/optional.js';
 import type { AccessDecision, RulesReview, ServerPort } from '../../ports/kubernetes/index.js';
 import type { KubeConnection } from './client-node-connection.js';
 
@@ -42,8 +43,7 @@ export class ClientNodeServer implements ServerPort {
                     verb: access.verb,
                     group: access.group,
                     resource: access.resource,
-                    ...(access.subresource === undefined ? {} : { subresource: access.subresource }),
-                    ...(access.namespace === undefined ? {} : { namespace: access.namespace }),
+                    ...definedOnly({ subresource: access.subresource, namespace: access.namespace }),
                   },
                 },
               },
@@ -71,9 +71,11 @@ export class ClientNodeServer implements ServerPort {
     return {
       resourceRules: (review.status?.resourceRules ?? []).map((rule) => ({
         verbs: rule.verbs,
-        ...(rule.apiGroups === undefined ? {} : { apiGroups: rule.apiGroups }),
-        ...(rule.resources === undefined ? {} : { resources: rule.resources }),
-        ...(rule.resourceNames === undefined ? {} : { resourceNames: rule.resourceNames }),
+        ...definedOnly({
+          apiGroups: rule.apiGroups,
+          resources: rule.resources,
+          resourceNames: rule.resourceNames,
+        }),
       })),
       incomplete: review.status?.incomplete === true,
     };

@@ -7,6 +7,7 @@ import type { V1Node, V1NodeCondition, V1Pod, V1Taint } from '@kubernetes/client
 import type { ClusterNode, NodeCondition, NodeTaint } from '../../domain/cluster-node.js';
 import type { PodOnNode } from '../../domain/drain.js';
 import { TerminalError } from '../../domain/errors.js';
+import { definedOnly } from '../../domain/optional.js';
 import type { PodPhase } from '../../ports/kubernetes/index.js';
 
 /** Annotation the kubelet puts on the API copy ("mirror") of a static pod. */
@@ -55,9 +56,7 @@ function toCondition(condition: V1NodeCondition): NodeCondition {
   return {
     type: condition.type,
     status,
-    ...(lastTransitionTime === undefined ? {} : { lastTransitionTime }),
-    ...(lastHeartbeatTime === undefined ? {} : { lastHeartbeatTime }),
-    ...(condition.reason === undefined ? {} : { reason: condition.reason }),
+    ...definedOnly({ lastTransitionTime, lastHeartbeatTime, reason: condition.reason }),
   };
 }
 
@@ -97,7 +96,7 @@ export function toClusterNode(node: V1Node): ClusterNode {
     unschedulable: node.spec?.unschedulable === true,
     taints: toTaints(node.spec?.taints),
     conditions: (node.status?.conditions ?? []).map(toCondition),
-    ...(createdAt === undefined ? {} : { createdAt }),
+    ...definedOnly({ createdAt }),
   };
 }
 

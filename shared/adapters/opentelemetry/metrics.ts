@@ -12,6 +12,8 @@ import type { TokenCredential } from '@azure/core-auth';
 import type { MeterProvider } from '@opentelemetry/api';
 import { metrics } from '@opentelemetry/api';
 
+import { definedOnly } from '../../domain/optional.js';
+
 /**
  * Starts the Azure Monitor distro and registers its providers globally (compose() then takes the global
  * meter provider). Returns false when there is no connection string: nothing is loaded.
@@ -26,7 +28,7 @@ export async function startAzureMonitor(options: {
   useAzureMonitor({
     azureMonitorExporterOptions: {
       connectionString: options.connectionString,
-      ...(options.credential === undefined ? {} : { credential: options.credential }),
+      ...definedOnly({ credential: options.credential }),
     },
   });
   return true;

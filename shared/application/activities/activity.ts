@@ -30,6 +30,7 @@ import type { z } from 'zod';
 
 import type { RefreshErrorKind } from '../../domain/errors.js';
 import { isRefreshError, TerminalError, TransientError } from '../../domain/errors.js';
+import { definedOnly } from '../../domain/optional.js';
 import { CANCEL_REQUESTED, cancelAskedOn, splitCancelWatch } from '../pool-cancel.js';
 import type { RefreshDependencies } from '../refresh-dependencies.js';
 
@@ -126,7 +127,7 @@ export function failureOf(error: unknown): ActivityFailure {
       ...(error instanceof TransientError && error.retryAfterMs !== undefined
         ? { retryAfterMs: error.retryAfterMs }
         : {}),
-      ...(error.advice === undefined ? {} : { advice: error.advice }),
+      ...definedOnly({ advice: error.advice }),
     };
   }
   // A bug or an unmapped library error: its message only (a stack or cause may carry request details).

@@ -3,6 +3,7 @@ import { z } from 'zod';
 
 import type { CanaryObservation } from '../../domain/canary.js';
 import type { CanaryRecord } from '../../domain/canary-record.js';
+import { definedOnly } from '../../domain/optional.js';
 import type { CanaryBaseline, ModelRestore } from '../canary.js';
 import {
   clearCanaryRecord,
@@ -42,7 +43,7 @@ function recordOf(input: z.output<typeof CanaryRecordInput>): CanaryRecord {
     priorImage: input.priorImage,
     priorCapacity: input.priorCapacity,
     count: input.count,
-    ...(input.instances === undefined ? {} : { instances: input.instances }),
+    ...definedOnly({ instances: input.instances }),
   };
 }
 
@@ -71,7 +72,7 @@ const pinCanaryVersionActivity = defineActivity(
       versionId: input.versionId,
       record: recordOf(input.record),
       baseline: {
-        ...(input.baseline.etag === undefined ? {} : { etag: input.baseline.etag }),
+        ...definedOnly({ etag: input.baseline.etag }),
         tags: input.baseline.tags,
       },
     });

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { PowerState, ProvisioningState } from '../../domain/compute.js';
 import { POWER_STATES } from '../../domain/compute.js';
 import { isNotFound } from '../../domain/errors.js';
+import { definedOnly } from '../../domain/optional.js';
 import { snapshotResourceId } from '../../domain/resource-id.js';
 import { checkFence } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
@@ -45,9 +46,7 @@ const readInstance = defineActivity(
         exists: true,
         powerState: instance.powerState,
         provisioningState: instance.provisioningState,
-        ...(instance.osDiskId === undefined ? {} : { osDiskId: instance.osDiskId }),
-        ...(instance.osDiskType === undefined ? {} : { osDiskType: instance.osDiskType }),
-        ...(instance.vmId === undefined ? {} : { vmId: instance.vmId }),
+        ...definedOnly({ osDiskId: instance.osDiskId, osDiskType: instance.osDiskType, vmId: instance.vmId }),
         location: instance.location,
         resourceId: instance.resourceId,
       };

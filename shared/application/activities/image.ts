@@ -9,6 +9,7 @@ import type {
 } from '../../domain/compute.js';
 import { isNotFound, isRefreshError, TerminalError } from '../../domain/errors.js';
 import { RUN_TIMELINE_TAG_KEYS } from '../../domain/image-version.js';
+import { definedOnly } from '../../domain/optional.js';
 import type { PrunableImageVersion } from '../../domain/pruning.js';
 import { selectVersionsToPrune } from '../../domain/pruning.js';
 import { parseGalleryImageId } from '../../domain/resource-id.js';
@@ -218,7 +219,7 @@ const pruneImageVersions = defineActivity(
       history: input.history,
       pinnedVersion,
       protectedVersions: input.keep,
-      ...(rollbackTarget === undefined ? {} : { rollbackTarget }),
+      ...definedOnly({ rollbackTarget }),
     });
     for (const decision of plan.delete) {
       await compute.imageVersions.requestDeletion({ ...input.definition, versionName: decision.name });
@@ -249,7 +250,7 @@ function toPrunable(version: ImageVersion): PrunableImageVersion {
     name: version.ref.versionName,
     provisioningState,
     excludeFromLatest: version.excludeFromLatest,
-    ...(version.publishedAt === undefined ? {} : { publishedAt: version.publishedAt }),
+    ...definedOnly({ publishedAt: version.publishedAt }),
     ...(verdict === 'none' ? {} : { verdict }),
   };
 }

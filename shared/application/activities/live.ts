@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { PowerState, ProvisioningState } from '../../domain/compute.js';
 import { isNotFound } from '../../domain/errors.js';
 import { LIVE_POD_COMPONENT_LABEL } from '../../domain/live-leftovers.js';
+import { definedOnly } from '../../domain/optional.js';
 import { runPodLabels } from '../../domain/ownership.js';
 import { checkFence } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
@@ -54,13 +55,12 @@ const readDonorDisks = defineActivity(
         exists: true,
         powerState: instance.powerState,
         provisioningState: instance.provisioningState,
-        ...(instance.osDiskId === undefined ? {} : { osDiskId: instance.osDiskId }),
-        ...(instance.vmId === undefined ? {} : { vmId: instance.vmId }),
+        ...definedOnly({ osDiskId: instance.osDiskId, vmId: instance.vmId }),
         location: instance.location,
-        ...(zone === undefined ? {} : { zone }),
+        ...definedOnly({ zone }),
         dataDisks: (instance.dataDisks ?? []).map((disk) => ({
           lun: disk.lun,
-          ...(disk.diskId === undefined ? {} : { diskId: disk.diskId }),
+          ...definedOnly({ diskId: disk.diskId }),
           detaching: disk.toBeDetached === true,
         })),
       };
@@ -95,7 +95,7 @@ const requestCopyDisk = defineActivity(
       resourceGroup: input.resourceGroup,
       name: input.name,
       location: input.location,
-      ...(input.zone === undefined ? {} : { zone: input.zone }),
+      ...definedOnly({ zone: input.zone }),
       sourceSnapshotId: input.sourceSnapshotId,
       // Standard SSD attaches to every VM size; the copy lives minutes and is read once by the gallery.
       skuName: 'StandardSSD_LRS',
@@ -113,7 +113,7 @@ const readCopyDisk = defineActivity('readCopyDisk', DiskInput, async (deps, inpu
       exists: true,
       id: disk.id,
       provisioningState: disk.provisioningState,
-      ...(disk.managedBy === undefined ? {} : { attachedTo: disk.managedBy }),
+      ...definedOnly({ attachedTo: disk.managedBy }),
     };
   } catch (error) {
     if (isNotFound(error)) return { exists: false };

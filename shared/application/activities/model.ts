@@ -6,6 +6,7 @@ import type { ProvisioningState, RemovableExtension } from '../../domain/compute
 import { NO_OP_CLOUD_CONFIG, removableExtensions } from '../../domain/compute.js';
 import { CONCURRENT_CHANGE, isConcurrentChange, TransientError } from '../../domain/errors.js';
 import { newerVersionInModel } from '../../domain/model-direction.js';
+import { definedOnly } from '../../domain/optional.js';
 import { sameResourceId } from '../../domain/resource-id.js';
 import { defineActivity } from './activity.js';
 import { ClusterInput, Name, ScaleSetRefInput } from './inputs.js';
@@ -62,7 +63,7 @@ const requestScaleSetImageUpdate = defineActivity(
         // The prototype already ran its bootstrap: new instances must not run it again.
         customDataBase64: Buffer.from(NO_OP_CLOUD_CONFIG, 'utf8').toString('base64'),
         ...(recordLeft ? { tags } : {}),
-        ...(model.etag === undefined ? {} : { ifMatch: model.etag }),
+        ...definedOnly({ ifMatch: model.etag }),
       });
     } catch (error) {
       if (isConcurrentChange(error)) {

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 
+import { definedOnly } from '../../domain/optional.js';
 import { poolScope, readPoolHoldings } from '../pool-holdings.js';
 import { acquirePoolLease, releasePoolLease, renewPoolLease } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
@@ -25,7 +26,7 @@ const acquirePoolLeaseActivity = defineActivity(
         runId: input.runId,
         runner: deps.runner,
         purpose: input.purpose,
-        ...(input.force === undefined ? {} : { force: input.force }),
+        ...definedOnly({ force: input.force }),
       },
       deps.now(),
     ),

@@ -1,6 +1,7 @@
 /** Activities of rollback and node generations (issue 13). */
 import { z } from 'zod';
 
+import { definedOnly } from '../../domain/optional.js';
 import { applyNodeGenerations, generationsReportOf } from '../generations.js';
 import { planPoolRollback, pointModelAt, verifyPoolRollback } from '../rollback.js';
 import { defineActivity } from './activity.js';
@@ -22,7 +23,7 @@ const pointModelAtActivity = defineActivity(
   async (deps, input) =>
     pointModelAt(await deps.cluster(input.cluster), input.scaleSet, {
       imageId: input.imageId,
-      ...(input.etag === undefined ? {} : { etag: input.etag }),
+      ...definedOnly({ etag: input.etag }),
     }),
 );
 
@@ -49,8 +50,7 @@ const applyNodeGenerationsActivity = defineActivity(
   async (deps, input) =>
     generationsReportOf(
       await applyNodeGenerations(await deps.cluster(input.cluster), input.pool, deps.now(), {
-        ...(input.modelImageId === undefined ? {} : { modelImageId: input.modelImageId }),
-        ...(input.versions === undefined ? {} : { versions: input.versions }),
+        ...definedOnly({ modelImageId: input.modelImageId, versions: input.versions }),
       }),
     ),
 );

@@ -15,6 +15,7 @@ import type {
   Snapshot,
 } from '../../../domain/compute.js';
 import { CONCURRENT_CHANGE, NotFoundError, TerminalError } from '../../../domain/errors.js';
+import { definedOnly } from '../../../domain/optional.js';
 import type { ScaleSetRef } from '../../../domain/resource-id.js';
 import {
   describeScaleSet,
@@ -198,7 +199,7 @@ export class ComputeEstate {
       ephemeralOsDisk: false,
       location: model.location,
       zones: [],
-      ...(model.hyperVGeneration === undefined ? {} : { hyperVGeneration: model.hyperVGeneration }),
+      ...definedOnly({ hyperVGeneration: model.hyperVGeneration }),
       ...fields,
     };
     this.instances.set(instanceKey(scaleSet, instanceId), { instance, startFails: false, diskChanges: [] });
@@ -240,7 +241,7 @@ export class ComputeEstate {
     const instance = this.addInstance(scaleSet, instanceId, {
       powerState: 'starting',
       provisioningState: 'Creating',
-      ...(imageId === undefined ? {} : { imageId }),
+      ...definedOnly({ imageId }),
       createdAt: new Date(this.now()).toISOString(),
     });
     const runningAt = this.now() + this.timings.start;

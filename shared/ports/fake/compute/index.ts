@@ -18,6 +18,7 @@ import type {
   ScaleSetInstance,
   Snapshot,
 } from '../../../domain/compute.js';
+import { definedOnly } from '../../../domain/optional.js';
 import type { ScaleSetRef } from '../../../domain/resource-id.js';
 import { scaleSetKey } from '../../../domain/resource-id.js';
 import type { ScaleSet } from '../../../domain/scale-set.js';
@@ -149,7 +150,7 @@ export class FakeCompute extends RecordingFake<ComputeMethod> implements Compute
     this.estate.settleScaleSet(record);
     return {
       ...record.scaleSet,
-      ...(record.customDataBase64 === undefined ? {} : { customDataBase64: record.customDataBase64 }),
+      ...definedOnly({ customDataBase64: record.customDataBase64 }),
     };
   }
 

@@ -4,6 +4,7 @@
  * pods that run `checkPodRunMs` and end as `checkPodOutcome` says.
  */
 import type { PodOnNode } from '../../../domain/drain.js';
+import { definedOnly } from '../../../domain/optional.js';
 import type {
   CheckPodSpec,
   EvictionOutcome,
@@ -67,7 +68,7 @@ export class FakePods implements PodsPort {
     this.#pods.set(podKey(pod.namespace, pod.name), {
       pod,
       nodeName,
-      ...(blockedBy === undefined ? {} : { blockedBy }),
+      ...definedOnly({ blockedBy }),
     });
   }
 
@@ -148,7 +149,7 @@ export class FakePods implements PodsPort {
       const finishesAt = this.log.now() + (behaviour?.runMs ?? this.options.prepPodRunMs ?? 45_000);
       const outcome = behaviour?.outcome ?? this.options.prepPodOutcome ?? 'Succeeded';
       const cancel = outcome === 'Succeeded' ? this.options.onPrepPodCreated?.(spec, finishesAt) : undefined;
-      this.#prepPods.set(key, { spec, finishesAt, outcome, ...(cancel === undefined ? {} : { cancel }) });
+      this.#prepPods.set(key, { spec, finishesAt, outcome, ...definedOnly({ cancel }) });
     });
   }
 
