@@ -37,6 +37,8 @@ import type { InvocationContext } from '@azure/functions';
 import type { OrchestrationHandler } from 'durable-functions';
 import testingUtilsModule from 'durable-functions/lib/src/util/testingUtils.js';
 
+import { messageOf } from '../../shared/domain/errors.js';
+
 /** ReplaySchema.V3: what the Durable extension advertises today (azure-functions-durable-extension,
  * `OrchestrationTriggerAttributeBindingProvider.cs`: `context.df.lock` needs V4 and throws under V3). */
 const REPLAY_SCHEMA_V3 = 2;
@@ -251,7 +253,7 @@ export function continueWithSdk(previous: SdkReplay, events: readonly unknown[])
 }
 
 function stateFromFailure(error: unknown): SdkOrchestratorState {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   const at = message.indexOf(OUT_OF_PROC_DATA_LABEL);
   if (at < 0) {
     // Not an OrchestrationFailureError: the SDK itself failed before running user code.

@@ -33,6 +33,7 @@ import {
   versionPublished,
   versionRejected,
 } from '../../shared/application/run-events.js';
+import { messageOf } from '../../shared/domain/errors.js';
 import { definedOnly } from '../../shared/domain/optional.js';
 import type { RunEvent } from '../../shared/ports/run-events.js';
 import { activities } from '../activities.js';
@@ -206,7 +207,7 @@ function failureOf(error: unknown): { errorType: string; step?: string; message:
   if (error instanceof StepFailure) return { errorType: error.code, step: error.step, message: error.reason };
   return {
     errorType: 'OrchestrationFailed',
-    message: error instanceof Error ? error.message : String(error),
+    message: messageOf(error),
   };
 }
 

@@ -9,6 +9,7 @@ import type { InvocationContext, Timer } from '@azure/functions';
 
 import type { OrchestrationClient, StartOutcome } from '../../shared/application/singleton.js';
 import { startSingleton } from '../../shared/application/singleton.js';
+import { messageOf } from '../../shared/domain/errors.js';
 import type { OrchestrationHandle } from '../orchestration.js';
 import { startRequest } from '../orchestration.js';
 import type { TriggerDependencies } from './trigger-dependencies.js';
@@ -65,7 +66,7 @@ export async function startForEveryCluster<Input>(
       context.error(`${spec.label}: starting the cluster run failed`, {
         cluster,
         instanceId,
-        error: error instanceof Error ? error.message : String(error),
+        error: messageOf(error),
       });
       outcomes.push({ cluster, outcome: 'failed', instanceId });
     }

@@ -8,6 +8,7 @@ import type { HttpRequest, HttpResponse, InvocationContext } from '@azure/functi
 import azureFunctions from '@azure/functions';
 
 import { KuredWebhook, normalizeKuredWebhook } from '../../shared/application/reboot-notices.js';
+import { messageOf } from '../../shared/domain/errors.js';
 import { isClusterName, json, problem, readJsonBody, shown } from './http-io.js';
 import type { TriggerDependencies } from './trigger-dependencies.js';
 import { workerTriggerDependencies } from './trigger-dependencies.js';
@@ -54,7 +55,7 @@ export async function handleKuredNotification(
     await deps.notices.send(normalized.notice);
   } catch (error) {
     context.error('kured notification: enqueueing failed', {
-      error: error instanceof Error ? error.message : String(error),
+      error: messageOf(error),
     });
     return problem(
       503,
@@ -76,7 +77,7 @@ export function registerKuredNotify(): void {
         return await handleKuredNotification(request, context, workerTriggerDependencies());
       } catch (error) {
         context.error('kured notification: unexpected failure', {
-          error: error instanceof Error ? error.message : String(error),
+          error: messageOf(error),
         });
         return problem(
           500,

@@ -21,7 +21,7 @@ import {
 } from '../../shared/application/reboot-notices.js';
 import type { OrchestrationClient } from '../../shared/application/singleton.js';
 import { signalSingleton } from '../../shared/application/singleton.js';
-import { isTerminal } from '../../shared/domain/errors.js';
+import { isTerminal, messageOf } from '../../shared/domain/errors.js';
 import { startRequest } from '../orchestration.js';
 import { orchestrations } from '../orchestrations/index.js';
 import type { TriggerDependencies } from './trigger-dependencies.js';
@@ -164,8 +164,4 @@ export function registerRebootNoticeQueue(): void {
       await handleRebootQueueMessage(entry, client, context, workerTriggerDependencies());
     },
   });
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : JSON.stringify(error);
 }

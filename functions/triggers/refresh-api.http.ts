@@ -33,7 +33,7 @@ import {
   type StatusPageCluster,
 } from '../../shared/application/status-page/render-status-page.js';
 import { DNS_SUBDOMAIN_RULE } from '../../shared/config/names.js';
-import { describeError, isNotFound } from '../../shared/domain/errors.js';
+import { describeError, isNotFound, messageOf } from '../../shared/domain/errors.js';
 import { definedOnly } from '../../shared/domain/optional.js';
 import type { StartRequest } from '../orchestration.js';
 import { outputOf, startRequest } from '../orchestration.js';
@@ -201,7 +201,7 @@ export async function handleRefreshRequest(
   } catch (error) {
     context.error('refresh api: starting the refresh failed', {
       instanceId: start.instanceId,
-      error: error instanceof Error ? error.message : String(error),
+      error: messageOf(error),
     });
     return problem(503, 'StartFailed', `starting refresh ${start.instanceId} failed; try again`);
   }
@@ -224,7 +224,7 @@ export async function handleStatusRequest(
       const [image, run, signal] = await Promise.all([
         deps.readPoolStatus(cluster.value, pool).then(
           (status): PoolStatus | { error: string } => status,
-          (error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }),
+          (error: unknown) => ({ error: messageOf(error) }),
         ),
         readStatus(client, poolInstanceId(cluster.value, pool)),
         readStatus(client, signalInstanceId(cluster.value, pool)),
@@ -433,7 +433,7 @@ async function startPoolRun(
   } catch (error) {
     context.error(`refresh api: starting the ${run.what} failed`, {
       instanceId,
-      error: error instanceof Error ? error.message : String(error),
+      error: messageOf(error),
     });
     return problem(503, 'StartFailed', `starting ${run.what} ${instanceId} failed; try again`);
   }
@@ -543,7 +543,7 @@ async function guarded(context: InvocationContext, run: () => Promise<HttpRespon
     return await run();
   } catch (error) {
     context.error('refresh api: unexpected failure', {
-      error: error instanceof Error ? error.message : String(error),
+      error: messageOf(error),
     });
     return problem(
       500,

@@ -9,6 +9,7 @@ import {
   CONCURRENT_CHANGE,
   isConcurrentChange,
   isNotFound,
+  messageOf,
   TerminalError,
   TransientError,
 } from '../domain/errors.js';
@@ -103,7 +104,7 @@ export async function giveBackDeadCanary(
       });
     } catch (error) {
       if (isConcurrentChange(error)) {
-        throw new TransientError(CONCURRENT_CHANGE, `giving back the canary: ${(error as Error).message}`, {
+        throw new TransientError(CONCURRENT_CHANGE, `giving back the canary: ${messageOf(error)}`, {
           cause: error,
         });
       }

@@ -21,6 +21,7 @@ import {
   CONCURRENT_CHANGE,
   isConcurrentChange,
   isNotFound,
+  messageOf,
   TerminalError,
   TransientError,
 } from '../domain/errors.js';
@@ -363,7 +364,7 @@ export async function restoreCanaryModel(
     });
   } catch (error) {
     if (isConcurrentChange(error)) {
-      throw new TransientError(CONCURRENT_CHANGE, `restoring the model: ${(error as Error).message}`, {
+      throw new TransientError(CONCURRENT_CHANGE, `restoring the model: ${messageOf(error)}`, {
         cause: error,
       });
     }

@@ -1,3 +1,4 @@
+import { messageOf } from '../domain/errors.js';
 /**
  * Start-or-report-running for deterministic orchestration instance ids (one refresh per pool, one
  * debounce per pool), over the few DurableClient calls it needs
@@ -135,8 +136,4 @@ export async function signalSingleton(
     }
   }
   throw new Error(`signalling ${request.instanceId}: ${messageOf(lastError)}`, { cause: lastError });
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -13,6 +13,7 @@ import {
   describeScaleSet,
   isScaleSetInstanceId,
   resourceGroupOfId,
+  sameResourceId,
   scaleSetResourceId,
 } from '../../domain/resource-id.js';
 import type { InstancesPort } from '../../ports/compute/instances.js';
@@ -151,13 +152,13 @@ export class ArmInstances implements InstancesPort {
   async requestDataDiskAttach(instance: ScaleSetInstance, diskId: string, lun: number): Promise<void> {
     const action = `requesting attach of disk ${lastSegment(diskId)} to instance ${instance.instanceId} of scale set ${describeScaleSet(instance.scaleSet)}`;
     // Judged on the instance as the caller just read it: no second read.
-    if ((instance.dataDisks ?? []).some((disk) => sameId(disk.diskId, diskId))) return;
+    if ((instance.dataDisks ?? []).some((disk) => sameResourceId(disk.diskId, diskId))) return;
     await this.#attachDetach(instance, action, { dataDisksToAttach: [{ diskId, lun, caching: 'None' }] });
   }
 
   async requestDataDiskDetach(instance: ScaleSetInstance, diskId: string): Promise<void> {
     const action = `requesting detach of disk ${lastSegment(diskId)} from instance ${instance.instanceId} of scale set ${describeScaleSet(instance.scaleSet)}`;
-    const attached = (instance.dataDisks ?? []).find((disk) => sameId(disk.diskId, diskId));
+    const attached = (instance.dataDisks ?? []).find((disk) => sameResourceId(disk.diskId, diskId));
     if (attached === undefined || attached.toBeDetached === true) return;
     await this.#attachDetach(instance, action, { dataDisksToDetach: [{ diskId }] });
   }
@@ -191,10 +192,6 @@ export class ArmInstances implements InstancesPort {
 /** A Flexible member's own resource group (taken from its id: it need not be the scale set's). */
 function vmResourceGroup(instance: Pick<ScaleSetInstance, 'resourceId' | 'scaleSet'>): string {
   return resourceGroupOfId(instance.resourceId) ?? instance.scaleSet.resourceGroup;
-}
-
-function sameId(a: string | undefined, b: string): boolean {
-  return a !== undefined && a.toLowerCase() === b.toLowerCase();
 }
 
 function lastSegment(id: string): string {

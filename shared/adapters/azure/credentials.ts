@@ -7,7 +7,7 @@
 import type { AccessToken, GetTokenOptions, TokenCredential } from '@azure/core-auth';
 
 import { formatDuration } from '../../domain/duration-text.js';
-import { TerminalError, TransientError } from '../../domain/errors.js';
+import { messageOf, TerminalError, TransientError } from '../../domain/errors.js';
 import { definedOnly } from '../../domain/optional.js';
 
 export type AzureCredential = TokenCredential;
@@ -110,7 +110,7 @@ function triedSources(error: unknown): string[] {
   const errors = (error as { errors?: unknown }).errors;
   const list = Array.isArray(errors) ? errors : [error];
   return list.map((item) => {
-    const message = item instanceof Error ? item.message : String(item);
+    const message = messageOf(item);
     return firstSentence(message);
   });
 }
@@ -125,7 +125,7 @@ function firstSentence(message: string): string {
 /** Maps what @azure/identity throws to a domain error whose message starts with the fix. */
 export function explainCredentialError(error: unknown, scope: string, clientId?: string): TerminalError {
   const name = error instanceof Error ? error.name : '';
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   const action = `getting an Azure token for ${scope}`;
   if (
     clientId !== undefined &&

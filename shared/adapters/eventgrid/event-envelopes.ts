@@ -5,6 +5,7 @@
  */
 import { type CloudEvent, EventGridDeserializer, type EventGridEvent } from '@azure/eventgrid';
 
+import { messageOf } from '../../domain/errors.js';
 import { definedOnly } from '../../domain/optional.js';
 
 /** The fields of one deserialized event, or why the SDK refused it. */
@@ -31,7 +32,7 @@ export async function deserializeEvent(value: unknown): Promise<DeserializedEven
     const [event] = await deserializer.deserializeEventGridEvents(record);
     return event === undefined ? empty() : fromEventGridEvent(event);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     return { ok: false, message: `deserializing event: ${message.slice(0, 200)}` };
   }
 }

@@ -12,6 +12,7 @@
 import type { TokenCredential } from '@azure/core-auth';
 import type { EventGridPublisherClient, SendCloudEventInput } from '@azure/eventgrid';
 
+import { messageOf } from '../../domain/errors.js';
 import type { RunEvent, RunEventPublisher } from '../../ports/run-events.js';
 
 export interface RunEventPublisherOptions {
@@ -105,7 +106,7 @@ export class EventGridRunEventPublisher implements RunEventPublisher {
             attempts: attempt,
             ids: batch.map((event) => event.id),
             // The SDK's message names the status; never the request (it carries the bearer token).
-            cause: error instanceof Error ? error.message : String(error),
+            cause: messageOf(error),
           });
           return;
         }

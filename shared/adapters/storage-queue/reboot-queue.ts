@@ -6,7 +6,7 @@
 import type { QueueClient } from '@azure/storage-queue';
 import { QueueServiceClient } from '@azure/storage-queue';
 
-import { TransientError } from '../../domain/errors.js';
+import { messageOf, TransientError } from '../../domain/errors.js';
 import type { QueuedNotice, RebootNoticeSender } from '../../ports/reboot-notice-queue.js';
 import type { QueueConnection } from './host-connection.js';
 
@@ -120,8 +120,4 @@ export class StorageRebootQueue implements RebootNoticeSender {
     );
     return this.ensured;
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -29,7 +29,7 @@
 import type { z } from 'zod';
 
 import type { RefreshErrorKind } from '../../domain/errors.js';
-import { isRefreshError, TerminalError, TransientError } from '../../domain/errors.js';
+import { isRefreshError, messageOf, TerminalError, TransientError } from '../../domain/errors.js';
 import { definedOnly } from '../../domain/optional.js';
 import { CANCEL_REQUESTED, cancelAskedOn, splitCancelWatch } from '../pool-cancel.js';
 import type { RefreshDependencies } from '../refresh-dependencies.js';
@@ -131,7 +131,7 @@ export function failureOf(error: unknown): ActivityFailure {
     };
   }
   // A bug or an unmapped library error: its message only (a stack or cause may carry request details).
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   return {
     kind: 'terminal',
     code: 'UnexpectedError',

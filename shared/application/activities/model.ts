@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { sameImageReference, withoutCanaryRecord } from '../../domain/canary-record.js';
 import type { ProvisioningState, RemovableExtension } from '../../domain/compute.js';
 import { NO_OP_CLOUD_CONFIG, removableExtensions } from '../../domain/compute.js';
-import { CONCURRENT_CHANGE, isConcurrentChange, TransientError } from '../../domain/errors.js';
+import { CONCURRENT_CHANGE, isConcurrentChange, messageOf, TransientError } from '../../domain/errors.js';
 import { newerVersionInModel } from '../../domain/model-direction.js';
 import { definedOnly } from '../../domain/optional.js';
 import { sameResourceId } from '../../domain/resource-id.js';
@@ -67,7 +67,7 @@ const requestScaleSetImageUpdate = defineActivity(
       });
     } catch (error) {
       if (isConcurrentChange(error)) {
-        throw new TransientError(CONCURRENT_CHANGE, (error as Error).message, { cause: error });
+        throw new TransientError(CONCURRENT_CHANGE, messageOf(error), { cause: error });
       }
       throw error;
     }

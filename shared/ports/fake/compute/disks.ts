@@ -1,11 +1,12 @@
 /** The fake managed disks port: copies of snapshots, attached through the instances port, deleted when free. */
 import type { ManagedDisk } from '../../../domain/compute.js';
 import { NotFoundError, TerminalError, TransientError } from '../../../domain/errors.js';
+import { sameResourceId } from '../../../domain/resource-id.js';
 import type { DiskFromSnapshotRequest, DisksPort } from '../../compute/disks.js';
 import type { ComputeMethod } from '../../compute/index.js';
 import type { CallLog } from '../recording-fake.js';
 import type { ComputeEstate } from './estate.js';
-import { refuseIfDeleting, sameId, snapshotKey, snapshotKeyOfId } from './keys.js';
+import { refuseIfDeleting, snapshotKey, snapshotKeyOfId } from './keys.js';
 
 export class FakeDisks implements DisksPort {
   constructor(
@@ -46,7 +47,7 @@ export class FakeDisks implements DisksPort {
       const existing = this.estate.settleKey(this.estate.disks, key);
       if (existing !== undefined) {
         refuseIfDeleting(existing.provisioningState, action, 'disk');
-        if (!sameId(existing.sourceResourceId, request.sourceSnapshotId)) {
+        if (!sameResourceId(existing.sourceResourceId, request.sourceSnapshotId)) {
           throw new TerminalError('DiskNameTaken', `${action}: a disk with this name already exists`);
         }
         return;

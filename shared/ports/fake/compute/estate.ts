@@ -20,6 +20,7 @@ import type { ScaleSetRef } from '../../../domain/resource-id.js';
 import {
   describeScaleSet,
   galleryImageResourceId,
+  sameResourceId,
   scaleSetInstanceResourceId,
   scaleSetKey,
 } from '../../../domain/resource-id.js';
@@ -33,7 +34,6 @@ import {
   lastSegment,
   normaliseRegion,
   referenceOfFields,
-  sameId,
 } from './keys.js';
 
 /** How long each long-running operation takes on the fake's clock (ms). */
@@ -320,7 +320,7 @@ export class ComputeEstate {
       } else {
         record.instance = {
           ...record.instance,
-          dataDisks: disks.filter((attached) => !sameId(attached.diskId, change.diskId)),
+          dataDisks: disks.filter((attached) => !sameResourceId(attached.diskId, change.diskId)),
         };
         if (disk !== undefined) {
           const { managedBy: _managedBy, ...detached } = disk.value;

@@ -2,12 +2,12 @@
 import type { PowerTarget, ScaleSetInstance } from '../../../domain/compute.js';
 import { NotFoundError, TerminalError } from '../../../domain/errors.js';
 import type { ScaleSetRef } from '../../../domain/resource-id.js';
-import { describeScaleSet, scaleSetKey } from '../../../domain/resource-id.js';
+import { describeScaleSet, sameResourceId, scaleSetKey } from '../../../domain/resource-id.js';
 import type { ComputeMethod } from '../../compute/index.js';
 import type { InstancesPort } from '../../compute/instances.js';
 import type { CallLog } from '../recording-fake.js';
 import type { ComputeEstate } from './estate.js';
-import { diskKeyOfId, instanceKey, lastSegment, sameId } from './keys.js';
+import { diskKeyOfId, instanceKey, lastSegment } from './keys.js';
 
 export class FakeInstances implements InstancesPort {
   constructor(
@@ -54,8 +54,11 @@ export class FakeInstances implements InstancesPort {
       const action = `attaching disk ${lastSegment(diskId)} to instance ${instance.instanceId}`;
       const record = this.estate.instanceRecord(instance.scaleSet, instance.instanceId);
       const current = this.estate.settleInstance(record);
-      const pendingAttach = record.diskChanges.some((c) => c.kind === 'attach' && sameId(c.diskId, diskId));
-      if (pendingAttach || (current.dataDisks ?? []).some((disk) => sameId(disk.diskId, diskId))) return;
+      const pendingAttach = record.diskChanges.some(
+        (c) => c.kind === 'attach' && sameResourceId(c.diskId, diskId),
+      );
+      if (pendingAttach || (current.dataDisks ?? []).some((disk) => sameResourceId(disk.diskId, diskId)))
+        return;
       const disk = this.estate.settleKey(this.estate.disks, diskKeyOfId(diskId));
       if (disk === undefined) throw new NotFoundError('NotFound', `${action}: the disk was not found`);
       if (disk.managedBy !== undefined) {
@@ -81,7 +84,7 @@ export class FakeInstances implements InstancesPort {
     return this.log.call('instances.requestDataDiskDetach', [instance, diskId], () => {
       const record = this.estate.instanceRecord(instance.scaleSet, instance.instanceId);
       const current = this.estate.settleInstance(record);
-      const attached = (current.dataDisks ?? []).find((disk) => sameId(disk.diskId, diskId));
+      const attached = (current.dataDisks ?? []).find((disk) => sameResourceId(disk.diskId, diskId));
       if (attached === undefined || attached.toBeDetached === true) return;
       record.instance = {
         ...current,

@@ -70,10 +70,6 @@ export function diskKeyOfId(id: string): string {
 
 export const snapshotKeyOfId = diskKeyOfId;
 
-export function sameId(a: string | undefined, b: string | undefined): boolean {
-  return a !== undefined && b !== undefined && a.toLowerCase() === b.toLowerCase();
-}
-
 export function lastSegment(id: string): string {
   return id.split('/').at(-1) ?? id;
 }
