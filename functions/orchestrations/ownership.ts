@@ -45,6 +45,24 @@ export type AcquirePoolOutcome =
   | { readonly kind: 'held'; readonly hold: PoolHold; readonly tookOverFrom?: string }
   | { readonly kind: 'busy'; readonly holder: Extract<AcquireOutcome, { kind: 'held' }> };
 
+/** Another run held and released the pool after this one planned (`plannedAt`): its plan is stale. */
+export interface PoolSuperseded {
+  readonly kind: 'superseded';
+  readonly by: Extract<AcquireOutcome, { kind: 'superseded' }>;
+}
+
+interface AcquirePoolRequest {
+  readonly cluster: string;
+  readonly pool: string;
+  readonly lease: LeaseRef;
+  readonly runId: string;
+  readonly purpose: string;
+  /** Take the lease even from a live holder (`release --force`). */
+  readonly force?: boolean;
+  /** When the plan this run carries out began: a release by another run since then refuses it. */
+  readonly plannedAt?: Date;
+}
+
 /**
  * The run id of this orchestration: deterministic on replay, unique per run (the instance id is shared
  * by every run of a pool; the starter's seed separates two runners that start it in the same millisecond).
@@ -53,18 +71,19 @@ export function runIdOf(context: OrchestrationContext, seed: string | undefined)
   return context.df.newGuid(`${context.df.instanceId}|${seed ?? ''}`);
 }
 
+/** Takes the pool's lease; with `plannedAt`, refuses a plan another run's hold has made stale. */
+export function acquirePool(
+  context: OrchestrationContext,
+  request: AcquirePoolRequest & { readonly plannedAt: Date },
+): Generator<Task, AcquirePoolOutcome | PoolSuperseded, unknown>;
+export function acquirePool(
+  context: OrchestrationContext,
+  request: AcquirePoolRequest & { readonly plannedAt?: undefined },
+): Generator<Task, AcquirePoolOutcome, unknown>;
 export function* acquirePool(
   context: OrchestrationContext,
-  request: {
-    readonly cluster: string;
-    readonly pool: string;
-    readonly lease: LeaseRef;
-    readonly runId: string;
-    readonly purpose: string;
-    /** Take the lease even from a live holder (`release --force`). */
-    readonly force?: boolean;
-  },
-): Generator<Task, AcquirePoolOutcome, unknown> {
+  request: AcquirePoolRequest,
+): Generator<Task, AcquirePoolOutcome | PoolSuperseded, unknown> {
   const outcome = yield* call(
     context,
     activities.acquirePoolLease,
@@ -79,10 +98,12 @@ export function* acquirePool(
         purpose: request.purpose,
       },
       ...(request.force === true ? { force: true } : {}),
+      ...definedOnly({ plannedAt: request.plannedAt?.toISOString() }),
     },
     { step: 'acquiring-lease' },
   );
   if (outcome.kind === 'held') return { kind: 'busy', holder: outcome };
+  if (outcome.kind === 'superseded') return { kind: 'superseded', by: outcome };
   const hold: PoolHold = {
     cluster: request.cluster,
     pool: request.pool,

@@ -89,6 +89,9 @@ function* runRefreshPool(
       { step: 'planning' },
     );
   setStatus({ context, input }, 'planning');
+  // What the plan saw is true from this moment: another run that takes and gives back the pool afterwards
+  // (it may have captured this very donor) makes the plan stale, and the lease refuses it.
+  let plannedAt = context.df.currentUtcDateTime;
   let plan = yield* planOnce();
   const busy = (holder: string): PoolRefreshResult => {
     const reason =
@@ -111,7 +114,10 @@ function* runRefreshPool(
     });
     // A live run holds the pool (testing its own canary): this one is refused as by the lease.
     if (released.outcome === 'held' && released.holder !== undefined) return busy(released.holder);
-    if (released.outcome === 'released') plan = yield* planOnce();
+    if (released.outcome === 'released') {
+      plannedAt = context.df.currentUtcDateTime;
+      plan = yield* planOnce();
+    }
   }
   if (plan.decision.kind !== 'refresh' || input.dryRun === true || plan.image === undefined) {
     // Nothing to build: the pool's nodes still get their generation labels kept current (every timer
@@ -137,12 +143,19 @@ function* runRefreshPool(
   const lease = leaseRefOf(plan.scaleSet, plan.settings.prepNamespace);
   let acquired;
   try {
-    acquired = yield* acquirePool(context, { cluster, pool, lease, runId, purpose: 'refresh' });
+    acquired = yield* acquirePool(context, { cluster, pool, lease, runId, purpose: 'refresh', plannedAt });
   } catch (error) {
     // A cancel raised before the lease was taken: nothing was touched.
     throw isCancel(error) ? cancelReport(context, error, { leaseReleased: false }) : error;
   }
   if (acquired.kind === 'busy') return busy(acquired.holder.description);
+  if (acquired.kind === 'superseded') {
+    const reason =
+      `pool ${pool} was refreshed or released by another run while this one planned: ${acquired.by.description}; ` +
+      'this plan may be stale, so nothing was done: run again to plan from what that run left';
+    setStatus({ context, input }, 'done', `busy: ${reason}`);
+    return { cluster, pool, outcome: 'busy', reason, plan };
+  }
   const hold = acquired.hold;
   watchLease(context, { cluster, ...lease, runId });
   const base = () => ({ cluster, pool, key: runId, runId, time: eventTime(context) });

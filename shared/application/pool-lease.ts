@@ -9,7 +9,7 @@
  */
 import { TerminalError, TransientError } from '../domain/errors.js';
 import { definedOnly } from '../domain/optional.js';
-import type { PoolLease, RunnerIdentity } from '../domain/ownership.js';
+import type { LeaseState, PoolLease, RunnerIdentity } from '../domain/ownership.js';
 import {
   describeHolder,
   holderIdentity,
@@ -52,6 +52,18 @@ export type AcquireOutcome =
       readonly purpose?: string;
       /** Who holds it, since when and until when, in words. */
       readonly description: string;
+    }
+  /**
+   * Free, but another run held it and released it after `plannedAt`: what this run planned from (the donor,
+   * the model, the versions) may have changed under it since, and a plan for a pool another run has just
+   * refreshed would capture it again. Nothing was written.
+   */
+  | {
+      readonly kind: 'superseded';
+      readonly lastHolder: string;
+      readonly releasedAt: string;
+      /** Who held it and when it was released, in words. */
+      readonly description: string;
     };
 
 export type RenewOutcome =
@@ -85,6 +97,11 @@ export async function acquirePoolLease(
     readonly purpose: LeasePurpose;
     /** Take it even from a live holder (an operator's `release --force`: they know the holder is gone). */
     readonly force?: boolean;
+    /**
+     * When the run began the plan it is about to carry out (RFC 3339): a lease another run released after
+     * that refuses this one (`superseded`).
+     */
+    readonly plannedAt?: string;
   },
   now: Date,
 ): Promise<AcquireOutcome> {
@@ -111,6 +128,8 @@ export async function acquirePoolLease(
       return { kind: 'acquired', expiresAt: expiry(now) };
     }
     const state = leaseState(existing, now);
+    const superseded = supersededSince(state, request);
+    if (superseded !== undefined) return superseded;
     if (state.kind === 'held' && state.holder.runId === request.runId) {
       // This run acquired it before (a retried activity, a resumed run): keep its acquire time.
       const renewed = await kube.leases.replace(
@@ -151,6 +170,29 @@ export async function acquirePoolLease(
     };
   }
   throw contention(ref, 'acquiring');
+}
+
+/** The refusal of a plan older than the last release of the lease by another run, if it is. */
+function supersededSince(
+  state: LeaseState,
+  request: { readonly runId: string; readonly plannedAt?: string },
+): Extract<AcquireOutcome, { kind: 'superseded' }> | undefined {
+  if (state.kind !== 'free' || request.plannedAt === undefined || state.releasedAt === undefined)
+    return undefined;
+  const releasedMs = Date.parse(state.releasedAt);
+  const plannedMs = Date.parse(request.plannedAt);
+  if (!(releasedMs > plannedMs)) return undefined;
+  const lastHolder = state.lastHolder ?? '';
+  const last = parseHolder(lastHolder);
+  if (last?.runId === request.runId) return undefined;
+  return {
+    kind: 'superseded',
+    lastHolder,
+    releasedAt: state.releasedAt,
+    description:
+      `run ${last?.runId ?? 'unknown'} of ${last?.kind ?? 'an unknown runner'} on ${last?.host ?? 'an unknown host'} ` +
+      `held it and released it at ${state.releasedAt}, after this run planned at ${request.plannedAt}`,
+  };
 }
 
 /**

@@ -17,6 +17,7 @@ const acquirePoolLeaseActivity = defineActivity(
   LeaseRunInput.extend({
     purpose: ClusterInput.extend({ pool: Name, instanceId: Name, purpose: Name }),
     force: z.boolean().optional(),
+    plannedAt: z.string().datetime().optional(),
   }),
   async (deps, input) =>
     acquirePoolLease(
@@ -26,7 +27,7 @@ const acquirePoolLeaseActivity = defineActivity(
         runId: input.runId,
         runner: deps.runner,
         purpose: input.purpose,
-        ...definedOnly({ force: input.force }),
+        ...definedOnly({ force: input.force, plannedAt: input.plannedAt }),
       },
       deps.now(),
     ),

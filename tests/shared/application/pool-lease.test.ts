@@ -47,3 +47,73 @@ void describe('the holder pid on the pool lease', () => {
     assert.equal(lease?.holder, 'cli/laptop/run-1');
   });
 });
+
+void describe('a plan made stale by another run', () => {
+  const at = (seconds: number): Date => new Date(NOW.getTime() + seconds * 1000);
+  const cases: {
+    readonly name: string;
+    /** The run that held the lease before, and when it released it (seconds after NOW). */
+    readonly before?: { readonly runId: string; readonly releasedAfter: number };
+    /** When this run (run-b) began its plan, seconds after NOW; absent: it passes no plan time. */
+    readonly plannedAfter?: number;
+    readonly expected: 'acquired' | 'superseded';
+  }[] = [
+    {
+      name: 'another run released after the plan began',
+      before: { runId: 'run-a', releasedAfter: 60 },
+      plannedAfter: 30,
+      expected: 'superseded',
+    },
+    {
+      name: 'another run released before the plan began',
+      before: { runId: 'run-a', releasedAfter: 30 },
+      plannedAfter: 60,
+      expected: 'acquired',
+    },
+    {
+      name: 'released at the very moment the plan began',
+      before: { runId: 'run-a', releasedAfter: 30 },
+      plannedAfter: 30,
+      expected: 'acquired',
+    },
+    {
+      name: 'this run released it itself (a retried acquire)',
+      before: { runId: 'run-b', releasedAfter: 60 },
+      plannedAfter: 30,
+      expected: 'acquired',
+    },
+    {
+      name: 'no plan time (release, rollback)',
+      before: { runId: 'run-a', releasedAfter: 60 },
+      expected: 'acquired',
+    },
+    { name: 'never held before', plannedAfter: 30, expected: 'acquired' },
+  ];
+  for (const c of cases) {
+    void it(c.name, async () => {
+      const kube = new FakeKubernetes({ now: () => NOW.getTime() });
+      if (c.before !== undefined) {
+        await acquirePoolLease(kube, REF, { runId: c.before.runId, runner: CLI, purpose: PURPOSE }, NOW);
+        await releasePoolLease(kube, REF, c.before.runId, at(c.before.releasedAfter));
+      }
+      const plannedAt = c.plannedAfter === undefined ? {} : { plannedAt: at(c.plannedAfter).toISOString() };
+      const outcome = await acquirePoolLease(
+        kube,
+        REF,
+        { runId: 'run-b', runner: CLI, purpose: PURPOSE, ...plannedAt },
+        at(90),
+      );
+      assert.equal(outcome.kind, c.expected);
+      const holder = kube.leases.lease(REF.namespace, REF.name)?.holder;
+      if (c.expected === 'superseded') {
+        assert.equal(holder, undefined, 'a stale plan takes nothing');
+        assert.match(
+          outcome.kind === 'superseded' ? outcome.description : '',
+          /^run run-a of cli on laptop held it and released it at \S+, after this run planned at \S+$/,
+        );
+      } else {
+        assert.equal(holder, 'cli/laptop/run-b');
+      }
+    });
+  }
+});
