@@ -168,6 +168,37 @@ void describe('pool ownership', () => {
     );
   });
 
+  void it('a run whose plan another run made stale (it held and gave back the pool since) is refused; it writes nothing', async () => {
+    const world = createFakeWorld();
+    // What the acquire reads: the lease another run released a minute after this run began its plan (as
+    // when both started together and this one reached the lease only after the other had finished).
+    const releasedAt = new Date(world.clock.now() + MINUTE).toISOString();
+    world.kube.leases.put({
+      ...LEASE,
+      renewedAt: releasedAt,
+      durationSeconds: LEASE_DURATION_SECONDS,
+      annotations: {
+        'vmss-prototype.io/last-holder': 'cli/other-host/run-other',
+        'vmss-prototype.io/released-at': releasedAt,
+      },
+    });
+    const status = await world.refreshPool(POOL);
+    assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+    const result = status.output as PoolRefreshResult;
+    assert.equal(result.outcome, 'busy');
+    assert.match(
+      result.reason,
+      /^pool pool1 was refreshed or released by another run while this one planned: run run-other of cli on other-host held it and released it at \S+, after this run planned at \S+; this plan may be stale/,
+    );
+    assert.equal(lease(world)?.holder, undefined, 'the lease is not taken');
+    assert.deepEqual(
+      [...world.kube.calls, ...world.compute.calls]
+        .map((c) => c.method)
+        .filter((m) => !/^(get|list|scan|review)/.test(m.split('.').at(-1) ?? m)),
+      [],
+    );
+  });
+
   void it('a run holds the lease from before the first write to the end, renewing it through a long build', async () => {
     const world = createFakeWorld({ compute: { timings: { imageVersion: 50 * MINUTE } } });
     const seen: { at: number; holder?: string }[] = [];
