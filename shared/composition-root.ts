@@ -1,5 +1,5 @@
 /**
- * The composition root (docs/conventions.md#ports-and-adapters): validated settings + identity → gateways → the
+ * The composition root (docs/conventions.md#ports-and-adapters): validated settings + identity → ports → the
  * dependencies the activities and use cases run with. The only place that reads `process.env` (through
  * loadSettings) and that knows which adapter implements which port.
  */

@@ -1,6 +1,6 @@
 /**
  * What the refresh activities need from the outside world, bound once per worker by the composition
- * root: per-cluster configuration (already validated), the gateways to Azure and to the cluster, and
+ * root: per-cluster configuration (already validated), the ports to Azure and to the cluster, and
  * a clock. Activities never read settings or the environment themselves.
  */
 import type { BootstrapFlavour } from '../domain/bootstrap-flavour.js';

@@ -63,14 +63,14 @@ export class ArmClients {
       } catch {
         throw new TerminalError(
           'InvalidEndpoint',
-          `configuring the compute gateway: "${options.endpoint}" is not a URL`,
+          `configuring the Azure connection: "${options.endpoint}" is not a URL`,
         );
       }
       if (protocol !== 'https:') {
         // The SDK would refuse to send the bearer token anyway; fail at configuration, not first call.
         throw new TerminalError(
           'InsecureEndpoint',
-          `configuring the compute gateway: the ARM endpoint must use https (got ${protocol})`,
+          `configuring the Azure connection: the ARM endpoint must use https (got ${protocol})`,
         );
       }
     }
