@@ -3,7 +3,7 @@
  * `latest` until published, retagged and deleted. Long-running operations are only submitted; callers
  * poll.
  */
-import type { GalleryImageVersion, TargetRegion } from '@azure/arm-compute';
+import type { GalleryImageVersion, GalleryImageVersionUpdate, TargetRegion } from '@azure/arm-compute';
 
 import type { ImageDefinitionRef, ImageVersion, ImageVersionRef } from '../../domain/compute.js';
 import { ignoreNotFound } from '../../domain/errors.js';
@@ -80,10 +80,7 @@ export class ArmImageVersions implements ImageVersionsPort {
     addTags: Readonly<Record<string, string>> = {},
   ): Promise<void> {
     const action = `requesting ${excludeFromLatest ? 'exclusion from' : 'inclusion in'} latest of image version ${describeVersion(ref)}`;
-    const client = this.clients.client(ref.subscriptionId, action);
-    const version = await withArmErrors(action, () =>
-      client.galleryImageVersions.get(ref.resourceGroup, ref.galleryName, ref.imageName, ref.versionName),
-    );
+    const version = await this.#read(ref, action);
     const regions = version.publishingProfile?.targetRegions ?? [];
     const settled =
       (version.publishingProfile?.excludeFromLatest === true) === excludeFromLatest &&
@@ -93,33 +90,22 @@ export class ArmImageVersions implements ImageVersionsPort {
     if (settled) {
       return;
     }
-    await withArmErrors(action, () =>
-      client.galleryImageVersions.beginUpdate(
-        ref.resourceGroup,
-        ref.galleryName,
-        ref.imageName,
-        ref.versionName,
-        {
-          publishingProfile: {
-            excludeFromLatest,
-            // A regional flag overrides the global one; keep both saying the same thing.
-            ...(regions.length === 0
-              ? {}
-              : { targetRegions: regions.map((region): TargetRegion => ({ ...region, excludeFromLatest })) }),
-          },
-          ...(Object.keys(addTags).length === 0 ? {} : { tags: { ...version.tags, ...addTags } }),
-        },
-      ),
-    );
+    await this.#update(ref, action, {
+      publishingProfile: {
+        excludeFromLatest,
+        // A regional flag overrides the global one; keep both saying the same thing.
+        ...(regions.length === 0
+          ? {}
+          : { targetRegions: regions.map((region): TargetRegion => ({ ...region, excludeFromLatest })) }),
+      },
+      ...(Object.keys(addTags).length === 0 ? {} : { tags: { ...version.tags, ...addTags } }),
+    });
   }
 
   /** PATCH of the version's tags (replaced as a whole); a no-op when they are already these. */
   async requestTags(ref: ImageVersionRef, tags: Readonly<Record<string, string>>): Promise<void> {
     const action = `requesting tags of image version ${describeVersion(ref)}`;
-    const client = this.clients.client(ref.subscriptionId, action);
-    const version = await withArmErrors(action, () =>
-      client.galleryImageVersions.get(ref.resourceGroup, ref.galleryName, ref.imageName, ref.versionName),
-    );
+    const version = await this.#read(ref, action);
     const current = version.tags ?? {};
     const same =
       Object.keys(current).length === Object.keys(tags).length &&
@@ -127,15 +113,28 @@ export class ArmImageVersions implements ImageVersionsPort {
     if (same) {
       return;
     }
+    await this.#update(ref, action, {
+      tags: { ...tags },
+    });
+  }
+
+  async #read(ref: ImageVersionRef, action: string): Promise<GalleryImageVersion> {
+    const client = this.clients.client(ref.subscriptionId, action);
+    return withArmErrors(action, () =>
+      client.galleryImageVersions.get(ref.resourceGroup, ref.galleryName, ref.imageName, ref.versionName),
+    );
+  }
+
+  /** PATCH of the version (a long-running operation: submitted, not awaited). */
+  async #update(ref: ImageVersionRef, action: string, body: GalleryImageVersionUpdate): Promise<void> {
+    const client = this.clients.client(ref.subscriptionId, action);
     await withArmErrors(action, () =>
       client.galleryImageVersions.beginUpdate(
         ref.resourceGroup,
         ref.galleryName,
         ref.imageName,
         ref.versionName,
-        {
-          tags: { ...tags },
-        },
+        body,
       ),
     );
   }
