@@ -285,8 +285,10 @@ export function render(result: CommandResult, options: RenderOptions = {}): stri
     for (const pool of pools) {
       const verdicts = pool.plan?.verdicts ?? [];
       if (verdicts.length === 0) continue;
+      const capture = pool.plan?.capture;
       parts.push(
         `\n${pool.cluster}/${pool.pool}: ${pool.plan?.decision.kind ?? pool.outcome}\n` +
+          (capture === undefined ? '' : `${indent(`capture: ${capture.mode} (${capture.reason})`)}\n`) +
           indent(
             table(
               ['NODE', 'VERDICT'],

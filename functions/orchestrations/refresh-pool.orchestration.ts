@@ -44,17 +44,14 @@ import { giveBackLeftovers } from './give-back-leftovers.js';
 import { RefreshPoolInputSchema } from './inputs.js';
 import type { PoolHold } from './ownership.js';
 import { acquirePool, fenceOf, leaseLost, releasePool, runIdOf } from './ownership.js';
-import { inParallel } from './parallel.js';
 import { canaryPhase } from './refresh-pool/canary.phase.js';
-import { capturePhase, giveBackCaptured } from './refresh-pool/capture.phase.js';
+import { captureAndBuild } from './refresh-pool/capture-and-build.js';
 import { generationsPhase } from './refresh-pool/generations.phase.js';
-import type { BuiltVersion } from './refresh-pool/image.phase.js';
-import { deleteImageVersion, imagePhase, prepareImagePhase } from './refresh-pool/image.phase.js';
-import { liveCaptureNamesFor, liveCapturePhase } from './refresh-pool/live-capture.phase.js';
+import { deleteImageVersion, prepareImagePhase } from './refresh-pool/image.phase.js';
 import type { PointedModel } from './refresh-pool/model.phase.js';
 import { modelPhase, publishAndPoint } from './refresh-pool/model.phase.js';
 import type { RefreshRun } from './refresh-pool/run.js';
-import { prepPodNameFor, pullPodNameFor, setStatus, snapshotNameFor } from './refresh-pool/run.js';
+import { setStatus } from './refresh-pool/run.js';
 import { releaseLeftovers } from './release-pool.orchestration.js';
 import { eventTime, PhaseClock, reportRunEvents } from './run-events.js';
 import { StepFailure } from './step-failure.js';
@@ -277,45 +274,10 @@ function* refreshHeldPool(
   report.clock.enter('preparing-image');
   const ref = yield* prepareImagePhase(run, leftovers);
   run.version = ref.versionName;
-  const snapshotName = snapshotNameFor(plan, ref.versionName);
 
-  // The plan chose how (shared/domain/capture-mode.ts). Live capture hands over the scrubbed copy disk
-  // (the donor never left service); drain-and-stop hands over its snapshot as soon as it is taken, and
-  // the donor comes back while the version is asked for and built: neither waits for the other. The
-  // give-back goes second so its step is what the status shows until the node is back.
+  // The plan chose how (shared/domain/capture-mode.ts; capture-and-build.ts).
   report.clock.enter('capture');
-  let version: BuiltVersion;
-  let captured: { readonly donorOutOfServiceSeconds: number };
-  if (plan.capture?.mode === 'live') {
-    const live = yield* liveCapturePhase(run, liveCaptureNamesFor(plan, ref.versionName, snapshotName));
-    report.clock.enter('image');
-    version = yield* imagePhase(run, {
-      ref,
-      source: live.source,
-      ...definedOnly({ sourceVmId: live.vmId }),
-    });
-    captured = live;
-  } else {
-    const prepPodName = prepPodNameFor(plan, ref.versionName);
-    const taken = yield* capturePhase(run, {
-      versionName: ref.versionName,
-      snapshotName,
-      prepPodName,
-      pullPodName: pullPodNameFor(plan, ref.versionName),
-    });
-    // The image phase and the give-back run together from here: the phase clock counts them as image.
-    report.clock.enter('image');
-    [version, captured] = yield* inParallel(
-      context,
-      imagePhase(run, {
-        ref,
-        source: { kind: 'snapshot', id: taken.snapshotId, name: snapshotName },
-        ...(taken.completed ? {} : { snapshotPendingSinceMs: taken.requestedAtMs }),
-        ...definedOnly({ sourceVmId: taken.vmId }),
-      }),
-      giveBackCaptured(run, taken, prepPodName),
-    );
-  }
+  const { version, ...captured } = yield* captureAndBuild(run, ref, () => report.clock.enter('image'));
 
   // Publishing and pointing the model at the version: the point of no return (model.phase.ts).
   const publish = function* (): Generator<Task, PointedModel, unknown> {

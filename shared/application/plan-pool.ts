@@ -249,7 +249,12 @@ export async function planFromSelection(
       } else if (captureMode.kind === 'refuse') {
         decision = { kind: 'refused', reason: `pool ${pool.name} cannot be captured: ${captureMode.reason}` };
       } else {
-        capture = { mode: captureMode.mode, reason: captureMode.reason };
+        capture = {
+          mode: captureMode.mode,
+          reason: captureMode.reason,
+          scrubbed: captureMode.scrubbed,
+          newNodes: captureMode.newNodes,
+        };
         decision = {
           kind: 'refresh',
           node: plan.node,

@@ -2,8 +2,8 @@
  * A pool's plan: what planning decided and everything the run needs to carry it out. The output of the
  * `planPool` activity, carried in the refresh's result; plain JSON, no secrets.
  */
-import type { BootstrapFlavour } from '../domain/bootstrap-flavour.js';
-import type { CaptureMode } from '../domain/capture-mode.js';
+import type { BootstrapFlavour, NewNodeBootstrap } from '../domain/bootstrap-flavour.js';
+import type { CaptureMode, ScrubbedDisk } from '../domain/capture-mode.js';
 import type { ImageDefinitionRef, ImageDefinitionSpec } from '../domain/compute.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { PoolRunSettings } from './refresh-dependencies.js';
@@ -74,6 +74,13 @@ export interface PoolPlan extends PoolTarget {
   readonly capture?: {
     readonly mode: CaptureMode;
     readonly reason: string;
+    /**
+     * The disk de-identified: the donor's own, or a copy (live; kubeadm under drain-and-stop). Absent in a
+     * plan recorded before it existed: the donor's under drain-and-stop and Run Command, a copy under live.
+     */
+    readonly scrubbed?: ScrubbedDisk;
+    /** How new nodes join: absent in a plan recorded before it existed, `boot-from-image`. */
+    readonly newNodes?: NewNodeBootstrap;
   };
   /** The image the model points at now, if it is one of ours. */
   readonly currentImageId?: string;
@@ -87,4 +94,14 @@ export interface PoolPlan extends PoolTarget {
    * version under test. Only the run that holds the pool tests it; any other run gives a dead one back first.
    */
   readonly canaryRecord?: { readonly run: string; readonly version: string } | 'damaged';
+}
+
+/** The disk a run de-identifies (a plan recorded before `scrubbed` existed: the live path's copy, else the donor). */
+export function scrubbedDiskOf(plan: Pick<PoolPlan, 'capture'>): ScrubbedDisk {
+  return plan.capture?.scrubbed ?? (plan.capture?.mode === 'live' ? 'copy' : 'donor');
+}
+
+/** How new nodes from the image join (a plan recorded before `newNodes` existed: from the image). */
+export function newNodesOf(plan: Pick<PoolPlan, 'capture'>): NewNodeBootstrap {
+  return plan.capture?.newNodes ?? 'boot-from-image';
 }

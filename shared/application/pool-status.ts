@@ -2,10 +2,12 @@
  * The status of one pool's image: which image new instances get, whether it is ours, who built it and
  * how old it is. Read-only; used by the status orchestration, the CLI and the HTTP API.
  */
+import type { NewNodeBootstrap } from '../domain/bootstrap-flavour.js';
 import { parseCanaryRecord } from '../domain/canary-record.js';
 import type { Freshness } from '../domain/freshness.js';
 import { freshnessOf } from '../domain/freshness.js';
 import { IMAGE_VERSION_LABEL, OLDER_GENERATION_TAINT } from '../domain/generations.js';
+import { runTimelineTagsOf } from '../domain/image-version.js';
 import { definedOnly } from '../domain/optional.js';
 import { describeHolder, LEASE_ANNOTATIONS, leaseState } from '../domain/ownership.js';
 import type { PoolHistory } from '../domain/pool-history.js';
@@ -74,6 +76,8 @@ export interface PoolStatus {
     readonly builtAt?: string;
     readonly ageSeconds?: number;
     readonly storageAccountType?: string;
+    /** How new nodes from it join (its tag; absent on a version built before the tag existed). */
+    readonly newNodes?: NewNodeBootstrap;
   };
   readonly versionCount: number;
   readonly eligible: boolean;
@@ -248,7 +252,10 @@ export async function readPoolStatus(
                     Math.round((now.getTime() - (parseRfc3339(builtAt) ?? now.getTime())) / 1000),
                   ),
                 }),
-            ...definedOnly({ storageAccountType: version.storageAccountType }),
+            ...definedOnly({
+              storageAccountType: version.storageAccountType,
+              newNodes: runTimelineTagsOf(version.tags).newNodes,
+            }),
           },
         }),
     versionCount: image.versions.length,

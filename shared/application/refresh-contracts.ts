@@ -26,6 +26,7 @@ export const REFRESH_STEPS = [
   'snapshotting',
   'freezing-filesystem',
   'copying-disk',
+  'guarding-copy',
   'attaching-copy',
   'scrubbing-copy',
   'detaching-copy',

@@ -16,9 +16,35 @@ export interface KeptPath {
   readonly why: string;
 }
 
-/** What the prep script does to the donor's disk for one flavour. */
+/**
+ * Where the de-identification may run: on the donor's own disk before its snapshot (drain-and-stop, Run
+ * Command) or on a copy of it (live capture), or only ever on a copy, because what it removes cannot be
+ * given back to the donor (kubeadm: the donor's per-node certificate, obtained with a bootstrap token
+ * that has long expired).
+ */
+export type ScrubTarget = 'donor-or-copy' | 'copy-only';
+
+/**
+ * How a new node from the image becomes a node: it boots from what the image holds (the model's
+ * customData becomes a no-op and its bootstrap extensions go), or it still runs the pool's own bootstrap
+ * from customData and extensions, which the model keeps (kubeadm: `kubeadm join` with a fresh token, on
+ * a disk whose packages and images are already there).
+ */
+export const NEW_NODE_BOOTSTRAPS = ['boot-from-image', 'run-pool-bootstrap'] as const;
+export type NewNodeBootstrap = (typeof NEW_NODE_BOOTSTRAPS)[number];
+
+/** What a new node from the image does to join, in an operator's words (plan, status page). */
+export function describeNewNodes(newNodes: NewNodeBootstrap): string {
+  return newNodes === 'run-pool-bootstrap'
+    ? "run the pool's bootstrap (customData and bootstrap extensions kept: kubeadm join with a fresh token) on the warm image"
+    : 'boot from the image (customData replaced by a no-op, bootstrap extensions removed)';
+}
+
+/** What the prep script does to the donor's disk (or its copy) for one flavour. */
 export interface IdentityPlan {
   readonly flavour: BootstrapFlavour;
+  readonly scrub: ScrubTarget;
+  readonly newNodes: NewNodeBootstrap;
   /** Removed (`rm -rf`, globs allowed). */
   readonly removes: readonly string[];
   /** Emptied (`truncate -s 0`): regenerated at the next boot when empty. */
@@ -50,6 +76,31 @@ const COMMON_REMOVED: readonly string[] = [
 /** machine-id is emptied, not removed: systemd writes a new one at first boot, a missing file can boot read-only. */
 const COMMON_EMPTIED: readonly string[] = ['/etc/machine-id'];
 
+/**
+ * What `kubeadm reset` removes from a node (kubernetes/kubernetes, cmd/kubeadm/app/cmd/phases/reset/
+ * cleanupnode.go: `runCleanupNode` cleans the contents of /etc/kubernetes/manifests, the kubelet's run
+ * directory /var/lib/kubelet and the certificates directory /etc/kubernetes/pki; `resetConfigDir` deletes
+ * admin.conf, super-admin.conf, kubelet.conf, bootstrap-kubelet.conf, controller-manager.conf and
+ * scheduler.conf under /etc/kubernetes). The same paths are what `kubeadm join`'s preflight refuses to
+ * find (cmd/kubeadm/app/preflight/checks.go `RunJoinNodeChecks`: DirAvailable--etc-kubernetes-manifests,
+ * FileAvailable--etc-kubernetes-kubelet.conf, FileAvailable--etc-kubernetes-bootstrap-kubelet.conf,
+ * FileAvailable--etc-kubernetes-pki-ca.crt): a clone that kept any of them fails its join.
+ * /var/lib/kubelet holds the per-node client certificate (pki/kubelet-client-current.pem) and what join
+ * wrote for this node (config.yaml, kubeadm-flags.env). Reset's other steps (stop the kubelet, unmount
+ * under /var/lib/kubelet, remove the containers) concern a running node, not a copy of its disk.
+ */
+const KUBEADM_RESET_REMOVED: readonly string[] = [
+  '/etc/kubernetes/manifests/*',
+  '/var/lib/kubelet/*',
+  '/etc/kubernetes/pki/*',
+  '/etc/kubernetes/admin.conf',
+  '/etc/kubernetes/super-admin.conf',
+  '/etc/kubernetes/kubelet.conf',
+  '/etc/kubernetes/bootstrap-kubelet.conf',
+  '/etc/kubernetes/controller-manager.conf',
+  '/etc/kubernetes/scheduler.conf',
+];
+
 function rancherKeeps(flavour: 'k3s' | 'rke2'): KeptPath[] {
   return [
     {
@@ -71,6 +122,8 @@ export function captureDecision(flavour: BootstrapFlavour): CaptureDecision {
         kind: 'capture',
         plan: {
           flavour,
+          scrub: 'donor-or-copy',
+          newNodes: 'boot-from-image',
           removes: COMMON_REMOVED,
           empties: COMMON_EMPTIED,
           keeps: [
@@ -89,17 +142,39 @@ export function captureDecision(flavour: BootstrapFlavour): CaptureDecision {
     case 'rke2':
       return {
         kind: 'capture',
-        plan: { flavour, removes: COMMON_REMOVED, empties: COMMON_EMPTIED, keeps: rancherKeeps(flavour) },
+        plan: {
+          flavour,
+          scrub: 'donor-or-copy',
+          newNodes: 'boot-from-image',
+          removes: COMMON_REMOVED,
+          empties: COMMON_EMPTIED,
+          keeps: rancherKeeps(flavour),
+        },
       };
     case 'kubeadm':
+      // A kubeadm node authenticates with a per-node certificate from TLS bootstrap: a clone that kept it
+      // would authenticate as the donor (NodeRestriction refuses it its own name), and a donor that lost
+      // it could not rejoin (its bootstrap token expired long ago). So only a copy is scrubbed, and new
+      // nodes still run `kubeadm join` from the model's customData, with the packages and images there.
       return {
-        kind: 'refuse',
-        flavour,
-        reason:
-          'kubeadm nodes (Cluster API Provider Azure) authenticate with a per-node client certificate obtained by TLS bootstrap: ' +
-          "a clone of the donor's disk authenticates as the donor (/var/lib/kubelet/pki) and NodeRestriction forbids it to register " +
-          "its own name; without that certificate it needs a fresh bootstrap token from customData, which the product replaces, and the donor's own " +
-          'token has expired, so removing it would also keep the donor from rejoining. Change the image of the AzureMachinePool instead (CAPZ reconciles the scale set anyway)',
+        kind: 'capture',
+        plan: {
+          flavour,
+          scrub: 'copy-only',
+          newNodes: 'run-pool-bootstrap',
+          removes: [...COMMON_REMOVED, ...KUBEADM_RESET_REMOVED],
+          empties: COMMON_EMPTIED,
+          keeps: [
+            {
+              path: '/var/lib/containerd',
+              why: "the container image cache: a new node's kubeadm join starts with its images already pulled",
+            },
+            {
+              path: '/etc/systemd/system/kubelet.service.d',
+              why: 'the kubelet drop-in kubeadm installs with its packages: the kubelet waits for kubeadm join to configure it',
+            },
+          ],
+        },
       };
   }
 }

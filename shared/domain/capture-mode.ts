@@ -5,7 +5,7 @@
  * setting `capture.mode` is `auto` unless an operator chose: auto takes live capture only where it is
  * known to be safe, and drain-and-stop otherwise, with the reason. Pure: the plan supplies the facts.
  */
-import type { BootstrapFlavour } from './bootstrap-flavour.js';
+import type { BootstrapFlavour, NewNodeBootstrap } from './bootstrap-flavour.js';
 import { captureDecision } from './bootstrap-flavour.js';
 
 export const CAPTURE_MODES = ['drain-and-stop', 'live', 'run-command'] as const;
@@ -38,11 +38,30 @@ export interface CaptureModeFacts {
   readonly vmSize?: string;
 }
 
+/**
+ * Which disk the de-identification runs on: the donor's own (drain-and-stop and Run Command prepare it
+ * before the snapshot), or a copy of it (live capture; drain-and-stop for a flavour whose identity must
+ * never leave the donor: the donor is snapshotted as it is and started at once, then the copy is scrubbed).
+ */
+export type ScrubbedDisk = 'donor' | 'copy';
+
 export type CaptureModeDecision =
   | {
       readonly kind: 'capture';
       readonly mode: CaptureMode;
       /** The flavour whose identity plan the disk preparation applies. */
+      readonly flavour: BootstrapFlavour;
+      readonly scrubbed: ScrubbedDisk;
+      /** How new nodes from the image join (the model's customData and bootstrap extensions go or stay). */
+      readonly newNodes: NewNodeBootstrap;
+      readonly reason: string;
+    }
+  | { readonly kind: 'refuse'; readonly reason: string };
+
+type ModeChoice =
+  | {
+      readonly kind: 'capture';
+      readonly mode: CaptureMode;
       readonly flavour: BootstrapFlavour;
       readonly reason: string;
     }
@@ -86,6 +105,34 @@ export function liveCaptureBlockers(facts: CaptureModeFacts): string[] {
 
 /** Chooses the capture mode of one pool (or refuses the pool), with the reason an operator reads in the plan. */
 export function chooseCaptureMode(facts: CaptureModeFacts): CaptureModeDecision {
+  const choice = chooseMode(facts);
+  if (choice.kind === 'refuse') return choice;
+  const identity = captureDecision(choice.flavour);
+  if (identity.kind === 'refuse') return { kind: 'refuse', reason: identity.reason };
+  const { scrub, newNodes } = identity.plan;
+  if (scrub === 'copy-only' && choice.mode === 'run-command') {
+    return {
+      kind: 'refuse',
+      reason:
+        `capture.mode is run-command, which prepares the donor's own disk, but ${choice.flavour} pools are ` +
+        "de-identified on a copy only (the donor's per-node kubelet certificate must stay: its bootstrap token " +
+        'has expired, it could not rejoin without it) and the copy is scrubbed by a pod on the donor; set ' +
+        'capture.mode to drain-and-stop, live or auto',
+    };
+  }
+  const scrubbed: ScrubbedDisk = choice.mode === 'live' || scrub === 'copy-only' ? 'copy' : 'donor';
+  const how =
+    choice.mode === 'drain-and-stop' && scrubbed === 'copy'
+      ? `; the donor is snapshotted as it is and started at once, a copy of its disk is scrubbed (${choice.flavour} identity never leaves the donor)`
+      : '';
+  const joins =
+    newNodes === 'run-pool-bootstrap'
+      ? "; new nodes run the pool's bootstrap (customData and bootstrap extensions kept) on the warm image"
+      : '';
+  return { ...choice, scrubbed, newNodes, reason: `${choice.reason}${how}${joins}` };
+}
+
+function chooseMode(facts: CaptureModeFacts): ModeChoice {
   const known = facts.flavour.kind === 'unknown' ? undefined : facts.flavour.flavour;
   if (known !== undefined) {
     const identity = captureDecision(known);

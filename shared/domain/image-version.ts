@@ -2,6 +2,7 @@
  * Names, ordering and provenance tags of the gallery image versions this product creates
  * (docs/design.md#version-name). Pure: time comes in as an argument.
  */
+import { NEW_NODE_BOOTSTRAPS, type NewNodeBootstrap } from './bootstrap-flavour.js';
 import type { CaptureMode } from './capture-mode.js';
 import { CAPTURE_MODES } from './capture-mode.js';
 import { isRfc3339 } from './rfc3339.js';
@@ -269,12 +270,15 @@ export function tagReader(
 export const RUN_TIMELINE_TAG_KEYS = {
   /** How the donor was captured (`drain-and-stop`, `live`, `run-command`): written at creation. */
   captureMode: 'vmss-prototype.capture-mode',
+  /** How new nodes from the version join (bootstrap-flavour.ts NewNodeBootstrap): written at creation. */
+  newNodes: 'vmss-prototype.new-nodes',
   /** When the version was published to `latest` (RFC 3339): written with the publication. */
   inLatestAt: 'vmss-prototype.in-latest-at',
 } as const;
 
 export interface RunTimelineTags {
   readonly captureMode?: CaptureMode;
+  readonly newNodes?: NewNodeBootstrap;
   readonly inLatestAt?: string;
 }
 
@@ -283,7 +287,9 @@ export function runTimelineTagsOf(tags: Readonly<Record<string, string>> | undef
   const read = tagReader(tags);
   const mode = read(RUN_TIMELINE_TAG_KEYS.captureMode);
   const inLatestAt = read(RUN_TIMELINE_TAG_KEYS.inLatestAt);
+  const newNodes = NEW_NODE_BOOTSTRAPS.find((value) => value === read(RUN_TIMELINE_TAG_KEYS.newNodes));
   return {
+    ...(newNodes === undefined ? {} : { newNodes }),
     ...(mode !== undefined && (CAPTURE_MODES as readonly string[]).includes(mode)
       ? { captureMode: mode as CaptureMode }
       : {}),

@@ -118,6 +118,32 @@ function copyGuardLines(guard: CopyGuardInput): string[] {
   ];
 }
 
+/** The lines that write the copy guard's script to the host's tmpfs and start its unit. */
+function copyGuardInstall(guard: CopyGuardInput): string[] {
+  if (!UNIT_NAME.test(guard.unit))
+    throw new Error(`building the copy guard: ${guard.unit} is not a unit name`);
+  if (!/^\/run\/[a-z0-9/-]+$/.test(guard.mountPoint)) {
+    throw new Error(`building the copy guard: mount point ${guard.mountPoint} is not under /run`);
+  }
+  if (!/^\/run\/vmss-prototype\/[a-z0-9.-]+$/.test(guard.scriptPath)) {
+    throw new Error(`building the copy guard: ${guard.scriptPath} is not under /run/vmss-prototype`);
+  }
+  return [
+    'mkdir -p /run/vmss-prototype',
+    `truncate -s 0 ${guard.scriptPath}`,
+    ...copyGuardLines(guard).map((line) => `echo ${quoteForShell(line)} >> ${guard.scriptPath}`),
+    `systemd-run --quiet --unit=${guard.unit} --remain-after-exit -p RuntimeMaxSec=${guard.maxSeconds} -p "ExecStop=/bin/sh ${guard.scriptPath}" true`,
+  ];
+}
+
+/**
+ * The guard pod's script (drain-and-stop's copy-scrub, where no freeze pod runs): installs the copy guard
+ * on the running donor before its copy is attached, then ends.
+ */
+export function buildCopyGuardScript(guard: CopyGuardInput): string {
+  return ['set -eu', ...copyGuardInstall(guard)].join('\n');
+}
+
 /**
  * The freeze pod's script: install the copy guard, schedule the thaw, freeze. `sleep & wait`: a shell
  * runs a TERM trap only after the foreground command ends, but interrupts `wait` at once, so deleting the
@@ -131,19 +157,10 @@ export function buildFreezeScript(input: FreezeScriptInput): string {
     throw new Error('building the freeze script: the guard must outlast the hold');
   }
   const guard = input.copyGuard;
-  if (!/^\/run\/[a-z0-9/-]+$/.test(guard.mountPoint)) {
-    throw new Error(`building the freeze script: mount point ${guard.mountPoint} is not under /run`);
-  }
-  if (!/^\/run\/vmss-prototype\/[a-z0-9.-]+$/.test(guard.scriptPath)) {
-    throw new Error(`building the freeze script: ${guard.scriptPath} is not under /run/vmss-prototype`);
-  }
   const timer = `${input.unit}.timer`;
   return [
     'set -eu',
-    'mkdir -p /run/vmss-prototype',
-    `truncate -s 0 ${guard.scriptPath}`,
-    ...copyGuardLines(guard).map((line) => `echo ${quoteForShell(line)} >> ${guard.scriptPath}`),
-    `systemd-run --quiet --unit=${guard.unit} --remain-after-exit -p RuntimeMaxSec=${guard.maxSeconds} -p "ExecStop=/bin/sh ${guard.scriptPath}" true`,
+    ...copyGuardInstall(guard),
     `systemd-run --quiet --unit=${input.unit} --on-active=${input.guardSeconds} fsfreeze --unfreeze /`,
     `trap 'fsfreeze --unfreeze /; systemctl stop ${timer}; exit 0' TERM INT`,
     'sync',

@@ -55,6 +55,15 @@ export function buildPrepScript(input: PrepScriptInput): string {
 }
 
 /**
+ * The prep pod's script for a flavour scrubbed on a copy only (ScrubTarget `copy-only`): the donor's disk
+ * is left as it is — only flushed and powered off for the snapshot; its copy is scrubbed once the donor
+ * is back (the copy-scrub of drain-and-stop).
+ */
+export function buildPowerOffScript(): string {
+  return ['set -eu', 'sync', 'systemctl poweroff --force --message=vmss-prototype'].join('\n');
+}
+
+/**
  * The de-identification itself (ancestry line, removals, emptied files) for the flavour, applied to the
  * file tree mounted at `root` (`''`: the host's own `/`; live capture: where the OS disk's copy is
  * mounted). Every path is absolute under `root`, so the same plan scrubs the donor and its copy alike.
@@ -64,6 +73,12 @@ export function deIdentificationCommands(input: PrepScriptInput, root: string): 
     throw new Error(`building the de-identification commands: ${root} is not an absolute directory path`);
   }
   const plan = identityPlan(input.flavour ?? 'aks-engine');
+  if (root === '' && plan.scrub === 'copy-only') {
+    // What it removes could never be given back to the donor (bootstrap-flavour.ts ScrubTarget).
+    throw new Error(
+      `building the de-identification commands: the ${plan.flavour} identity is removed from a copy of the disk only, never from the donor's own`,
+    );
+  }
   const ancestry = input.ancestry.replaceAll(/[\r\n]+/g, ' ');
   return [
     `echo ${shellQuote(ancestry)} >> ${root}/var/log/vmss-prototype-ancestry.log`,

@@ -11,8 +11,9 @@
 import type { Task } from 'durable-functions';
 
 import type { NodePriorState } from '../../../shared/application/donor-node.js';
+import { scrubbedDiskOf } from '../../../shared/application/pool-plan.js';
 import { SNAPSHOT_TAG_KEYS } from '../../../shared/domain/ownership.js';
-import { buildPrepScript } from '../../../shared/domain/prep-script.js';
+import { buildPowerOffScript, buildPrepScript } from '../../../shared/domain/prep-script.js';
 import { mustWaitForSnapshotCompletion } from '../../../shared/domain/snapshot-readiness.js';
 import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
@@ -267,7 +268,11 @@ function* prepareByPrepPod(
       namespace: settings.prepNamespace,
       podName: prep.prepPodName,
       image: settings.prepImage,
-      script: buildPrepScript({ ancestry: prep.ancestry, flavour: run.donor.flavour }),
+      // A flavour scrubbed on a copy only: the donor's disk is flushed and powered off as it is.
+      script:
+        scrubbedDiskOf(plan) === 'copy'
+          ? buildPowerOffScript()
+          : buildPrepScript({ ancestry: prep.ancestry, flavour: run.donor.flavour }),
       fence: run.fence,
     },
     { step: 'preparing-disk' },

@@ -8,6 +8,7 @@
  */
 import type { Task } from 'durable-functions';
 
+import { newNodesOf } from '../../../shared/application/pool-plan.js';
 import type { ImageVersionRef, StorageAccountType } from '../../../shared/domain/compute.js';
 import {
   buildImageVersionTags,
@@ -129,7 +130,12 @@ function* buildImageVersion(
       runId: run.runId,
     }),
     // For the status page's run timeline (pool-history.ts).
-    ...(plan.capture === undefined ? {} : { [RUN_TIMELINE_TAG_KEYS.captureMode]: plan.capture.mode }),
+    ...(plan.capture === undefined
+      ? {}
+      : {
+          [RUN_TIMELINE_TAG_KEYS.captureMode]: plan.capture.mode,
+          [RUN_TIMELINE_TAG_KEYS.newNodes]: newNodesOf(plan),
+        }),
   };
   const readVersion = (step: 'building-image-version') => () =>
     call(context, activities.readImageVersion, { cluster, ref }, { step });

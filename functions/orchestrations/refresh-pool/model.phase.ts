@@ -13,6 +13,7 @@
  */
 import type { Task } from 'durable-functions';
 
+import { newNodesOf } from '../../../shared/application/pool-plan.js';
 import type { ImageVersion, RemovableExtension } from '../../../shared/domain/compute.js';
 import { definedOnly } from '../../../shared/domain/optional.js';
 import { galleryDefinitionIdOf, sameResourceId } from '../../../shared/domain/resource-id.js';
@@ -72,7 +73,9 @@ function* publishedAndPointed(
     version,
     pointed.kind === 'kept-newer'
       ? pointed.why
-      : "the scale set's model points at it, but its bootstrap extensions were not all removed",
+      : newNodesOf(run.plan) === 'run-pool-bootstrap'
+        ? "the scale set's model points at it (its customData and bootstrap extensions kept)"
+        : "the scale set's model points at it, but its bootstrap extensions were not all removed",
   );
   return pointed;
 }
@@ -93,6 +96,7 @@ function* pointModel(run: RefreshRun, version: BuiltVersion): Generator<Task, Po
       cluster,
       scaleSet,
       imageId: targetImageId,
+      ...(newNodesOf(plan) === 'run-pool-bootstrap' ? { keepCustomData: true } : {}),
       expectedImages: [
         ...(plan.modelImage === undefined ? [] : [{ ...plan.modelImage }]),
         { id: version.id },
@@ -155,7 +159,6 @@ export function* modelPhase(
   pointed: PointedModel,
 ): Generator<Task, ModelPhaseOutput, unknown> {
   const { context, cluster, plan } = run;
-  const scaleSet = plan.scaleSet;
   const settings = plan.settings;
   if (pointed.kind === 'kept-newer') {
     // The run that installed the newer version also removed the extensions and pruned: nothing left.
@@ -163,6 +166,44 @@ export function* modelPhase(
   }
   const { targetImageId } = pointed;
 
+  // New nodes that still run the pool's bootstrap (kubeadm join) keep its extensions.
+  const keepsBootstrap = newNodesOf(plan) === 'run-pool-bootstrap';
+  const removedExtensions = keepsBootstrap ? [] : yield* removeBootstrapExtensions(run, pointed);
+  const where = keepsBootstrap
+    ? "the scale set's model points at it (its customData and bootstrap extensions kept: new nodes run the pool's bootstrap)"
+    : "the scale set's model points at it without its bootstrap extensions";
+  pastReturn(run, version, `${where}; older versions were not pruned`);
+  setStatus(run, 'pruning-versions');
+  const pruning: PruneOutcome | readonly string[] = yield* call(
+    context,
+    activities.pruneImageVersions,
+    {
+      cluster,
+      definition: plan.image.definition,
+      history: settings.history,
+      keep: [version.versionName],
+      modelImageId: targetImageId,
+    },
+    { step: 'pruning-versions' },
+  );
+  const pruned = pruneOutcomeOf(pruning);
+  pastReturn(run, version, `${where}; node generation labels were not updated`);
+  return {
+    removedExtensions,
+    prunedVersions: pruned.pruned,
+    modelImageId: targetImageId,
+    ...definedOnly({ versions: pruned.versions }),
+  };
+}
+
+/** Removes the model's bootstrap extensions (all asked, then all waited for): the names removed. */
+function* removeBootstrapExtensions(
+  run: RefreshRun,
+  pointed: Extract<PointedModel, { kind: 'pointed' }>,
+): Generator<Task, string[], unknown> {
+  const { context, cluster, plan } = run;
+  const scaleSet = plan.scaleSet;
+  const settings = plan.settings;
   const step = 'removing-bootstrap-extensions';
   setStatus(run, step);
   const listing = { cluster, scaleSet, keepExtensionTypes: [...settings.keepExtensionTypes] };
@@ -205,37 +246,7 @@ export function* modelPhase(
       );
     }
   }
-  pastReturn(
-    run,
-    version,
-    "the scale set's model points at it without its bootstrap extensions; older versions were not pruned",
-  );
-
-  setStatus(run, 'pruning-versions');
-  const pruning: PruneOutcome | readonly string[] = yield* call(
-    context,
-    activities.pruneImageVersions,
-    {
-      cluster,
-      definition: plan.image.definition,
-      history: settings.history,
-      keep: [version.versionName],
-      modelImageId: targetImageId,
-    },
-    { step: 'pruning-versions' },
-  );
-  const pruned = pruneOutcomeOf(pruning);
-  pastReturn(
-    run,
-    version,
-    "the scale set's model points at it without its bootstrap extensions; node generation labels were not updated",
-  );
-  return {
-    removedExtensions: extensions.map((extension) => extension.name),
-    prunedVersions: pruned.pruned,
-    modelImageId: targetImageId,
-    ...definedOnly({ versions: pruned.versions }),
-  };
+  return extensions.map((extension) => extension.name);
 }
 
 /** Where a cancel leaves the pool once the version is published, and how to go back. */

@@ -80,7 +80,9 @@ export class ArmScaleSets implements ScaleSetsPort {
           virtualMachineProfile: {
             storageProfile: { imageReference },
             // customData is write-only and replaced as a whole; it only applies to new or reimaged instances.
-            osProfile: { customData: update.customDataBase64 },
+            ...(update.customDataBase64 === undefined
+              ? {}
+              : { osProfile: { customData: update.customDataBase64 } }),
           },
         },
         // With the etag read before, a change by another tool in between is refused (412), not overwritten.

@@ -177,7 +177,7 @@ const readNodeReadySince = defineActivity(
   },
 );
 
-/** Which live pod it is (`freeze` or `scrub`), besides the prep pods' labels. */
+/** Which live pod it is (`freeze`, `guard` or `scrub`), besides the prep pods' labels. */
 
 const startLivePod = defineActivity(
   'startLivePod',
@@ -187,7 +187,7 @@ const startLivePod = defineActivity(
     podName: Name,
     image: z.string().min(1),
     script: z.string().min(1),
-    role: z.enum(['freeze', 'scrub']),
+    role: z.enum(['freeze', 'guard', 'scrub']),
     gracePeriodSeconds: z.number().int().min(1).max(300),
     fence: FenceInput,
   }),

@@ -32,7 +32,8 @@ export type ScaleSetImageUpdateResult =
 
 /**
  * Reads the model, then — unless it already pins a newer version (kept as is), and when its image is still one the run expects (what it read at planning, or the
- * version its canary pinned) — PATCHes the new image and the no-op customData with If-Match on that read's
+ * version its canary pinned) — PATCHes the new image and the no-op customData (kept as it is with
+ * `keepCustomData`) with If-Match on that read's
  * etag, dropping the canary record from the tags in the same write. An image moved by another tool is
  * reported, never overwritten; a write by anyone between this read and the PATCH (412) is transient: the
  * retry reads again and decides again.
@@ -42,6 +43,8 @@ const requestScaleSetImageUpdate = defineActivity(
   ScaleSetInput.extend({
     imageId: z.string().min(1),
     expectedImages: z.array(z.record(z.string(), z.string())),
+    /** New nodes still run the pool's bootstrap (kubeadm join): the model's customData is kept. */
+    keepCustomData: z.boolean().optional(),
   }),
   async (deps, input): Promise<ScaleSetImageUpdateResult> => {
     const { compute } = await deps.cluster(input.cluster);
@@ -60,8 +63,11 @@ const requestScaleSetImageUpdate = defineActivity(
     try {
       await compute.scaleSets.requestImageUpdate(input.scaleSet, {
         imageId: input.imageId,
-        // The prototype already ran its bootstrap: new instances must not run it again.
-        customDataBase64: Buffer.from(NO_OP_CLOUD_CONFIG, 'utf8').toString('base64'),
+        // The prototype already ran its bootstrap: new instances must not run it again, unless they
+        // must (a kubeadm node joins with a fresh token from customData, on the warm image).
+        ...(input.keepCustomData === true
+          ? {}
+          : { customDataBase64: Buffer.from(NO_OP_CLOUD_CONFIG, 'utf8').toString('base64') }),
         ...(recordLeft ? { tags } : {}),
         ...definedOnly({ ifMatch: model.etag }),
       });

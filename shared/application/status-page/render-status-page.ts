@@ -4,6 +4,7 @@
  * Every text from outside (node names, reasons, versions) goes through `escapeHtml`; the page is served
  * with a Content-Security-Policy that allows nothing but its own inline styles and data: images.
  */
+import { describeNewNodes } from '../../domain/bootstrap-flavour.js';
 import { formatDuration } from '../../domain/duration-text.js';
 import type { FreshnessSegment, RunRecord, RunStep, VersionEntry } from '../../domain/pool-history.js';
 import { parseRfc3339 } from '../../domain/rfc3339.js';
@@ -283,6 +284,12 @@ function summary(pool: PoolStatus): Html {
       <dd>
         ${pool.pointsAtOurImage ? badge('good', pool.pinned ? 'ours, pinned' : 'ours, latest') : badge('warn', 'not ours')}
         <span class="id">${pool.modelImage}</span>
+      </dd>
+    </div>
+    <div class="wide">
+      <dt>New nodes</dt>
+      <dd>
+        ${current?.newNodes === undefined ? html`<span class="muted">boot from the image (or no version of ours yet)</span>` : describeNewNodes(current.newNodes)}
       </dd>
     </div>
     <div class="wide">

@@ -7,8 +7,11 @@ import type { ScaleSet } from '../../domain/scale-set.js';
 export interface ScaleSetImageUpdate {
   /** Image definition id (new instances take `latest`) or image version id (pinned). */
   readonly imageId: string;
-  /** Base64 of the new customData (write-only in ARM: it is never read back). */
-  readonly customDataBase64: string;
+  /**
+   * Base64 of the new customData (write-only in ARM: it is never read back); absent: the model's
+   * customData is left as it is (a pool whose new nodes still run their bootstrap, kubeadm).
+   */
+  readonly customDataBase64?: string;
   /** The whole tag set to write with it (ARM's PATCH replaces tags as a whole); absent: tags untouched. */
   readonly tags?: Readonly<Record<string, string>>;
   /** Only if the scale set still has this etag (else ConcurrentChange, nothing written). */
@@ -34,7 +37,7 @@ export interface ScaleSetsPort {
    * needs them to create a matching definition; every other step reads the model alone).
    */
   get(ref: ScaleSetRef, options?: { readonly imageFacts?: boolean }): Promise<ScaleSet>;
-  /** PATCH of the model: image reference (marketplace fields nulled) and customData. */
+  /** PATCH of the model: image reference (marketplace fields nulled) and, when given, customData. */
   requestImageUpdate(ref: ScaleSetRef, update: ScaleSetImageUpdate): Promise<void>;
   /** PATCH of the model (image reference fields, tags, capacity), conditional on the etag when given. */
   requestChange(ref: ScaleSetRef, change: ScaleSetChange): Promise<void>;

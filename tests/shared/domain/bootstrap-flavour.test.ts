@@ -55,20 +55,42 @@ void describe('captureDecision', () => {
     });
   }
 
-  void it('kubeadm: refused with the reason (donor credentials, NodeRestriction, bootstrap token)', () => {
+  void it('kubeadm: removes what kubeadm reset removes, on a copy only; new nodes run kubeadm join', () => {
     const decision = captureDecision('kubeadm');
 
-    assert.equal(decision.kind, 'refuse');
-    assert.ok(decision.kind === 'refuse');
-    assert.match(decision.reason, /\/var\/lib\/kubelet\/pki/);
-    assert.match(decision.reason, /NodeRestriction/);
-    assert.match(decision.reason, /bootstrap token/);
+    assert.ok(decision.kind === 'capture');
+    const { plan } = decision;
+    assert.equal(plan.scrub, 'copy-only');
+    assert.equal(plan.newNodes, 'run-pool-bootstrap');
+    // The common identity set, then kubeadm reset's cleanup (cleanupnode.go) and join preflight's files.
+    assert.deepEqual(plan.removes.slice(0, IDENTITY.length), IDENTITY);
+    for (const path of [
+      '/etc/kubernetes/kubelet.conf',
+      '/etc/kubernetes/bootstrap-kubelet.conf',
+      '/etc/kubernetes/pki/*',
+      '/etc/kubernetes/manifests/*',
+      '/var/lib/kubelet/*',
+    ]) {
+      assert.ok(plan.removes.includes(path), `${path} is removed`);
+    }
+    assert.deepEqual([...plan.empties], ['/etc/machine-id']);
+    // The image cache stays warm: nothing under /var/lib/containerd goes.
+    assert.ok(plan.keeps.some((kept) => kept.path === '/var/lib/containerd'));
+    assert.ok(!plan.removes.some((path) => path.startsWith('/var/lib/containerd')));
   });
 
-  void it('decides every flavour', () => {
+  void it('scrubs the donor itself only where its identity can be given back', () => {
     assert.deepEqual(
-      BOOTSTRAP_FLAVOURS.map((flavour) => captureDecision(flavour).kind),
-      ['capture', 'refuse', 'capture', 'capture'],
+      BOOTSTRAP_FLAVOURS.map((flavour) => {
+        const decision = captureDecision(flavour);
+        return decision.kind === 'capture' ? `${decision.plan.scrub}/${decision.plan.newNodes}` : 'refuse';
+      }),
+      [
+        'donor-or-copy/boot-from-image',
+        'copy-only/run-pool-bootstrap',
+        'donor-or-copy/boot-from-image',
+        'donor-or-copy/boot-from-image',
+      ],
     );
   });
 });
@@ -165,17 +187,11 @@ void describe('chooseCaptureFlavour', () => {
     },
     { name: 'detected aks-engine', donor: aksEngine, expected: 'capture aks-engine detected' },
     {
-      name: 'configured kubeadm is refused, donor or not',
+      name: 'configured kubeadm, no donor yet',
       configured: 'kubeadm',
-      expected: 'refuse',
-      reason: /bootstrap flavour kubeadm \(pools\[\]\.bootstrapFlavour is kubeadm\): kubeadm nodes/,
+      expected: 'capture kubeadm configured',
     },
-    {
-      name: 'detected kubeadm is refused with the evidence',
-      donor: capz,
-      expected: 'refuse',
-      reason: /bootstrap flavour kubeadm \(node donor: annotation cluster\.x-k8s\.io\/machine\)/,
-    },
+    { name: 'detected kubeadm (Cluster API marks)', donor: capz, expected: 'capture kubeadm detected' },
     {
       name: 'an unknown flavour is refused with the fix',
       donor: bare,

@@ -109,10 +109,37 @@ void describe('chooseCaptureMode', () => {
       reason: /^capture\.mode is drain-and-stop$/,
     },
     {
-      name: 'kubeadm is refused whatever the mode (its credentials cannot be made safe)',
+      name: 'kubeadm live: the copy is scrubbed, new nodes run kubeadm join',
       change: { setting: 'live', flavour: { kind: 'configured', flavour: 'kubeadm' } },
+      expect: { kind: 'capture', mode: 'live', flavour: 'kubeadm' },
+      reason: /^capture\.mode is live; new nodes run the pool's bootstrap/,
+    },
+    {
+      name: 'kubeadm drain-and-stop: the donor is snapshotted as it is, a copy is scrubbed',
+      change: { setting: 'drain-and-stop', flavour: { kind: 'configured', flavour: 'kubeadm' } },
+      expect: { kind: 'capture', mode: 'drain-and-stop', flavour: 'kubeadm' },
+      reason: /snapshotted as it is and started at once, a copy of its disk is scrubbed/,
+    },
+    {
+      name: 'kubeadm under run-command is refused (it prepares the donor itself)',
+      change: { setting: 'run-command', flavour: { kind: 'configured', flavour: 'kubeadm' } },
       expect: { kind: 'refuse' },
-      reason: /kubeadm/,
+      reason:
+        /run-command.*kubeadm pools are de-identified on a copy only.*set capture\.mode to drain-and-stop, live or auto/,
+    },
+    {
+      name: 'kubeadm auto with a live blocker: drain-and-stop with a scrubbed copy',
+      change: {
+        setting: 'auto',
+        flavour: {
+          kind: 'detected',
+          flavour: 'kubeadm',
+          evidence: 'annotation kubeadm.alpha.kubernetes.io/cri-socket',
+        },
+        vmSize: 'Standard_D4s_v6',
+      },
+      expect: { kind: 'capture', mode: 'drain-and-stop', flavour: 'kubeadm' },
+      reason: /^auto: drain-and-stop, because VM size .*a copy of its disk is scrubbed/,
     },
   ];
   for (const { name, change, expect, reason } of cases) {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import {
+  buildCopyGuardScript,
   buildFreezeScript,
   buildScrubScript,
   dataDiskDevice,
@@ -100,6 +101,25 @@ void describe('buildFreezeScript', () => {
   for (const [name, change, message] of refused) {
     void it(`refuses ${name}`, () => assert.throws(() => buildFreezeScript(freezeInput(change)), message));
   }
+});
+
+void describe('buildCopyGuardScript', () => {
+  void it('installs the same copy guard as the freeze pod, and neither freezes nor waits', () => {
+    const guard = buildCopyGuardScript(freezeInput().copyGuard).split('\n');
+    const freeze = buildFreezeScript(freezeInput()).split('\n');
+    assert.equal(guard[0], 'set -eu');
+    // Every line of the guard's install is the freeze pod's, in the same order.
+    assert.deepEqual(guard.slice(1), freeze.slice(1, guard.length));
+    assert.ok(guard.at(-1)?.startsWith('systemd-run --quiet --unit=vmssp-copy-guard-abc'));
+    assert.ok(!guard.some((line) => /fsfreeze|sleep|wait/.test(line)), guard.join('\n'));
+  });
+
+  void it('refuses a guard script outside /run/vmss-prototype', () => {
+    assert.throws(
+      () => buildCopyGuardScript({ ...freezeInput().copyGuard, scriptPath: '/etc/guard.sh' }),
+      /building the copy guard: \/etc\/guard\.sh is not under \/run\/vmss-prototype/,
+    );
+  });
 });
 
 void describe('buildScrubScript', () => {

@@ -2,7 +2,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { buildPrepScript, PREP_REMOVED_PATHS } from '../../../shared/domain/prep-script.js';
+import {
+  buildPowerOffScript,
+  buildPrepScript,
+  deIdentificationCommands,
+  PREP_REMOVED_PATHS,
+} from '../../../shared/domain/prep-script.js';
 
 void describe('buildPrepScript', () => {
   void it('appends the ancestry, removes the identity files, empties machine-id, syncs, powers off', () => {
@@ -40,10 +45,22 @@ void describe('buildPrepScript', () => {
     assert.equal(runCommand.at(-1), 'sync');
   });
 
-  void it('refuses kubeadm with the reason', () => {
+  void it("never scrubs a kubeadm donor's own disk (its copy only)", () => {
     assert.throws(
       () => buildPrepScript({ ancestry: 'a', flavour: 'kubeadm' }),
-      /cannot be captured: kubeadm nodes/,
+      /kubeadm identity is removed from a copy of the disk only/,
     );
+    assert.match(
+      deIdentificationCommands({ ancestry: 'a', flavour: 'kubeadm' }, '/run/x').join('\n'),
+      /rm -rf .*\/run\/x\/var\/lib\/kubelet\/\*/,
+    );
+  });
+
+  void it('the power-off script of a copy-scrubbed donor changes nothing on its disk', () => {
+    assert.deepEqual(buildPowerOffScript().split('\n'), [
+      'set -eu',
+      'sync',
+      'systemctl poweroff --force --message=vmss-prototype',
+    ]);
   });
 });

@@ -51,6 +51,17 @@ export function* cleanUpLiveCapture(
       noteGivenBack(context, `freeze pod ${input.freezePodName} (deleted: the root filesystem thawed)`);
     });
   }
+  if (made.guardPod === true) {
+    yield* attempt('guarding-copy', function* () {
+      yield* call(
+        context,
+        activities.deleteLivePod,
+        { cluster, namespace, name: input.guardPodName, gracePeriodSeconds: LIVE_POD_GRACE_SECONDS },
+        { step: 'guarding-copy' },
+      );
+      noteGivenBack(context, `guard pod ${input.guardPodName} (deleted)`);
+    });
+  }
   if (made.scrubPod) {
     yield* attempt('scrubbing-copy', function* () {
       yield* call(

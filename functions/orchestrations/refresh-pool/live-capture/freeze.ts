@@ -21,7 +21,7 @@ import { donorGone, type LiveScope } from './scope.js';
 const GUARD_MARGIN_SECONDS = 30;
 
 /** How long the copy guard stays on the donor at most (it is harmless but for a duplicate root). */
-const COPY_GUARD_SECONDS = 60 * 60;
+export const COPY_GUARD_SECONDS = 60 * 60;
 
 /** The donor's disks as read before the freeze, with the LUN chosen for the copy. */
 export interface DonorDisks {
@@ -35,18 +35,25 @@ export interface DonorDisks {
  * the donor's disks: it must still exist, have a managed OS disk, and a free LUN for the copy.
  */
 export function* readDonorForFreeze(scope: LiveScope): Generator<Task, DonorDisks, unknown> {
-  const { run, input, instance } = scope;
+  const { run, input } = scope;
   // The freeze pod then runs within seconds: the wait for it to run, polled every 2 s so that the
   // snapshot is asked for well inside the freeze, is not also a registry download.
   yield* pullPrepImage(run, input.pullPodName);
   setStatus(run, 'freezing-filesystem');
-  const donor = yield* call(run.context, activities.readDonorDisks, instance, {
-    step: 'freezing-filesystem',
-  });
-  if (!donor.exists) throw donorGone(run, 'freezing-filesystem');
+  return yield* readDonorDisksForCopy(scope, 'freezing-filesystem');
+}
+
+/** Reads the donor's disks: it must still exist, have a managed OS disk, and a free LUN for the copy. */
+export function* readDonorDisksForCopy(
+  scope: LiveScope,
+  step: 'freezing-filesystem' | 'copying-disk',
+): Generator<Task, DonorDisks, unknown> {
+  const { run, instance } = scope;
+  const donor = yield* call(run.context, activities.readDonorDisks, instance, { step });
+  if (!donor.exists) throw donorGone(run, step);
   if (donor.osDiskId === undefined) {
     throw StepFailure.terminal(
-      'freezing-filesystem',
+      step,
       'NoManagedOsDisk',
       `instance ${run.donor.instanceId} has no managed OS disk to snapshot`,
     );

@@ -1,4 +1,7 @@
-/** What live capture is called with and hands on: the names it uses and the scrubbed disk it made. */
+/**
+ * What live capture (and drain-and-stop's copy-scrub) is called with and hands on: the names it uses and
+ * the scrubbed disk it made.
+ */
 import type { PoolPlan } from '../../../../shared/application/pool-plan.js';
 import { fnv1a32Hex } from '../../../../shared/domain/gallery-naming.js';
 import type { ImageSource } from '../image.phase.js';
@@ -10,7 +13,7 @@ export interface CaptureOutput {
   readonly source: ImageSource;
   /** The donor VM's unique id, for the version's tags. */
   readonly vmId?: string;
-  /** Always 0: the donor is never cordoned. */
+  /** 0 for live capture (the donor is never cordoned); drain-and-stop's copy-scrub: cordon → given back. */
   readonly donorOutOfServiceSeconds: number;
 }
 
@@ -22,6 +25,8 @@ export interface LiveCaptureInput {
   /** The one-shot pod that pulls the prep image before the freeze pod starts. */
   readonly pullPodName: string;
   readonly freezePodName: string;
+  /** Drain-and-stop's copy-scrub: the one-shot pod that installs the copy guard on the donor. */
+  readonly guardPodName: string;
   readonly scrubPodName: string;
   /** The host's thaw timer (systemd unit) of this run's freeze. */
   readonly freezeUnit: string;
@@ -46,6 +51,7 @@ export function liveCaptureNamesFor(
     copyDiskName: disk,
     pullPodName: pullPodNameFor(plan, versionName),
     freezePodName: `vmssp-freeze-${version}-${hash}`.toLowerCase().slice(0, 63),
+    guardPodName: `vmssp-guard-${version}-${hash}`.toLowerCase().slice(0, 63),
     scrubPodName: `vmssp-scrub-${version}-${hash}`.toLowerCase().slice(0, 63),
     freezeUnit: `vmssp-thaw-${hash}`,
     copyGuardUnit: `vmssp-copy-guard-${hash}`,

@@ -20,6 +20,8 @@ export interface Made {
   copy: boolean;
   attach: boolean;
   freezePod: boolean;
+  /** Drain-and-stop's copy-scrub: the pod that installs the copy guard (no freeze there). */
+  guardPod?: boolean;
   scrubPod: boolean;
   copyId?: string;
 }

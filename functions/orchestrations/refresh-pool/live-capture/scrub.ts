@@ -20,7 +20,7 @@ export function* scrubCopy(scope: LiveScope, attached: AttachedCopy): Generator<
   const settings = plan.settings;
   const { lun, readySince } = attached;
   setStatus(run, 'scrubbing-copy', `LUN ${lun}`);
-  const ancestry = `${isoNow(run)} built image ${input.versionName} of ${cluster}/${run.input.pool} from node ${node} (run ${run.runId}, live capture)`;
+  const ancestry = `${isoNow(run)} built image ${input.versionName} of ${cluster}/${run.input.pool} from node ${node} (run ${run.runId}, ${plan.capture?.mode === 'live' ? 'live capture' : 'drain-and-stop, scrubbed copy'})`;
   const scrubPod = { cluster, namespace: settings.prepNamespace, name: input.scrubPodName };
   made.scrubPod = true;
   yield* call(

@@ -40,7 +40,7 @@ export class FakeScaleSets implements ScaleSetsPort {
         provisioningState: 'Updating',
         ...(update.tags === undefined ? {} : { tags: { ...update.tags } }),
       };
-      record.customDataBase64 = update.customDataBase64;
+      if (update.customDataBase64 !== undefined) record.customDataBase64 = update.customDataBase64;
       record.pendingImage = {
         to: { id: update.imageId },
         at: this.estate.now() + this.estate.timings.scaleSetUpdate,
