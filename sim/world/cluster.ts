@@ -22,6 +22,7 @@ import { createInMemoryKubeStore } from '../kube/store.js';
 import type { WorldClock } from './clock.js';
 import { DeploymentController } from './deployment-controller.js';
 import { HostRuntimes } from './host-runtime.js';
+import { BOOTSTRAP_TOKEN_RE, bootstrapTokenSecret, kubeadmJoinOf } from './kubeadm.js';
 import { NodeIdentities } from './node-identity.js';
 import {
   bootIdOf,
@@ -138,6 +139,9 @@ export class ClusterWorld {
       compute: this.compute,
       clock: this.clock,
       flavourOf: (instance) => this.poolOf(instance)?.spec.bootstrapFlavour ?? 'aks-engine',
+      roleOf: (instance) => this.poolOf(instance)?.spec.role ?? 'agent',
+      bootstrapTokenSecret: (tokenId) =>
+        this.store.get('secrets', 'kube-system', `bootstrap-token-${tokenId}`),
       nodeOwner: (nodeName) =>
         this.store.get('nodes', undefined, nodeName) ? this.instanceOfNode(nodeName)?.vmId : undefined,
     });
@@ -297,6 +301,32 @@ export class ClusterWorld {
       }
     }
     for (const node of this.store.list('nodes')) this.renewLease(node.metadata.name);
+    this.seedBootstrapTokens();
+  }
+
+  /**
+   * kubeadm's bootstrap tokens (Secrets `kube-system/bootstrap-token-<id>`): the scenario's
+   * `kubeadm.tokens`, each expiring its `ttl` after the start (`0s`: never); without that field, every
+   * token a kubeadm pool's customData joins with, never expiring, so a scenario that declares none works.
+   */
+  private seedBootstrapTokens(): void {
+    const nowMs = this.clock.nowMs();
+    const declared = this.spec.kubeadm?.tokens.map(({ token, ttl }) => {
+      const ms = parseDurationMs(ttl);
+      return { token, expiresMs: ms === 0 ? undefined : nowMs + ms };
+    });
+    const implicit = this.spec.scaleSets
+      .filter((pool) => pool.bootstrapFlavour === 'kubeadm')
+      .map((pool) => kubeadmJoinOf(pool.customData ?? '')?.token ?? '')
+      .filter((token) => BOOTSTRAP_TOKEN_RE.test(token))
+      .map((token) => ({ token, expiresMs: undefined }));
+    const seeded = new Set<string>();
+    for (const { token, expiresMs } of declared ?? implicit) {
+      const secret = bootstrapTokenSecret(token, expiresMs);
+      if (seeded.has(secret.metadata.name)) continue;
+      seeded.add(secret.metadata.name);
+      this.store.create('secrets', secret);
+    }
   }
 
   /** The control loops (kubelet, scheduler, ReplicaSet/DaemonSet controllers) serving this store. */

@@ -10,6 +10,7 @@ import { z } from 'zod';
 
 import { KAMINO_OBSERVED, type LatencyProfile } from '../contracts.js';
 import { messageOf } from '../errors.js';
+import { BOOTSTRAP_TOKEN_RE } from './kubeadm.js';
 
 /** A relative duration: `30s`, `-3h`, `+10m`, `2d`, `1.5h`. */
 const DURATION_RE = /^([+-]?)(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
@@ -247,6 +248,25 @@ export const Cluster = z.strictObject({
     .prefault({}),
   scaleSets: z.array(ScaleSet).min(1, 'a cluster needs at least one scale set'),
   workloads: z.array(Workload).default([]),
+  /**
+   * kubeadm's bootstrap tokens the cluster holds (Secrets `kube-system/bootstrap-token-<id>`), each
+   * expiring `ttl` after the start (`0s`: never, kubeadm's `--ttl 0`; negative: already expired). Absent:
+   * every token a kubeadm pool's customData joins with, never expiring.
+   */
+  kubeadm: z
+    .strictObject({
+      tokens: z
+        .array(
+          z.strictObject({
+            token: z
+              .string()
+              .regex(BOOTSTRAP_TOKEN_RE, 'expected a bootstrap token <6 of [a-z0-9]>.<16 of [a-z0-9]>'),
+            ttl: Duration.default('24h'),
+          }),
+        )
+        .default([]),
+    })
+    .optional(),
 });
 export type Cluster = z.infer<typeof Cluster>;
 
