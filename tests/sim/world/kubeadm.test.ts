@@ -1,9 +1,9 @@
 /**
  * kubeadm as the world models it (sim/world/kubeadm.ts): bootstrap token Secrets with a TTL, `kubeadm join`
  * on a clone's first boot (preflight on leftover files, token discovery, kubelet-start), the kubelet's
- * TLS bootstrap or its leftover certificate. A clone is made the way the world
- * sees the product's kubeadm capture: the scrub runs over the disk that is captured, the pool's model
- * keeps its customData (`kubeadm join`) and its CustomScript.
+ * TLS bootstrap or its leftover certificate, and the join's timing from a warm image. A clone is made
+ * the way the world sees the product's kubeadm capture: the scrub runs over the disk that is captured,
+ * the pool's model keeps its customData (`kubeadm join`) and its CustomScript.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -153,7 +153,7 @@ function captureAndScaleOut(world: World, donor: InstanceInfo, before?: () => vo
   before?.();
   const [clone] = world.compute.scaleOut(scaleSetId(), 1);
   assert.ok(clone);
-  world.clock.advanceBy(world.latency.newNodeJoinFromMarketplaceSeconds + 1);
+  world.clock.advanceBy(world.latency.newNodeJoinFromPrototypeWithKubeadmJoinSeconds + 1);
   return clone;
 }
 
@@ -328,6 +328,10 @@ void describe('kubeadm: a clone of a scrubbed disk joins as itself; one leftover
       world.compute.getDiskContent(clone.osDiskId ?? '')?.images.includes(PREP_IMAGE),
       'images stay warm',
     );
+    const join = world.joinRecords().at(-1);
+    assert.equal(join?.bootstrap, 'image-kubeadm-join');
+    assert.equal(join?.fromPrototype, true);
+    assert.equal(join?.seconds, world.latency.newNodeJoinFromPrototypeWithKubeadmJoinSeconds);
     world.stop();
   });
 
