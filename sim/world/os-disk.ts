@@ -197,18 +197,24 @@ export function expandGlob(content: DiskContent, pattern: string): string[] {
   return [...matches].sort();
 }
 
-/** `rm -rf`: removes each matched path and everything under it. Returns the files removed. */
-export function removeTree(content: DiskContent, pattern: string): string[] {
+/**
+ * `rm -rf`: removes each matched path and everything under it. Returns the files removed. `leaves` are
+ * paths `rm` fails to remove (the world's `scrub-leaves` fault): they and what is under them stay.
+ */
+export function removeTree(content: DiskContent, pattern: string, leaves: readonly string[] = []): string[] {
   const removed: string[] = [];
+  const kept = (path: string): boolean =>
+    leaves.some((leave) => path === leave || path.startsWith(`${leave}/`));
   for (const root of expandGlob(content, pattern)) {
     for (const path of Object.keys(content.files)) {
-      if (path === root || path.startsWith(`${root}/`)) {
+      if ((path === root || path.startsWith(`${root}/`)) && !kept(path)) {
         delete content.files[path];
         removed.push(path);
       }
     }
     // The container runtime's image store is on the same disk.
-    if (root === '/var/lib/containerd' || root.startsWith('/var/lib/containerd/')) content.images = [];
+    if ((root === '/var/lib/containerd' || root.startsWith('/var/lib/containerd/')) && !kept(root))
+      content.images = [];
   }
   return removed;
 }

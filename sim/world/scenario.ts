@@ -280,6 +280,7 @@ export const FaultPresetName = z.enum([
   'kube-api-down',
   'pdb-never-allows',
   'node-deleted',
+  'scrub-leaves',
 ]);
 export type FaultPresetName = z.infer<typeof FaultPresetName>;
 
@@ -297,17 +298,20 @@ export const FaultPreset = z
     operation: z.string().optional(),
     /** node-deleted: the node (and its instance) to delete. */
     node: z.string().optional(),
+    /** scrub-leaves: the path (on the disk `rm` works on, e.g. a mounted copy) that `rm -rf` leaves. */
+    path: z.string().startsWith('/').optional(),
     /** pdb-never-allows: the workload the PDB covers. */
     workload: z.string().optional(),
     namespace: Name.optional(),
     cluster: Name.optional(),
   })
   .superRefine((fault, ctx) => {
-    const needs: Partial<Record<FaultPresetName, 'for' | 'node' | 'workload'>> = {
+    const needs: Partial<Record<FaultPresetName, 'for' | 'node' | 'workload' | 'path'>> = {
       'arm-429-storm': 'for',
       'kube-api-down': 'for',
       'node-deleted': 'node',
       'pdb-never-allows': 'workload',
+      'scrub-leaves': 'path',
     };
     const field = needs[fault.preset];
     if (field && fault[field] === undefined) {

@@ -1,9 +1,9 @@
 /**
  * kubeadm as the world models it (sim/world/kubeadm.ts): bootstrap token Secrets with a TTL, `kubeadm join`
  * on a clone's first boot (preflight on leftover files, token discovery, kubelet-start), the kubelet's
- * TLS bootstrap or its leftover certificate, and the join's timing from a warm image. A clone is made
- * the way the world sees the product's kubeadm capture: the scrub runs over the disk that is captured,
- * the pool's model keeps its customData (`kubeadm join`) and its CustomScript.
+ * TLS bootstrap or its leftover certificate, the join's timing from a warm image, and the `scrub-leaves`
+ * fault. A clone is made the way the world sees the product's kubeadm capture: the scrub runs over the
+ * disk that is captured, the pool's model keeps its customData (`kubeadm join`) and its CustomScript.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -12,6 +12,7 @@ import { prepPodManifest } from '../../../shared/adapters/kubernetes/pod-manifes
 import { buildPrepScript } from '../../../shared/domain/prep-script.js';
 import type { InstanceInfo } from '../../../sim/arm/compute-state.js';
 import { isNodeReady } from '../../../sim/kube/objects.js';
+import { type HostModel, noEffects, runHostCommand } from '../../../sim/world/host-commands.js';
 import {
   bootstrapTokenError,
   bootstrapTokenSecret,
@@ -19,7 +20,7 @@ import {
   kubeadmJoinOf,
 } from '../../../sim/world/kubeadm.js';
 import { freshDisk } from '../../../sim/world/os-disk.js';
-import { parseScenario } from '../../../sim/world/scenario.js';
+import { FaultEntry, parseScenario } from '../../../sim/world/scenario.js';
 import { createWorld, type World } from '../../../sim/world/world.js';
 
 const SUBSCRIPTION = '3f2b8c1e-4d5a-4b6c-9e7f-0a1b2c3d4e5f';
@@ -442,5 +443,46 @@ void describe('kubeadm: a clone of a scrubbed disk joins as itself; one leftover
     );
     assert.deepEqual(findingsOf(world, donor), []);
     world.stop();
+  });
+});
+
+void describe('kubeadm: the scrub-leaves fault', () => {
+  void it('a scrub whose rm leaves kubelet.conf yields a clone that fails preflight', () => {
+    const world = makeWorld();
+    world.applyFault(FaultEntry.parse({ preset: 'scrub-leaves', path: '/etc/kubernetes/kubelet.conf' }));
+    world.clock.advanceBy(1);
+    const donor = prepare(world, scrubScript(KUBEADM_SCRUB));
+    const clone = captureAndScaleOut(world, donor);
+
+    assert.equal(nodeOf(world, clone), undefined);
+    const preflight = findingsOf(world, clone).find((finding) => finding.kind === 'kubeadm-preflight-failed');
+    assert.match(preflight?.detail ?? '', /FileAvailable--etc-kubernetes-kubelet\.conf/);
+    assert.equal(world.prepRecords().at(-1)?.outcome, 'succeeded', 'rm exited 0');
+    world.stop();
+  });
+
+  void it('rm leaves the path on a mounted copy too (the path is on the disk rm works on)', () => {
+    const copy = {
+      files: { '/etc/kubernetes/kubelet.conf': 'x', '/etc/kubernetes/admin.conf': 'y' },
+      images: [],
+    };
+    const host: HostModel = {
+      root: { files: {}, images: [] },
+      dataDisks: new Map([[0, { diskId: 'copy', content: copy }]]),
+      mounts: new Map([['/mnt/copy', 'copy']]),
+      frozen: false,
+      units: new Map(),
+      tmpfs: {},
+      systemState: 'running',
+      rmLeaves: ['/etc/kubernetes/kubelet.conf'],
+    };
+    const effects = noEffects();
+    const result = runHostCommand(
+      ['rm', '-rf', '/mnt/copy/etc/kubernetes/kubelet.conf', '/mnt/copy/etc/kubernetes/admin.conf'],
+      host,
+      effects,
+    );
+    assert.equal(result?.status, 0);
+    assert.deepEqual(Object.keys(copy.files), ['/etc/kubernetes/kubelet.conf']);
   });
 });
