@@ -11,6 +11,7 @@ import { describe, it } from 'node:test';
 import { prepPodManifest } from '../../../shared/adapters/kubernetes/pod-manifests.js';
 import { buildPrepScript } from '../../../shared/domain/prep-script.js';
 import type { InstanceInfo } from '../../../sim/arm/compute-state.js';
+import { KUBEADM_SCENARIO } from '../../../sim/index.js';
 import { isNodeReady } from '../../../sim/kube/objects.js';
 import { type HostModel, noEffects, runHostCommand } from '../../../sim/world/host-commands.js';
 import {
@@ -20,7 +21,7 @@ import {
   kubeadmJoinOf,
 } from '../../../sim/world/kubeadm.js';
 import { freshDisk } from '../../../sim/world/os-disk.js';
-import { FaultEntry, parseScenario } from '../../../sim/world/scenario.js';
+import { FaultEntry, loadScenarioFile, parseScenario } from '../../../sim/world/scenario.js';
 import { createWorld, type World } from '../../../sim/world/world.js';
 
 const SUBSCRIPTION = '3f2b8c1e-4d5a-4b6c-9e7f-0a1b2c3d4e5f';
@@ -484,5 +485,17 @@ void describe('kubeadm: the scrub-leaves fault', () => {
     );
     assert.equal(result?.status, 0);
     assert.deepEqual(Object.keys(copy.files), ['/etc/kubernetes/kubelet.conf']);
+  });
+});
+
+void describe('kubeadm scenario file', () => {
+  void it('loads into a world whose workers hold the token Secret and join from it', async () => {
+    const scenario = await loadScenarioFile(KUBEADM_SCENARIO);
+    const world = createWorld({ scenario: { ...scenario, start: START } });
+    const store = world.cluster().world.store;
+    assert.ok(store.get('secrets', 'kube-system', 'bootstrap-token-7f3k9q'));
+    assert.equal(store.list('nodes').length, 6);
+    assert.deepEqual(world.identity().findings, []);
+    world.stop();
   });
 });
