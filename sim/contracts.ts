@@ -156,6 +156,12 @@ export interface LatencyProfile {
   readonly newNodeJoinFromMarketplaceSeconds: number;
   /** New instance to Ready node when the model points at a prototype image and bootstrap extensions are gone. */
   readonly newNodeJoinFromPrototypeSeconds: number;
+  /**
+   * New instance to Ready node when it boots a prototype image of a kubeadm pool whose model still runs
+   * `kubeadm join` (warm: packages and images on the disk; only the join and the CNI remain). See
+   * sim/README.md "Time to Ready" for the figures and their sources.
+   */
+  readonly newNodeJoinFromPrototypeWithKubeadmJoinSeconds: number;
   readonly snapshotCreateSeconds: number;
   readonly snapshotDeleteSeconds: number;
   /** Image version creation (and replication) until Succeeded. */
@@ -186,6 +192,9 @@ export const KAMINO_OBSERVED: LatencyProfile = {
   nodeBootSeconds: 30,
   newNodeJoinFromMarketplaceSeconds: 420,
   newNodeJoinFromPrototypeSeconds: 90,
+  // Estimate: the 90 s image-only boot plus kubeadm join (discovery, TLS bootstrap) and the CNI pod
+  // starting from a cached image; sim/README.md "Time to Ready".
+  newNodeJoinFromPrototypeWithKubeadmJoinSeconds: 120,
   snapshotCreateSeconds: 65,
   snapshotDeleteSeconds: 5,
   imageVersionCreateSeconds: 665,

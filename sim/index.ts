@@ -37,6 +37,8 @@ import { createWorld, type World } from './world/world.js';
 
 /** The sample scenario shipped with the simulator (resolved from dist/sim/ or sim/). */
 export const SAMPLE_SCENARIO = fileURLToPath(new URL('../../sim/scenarios/sample.yaml', import.meta.url));
+/** A self-assembled kubeadm cluster (`npm run sim -- --scenario sim/scenarios/kubeadm.yaml`). */
+export const KUBEADM_SCENARIO = fileURLToPath(new URL('../../sim/scenarios/kubeadm.yaml', import.meta.url));
 
 export interface SimulatorPorts {
   arm?: number;

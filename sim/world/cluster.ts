@@ -22,6 +22,7 @@ import { createInMemoryKubeStore } from '../kube/store.js';
 import type { WorldClock } from './clock.js';
 import { DeploymentController } from './deployment-controller.js';
 import { HostRuntimes } from './host-runtime.js';
+import { BOOTSTRAP_TOKEN_RE, bootstrapTokenSecret, kubeadmJoinOf } from './kubeadm.js';
 import { NodeIdentities } from './node-identity.js';
 import {
   bootIdOf,
@@ -55,11 +56,20 @@ export const LEASE_RENEW_SECONDS = 10;
 /** Kubelet node status report interval when leases carry liveness. */
 export const NODE_STATUS_REPORT_SECONDS = 300;
 
+/**
+ * How a new instance became a node (sim/README.md "Time to Ready"): `marketplace-full` installs and pulls
+ * everything, `image-only` boots a captured image that needs no bootstrap, `image-kubeadm-join` boots a
+ * captured image whose customData still runs `kubeadm join` (packages and images already on the disk).
+ */
+export type JoinBootstrap = 'marketplace-full' | 'image-only' | 'image-kubeadm-join';
+
 export interface JoinRecord {
   cluster: string;
   nodeName: string;
   instanceId: string;
+  /** Booted from a gallery image (`bootstrap` is not `marketplace-full`). */
   fromPrototype: boolean;
+  bootstrap: JoinBootstrap;
   createdAt: string;
   joinedAt: string;
   seconds: number;
@@ -138,6 +148,9 @@ export class ClusterWorld {
       compute: this.compute,
       clock: this.clock,
       flavourOf: (instance) => this.poolOf(instance)?.spec.bootstrapFlavour ?? 'aks-engine',
+      roleOf: (instance) => this.poolOf(instance)?.spec.role ?? 'agent',
+      bootstrapTokenSecret: (tokenId) =>
+        this.store.get('secrets', 'kube-system', `bootstrap-token-${tokenId}`),
       nodeOwner: (nodeName) =>
         this.store.get('nodes', undefined, nodeName) ? this.instanceOfNode(nodeName)?.vmId : undefined,
     });
@@ -297,6 +310,32 @@ export class ClusterWorld {
       }
     }
     for (const node of this.store.list('nodes')) this.renewLease(node.metadata.name);
+    this.seedBootstrapTokens();
+  }
+
+  /**
+   * kubeadm's bootstrap tokens (Secrets `kube-system/bootstrap-token-<id>`): the scenario's
+   * `kubeadm.tokens`, each expiring its `ttl` after the start (`0s`: never); without that field, every
+   * token a kubeadm pool's customData joins with, never expiring, so a scenario that declares none works.
+   */
+  private seedBootstrapTokens(): void {
+    const nowMs = this.clock.nowMs();
+    const declared = this.spec.kubeadm?.tokens.map(({ token, ttl }) => {
+      const ms = parseDurationMs(ttl);
+      return { token, expiresMs: ms === 0 ? undefined : nowMs + ms };
+    });
+    const implicit = this.spec.scaleSets
+      .filter((pool) => pool.bootstrapFlavour === 'kubeadm')
+      .map((pool) => kubeadmJoinOf(pool.customData ?? '')?.token ?? '')
+      .filter((token) => BOOTSTRAP_TOKEN_RE.test(token))
+      .map((token) => ({ token, expiresMs: undefined }));
+    const seeded = new Set<string>();
+    for (const { token, expiresMs } of declared ?? implicit) {
+      const secret = bootstrapTokenSecret(token, expiresMs);
+      if (seeded.has(secret.metadata.name)) continue;
+      seeded.add(secret.metadata.name);
+      this.store.create('secrets', secret);
+    }
   }
 
   /** The control loops (kubelet, scheduler, ReplicaSet/DaemonSet controllers) serving this store. */
@@ -392,14 +431,20 @@ export class ClusterWorld {
       case 'instance-created': {
         // The scenario's broken image: the machine runs, its kubelet never registers.
         if (event.bootsFromGalleryImage && this.poolOf(instance)?.spec.galleryImagesNeverJoin === true) break;
-        const fromPrototype = event.bootsFromGalleryImage && !event.bootstrapExtensionsRemain;
-        const seconds = fromPrototype
-          ? this.latency.newNodeJoinFromPrototypeSeconds
-          : this.latency.newNodeJoinFromMarketplaceSeconds;
+        const bootstrap = this.bootstrapOf(
+          instance,
+          event.bootsFromGalleryImage,
+          event.bootstrapExtensionsRemain,
+        );
+        const seconds = {
+          'marketplace-full': this.latency.newNodeJoinFromMarketplaceSeconds,
+          'image-only': this.latency.newNodeJoinFromPrototypeSeconds,
+          'image-kubeadm-join': this.latency.newNodeJoinFromPrototypeWithKubeadmJoinSeconds,
+        }[bootstrap];
         const createdAtMs = this.clock.nowMs();
         const cancel = this.clock.after(seconds, `join ${nodeName}`, () => {
           this.joinTimers.delete(instance.id.toLowerCase());
-          this.join(instance.id, fromPrototype, createdAtMs);
+          this.join(instance.id, bootstrap, createdAtMs);
         });
         this.joinTimers.set(instance.id.toLowerCase(), cancel);
         break;
@@ -419,7 +464,27 @@ export class ClusterWorld {
     }
   }
 
-  private join(instanceId: string, fromPrototype: boolean, createdAtMs: number): void {
+  /**
+   * Which bootstrap a new instance goes through: a gallery image of a kubeadm pool whose model still runs
+   * `kubeadm join` joins from the warm image; a gallery image without bootstrap extensions only boots;
+   * anything else bootstraps in full.
+   */
+  private bootstrapOf(
+    instance: InstanceInfo,
+    galleryImage: boolean,
+    extensionsRemain: boolean,
+  ): JoinBootstrap {
+    if (!galleryImage) return 'marketplace-full';
+    const customData = this.compute.getScaleSet(instance.scaleSetId)?.customData ?? '';
+    if (
+      this.poolOf(instance)?.spec.bootstrapFlavour === 'kubeadm' &&
+      kubeadmJoinOf(Buffer.from(customData, 'base64').toString('utf8')) !== undefined
+    )
+      return 'image-kubeadm-join';
+    return extensionsRemain ? 'marketplace-full' : 'image-only';
+  }
+
+  private join(instanceId: string, bootstrap: JoinBootstrap, createdAtMs: number): void {
     const instance = this.compute.getInstance(instanceId);
     if (!instance) return;
     if (instance.powerState !== 'running') {
@@ -427,7 +492,7 @@ export class ClusterWorld {
       this.joinTimers.set(
         instanceId.toLowerCase(),
         this.clock.after(5, `join ${nodeNameOf(instance)}`, () =>
-          this.join(instanceId, fromPrototype, createdAtMs),
+          this.join(instanceId, bootstrap, createdAtMs),
         ),
       );
       return;
@@ -472,7 +537,8 @@ export class ClusterWorld {
       cluster: this.name,
       nodeName,
       instanceId: instance.id,
-      fromPrototype,
+      fromPrototype: bootstrap !== 'marketplace-full',
+      bootstrap,
       createdAt: timestamp(createdAtMs),
       joinedAt: timestamp(nowMs),
       seconds: Math.round((nowMs - createdAtMs) / 1000),

@@ -37,6 +37,11 @@ export interface HostModel {
   tmpfs: Record<string, string>;
   /** What `systemctl is-system-running` answers: `stopping` while the host shuts down. */
   systemState: 'running' | 'stopping';
+  /**
+   * The `scrub-leaves` fault: paths (on whichever disk `rm` works on) that `rm -rf` leaves in place while
+   * exiting 0, as a scrub whose list misses one file would.
+   */
+  rmLeaves?: readonly string[];
 }
 
 /** A transient unit systemd-run started: a timer that runs a command once, or a service with an ExecStop. */
@@ -229,7 +234,7 @@ function remove(args: readonly string[], host: HostModel, effects: HostEffects):
   if (paths.some((path) => !path.startsWith('/'))) return { status: 1, error: 'paths must be absolute' };
   for (const path of paths) {
     const where = resolve(path, host);
-    const removed = removeTree(where.tree, where.path);
+    const removed = removeTree(where.tree, where.path, host.rmLeaves);
     if (removed.length > 0) written(effects, where);
     effects.changed.push(...removed);
   }

@@ -68,8 +68,15 @@ export class HostRuntimes {
   readonly freezes: FreezeRecord[] = [];
   readonly violations: HostViolation[] = [];
   private readonly runtimes = new Map<string, Runtime>();
+  /** The `scrub-leaves` fault: paths every host's `rm -rf` leaves in place. */
+  private readonly rmLeaves = new Set<string>();
 
   constructor(private readonly options: HostRuntimesOptions) {}
+
+  /** From now on `rm -rf` on any host of this cluster leaves `path` (on the disk it works on) in place. */
+  leaveOnRemove(path: string): void {
+    this.rmLeaves.add(path);
+  }
 
   /** A copy of the host as a script sees it now. */
   model(instance: InstanceInfo): HostModel {
@@ -90,6 +97,7 @@ export class HostRuntimes {
       units: new Map(runtime.units),
       tmpfs: { ...runtime.tmpfs },
       systemState: 'running',
+      ...(this.rmLeaves.size > 0 ? { rmLeaves: [...this.rmLeaves] } : {}),
     };
   }
 

@@ -10,14 +10,17 @@
  *   is still on the disk; per-instance modules are not relied on to regenerate anything;
  * - waagent state and journals written by another VM are the donor's, inherited;
  * - kubelet credentials per flavour: aks-engine joins under its hostname with the cluster's shared
- *   client certificate; kubeadm authenticates with the per-node certificate under
- *   /var/lib/kubelet/pki (the donor's, on a clone: NodeRestriction forbids registering another name)
- *   or TLS-bootstraps from a bootstrap token that has not expired (the one on the disk has; a fresh
- *   one comes only with new customData on a new cloud-init instance); k3s/rke2 join with the cluster
- *   token and present /etc/rancher/node/password, which must match what the server holds for that
- *   node name (a new password is generated when the file is missing).
+ *   client certificate; kubeadm: a new cloud-init instance whose customData runs `kubeadm join` runs
+ *   its preflight checks (leftover kubelet.conf, bootstrap-kubelet.conf, cluster CA, static pod
+ *   manifests, a kubelet already listening fail it) and its token discovery (the token must name an
+ *   unexpired Secret of the cluster), then the kubelet authenticates with the client certificate on the
+ *   disk (the donor's, on a clone: NodeRestriction forbids registering another name) or TLS-bootstraps
+ *   one for its own name (sim/world/kubeadm.ts); k3s/rke2 join with the cluster token and present
+ *   /etc/rancher/node/password, which must match what the server holds for that node name (a new
+ *   password is generated when the file is missing).
  */
 import type { DiskContent } from '../arm/compute-state.js';
+import { kubeadmJoinOf, runKubeadmJoin, startKubelet } from './kubeadm.js';
 import {
   type BootstrapFlavour,
   exists,
@@ -36,6 +39,8 @@ export interface IdentityFinding {
     | 'inherited-waagent-state'
     | 'inherited-journal'
     | 'kubelet-authenticates-as-another-node'
+    | 'kubeadm-preflight-failed'
+    | 'bootstrap-token-rejected'
     | 'no-kubelet-credential'
     | 'node-password-rejected'
     | 'takes-over-existing-node';
@@ -51,11 +56,16 @@ export interface BootInput {
   /** The VM's computer name, lower-cased (what the node is called when /etc/hostname is absent). */
   computerName: string;
   flavour: BootstrapFlavour;
+  /** The cluster's name (what its CA is). */
+  cluster: string;
   /** The instance's own customData (base64), which a new cloud-init instance runs. */
   customData?: string;
-  /** Whether that customData carries a fresh bootstrap credential (kubeadm join with a live token). */
-  customDataBootstraps: boolean;
-  /** Simulated now, for token expiry. */
+  /**
+   * kubeadm: why the cluster refuses a bootstrap token now (kubeadm's wording), or undefined when it
+   * names an unexpired token Secret of the cluster.
+   */
+  bootstrapTokenError: (token: string) => string | undefined;
+  /** Simulated now, for the certificates the kubelet is issued. */
   nowMs: number;
   /** The cluster's k3s/rke2 agent token. */
   joinToken: string;
@@ -142,22 +152,19 @@ export function boot(disk: DiskContent, input: BootInput): Boot {
             };
       break;
     case 'kubeadm': {
-      const certificate = files[PATHS.kubeletClientCurrent];
-      const bootstrapExpiry = Number(
-        /token-expires:(\d+)/.exec(files[PATHS.bootstrapKubeletConf] ?? '')?.[1] ?? '0',
-      );
-      if (certificate?.startsWith('system:node:')) {
-        result.kubelet = { identity: certificate.slice('system:node:'.length) };
-      } else if (bootstrapExpiry > input.nowMs || (newInstance && input.customDataBootstraps)) {
-        // TLS bootstrap: a certificate is issued for this node's own name.
-        files[PATHS.kubeletClientCurrent] = `system:node:${hostname}`;
-        files[PATHS.kubeletConf] = `client-certificate: ${PATHS.kubeletClientCurrent}`;
-        result.kubelet = { identity: hostname };
-      } else {
-        result.kubelet = {
-          refused: `no kubelet credential: no client certificate under ${PATHS.kubeletPki} and no valid bootstrap token (the one in ${PATHS.bootstrapKubeletConf} has expired${newInstance ? ' and the customData carries none' : ''})`,
-        };
-      }
+      // cloud-init runs the new instance's customData; a kubeadm join in it goes first, then the kubelet.
+      const join = newInstance
+        ? kubeadmJoinOf(Buffer.from(input.customData ?? '', 'base64').toString('utf8'))
+        : undefined;
+      const joined =
+        join === undefined
+          ? undefined
+          : runKubeadmJoin(content, join, input.cluster, input.bootstrapTokenError);
+      if (joined !== undefined && joined.kind !== 'joined') finding(joined.kind, joined.detail, hostname);
+      result.kubelet = startKubelet(content, hostname, input.nowMs, input.bootstrapTokenError);
+      // kubeadm join phase kubelet-start: once the kubelet has its kubeconfig the bootstrap one goes.
+      if (joined?.kind === 'joined' && exists(content, PATHS.kubeletConf))
+        delete files[PATHS.bootstrapKubeletConf];
       break;
     }
     case 'k3s':

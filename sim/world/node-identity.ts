@@ -5,6 +5,7 @@
  * node passwords), and the findings and live violations tests read (`world.identity()`).
  */
 import type { ComputeState, DiskContent, InstanceInfo } from '../arm/compute-state.js';
+import type { KubeObject } from '../contracts.js';
 import type { WorldClock } from './clock.js';
 import {
   boot,
@@ -13,6 +14,7 @@ import {
   identityViolations,
   type RunningIdentity,
 } from './identity.js';
+import { bootstrapTokenError } from './kubeadm.js';
 import { type BootstrapFlavour, freshDisk, hash } from './os-disk.js';
 
 /** What a boot decided for the kubelet. */
@@ -27,6 +29,10 @@ export interface NodeIdentityOptions {
   clock: WorldClock;
   /** The pool's flavour. */
   flavourOf: (instance: InstanceInfo) => BootstrapFlavour;
+  /** The pool's role (a kubeadm control-plane node's disk holds static pod manifests). */
+  roleOf?: (instance: InstanceInfo) => 'agent' | 'control-plane';
+  /** kubeadm: the cluster's Secret `kube-system/bootstrap-token-<id>`, if it holds one. */
+  bootstrapTokenSecret?: (tokenId: string) => KubeObject | undefined;
   /** The VM (id) whose node currently has this name, if any. */
   nodeOwner: (nodeName: string) => string | undefined;
 }
@@ -62,6 +68,7 @@ export class NodeIdentities {
       images,
       joinedAtMs,
       image: JSON.stringify(instance.imageReference),
+      role: this.options.roleOf?.(instance) ?? 'agent',
     });
     this.options.compute.setDiskContent(instance.osDiskId, disk);
     this.remember(instance, disk);
@@ -89,8 +96,14 @@ export class NodeIdentities {
       vmId: instance.vmId,
       computerName: instance.computerName.toLowerCase(),
       flavour,
+      cluster: this.options.cluster,
       ...(customData === undefined ? {} : { customData }),
-      customDataBootstraps: /kubeadm join/.test(Buffer.from(customData ?? '', 'base64').toString('utf8')),
+      bootstrapTokenError: (token) =>
+        bootstrapTokenError(
+          token,
+          this.options.bootstrapTokenSecret?.(token.split('.')[0] ?? ''),
+          this.options.clock.nowMs(),
+        ),
       nowMs: this.options.clock.nowMs(),
       joinToken: this.joinToken,
     });
@@ -141,7 +154,7 @@ export class NodeIdentities {
       // The NodeRestriction admission plugin: a node credential may only write its own Node.
       return {
         kind: 'refused',
-        reason: `the kubelet authenticates as system:node:${kubelet.identity} (the client certificate under /var/lib/kubelet/pki came from that node); NodeRestriction: nodes "${hostname}" is forbidden: node "${kubelet.identity}" is not allowed to modify node "${hostname}"`,
+        reason: `the kubelet authenticates as system:node:${kubelet.identity} (the client certificate under /var/lib/kubelet/pki came from that node; its CSR for system:node:${hostname}, signed by another node, is not approved); NodeRestriction: nodes "${hostname}" is forbidden: node "${kubelet.identity}" is not allowed to modify node "${hostname}"`,
       };
     }
     if ((flavour === 'k3s' || flavour === 'rke2') && nodePassword !== undefined) {

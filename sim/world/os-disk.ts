@@ -30,11 +30,15 @@ export const PATHS = {
   aksEngineClientCert: '/etc/kubernetes/certs/client.crt',
   aksEngineClientKey: '/etc/kubernetes/certs/client.key',
   aksEngineKubeconfig: '/var/lib/kubelet/kubeconfig',
-  // kubeadm (CAPZ): TLS bootstrap, then a per-node client certificate.
+  // kubeadm: `kubeadm join` (TLS bootstrap with a bootstrap token), then a per-node client certificate.
   kubeletConf: '/etc/kubernetes/kubelet.conf',
   bootstrapKubeletConf: '/etc/kubernetes/bootstrap-kubelet.conf',
+  kubernetesManifests: '/etc/kubernetes/manifests',
+  kubernetesCaCert: '/etc/kubernetes/pki/ca.crt',
   kubeletPki: '/var/lib/kubelet/pki',
   kubeletClientCurrent: '/var/lib/kubelet/pki/kubelet-client-current.pem',
+  kubeletConfig: '/var/lib/kubelet/config.yaml',
+  kubeadmFlags: '/var/lib/kubelet/kubeadm-flags.env',
   // k3s / rke2: a cluster join token and a per-node password.
   rancherNodePassword: '/etc/rancher/node/password',
 } as const;
@@ -74,8 +78,10 @@ export interface FreshDiskInput {
   joinToken: string;
   /** Container images already on the disk. */
   images: readonly string[];
-  /** When the node joined (its kubeadm bootstrap token was issued then, valid for 15 minutes). */
+  /** When the node joined (kubeadm: when its client certificate was issued). */
   joinedAtMs: number;
+  /** kubeadm: a control-plane node also holds its static pod manifests. */
+  role?: 'agent' | 'control-plane';
   /**
    * What the OS image was (its reference, as text): every VM built from one image shares its root
    * filesystem's UUID, label and partition UUID, as clones of a marketplace image do.
@@ -118,15 +124,14 @@ export function freshDisk(input: FreshDiskInput): DiskContent {
       files[PATHS.aksEngineClientKey] = `key-of:${input.cluster}`;
       files[PATHS.aksEngineKubeconfig] = `client-certificate: ${PATHS.aksEngineClientCert}`;
       break;
-    case 'kubeadm': {
-      const issued = new Date(input.joinedAtMs).toISOString().slice(0, 19).replaceAll(':', '-');
-      files[PATHS.kubeletConf] = `client-certificate: ${PATHS.kubeletClientCurrent}`;
-      files[`${PATHS.kubeletPki}/kubelet-client-${issued}.pem`] = `system:node:${input.nodeName}`;
-      files[PATHS.kubeletClientCurrent] = `system:node:${input.nodeName}`;
-      // The bootstrap token it joined with: short-lived (CAPI issues 15-minute tokens).
-      files[PATHS.bootstrapKubeletConf] = `token-expires:${input.joinedAtMs + 15 * 60_000}`;
+    case 'kubeadm':
+      // What `kubeadm join` leaves on a worker (sim/world/kubeadm.ts): bootstrap-kubelet.conf is gone again.
+      writeKubeadmNode(files, input.cluster, input.nodeName, input.joinedAtMs);
+      if (input.role === 'control-plane') {
+        for (const component of ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'])
+          files[`${PATHS.kubernetesManifests}/${component}.yaml`] = `static-pod:${component}`;
+      }
       break;
-    }
     case 'k3s':
     case 'rke2':
       files[rancherConfig(input.flavour)] = `token: ${input.joinToken}`;
@@ -135,6 +140,41 @@ export function freshDisk(input: FreshDiskInput): DiskContent {
       break;
   }
   return { files, images: [...new Set(input.images)], filesystem: imageFilesystem(input.image) };
+}
+
+/**
+ * What `kubeadm join` leaves on a worker: the files of its phase kubelet-start (`writeKubeadmJoinFiles`)
+ * and the kubelet's client certificate for `nodeName` from its TLS bootstrap; bootstrap-kubelet.conf is
+ * removed again once kubelet.conf exists.
+ */
+export function writeKubeadmNode(
+  files: Record<string, string>,
+  cluster: string,
+  nodeName: string,
+  issuedAtMs: number,
+): void {
+  writeKubeadmJoinFiles(files, cluster);
+  writeKubeletClientCert(files, nodeName, issuedAtMs);
+}
+
+/** kubeadm join phase kubelet-start: the cluster CA, the kubelet's configuration and its flags. */
+export function writeKubeadmJoinFiles(files: Record<string, string>, cluster: string): void {
+  files[PATHS.kubernetesCaCert] = `ca:${cluster}`;
+  files[PATHS.kubeletConfig] = 'kind: KubeletConfiguration';
+  files[PATHS.kubeadmFlags] =
+    'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"';
+}
+
+/** The kubelet's certificate store after a CSR for `nodeName` was issued, and the kubeconfig that uses it. */
+export function writeKubeletClientCert(
+  files: Record<string, string>,
+  nodeName: string,
+  issuedAtMs: number,
+): void {
+  const issued = new Date(issuedAtMs).toISOString().slice(0, 19).replaceAll(':', '-');
+  files[`${PATHS.kubeletPki}/kubelet-client-${issued}.pem`] = `system:node:${nodeName}`;
+  files[PATHS.kubeletClientCurrent] = `system:node:${nodeName}`;
+  files[PATHS.kubeletConf] = `client-certificate: ${PATHS.kubeletClientCurrent}`;
 }
 
 /** `*` matches within one path segment, like the shell's glob. */
@@ -157,18 +197,24 @@ export function expandGlob(content: DiskContent, pattern: string): string[] {
   return [...matches].sort();
 }
 
-/** `rm -rf`: removes each matched path and everything under it. Returns the files removed. */
-export function removeTree(content: DiskContent, pattern: string): string[] {
+/**
+ * `rm -rf`: removes each matched path and everything under it. Returns the files removed. `leaves` are
+ * paths `rm` fails to remove (the world's `scrub-leaves` fault): they and what is under them stay.
+ */
+export function removeTree(content: DiskContent, pattern: string, leaves: readonly string[] = []): string[] {
   const removed: string[] = [];
+  const kept = (path: string): boolean =>
+    leaves.some((leave) => path === leave || path.startsWith(`${leave}/`));
   for (const root of expandGlob(content, pattern)) {
     for (const path of Object.keys(content.files)) {
-      if (path === root || path.startsWith(`${root}/`)) {
+      if ((path === root || path.startsWith(`${root}/`)) && !kept(path)) {
         delete content.files[path];
         removed.push(path);
       }
     }
     // The container runtime's image store is on the same disk.
-    if (root === '/var/lib/containerd' || root.startsWith('/var/lib/containerd/')) content.images = [];
+    if ((root === '/var/lib/containerd' || root.startsWith('/var/lib/containerd/')) && !kept(root))
+      content.images = [];
   }
   return removed;
 }

@@ -10,6 +10,7 @@ import { z } from 'zod';
 
 import { KAMINO_OBSERVED, type LatencyProfile } from '../contracts.js';
 import { messageOf } from '../errors.js';
+import { BOOTSTRAP_TOKEN_RE } from './kubeadm.js';
 
 /** A relative duration: `30s`, `-3h`, `+10m`, `2d`, `1.5h`. */
 const DURATION_RE = /^([+-]?)(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
@@ -247,6 +248,25 @@ export const Cluster = z.strictObject({
     .prefault({}),
   scaleSets: z.array(ScaleSet).min(1, 'a cluster needs at least one scale set'),
   workloads: z.array(Workload).default([]),
+  /**
+   * kubeadm's bootstrap tokens the cluster holds (Secrets `kube-system/bootstrap-token-<id>`), each
+   * expiring `ttl` after the start (`0s`: never, kubeadm's `--ttl 0`; negative: already expired). Absent:
+   * every token a kubeadm pool's customData joins with, never expiring.
+   */
+  kubeadm: z
+    .strictObject({
+      tokens: z
+        .array(
+          z.strictObject({
+            token: z
+              .string()
+              .regex(BOOTSTRAP_TOKEN_RE, 'expected a bootstrap token <6 of [a-z0-9]>.<16 of [a-z0-9]>'),
+            ttl: Duration.default('24h'),
+          }),
+        )
+        .default([]),
+    })
+    .optional(),
 });
 export type Cluster = z.infer<typeof Cluster>;
 
@@ -260,6 +280,7 @@ export const FaultPresetName = z.enum([
   'kube-api-down',
   'pdb-never-allows',
   'node-deleted',
+  'scrub-leaves',
 ]);
 export type FaultPresetName = z.infer<typeof FaultPresetName>;
 
@@ -277,17 +298,20 @@ export const FaultPreset = z
     operation: z.string().optional(),
     /** node-deleted: the node (and its instance) to delete. */
     node: z.string().optional(),
+    /** scrub-leaves: the path (on the disk `rm` works on, e.g. a mounted copy) that `rm -rf` leaves. */
+    path: z.string().startsWith('/').optional(),
     /** pdb-never-allows: the workload the PDB covers. */
     workload: z.string().optional(),
     namespace: Name.optional(),
     cluster: Name.optional(),
   })
   .superRefine((fault, ctx) => {
-    const needs: Partial<Record<FaultPresetName, 'for' | 'node' | 'workload'>> = {
+    const needs: Partial<Record<FaultPresetName, 'for' | 'node' | 'workload' | 'path'>> = {
       'arm-429-storm': 'for',
       'kube-api-down': 'for',
       'node-deleted': 'node',
       'pdb-never-allows': 'workload',
+      'scrub-leaves': 'path',
     };
     const field = needs[fault.preset];
     if (field && fault[field] === undefined) {
@@ -326,6 +350,7 @@ const LatencyOverrides = z.strictObject({
   nodeBootSeconds: z.number().nonnegative(),
   newNodeJoinFromMarketplaceSeconds: z.number().nonnegative(),
   newNodeJoinFromPrototypeSeconds: z.number().nonnegative(),
+  newNodeJoinFromPrototypeWithKubeadmJoinSeconds: z.number().nonnegative(),
   snapshotCreateSeconds: z.number().nonnegative(),
   snapshotDeleteSeconds: z.number().nonnegative(),
   imageVersionCreateSeconds: z.number().nonnegative(),
@@ -355,6 +380,7 @@ export const FAST: LatencyProfile = {
   nodeBootSeconds: 5,
   newNodeJoinFromMarketplaceSeconds: 60,
   newNodeJoinFromPrototypeSeconds: 15,
+  newNodeJoinFromPrototypeWithKubeadmJoinSeconds: 20,
   snapshotCreateSeconds: 5,
   snapshotDeleteSeconds: 1,
   imageVersionCreateSeconds: 30,

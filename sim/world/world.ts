@@ -346,6 +346,16 @@ export class World {
         });
         return { kind: preset.preset, ruleIds: [], at };
       }
+      case 'scrub-leaves': {
+        // A world fact: every host's `rm -rf` (of the given cluster, or all) leaves the path in place.
+        const path = preset.path ?? '';
+        const handles =
+          preset.cluster === undefined ? [...this.clusters.values()] : [this.cluster(preset.cluster)];
+        this.at(startMs, `rm leaves ${path}`, () => {
+          for (const handle of handles) handle.world.hosts.leaveOnRemove(path);
+        });
+        return { kind: preset.preset, ruleIds: [], at };
+      }
     }
   }
 

@@ -3,7 +3,8 @@
  * disk model, the disk is captured (snapshot → image version → scale set model) and the pool scales
  * out. Per bootstrap flavour, clones of a correctly prepared image join as themselves; a script with
  * one identity path left out yields a clone the world flags (one test per identity file); kubeadm
- * clones never join; a k3s donor whose node password was removed is rejected when it restarts.
+ * clones join only when their kubelet credentials are gone and customData runs `kubeadm join` (the full
+ * kubeadm model: tests/sim/world/kubeadm.test.ts); a k3s donor whose node password was removed is rejected when it restarts.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -310,17 +311,18 @@ void describe('identity: kubeadm (TLS bootstrap) and k3s (node password) semanti
     );
     assert.ok(
       world.identity().findings.some((f) => f.vmId === donor.vmId && f.kind === 'no-kubelet-credential'),
-      'the donor itself cannot rejoin: its bootstrap token expired',
+      'the donor itself cannot rejoin: no kubelet.conf, no bootstrap kubeconfig, and no kubeadm join on a restart',
     );
     world.stop();
   });
 
-  void it('kubeadm: with the certificate removed and a fresh join in customData, the clone bootstraps as itself', () => {
+  void it('kubeadm: with the certificate, kubelet.conf and the cluster CA removed and a fresh join in customData, the clone bootstraps as itself', () => {
     const world = makeWorld();
+    // kubeadm join's preflight refuses a leftover /etc/kubernetes/pki/ca.crt (tests/sim/world/kubeadm.test.ts).
     const donor = prepare(
       world,
       'kubeadm',
-      kubeadmScript('/var/lib/kubelet/pki /etc/kubernetes/kubelet.conf '),
+      kubeadmScript('/var/lib/kubelet/pki /etc/kubernetes/kubelet.conf /etc/kubernetes/pki '),
     );
     const clone = captureAndScaleOut(world, 'kubeadm', donor, { keepCustomData: true });
 

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { SAMPLE_SCENARIO } from '../../../sim/index.js';
+import { KUBEADM_SCENARIO, SAMPLE_SCENARIO } from '../../../sim/index.js';
 import {
   latencyOf,
   loadScenarioFile,
@@ -55,6 +55,24 @@ void describe('sample scenario', () => {
     assert.ok(cluster.scaleSets.some((scaleSet) => 'aks-managed-poolName' in scaleSet.tags));
     assert.ok(cluster.workloads.some((workload) => workload.kind === 'Deployment' && workload.pdb));
     assert.ok(cluster.workloads.some((workload) => workload.kind === 'DaemonSet'));
+    assert.equal(latencyOf(scenario).name, 'kamino-observed');
+  });
+
+  void it('the kubeadm scenario parses: a self-assembled cluster whose worker pool joins with a long-lived token', async () => {
+    const scenario = await loadScenarioFile(KUBEADM_SCENARIO);
+    const cluster = scenario.clusters[0];
+    assert.ok(cluster);
+    assert.deepEqual(cluster.kubeadm?.tokens, [{ token: '7f3k9q.m2x8c4v6b1n5z0ad', ttl: '720h' }]);
+    const workers = cluster.scaleSets.find((scaleSet) => scaleSet.role === 'agent');
+    assert.equal(workers?.bootstrapFlavour, 'kubeadm');
+    assert.match(workers?.customData ?? '', /kubeadm join 10\.0\.0\.4:6443 --token 7f3k9q\.m2x8c4v6b1n5z0ad/);
+    assert.ok(workers?.extensions.some((extension) => extension.type === 'CustomScript'));
+    assert.ok(workers?.kured);
+    assert.ok(cluster.scaleSets.some((scaleSet) => scaleSet.role === 'control-plane'));
+    assert.ok(
+      cluster.scaleSets.every((scaleSet) => !JSON.stringify(scaleSet).includes('cluster.x-k8s.io')),
+      'not Cluster API',
+    );
     assert.equal(latencyOf(scenario).name, 'kamino-observed');
   });
 
@@ -198,6 +216,20 @@ void describe('malformed scenarios', () => {
       scenario: variant((s) => (firstCluster(s).tokens = { admin: 'short' })),
       path: 'clusters[0].tokens.admin',
       message: /16 characters/,
+    },
+    {
+      name: 'malformed kubeadm bootstrap token',
+      scenario: variant(
+        (s) => (firstCluster(s).kubeadm = { tokens: [{ token: 'ABCDEF.0123456789abcdef' }] }),
+      ),
+      path: 'clusters[0].kubeadm.tokens[0].token',
+      message: /bootstrap token/,
+    },
+    {
+      name: 'scrub-leaves without a path',
+      scenario: variant((s) => (s.faults = [{ preset: 'scrub-leaves' }])),
+      path: 'faults[0].path',
+      message: /needs path/,
     },
   ];
   for (const { name, scenario, path, message } of cases) {
