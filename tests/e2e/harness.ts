@@ -154,3 +154,24 @@ export function withCheckPodCanary(
     };
   };
 }
+
+/** A bootstrap token the kubeadm pool's customData joins with (kubeadm's `[a-z0-9]{6}.[a-z0-9]{16}`). */
+export const KUBEADM_TOKEN = 'k8sjn1.q4w7e2r9t6y3u8i5';
+
+/**
+ * A scenario change that makes `pool` a self-assembled kubeadm pool: its nodes are kubeadm's, its
+ * customData runs `kubeadm join` with KUBEADM_TOKEN, which the cluster holds for 30 days.
+ */
+export function withKubeadmPool(pool: string): (scenario: ScenarioData) => void {
+  return (scenario) => {
+    const cluster = scenario.clusters[0];
+    if (cluster === undefined) throw new Error('the scenario has no cluster');
+    cluster['kubeadm'] = { tokens: [{ token: KUBEADM_TOKEN, ttl: '720h' }] };
+    const scaleSet = cluster.scaleSets.find((entry) => entry['name'] === pool);
+    if (scaleSet === undefined) throw new Error(`the scenario has no scale set ${pool}`);
+    scaleSet['bootstrapFlavour'] = 'kubeadm';
+    scaleSet['customData'] =
+      '#cloud-config\nruncmd:\n' +
+      `  - kubeadm join 10.0.0.4:6443 --token ${KUBEADM_TOKEN} --discovery-token-ca-cert-hash sha256:${'4e'.repeat(32)}\n`;
+  };
+}
