@@ -4,7 +4,7 @@
  * variant, a boundary of its uninterrupted run and a fault kind; point.ts explores one.
  */
 import type { ClusterSettingsData, Harness, HarnessOptions, ScenarioData } from '../e2e/harness.js';
-import { nodeOf, POOL2 } from '../e2e/harness.js';
+import { nodeOf, POOL2, withKubeadmPool } from '../e2e/harness.js';
 
 export interface Variant {
   readonly name: string;
@@ -64,6 +64,17 @@ const REFRESH_VARIANTS: readonly Variant[] = [
     name: 'refresh live',
     description: 'a pool refresh that captures the donor live (freeze, copy disk, scrub)',
     harness: { clock: 'manual', settings: settings({ mode: 'live' }, NO_CANARY) },
+    pool: POOL2,
+  },
+  {
+    name: 'refresh kubeadm drain-and-stop',
+    description:
+      "a kubeadm pool's refresh: the donor stopped and snapshotted as it is, given back, its copy guarded, attached, scrubbed",
+    harness: {
+      clock: 'manual',
+      scenario: withKubeadmPool(POOL2),
+      settings: settings({ mode: 'drain-and-stop' }, NO_CANARY),
+    },
     pool: POOL2,
   },
   {

@@ -13,6 +13,28 @@ export interface ExploreBefore {
   readonly instances: ReadonlySet<string>;
   /** Each scale set's image reference before the run (JSON), by lower-cased id. */
   readonly models: ReadonlyMap<string, string>;
+  /**
+   * The kubelet certificate and machine-id on the OS disk of every VM of a kubeadm pool, by VM id: no run
+   * may change them (only a copy of a kubeadm disk is ever scrubbed; the donor could not rejoin).
+   */
+  readonly kubeadmIdentities: ReadonlyMap<string, string>;
+}
+
+const KUBELET_CERT = '/var/lib/kubelet/pki/kubelet-client-current.pem';
+
+/** `<kubelet certificate>|<machine-id>` of each VM whose disk holds a kubeadm kubelet certificate. */
+function kubeadmIdentities(running: RunningSimulator): Map<string, string> {
+  const compute = running.world.compute;
+  const identities = new Map<string, string>();
+  for (const scaleSet of compute.listScaleSets()) {
+    for (const vm of compute.listInstances(scaleSet.id)) {
+      const files = vm.osDiskId === undefined ? undefined : compute.getDiskContent(vm.osDiskId)?.files;
+      const certificate = files?.[KUBELET_CERT];
+      if (certificate !== undefined)
+        identities.set(vm.vmId, `${certificate}|${files?.['/etc/machine-id'] ?? ''}`);
+    }
+  }
+  return identities;
 }
 
 function instanceKeys(running: RunningSimulator): string[] {
@@ -32,6 +54,7 @@ export function takeExploreBefore(running: RunningSimulator): ExploreBefore {
         .listScaleSets()
         .map((scaleSet) => [scaleSet.id.toLowerCase(), JSON.stringify(scaleSet.imageReference)]),
     ),
+    kubeadmIdentities: kubeadmIdentities(running),
   };
 }
 
@@ -79,5 +102,19 @@ export function checkExploreInvariants(running: RunningSimulator, before: Explor
     });
     check(`${where}: nothing of a live capture left`, live.length === 0, live.join('; '));
   }
+  const identitiesNow = kubeadmIdentities(running);
+  const changed = [...before.kubeadmIdentities].filter(([vmId, identity]) => {
+    const now = identitiesNow.get(vmId);
+    // A VM deleted since (scaled in) keeps nothing to compare; one that lost its certificate changed.
+    const exists = compute
+      .listScaleSets()
+      .some((scaleSet) => compute.listInstances(scaleSet.id).some((vm) => vm.vmId === vmId));
+    return exists && now !== identity;
+  });
+  check(
+    'kubeadm VMs keep their kubelet certificate and machine-id',
+    changed.length === 0,
+    changed.map(([vmId]) => vmId).join(', '),
+  );
   return checks;
 }

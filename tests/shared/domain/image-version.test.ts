@@ -12,6 +12,8 @@ import {
   nextImageVersionName,
   parseImageVersion,
   parseImageVersionTags,
+  RUN_TIMELINE_TAG_KEYS,
+  runTimelineTagsOf,
   tagKeyProblem,
   tagValueProblem,
 } from '../../../shared/domain/image-version.js';
@@ -258,4 +260,31 @@ void describe('image version tags', () => {
     assert.equal(tagValueProblem('v'.repeat(256)), undefined);
     assert.match(tagValueProblem('v'.repeat(257)) ?? '', /at most 256/);
   });
+});
+
+void describe('runTimelineTagsOf', () => {
+  const cases: readonly (readonly [string, Record<string, string> | undefined, object])[] = [
+    ['no tags', undefined, {}],
+    [
+      'a kubeadm version: drain-and-stop, new nodes run the pool bootstrap',
+      {
+        [RUN_TIMELINE_TAG_KEYS.captureMode]: 'drain-and-stop',
+        [RUN_TIMELINE_TAG_KEYS.newNodes]: 'run-pool-bootstrap',
+      },
+      { captureMode: 'drain-and-stop', newNodes: 'run-pool-bootstrap' },
+    ],
+    [
+      'names matched case-insensitively',
+      { 'VMSS-Prototype.New-Nodes': 'boot-from-image' },
+      { newNodes: 'boot-from-image' },
+    ],
+    [
+      'unknown values left out',
+      { [RUN_TIMELINE_TAG_KEYS.newNodes]: 'sometimes', [RUN_TIMELINE_TAG_KEYS.captureMode]: 'magic' },
+      {},
+    ],
+  ];
+  for (const [name, tags, expected] of cases) {
+    void it(name, () => assert.deepEqual(runTimelineTagsOf(tags), expected));
+  }
 });

@@ -152,6 +152,22 @@ void describe('renderStatusPage', () => {
     );
   });
 
+  void it("says how new nodes join: from the image, or the pool's own bootstrap (kubeadm)", () => {
+    const newNodes = (html: string): string =>
+      /<dt>New nodes<\/dt>\s*<dd>\s*([\s\S]*?)\s*<\/dd>/.exec(html)?.[1]?.replaceAll(/\s+/g, ' ') ?? '';
+    const version = pool().currentVersion;
+    assert.ok(version);
+    assert.match(
+      newNodes(page([pool({ currentVersion: { ...version, newNodes: 'run-pool-bootstrap' } })])),
+      /run the pool&#39;s bootstrap \(customData and bootstrap extensions kept: kubeadm join/,
+    );
+    assert.match(
+      newNodes(page([pool({ currentVersion: { ...version, newNodes: 'boot-from-image' } })])),
+      /^boot from the image \(customData replaced by a no-op, bootstrap extensions removed\)$/,
+    );
+    assert.match(newNodes(page([pool()])), /boot from the image \(or no version of ours yet\)/);
+  });
+
   void it('labels freshness in words beside its colour', () => {
     const label = (ageSeconds: number): string | undefined =>
       /class="badge (?:good|warn|bad)">(fresh|ageing|stale)</.exec(
