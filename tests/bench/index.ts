@@ -7,6 +7,7 @@
  */
 
 import { measureClientCpuColdAndWarm } from './client-cpu.bench.js';
+import { kubeadmFigures, printKubeadmFigures } from './kubeadm.bench.js';
 import { measurePlannerMemory, printPlannerMemory } from './planner-memory.bench.js';
 import { printRefreshFigures, type RefreshFigures, refreshFigures } from './refresh.bench.js';
 import { measureSelection, selectionBench } from './selection.bench.js';
@@ -46,7 +47,20 @@ const plannerMemoryBench: Bench = {
   },
 };
 
-const BENCHES: readonly Bench[] = [selectionBench, refreshBench, clientCpuBench, plannerMemoryBench];
+const kubeadmBench: Bench = {
+  name: 'kubeadm',
+  async run() {
+    printKubeadmFigures(await kubeadmFigures());
+  },
+};
+
+const BENCHES: readonly Bench[] = [
+  selectionBench,
+  refreshBench,
+  kubeadmBench,
+  clientCpuBench,
+  plannerMemoryBench,
+];
 
 function measured(figures: RefreshFigures | { readonly refused: string }): RefreshFigures | undefined {
   return 'refused' in figures ? undefined : figures;
@@ -71,6 +85,8 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
   progress('refresh of one pool (drain-and-stop, live) and one cluster plan, manual clock');
   const refresh = await refreshFigures();
   const live = measured(refresh.live);
+  progress('a kubeadm pool: refresh (drain-and-stop, live) and a new node before and after');
+  const kubeadm = await kubeadmFigures();
   progress('two CLI refreshes in child processes (empty, then filled compile cache)');
   const client = await measureClientCpuColdAndWarm();
   progress('the planner over a 20 000-node paged list, in child processes');
@@ -93,10 +109,21 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
     plannerListCallsPerClusterRun: refresh.plannerListCallsPerClusterRun,
     // The planner on 20 000 nodes / 40 pools, 500 a page: list requests, peak RSS and heap, paged vs whole list.
     plannerMemory20k: plannerMemory,
+    kubeadm: {
+      donorOutOfServiceS: {
+        drainAndStop: kubeadm.drainAndStop.donorOutOfServiceS,
+        live: kubeadm.live.donorOutOfServiceS,
+      },
+      newNodeToReadyS: {
+        before: kubeadm.newNodeToReady.before.seconds,
+        after: kubeadm.newNodeToReady.after.seconds,
+      },
+    },
     details: {
       drainAndStop: drain,
       live: refresh.live,
       clientRefresh: client,
+      kubeadm,
     },
   };
 }

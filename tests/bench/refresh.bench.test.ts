@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { POOL1 } from '../e2e/harness.js';
+import { kubeadmFigures } from './kubeadm.bench.js';
 import { measureRefresh, type RefreshFigures } from './refresh.bench.js';
 
 function simulated(figures: RefreshFigures): Record<string, unknown> {
@@ -73,5 +74,24 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
     // asked for without a read first).
     assert.ok(live.armRequests.total <= 58, `ARM requests: ${live.armRequests.total}`);
     assert.ok(live.armRequests.again <= 48, `ARM requests of the next refresh: ${live.armRequests.again}`);
+  });
+});
+
+void describe('kubeadm benchmark on the manual clock', { timeout: 600_000 }, () => {
+  void it('keeps the donor out of service no longer than a donor scrubbed in place; new nodes join warm', async () => {
+    const kubeadm = await kubeadmFigures();
+    const inPlace = await measureRefresh(POOL1, 'drain-and-stop');
+    assert.ok(!('refused' in inPlace));
+    // The copy is scrubbed once the donor is back: the donor's time out of service does not grow with it.
+    assert.ok(
+      kubeadm.drainAndStop.donorOutOfServiceS <= inPlace.donorOutOfServiceS,
+      `kubeadm ${kubeadm.drainAndStop.donorOutOfServiceS} s, in place ${inPlace.donorOutOfServiceS} s`,
+    );
+    assert.equal(kubeadm.live.donorOutOfServiceS, 0);
+    assert.deepEqual(
+      [kubeadm.newNodeToReady.before.bootstrap, kubeadm.newNodeToReady.after.bootstrap],
+      ['marketplace-full', 'image-kubeadm-join'],
+    );
+    assert.ok(kubeadm.newNodeToReady.after.seconds < kubeadm.newNodeToReady.before.seconds);
   });
 });

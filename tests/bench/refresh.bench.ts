@@ -14,7 +14,7 @@ import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import type { KubeObject } from '../../sim/contracts.js';
 import type { RequestCount } from '../../sim/world/request-log.js';
-import type { Harness } from '../e2e/harness.js';
+import type { Harness, HarnessOptions } from '../e2e/harness.js';
 import { POOL1, startHarness } from '../e2e/harness.js';
 
 const REPLAYS = 20;
@@ -132,12 +132,14 @@ function armByOperation(entries: readonly RequestCount[]): Record<string, number
 export async function measureRefresh(
   pool: string,
   captureMode: CaptureModeFigure,
+  scenario?: HarnessOptions['scenario'],
 ): Promise<RefreshFigures | { readonly refused: string }> {
   let refused: string | undefined;
   let harness: Harness;
   try {
     harness = await startHarness({
       clock: 'manual',
+      ...(scenario === undefined ? {} : { scenario }),
       settings: (cluster) => {
         cluster.capture = { ...cluster.capture, mode: captureMode };
       },
