@@ -6,18 +6,16 @@
  * steps (live-capture/), on a copy of a stopped disk instead of a frozen one. The donor's own disk and
  * identity are never modified, so it rejoins exactly as it was. Output: the scrubbed disk, which the image
  * phase builds the version from and then deletes. A failure anywhere detaches and deletes what the run
- * made before it is thrown, as in live capture.
+ * made before it is thrown, as in live capture (live-capture/clean-up.ts).
  */
 import type { Task } from 'durable-functions';
 
 import { definedOnly } from '../../../shared/domain/optional.js';
-import { shielded } from '../cancel.js';
 import { inParallel } from '../parallel.js';
-import { asStepFailure, StepFailure } from '../step-failure.js';
 import type { TakenSnapshot } from './capture.phase.js';
 import { giveBackCaptured } from './capture.phase.js';
 import { attachCopy } from './live-capture/attach.js';
-import { cleanUpLiveCapture } from './live-capture/clean-up.js';
+import { withLiveCleanUp } from './live-capture/clean-up.js';
 import { copySnapshotToDisk } from './live-capture/copy.js';
 import { detachScrubbedCopy } from './live-capture/detach.js';
 import { readDonorDisksForCopy } from './live-capture/freeze.js';
@@ -36,32 +34,7 @@ export function* copyScrubPhase(
 ): Generator<Task, CaptureOutput, unknown> {
   // The snapshot is the run's from the capture phase on: the clean-up deletes it whatever happens.
   const made: Made = { ...nothingMade(), snapshot: true };
-  let captured: CaptureOutput | undefined;
-  let captureError: unknown;
-  try {
-    captured = yield* scrubTakenCopy(run, input, taken, prepPodName, made);
-  } catch (error) {
-    captureError = error;
-  }
-  const failures = yield* shielded(
-    run.context,
-    cleanUpLiveCapture(run, input, made, captureError === undefined),
-  );
-  if (captureError !== undefined || captured === undefined) {
-    const capture = asStepFailure('capturing', captureError);
-    throw failures.length === 0
-      ? capture
-      : capture.withFollowUp(`cleaning up also failed: ${failures.map((f) => f.message).join('; ')}`);
-  }
-  if (failures.length > 0) {
-    throw new StepFailure({
-      step: 'detaching-copy',
-      kind: failures[0]?.kind ?? 'terminal',
-      code: failures[0]?.code ?? 'CleanUpFailed',
-      detail: failures.map((failure) => failure.message).join('; '),
-    });
-  }
-  return captured;
+  return yield* withLiveCleanUp(run, input, made, scrubTakenCopy(run, input, taken, prepPodName, made));
 }
 
 /**

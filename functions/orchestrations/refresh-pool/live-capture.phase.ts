@@ -13,10 +13,8 @@
 import type { Task } from 'durable-functions';
 
 import { definedOnly } from '../../../shared/domain/optional.js';
-import { shielded } from '../cancel.js';
-import { asStepFailure, StepFailure } from '../step-failure.js';
 import { attachCopy } from './live-capture/attach.js';
-import { cleanUpLiveCapture } from './live-capture/clean-up.js';
+import { withLiveCleanUp } from './live-capture/clean-up.js';
 import { copySnapshotToDisk } from './live-capture/copy.js';
 import { detachScrubbedCopy } from './live-capture/detach.js';
 import { freezeAndSnapshot, readDonorForFreeze } from './live-capture/freeze.js';
@@ -32,33 +30,8 @@ export function* liveCapturePhase(
   input: LiveCaptureInput,
 ): Generator<Task, CaptureOutput, unknown> {
   const made = nothingMade();
-  let captured: CaptureOutput | undefined;
-  let captureError: unknown;
-  try {
-    captured = yield* captureLive(run, input, made);
-  } catch (error) {
-    captureError = error;
-  }
-  // From here on the run cleans up what it made: no cancel interrupts that.
-  const failures = yield* shielded(
-    run.context,
-    cleanUpLiveCapture(run, input, made, captureError === undefined),
-  );
-  if (captureError !== undefined || captured === undefined) {
-    const capture = asStepFailure('capturing', captureError);
-    throw failures.length === 0
-      ? capture
-      : capture.withFollowUp(`cleaning up also failed: ${failures.map((f) => f.message).join('; ')}`);
-  }
-  if (failures.length > 0) {
-    throw new StepFailure({
-      step: 'detaching-copy',
-      kind: failures[0]?.kind ?? 'terminal',
-      code: failures[0]?.code ?? 'CleanUpFailed',
-      detail: failures.map((failure) => failure.message).join('; '),
-    });
-  }
-  return captured;
+  // From the end of the capture on, the run cleans up what it made: no cancel interrupts that.
+  return yield* withLiveCleanUp(run, input, made, captureLive(run, input, made));
 }
 
 /** The steps in order; each one notes in `made` what the clean-up would have to undo. */

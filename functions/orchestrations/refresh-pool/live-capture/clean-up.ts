@@ -9,8 +9,8 @@ import type { Task } from 'durable-functions';
 import { LIVE_POD_GRACE_SECONDS } from '../../../../shared/domain/live-leftovers.js';
 import { activities } from '../../../activities.js';
 import { call } from '../../call.js';
-import { noteGivenBack } from '../../cancel.js';
-import { asStepFailure, type StepFailure, type StepName } from '../../step-failure.js';
+import { noteGivenBack, shielded } from '../../cancel.js';
+import { asStepFailure, StepFailure, type StepName } from '../../step-failure.js';
 import { deleteCopyDisk } from '../copy-disk.js';
 import type { RefreshRun } from '../run.js';
 import { setStatus } from '../run.js';
@@ -40,37 +40,23 @@ export function* cleanUpLiveCapture(
     subscriptionId: plan.scaleSet.subscriptionId,
     resourceGroup: plan.scaleSet.resourceGroup,
   };
-  if (made.freezePod) {
-    yield* attempt('freezing-filesystem', function* () {
+  // In order: thaw first (the freeze pod's trap), then the guard's one-shot pod, then stop the scrub.
+  const pods: readonly (readonly [boolean, StepName, string, string])[] = [
+    [made.freezePod, 'freezing-filesystem', input.freezePodName, 'deleted: the root filesystem thawed'],
+    [made.guardPod === true, 'guarding-copy', input.guardPodName, 'deleted'],
+    [made.scrubPod, 'scrubbing-copy', input.scrubPodName, 'deleted'],
+  ];
+  for (const [madePod, step, name, note] of pods) {
+    if (!madePod) continue;
+    const role = step === 'freezing-filesystem' ? 'freeze' : step === 'guarding-copy' ? 'guard' : 'scrub';
+    yield* attempt(step, function* () {
       yield* call(
         context,
         activities.deleteLivePod,
-        { cluster, namespace, name: input.freezePodName, gracePeriodSeconds: LIVE_POD_GRACE_SECONDS },
-        { step: 'freezing-filesystem' },
+        { cluster, namespace, name, gracePeriodSeconds: LIVE_POD_GRACE_SECONDS },
+        { step },
       );
-      noteGivenBack(context, `freeze pod ${input.freezePodName} (deleted: the root filesystem thawed)`);
-    });
-  }
-  if (made.guardPod === true) {
-    yield* attempt('guarding-copy', function* () {
-      yield* call(
-        context,
-        activities.deleteLivePod,
-        { cluster, namespace, name: input.guardPodName, gracePeriodSeconds: LIVE_POD_GRACE_SECONDS },
-        { step: 'guarding-copy' },
-      );
-      noteGivenBack(context, `guard pod ${input.guardPodName} (deleted)`);
-    });
-  }
-  if (made.scrubPod) {
-    yield* attempt('scrubbing-copy', function* () {
-      yield* call(
-        context,
-        activities.deleteLivePod,
-        { cluster, namespace, name: input.scrubPodName, gracePeriodSeconds: LIVE_POD_GRACE_SECONDS },
-        { step: 'scrubbing-copy' },
-      );
-      noteGivenBack(context, `scrub pod ${input.scrubPodName} (deleted)`);
+      noteGivenBack(context, `${role} pod ${name} (${note})`);
     });
   }
   if (!succeeded && made.attach) {
@@ -96,4 +82,39 @@ export function* cleanUpLiveCapture(
     yield* attempt('deleting-snapshot', () => deleteSnapshot(run, input.snapshotName, { asked }));
   }
   return failures;
+}
+
+/**
+ * Runs a capture that makes what `made` records, then always its clean-up (no cancel interrupts that):
+ * returns the capture's output, or throws its failure (followed by the clean-up's), or the clean-up's.
+ */
+export function* withLiveCleanUp<T>(
+  run: RefreshRun,
+  input: LiveCaptureInput,
+  made: Made,
+  capture: Generator<Task, T, unknown>,
+): Generator<Task, T, unknown> {
+  let captured: { readonly value: T } | undefined;
+  let captureError: unknown;
+  try {
+    captured = { value: yield* capture };
+  } catch (error) {
+    captureError = error;
+  }
+  const failures = yield* shielded(run.context, cleanUpLiveCapture(run, input, made, captured !== undefined));
+  if (captured === undefined) {
+    const failure = asStepFailure('capturing', captureError);
+    throw failures.length === 0
+      ? failure
+      : failure.withFollowUp(`cleaning up also failed: ${failures.map((f) => f.message).join('; ')}`);
+  }
+  if (failures.length > 0) {
+    throw new StepFailure({
+      step: 'detaching-copy',
+      kind: failures[0]?.kind ?? 'terminal',
+      code: failures[0]?.code ?? 'CleanUpFailed',
+      detail: failures.map((failure) => failure.message).join('; '),
+    });
+  }
+  return captured.value;
 }
