@@ -64,7 +64,10 @@ export function* readDonorDisksForCopy(
       'attaching-copy',
       'NoFreeLun',
       `instance ${run.donor.instanceId} has no free LUN for the copy of its OS disk`,
-      'set capture.mode to drain-and-stop for this pool',
+      step === 'freezing-filesystem'
+        ? 'set capture.mode to drain-and-stop for this pool'
+        : // Drain-and-stop of a flavour scrubbed on a copy only: the copy is attached to the donor too.
+          'free a LUN on the donor (detach a data disk), or refresh from another node (--node)',
     );
   }
   return { donor, osDiskId: donor.osDiskId, plannedLun };
