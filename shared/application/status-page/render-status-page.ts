@@ -289,7 +289,7 @@ function summary(pool: PoolStatus): Html {
     <div class="wide">
       <dt>New nodes</dt>
       <dd>
-        ${current?.newNodes === undefined ? html`<span class="muted">boot from the image (or no version of ours yet)</span>` : describeNewNodes(current.newNodes)}
+        ${current === undefined ? html`<span class="muted">no version of ours yet</span>` : describeNewNodes(current.newNodes ?? 'boot-from-image')}
       </dd>
     </div>
     <div class="wide">
