@@ -245,6 +245,7 @@ export class ClusterWorld {
           kubernetesVersion: this.spec.kubernetesVersion,
           poolIndex: entry.index,
           flavour: pool.bootstrapFlavour,
+          clusterApiMachine: ownedByCapz(pool.tags),
           labels: { ...pool.labels, ...(override?.labels ?? {}) },
           annotations: { ...kuredAnnotations(kured, nowMs), ...(override?.annotations ?? {}) },
           taints: [...pool.taints, ...(override?.taints ?? [])],
@@ -516,6 +517,7 @@ export class ClusterWorld {
       kubernetesVersion: this.spec.kubernetesVersion,
       poolIndex: pool.index,
       flavour: pool.spec.bootstrapFlavour,
+      clusterApiMachine: ownedByCapz(pool.spec.tags),
       labels: { ...pool.spec.labels },
       annotations: {},
       taints: [...pool.spec.taints],
@@ -833,4 +835,11 @@ function withHeartbeat(node: KubeObject, nowMs: number): KubeObject {
     lastHeartbeatTime: timestamp(nowMs),
   }));
   return { ...node, status };
+}
+
+/** CAPZ tags the scale sets it owns `sigs.k8s.io_cluster-api-provider-azure_cluster_<cluster>`. */
+function ownedByCapz(tags: Readonly<Record<string, string>>): boolean {
+  return Object.keys(tags).some((key) =>
+    key.toLowerCase().startsWith('sigs.k8s.io_cluster-api-provider-azure_cluster_'),
+  );
 }

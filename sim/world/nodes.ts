@@ -112,11 +112,14 @@ export interface NodeBlueprint {
   images?: readonly string[];
   /** How the node got its kubelet credentials: decides the marks its distribution writes on it. */
   flavour?: 'aks-engine' | 'kubeadm' | 'k3s' | 'rke2';
+  /** A Cluster API machine (its scale set carries CAPZ's owner tag): kubeadm nodes get its annotations too. */
+  clusterApiMachine?: boolean;
 }
 
 /**
  * Annotations each distribution writes on its nodes (what the product reads the flavour from): k3s and
- * rke2 their node args and addresses, kubeadm its CRI socket and Cluster API its machine; aks-engine
+ * rke2 their node args and addresses, kubeadm its CRI socket and Cluster API its machine (on a scale set
+ * CAPZ owns); aks-engine
  * writes none beyond the labels every node here carries (`kubernetes.azure.com/role`, `…/cluster`).
  */
 function flavourAnnotations(
@@ -124,16 +127,19 @@ function flavourAnnotations(
   name: string,
   clusterName: string,
   address: string,
+  clusterApiMachine: boolean,
 ): Record<string, string> {
   switch (flavour) {
     case undefined:
     case 'aks-engine':
       return {};
     case 'kubeadm':
+      // A self-assembled kubeadm cluster has kubeadm's mark alone; Cluster API adds its machine's.
       return {
         'kubeadm.alpha.kubernetes.io/cri-socket': 'unix:///var/run/containerd/containerd.sock',
-        'cluster.x-k8s.io/cluster-name': clusterName,
-        'cluster.x-k8s.io/machine': `${name}-machine`,
+        ...(clusterApiMachine
+          ? { 'cluster.x-k8s.io/cluster-name': clusterName, 'cluster.x-k8s.io/machine': `${name}-machine` }
+          : {}),
       };
     case 'k3s':
     case 'rke2':
@@ -279,7 +285,13 @@ export function buildNode(blueprint: NodeBlueprint): KubeObject {
       annotations: {
         'node.alpha.kubernetes.io/ttl': '0',
         'volumes.kubernetes.io/controller-managed-attach-detach': 'true',
-        ...flavourAnnotations(blueprint.flavour, name, blueprint.clusterName, address),
+        ...flavourAnnotations(
+          blueprint.flavour,
+          name,
+          blueprint.clusterName,
+          address,
+          blueprint.clusterApiMachine === true,
+        ),
         ...blueprint.annotations,
       },
     },

@@ -1,7 +1,7 @@
 /**
  * The bootstrap flavour on the simulator: pools[].bootstrapFlavour when configured, otherwise detected
- * from the donor's labels and annotations (the simulator marks nodes as each distribution does);
- * kubeadm is refused with the reason, before anything is changed.
+ * from the donor's labels and annotations (the simulator marks nodes as each distribution does); a
+ * kubeadm pool is planned with its copy scrubbed and its bootstrap kept (tests/e2e/kubeadm.test.ts runs it).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -50,12 +50,18 @@ void describe('bootstrap flavour on the simulator', { concurrency: false }, () =
     }
   });
 
-  void it('refuses a detected kubeadm pool with the reason and the evidence; nothing changed', async () => {
+  void it("detects kubeadm from the donor and plans a copy's scrub and a kept bootstrap; nothing changed", async () => {
     const { harness, result } = await planPool2({ scenario: pool2Flavour('kubeadm') });
     try {
-      assert.equal(result.outcome, 'refused');
-      assert.match(result.reason, /kubeadm/);
-      assert.match(result.reason, /per-node client certificate/);
+      assert.equal(result.outcome, 'planned', result.reason);
+      const decision = result.plan?.decision;
+      assert.equal(decision?.kind === 'refresh' ? decision.flavour : undefined, 'kubeadm');
+      assert.match(
+        decision?.kind === 'refresh' ? (decision.flavourEvidence ?? '') : '',
+        /annotation (cluster\.x-k8s\.io|kubeadm\.alpha\.kubernetes\.io)\//,
+      );
+      assert.equal(result.plan?.capture?.scrubbed, 'copy');
+      assert.equal(result.plan.capture.newNodes, 'run-pool-bootstrap');
       const log = harness.sim.running.log.snapshot().entries;
       assert.ok(!log.some((entry) => entry.operation === 'nodes:patch'));
     } finally {
@@ -63,7 +69,7 @@ void describe('bootstrap flavour on the simulator', { concurrency: false }, () =
     }
   });
 
-  void it('a configured pools[].bootstrapFlavour wins over detection: kubeadm refuses an aks-engine pool', async () => {
+  void it('a configured pools[].bootstrapFlavour wins over detection: kubeadm on an aks-engine pool', async () => {
     const { harness, result } = await planPool2(
       {
         settings: (cluster) => {
@@ -73,8 +79,10 @@ void describe('bootstrap flavour on the simulator', { concurrency: false }, () =
       'agents2',
     );
     try {
-      assert.equal(result.outcome, 'refused');
-      assert.match(result.reason, /kubeadm/);
+      assert.equal(result.outcome, 'planned', result.reason);
+      const decision = result.plan?.decision;
+      assert.equal(decision?.kind === 'refresh' ? decision.flavour : undefined, 'kubeadm');
+      assert.equal(result.plan?.capture?.newNodes, 'run-pool-bootstrap');
     } finally {
       await harness.stop();
     }
