@@ -41,14 +41,19 @@ export function* cleanUpLiveCapture(
     resourceGroup: plan.scaleSet.resourceGroup,
   };
   // In order: thaw first (the freeze pod's trap), then the guard's one-shot pod, then stop the scrub.
-  const pods: readonly (readonly [boolean, StepName, string, string])[] = [
-    [made.freezePod, 'freezing-filesystem', input.freezePodName, 'deleted: the root filesystem thawed'],
-    [made.guardPod === true, 'guarding-copy', input.guardPodName, 'deleted'],
-    [made.scrubPod, 'scrubbing-copy', input.scrubPodName, 'deleted'],
+  const pods: readonly (readonly [boolean, StepName, string, string, string])[] = [
+    [
+      made.freezePod,
+      'freezing-filesystem',
+      'freeze',
+      input.freezePodName,
+      'deleted: the root filesystem thawed',
+    ],
+    [made.guardPod, 'guarding-copy', 'guard', input.guardPodName, 'deleted'],
+    [made.scrubPod, 'scrubbing-copy', 'scrub', input.scrubPodName, 'deleted'],
   ];
-  for (const [madePod, step, name, note] of pods) {
+  for (const [madePod, step, role, name, note] of pods) {
     if (!madePod) continue;
-    const role = step === 'freezing-filesystem' ? 'freeze' : step === 'guarding-copy' ? 'guard' : 'scrub';
     yield* attempt(step, function* () {
       yield* call(
         context,

@@ -15,7 +15,7 @@ import { pollUntil, sleepUnlessCancelled } from '../../waits.js';
 import { pullPrepImage } from '../prep-image-pull.js';
 import { setStatus } from '../run.js';
 import { awaitSnapshot } from '../snapshot.js';
-import { donorGone, type LiveScope } from './scope.js';
+import { donorGone, type LiveScope, startLivePodOnDonor } from './scope.js';
 
 /** Seconds the host's systemd waits after the hold before it thaws a freeze nobody ended. */
 const GUARD_MARGIN_SECONDS = 30;
@@ -88,35 +88,25 @@ export function* freezeAndSnapshot(
   const holdSeconds = settings.liveMaxFreezeSeconds ?? 10;
   const freezePod = { cluster, namespace: settings.prepNamespace, name: input.freezePodName };
   made.freezePod = true;
-  yield* call(
-    context,
-    activities.startLivePod,
-    {
-      cluster,
-      node,
-      namespace: settings.prepNamespace,
-      podName: input.freezePodName,
-      image: settings.prepImage,
-      script: buildFreezeScript({
-        unit: input.freezeUnit,
-        holdSeconds,
-        guardSeconds: holdSeconds + GUARD_MARGIN_SECONDS,
-        copyGuard: {
-          unit: input.copyGuardUnit,
-          scriptPath: input.copyGuardScript,
-          lun: disks.plannedLun,
-          rootPartition: scope.rootPartition,
-          temporary: scope.temporary,
-          maxSeconds: COPY_GUARD_SECONDS,
-          mountPoint: input.mountPoint,
-        },
-      }),
-      role: 'freeze',
-      fence: run.fence,
-      gracePeriodSeconds: LIVE_POD_GRACE_SECONDS,
-    },
-    { step: 'freezing-filesystem' },
-  );
+  yield* startLivePodOnDonor(scope, {
+    name: input.freezePodName,
+    script: buildFreezeScript({
+      unit: input.freezeUnit,
+      holdSeconds,
+      guardSeconds: holdSeconds + GUARD_MARGIN_SECONDS,
+      copyGuard: {
+        unit: input.copyGuardUnit,
+        scriptPath: input.copyGuardScript,
+        lun: disks.plannedLun,
+        rootPartition: scope.rootPartition,
+        temporary: scope.temporary,
+        maxSeconds: COPY_GUARD_SECONDS,
+        mountPoint: input.mountPoint,
+      },
+    }),
+    role: 'freeze',
+    step: 'freezing-filesystem',
+  });
   const { phase: freezePhase } = yield* pollUntil(context, {
     step: 'freezing-filesystem',
     intervalSeconds: LIVE_POLL.freezePod.interval,

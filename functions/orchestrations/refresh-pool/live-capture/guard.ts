@@ -15,7 +15,7 @@ import { LIVE_POLL } from '../../timing.js';
 import { pollUntil } from '../../waits.js';
 import { setStatus } from '../run.js';
 import { COPY_GUARD_SECONDS } from './freeze.js';
-import type { LiveScope } from './scope.js';
+import { type LiveScope, startLivePodOnDonor } from './scope.js';
 
 /** Runs the guard pod for the copy's LUN until it succeeded, then deletes it. */
 export function* installCopyGuard(scope: LiveScope, plannedLun: number): Generator<Task, void, unknown> {
@@ -26,30 +26,20 @@ export function* installCopyGuard(scope: LiveScope, plannedLun: number): Generat
   setStatus(run, 'guarding-copy', `LUN ${plannedLun}`);
   const guardPod = { cluster, namespace: settings.prepNamespace, name: input.guardPodName };
   made.guardPod = true;
-  yield* call(
-    context,
-    activities.startLivePod,
-    {
-      cluster,
-      node,
-      namespace: settings.prepNamespace,
-      podName: input.guardPodName,
-      image: settings.prepImage,
-      script: buildCopyGuardScript({
-        unit: input.copyGuardUnit,
-        scriptPath: input.copyGuardScript,
-        lun: plannedLun,
-        rootPartition: scope.rootPartition,
-        temporary: scope.temporary,
-        maxSeconds: COPY_GUARD_SECONDS,
-        mountPoint: input.mountPoint,
-      }),
-      role: 'guard',
-      fence: run.fence,
-      gracePeriodSeconds: LIVE_POD_GRACE_SECONDS,
-    },
-    { step: 'guarding-copy' },
-  );
+  yield* startLivePodOnDonor(scope, {
+    name: input.guardPodName,
+    script: buildCopyGuardScript({
+      unit: input.copyGuardUnit,
+      scriptPath: input.copyGuardScript,
+      lun: plannedLun,
+      rootPartition: scope.rootPartition,
+      temporary: scope.temporary,
+      maxSeconds: COPY_GUARD_SECONDS,
+      mountPoint: input.mountPoint,
+    }),
+    role: 'guard',
+    step: 'guarding-copy',
+  });
   yield* pollUntil(context, {
     step: 'guarding-copy',
     intervalSeconds: LIVE_POLL.freezePod.interval,

@@ -3,11 +3,16 @@
  * has to undo), and the refs and tags derived from the plan. Building the scope yields nothing, so it
  * does not change the activity calls a replay sees.
  */
+import type { Task } from 'durable-functions';
+
 import {
   type TemporaryIdentifiers,
   temporaryIdentifiersFor,
 } from '../../../../shared/domain/live-capture.js';
+import { LIVE_POD_GRACE_SECONDS } from '../../../../shared/domain/live-leftovers.js';
 import { SNAPSHOT_TAG_KEYS } from '../../../../shared/domain/ownership.js';
+import { activities } from '../../../activities.js';
+import { call } from '../../call.js';
 import { StepFailure, type StepName } from '../../step-failure.js';
 import type { RefreshRun } from '../run.js';
 import type { LiveCaptureInput } from './names.js';
@@ -21,13 +26,20 @@ export interface Made {
   attach: boolean;
   freezePod: boolean;
   /** Drain-and-stop's copy-scrub: the pod that installs the copy guard (no freeze there). */
-  guardPod?: boolean;
+  guardPod: boolean;
   scrubPod: boolean;
   copyId?: string;
 }
 
 export function nothingMade(): Made {
-  return { snapshot: false, copy: false, attach: false, freezePod: false, scrubPod: false };
+  return {
+    snapshot: false,
+    copy: false,
+    attach: false,
+    freezePod: false,
+    guardPod: false,
+    scrubPod: false,
+  };
 }
 
 export interface LiveScope {
@@ -112,5 +124,38 @@ export function donorGone(run: RefreshRun, step: StepName): StepFailure {
     `instance ${run.donor.instanceId} of scale set ${run.plan.scaleSet.name} was deleted during the capture ` +
       `(scaled in by cluster-autoscaler or an operator?); nothing was captured`,
     'run again, or name another node (--node)',
+  );
+}
+
+/**
+ * Starts one of the run's privileged pods on the donor (freeze, guard, scrub): the prep image, the host's
+ * mount namespace, the run's fence, and a grace period long enough for its trap.
+ */
+export function startLivePodOnDonor(
+  scope: LiveScope,
+  pod: {
+    readonly name: string;
+    readonly script: string;
+    readonly role: 'freeze' | 'guard' | 'scrub';
+    readonly step: StepName;
+  },
+): Generator<Task, void, unknown> {
+  const { run } = scope;
+  const settings = run.plan.settings;
+  return call(
+    run.context,
+    activities.startLivePod,
+    {
+      cluster: run.cluster,
+      node: run.donor.node,
+      namespace: settings.prepNamespace,
+      podName: pod.name,
+      image: settings.prepImage,
+      script: pod.script,
+      role: pod.role,
+      fence: run.fence,
+      gracePeriodSeconds: LIVE_POD_GRACE_SECONDS,
+    },
+    { step: pod.step },
   );
 }

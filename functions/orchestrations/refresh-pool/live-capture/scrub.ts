@@ -2,7 +2,6 @@
 import type { Task } from 'durable-functions';
 
 import { buildScrubScript } from '../../../../shared/domain/live-capture.js';
-import { LIVE_POD_GRACE_SECONDS } from '../../../../shared/domain/live-leftovers.js';
 import { activities } from '../../../activities.js';
 import { call } from '../../call.js';
 import { StepFailure } from '../../step-failure.js';
@@ -10,7 +9,7 @@ import { LIVE_POLL } from '../../timing.js';
 import { pollUntil } from '../../waits.js';
 import { isoNow, setStatus } from '../run.js';
 import type { AttachedCopy } from './attach.js';
-import { type LiveScope, rebooted, rebootedWithCopy } from './scope.js';
+import { type LiveScope, rebooted, rebootedWithCopy, startLivePodOnDonor } from './scope.js';
 
 /** Runs the scrub pod on the copy at `attached.lun` until it succeeded, then deletes it. */
 export function* scrubCopy(scope: LiveScope, attached: AttachedCopy): Generator<Task, void, unknown> {
@@ -23,29 +22,19 @@ export function* scrubCopy(scope: LiveScope, attached: AttachedCopy): Generator<
   const ancestry = `${isoNow(run)} built image ${input.versionName} of ${cluster}/${run.input.pool} from node ${node} (run ${run.runId}, ${plan.capture?.mode === 'live' ? 'live capture' : 'drain-and-stop, scrubbed copy'})`;
   const scrubPod = { cluster, namespace: settings.prepNamespace, name: input.scrubPodName };
   made.scrubPod = true;
-  yield* call(
-    context,
-    activities.startLivePod,
-    {
-      cluster,
-      node,
-      namespace: settings.prepNamespace,
-      podName: input.scrubPodName,
-      image: settings.prepImage,
-      script: buildScrubScript({
-        ancestry,
-        flavour: run.donor.flavour,
-        lun,
-        rootPartition: scope.rootPartition,
-        mountPoint: input.mountPoint,
-        temporary: scope.temporary,
-      }),
-      role: 'scrub',
-      fence: run.fence,
-      gracePeriodSeconds: LIVE_POD_GRACE_SECONDS,
-    },
-    { step: 'scrubbing-copy' },
-  );
+  yield* startLivePodOnDonor(scope, {
+    name: input.scrubPodName,
+    script: buildScrubScript({
+      ancestry,
+      flavour: run.donor.flavour,
+      lun,
+      rootPartition: scope.rootPartition,
+      mountPoint: input.mountPoint,
+      temporary: scope.temporary,
+    }),
+    role: 'scrub',
+    step: 'scrubbing-copy',
+  });
   // The node is read with the pod: a donor that reboots meanwhile leaves a pod that may never end
   // (its container died with the host), and its copy must not be used.
   yield* pollUntil(context, {
