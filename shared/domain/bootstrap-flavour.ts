@@ -1,9 +1,10 @@
 /**
  * How a pool's nodes get their kubelet credentials ("bootstrap flavour"), and what that means for
  * capturing one node's disk as the image of every new node: which identity files the prep script must
- * remove, which files joining needs and must be kept, and which flavours cannot be captured safely at
- * all (refused with the reason). Also the detection of the flavour from a node's labels and
- * annotations. Pure: the plan and the settings supply the inputs.
+ * remove, which files joining needs and must be kept, whether only a copy of the disk may be scrubbed
+ * and how new nodes join; a flavour that could not be captured safely would be refused with the reason
+ * (none is today). Also the detection of the flavour from a node's labels and annotations. Pure: the
+ * plan and the settings supply the inputs.
  */
 import type { ClusterNode } from './cluster-node.js';
 
