@@ -274,6 +274,27 @@ const ApiServer = strictObject(
   'how to reach the API server: { "url", "caCertificate", "auth", "tlsServerName"? }',
 );
 
+/**
+ * A CAPZ pool's management cluster (docs/capz.md): where its MachinePools live, and whether the operator
+ * accepts what CAPZ does with a new template image (a rolling replacement of every machine of the pool).
+ */
+const CAPZ_ROLLOUTS = ['refuse', 'allow'] as const;
+const CAPZ_ROLLOUT_ACCEPTS =
+  '"refuse" (the default: a CAPZ pool is planned but not refreshed) or "allow" (the new image goes into the AzureMachinePool template and CAPZ replaces every machine of the pool per its RollingUpdate strategy)';
+const CapzRollout = z.enum(CAPZ_ROLLOUTS, { error: CAPZ_ROLLOUT_ACCEPTS });
+
+const ClusterCapz = strictObject(
+  {
+    managementCluster: ApiServer,
+    /** The namespace of the cluster's MachinePools and AzureMachinePools in the management cluster. */
+    namespace: named(DNS_LABEL_RULE).default('default'),
+    rollout: CapzRollout.default('refuse'),
+  },
+  'CAPZ pools: { "managementCluster": { "url", "caCertificate", "auth" }, "namespace"?, "rollout"? }',
+);
+
+const PoolCapz = strictObject({ rollout: CapzRollout.optional() }, 'a pool\'s CAPZ override: { "rollout"? }');
+
 const MAX_READY_SECONDS = 30 * 86_400;
 
 const SELECTION_FIELDS = {
@@ -617,8 +638,9 @@ const Pool = strictObject(
       })
       .optional(),
     promotion: PoolPromotion.optional(),
+    capz: PoolCapz.optional(),
   },
-  'a pool: { "name", "scaleSet"?, "resourceGroup"?, "enabled"?, "selection"?, "bootstrapFlavour"?, "promotion"? }',
+  'a pool: { "name", "scaleSet"?, "resourceGroup"?, "enabled"?, "selection"?, "bootstrapFlavour"?, "promotion"?, "capz"? }',
 );
 
 const POOLS_ACCEPTS = '"all" (every scale set in the resource group) or a non-empty list of pools';
@@ -637,8 +659,9 @@ const Cluster = strictObject(
     gallery: GalleryOptions.prefault({}),
     history: integer(1, 50).default(3),
     promotion: ClusterPromotion.prefault({}),
+    capz: ClusterCapz.optional(),
   },
-  'a cluster: { "name", "subscriptionId", "resourceGroup", "apiServer", "pools", "selection"?, "capture"?, "gallery"?, "history"?, "promotion"? }',
+  'a cluster: { "name", "subscriptionId", "resourceGroup", "apiServer", "pools", "selection"?, "capture"?, "gallery"?, "history"?, "promotion"?, "capz"? }',
 ).transform((cluster) => ({
   ...cluster,
   pools:
@@ -653,6 +676,7 @@ const Cluster = strictObject(
             selection: pool.selection,
             bootstrapFlavour: pool.bootstrapFlavour,
             promotion: pool.promotion,
+            capz: pool.capz,
           }),
         })),
   gallery: {
@@ -879,6 +903,12 @@ export function selectionPolicyFor(cluster: ClusterSettings, poolName: string): 
   return merged.maximumImageAge === undefined
     ? policy
     : { ...policy, maximumImageAgeSeconds: merged.maximumImageAge };
+}
+
+/** Whether a CAPZ pool may be refreshed (CAPZ then replaces its machines): the pool's setting over the cluster's. */
+export function capzRolloutFor(cluster: ClusterSettings, poolName: string): 'refuse' | 'allow' {
+  const pool = cluster.pools === 'all' ? undefined : cluster.pools.find((p) => p.name === poolName);
+  return pool?.capz?.rollout ?? cluster.capz?.rollout ?? 'refuse';
 }
 
 /** The canary and generation policies of one pool: the pool's overrides over the cluster's (over the defaults). */
