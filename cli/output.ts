@@ -284,11 +284,18 @@ export function render(result: CommandResult, options: RenderOptions = {}): stri
   if (result.kind === 'plan') {
     for (const pool of pools) {
       const verdicts = pool.plan?.verdicts ?? [];
-      if (verdicts.length === 0) continue;
+      const capz = pool.plan?.capz;
+      if (verdicts.length === 0 && capz === undefined) continue;
       const capture = pool.plan?.capture;
+      const decision = pool.plan?.decision;
       parts.push(
-        `\n${pool.cluster}/${pool.pool}: ${pool.plan?.decision.kind ?? pool.outcome}\n` +
+        `\n${pool.cluster}/${pool.pool}: ${decision?.kind ?? pool.outcome}\n` +
           (capture === undefined ? '' : `${indent(`capture: ${capture.mode} (${capture.reason})`)}\n`) +
+          // A CAPZ pool: what CAPZ will do with the new image, and the refusal in full when refused.
+          (capz === undefined ? '' : `${indent(`capz: ${capz.description}`)}\n`) +
+          (capz !== undefined && decision?.kind === 'refused'
+            ? `${indent(`refused: ${decision.reason}`)}\n`
+            : '') +
           indent(
             table(
               ['NODE', 'VERDICT'],

@@ -33,7 +33,7 @@ import { RunMetrics } from './application/run-metrics.js';
 import type { SecretReference } from './config/secret-reference.js';
 import { readEnvSecret } from './config/secret-reference.js';
 import type { CaCertificate, ClusterSettings, Settings } from './config/settings.js';
-import { loadSettings, promotionPolicyFor, selectionPolicyFor } from './config/settings.js';
+import { capzRolloutFor, loadSettings, promotionPolicyFor, selectionPolicyFor } from './config/settings.js';
 import type { SimulatorSettings } from './config/simulator-settings.js';
 import { NotFoundError, TerminalError } from './domain/errors.js';
 import { imageDefinitionNameFor } from './domain/gallery-naming.js';
@@ -319,6 +319,9 @@ function clusterConfiguration(settings: Settings, cluster: ClusterSettings): Clu
         enabled: configured?.enabled ?? true,
         policy: selectionPolicyFor(cluster, pool.name),
         ...definedOnly({ bootstrapFlavour: configured?.bootstrapFlavour }),
+        ...(cluster.capz === undefined
+          ? {}
+          : { capz: { namespace: cluster.capz.namespace, rollout: capzRolloutFor(cluster, pool.name) } }),
         run,
         gallery: {
           subscriptionId: cluster.subscriptionId,

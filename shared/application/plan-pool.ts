@@ -21,6 +21,7 @@ import { galleryImageResourceId, scaleSetKey } from '../domain/resource-id.js';
 import { parseRfc3339 } from '../domain/rfc3339.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
+import { type PlannedCapzPool, weighCapzOwnership } from './capz-pool.js';
 import type { RejectedBuild } from '../domain/version-verdict.js';
 import { instanceOfNode, newestUsableVersion, provenanceOf } from './image-facts.js';
 import { requireKubernetesAccess } from './kubernetes-permissions.js';
@@ -138,6 +139,8 @@ export interface PreparedPool {
   readonly image?: Awaited<ReturnType<typeof currentImageFacts>>;
   readonly flexibleMembers?: readonly string[];
   readonly rejectedBuilds: readonly RejectedBuild[];
+  /** A CAPZ pool: its MachinePool and what CAPZ will do with a new image. */
+  readonly capz?: PlannedCapzPool;
 }
 
 /**
@@ -168,8 +171,16 @@ export async function preparePool(
   await accessCheck;
   // The image's generation and architecture: a new image definition must match them.
   const scaleSet = await handle.compute.scaleSets.get(pool.scaleSet, { imageFacts: true });
-  const eligibility = checkScaleSetEligibility(scaleSet);
-  if (!eligibility.eligible) return { pool, configuration, scaleSet, eligibility, rejectedBuilds: [] };
+  // A CAPZ pool is weighed against its management cluster's MachinePool and the rollout setting.
+  const { eligibility, capz } = await weighCapzOwnership(
+    handle,
+    configuration,
+    scaleSet,
+    checkScaleSetEligibility(scaleSet),
+  );
+  if (!eligibility.eligible) {
+    return { pool, configuration, scaleSet, eligibility, rejectedBuilds: [], ...definedOnly({ capz }) };
+  }
   const image = await currentImageFacts(handle, scaleSet, configuration);
   const flexibleMembers = await flexibleMemberIds(handle.compute, scaleSet);
   // Donors and patches whose versions were rejected (canary, rollback) are not built from again.
@@ -180,7 +191,7 @@ export async function preparePool(
     scaleSet,
     eligibility,
     image,
-    ...definedOnly({ flexibleMembers }),
+    ...definedOnly({ flexibleMembers, capz }),
     rejectedBuilds,
   };
 }
@@ -316,7 +327,7 @@ export async function planFromSelection(
     verdicts: selection.verdicts.map(verdictView),
     ...(folded.verdictsOmitted === 0 ? {} : { verdictsOmitted: folded.verdictsOmitted }),
     settings: configuration.run,
-    ...definedOnly({ capture }),
+    ...definedOnly({ capture, capz: prepared.capz }),
     ...(image?.version === undefined ? {} : { currentImageId: image.version.id }),
     ...definedOnly({ modelImage: scaleSet.imageReferenceFields }),
     ...(canary.kind === 'none'

@@ -6,6 +6,7 @@ import type { BootstrapFlavour, NewNodeBootstrap } from '../domain/bootstrap-fla
 import type { CaptureMode, ScrubbedDisk } from '../domain/capture-mode.js';
 import type { ImageDefinitionRef, ImageDefinitionSpec } from '../domain/compute.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
+import type { PlannedCapzPool } from './capz-pool.js';
 import type { PoolRunSettings } from './refresh-dependencies.js';
 
 export interface PoolTarget {
@@ -94,6 +95,11 @@ export interface PoolPlan extends PoolTarget {
    * version under test. Only the run that holds the pool tests it; any other run gives a dead one back first.
    */
   readonly canaryRecord?: { readonly run: string; readonly version: string } | 'damaged';
+  /**
+   * A CAPZ pool (docs/capz.md): its MachinePool, and what CAPZ will do with a new template image. A run
+   * promotes through the AzureMachinePool, never the scale set's model.
+   */
+  readonly capz?: PlannedCapzPool;
 }
 
 /** The disk a run de-identifies (a plan recorded before `scrubbed` existed: the live path's copy, else the donor). */

@@ -12,6 +12,7 @@ import type { RunnerIdentity } from '../domain/ownership.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { SelectionPolicy } from '../domain/selection-policy.js';
 import type { SnapshotCompletionWait } from '../domain/snapshot-readiness.js';
+import type { ClusterApiPorts } from '../ports/cluster-api/machine-pools.js';
 import type { ComputePorts } from '../ports/compute/index.js';
 import type { KubernetesPorts } from '../ports/kubernetes/index.js';
 import type { RunEventPublisher, RunEventRecorder } from '../ports/run-events.js';
@@ -65,6 +66,8 @@ export interface PoolConfiguration {
   /** `pools[].bootstrapFlavour`; absent: detected from the donor at planning. */
   readonly bootstrapFlavour?: BootstrapFlavour;
   readonly run: PoolRunSettings;
+  /** The cluster's CAPZ settings (docs/capz.md): where its MachinePools live, and whether their rollout is accepted. */
+  readonly capz?: { readonly namespace: string; readonly rollout: 'refuse' | 'allow' };
   readonly gallery: {
     readonly subscriptionId: string;
     readonly resourceGroup: string;
@@ -88,6 +91,8 @@ export interface ClusterHandle {
   readonly configuration: ClusterConfiguration;
   readonly compute: ComputePorts;
   readonly kube: KubernetesPorts;
+  /** The management cluster's ports, when the cluster's settings name one (`capz`). */
+  readonly clusterApi?: ClusterApiPorts;
 }
 
 export interface RefreshDependencies {

@@ -78,6 +78,8 @@ export interface ScaleSet extends ScaleSetRef {
 export type IneligibilityCode =
   | 'aks-managed'
   | 'capz-managed'
+  /** Not a scale-set fact: a CAPZ pool whose settings do not accept CAPZ's rollout (shared/application/capz-pool.ts). */
+  | 'capz-rollout-not-allowed'
   | 'windows'
   | 'ephemeral-os-disk'
   | 'automatic-os-upgrade'
@@ -137,8 +139,8 @@ export function checkScaleSetEligibility(scaleSet: ScaleSet): ScaleSetEligibilit
         `scale set ${name} is owned by Cluster API Provider Azure (cluster ${capzCluster}): CAPZ sends the full ` +
         `model on its next reconcile and would revert the image reference and customData`,
       remedy:
-        'point AzureMachinePool spec.template.image at a gallery image instead (MachinePool support in ' +
-        'vmss-prototype is planned); exclude this pool until then',
+        "name the cluster's management cluster in its `capz` settings (docs/capz.md): vmss-prototype then " +
+        'promotes through AzureMachinePool spec.template.image, never the scale set',
     });
   }
 
@@ -209,7 +211,7 @@ function findAksMarker(scaleSet: ScaleSet): string | undefined {
   return undefined;
 }
 
-function findCapzCluster(tags: Readonly<Record<string, string>>): string | undefined {
+export function findCapzCluster(tags: Readonly<Record<string, string>>): string | undefined {
   for (const key of Object.keys(tags)) {
     if (
       key.toLowerCase().startsWith(CAPZ_CLUSTER_TAG_PREFIX) &&

@@ -8,6 +8,7 @@ import type { ActivityResult, AnyActivity } from './activity.js';
 import { runActivity } from './activity.js';
 import { CANARY_ACTIVITIES } from './canary.js';
 import { CAPTURE_ACTIVITIES } from './capture.js';
+import { CAPZ_ACTIVITIES } from './capz.js';
 import { EVENT_ACTIVITIES } from './events.js';
 import { IMAGE_ACTIVITIES } from './image.js';
 import { LIVE_ACTIVITIES } from './live.js';
@@ -35,6 +36,7 @@ export const ACTIVITIES = catalogue({
   ...LIVE_ACTIVITIES,
   ...CANARY_ACTIVITIES,
   ...PROMOTION_ACTIVITIES,
+  ...CAPZ_ACTIVITIES,
   ...OWNERSHIP_ACTIVITIES,
   ...EVENT_ACTIVITIES,
 });
