@@ -46,6 +46,8 @@ import type { PoolHold } from './ownership.js';
 import { acquirePool, fenceOf, leaseLost, releasePool, runIdOf } from './ownership.js';
 import { canaryPhase } from './refresh-pool/canary.phase.js';
 import { captureAndBuild } from './refresh-pool/capture-and-build.js';
+import { followRollout } from './refresh-pool/capz.phase.js';
+import { capzCanaryPhase } from './refresh-pool/capz-canary.phase.js';
 import { generationsPhase } from './refresh-pool/generations.phase.js';
 import { deleteImageVersion, prepareImagePhase } from './refresh-pool/image.phase.js';
 import type { PointedModel } from './refresh-pool/model.phase.js';
@@ -285,7 +287,12 @@ function* refreshHeldPool(
     return yield* publishAndPoint(run, version);
   };
   if (plan.settings.canary.enabled) report.clock.enter('canary');
-  const canary = plan.settings.canary.enabled ? yield* canaryPhase(run, version, publish) : undefined;
+  // A CAPZ pool's canary is a temporary MachinePool: its template is never touched before a pass.
+  const canary = !plan.settings.canary.enabled
+    ? undefined
+    : plan.capz === undefined
+      ? yield* canaryPhase(run, version, publish)
+      : yield* capzCanaryPhase(run, version, publish);
   if (canary?.verdict === 'rejected') {
     report.pending.push(versionRejected(base(), version, canary.reason ?? 'no reason given'));
     report.clock.enter('generations');
@@ -323,6 +330,9 @@ function* refreshHeldPool(
 
   report.clock.enter('model');
   const model = yield* modelPhase(run, version, pointed);
+  // A CAPZ pool: the run follows CAPZ's replacement of every machine to its end (capz.phase.ts).
+  const capzRollout =
+    plan.capz !== undefined && pointed.kind === 'pointed' ? yield* followRollout(run, version) : undefined;
   report.clock.enter('generations');
   const after = yield* generationsPhase(run, {
     ...definedOnly({ modelImageId: model.modelImageId, versions: model.versions }),
@@ -340,7 +350,7 @@ function* refreshHeldPool(
     donorOutOfServiceSeconds: captured.donorOutOfServiceSeconds,
     removedExtensions: model.removedExtensions,
     prunedVersions: model.prunedVersions,
-    ...definedOnly({ canary }),
+    ...definedOnly({ canary, capzRollout }),
     ...after,
     runId: hold.runId,
     ...definedOnly({ modelKept: model.modelKept }),

@@ -45,6 +45,14 @@ export const POLL = {
   instanceDeletion: { interval: 15, timeout: 30 * 60 },
   /** Cordon-and-drain of a passed canary that settings remove (afterPass: remove). */
   canaryDrain: { interval: 5, timeout: 15 * 60 },
+  /**
+   * CAPZ's rollout of a new template image (docs/capz.md): one machine replaced takes a boot and a join
+   * (minutes), a pool many; read every minute. A new machine not Ready this long after it was created
+   * failed to join (CAPZ would wait for ever); the whole rollout is bounded by the pool's size.
+   */
+  capzRollout: { interval: 60, joinDeadline: 20 * 60, timeoutPerMachine: 30 * 60 },
+  /** The canary pool's machines appear once CAPZ created its scale set. */
+  capzCanary: { interval: 15, timeout: 15 * 60 },
 } as const;
 
 /**

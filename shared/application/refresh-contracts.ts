@@ -39,6 +39,8 @@ export const REFRESH_STEPS = [
   'building-image-version',
   'deleting-failed-image-version',
   'pinning-canary-version',
+  'adding-capz-canary',
+  'removing-capz-canary',
   'adding-canaries',
   'testing-canaries',
   'removing-canaries',
@@ -46,6 +48,9 @@ export const REFRESH_STEPS = [
   'rejecting-version',
   'publishing-image-version',
   'updating-scale-set-model',
+  'setting-capz-template',
+  'following-capz-rollout',
+  'restoring-capz-template',
   'removing-bootstrap-extensions',
   'pruning-versions',
   'labelling-generations',
@@ -121,6 +126,8 @@ export interface PoolRefreshResult extends PoolTarget {
   /** Failure: the step and its cause. */
   readonly failure?: { readonly step: string; readonly message: string };
   readonly canary?: CanaryReport;
+  /** A CAPZ pool: how CAPZ's rollout of the new template image ended (docs/capz.md). */
+  readonly capzRollout?: { readonly replaced: number; readonly seconds: number };
   readonly generations?: GenerationsReport;
   /** How old the patches are that a node created now boots with, after the run. */
   readonly freshness?: Freshness;

@@ -172,7 +172,7 @@ export function* removePassedCanaries(
   return 'removed';
 }
 
-function* deleteCheckPods(run: RefreshRun, progress: CanaryProgress): Generator<Task, void, unknown> {
+export function* deleteCheckPods(run: RefreshRun, progress: CanaryProgress): Generator<Task, void, unknown> {
   const { context, cluster, plan } = run;
   for (const name of Object.values(progress.checkPods)) {
     yield* call(

@@ -14,12 +14,9 @@
  */
 import type { Task } from 'durable-functions';
 
-import type { KnownCanaryInstance } from '../../../shared/application/canary.js';
 import type { CanaryVerdict } from '../../../shared/domain/canary.js';
-import { EMPTY_CANARY_MEMORY, judgeCanaries } from '../../../shared/domain/canary.js';
 import type { CanaryRecord } from '../../../shared/domain/canary-record.js';
 import { CONCURRENT_CHANGE } from '../../../shared/domain/errors.js';
-import { fnv1a32Hex } from '../../../shared/domain/gallery-naming.js';
 import { definedOnly } from '../../../shared/domain/optional.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
@@ -30,6 +27,7 @@ import { pollUntil } from '../waits.js';
 import { giveBackCanary, removePassedCanaries } from './canary-cleanup.js';
 import type { CanaryProgress } from './canary-state.js';
 import { scaleSetRefOf } from './canary-state.js';
+import { watchCanaries } from './canary-watch.js';
 import type { BuiltVersion } from './image.phase.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
@@ -99,98 +97,7 @@ export function* canaryPhase<Published>(
     // throttled write) is not held against the image.
     const addedAtMs = context.df.currentUtcDateTime.getTime();
 
-    setStatus(run, 'testing-canaries', progress.instances.join(', '));
-    let memory = EMPTY_CANARY_MEMORY;
-    // Canaries ARM reported provisioned and running: looked for in the cluster alone while their nodes join
-    // and stay Ready, so a soak of many minutes costs no ARM read. A machine deleted or stopped meanwhile
-    // shows in the cluster first (its node NotReady within the node monitor's grace period, then gone):
-    // from then on ARM is read again each round, for the state the verdict names.
-    const known: Record<string, KnownCanaryInstance> = {};
-    const observed = yield* pollUntil(context, {
-      step: 'testing-canaries',
-      intervalSeconds: POLL.canaryObservation.interval,
-      // Canaries just created are still provisioning: the first look is one interval later.
-      expectedSeconds: POLL.canaryObservation.interval,
-      // The judge fails the canary at its deadline; this bound only stops a judge that never decides.
-      timeoutSeconds: policy.deadlineSeconds + (policy.checkPod?.timeoutSeconds ?? 0) + 600,
-      read: function* () {
-        const allKnown = progress.instances.every((instanceId) => known[instanceId] !== undefined);
-        const observations = yield* call(
-          context,
-          activities.observeCanaries,
-          {
-            cluster,
-            scaleSet,
-            instanceIds: progress.instances,
-            namespace: plan.settings.prepNamespace,
-            checkPods: { ...progress.checkPods },
-            ...(allKnown ? { known: { ...known } } : {}),
-          },
-          { step: 'testing-canaries' },
-        );
-        for (const { instanceId, instance, node } of observations) {
-          const running =
-            instance.exists &&
-            instance.provisioningState === 'Succeeded' &&
-            instance.powerState === 'running';
-          // A canary whose node was Ready and now is missing or not Ready is read from ARM again next round.
-          const nodeLost = memory.everReady.includes(instanceId) && node?.ready !== 'True';
-          if (
-            running &&
-            !nodeLost &&
-            instance.computerName !== undefined &&
-            instance.resourceId !== undefined
-          ) {
-            known[instanceId] = { resourceId: instance.resourceId, computerName: instance.computerName };
-          } else {
-            delete known[instanceId];
-          }
-        }
-        const judgement = judgeCanaries({
-          observations,
-          memory,
-          policy,
-          startedAtMs: addedAtMs,
-          nowMs: context.df.currentUtcDateTime.getTime(),
-        });
-        memory = judgement.memory;
-        progress.observations = observations;
-        return judgement.verdict;
-      },
-      done: (current) => current.kind !== 'waiting',
-      nextDelaySeconds: (current) =>
-        current.kind === 'waiting' ? current.nextObservationInSeconds : undefined,
-      between: function* (current) {
-        if (current.kind !== 'waiting') return;
-        setStatus(run, 'testing-canaries', current.progress);
-        if (policy.checkPod === undefined) return;
-        for (const instanceId of current.startCheckPods) {
-          const node = progress.observations.find((entry) => entry.instanceId === instanceId)?.node?.name;
-          if (node === undefined) continue;
-          const name = checkPodNameOf(run, version.versionName, instanceId);
-          progress.checkPods[instanceId] = name;
-          yield* call(
-            context,
-            activities.startCheckPod,
-            {
-              cluster,
-              namespace: plan.settings.prepNamespace,
-              name,
-              node,
-              image: policy.checkPod.image,
-              command: [...policy.checkPod.command],
-              args: [...policy.checkPod.args],
-              env: policy.checkPod.env.map((entry) => ({ ...entry })),
-              deadlineSeconds: policy.checkPod.timeoutSeconds,
-              version: version.versionName,
-            },
-            { step: 'testing-canaries' },
-          );
-        }
-      },
-      describe: (current) => (current.kind === 'waiting' ? current.progress : current.kind),
-    });
-    verdict = observed;
+    verdict = yield* watchCanaries(run, version, scaleSet, progress, addedAtMs);
   } catch (error) {
     failure = asStepFailure('testing-canaries', error);
   }
@@ -297,10 +204,4 @@ function* pinVersion(
 
 function baselineIdsOf(run: RefreshRun): string[] {
   return [...(run.canaryBaseline ?? [])];
-}
-
-/** Check pod names: DNS labels, unique per pool, version and instance. */
-function checkPodNameOf(run: RefreshRun, versionName: string, instanceId: string): string {
-  const hash = fnv1a32Hex(`${run.plan.scaleSet.id.toLowerCase()}/${instanceId}`);
-  return `vmssp-check-${versionName.replaceAll('.', '-')}-${hash}`.toLowerCase().slice(0, 63);
 }

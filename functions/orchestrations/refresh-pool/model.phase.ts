@@ -24,6 +24,7 @@ import { notePastReturn, shielded } from '../cancel.js';
 import { StepFailure } from '../step-failure.js';
 import { EXPECTED, POLL } from '../timing.js';
 import { pollUntil } from '../waits.js';
+import { pointTemplate } from './capz.phase.js';
 import type { BuiltVersion } from './image.phase.js';
 import { awaitPublication, requestPublication } from './image.phase.js';
 import type { RefreshRun } from './run.js';
@@ -67,15 +68,19 @@ function* publishedAndPointed(
   version: BuiltVersion,
 ): Generator<Task, PointedModel, unknown> {
   yield* awaitPublication(run, version);
-  const pointed = yield* pointModel(run, version);
+  // A CAPZ pool's image changes only through its AzureMachinePool (CAPZ would revert the model).
+  const pointed =
+    run.plan.capz === undefined ? yield* pointModel(run, version) : yield* pointTemplate(run, version);
   pastReturn(
     run,
     version,
     pointed.kind === 'kept-newer'
       ? pointed.why
-      : newNodesOf(run.plan) === 'run-pool-bootstrap'
-        ? "the scale set's model points at it (its customData and bootstrap extensions kept)"
-        : "the scale set's model points at it, but its bootstrap extensions were not all removed",
+      : run.plan.capz !== undefined
+        ? `the AzureMachinePool template names it; CAPZ is replacing the pool's machines (${run.plan.capz.description})`
+        : newNodesOf(run.plan) === 'run-pool-bootstrap'
+          ? "the scale set's model points at it (its customData and bootstrap extensions kept)"
+          : "the scale set's model points at it, but its bootstrap extensions were not all removed",
   );
   return pointed;
 }

@@ -1,0 +1,178 @@
+/**
+ * The canary of a CAPZ pool (docs/capz.md): the real pool's template is never touched before the version
+ * passed (CAPZ would roll every machine onto an untested image). Instead a temporary canary pool — a
+ * KubeadmConfig, AzureMachinePool and MachinePool cloned from the pool's, carrying the version — makes CAPZ
+ * build its own scale set; its machines are judged like any canary (canary-watch.ts), and the canary
+ * pool is deleted whatever the verdict. Passed: the version is published and the real template changes
+ * (`publish`). Rejected: the version is marked rejected and stays hidden; the pool is untouched.
+ */
+import type { Task } from 'durable-functions';
+
+import type { CanaryVerdict } from '../../../shared/domain/canary.js';
+import { fnv1a32Hex } from '../../../shared/domain/gallery-naming.js';
+import type { ScaleSetRef } from '../../../shared/domain/resource-id.js';
+import { activities } from '../../activities.js';
+import { call } from '../call.js';
+import { isCancel, noteGivenBack, pastReturn, shielded } from '../cancel.js';
+import { asStepFailure, StepFailure } from '../step-failure.js';
+import { POLL, RESTORE_RETRY } from '../timing.js';
+import { pollUntil } from '../waits.js';
+import type { CanaryPhaseOutput } from './canary.phase.js';
+import { deleteCheckPods } from './canary-cleanup.js';
+import type { CanaryProgress } from './canary-state.js';
+import { watchCanaries } from './canary-watch.js';
+import { capzImageOf, capzOf } from './capz.phase.js';
+import type { BuiltVersion } from './image.phase.js';
+import type { RefreshRun } from './run.js';
+import { isoNow, setStatus } from './run.js';
+
+/** The label every canary object carries: the AzureMachinePool it was cloned from. */
+export const CAPZ_CANARY_OF_LABEL = 'vmss-prototype.io/canary-of';
+/** The run that made it: a later run or the reaper deletes a dead run's canary pool. */
+export const CAPZ_CANARY_RUN_LABEL = 'vmss-prototype.io/run-id';
+
+/** The canary pool's name (its scale set's too): the pool's, a marker and the run's hash (≤ 63 characters). */
+export function capzCanaryNameOf(azureMachinePool: string, runId: string): string {
+  const suffix = `-canary-${fnv1a32Hex(runId)}`;
+  return `${azureMachinePool.slice(0, 63 - suffix.length)}${suffix}`.toLowerCase();
+}
+
+export function* capzCanaryPhase<Published>(
+  run: RefreshRun,
+  version: BuiltVersion,
+  publish: () => Generator<Task, Published, unknown>,
+): Generator<Task, CanaryPhaseOutput<Published>, unknown> {
+  const { context, cluster, plan } = run;
+  const capz = capzOf(run);
+  const policy = plan.settings.canary;
+  const name = capzCanaryNameOf(capz.azureMachinePool, run.runId);
+  const scaleSet: ScaleSetRef = {
+    subscriptionId: plan.scaleSet.subscriptionId,
+    resourceGroup: plan.scaleSet.resourceGroup,
+    name,
+  };
+  const startedAtMs = context.df.currentUtcDateTime.getTime();
+  const progress: CanaryProgress = {
+    scaleOutRequested: false,
+    instances: [],
+    others: [],
+    checkPods: {},
+    observations: [],
+  };
+  let verdict: CanaryVerdict | undefined;
+  let failure: StepFailure | undefined;
+  try {
+    setStatus(
+      run,
+      'adding-capz-canary',
+      `canary pool ${capz.namespace}/${name}, ${policy.instances} machine(s)`,
+    );
+    progress.scaleOutRequested = true;
+    yield* call(
+      context,
+      activities.createCapzCanary,
+      {
+        cluster,
+        namespace: capz.namespace,
+        source: { machinePool: capz.machinePool, azureMachinePool: capz.azureMachinePool },
+        name,
+        replicas: policy.instances,
+        image: capzImageOf(version),
+        labels: { [CAPZ_CANARY_OF_LABEL]: capz.azureMachinePool, [CAPZ_CANARY_RUN_LABEL]: run.runId },
+        fence: run.fence,
+      },
+      { step: 'adding-capz-canary' },
+    );
+    const machines = yield* pollUntil(context, {
+      step: 'adding-capz-canary',
+      expectedSeconds: POLL.capzCanary.interval,
+      intervalSeconds: POLL.capzCanary.interval,
+      timeoutSeconds: POLL.capzCanary.timeout,
+      advice:
+        "CAPZ did not create the canary pool's machines: check the canary AzureMachinePool's conditions",
+      read: () =>
+        call(
+          context,
+          activities.listCapzMachines,
+          { cluster, namespace: capz.namespace, azureMachinePool: name },
+          { step: 'adding-capz-canary' },
+        ),
+      done: (list) => list.length >= policy.instances,
+      describe: (list) => `${list.length} of ${policy.instances} canary machine(s) created`,
+    });
+    progress.instances = machines.map((machine) => machine.instanceId);
+    verdict = yield* watchCanaries(run, version, scaleSet, progress, context.df.currentUtcDateTime.getTime());
+  } catch (error) {
+    failure = asStepFailure('testing-canaries', error);
+  }
+  // The canary pool goes whatever happened (never interrupted by a cancel).
+  yield* shielded(context, removeCapzCanary(run, name, progress));
+  const seconds = Math.round((context.df.currentUtcDateTime.getTime() - startedAtMs) / 1000);
+  const base = { instances: progress.instances, seconds, othersFromVersion: [] };
+
+  if (failure === undefined && verdict?.kind === 'passed') {
+    try {
+      const published = yield* publish();
+      return { verdict: 'passed', ...base, instancesNow: 'removed', published };
+    } catch (error) {
+      if (!isCancel(error) || pastReturn(context)) throw error;
+      failure = error;
+    }
+  }
+  const rejection = failure === undefined && verdict?.kind === 'failed' ? verdict.reason : undefined;
+  const reason =
+    rejection ?? failure?.message ?? `the canary of version ${version.versionName} ended without a verdict`;
+  yield* shielded(
+    context,
+    call(
+      context,
+      activities.markImageVersion,
+      {
+        cluster,
+        ref: version,
+        kind: rejection === undefined ? 'abandoned' : 'rejected',
+        reason: rejection === undefined ? reason : `canary: ${reason}`,
+        at: isoNow(run),
+      },
+      { step: 'rejecting-version', retry: RESTORE_RETRY },
+    ),
+  );
+  if (rejection !== undefined)
+    return { verdict: 'rejected', reason: rejection, ...base, instancesNow: 'deleted' };
+  const ended =
+    failure ??
+    StepFailure.terminal('testing-canaries', 'CanaryUndecided', 'the canary ended without a verdict');
+  if (isCancel(ended)) throw ended;
+  throw ended.withFollowUp(
+    `the AzureMachinePool template was not touched, the canary pool is gone, version ${version.versionName} is hidden and marked abandoned`,
+  );
+}
+
+/** Deletes the canary pool and waits until CAPZ removed its machines. */
+function* removeCapzCanary(
+  run: RefreshRun,
+  name: string,
+  progress: CanaryProgress,
+): Generator<Task, void, unknown> {
+  const { context, cluster } = run;
+  const capz = capzOf(run);
+  const step = 'removing-capz-canary';
+  setStatus(run, step, `canary pool ${capz.namespace}/${name}`);
+  yield* deleteCheckPods(run, progress);
+  yield* pollUntil(context, {
+    step,
+    expectedSeconds: 0,
+    intervalSeconds: POLL.capzCanary.interval,
+    timeoutSeconds: POLL.capzCanary.timeout,
+    read: () =>
+      call(
+        context,
+        activities.deleteCapzCanary,
+        { cluster, namespace: capz.namespace, name },
+        { step, retry: RESTORE_RETRY },
+      ),
+    done: (result) => result.gone,
+    describe: () => `canary pool ${name} still has machines`,
+  });
+  noteGivenBack(context, `the canary pool ${capz.namespace}/${name} (deleted)`);
+}
