@@ -4,8 +4,8 @@
  * pool. Refused unless the cluster names its management cluster and the pool's settings accept that
  * rollout; the plan says what CAPZ will do either way.
  */
+import { describeCapzRollout, type ResolvedRollout, resolveRollout } from '../domain/capz-rollout.js';
 import type { MachinePoolView } from '../domain/cluster-api.js';
-import { describeCapzRollout, resolveRollout, type ResolvedRollout } from '../domain/capz-rollout.js';
 import { isNotFound } from '../domain/errors.js';
 import type { Ineligibility, ScaleSet, ScaleSetEligibility } from '../domain/scale-set.js';
 import type { ClusterHandle, PoolConfiguration } from './refresh-dependencies.js';
