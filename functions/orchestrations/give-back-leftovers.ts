@@ -53,9 +53,20 @@ export function* giveBackLeftovers(
     canary = yield* giveBackDeadCanary(context, hold);
     view = yield* read();
   }
+  // A CAPZ pool: canary pools dead runs left in the management cluster (capz-canary.phase.ts).
+  const capzCanaries = yield* call(
+    context,
+    activities.giveBackDeadCapzCanaries,
+    { cluster: hold.cluster, pool: hold.pool, fence: fenceOf(hold) },
+    { step: STEP },
+  );
   const outcome = yield* carryOut(context, hold, view.scope, planReaping(view.holdings, hold.runId));
   return {
-    gaveBack: [...canary.gaveBack, ...outcome.gaveBack],
+    gaveBack: [
+      ...canary.gaveBack,
+      ...capzCanaries.map((name) => `the canary pool of a dead run: ${name} (deleted)`),
+      ...outcome.gaveBack,
+    ],
     kept: outcome.kept,
     failures: [...canary.failures, ...outcome.failures],
     versionNames: view.holdings.versions.map((version) => version.versionName),

@@ -8,6 +8,7 @@
  */
 import type { Task } from 'durable-functions';
 
+import { CANARY_OF_LABEL, CANARY_RUN_LABEL } from '../../../shared/application/activities/capz.js';
 import type { CanaryVerdict } from '../../../shared/domain/canary.js';
 import { fnv1a32Hex } from '../../../shared/domain/gallery-naming.js';
 import type { ScaleSetRef } from '../../../shared/domain/resource-id.js';
@@ -25,11 +26,6 @@ import { capzImageOf, capzOf } from './capz.phase.js';
 import type { BuiltVersion } from './image.phase.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
-
-/** The label every canary object carries: the AzureMachinePool it was cloned from. */
-export const CAPZ_CANARY_OF_LABEL = 'vmss-prototype.io/canary-of';
-/** The run that made it: a later run or the reaper deletes a dead run's canary pool. */
-export const CAPZ_CANARY_RUN_LABEL = 'vmss-prototype.io/run-id';
 
 /** The canary pool's name (its scale set's too): the pool's, a marker and the run's hash (≤ 63 characters). */
 export function capzCanaryNameOf(azureMachinePool: string, runId: string): string {
@@ -78,7 +74,7 @@ export function* capzCanaryPhase<Published>(
         name,
         replicas: policy.instances,
         image: capzImageOf(version),
-        labels: { [CAPZ_CANARY_OF_LABEL]: capz.azureMachinePool, [CAPZ_CANARY_RUN_LABEL]: run.runId },
+        labels: { [CANARY_OF_LABEL]: capz.azureMachinePool, [CANARY_RUN_LABEL]: run.runId },
         fence: run.fence,
       },
       { step: 'adding-capz-canary' },

@@ -7,13 +7,20 @@ import { z } from 'zod';
 
 import type { MachinePoolMachine } from '../../domain/cluster-api.js';
 import { TerminalError, TransientError } from '../../domain/errors.js';
+import { fnv1a32Hex } from '../../domain/gallery-naming.js';
 import type { ClusterApiPorts } from '../../ports/cluster-api/machine-pools.js';
+import { findPool } from '../plan-pool.js';
 import { checkFence } from '../pool-lease.js';
 import type { ClusterHandle } from '../refresh-dependencies.js';
 import { defineActivity } from './activity.js';
 import { ClusterInput, FenceInput, Name } from './inputs.js';
 
 const ImageObject = z.record(z.string(), z.unknown());
+
+/** The label every canary pool object carries: the AzureMachinePool (scale set) it was cloned from. */
+export const CANARY_OF_LABEL = 'vmss-prototype.io/canary-of';
+/** The run that made it. */
+export const CANARY_RUN_LABEL = 'vmss-prototype.io/run-id';
 const PoolInput = ClusterInput.extend({ namespace: Name, azureMachinePool: Name });
 
 function managementOf(handle: ClusterHandle, cluster: string): ClusterApiPorts {
@@ -138,7 +145,37 @@ const deleteCapzCanary = defineActivity(
   },
 );
 
+/**
+ * For the reaper (give-back-leftovers.ts): deletes the canary pools dead runs left beside a CAPZ pool
+ * (labelled with the pool's AzureMachinePool and another run's id), fenced by the lease the caller holds.
+ * Nothing to do for a pool that is not a CAPZ pool. Returns the canary pools asked to go.
+ */
+const giveBackDeadCapzCanaries = defineActivity(
+  'giveBackDeadCapzCanaries',
+  ClusterInput.extend({ pool: Name, fence: FenceInput }),
+  async (deps, input): Promise<string[]> => {
+    const handle = await deps.cluster(input.cluster);
+    // No management cluster configured: no CAPZ pool, nothing read.
+    if (handle.clusterApi === undefined) return [];
+    const pool = await findPool(handle, input.pool);
+    const capz = handle.configuration.poolConfiguration(pool).capz;
+    if (capz === undefined || handle.clusterApi === undefined) return [];
+    await checkFence(handle.kube, input.fence, `giving back the canary pools of ${input.pool}`, deps.now());
+    const pools = handle.clusterApi.machinePools;
+    const names = await pools.listCanaryPools(capz.namespace, { [CANARY_OF_LABEL]: pool.scaleSet.name });
+    const dead: string[] = [];
+    for (const name of names) {
+      // The holding run's own canary is its own to remove (its name carries the run's hash).
+      if (name.endsWith(`-canary-${fnv1a32Hex(input.fence.runId)}`)) continue;
+      await pools.deleteCanaryPool(capz.namespace, name);
+      dead.push(`${capz.namespace}/${name}`);
+    }
+    return dead;
+  },
+);
+
 export const CAPZ_ACTIVITIES = {
+  giveBackDeadCapzCanaries,
   setCapzTemplateImage,
   listCapzMachines,
   createCapzCanary,
