@@ -21,7 +21,8 @@ import { defineOrchestration } from '../orchestration.js';
 import { call } from './call.js';
 import { RollbackPoolInputSchema } from './inputs.js';
 import type { PoolHold } from './ownership.js';
-import { acquirePool, leaseLost, releasePool, runIdOf } from './ownership.js';
+import { acquirePool, fenceOf, leaseLost, releasePool, runIdOf } from './ownership.js';
+import { capzImageOf } from './refresh-pool/capz.phase.js';
 import { generationsPhase } from './refresh-pool/generations.phase.js';
 import { isoNow, setStatus } from './refresh-pool/run.js';
 import { eventTime, reportRunEvents } from './run-events.js';
@@ -161,7 +162,32 @@ function* rollBackHeldPool(
       { step },
     );
   }
-  if (!sameResourceId(planned.modelImageId, plan.modelImageId)) {
+  if (planned.capz !== undefined) {
+    // A CAPZ pool: the template names the target version; CAPZ writes the model and replaces the machines.
+    const capz = planned.capz;
+    const written = yield* call(
+      context,
+      activities.setCapzTemplateImage,
+      {
+        cluster,
+        namespace: capz.namespace,
+        azureMachinePool: capz.azureMachinePool,
+        image: capzImageOf(versionRef(plan.to)),
+        expectedImages: [capz.currentImage === null ? null : { ...capz.currentImage }],
+        fence: fenceOf(hold),
+      },
+      { step },
+    );
+    if (written.kind === 'changed-elsewhere') {
+      throw StepFailure.terminal(
+        step,
+        'AzureMachinePoolChangedElsewhere',
+        `AzureMachinePool ${capz.namespace}/${capz.azureMachinePool} was changed by another tool after the ` +
+          `rollback was planned (now ${written.image}); nothing was overwritten`,
+        'check the AzureMachinePool, then run the rollback again',
+      );
+    }
+  } else if (!sameResourceId(planned.modelImageId, plan.modelImageId)) {
     const pointed = yield* call(
       context,
       activities.pointModelAt,

@@ -11,6 +11,8 @@ import type { ScaleSetRef } from '../domain/resource-id.js';
 import { galleryImageResourceId, sameResourceId } from '../domain/resource-id.js';
 import type { RollbackPlan } from '../domain/rollback.js';
 import { planRollback } from '../domain/rollback.js';
+import { checkScaleSetEligibility } from '../domain/scale-set.js';
+import { weighCapzOwnership } from './capz-pool.js';
 import { newestUsableVersion } from './image-facts.js';
 import { currentImageFacts, findPool } from './plan-pool.js';
 import { leaseRefOf } from './pool-holdings.js';
@@ -29,6 +31,16 @@ export interface PoolRollbackPlan {
   /** The model's image id now (definition or version), when it has one. */
   readonly modelImageId?: string;
   readonly plan: RollbackPlan;
+  /**
+   * A CAPZ pool (docs/capz.md): the rollback goes into its AzureMachinePool's template (CAPZ then replaces
+   * every machine), conditional on the template image read here.
+   */
+  readonly capz?: {
+    readonly namespace: string;
+    readonly azureMachinePool: string;
+    readonly currentImage: Readonly<Record<string, unknown>> | null;
+    readonly description: string;
+  };
 }
 
 export async function planPoolRollback(
@@ -70,6 +82,30 @@ export async function planPoolRollback(
       },
     };
   }
+  // A CAPZ pool is rolled back through its template, and only when its settings accept CAPZ's rollout.
+  const weighed = await weighCapzOwnership(
+    handle,
+    configuration,
+    scaleSet,
+    checkScaleSetEligibility(scaleSet),
+  );
+  const capzRefusal = weighed.eligibility.eligible
+    ? undefined
+    : weighed.eligibility.reasons.find((reason) => reason.code.startsWith('capz-'));
+  if (capzRefusal !== undefined) {
+    return { ...base, plan: { kind: 'refused', reason: `${capzRefusal.reason}; ${capzRefusal.remedy}` } };
+  }
+  const capz =
+    weighed.capz === undefined
+      ? {}
+      : {
+          capz: {
+            namespace: weighed.capz.namespace,
+            azureMachinePool: weighed.capz.azureMachinePool,
+            currentImage: weighed.capz.priorImage ?? null,
+            description: weighed.capz.description,
+          },
+        };
   const image = await currentImageFacts(handle, scaleSet, configuration);
   const versions = image.pointsAtOurs ? image.versions : [];
   const plan = planRollback({
@@ -85,7 +121,7 @@ export async function planPoolRollback(
     definitionId: galleryImageResourceId(definition),
     ...definedOnly({ to }),
   });
-  return { ...base, plan };
+  return { ...base, plan, ...capz };
 }
 
 /**
