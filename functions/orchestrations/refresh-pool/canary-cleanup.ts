@@ -133,41 +133,12 @@ export function* removePassedCanaries(
   run: RefreshRun,
   progress: CanaryProgress,
 ): Generator<Task, 'kept' | 'removed', unknown> {
-  const { context, cluster, plan } = run;
+  const { plan } = run;
   yield* deleteCheckPods(run, progress);
   if (plan.settings.canary.afterPass === 'keep') return 'kept';
   const step = 'removing-canaries';
   setStatus(run, step, progress.instances.join(', '));
-  for (const observation of progress.observations) {
-    const node = observation.node?.name;
-    if (node === undefined) continue;
-    // Held like a donor (our annotations, fenced by the pool lease): a run that dies here leaves a node
-    // the reaper gives back, never one cordoned for good.
-    const prior = yield* call(context, activities.readNodeState, { cluster, node }, { step });
-    yield* call(context, activities.protectNode, { cluster, node, prior, fence: run.fence }, { step });
-    yield* pollUntil(context, {
-      step,
-      intervalSeconds: POLL.canaryDrain.interval,
-      timeoutSeconds: POLL.canaryDrain.timeout,
-      read: () =>
-        call(
-          context,
-          activities.drainNodeStep,
-          {
-            cluster,
-            node,
-            gracePeriodSeconds: plan.settings.drainGracePeriodSeconds,
-            deleteEmptyDirData: plan.settings.deleteEmptyDirData,
-            // The node is going away: pods nothing would bring back go with it.
-            force: true,
-            fence: run.fence,
-          },
-          { step },
-        ),
-      done: (result) => result.done,
-      describe: (result) => `${result.pending.length} pods left on canary node ${node}`,
-    });
-  }
+  yield* drainCanaryNodes(run, progress, step);
   yield* deleteInstances(run, progress.instances, step);
   return 'removed';
 }
@@ -217,4 +188,44 @@ function* deleteInstances(
     done: (left) => left.length === 0,
     describe: (left) => `canary instance(s) still present: ${left.join(', ')}`,
   });
+}
+
+/**
+ * Cordons and drains the canaries' nodes, held like a donor (our annotations, fenced by the pool lease): a
+ * run that dies here leaves nodes the reaper gives back, never one cordoned for good.
+ */
+export function* drainCanaryNodes(
+  run: RefreshRun,
+  progress: CanaryProgress,
+  step: 'removing-canaries' | 'removing-capz-canary',
+): Generator<Task, void, unknown> {
+  const { context, cluster, plan } = run;
+  for (const observation of progress.observations) {
+    const node = observation.node?.name;
+    if (node === undefined) continue;
+    const prior = yield* call(context, activities.readNodeState, { cluster, node }, { step });
+    yield* call(context, activities.protectNode, { cluster, node, prior, fence: run.fence }, { step });
+    yield* pollUntil(context, {
+      step,
+      intervalSeconds: POLL.canaryDrain.interval,
+      timeoutSeconds: POLL.canaryDrain.timeout,
+      read: () =>
+        call(
+          context,
+          activities.drainNodeStep,
+          {
+            cluster,
+            node,
+            gracePeriodSeconds: plan.settings.drainGracePeriodSeconds,
+            deleteEmptyDirData: plan.settings.deleteEmptyDirData,
+            // The node is going away: pods nothing would bring back go with it.
+            force: true,
+            fence: run.fence,
+          },
+          { step },
+        ),
+      done: (result) => result.done,
+      describe: (result) => `${result.pending.length} pods left on canary node ${node}`,
+    });
+  }
 }

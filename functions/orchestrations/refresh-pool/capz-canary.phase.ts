@@ -19,7 +19,7 @@ import { asStepFailure, StepFailure } from '../step-failure.js';
 import { POLL, RESTORE_RETRY } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import type { CanaryPhaseOutput } from './canary.phase.js';
-import { deleteCheckPods } from './canary-cleanup.js';
+import { deleteCheckPods, drainCanaryNodes } from './canary-cleanup.js';
 import type { CanaryProgress } from './canary-state.js';
 import { watchCanaries } from './canary-watch.js';
 import { capzImageOf, capzOf } from './capz.phase.js';
@@ -155,6 +155,8 @@ function* removeCapzCanary(
   const step = 'removing-capz-canary';
   setStatus(run, step, `canary pool ${capz.namespace}/${name}`);
   yield* deleteCheckPods(run, progress);
+  // Deleting the pool deletes its instances without a drain (docs/capz.md): the run drains them first.
+  yield* drainCanaryNodes(run, progress, step);
   yield* pollUntil(context, {
     step,
     expectedSeconds: 0,
