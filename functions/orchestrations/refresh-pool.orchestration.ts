@@ -46,7 +46,7 @@ import type { PoolHold } from './ownership.js';
 import { acquirePool, fenceOf, leaseLost, releasePool, runIdOf } from './ownership.js';
 import { canaryPhase } from './refresh-pool/canary.phase.js';
 import { captureAndBuild } from './refresh-pool/capture-and-build.js';
-import { followRollout } from './refresh-pool/capz.phase.js';
+import { followRollout, type RolloutOutput } from './refresh-pool/capz.phase.js';
 import { capzCanaryPhase } from './refresh-pool/capz-canary.phase.js';
 import { generationsPhase } from './refresh-pool/generations.phase.js';
 import { deleteImageVersion, prepareImagePhase } from './refresh-pool/image.phase.js';
@@ -331,8 +331,11 @@ function* refreshHeldPool(
   report.clock.enter('model');
   const model = yield* modelPhase(run, version, pointed);
   // A CAPZ pool: the run follows CAPZ's replacement of every machine to its end (capz.phase.ts).
-  const capzRollout =
-    plan.capz !== undefined && pointed.kind === 'pointed' ? yield* followRollout(run, version) : undefined;
+  let capzRollout: RolloutOutput | undefined;
+  if (plan.capz !== undefined && pointed.kind === 'pointed') {
+    report.clock.enter('capz-rollout');
+    capzRollout = yield* followRollout(run, version);
+  }
   report.clock.enter('generations');
   const after = yield* generationsPhase(run, {
     ...definedOnly({ modelImageId: model.modelImageId, versions: model.versions }),

@@ -97,6 +97,8 @@ export function refreshSucceeded(
     ...(result.version === undefined ? {} : { version: result.version.versionName }),
     ...definedOnly({ donor: result.donor, donorOutOfServiceSeconds: result.donorOutOfServiceSeconds }),
     ...(result.freshness === undefined ? {} : { freshness: freshnessData(result.freshness) }),
+    // A CAPZ pool: how many machines CAPZ replaced with ones from the version, and how long it took.
+    ...(result.capzRollout === undefined ? {} : { capzRollout: { ...result.capzRollout } }),
     phases: phases.map(({ phase, seconds }) => ({ phase, seconds })),
     durationSeconds: totalSeconds(phases),
   });
