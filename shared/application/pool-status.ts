@@ -18,6 +18,7 @@ import type { ScaleSetRef } from '../domain/resource-id.js';
 import { sameResourceId } from '../domain/resource-id.js';
 import { parseRfc3339 } from '../domain/rfc3339.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
+import { weighCapzOwnership } from './capz-pool.js';
 import { resourceIdOfNode } from './generations.js';
 import { provenanceOf } from './image-facts.js';
 import { keptNodes } from './node-scan.js';
@@ -82,6 +83,8 @@ export interface PoolStatus {
   readonly versionCount: number;
   readonly eligible: boolean;
   readonly refusal?: string;
+  /** A CAPZ pool: its MachinePool and what CAPZ does with a new image (docs/capz.md). */
+  readonly capz?: { readonly machinePool: string; readonly rollout: string };
   /** How old the patches are that a node created now would boot with. */
   readonly freshness: Freshness;
   readonly ownership?: PoolOwnership;
@@ -210,7 +213,13 @@ export async function readPoolStatus(
   const pool = await findPool(handle, poolName);
   const configuration = handle.configuration.poolConfiguration(pool);
   const scaleSet = await handle.compute.scaleSets.get(pool.scaleSet);
-  const eligibility = checkScaleSetEligibility(scaleSet);
+  // A CAPZ pool is judged as the plan judges it: against its MachinePool and the rollout setting.
+  const { eligibility, capz } = await weighCapzOwnership(
+    handle,
+    configuration,
+    scaleSet,
+    checkScaleSetEligibility(scaleSet),
+  );
   const image = await currentImageFacts(handle, scaleSet, configuration);
   const reference = scaleSet.imageReference;
   const modelImage =
@@ -267,6 +276,9 @@ export async function readPoolStatus(
     }),
     eligible: eligibility.eligible,
     ...(eligibility.eligible ? {} : { refusal: eligibility.reasons.map((r) => r.reason).join('; ') }),
+    ...(capz === undefined
+      ? {}
+      : { capz: { machinePool: `${capz.namespace}/${capz.machinePool}`, rollout: capz.description } }),
     ownership,
     history: poolHistoryOf({
       now,

@@ -292,6 +292,18 @@ function summary(pool: PoolStatus): Html {
         ${current === undefined ? html`<span class="muted">no version of ours yet</span>` : describeNewNodes(current.newNodes ?? 'boot-from-image')}
       </dd>
     </div>
+    ${
+      pool.capz === undefined
+        ? ''
+        : html`<div class="wide">
+            <dt>CAPZ MachinePool</dt>
+            <dd>
+              <span class="id">${pool.capz.machinePool}</span><br /><span class="muted"
+                >${pool.capz.rollout}</span
+              >
+            </dd>
+          </div>`
+    }
     <div class="wide">
       <dt>Eligible</dt>
       <dd>
