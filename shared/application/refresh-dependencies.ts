@@ -12,8 +12,9 @@ import type { RunnerIdentity } from '../domain/ownership.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { SelectionPolicy } from '../domain/selection-policy.js';
 import type { SnapshotCompletionWait } from '../domain/snapshot-readiness.js';
+import type { ClusterApiPorts } from '../ports/cluster-api/machine-pools.js';
 import type { ComputePorts } from '../ports/compute/index.js';
-import type { KubernetesPorts } from '../ports/kubernetes/index.js';
+import type { KubernetesPorts, ServerPort } from '../ports/kubernetes/index.js';
 import type { RunEventPublisher, RunEventRecorder } from '../ports/run-events.js';
 
 /** Everything a refresh run needs to know about its pool, resolved once from settings and Azure. */
@@ -65,6 +66,11 @@ export interface PoolConfiguration {
   /** `pools[].bootstrapFlavour`; absent: detected from the donor at planning. */
   readonly bootstrapFlavour?: BootstrapFlavour;
   readonly run: PoolRunSettings;
+  /**
+   * CAPZ pools (the cluster has `capz`): whether the pool may be refreshed, which makes CAPZ replace its
+   * machines (`pools[].capz.rollout` over the cluster's `capz.rollout`). Absent: the cluster has no `capz`.
+   */
+  readonly capzRollout?: 'refuse' | 'allow';
   readonly gallery: {
     readonly subscriptionId: string;
     readonly resourceGroup: string;
@@ -82,12 +88,26 @@ export interface ClusterConfiguration {
   readonly pools: 'all' | readonly ConfiguredPool[];
   /** Configuration of a pool (by name); for `all`, the cluster-wide defaults. */
   poolConfiguration(pool: ConfiguredPool): PoolConfiguration;
+  /** The cluster's CAPZ management cluster (`capz`), when it has CAPZ MachinePools. */
+  readonly capz?: CapzConfiguration;
+}
+
+/** Where a cluster's MachinePools live (`capz`): the rollout opt-in is per pool (`capzRollout`). */
+export interface CapzConfiguration {
+  /** The management cluster's API server URL (for messages and `doctor`). */
+  readonly managementCluster: string;
+  /** The namespace of the cluster's MachinePools and AzureMachinePools. */
+  readonly namespace: string;
 }
 
 export interface ClusterHandle {
   readonly configuration: ClusterConfiguration;
   readonly compute: ComputePorts;
   readonly kube: KubernetesPorts;
+  /** The cluster's management cluster (its settings have `capz`): its MachinePools. */
+  readonly clusterApi?: ClusterApiPorts;
+  /** The management cluster's API server itself (version, access reviews), with `clusterApi`: for `doctor`. */
+  readonly managementServer?: ServerPort;
 }
 
 export interface RefreshDependencies {
