@@ -23,26 +23,18 @@
  */
 import type { ComputeState, InstanceInfo, JsonObject } from '../../arm/compute-state.js';
 import type { KubeObject, KubeStore } from '../../contracts.js';
-import { isNodeReady, specOf, statusOf, timestamp } from '../../kube/objects.js';
+import { isNodeReady, specOf, timestamp } from '../../kube/objects.js';
 import type { WorldClock } from '../clock.js';
 import type { ClusterWorld } from '../cluster.js';
 import { nodeNameOf } from '../nodes.js';
+import { bootstrapDataFor, createCanaryScaleSet } from './canary.js';
 import { drainPass } from './drain.js';
 import { CapzMachines } from './machines.js';
-import {
-  bootstrapDataOf,
-  bootstrapSecret,
-  CANARY_OF_LABEL,
-  CAPZ_ROLE_TAG,
-  CLUSTER_NAME_LABEL,
-  CUSTOM_DATA_HASH_TAG,
-  customDataHash,
-  imageReferenceOf,
-} from './objects.js';
+import { CAPZ_ROLE_TAG, CUSTOM_DATA_HASH_TAG, customDataHash, imageReferenceOf } from './objects.js';
 import { capzOwnerTag } from './scenario.js';
 import { type ManagedCluster, scaleSetIdOf, seedManagementObjects } from './seed.js';
 import { type DeletePolicy, scaledValue, selectMachinesToDelete } from './strategy.js';
-import { newToken, rotateToken, shouldRotate, tokenOf } from './tokens.js';
+import { rotateMachinePoolTokens } from './tokens.js';
 
 export type CapzEventKind =
   | 'model-write'
@@ -149,7 +141,18 @@ export class CapzReconciler {
     );
     this.every(CAPZ_REQUEUE_SECONDS, 'capz requeue', () => this.reconcileAll(false));
     this.every(options.syncPeriodSeconds, 'capz resync', () => this.reconcileAll(true));
-    this.every(options.tokenTtlSeconds / 3, 'cabpk token check', () => this.rotateTokens());
+    this.every(options.tokenTtlSeconds / 3, 'cabpk token check', () => {
+      for (const managed of options.managed) {
+        const rotated = rotateMachinePoolTokens(
+          this.store,
+          managed,
+          options.clock.nowMs(),
+          options.tokenTtlSeconds * 1000,
+        );
+        for (const { config, detail } of rotated)
+          this.record(managed.namespace, config, 'token-rotate', detail);
+      }
+    });
   }
 
   stop(): void {
@@ -243,30 +246,6 @@ export class CapzReconciler {
     }
   }
 
-  private bootstrapDataFor(
-    namespace: string,
-    configName: string | undefined,
-    amp: KubeObject,
-  ): string | undefined {
-    if (configName === undefined) return undefined;
-    const config = this.store.get('kubeadmconfigs', namespace, configName);
-    if (!config) return undefined;
-    const secretName = statusOf(config).dataSecretName;
-    if (typeof secretName === 'string')
-      return bootstrapDataOf(this.store.get('secrets', namespace, secretName));
-    // A new config (a canary's): CABPK generates its data; the simulator takes the source pool's.
-    const source = amp.metadata.labels?.[CANARY_OF_LABEL];
-    const sourceData =
-      source === undefined ? undefined : bootstrapDataOf(this.store.get('secrets', namespace, source));
-    if (sourceData === undefined) return undefined;
-    const clusterName = amp.metadata.labels?.[CLUSTER_NAME_LABEL] ?? '';
-    this.store.create('secrets', bootstrapSecret(namespace, configName, clusterName, sourceData));
-    this.store.mutate('kubeadmconfigs', namespace, configName, (object) => {
-      object.status = { ...statusOf(object), ready: true, dataSecretName: configName };
-    });
-    return sourceData;
-  }
-
   private reconcilePool(
     managed: ManagedCluster,
     machinePool: KubeObject,
@@ -277,7 +256,7 @@ export class CapzReconciler {
     const namespace = managed.namespace;
     const name = amp.metadata.name;
     const { compute } = this.options;
-    const bootstrapData = this.bootstrapDataFor(namespace, configName, amp);
+    const bootstrapData = bootstrapDataFor(this.store, namespace, configName, amp);
     const image = imageReferenceOf((specOf(amp).template as { image?: unknown } | undefined)?.image, {
       subscriptionId: managed.subscriptionId,
       resourceGroup: managed.world.resourceGroup,
@@ -293,7 +272,9 @@ export class CapzReconciler {
     const key = keyOf(namespace, name);
     const scaleSetId = scaleSetIdOf(managed, name);
     if (!compute.getScaleSet(scaleSetId)) {
-      if (!this.createScaleSet(managed, amp, scaleSetId, image, bootstrapData, replicas)) return;
+      const created = createCanaryScaleSet(compute, managed, amp, image, bootstrapData, replicas);
+      if (created === undefined) return;
+      this.record(namespace, name, 'scale-set-create', created);
       this.pools.set(key, { lastImage: JSON.stringify(image), managed, scaleSetId });
       return;
     }
@@ -416,102 +397,6 @@ export class CapzReconciler {
       this.record(managed.namespace, pool, 'scale', `capacity ${scaleSet.capacity} → ${capacity}`);
     }
     if (memory) memory.lastImage = JSON.stringify(image);
-  }
-
-  /** A canary pool: a scale set cloned from its source pool's, with the AzureMachinePool's image and the config's data. */
-  private createScaleSet(
-    managed: ManagedCluster,
-    amp: KubeObject,
-    scaleSetId: string,
-    image: JsonObject,
-    bootstrapData: string,
-    replicas: number,
-  ): boolean {
-    const { compute } = this.options;
-    const name = amp.metadata.name;
-    const sourceName = amp.metadata.labels?.[CANARY_OF_LABEL];
-    const sourceSpec = managed.world.spec.scaleSets.find((scaleSet) => scaleSet.name === sourceName);
-    const sourceId = sourceName === undefined ? undefined : scaleSetIdOf(managed, sourceName);
-    const source = sourceId === undefined ? undefined : compute.getScaleSet(sourceId);
-    const model = sourceId === undefined ? undefined : compute.getScaleSetModel(sourceId);
-    if (!sourceSpec || !source || !model) return false;
-    const vmSize = (specOf(amp).template as { vmSize?: unknown } | undefined)?.vmSize;
-    compute.addScaleSet({
-      subscriptionId: managed.subscriptionId,
-      resourceGroup: managed.world.resourceGroup,
-      name,
-      location: source.location,
-      orchestrationMode: source.orchestrationMode,
-      skuName: typeof vmSize === 'string' ? vmSize : sourceSpec.vmSize,
-      instances: 0,
-      computerNamePrefix: name,
-      imageReference: image as { id: string },
-      hyperVGeneration: source.hyperVGeneration,
-      tags: source.tags,
-    });
-    managed.world.adoptScaleSet(
-      { ...sourceSpec, name, computerNamePrefix: name, capacity: replicas, nodes: [] },
-      scaleSetId,
-    );
-    const profile = model.virtualMachineProfile as { storageProfile: JsonObject; osProfile: JsonObject };
-    profile.storageProfile.imageReference = image;
-    profile.osProfile.customData = Buffer.from(bootstrapData).toString('base64');
-    profile.osProfile.computerNamePrefix = name;
-    const tags = {
-      ...source.tags,
-      [capzOwnerTag(managed.clusterName)]: 'owned',
-      [CAPZ_ROLE_TAG]: 'node',
-      Name: name,
-      [CUSTOM_DATA_HASH_TAG]: customDataHash(bootstrapData),
-    };
-    compute.replaceScaleSet(scaleSetId, { properties: model, tags, capacity: replicas });
-    this.record(
-      managed.namespace,
-      name,
-      'scale-set-create',
-      `created scale set ${name} (${replicas} instances) from ${sourceName ?? ''} with imageReference ${JSON.stringify(image)}`,
-    );
-    return true;
-  }
-
-  /** CABPK: rotate a MachinePool config's token when it is about to expire (tokens.ts). */
-  private rotateTokens(): void {
-    const nowMs = this.options.clock.nowMs();
-    const ttlMs = this.options.tokenTtlSeconds * 1000;
-    for (const managed of this.options.managed) {
-      for (const config of this.store.list('kubeadmconfigs', managed.namespace)) {
-        const token = tokenOf(config);
-        const secretName = statusOf(config).dataSecretName;
-        if (token === undefined || typeof secretName !== 'string') continue;
-        if (config.metadata.labels?.[CLUSTER_NAME_LABEL] !== managed.clusterName) continue;
-        if (!shouldRotate(managed.world.store, token, nowMs, ttlMs)) continue;
-        const data = bootstrapDataOf(this.store.get('secrets', managed.namespace, secretName));
-        if (data === undefined) continue;
-        const next = newToken(`${managed.clusterName}/${config.metadata.name}/${nowMs}`);
-        const rotated = rotateToken(managed.world.store, token, next, data, nowMs + ttlMs);
-        this.store.mutate('secrets', managed.namespace, secretName, (secret) => {
-          secret.data = {
-            ...(secret.data as Record<string, unknown>),
-            value: Buffer.from(rotated).toString('base64'),
-          };
-        });
-        this.store.mutate('kubeadmconfigs', managed.namespace, config.metadata.name, (object) => {
-          object.spec = {
-            ...specOf(object),
-            joinConfiguration: {
-              ...(specOf(object).joinConfiguration as object),
-              discovery: { bootstrapToken: { token: next } },
-            },
-          };
-        });
-        this.record(
-          managed.namespace,
-          config.metadata.name,
-          'token-rotate',
-          `rotated bootstrap token ${token.split('.')[0] ?? ''} → ${next.split('.')[0] ?? ''}`,
-        );
-      }
-    }
   }
 }
 

@@ -9,7 +9,10 @@
 import { createHash } from 'node:crypto';
 
 import type { KubeObject, KubeStore } from '../../contracts.js';
+import { specOf, statusOf } from '../../kube/objects.js';
 import { BOOTSTRAP_TOKEN_RE, bootstrapTokenSecret } from '../kubeadm.js';
+import { bootstrapDataOf, CLUSTER_NAME_LABEL } from './objects.js';
+import type { ManagedCluster } from './seed.js';
 
 /** The token a KubeadmConfig joins with (`spec.joinConfiguration.discovery.bootstrapToken.token`). */
 export function tokenOf(config: KubeObject): string | undefined {
@@ -49,4 +52,45 @@ export function rotateToken(
 ): string {
   workload.create('secrets', bootstrapTokenSecret(token, expiresMs));
   return bootstrapData.split(oldToken).join(token);
+}
+
+/** One CABPK token check over a managed cluster's KubeadmConfigs; returns the rotations made. */
+export function rotateMachinePoolTokens(
+  store: KubeStore,
+  managed: ManagedCluster,
+  nowMs: number,
+  ttlMs: number,
+): { config: string; detail: string }[] {
+  const rotations: { config: string; detail: string }[] = [];
+  for (const config of store.list('kubeadmconfigs', managed.namespace)) {
+    const token = tokenOf(config);
+    const secretName = statusOf(config).dataSecretName;
+    if (token === undefined || typeof secretName !== 'string') continue;
+    if (config.metadata.labels?.[CLUSTER_NAME_LABEL] !== managed.clusterName) continue;
+    if (!shouldRotate(managed.world.store, token, nowMs, ttlMs)) continue;
+    const data = bootstrapDataOf(store.get('secrets', managed.namespace, secretName));
+    if (data === undefined) continue;
+    const next = newToken(`${managed.clusterName}/${config.metadata.name}/${nowMs}`);
+    const rotated = rotateToken(managed.world.store, token, next, data, nowMs + ttlMs);
+    store.mutate('secrets', managed.namespace, secretName, (secret) => {
+      secret.data = {
+        ...(secret.data as Record<string, unknown>),
+        value: Buffer.from(rotated).toString('base64'),
+      };
+    });
+    store.mutate('kubeadmconfigs', managed.namespace, config.metadata.name, (object) => {
+      object.spec = {
+        ...specOf(object),
+        joinConfiguration: {
+          ...(specOf(object).joinConfiguration as object),
+          discovery: { bootstrapToken: { token: next } },
+        },
+      };
+    });
+    rotations.push({
+      config: config.metadata.name,
+      detail: `rotated bootstrap token ${token.split('.')[0] ?? ''} → ${next.split('.')[0] ?? ''}`,
+    });
+  }
+  return rotations;
 }
