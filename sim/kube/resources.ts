@@ -3,6 +3,7 @@
  * version, kind, scope, verbs, subresources) and which fields their `fieldSelector` may use.
  */
 import type { KubeResource } from '../contracts.js';
+import { CLUSTER_API_GROUPS, CLUSTER_API_RESOURCES } from './cluster-api-resources.js';
 
 export interface ResourceInfo {
   resource: KubeResource;
@@ -164,6 +165,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
     verbs: READ_WRITE,
     fieldSelectors: METADATA_FIELDS,
   },
+  ...CLUSTER_API_RESOURCES,
 ];
 
 export function apiVersionOf(info: ResourceInfo): string {
@@ -218,6 +220,7 @@ export const API_GROUPS: readonly { group: string; version: string }[] = [
   { group: 'coordination.k8s.io', version: 'v1' },
   { group: 'authorization.k8s.io', version: 'v1' },
   { group: 'authentication.k8s.io', version: 'v1' },
+  ...CLUSTER_API_GROUPS,
 ];
 
 /** `/version` of an API server running `gitVersion` (e.g. `v1.30.6`, the scenario's cluster version). */
