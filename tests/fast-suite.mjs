@@ -30,6 +30,10 @@ const SLOW = new Map([
     'shared/adapters/kubernetes/client-node-cluster-gateway',
     "the real client against the simulator's API server",
   ],
+  [
+    'shared/adapters/cluster-api/client-node-machine-pools-sim',
+    "the real client against the simulator's management cluster",
+  ],
   ['shared/adapters/storage-queue/reboot-queue', 'Azurite'],
   ['functions/simulator-seam', 'the function app against the simulator'],
   ['cli/bundle', 'builds the CLI bundle with esbuild'],
