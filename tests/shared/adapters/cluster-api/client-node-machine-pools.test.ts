@@ -16,7 +16,7 @@ import {
 import { NotFoundError, TerminalError, TransientError } from '../../../../shared/domain/errors.js';
 import type { CanaryPoolSpec } from '../../../../shared/ports/cluster-api/machine-pools.js';
 import { generateSimTls } from '../../../../sim/world/tls.js';
-import { clusterApiFixture } from './to-domain.test.js';
+import { clusterApiFixture } from './fixtures.js';
 
 const TOKEN = 'management-token';
 const NS = 'default';

@@ -3,7 +3,6 @@
  * with CAPZ's defaults, the image kinds, the strategy, and the machines.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 
 import { AzureMachinePool, MachinePool } from '../../../../shared/adapters/cluster-api/schema.js';
@@ -20,13 +19,7 @@ import type {
   RollingUpdateStrategy,
 } from '../../../../shared/domain/cluster-api.js';
 import { TerminalError } from '../../../../shared/domain/errors.js';
-
-const FIXTURES = new URL('../../../../../tests/fixtures/cluster-api/', import.meta.url);
-
-/** A fixture as the API server sends it (plain JSON). */
-export function clusterApiFixture(file: string): Record<string, unknown> {
-  return JSON.parse(readFileSync(new URL(file, FIXTURES), 'utf8')) as Record<string, unknown>;
-}
+import { clusterApiFixture } from './fixtures.js';
 
 void describe('toMachinePoolView', () => {
   const machinePool = parseObject(MachinePool, clusterApiFixture('machinepool.json'), 'fixture');
