@@ -39,6 +39,7 @@ const SLOW = new Map([
   ['cli/bundle', 'builds the CLI bundle with esbuild'],
   ['cli/compile-cache', 'starts the CLI in child processes'],
   ['cli/doctor', 'the simulator'],
+  ['cli/doctor-capz', 'the simulator'],
   ['cli/interrupt', 'the simulator'],
   ['cli/main', 'the CLI end to end against the simulator'],
   ['cli/preflight', 'starts node in child processes'],
