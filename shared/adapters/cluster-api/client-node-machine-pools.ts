@@ -209,19 +209,11 @@ export class ClientNodeMachinePools implements MachinePoolsPort {
   }
 
   async deleteCanaryPool(namespace: string, name: string): Promise<void> {
+    // Every object is checked before any is deleted: a name that is not a canary's deletes nothing.
+    const present: { resource: ClusterApiResource; metadata: ObjectMeta }[] = [];
     for (const resource of CANARY_RESOURCES) {
-      let metadata: ObjectMeta;
-      try {
-        const object = parseObject(
-          ObjectMeta,
-          ((await this.#get(resource, namespace, name)) as { metadata?: unknown }).metadata,
-          `${resource.kind} ${namespace}/${name}`,
-        );
-        metadata = object;
-      } catch (error) {
-        if (isNotFound(error)) continue;
-        throw error;
-      }
+      const metadata = await this.#metadataOf(resource, namespace, name);
+      if (metadata === undefined) continue;
       if (metadata.labels?.[CANARY_OF_LABEL] === undefined) {
         throw new TerminalError(
           'NotACanaryPool',
@@ -229,6 +221,9 @@ export class ClientNodeMachinePools implements MachinePoolsPort {
             'not a canary the product created; nothing was deleted — check the name',
         );
       }
+      present.push({ resource, metadata });
+    }
+    for (const { resource, metadata } of present) {
       try {
         await this.#connection.call(context('deleting', resource, namespace, name), () =>
           this.#api.deleteNamespacedCustomObject({
@@ -251,6 +246,21 @@ export class ClientNodeMachinePools implements MachinePoolsPort {
       .filter((metadata) => metadata.labels?.[CANARY_OF_LABEL] !== undefined)
       .map((metadata) => metadata.name)
       .sort();
+  }
+
+  /** The object's metadata; undefined when it does not exist. */
+  async #metadataOf(
+    resource: ClusterApiResource,
+    namespace: string,
+    name: string,
+  ): Promise<ObjectMeta | undefined> {
+    try {
+      const object = (await this.#get(resource, namespace, name)) as { metadata?: unknown };
+      return parseObject(ObjectMeta, object.metadata, `${resource.kind} ${namespace}/${name}`);
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
   }
 
   async #get(resource: ClusterApiResource, namespace: string, name: string): Promise<unknown> {
