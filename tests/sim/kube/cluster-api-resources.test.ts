@@ -129,6 +129,19 @@ void describe('Cluster API objects over the wire', () => {
     assert.ok(sim.world.capzEvents().some((event) => event.kind === 'model-write'));
   });
 
+  void it('serves the Cluster API kinds on the management cluster only', async () => {
+    const headers = { authorization: `Bearer ${sim.tokens.admin}` };
+    const workload = await fetch(
+      `${sim.kubeHttpUrl}/apis/cluster.x-k8s.io/v1beta1/namespaces/default/machinepools`,
+      { headers },
+    );
+    assert.equal(workload.status, 404);
+    const groups = (await (await fetch(`${sim.kubeHttpUrl}/apis`, { headers })).json()) as {
+      groups: { name: string }[];
+    };
+    assert.ok(!groups.groups.some((group) => group.name === 'cluster.x-k8s.io'));
+  });
+
   void it('serves kubectl get by short name and label', async () => {
     const pools = await kubectl('get', 'mp', '-o', 'name');
     assert.equal(pools.code, 0, pools.stderr);
