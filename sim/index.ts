@@ -229,6 +229,7 @@ export async function startSimulator(options: StartSimulatorOptions): Promise<Ru
         authorizer: spec.clusterApi ? managementRbac : rbac,
         latency: world.latency,
         kubernetesVersion: handle.world.spec.kubernetesVersion,
+        clusterApi: spec.clusterApi !== undefined,
       });
       kubeHandlers.push(kubeHandler);
       handle.world.attachControllers(kubeHandler.controllers);

@@ -5,12 +5,25 @@
  * Every one is namespaced and has a `status` subresource, as its CRD declares.
  */
 import type { KubeResource } from '../contracts.js';
-import type { ResourceInfo } from './resources.js';
+
+/** The shape of resources.ts's `ResourceInfo` (kept here structurally: resources.ts imports this file). */
+interface CrdInfo {
+  resource: KubeResource;
+  group: string;
+  version: string;
+  kind: string;
+  singular: string;
+  namespaced: boolean;
+  verbs: string[];
+  shortNames: string[];
+  subresources: Record<string, { kind: string; verbs: string[] }>;
+  fieldSelectors: string[];
+}
 
 const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 const FIELDS = ['metadata.name', 'metadata.namespace'];
 
-function crd(resource: KubeResource, group: string, kind: string, shortNames: string[]): ResourceInfo {
+function crd(resource: KubeResource, group: string, kind: string, shortNames: string[]): CrdInfo {
   return {
     resource,
     group,
@@ -30,7 +43,7 @@ export const INFRASTRUCTURE_GROUP = 'infrastructure.cluster.x-k8s.io';
 export const BOOTSTRAP_GROUP = 'bootstrap.cluster.x-k8s.io';
 
 /** Short names as the CRDs declare them (`kubectl get mp`, `ampm`). */
-export const CLUSTER_API_RESOURCES: readonly ResourceInfo[] = [
+export const CLUSTER_API_RESOURCES: readonly CrdInfo[] = [
   crd('clusters', CLUSTER_API_GROUP, 'Cluster', ['cl']),
   crd('machinepools', CLUSTER_API_GROUP, 'MachinePool', ['mp']),
   crd('azuremachinepools', INFRASTRUCTURE_GROUP, 'AzureMachinePool', ['amp']),

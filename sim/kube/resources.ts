@@ -282,11 +282,21 @@ export function apiResourceList(group: string, version: string): object {
   };
 }
 
-export function apiGroupList(): object {
+/** Whether a group is one only a Cluster API management cluster serves (its CRDs are installed there). */
+export function isClusterApiGroup(group: string): boolean {
+  return CLUSTER_API_GROUPS.some((entry) => entry.group === group);
+}
+
+/** The groups an API server serves: the Cluster API ones only on a management cluster. */
+export function servedGroups(clusterApi: boolean): readonly { group: string; version: string }[] {
+  return API_GROUPS.filter((entry) => clusterApi || !isClusterApiGroup(entry.group));
+}
+
+export function apiGroupList(clusterApi = false): object {
   return {
     kind: 'APIGroupList',
     apiVersion: 'v1',
-    groups: API_GROUPS.map(({ group, version }) => {
+    groups: servedGroups(clusterApi).map(({ group, version }) => {
       const groupVersion = { groupVersion: `${group}/${version}`, version };
       return { name: group, versions: [groupVersion], preferredVersion: groupVersion };
     }),

@@ -1,6 +1,6 @@
 /**
  * Cordon and drain of a MachinePool machine's node before its instance is deleted, as Cluster API's
- * machine deletion does (internal/controllers/machine/drain in https://github.com/kubernetes-sigs/cluster-api):
+ * machine deletion does (core/reconcilers/machine/drain/drain.go in https://github.com/kubernetes-sigs/cluster-api):
  * the node is cordoned, its pods evicted through the eviction rules (PodDisruptionBudgets honoured; a
  * refused eviction is retried on the next pass, with no timeout by default: `nodeDrainTimeout` unset),
  * DaemonSet and mirror pods left alone; the machine goes once no other pod is left on the node.

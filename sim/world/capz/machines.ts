@@ -3,7 +3,7 @@
  * set's instances and the workload cluster's nodes, as CAPZ's AzureMachinePoolMachine controller and
  * MachinePool scope do (exp/controllers/azuremachinepoolmachine_controller.go, azure/scope/machinepool.go
  * `updateReplicasAndProviderIDs`, https://github.com/kubernetes-sigs/cluster-api-provider-azure) and
- * Cluster API's MachinePool controller (exp/internal/controllers/machinepool_controller_phases.go,
+ * Cluster API's MachinePool controller (core/reconcilers/machinepool/machinepool_controller_phases.go,
  * https://github.com/kubernetes-sigs/cluster-api). Status is written only when it changes.
  */
 import type { ComputeState, InstanceInfo, ScaleSetInfo } from '../../arm/compute-state.js';

@@ -7,15 +7,18 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
+import { ComputeManagementClient } from '@azure/arm-compute';
 import { ApiException, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 
 import { connectionOf } from '../../../sim/connection.js';
 import { CAPZ_SCENARIO, type RunningSimulator, startSimulator } from '../../../sim/index.js';
 import { loadScenarioFile } from '../../../sim/world/scenario.js';
+import { staticCredential } from '../arm/arm-test-world.js';
 
 const INFRA = { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta1', namespace: 'default' };
 const POOL = 'capz-lab-mp-0';
@@ -44,6 +47,8 @@ void describe('Cluster API objects over the wire', () => {
     outDir = await mkdtemp(join(tmpdir(), 'vmss-sim-capz-'));
     const scenario = await loadScenarioFile(CAPZ_SCENARIO);
     scenario.latency = { ...scenario.latency, profile: 'fast' };
+    const mgmt = scenario.clusters.find((cluster) => cluster.name === 'mgmt');
+    if (mgmt?.clusterApi) mgmt.clusterApi.syncPeriod = '2m';
     sim = await startSimulator({
       scenario,
       outDir,
@@ -72,6 +77,55 @@ void describe('Cluster API objects over the wire', () => {
     );
   });
 
+  void it('reverts a model written over ARM with the Azure SDK at the resync, and says so on /_sim/capz', async () => {
+    const client = new ComputeManagementClient(staticCredential(), sim.subscriptionId, {
+      endpoint: sim.armEndpoint,
+      tlsOptions: { ca: sim.caPem },
+    });
+    const seeded = sim.world.compute
+      .listScaleSets()
+      .find((candidate) => candidate.name === POOL)?.imageReference;
+    const armBefore = sim.log.count({ api: 'arm' });
+    await client.virtualMachineScaleSets.beginUpdate('rg-capz-lab', POOL, {
+      virtualMachineProfile: {
+        storageProfile: {
+          imageReference: {
+            publisher: 'Canonical',
+            offer: '0001-com-ubuntu-server-jammy',
+            sku: '22_04-lts-gen2',
+            version: '22.04.209901010',
+          },
+        },
+      },
+    });
+    assert.ok(sim.log.count({ api: 'arm' }) > armBefore, "the product's write is an ARM request");
+    sim.clock.advanceBy(30);
+    const imageNow = (): unknown =>
+      sim.world.compute.listScaleSets().find((candidate) => candidate.name === POOL)?.imageReference;
+    assert.equal((imageNow() as { version: string }).version, '22.04.209901010');
+    const logged = sim.log.count({ api: 'arm' });
+    sim.clock.advanceBy(120);
+    assert.deepEqual(imageNow(), seeded);
+    assert.equal(sim.log.count({ api: 'arm' }), logged, 'the revert is not an ARM request of the product');
+    const events = await new Promise<{ kind: string; pool: string }[]>((resolve, reject) => {
+      const request = httpsRequest(
+        `${sim.armEndpoint}/_sim/capz`,
+        { ca: sim.caPem, headers: { authorization: `Bearer ${sim.tokens.admin}` } },
+        (response) => {
+          let body = '';
+          response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          response.on('end', () => resolve(JSON.parse(body) as { kind: string; pool: string }[]));
+        },
+      );
+      request.on('error', reject);
+      request.end();
+    });
+    assert.deepEqual(
+      events.filter((event) => event.kind === 'revert').map((event) => event.pool),
+      [POOL],
+    );
+  });
+
   void it('lists, gets and patches the objects with client-node, with 409 on a stale resourceVersion', async () => {
     const pools = (await api.listNamespacedCustomObject({
       group: 'cluster.x-k8s.io',
@@ -89,7 +143,7 @@ void describe('Cluster API objects over the wire', () => {
       plural: 'azuremachinepoolmachines',
       labelSelector: `azuremachinepool.infrastructure.cluster.x-k8s.io/machine-pool=${POOL}`,
     })) as { items: unknown[] };
-    assert.equal(machines.items.length, 3);
+    assert.ok(machines.items.length >= 3, 'a machine per instance (the revert above started a rollout)');
 
     const amp = (await api.getNamespacedCustomObject({
       ...INFRA,
@@ -127,6 +181,19 @@ void describe('Cluster API objects over the wire', () => {
       'the reconciler is not the product: no ARM request logged',
     );
     assert.ok(sim.world.capzEvents().some((event) => event.kind === 'model-write'));
+  });
+
+  void it('serves the Cluster API kinds on the management cluster only', async () => {
+    const headers = { authorization: `Bearer ${sim.tokens.admin}` };
+    const workload = await fetch(
+      `${sim.kubeHttpUrl}/apis/cluster.x-k8s.io/v1beta1/namespaces/default/machinepools`,
+      { headers },
+    );
+    assert.equal(workload.status, 404);
+    const groups = (await (await fetch(`${sim.kubeHttpUrl}/apis`, { headers })).json()) as {
+      groups: { name: string }[];
+    };
+    assert.ok(!groups.groups.some((group) => group.name === 'cluster.x-k8s.io'));
   });
 
   void it('serves kubectl get by short name and label', async () => {
