@@ -433,6 +433,22 @@ void describe('ClientNodeMachinePools over HTTPS', () => {
     });
   }
 
+  void it('verifies the server certificate for tlsServerName', async () => {
+    const misnamed = clientNodeClusterApi({
+      server: `https://127.0.0.1:${fake.port}`,
+      caPem: tls.caPem,
+      token: TOKEN,
+      tlsServerName: 'not-the-server.example.com',
+    });
+    try {
+      const error = await rejection(misnamed.machinePools.findByScaleSet(NS, 'capz-pool0'));
+      assert.ok(error instanceof TerminalError);
+      assert.equal(error.code, 'ClusterTlsVerificationFailed');
+    } finally {
+      await misnamed.close();
+    }
+  });
+
   void it('maps 409 on a create other than AlreadyExists to a transient conflict', async () => {
     fake.failures.push({ method: 'POST', path: KC, status: 409, body: status(409, 'Conflict', 'try again') });
     const error = await rejection(api.machinePools.createCanaryPool(canary));
