@@ -22,33 +22,20 @@ import { listPoolsOfCluster } from '../shared/application/plan-pool.js';
 import type { ClusterHandle } from '../shared/application/refresh-dependencies.js';
 import type { RequiredAction } from '../shared/domain/arm-permissions.js';
 import { missingActions, requiredActionsFor } from '../shared/domain/arm-permissions.js';
-import { messageOf } from '../shared/domain/errors.js';
 import { describeAccess } from '../shared/domain/kubernetes-access.js';
 import { definedOnly } from '../shared/domain/optional.js';
 import type { CliOptions } from './args.js';
+import { type DoctorCheck, failed } from './doctor-check.js';
+import { managementClusterChecks } from './doctor-management.js';
 import type { Session } from './session.js';
+
+export type { CheckKind, DoctorCheck } from './doctor-check.js';
 
 const ARM_SCOPE = 'https://management.azure.com/.default';
 /** The one list of Azure actions (also the Bicep role's and the simulator's). */
 const COMPUTE_ACTIONS_FILE = fileURLToPath(
   new URL('../../infra/azure/compute-actions.json', import.meta.url),
 );
-
-export type CheckKind = 'settings' | 'azure-credential' | 'cluster-secrets' | 'kubernetes' | 'azure-role';
-
-export interface DoctorCheck {
-  readonly check: CheckKind;
-  readonly cluster?: string;
-  /** What was checked: the API server, a resource group, … */
-  readonly target: string;
-  /** ok: nothing missing; missing: permissions are missing; error: the check could not be made. */
-  readonly result: 'ok' | 'missing' | 'error';
-  readonly detail: string;
-  /** The permissions (Azure actions, Kubernetes verbs) that are missing. */
-  readonly missing?: readonly string[];
-  /** What to do about it. */
-  readonly fix?: string;
-}
 
 export interface DoctorResult {
   readonly kind: 'doctor';
@@ -62,16 +49,6 @@ const ComputeActions = z.array(
 
 async function computeActions(): Promise<RequiredAction[]> {
   return ComputeActions.parse(JSON.parse(await readFile(COMPUTE_ACTIONS_FILE, 'utf8')));
-}
-
-function adviceOf(error: unknown): string | undefined {
-  const advice = (error as { advice?: unknown } | null)?.advice;
-  return typeof advice === 'string' ? advice : undefined;
-}
-
-function failed(base: Omit<DoctorCheck, 'result' | 'detail' | 'fix'>, error: unknown): DoctorCheck {
-  const fix = adviceOf(error);
-  return { ...base, result: 'error', detail: messageOf(error), ...definedOnly({ fix }) };
 }
 
 interface Scope {
@@ -190,6 +167,9 @@ async function permissionChecks(session: Session, scope: Scope, azureToken: bool
       }
     } catch (error) {
       checks.push(failed({ check: 'kubernetes', cluster, target: apiServer }, error));
+    }
+    if (handle.configuration.capz !== undefined) {
+      checks.push(...(await managementClusterChecks(cluster, handle.configuration.capz, handle)));
     }
 
     if (!azureToken) continue;

@@ -10,12 +10,27 @@ const SIM_PREP_IMAGE =
 /** The simulator accepts any bearer token on ARM and authorizes by action list. */
 export const SIM_ARM_TOKEN = 'vmss-prototype-sim-arm-token';
 
-/** One app-settings environment for every simulated cluster: pools discovered (`all`), defaults elsewhere. */
+function tokenKeyOf(cluster: string): string {
+  return `VMSSP_SECRET_SIM_${cluster.toUpperCase().replaceAll(/[^A-Z0-9]/g, '_')}_TOKEN`;
+}
+
+/**
+ * One app-settings environment for every simulated cluster: pools discovered (`all`), defaults elsewhere.
+ * A CAPZ-managed cluster gets `capz` pointing at its simulated management cluster (rollout: the default);
+ * a management cluster is not refreshed itself (the simulator grants the product only
+ * infra/kubernetes/management/ there), so it is no cluster of the settings, only its token is.
+ */
 export function settingsForConnection(connection: SimulatorConnection): Record<string, string> {
   const env: Record<string, string> = {};
-  const clusters = connection.clusters.map((cluster) => {
-    const tokenKey = `VMSSP_SECRET_SIM_${cluster.name.toUpperCase().replaceAll(/[^A-Z0-9]/g, '_')}_TOKEN`;
-    env[tokenKey] = cluster.serviceAccountToken;
+  for (const cluster of connection.clusters) env[tokenKeyOf(cluster.name)] = cluster.serviceAccountToken;
+  const refreshed = connection.clusters.filter((cluster) => cluster.clusterApi === undefined);
+  const clusters = refreshed.map((cluster) => {
+    const tokenKey = tokenKeyOf(cluster.name);
+    const managedBy = cluster.managementCluster;
+    const management =
+      managedBy === undefined
+        ? undefined
+        : connection.clusters.find((candidate) => candidate.name === managedBy.name);
     return {
       name: cluster.name,
       subscriptionId: connection.subscriptionId,
@@ -27,6 +42,18 @@ export function settingsForConnection(connection: SimulatorConnection): Record<s
       },
       pools: 'all',
       capture: { mode: 'drain-and-stop', prepImage: SIM_PREP_IMAGE, drainGracePeriod: '5s' },
+      ...(managedBy === undefined || management === undefined
+        ? {}
+        : {
+            capz: {
+              managementCluster: {
+                url: management.kubeHttpsUrl,
+                caCertificate: { pem: connection.caPem },
+                auth: { serviceAccountToken: { env: tokenKeyOf(management.name) } },
+              },
+              namespace: managedBy.namespace,
+            },
+          }),
     };
   });
   env['VMSSP_CLUSTERS'] = JSON.stringify(clusters);

@@ -17,6 +17,7 @@ import {
   entraTokenProvider,
 } from './adapters/azure/credentials.js';
 import type { KeyVaultSecretReader } from './adapters/azure/key-vault-secrets.js';
+import { clientNodeClusterApi } from './adapters/cluster-api/client-node-cluster-api.js';
 import { EventGridRunEventPublisher } from './adapters/eventgrid/run-event-publisher.js';
 import { clientNodeKubernetes } from './adapters/kubernetes/client-node-kubernetes.js';
 import { startAzureMonitor } from './adapters/opentelemetry/metrics.js';
@@ -164,19 +165,31 @@ export function compose(options: CompositionOptions): Composition {
           ),
         );
       }
+      const connection = async (apiServer: ClusterSettings['apiServer'], label: string) => ({
+        server: apiServer.url,
+        caPem: await resolveCa(apiServer.caCertificate, readSecret),
+        token:
+          apiServer.auth.kind === 'entra-id'
+            ? entraTokenProvider(credential, apiServer.auth.scope)
+            : cachedSecret(apiServer.auth.token, readSecret),
+        cluster: label,
+        ...definedOnly({ tlsServerName: apiServer.tlsServerName }),
+      });
       const handle = (async (): Promise<ClusterHandle> => {
-        const caPem = await resolveCa(cluster.apiServer.caCertificate, readSecret);
-        const token =
-          cluster.apiServer.auth.kind === 'entra-id'
-            ? entraTokenProvider(credential, cluster.apiServer.auth.scope)
-            : cachedSecret(cluster.apiServer.auth.token, readSecret);
-        const kube = clientNodeKubernetes({
-          server: cluster.apiServer.url,
-          caPem,
-          token,
-          cluster: cluster.name,
-        });
-        return { configuration: clusterConfiguration(settings, cluster), compute, kube };
+        const kube = clientNodeKubernetes(await connection(cluster.apiServer, cluster.name));
+        const configuration = clusterConfiguration(settings, cluster);
+        if (cluster.capz === undefined) return { configuration, compute, kube };
+        // The management cluster's secrets are read and cached like the workload cluster's.
+        const management = clientNodeClusterApi(
+          await connection(cluster.capz.managementCluster, `${cluster.name} (management cluster)`),
+        );
+        return {
+          configuration,
+          compute,
+          kube,
+          clusterApi: { machinePools: management.machinePools },
+          managementServer: management.server,
+        };
       })();
       // A failed resolution (vault down) must not be cached forever: the next activity tries again.
       handle.catch(() => handles.delete(name));
@@ -283,6 +296,11 @@ function clusterConfiguration(settings: Settings, cluster: ClusterSettings): Clu
     resourceGroup: cluster.resourceGroup,
     maxParallelPools: settings.maxParallelPools,
     pools,
+    ...(cluster.capz === undefined
+      ? {}
+      : {
+          capz: { managementCluster: cluster.capz.managementCluster.url, namespace: cluster.capz.namespace },
+        }),
     poolConfiguration(pool: ConfiguredPool): PoolConfiguration {
       const configured =
         cluster.pools === 'all' ? undefined : cluster.pools.find((p) => p.name === pool.name);

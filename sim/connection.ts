@@ -18,6 +18,14 @@ export interface SimulatorConnection {
     readonly resourceGroup: string;
     readonly kubeHttpsUrl: string;
     readonly serviceAccountToken: string;
+    /** A CAPZ-managed workload cluster: where its Cluster API objects live. */
+    readonly managementCluster?: {
+      readonly name: string;
+      readonly namespace: string;
+      readonly clusterName: string;
+    };
+    /** A Cluster API management cluster: the namespace its objects live in by default. */
+    readonly clusterApi?: { readonly namespace: string };
   }[];
 }
 
@@ -27,12 +35,29 @@ export function connectionOf(running: RunningSimulator): SimulatorConnection {
     caPem: running.caPem,
     subscriptionId: running.subscriptionId,
     adminToken: running.tokens.admin,
-    clusters: running.clusters.map((endpoint) => ({
-      name: endpoint.name,
-      resourceGroup: running.world.cluster(endpoint.name).world.spec.resourceGroup,
-      kubeHttpsUrl: endpoint.kubeHttpsUrl,
-      serviceAccountToken: endpoint.tokens.serviceAccount,
-    })),
+    clusters: running.clusters.map((endpoint) => {
+      const spec = running.world.cluster(endpoint.name).world.spec;
+      const managedBy = spec.managedBy;
+      const management = running.world.scenario.clusters.find(
+        (cluster) => cluster.name === managedBy?.managementCluster,
+      );
+      return {
+        name: endpoint.name,
+        resourceGroup: spec.resourceGroup,
+        kubeHttpsUrl: endpoint.kubeHttpsUrl,
+        serviceAccountToken: endpoint.tokens.serviceAccount,
+        ...(managedBy && management?.clusterApi
+          ? {
+              managementCluster: {
+                name: managedBy.managementCluster,
+                namespace: managedBy.namespace ?? management.clusterApi.namespace,
+                clusterName: managedBy.clusterName ?? spec.name,
+              },
+            }
+          : {}),
+        ...(spec.clusterApi ? { clusterApi: { namespace: spec.clusterApi.namespace } } : {}),
+      };
+    }),
   };
 }
 

@@ -32,7 +32,13 @@ export type KubeResource =
   | 'leases'
   | 'serviceaccounts'
   | 'secrets'
-  | 'events';
+  | 'events'
+  // Cluster API and CAPZ kinds, served by a management cluster (sim/kube/cluster-api-resources.ts).
+  | 'clusters'
+  | 'machinepools'
+  | 'azuremachinepools'
+  | 'azuremachinepoolmachines'
+  | 'kubeadmconfigs';
 
 export interface KubeObjectMeta {
   name: string;

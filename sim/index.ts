@@ -25,6 +25,7 @@ import {
   ALLOW_ALL,
   createRbacAuthorizer,
   createTokenAuthenticator,
+  type ReviewingAuthorizer,
   serviceAccountUser,
 } from './kube/rbac.js';
 import { ADMIN_PREFIX, createAdminHandler } from './world/admin.js';
@@ -39,6 +40,8 @@ import { createWorld, type World } from './world/world.js';
 export const SAMPLE_SCENARIO = fileURLToPath(new URL('../../sim/scenarios/sample.yaml', import.meta.url));
 /** A self-assembled kubeadm cluster (`npm run sim -- --scenario sim/scenarios/kubeadm.yaml`). */
 export const KUBEADM_SCENARIO = fileURLToPath(new URL('../../sim/scenarios/kubeadm.yaml', import.meta.url));
+/** A Cluster API management cluster and a CAPZ-managed kubeadm workload cluster (`sim/scenarios/capz.yaml`). */
+export const CAPZ_SCENARIO = fileURLToPath(new URL('../../sim/scenarios/capz.yaml', import.meta.url));
 
 export interface SimulatorPorts {
   arm?: number;
@@ -65,7 +68,11 @@ export interface StartSimulatorOptions {
   startMs?: number;
   /** JSON list of allowed Microsoft.Compute actions (infra/azure/compute-actions.json); absent = allow all. */
   armActionsFile?: string;
-  /** Folder of RBAC manifests (infra/kubernetes/) the service-account token is authorized against; absent = allow all. */
+  /**
+   * Folder of RBAC manifests (infra/kubernetes/) the service-account token is authorized against; absent =
+   * allow all. A Cluster API management cluster's token is authorized against its `management/` subfolder
+   * when that exists, else allowed everything.
+   */
   rbacDir?: string;
   /** Ports for the first cluster's servers and ARM; absent or 0 = ephemeral. */
   ports?: SimulatorPorts;
@@ -116,6 +123,17 @@ async function rbacFiles(dir: string): Promise<string[]> {
     .sort();
   if (files.length === 0) throw new Error(`reading RBAC manifests in ${dir}: no .yaml files`);
   return files.map((name) => join(dir, name));
+}
+
+/** The management cluster's authorizer: the manifests in `<rbacDir>/management/` when the folder exists. */
+async function managementAuthorizer(rbacDir: string): Promise<ReviewingAuthorizer> {
+  const dir = join(rbacDir, 'management');
+  try {
+    await readdir(dir);
+  } catch {
+    return ALLOW_ALL;
+  }
+  return createRbacAuthorizer(await rbacFiles(dir));
 }
 
 function listen(server: Server, port: number | undefined): Promise<number> {
@@ -190,6 +208,7 @@ export async function startSimulator(options: StartSimulatorOptions): Promise<Ru
     const armPort = await listen(armServer, options.ports?.arm);
 
     const rbac = options.rbacDir ? createRbacAuthorizer(await rbacFiles(options.rbacDir)) : ALLOW_ALL;
+    const managementRbac = options.rbacDir ? await managementAuthorizer(options.rbacDir) : ALLOW_ALL;
     const endpoints: SimulatedClusterEndpoints[] = [];
     for (const [index, handle] of [...world.clusters.values()].entries()) {
       const spec = handle.world.spec;
@@ -207,9 +226,10 @@ export async function startSimulator(options: StartSimulatorOptions): Promise<Ru
         faults: world.faults,
         log: world.log,
         authenticator,
-        authorizer: rbac,
+        authorizer: spec.clusterApi ? managementRbac : rbac,
         latency: world.latency,
         kubernetesVersion: handle.world.spec.kubernetesVersion,
+        clusterApi: spec.clusterApi !== undefined,
       });
       kubeHandlers.push(kubeHandler);
       handle.world.attachControllers(kubeHandler.controllers);

@@ -13,7 +13,7 @@ import {
   requiredKubernetesAccess,
   rulesAllow,
 } from '../domain/kubernetes-access.js';
-import { KUBERNETES_RBAC } from '../domain/kubernetes-rbac.generated.js';
+import { KUBERNETES_RBAC, MANAGEMENT_RBAC } from '../domain/kubernetes-rbac.generated.js';
 import type { KubernetesPorts } from '../ports/kubernetes/index.js';
 
 export interface AccessCheck {
@@ -30,8 +30,27 @@ export function requiredAccessFor(context: AccessContext): KubernetesAccess[] {
   return requiredKubernetesAccess(KUBERNETES_RBAC, context);
 }
 
+/**
+ * The permissions the product needs in a CAPZ management cluster (infra/kubernetes/management/), in the
+ * namespace of the cluster's MachinePools (`capz.namespace`).
+ */
+export function requiredManagementAccessFor(namespace: string): KubernetesAccess[] {
+  return requiredKubernetesAccess(MANAGEMENT_RBAC, { captureMode: 'any', namespace });
+}
+
+/** What to do about permissions missing in a management cluster. */
+export function managementPermissionFix(missing: readonly KubernetesAccess[], namespace: string): string {
+  const roles = [...new Set(missing.map((access) => access.grantedBy))];
+  return (
+    `apply the product's management-cluster RBAC (kubectl apply -k infra/kubernetes/management: ${roles.join(', ')}` +
+    `${namespace === 'default' ? '' : `, its Role and RoleBinding moved to namespace ${namespace}`}) and check it is ` +
+    'bound to the service account the management token belongs to'
+  );
+}
+
+/** `kube`: any API server's ports (the workload cluster's, or a management cluster's server). */
 export async function checkKubernetesAccess(
-  kube: KubernetesPorts,
+  kube: Pick<KubernetesPorts, 'server'>,
   required: readonly KubernetesAccess[],
   namespace: string,
 ): Promise<AccessCheck> {

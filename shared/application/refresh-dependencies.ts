@@ -14,7 +14,7 @@ import type { SelectionPolicy } from '../domain/selection-policy.js';
 import type { SnapshotCompletionWait } from '../domain/snapshot-readiness.js';
 import type { ClusterApiPorts } from '../ports/cluster-api/machine-pools.js';
 import type { ComputePorts } from '../ports/compute/index.js';
-import type { KubernetesPorts } from '../ports/kubernetes/index.js';
+import type { KubernetesPorts, ServerPort } from '../ports/kubernetes/index.js';
 import type { RunEventPublisher, RunEventRecorder } from '../ports/run-events.js';
 
 /** Everything a refresh run needs to know about its pool, resolved once from settings and Azure. */
@@ -85,14 +85,26 @@ export interface ClusterConfiguration {
   readonly pools: 'all' | readonly ConfiguredPool[];
   /** Configuration of a pool (by name); for `all`, the cluster-wide defaults. */
   poolConfiguration(pool: ConfiguredPool): PoolConfiguration;
+  /** The cluster's CAPZ management cluster (`capz`), when it has CAPZ MachinePools. */
+  readonly capz?: CapzConfiguration;
+}
+
+/** Where a cluster's MachinePools live (`capz`): the rollout opt-in is per pool (`PoolConfiguration.capz`). */
+export interface CapzConfiguration {
+  /** The management cluster's API server URL (for messages and `doctor`). */
+  readonly managementCluster: string;
+  /** The namespace of the cluster's MachinePools and AzureMachinePools. */
+  readonly namespace: string;
 }
 
 export interface ClusterHandle {
   readonly configuration: ClusterConfiguration;
   readonly compute: ComputePorts;
   readonly kube: KubernetesPorts;
-  /** The management cluster's ports, when the cluster's settings name one (`capz`). */
+  /** The cluster's management cluster (its settings have `capz`): its MachinePools. */
   readonly clusterApi?: ClusterApiPorts;
+  /** The management cluster's API server itself (version, access reviews), with `clusterApi`: for `doctor`. */
+  readonly managementServer?: ServerPort;
 }
 
 export interface RefreshDependencies {

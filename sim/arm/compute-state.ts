@@ -10,7 +10,7 @@
  *   `getDisk`, `listSnapshots`, `getSnapshot`, `getGallery`, `getImageDefinition`, `listImageVersions`,
  *   `getImageVersion`, `regionCapabilities`, `runCommandHistory`
  * - world-driven operations: `powerOffInstance` (cause 'guest' for a prep pod), `deallocateInstance`,
- *   `startInstance`, `restartInstance`, `scaleOut`, `deleteInstance`; disks: `createDiskFromSnapshot`,
+ *   `startInstance`, `restartInstance`, `scaleOut`, `deleteInstance`, `deleteScaleSet`; disks: `createDiskFromSnapshot`,
  *   `deleteDisk`, `changeDataDisks` (attach/detach), `setCopyObserver` (the world judges snapshots)
  * - events: `subscribe(listener)` → instance power changes, instance created / deleted, model changes.
  * Long-running changes take an optional `onComplete` and `failure` check (asked when the change would
@@ -63,6 +63,7 @@ export class ComputeState {
   readonly listScaleSets: ScaleSetState['listScaleSets'];
   readonly getScaleSetModel: ScaleSetState['getScaleSetModel'];
   readonly replaceScaleSet: ScaleSetState['replaceScaleSet'];
+  readonly deleteScaleSet: ScaleSetState['deleteScaleSet'];
   readonly scaleSetResource: ScaleSetState['scaleSetResource'];
   readonly listScaleSetIds: ScaleSetState['listScaleSetIds'];
   readonly deleteExtension: ScaleSetState['deleteExtension'];
@@ -153,6 +154,7 @@ export class ComputeState {
     this.listScaleSets = scaleSets.listScaleSets.bind(scaleSets);
     this.getScaleSetModel = scaleSets.getScaleSetModel.bind(scaleSets);
     this.replaceScaleSet = scaleSets.replaceScaleSet.bind(scaleSets);
+    this.deleteScaleSet = scaleSets.deleteScaleSet.bind(scaleSets);
     this.scaleSetResource = scaleSets.scaleSetResource.bind(scaleSets);
     this.listScaleSetIds = scaleSets.listScaleSetIds.bind(scaleSets);
     this.deleteExtension = scaleSets.deleteExtension.bind(scaleSets);

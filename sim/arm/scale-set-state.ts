@@ -201,6 +201,15 @@ export class ScaleSetState extends ComputeCore {
     this.emit({ type: 'scale-set-model-changed', scaleSet: this.scaleSetInfo(record) });
   }
 
+  /** Deletes a scale set: its instances first (each `instance-deleted`), then the scale set. */
+  deleteScaleSet(id: string): void {
+    const record = this.requireScaleSet(id);
+    for (const instance of this.instanceState.listInstances(id))
+      this.instanceState.deleteInstance(instance.id);
+    this.preempt(record.pending, 'delete');
+    this.scaleSets.delete(idKey(id));
+  }
+
   /** Raw ARM view of a scale set for rendering: sku, zones, tags, properties (customData included). */
   scaleSetResource(id: string):
     | {

@@ -6,12 +6,13 @@
 import { openApiV2Document, openApiV3Document, openApiV3Index } from './openapi.js';
 import type { ResourceInfo, ReviewKind } from './resources.js';
 import {
-  API_GROUPS,
   apiGroupList,
   apiResourceList,
   apiVersions,
   findResource,
+  isClusterApiGroup,
   REVIEW_RESOURCES,
+  servedGroups,
 } from './resources.js';
 import { KubeApiError, type ObjectRef } from './status.js';
 
@@ -70,7 +71,9 @@ export function routeRequest(
   url: URL,
   serverVersion: Record<string, string>,
   accept = 'application/json',
+  clusterApi = false,
 ): Route {
+  const groups = servedGroups(clusterApi);
   const segments = url.pathname
     .split('/')
     .filter((segment) => segment !== '')
@@ -84,16 +87,16 @@ export function routeRequest(
   if (method === 'GET') {
     if (path === 'version') return discovery(serverVersion, true);
     if (path === 'api') return discovery(apiVersions(url.host));
-    if (path === 'apis') return discovery(apiGroupList());
+    if (path === 'apis') return discovery(apiGroupList(clusterApi));
     if (path === 'api/v1') return discovery(apiResourceList('', 'v1'));
     if (segments[0] === 'apis' && segments.length === 3) {
       const [, group = '', version = ''] = segments;
-      if (API_GROUPS.some((entry) => entry.group === group && entry.version === version)) {
+      if (groups.some((entry) => entry.group === group && entry.version === version)) {
         return discovery(apiResourceList(group, version));
       }
     }
     if (segments[0] === 'apis' && segments.length === 2) {
-      const served = API_GROUPS.find((entry) => entry.group === segments[1]);
+      const served = groups.find((entry) => entry.group === segments[1]);
       if (served) {
         const groupVersion = { groupVersion: `${served.group}/${served.version}`, version: served.version };
         return discovery({
@@ -159,7 +162,8 @@ export function routeRequest(
   }
   const [plural = '', name, subresource, ...extra] = rest;
   const info = findResource(group, version, plural);
-  if (!info || extra.length > 0) return missing(url.pathname);
+  if (!info || extra.length > 0 || (!clusterApi && isClusterApiGroup(info.group)))
+    return missing(url.pathname);
   if (namespace !== undefined && !info.namespaced) return missing(url.pathname);
   if (namespace === undefined && info.namespaced && name !== undefined) return missing(url.pathname);
   if (subresource !== undefined && !(info.subresources && subresource in info.subresources)) {

@@ -32,6 +32,12 @@ const STATUS_SUBRESOURCE = new Set([
   'daemonsets',
   'deployments',
   'poddisruptionbudgets',
+  // Cluster API's CRDs enable the status subresource (`subresources: status: {}`).
+  'clusters',
+  'machinepools',
+  'azuremachinepools',
+  'azuremachinepoolmachines',
+  'kubeadmconfigs',
 ]);
 
 /** Resources whose status a client may not set on create (the API server resets it). */

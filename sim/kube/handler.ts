@@ -44,6 +44,8 @@ export interface KubeHandlerOptions {
   latency: LatencyProfile;
   /** The cluster's Kubernetes version, as `/version` reports it (default v1.32.4). */
   kubernetesVersion?: string;
+  /** A Cluster API management cluster: also serve the Cluster API and CAPZ kinds (default false). */
+  clusterApi?: boolean;
   /** Delay before the ReplicaSet/DaemonSet stand-ins replace a pod (simulated seconds, default 1). */
   controllerDelaySeconds?: number;
 }
@@ -210,7 +212,13 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
     scheduler.runDue();
     const url = new URL(request.url ?? '/', `http://${request.headers.host ?? 'localhost'}`);
     const method = (request.method ?? 'GET').toUpperCase();
-    const target = routeRequest(method, url, version, request.headers.accept ?? 'application/json');
+    const target = routeRequest(
+      method,
+      url,
+      version,
+      request.headers.accept ?? 'application/json',
+      options.clusterApi === true,
+    );
     const operation = operationOf(target);
     const finish = (status: number, payload: unknown, headers?: Record<string, string>): void => {
       log.record('kube', operation, status);

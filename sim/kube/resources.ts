@@ -3,6 +3,7 @@
  * version, kind, scope, verbs, subresources) and which fields their `fieldSelector` may use.
  */
 import type { KubeResource } from '../contracts.js';
+import { CLUSTER_API_GROUPS, CLUSTER_API_RESOURCES } from './cluster-api-resources.js';
 
 export interface ResourceInfo {
   resource: KubeResource;
@@ -164,6 +165,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
     verbs: READ_WRITE,
     fieldSelectors: METADATA_FIELDS,
   },
+  ...CLUSTER_API_RESOURCES,
 ];
 
 export function apiVersionOf(info: ResourceInfo): string {
@@ -218,6 +220,7 @@ export const API_GROUPS: readonly { group: string; version: string }[] = [
   { group: 'coordination.k8s.io', version: 'v1' },
   { group: 'authorization.k8s.io', version: 'v1' },
   { group: 'authentication.k8s.io', version: 'v1' },
+  ...CLUSTER_API_GROUPS,
 ];
 
 /** `/version` of an API server running `gitVersion` (e.g. `v1.30.6`, the scenario's cluster version). */
@@ -279,11 +282,21 @@ export function apiResourceList(group: string, version: string): object {
   };
 }
 
-export function apiGroupList(): object {
+/** Whether a group is one only a Cluster API management cluster serves (its CRDs are installed there). */
+export function isClusterApiGroup(group: string): boolean {
+  return CLUSTER_API_GROUPS.some((entry) => entry.group === group);
+}
+
+/** The groups an API server serves: the Cluster API ones only on a management cluster. */
+export function servedGroups(clusterApi: boolean): readonly { group: string; version: string }[] {
+  return API_GROUPS.filter((entry) => clusterApi || !isClusterApiGroup(entry.group));
+}
+
+export function apiGroupList(clusterApi = false): object {
   return {
     kind: 'APIGroupList',
     apiVersion: 'v1',
-    groups: API_GROUPS.map(({ group, version }) => {
+    groups: servedGroups(clusterApi).map(({ group, version }) => {
       const groupVersion = { groupVersion: `${group}/${version}`, version };
       return { name: group, versions: [groupVersion], preferredVersion: groupVersion };
     }),

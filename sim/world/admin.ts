@@ -83,6 +83,8 @@ export function createAdminHandler(options: AdminHandlerOptions): AdminHandler {
     switch (`${method} ${path}`) {
       case 'GET /state':
         return { status: 200, body: world.dump() };
+      case 'GET /capz':
+        return { status: 200, body: world.capzEvents() };
       case 'GET /identity':
         return { status: 200, body: world.identity() };
       case 'GET /time':

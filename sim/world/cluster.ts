@@ -19,6 +19,7 @@ import {
   tolerationsOf,
 } from '../kube/objects.js';
 import { createInMemoryKubeStore } from '../kube/store.js';
+import { ownedByCapz } from './capz/scenario.js';
 import type { WorldClock } from './clock.js';
 import { DeploymentController } from './deployment-controller.js';
 import { HostRuntimes } from './host-runtime.js';
@@ -371,6 +372,11 @@ export class ClusterWorld {
 
   poolOf(instance: InstanceInfo): PoolEntry | undefined {
     return this.pools.get(instance.scaleSetId.toLowerCase());
+  }
+
+  /** Couples a scale set created after the start (a CAPZ canary pool): its instances join this cluster. */
+  adoptScaleSet(spec: ScaleSet, scaleSetId: string): void {
+    this.pools.set(scaleSetId.toLowerCase(), { spec, index: 100 + this.pools.size, scaleSetId });
   }
 
   scaleSetIds(): string[] {
@@ -835,11 +841,4 @@ function withHeartbeat(node: KubeObject, nowMs: number): KubeObject {
     lastHeartbeatTime: timestamp(nowMs),
   }));
   return { ...node, status };
-}
-
-/** CAPZ tags the scale sets it owns `sigs.k8s.io_cluster-api-provider-azure_cluster_<cluster>`. */
-function ownedByCapz(tags: Readonly<Record<string, string>>): boolean {
-  return Object.keys(tags).some((key) =>
-    key.toLowerCase().startsWith('sigs.k8s.io_cluster-api-provider-azure_cluster_'),
-  );
 }

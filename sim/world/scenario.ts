@@ -10,6 +10,7 @@ import { z } from 'zod';
 
 import { KAMINO_OBSERVED, type LatencyProfile } from '../contracts.js';
 import { messageOf } from '../errors.js';
+import { ClusterApi, clusterApiIssues, MachinePoolSpec, ManagedBy } from './capz/scenario.js';
 import { BOOTSTRAP_TOKEN_RE } from './kubeadm.js';
 
 /** A relative duration: `30s`, `-3h`, `+10m`, `2d`, `1.5h`. */
@@ -153,6 +154,8 @@ export const ScaleSet = z.strictObject({
    * registers (a half-applied patch, a broken driver). Instances from a marketplace image are unaffected.
    */
   galleryImagesNeverJoin: z.boolean().default(false),
+  /** A CAPZ MachinePool's strategy and autoscaler bounds (owner-tagged scale sets of a `managedBy` cluster). */
+  machinePool: MachinePoolSpec.optional(),
 });
 export type ScaleSet = z.infer<typeof ScaleSet>;
 
@@ -246,7 +249,12 @@ export const Cluster = z.strictObject({
       intervalSeconds: z.number().positive().default(600),
     })
     .prefault({}),
-  scaleSets: z.array(ScaleSet).min(1, 'a cluster needs at least one scale set'),
+  /** At least one, unless the cluster is a Cluster API management cluster (`clusterApi`). */
+  scaleSets: z.array(ScaleSet).default([]),
+  /** A Cluster API management cluster (sim/world/capz/scenario.ts). */
+  clusterApi: ClusterApi.optional(),
+  /** Managed by a management cluster: its owner-tagged scale sets are CAPZ MachinePools. */
+  managedBy: ManagedBy.optional(),
   workloads: z.array(Workload).default([]),
   /**
    * kubeadm's bootstrap tokens the cluster holds (Secrets `kube-system/bootstrap-token-<id>`), each
@@ -505,6 +513,9 @@ export const Scenario = z
         workloadKeys.add(key);
       });
     });
+    for (const issue of clusterApiIssues(scenario.clusters)) {
+      ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    }
     scenario.faults.forEach((fault, f) => {
       if (!('preset' in fault)) return;
       if (fault.cluster !== undefined && !clusterNames.has(fault.cluster)) {

@@ -7,6 +7,8 @@ import { ArmThrottle } from '../arm/throttling.js';
 import type { KubeObject, LatencyProfile } from '../contracts.js';
 import { isNodeReady, isUnschedulable, specOf, statusOf, timestamp } from '../kube/objects.js';
 import { AutoscalerStandIn } from './autoscaler.js';
+import { createCapzReconcilers } from './capz/management.js';
+import type { CapzEvent, CapzReconciler } from './capz/reconciler.js';
 import { type ClockMode, createClock, type WorldClock } from './clock.js';
 import { ClusterWorld, type JoinRecord, type PrepRecord } from './cluster.js';
 import {
@@ -81,6 +83,8 @@ export class World {
   readonly guestReboots: GuestRebootEvent[] = [];
   /** ARM request-rate accounting, shared by every ARM handler serving this world. */
   readonly throttle: ArmThrottle;
+  /** The CAPZ-like reconciler of each Cluster API management cluster, by cluster name (sim/world/capz/). */
+  readonly capz: ReadonlyMap<string, CapzReconciler>;
   private readonly rebootListeners = new Set<(event: GuestRebootEvent) => void>();
   private readonly timers = new Set<() => void>();
   private readonly ownsClock: boolean;
@@ -141,6 +145,12 @@ export class World {
       clusters.set(spec.name, { world, kured, autoscaler });
     }
     this.clusters = clusters;
+    this.capz = createCapzReconcilers({
+      scenario,
+      clusters: new Map([...clusters].map(([name, handle]) => [name, handle.world])),
+      clock: this.clock,
+      compute: this.compute,
+    });
 
     this.compute.setRunCommandHandler((instance, record) => {
       const owner = [...clusters.values()].find((handle) => handle.world.owns(instance.scaleSetId));
@@ -244,6 +254,11 @@ export class World {
       findings: [...this.clusters.values()].flatMap((handle) => handle.world.identities.findings),
       violations: identityViolations(identities),
     };
+  }
+
+  /** What the CAPZ reconcilers did (model writes, reverts, machine deletes, canary scale sets…), in order. */
+  capzEvents(): CapzEvent[] {
+    return [...this.capz.values()].flatMap((reconciler) => reconciler.events);
   }
 
   prepRecords(): PrepRecord[] {
@@ -412,12 +427,14 @@ export class World {
       identity: this.identity(),
       hosts: this.hosts(),
       guestReboots: this.guestReboots,
+      capz: this.capzEvents(),
     };
   }
 
   stop(): void {
     for (const cancel of this.timers) cancel();
     this.timers.clear();
+    for (const reconciler of this.capz.values()) reconciler.stop();
     for (const handle of this.clusters.values()) {
       handle.kured.stop();
       handle.autoscaler.disable();
@@ -451,6 +468,7 @@ export interface WorldDump {
   identity: { findings: IdentityFinding[]; violations: IdentityViolation[] };
   hosts: { freezes: FreezeRecord[]; violations: HostViolation[] };
   guestReboots: GuestRebootEvent[];
+  capz: CapzEvent[];
 }
 
 export interface NodeSummary {

@@ -28,6 +28,8 @@ export interface ClientNodeKubernetesOptions {
   readonly caPem: string;
   /** A bearer token, or a provider called before every request (it should cache, e.g. Entra ID tokens). */
   readonly token: string | (() => Promise<string>);
+  /** The name the server's certificate is verified for when the URL's host is not in it (an IP, a private endpoint). */
+  readonly tlsServerName?: string;
   /** The cluster's name: connection failures say which cluster's CA or URL to check. */
   readonly cluster?: string;
   /** Per-request deadline, including reading the body. Default 30 s. */
@@ -196,6 +198,7 @@ export class KubeConnection {
         server,
         caData: Buffer.from(options.caPem, 'utf8').toString('base64'),
         skipTLSVerify: false,
+        ...(options.tlsServerName === undefined ? {} : { tlsServerName: options.tlsServerName }),
       },
       { name: USER_NAME },
     );

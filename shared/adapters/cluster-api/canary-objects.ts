@@ -1,0 +1,98 @@
+/**
+ * The objects of a canary pool, cloned from the pool's own (pure): its KubeadmConfig, AzureMachinePool
+ * and MachinePool with fresh metadata (name, namespace, the caller's labels, the cluster name and the
+ * canary-of label), no status, and the fields the controllers own left out, so that Cluster API and
+ * CAPZ build a new scale set from them.
+ */
+import { CANARY_OF_LABEL, CLUSTER_NAME_LABEL } from '../../domain/cluster-api-labels.js';
+import type { CanaryPoolSpec } from '../../ports/cluster-api/machine-pools.js';
+import type { AzureMachinePool, KubeadmConfig, MachinePool } from './schema.js';
+
+export const MACHINE_POOL_API_VERSION = 'cluster.x-k8s.io/v1beta1';
+export const INFRASTRUCTURE_API_VERSION = 'infrastructure.cluster.x-k8s.io/v1beta1';
+export const BOOTSTRAP_API_VERSION = 'bootstrap.cluster.x-k8s.io/v1beta1';
+
+type Json = Record<string, unknown>;
+
+function metadataOf(spec: CanaryPoolSpec, clusterName: string): Json {
+  return {
+    name: spec.name,
+    namespace: spec.namespace,
+    labels: {
+      ...spec.labels,
+      [CLUSTER_NAME_LABEL]: clusterName,
+      [CANARY_OF_LABEL]: spec.source.machinePool,
+    },
+  };
+}
+
+function specOf(object: { spec?: unknown }): Json {
+  const spec = object.spec;
+  return typeof spec === 'object' && spec !== null ? (structuredClone(spec) as Json) : {};
+}
+
+/** The bootstrap configuration of the canary's machines: the pool's, under the canary's name. */
+export function canaryKubeadmConfig(spec: CanaryPoolSpec, clusterName: string, source: KubeadmConfig): Json {
+  return {
+    apiVersion: BOOTSTRAP_API_VERSION,
+    kind: 'KubeadmConfig',
+    metadata: metadataOf(spec, clusterName),
+    spec: specOf(source),
+  };
+}
+
+/**
+ * The pool's AzureMachinePool with the image under test. `providerIDList` lists the pool's own instances
+ * (CAPZ fills it for the new scale set).
+ */
+export function canaryAzureMachinePool(
+  spec: CanaryPoolSpec,
+  clusterName: string,
+  source: AzureMachinePool,
+): Json {
+  const cloned = specOf(source);
+  delete cloned['providerIDList'];
+  const template = (
+    typeof cloned['template'] === 'object' && cloned['template'] !== null ? cloned['template'] : {}
+  ) as Json;
+  cloned['template'] = { ...template, image: structuredClone(spec.image) };
+  return {
+    apiVersion: INFRASTRUCTURE_API_VERSION,
+    kind: 'AzureMachinePool',
+    metadata: metadataOf(spec, clusterName),
+    spec: cloned,
+  };
+}
+
+/**
+ * The pool's MachinePool with `replicas`, pointing at the clones. Its annotations are not copied: the
+ * cluster-autoscaler must not scale the canary. `providerIDList` and `bootstrap.dataSecretName` belong
+ * to the source's machines and bootstrap data (Cluster API sets the canary's).
+ */
+export function canaryMachinePool(spec: CanaryPoolSpec, source: MachinePool): Json {
+  const cloned = specOf(source);
+  delete cloned['providerIDList'];
+  cloned['replicas'] = spec.replicas;
+  const template = structuredClone(source.spec.template) as Json;
+  const templateSpec = structuredClone(source.spec.template.spec) as Json;
+  const configRef = source.spec.template.spec.bootstrap.configRef;
+  templateSpec['bootstrap'] = {
+    configRef: {
+      apiVersion: configRef?.apiVersion ?? BOOTSTRAP_API_VERSION,
+      kind: configRef?.kind ?? 'KubeadmConfig',
+      name: spec.name,
+    },
+  };
+  templateSpec['infrastructureRef'] = {
+    apiVersion: source.spec.template.spec.infrastructureRef.apiVersion ?? INFRASTRUCTURE_API_VERSION,
+    kind: 'AzureMachinePool',
+    name: spec.name,
+  };
+  cloned['template'] = { ...template, spec: templateSpec };
+  return {
+    apiVersion: MACHINE_POOL_API_VERSION,
+    kind: 'MachinePool',
+    metadata: metadataOf(spec, source.spec.clusterName),
+    spec: cloned,
+  };
+}

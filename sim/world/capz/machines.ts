@@ -1,0 +1,153 @@
+/**
+ * AzureMachinePoolMachines and the MachinePool/AzureMachinePool status, kept in step with the scale
+ * set's instances and the workload cluster's nodes, as CAPZ's AzureMachinePoolMachine controller and
+ * MachinePool scope do (exp/controllers/azuremachinepoolmachine_controller.go, azure/scope/machinepool.go
+ * `updateReplicasAndProviderIDs`, https://github.com/kubernetes-sigs/cluster-api-provider-azure) and
+ * Cluster API's MachinePool controller (core/reconcilers/machinepool/machinepool_controller_phases.go,
+ * https://github.com/kubernetes-sigs/cluster-api). Status is written only when it changes.
+ */
+import type { ComputeState, InstanceInfo, ScaleSetInfo } from '../../arm/compute-state.js';
+import type { KubeObject, KubeStore } from '../../contracts.js';
+import { statusOf, timestamp } from '../../kube/objects.js';
+import { nodeNameOf } from '../nodes.js';
+import { MACHINE_POOL_NAME_LABEL, machineObject, randomRank } from './objects.js';
+import type { ManagedCluster } from './seed.js';
+import { scaleSetIdOf } from './seed.js';
+import type { MachineView } from './strategy.js';
+
+export class CapzMachines {
+  constructor(
+    private readonly store: KubeStore,
+    private readonly compute: ComputeState,
+  ) {}
+
+  private machinesOf(namespace: string, ampName: string): KubeObject[] {
+    return this.store
+      .list('azuremachinepoolmachines', namespace)
+      .filter((machine) => machine.metadata.labels?.[MACHINE_POOL_NAME_LABEL] === ampName);
+  }
+
+  removeAll(namespace: string, ampName: string): void {
+    for (const machine of this.machinesOf(namespace, ampName)) {
+      this.store.remove('azuremachinepoolmachines', namespace, machine.metadata.name);
+    }
+  }
+
+  /** Creates, updates and deletes the pool's machines; returns what the strategy needs of each. */
+  sync(
+    managed: ManagedCluster,
+    amp: KubeObject,
+    ready: (instance: InstanceInfo) => boolean,
+    draining: ReadonlySet<string>,
+  ): MachineView[] {
+    const namespace = managed.namespace;
+    const ampName = amp.metadata.name;
+    const instances = this.compute.listInstances(scaleSetIdOf(managed, ampName));
+    const byName = new Map(instances.map((instance) => [`${ampName}-${instance.instanceId}`, instance]));
+    for (const machine of this.machinesOf(namespace, ampName)) {
+      if (!byName.has(machine.metadata.name))
+        this.store.remove('azuremachinepoolmachines', namespace, machine.metadata.name);
+    }
+    const views: MachineView[] = [];
+    for (const [name, instance] of byName) {
+      if (!this.store.get('azuremachinepoolmachines', namespace, name)) {
+        this.store.create(
+          'azuremachinepoolmachines',
+          machineObject(namespace, managed.clusterName, amp, instance),
+        );
+      }
+      const isReady = ready(instance);
+      const deleting = draining.has(instance.id.toLowerCase());
+      const node = managed.world.store.get('nodes', undefined, nodeNameOf(instance));
+      const status = {
+        ready: isReady,
+        latestModelApplied: instance.latestModelApplied,
+        provisioningState: deleting ? 'Deleting' : instance.provisioningState,
+        version: managed.world.spec.kubernetesVersion,
+        ...(node
+          ? {
+              nodeRef: {
+                apiVersion: 'v1',
+                kind: 'Node',
+                name: node.metadata.name,
+                uid: node.metadata.uid ?? '',
+              },
+            }
+          : {}),
+      };
+      const stored = this.store.get('azuremachinepoolmachines', namespace, name);
+      const stamp = deleting && stored?.metadata.deletionTimestamp === undefined;
+      if (stored && (stamp || JSON.stringify(stored.status) !== JSON.stringify(status))) {
+        this.store.mutate('azuremachinepoolmachines', namespace, name, (machine) => {
+          machine.status = status;
+          if (stamp) machine.metadata.deletionTimestamp = timestamp(this.compute.clock.nowMs());
+        });
+      }
+      views.push({
+        name,
+        ready: isReady,
+        latestModelApplied: instance.latestModelApplied,
+        provisioningState: instance.provisioningState,
+        deleting,
+        createdMs: Date.parse(instance.timeCreated),
+        randomRank: randomRank(name),
+      });
+    }
+    return views;
+  }
+
+  /** MachinePool and AzureMachinePool status from the machines. */
+  writeStatus(
+    managed: ManagedCluster,
+    machinePool: KubeObject,
+    amp: KubeObject,
+    replicas: number,
+    scaleSet: ScaleSetInfo | undefined,
+  ): void {
+    const machines = this.machinesOf(managed.namespace, amp.metadata.name);
+    const readyMachines = machines.filter((machine) => statusOf(machine).ready === true);
+    const nodeRefs = machines
+      .map((machine) => statusOf(machine).nodeRef)
+      .filter((ref): ref is Record<string, unknown> => typeof ref === 'object' && ref !== null);
+    const phase =
+      machines.length < replicas
+        ? 'ScalingUp'
+        : machines.length > replicas
+          ? 'ScalingDown'
+          : readyMachines.length === replicas
+            ? 'Running'
+            : 'Provisioned';
+    const poolStatus = {
+      replicas: machines.length,
+      readyReplicas: readyMachines.length,
+      availableReplicas: readyMachines.length,
+      unavailableReplicas: Math.max(0, replicas - readyMachines.length),
+      phase,
+      nodeRefs,
+      infrastructureReady: true,
+      bootstrapReady: true,
+      observedGeneration: machinePool.metadata.generation ?? 1,
+    };
+    this.writeIfChanged('machinepools', machinePool, poolStatus);
+    const ampStatus = {
+      ready: scaleSet?.provisioningState === 'Succeeded',
+      replicas: machines.length,
+      provisioningState: scaleSet?.provisioningState ?? 'Creating',
+      image: (amp.spec as { template?: { image?: unknown } } | undefined)?.template?.image ?? {},
+      infrastructureMachineKind: 'AzureMachinePoolMachine',
+    };
+    this.writeIfChanged('azuremachinepools', amp, ampStatus);
+  }
+
+  private writeIfChanged(
+    resource: 'machinepools' | 'azuremachinepools',
+    object: KubeObject,
+    status: Record<string, unknown>,
+  ): void {
+    const current = this.store.get(resource, object.metadata.namespace, object.metadata.name);
+    if (!current || JSON.stringify(current.status) === JSON.stringify(status)) return;
+    this.store.mutate(resource, object.metadata.namespace, object.metadata.name, (stored) => {
+      stored.status = status;
+    });
+  }
+}
