@@ -63,7 +63,11 @@ void describe('compose: cluster handles', () => {
     const [agents, system] = handle.configuration.pools === 'all' ? [] : handle.configuration.pools;
     assert.ok(agents !== undefined && system !== undefined);
     assert.equal(handle.configuration.poolConfiguration(agents).capz?.rollout, 'allow');
-    assert.equal(handle.configuration.poolConfiguration(system).capz?.rollout, 'refuse', 'the cluster default');
+    assert.equal(
+      handle.configuration.poolConfiguration(system).capz?.rollout,
+      'refuse',
+      'the cluster default',
+    );
   });
 
   void it('binds neither for a cluster without capz', async () => {
