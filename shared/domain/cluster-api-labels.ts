@@ -9,6 +9,9 @@
  */
 export const CANARY_OF_LABEL = 'vmss-prototype.io/canary-of';
 
+/** On every object of a canary pool: the run that made it (a later run or the reaper deletes a dead run's). */
+export const CANARY_RUN_LABEL = 'vmss-prototype.io/run-id';
+
 /** Cluster API's cluster-name label (`clusterv1.ClusterNameLabel`), on every object of a cluster. */
 export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
 

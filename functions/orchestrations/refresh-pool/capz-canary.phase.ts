@@ -8,8 +8,8 @@
  */
 import type { Task } from 'durable-functions';
 
-import { CANARY_OF_LABEL, CANARY_RUN_LABEL } from '../../../shared/application/activities/capz.js';
 import type { CanaryVerdict } from '../../../shared/domain/canary.js';
+import { CANARY_RUN_LABEL } from '../../../shared/domain/cluster-api-labels.js';
 import { fnv1a32Hex } from '../../../shared/domain/gallery-naming.js';
 import type { ScaleSetRef } from '../../../shared/domain/resource-id.js';
 import { activities } from '../../activities.js';
@@ -74,7 +74,8 @@ export function* capzCanaryPhase<Published>(
         name,
         replicas: policy.instances,
         image: capzImageOf(version),
-        labels: { [CANARY_OF_LABEL]: capz.azureMachinePool, [CANARY_RUN_LABEL]: run.runId },
+        // The adapter adds the canary-of label (the source MachinePool) to every object.
+        labels: { [CANARY_RUN_LABEL]: run.runId },
         fence: run.fence,
       },
       { step: 'adding-capz-canary' },

@@ -37,8 +37,19 @@ export function canaryKubeadmConfig(spec: CanaryPoolSpec, clusterName: string, s
     apiVersion: BOOTSTRAP_API_VERSION,
     kind: 'KubeadmConfig',
     metadata: metadataOf(spec, clusterName),
-    spec: specOf(source),
+    spec: withoutBootstrapToken(specOf(source)),
   };
+}
+
+/** CABPK issues the canary's machines their own bootstrap token: the pool's is not copied (docs/capz.md). */
+function withoutBootstrapToken(spec: Json): Json {
+  const join = spec['joinConfiguration'];
+  if (typeof join !== 'object' || join === null) return spec;
+  const discovery = (join as Json)['discovery'];
+  if (typeof discovery !== 'object' || discovery === null) return spec;
+  const token = (discovery as Json)['bootstrapToken'];
+  if (typeof token === 'object' && token !== null) delete (token as Json)['token'];
+  return spec;
 }
 
 /**
@@ -52,6 +63,11 @@ export function canaryAzureMachinePool(
 ): Json {
   const cloned = specOf(source);
   delete cloned['providerIDList'];
+  // CAPZ's defaulting webhook gives the canary's system-assigned identity its own role assignment name:
+  // the pool's would clash (docs/capz.md).
+  const identityRole = cloned['systemAssignedIdentityRole'];
+  if (typeof identityRole === 'object' && identityRole !== null) delete (identityRole as Json)['name'];
+  delete cloned['roleAssignmentName'];
   const template = (
     typeof cloned['template'] === 'object' && cloned['template'] !== null ? cloned['template'] : {}
   ) as Json;

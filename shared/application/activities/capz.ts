@@ -6,7 +6,8 @@
 import { z } from 'zod';
 
 import type { MachinePoolMachine } from '../../domain/cluster-api.js';
-import { TerminalError, TransientError } from '../../domain/errors.js';
+import { CANARY_OF_LABEL } from '../../domain/cluster-api-labels.js';
+import { isNotFound, TerminalError, TransientError } from '../../domain/errors.js';
 import { fnv1a32Hex } from '../../domain/gallery-naming.js';
 import type { ClusterApiPorts } from '../../ports/cluster-api/machine-pools.js';
 import { findPool } from '../plan-pool.js';
@@ -16,11 +17,6 @@ import { defineActivity } from './activity.js';
 import { ClusterInput, FenceInput, Name } from './inputs.js';
 
 const ImageObject = z.record(z.string(), z.unknown());
-
-/** The label every canary pool object carries: the AzureMachinePool (scale set) it was cloned from. */
-export const CANARY_OF_LABEL = 'vmss-prototype.io/canary-of';
-/** The run that made it. */
-export const CANARY_RUN_LABEL = 'vmss-prototype.io/run-id';
 const PoolInput = ClusterInput.extend({ namespace: Name, azureMachinePool: Name });
 
 function managementOf(handle: ClusterHandle, cluster: string): ClusterApiPorts {
@@ -162,7 +158,15 @@ const giveBackDeadCapzCanaries = defineActivity(
     if (capz === undefined || handle.clusterApi === undefined) return [];
     await checkFence(handle.kube, input.fence, `giving back the canary pools of ${input.pool}`, deps.now());
     const pools = handle.clusterApi.machinePools;
-    const names = await pools.listCanaryPools(capz.namespace, { [CANARY_OF_LABEL]: pool.scaleSet.name });
+    let source;
+    try {
+      source = await pools.findByScaleSet(capz.namespace, pool.scaleSet.name);
+    } catch (error) {
+      // Not a CAPZ pool (or not one in this namespace): no canary pool of it can exist.
+      if (isNotFound(error)) return [];
+      throw error;
+    }
+    const names = await pools.listCanaryPools(capz.namespace, { [CANARY_OF_LABEL]: source.name });
     const dead: string[] = [];
     for (const name of names) {
       // The holding run's own canary is its own to remove (its name carries the run's hash).
