@@ -175,3 +175,37 @@ export function withKubeadmPool(pool: string): (scenario: ScenarioData) => void 
       `  - kubeadm join 10.0.0.4:6443 --token ${KUBEADM_TOKEN} --discovery-token-ca-cert-hash sha256:${'4e'.repeat(32)}\n`;
   };
 }
+
+/** The simulated Cluster API management cluster withCapzPool adds, and the MachinePools' namespace. */
+export const CAPZ_MANAGEMENT = { cluster: 'mgmt', namespace: 'default' } as const;
+
+/**
+ * A scenario change that makes `pool` a CAPZ MachinePool pool of a kubeadm cluster (withKubeadmPool):
+ * its scale set carries CAPZ's owner tag for the cluster, and a management cluster `mgmt` serves its
+ * MachinePool and AzureMachinePool, reconciled like CAPZ does (sim/README.md). The simulator's settings
+ * give the cluster `capz` (rollout refused by default).
+ */
+export function withCapzPool(
+  pool: string,
+  strategy: Record<string, unknown> = { maxSurge: 1, maxUnavailable: 0, deletePolicy: 'Oldest' },
+): (scenario: ScenarioData) => void {
+  return (scenario) => {
+    withKubeadmPool(pool)(scenario);
+    const cluster = scenario.clusters[0];
+    const scaleSet = cluster?.scaleSets.find((entry) => entry['name'] === pool);
+    if (cluster === undefined || scaleSet === undefined) throw new Error(`the scenario has no scale set ${pool}`);
+    const clusterName = String(cluster['name']);
+    scaleSet['tags'] = {
+      ...(scaleSet['tags'] as Record<string, string> | undefined),
+      [`sigs.k8s.io_cluster-api-provider-azure_cluster_${clusterName}`]: 'owned',
+      'sigs.k8s.io_cluster-api-provider-azure_role': 'node',
+    };
+    scaleSet['machinePool'] = { strategy };
+    cluster['managedBy'] = { managementCluster: CAPZ_MANAGEMENT.cluster };
+    scenario.clusters.push({
+      name: CAPZ_MANAGEMENT.cluster,
+      resourceGroup: 'rg-capz-mgmt',
+      clusterApi: { namespace: CAPZ_MANAGEMENT.namespace, syncPeriod: '10m' },
+    } as unknown as (typeof scenario.clusters)[number]);
+  };
+}
