@@ -176,6 +176,14 @@ void describe('CAPZ reconciler', () => {
       });
       const status = store.get('machinepools', 'default', POOL)?.status as Record<string, unknown>;
       assert.equal(status.phase, 'Running');
+      const providerIDs = world.compute
+        .listInstances(POOL_ID)
+        .map((instance) => instance.providerId)
+        .sort();
+      for (const resource of ['machinepools', 'azuremachinepools'] as const) {
+        const spec = store.get(resource, 'default', POOL)?.spec as { providerIDList?: string[] };
+        assert.deepEqual(spec.providerIDList, providerIDs, resource);
+      }
       assert.equal(status.readyReplicas, 3);
       world.clock.advanceBy(60);
       assert.deepEqual(world.capzEvents(), [], 'a consistent world needs no write');
