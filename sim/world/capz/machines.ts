@@ -129,9 +129,26 @@ export class CapzMachines {
       observedGeneration: machinePool.metadata.generation ?? 1,
     };
     this.writeIfChanged('machinepools', machinePool, poolStatus);
+    // updateReplicasAndProviderIDs: the AzureMachinePool's sorted providerIDList and ready count; CAPI's
+    // MachinePool controller copies the list into the MachinePool (reconcileInfrastructure).
+    const providerIDs = machines
+      .map((machine) => (machine.spec as { providerID?: unknown } | undefined)?.providerID)
+      .filter((id): id is string => typeof id === 'string')
+      .sort();
+    for (const [resource, object] of [
+      ['machinepools', machinePool],
+      ['azuremachinepools', amp],
+    ] as const) {
+      const current = this.store.get(resource, object.metadata.namespace, object.metadata.name);
+      const spec = (current?.spec ?? {}) as Record<string, unknown>;
+      if (!current || JSON.stringify(spec.providerIDList) === JSON.stringify(providerIDs)) continue;
+      this.store.mutate(resource, object.metadata.namespace, object.metadata.name, (stored) => {
+        stored.spec = { ...(stored.spec as Record<string, unknown>), providerIDList: providerIDs };
+      });
+    }
     const ampStatus = {
       ready: scaleSet?.provisioningState === 'Succeeded',
-      replicas: machines.length,
+      replicas: readyMachines.length,
       provisioningState: scaleSet?.provisioningState ?? 'Creating',
       image: (amp.spec as { template?: { image?: unknown } } | undefined)?.template?.image ?? {},
       infrastructureMachineKind: 'AzureMachinePoolMachine',

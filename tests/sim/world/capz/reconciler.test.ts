@@ -73,6 +73,54 @@ function imageOf(world: World, id = POOL_ID): unknown {
   return world.compute.getScaleSet(id)?.imageReference;
 }
 
+const IMAGE_ID = `/subscriptions/${SUBSCRIPTION}/resourceGroups/${RG}/providers/Microsoft.Compute/galleries/gallery/images/workers`;
+/** What a capture must not carry for a clone to join as itself (the product's kubeadm scrub, roughly). */
+const SCRUB = [
+  /^\/etc\/kubernetes\/(kubelet|bootstrap-kubelet)\.conf$/,
+  /^\/etc\/kubernetes\/(pki|manifests)\//,
+  /^\/var\/lib\/kubelet\//,
+  /^\/etc\/(machine-id|hostname)$/,
+  /^\/etc\/ssh\/ssh_host_/,
+  /^\/var\/lib\/cloud\//,
+];
+
+/** Gallery image version 1.0.0 captured from the pool's first node, scrubbed or as it runs. */
+function captureImage(world: World, scrubbed: boolean): void {
+  world.compute.addGallery({
+    subscriptionId: SUBSCRIPTION,
+    resourceGroup: RG,
+    name: 'gallery',
+    images: [{ name: 'workers' }],
+  });
+  const disk = world.compute.listInstances(POOL_ID)[0]?.osDiskId ?? '';
+  const original = world.compute.getDiskContent(disk);
+  assert.ok(original);
+  if (scrubbed) {
+    const copy = structuredClone(original);
+    for (const path of Object.keys(copy.files))
+      if (SCRUB.some((pattern) => pattern.test(path))) delete copy.files[path];
+    world.compute.setDiskContent(disk, copy);
+  }
+  const snapshot = world.compute.createSnapshot(SUBSCRIPTION, RG, 'snap', {
+    location: 'westeurope',
+    sourceResourceId: disk,
+    incremental: true,
+    tags: {},
+  });
+  world.compute.setDiskContent(disk, original);
+  world.compute.createImageVersion(
+    IMAGE_ID,
+    '1.0.0',
+    {
+      location: 'westeurope',
+      tags: {},
+      properties: { storageProfile: { osDiskImage: { source: { id: snapshot.id } } } },
+    },
+    {},
+  );
+  world.clock.advanceBy(world.latency.imageVersionCreateSeconds + 10);
+}
+
 void describe('CAPZ reconciler', () => {
   void it('creates the Cluster API objects of every CAPZ pool at load, and none for the control plane', async () => {
     const world = await makeWorld();
@@ -128,6 +176,14 @@ void describe('CAPZ reconciler', () => {
       });
       const status = store.get('machinepools', 'default', POOL)?.status as Record<string, unknown>;
       assert.equal(status.phase, 'Running');
+      const providerIDs = world.compute
+        .listInstances(POOL_ID)
+        .map((instance) => instance.providerId)
+        .sort();
+      for (const resource of ['machinepools', 'azuremachinepools'] as const) {
+        const spec = store.get(resource, 'default', POOL)?.spec as { providerIDList?: string[] };
+        assert.deepEqual(spec.providerIDList, providerIDs, resource);
+      }
       assert.equal(status.readyReplicas, 3);
       world.clock.advanceBy(60);
       assert.deepEqual(world.capzEvents(), [], 'a consistent world needs no write');
@@ -177,6 +233,33 @@ void describe('CAPZ reconciler', () => {
     }
   });
 
+  void it('rolls onto a captured gallery image version: the clones join with the kubeadm join in customData', async () => {
+    const world = await makeWorld();
+    try {
+      captureImage(world, true);
+      setImage(world, { computeGallery: { gallery: 'gallery', name: 'workers', version: '1.0.0' } });
+      world.clock.advanceBy(1200);
+      assert.deepEqual(imageOf(world), { id: `${IMAGE_ID}/versions/1.0.0` });
+      assert.deepEqual(
+        world.compute
+          .listInstances(POOL_ID)
+          .map((instance) => [instance.instanceId, instance.latestModelApplied]),
+        [
+          ['3', true],
+          ['4', true],
+          ['5', true],
+        ],
+      );
+      assert.equal(poolNodes(world).filter(isNodeReady).length, 3);
+      assert.deepEqual(
+        world.joinRecords().map((record) => record.bootstrap),
+        ['image-kubeadm-join', 'image-kubeadm-join', 'image-kubeadm-join'],
+      );
+    } finally {
+      world.stop();
+    }
+  });
+
   void it('reverts a direct model write at the next resync, not before', async () => {
     const world = await makeWorld();
     try {
@@ -207,35 +290,11 @@ void describe('CAPZ reconciler', () => {
   void it('stalls when the new machines never join: old machines are kept, nothing rolls back', async () => {
     const world = await makeWorld();
     try {
-      world.compute.addGallery({
-        subscriptionId: SUBSCRIPTION,
-        resourceGroup: RG,
-        name: 'gallery',
-        images: [{ name: 'workers' }],
-      });
       // A capture of a node that was not scrubbed: kubeadm join's preflight refuses it on every clone.
-      const donor = world.compute.listInstances(POOL_ID)[0];
-      const snapshot = world.compute.createSnapshot(SUBSCRIPTION, RG, 'snap', {
-        location: 'westeurope',
-        sourceResourceId: donor?.osDiskId ?? '',
-        incremental: true,
-        tags: {},
-      });
-      const imageId = `/subscriptions/${SUBSCRIPTION}/resourceGroups/${RG}/providers/Microsoft.Compute/galleries/gallery/images/workers`;
-      world.compute.createImageVersion(
-        imageId,
-        '1.0.0',
-        {
-          location: 'westeurope',
-          tags: {},
-          properties: { storageProfile: { osDiskImage: { source: { id: snapshot.id } } } },
-        },
-        {},
-      );
-      world.clock.advanceBy(world.latency.imageVersionCreateSeconds + 10);
+      captureImage(world, false);
       setImage(world, { computeGallery: { gallery: 'gallery', name: 'workers', version: '1.0.0' } });
       world.clock.advanceBy(1200);
-      assert.deepEqual(imageOf(world), { id: `${imageId}/versions/1.0.0` });
+      assert.deepEqual(imageOf(world), { id: `${IMAGE_ID}/versions/1.0.0` });
       const instances = world.compute.listInstances(POOL_ID);
       assert.equal(instances.length, 4, 'three old and one surge instance');
       assert.equal(poolNodes(world).filter(isNodeReady).length, 3);
