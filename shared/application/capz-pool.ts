@@ -79,7 +79,8 @@ export async function weighCapzOwnership(
       reason:
         `scale set ${scaleSet.name} belongs to CAPZ MachinePool ${view.namespace}/${view.name}: a new image ` +
         'goes into its AzureMachinePool template, and CAPZ rolls a template change out to every machine of ' +
-        `the pool (new nodes only is not possible): ${capz.description}`,
+        `the pool (new nodes only is not possible): ${capz.description}; to accept that, set capz.rollout ` +
+        'to "allow" (docs/capz.md)',
       remedy:
         'set capz.rollout to "allow" (the cluster\'s, or this pool\'s) to accept that rollout (docs/capz.md); ' +
         'until then the pool keeps its image',

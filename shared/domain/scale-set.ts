@@ -137,7 +137,8 @@ export function checkScaleSetEligibility(scaleSet: ScaleSet): ScaleSetEligibilit
       code: 'capz-managed',
       reason:
         `scale set ${name} is owned by Cluster API Provider Azure (cluster ${capzCluster}): CAPZ sends the full ` +
-        `model on its next reconcile and would revert the image reference and customData`,
+        `model on its next reconcile and would revert the image reference and customData; name the cluster's ` +
+        'management cluster in its capz settings to refresh it through its AzureMachinePool (docs/capz.md)',
       remedy:
         "name the cluster's management cluster in its `capz` settings (docs/capz.md): vmss-prototype then " +
         'promotes through AzureMachinePool spec.template.image, never the scale set',

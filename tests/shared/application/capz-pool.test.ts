@@ -65,7 +65,7 @@ void describe('weighCapzOwnership', () => {
     assert.equal(reason?.code, 'capz-rollout-not-allowed');
     assert.match(
       reason?.reason ?? '',
-      /CAPZ will replace 3 machines of MachinePool fleet\/capz-lab-mp-0, none unavailable .*, surge 1 machine, oldest first$/,
+      /CAPZ will replace 3 machines of MachinePool fleet\/capz-lab-mp-0, none unavailable .*, surge 1 machine, oldest first; to accept that/,
     );
     assert.match(reason?.remedy ?? '', /capz\.rollout to "allow"/);
     assert.equal(weighed.capz?.description.startsWith('CAPZ will replace 3 machines'), true);
