@@ -330,3 +330,47 @@ void describe('CAPZ MachinePool pools on the simulator', { concurrency: false },
     }
   });
 });
+
+void describe('CAPZ MachinePool rollback on the simulator', { concurrency: false }, () => {
+  void it('rollback writes the earlier version into the template; CAPZ rolls the pool back', async () => {
+    const harness = await startCapz();
+    try {
+      const first = await refresh(harness, 'capz-v1', { node: DONOR });
+      assert.equal(first.outcome, 'refreshed', first.reason);
+      const world = harness.sim.running.world;
+      // Every machine was replaced: the second refresh is from one of the new nodes, named.
+      const [replacement] = world.compute.listInstances(scaleSetOf(harness).id);
+      assert.ok(replacement);
+      world.clock.advanceBy(2 * 3600);
+      const second = await refresh(harness, 'capz-v2', { node: replacement.computerName.toLowerCase() });
+      assert.equal(second.outcome, 'refreshed', second.reason);
+      assert.ok(first.version && second.version);
+      assert.notEqual(second.version.versionName, first.version.versionName);
+
+      const status = await harness.run(
+        ORCHESTRATION.rollbackPool,
+        { cluster: 'prod', pool: POOL2, trigger: 'test' },
+        'capz-rollback',
+      );
+      assert.equal(status.runtimeStatus, 'Completed', JSON.stringify(status.failure));
+      const rolledBack = status.output as { outcome: string; to?: string; reason: string };
+      assert.equal(rolledBack.outcome, 'rolled-back', rolledBack.reason);
+      assert.equal(rolledBack.to, first.version.versionName);
+      assert.deepEqual(templateImageOf(harness), {
+        computeGallery: {
+          gallery: first.version.galleryName,
+          name: first.version.imageName,
+          version: first.version.versionName,
+          subscriptionID: first.version.subscriptionId,
+          resourceGroup: first.version.resourceGroup,
+        },
+      });
+      assert.equal(world.log.count({ api: 'arm', operation: MODEL_WRITE }), 0, 'never the model');
+      // CAPZ writes the model from the template and replaces the machines again.
+      world.clock.advanceBy(60 * 60);
+      assertRolledOut(harness, first.version.id);
+    } finally {
+      await harness.stop();
+    }
+  });
+});
