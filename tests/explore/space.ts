@@ -4,7 +4,7 @@
  * variant, a boundary of its uninterrupted run and a fault kind; point.ts explores one.
  */
 import type { ClusterSettingsData, Harness, HarnessOptions, ScenarioData } from '../e2e/harness.js';
-import { nodeOf, POOL2, withKubeadmPool } from '../e2e/harness.js';
+import { nodeOf, POOL2, withCapzPool, withKubeadmPool } from '../e2e/harness.js';
 
 export interface Variant {
   readonly name: string;
@@ -48,6 +48,16 @@ function settings(
   };
 }
 
+/** A CAPZ pool's settings: the rollout accepted (docs/capz.md). */
+function capzSettings(promotion: Record<string, unknown>): (cluster: ClusterSettingsData) => void {
+  return (cluster) => {
+    settings({ mode: 'drain-and-stop' }, promotion)(cluster);
+    const capz = cluster['capz'] as Record<string, unknown> | undefined;
+    if (capz === undefined) throw new Error('the simulator gave the CAPZ cluster no capz settings');
+    capz['rollout'] = 'allow';
+  };
+}
+
 function brokenGalleryImages(scenario: ScenarioData): void {
   const pool = scenario.clusters[0]?.scaleSets.find((entry) => entry['name'] === POOL2);
   if (pool !== undefined) pool['galleryImagesNeverJoin'] = true;
@@ -74,6 +84,23 @@ const REFRESH_VARIANTS: readonly Variant[] = [
       clock: 'manual',
       scenario: withKubeadmPool(POOL2),
       settings: settings({ mode: 'drain-and-stop' }, NO_CANARY),
+    },
+    pool: POOL2,
+  },
+  {
+    name: 'refresh capz drain-and-stop',
+    description:
+      "a CAPZ MachinePool pool's refresh: a scrubbed copy, the AzureMachinePool template written, CAPZ's rollout followed",
+    harness: { clock: 'manual', scenario: withCapzPool(POOL2), settings: capzSettings(NO_CANARY) },
+    pool: POOL2,
+  },
+  {
+    name: 'canary capz pass',
+    description: "a CAPZ pool's refresh whose canary pool joins: deleted, then the template written",
+    harness: {
+      clock: 'manual',
+      scenario: withCapzPool(POOL2),
+      settings: capzSettings({ canary: { soak: '30s', deadline: '15m' } }),
     },
     pool: POOL2,
   },

@@ -4,6 +4,7 @@
  */
 import type { WorldCheck } from '../../cli/demo-checks.js';
 import { CANARY_TAG_PREFIX } from '../../shared/domain/canary-record.js';
+import { CANARY_OF_LABEL } from '../../shared/domain/cluster-api-labels.js';
 import type { RunningSimulator } from '../../sim/index.js';
 import { liveCaptureLeftovers } from '../e2e/live-checks.js';
 
@@ -18,6 +19,56 @@ export interface ExploreBefore {
    * may change them (only a copy of a kubeadm disk is ever scrubbed; the donor could not rejoin).
    */
   readonly kubeadmIdentities: ReadonlyMap<string, string>;
+  /** Each AzureMachinePool's template image before the run (JSON), by `<cluster>/<namespace>/<name>`. */
+  readonly capzTemplates: ReadonlyMap<string, string>;
+}
+
+/** What a run may leave in an AzureMachinePool's template: what was there, or a published version of ours. */
+interface TemplateView {
+  readonly key: string;
+  readonly image: string;
+  readonly canaryOf?: string;
+}
+
+/** The AzureMachinePools of every simulated Cluster API management cluster. */
+function azureMachinePools(running: RunningSimulator): TemplateView[] {
+  return [...running.world.clusters.values()]
+    .filter((handle) => handle.world.spec.clusterApi !== undefined)
+    .flatMap((handle) =>
+      handle.world.store.list('azuremachinepools').map((object) => {
+        const amp = object as {
+          metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+          spec?: { template?: { image?: unknown } };
+        };
+        const canaryOf = amp.metadata.labels?.[CANARY_OF_LABEL];
+        return {
+          key: `${handle.world.spec.name}/${amp.metadata.namespace ?? ''}/${amp.metadata.name}`,
+          image: JSON.stringify(amp.spec?.template?.image ?? null),
+          ...(canaryOf === undefined ? {} : { canaryOf }),
+        };
+      }),
+    );
+}
+
+/** The gallery version id a CAPZ image object names (`computeGallery` with its group, or `id`). */
+function versionIdOfTemplate(image: string): string {
+  const parsed = JSON.parse(image) as {
+    id?: string;
+    computeGallery?: {
+      gallery: string;
+      name: string;
+      version: string;
+      subscriptionID?: string;
+      resourceGroup?: string;
+    };
+  } | null;
+  if (parsed?.id !== undefined) return parsed.id;
+  const gallery = parsed?.computeGallery;
+  if (gallery === undefined) return '';
+  return (
+    `/subscriptions/${gallery.subscriptionID ?? ''}/resourceGroups/${gallery.resourceGroup ?? ''}` +
+    `/providers/Microsoft.Compute/galleries/${gallery.gallery}/images/${gallery.name}/versions/${gallery.version}`
+  );
 }
 
 const KUBELET_CERT = '/var/lib/kubelet/pki/kubelet-client-current.pem';
@@ -55,6 +106,7 @@ export function takeExploreBefore(running: RunningSimulator): ExploreBefore {
         .map((scaleSet) => [scaleSet.id.toLowerCase(), JSON.stringify(scaleSet.imageReference)]),
     ),
     kubeadmIdentities: kubeadmIdentities(running),
+    capzTemplates: new Map(azureMachinePools(running).map((view) => [view.key, view.image])),
   };
 }
 
@@ -116,5 +168,20 @@ export function checkExploreInvariants(running: RunningSimulator, before: Explor
     changed.length === 0,
     changed.map(([vmId]) => vmId).join(', '),
   );
+  for (const view of azureMachinePools(running)) {
+    check(
+      `${view.key}: no canary pool left`,
+      view.canaryOf === undefined,
+      `a canary of ${view.canaryOf ?? ''}`,
+    );
+    const beforeImage = before.capzTemplates.get(view.key);
+    check(
+      `${view.key}: template on a published version or the image it had before`,
+      view.canaryOf !== undefined ||
+        view.image === beforeImage ||
+        isPublished(running, versionIdOfTemplate(view.image)),
+      `template image ${view.image}, which is not a published version`,
+    );
+  }
   return checks;
 }
