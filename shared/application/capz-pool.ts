@@ -71,6 +71,18 @@ export async function weighCapzOwnership(
       }),
     };
   }
+  if (view.topologyOwned === true) {
+    return {
+      eligibility: replaced(eligibility, owned, {
+        code: 'capz-managed',
+        reason:
+          `scale set ${scaleSet.name} belongs to CAPZ MachinePool ${view.namespace}/${view.name}, which a ` +
+          "ClusterClass topology manages: Cluster API's topology controller owns its templates and would put " +
+          'its own image back; change the image in the ClusterClass instead',
+        remedy: "change the image in the ClusterClass's AzureMachinePool template, or exclude this pool",
+      }),
+    };
+  }
   const capz = plannedCapzPool(view);
   if (rollout === 'allow') return { eligibility: replaced(eligibility, owned, undefined), capz };
   return {

@@ -48,6 +48,11 @@ export interface MachinePoolView {
   readonly imageFields?: Readonly<Record<string, unknown>>;
   /** `spec.strategy`: undefined for a type other than RollingUpdate (none is defined today). */
   readonly strategy?: RollingUpdateStrategy;
+  /**
+   * The MachinePool belongs to a ClusterClass topology (label `topology.cluster.x-k8s.io/owned`): Cluster
+   * API's topology controller owns its templates, and would put its own image back.
+   */
+  readonly topologyOwned?: boolean;
   /** The AzureMachinePool's resourceVersion: a template write is conditional on it. */
   readonly resourceVersion: string;
 }

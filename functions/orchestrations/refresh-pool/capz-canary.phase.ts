@@ -94,10 +94,11 @@ export function* capzCanaryPhase<Published>(
           { cluster, namespace: capz.namespace, azureMachinePool: name },
           { step: 'adding-capz-canary' },
         ),
-      done: (list) => list.length >= policy.instances,
-      describe: (list) => `${list.length} of ${policy.instances} canary machine(s) created`,
+      // A machine just created has no instance id yet: counted once it has one.
+      done: (list) => withInstance(list).length >= policy.instances,
+      describe: (list) => `${withInstance(list).length} of ${policy.instances} canary machine(s) created`,
     });
-    progress.instances = machines.map((machine) => machine.instanceId);
+    progress.instances = withInstance(machines).map((machine) => machine.instanceId);
     verdict = yield* watchCanaries(run, version, scaleSet, progress, context.df.currentUtcDateTime.getTime());
   } catch (error) {
     failure = asStepFailure('testing-canaries', error);
@@ -143,6 +144,10 @@ export function* capzCanaryPhase<Published>(
   throw ended.withFollowUp(
     `the AzureMachinePool template was not touched, the canary pool is gone, version ${version.versionName} is hidden and marked abandoned`,
   );
+}
+
+function withInstance<T extends { readonly instanceId: string }>(list: readonly T[]): T[] {
+  return list.filter((machine) => machine.instanceId !== '');
 }
 
 /** Deletes the canary pool and waits until CAPZ removed its machines. */

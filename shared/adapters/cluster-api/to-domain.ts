@@ -122,6 +122,9 @@ export function toRollingUpdateStrategy(
   };
 }
 
+/** Cluster API's label on objects its topology controller manages from a ClusterClass. */
+const TOPOLOGY_OWNED_LABEL = 'topology.cluster.x-k8s.io/owned';
+
 /** Whether the cluster-autoscaler owns the pool's replicas (both of its size annotations are set). */
 export function isAutoscaled(machinePool: MachinePool): boolean {
   const annotations = machinePool.metadata.annotations ?? {};
@@ -146,6 +149,7 @@ export function toMachinePoolView(
     clusterName: machinePool.spec.clusterName,
     replicas: machinePool.spec.replicas ?? DEFAULT_REPLICAS,
     autoscaled: isAutoscaled(machinePool),
+    ...(machinePool.metadata.labels?.[TOPOLOGY_OWNED_LABEL] === undefined ? {} : { topologyOwned: true }),
     ...(image === undefined ? {} : { image: toCapzImage(image), imageFields: structuredClone(image) }),
     ...definedOnly({ strategy }),
     resourceVersion: azureMachinePool.metadata.resourceVersion ?? '',

@@ -95,6 +95,22 @@ void describe('weighCapzOwnership', () => {
     assert.deepEqual(codes, ['windows']);
   });
 
+  void it('refuses a pool a ClusterClass topology manages, whatever the rollout setting', async () => {
+    const topology: Partial<MachinePoolsPort> = {
+      findByScaleSet: () => Promise.resolve({ ...POOL, topologyOwned: true }),
+    };
+    const weighed = await weighCapzOwnership(
+      handleWith(topology),
+      configuration({ namespace: 'fleet', rollout: 'allow' }),
+      scaleSet,
+      eligibility,
+    );
+    const [reason] = weighed.eligibility.eligible ? [] : weighed.eligibility.reasons;
+    assert.equal(reason?.code, 'capz-managed');
+    assert.match(reason?.reason ?? '', /ClusterClass topology manages/);
+    assert.equal(weighed.capz, undefined);
+  });
+
   void it('names the namespace when the management cluster has no such AzureMachinePool', async () => {
     const missing: Partial<MachinePoolsPort> = {
       findByScaleSet: () => Promise.reject(new NotFoundError('NotFound', 'no such AzureMachinePool')),

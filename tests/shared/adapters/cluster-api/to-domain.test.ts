@@ -78,6 +78,13 @@ void describe('toMachinePoolView', () => {
     assert.deepEqual(view.strategy, { maxSurge: 1, maxUnavailable: 0, deletePolicy: 'Oldest' });
   });
 
+  void it('marks a pool a ClusterClass topology manages', () => {
+    const managed = structuredClone(machinePool);
+    managed.metadata.labels = { ...managed.metadata.labels, 'topology.cluster.x-k8s.io/owned': '' };
+    assert.equal(toMachinePoolView('ns', managed, azureMachinePool).topologyOwned, true);
+    assert.equal(toMachinePoolView('ns', machinePool, azureMachinePool).topologyOwned, undefined);
+  });
+
   void it('reports an object it cannot read as terminal, naming the field', () => {
     assert.throws(
       () => parseObject(MachinePool, { metadata: { name: 'x' }, spec: {} }, 'MachinePool default/x'),
