@@ -173,6 +173,20 @@ void describe('Cluster API objects over the wire', () => {
       (error: unknown) => error instanceof ApiException && error.code === 409,
     );
     await assert.rejects(
+      api.patchNamespacedCustomObject({
+        ...INFRA,
+        plural: 'azuremachinepools',
+        name: POOL,
+        body: [
+          { op: 'test', path: '/metadata/resourceVersion', value: amp.metadata.resourceVersion },
+          { op: 'replace', path: '/spec/template/image', value: image },
+        ],
+      }),
+      (error: unknown) =>
+        error instanceof ApiException && error.code === 422 && /testing value/.test(String(error.body)),
+      'a JSON patch testing a stale resourceVersion is refused',
+    );
+    await assert.rejects(
       api.getNamespacedCustomObject({ ...INFRA, plural: 'azuremachinepools', name: 'nope' }),
       (error: unknown) => error instanceof ApiException && error.code === 404,
     );
