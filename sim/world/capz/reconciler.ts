@@ -34,7 +34,7 @@ import { CAPZ_ROLE_TAG, CUSTOM_DATA_HASH_TAG, customDataHash, imageReferenceOf }
 import { capzOwnerTag } from './scenario.js';
 import { type ManagedCluster, scaleSetIdOf, seedManagementObjects } from './seed.js';
 import { type DeletePolicy, scaledValue, selectMachinesToDelete } from './strategy.js';
-import { rotateMachinePoolTokens } from './tokens.js';
+import { issueToken, rotateMachinePoolTokens } from './tokens.js';
 
 export type CapzEventKind =
   | 'model-write'
@@ -256,7 +256,15 @@ export class CapzReconciler {
     const namespace = managed.namespace;
     const name = amp.metadata.name;
     const { compute } = this.options;
-    const bootstrapData = bootstrapDataFor(this.store, namespace, configName, amp);
+    const bootstrapData = bootstrapDataFor(this.store, namespace, configName, amp, (sourceData) =>
+      issueToken(
+        managed.world.store,
+        `${managed.clusterName}/${name}`,
+        sourceData,
+        this.options.clock.nowMs(),
+        this.options.tokenTtlSeconds * 1000,
+      ),
+    );
     const image = imageReferenceOf((specOf(amp).template as { image?: unknown } | undefined)?.image, {
       subscriptionId: managed.subscriptionId,
       resourceGroup: managed.world.resourceGroup,
@@ -272,7 +280,7 @@ export class CapzReconciler {
     const key = keyOf(namespace, name);
     const scaleSetId = scaleSetIdOf(managed, name);
     if (!compute.getScaleSet(scaleSetId)) {
-      const created = createCanaryScaleSet(compute, managed, amp, image, bootstrapData, replicas);
+      const created = createCanaryScaleSet(this.store, compute, managed, amp, image, bootstrapData, replicas);
       if (created === undefined) return;
       this.record(namespace, name, 'scale-set-create', created);
       this.pools.set(key, { lastImage: JSON.stringify(image), managed, scaleSetId });

@@ -384,7 +384,20 @@ void describe('CAPZ reconciler', () => {
       assert.ok(canary, 'the canary scale set exists');
       assert.deepEqual(canary.imageReference, NEW_MARKETPLACE);
       assert.equal(canary.tags['sigs.k8s.io_cluster-api-provider-azure_cluster_capz-lab'], 'owned');
-      assert.equal(canary.customData, world.compute.getScaleSet(POOL_ID)?.customData);
+      // CABPK issues the canary's config a token of its own; the data is otherwise the pool's.
+      const config = store.get('kubeadmconfigs', 'default', name);
+      const token = (
+        config?.spec as { joinConfiguration: { discovery: { bootstrapToken: { token: string } } } }
+      ).joinConfiguration.discovery.bootstrapToken.token;
+      assert.notEqual(token, 'q4w8e2.r6t1y5u9i3o7p0as');
+      assert.ok(
+        labStore(world).get('secrets', 'kube-system', `bootstrap-token-${token.split('.')[0] ?? ''}`),
+      );
+      const poolData = Buffer.from(world.compute.getScaleSet(POOL_ID)?.customData ?? '', 'base64').toString();
+      assert.equal(
+        Buffer.from(canary.customData ?? '', 'base64').toString(),
+        poolData.replace('q4w8e2.r6t1y5u9i3o7p0as', token),
+      );
       world.clock.advanceBy(120);
       assert.equal(poolNodes(world, name).filter(isNodeReady).length, 1, 'its node joined');
       assert.equal(
