@@ -99,6 +99,8 @@ export function poolObjects(input: PoolObjectsInput): {
           version: input.kubernetesVersion,
           bootstrap: {
             configRef: { apiVersion: BOOTSTRAP_API_VERSION, kind: 'KubeadmConfig', name: input.name },
+            // CAPI's MachinePool controller copies the config's data Secret name here once it is ready.
+            dataSecretName: input.name,
           },
           infrastructureRef: {
             apiVersion: INFRASTRUCTURE_API_VERSION,
