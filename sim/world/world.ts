@@ -7,8 +7,9 @@ import { ArmThrottle } from '../arm/throttling.js';
 import type { KubeObject, LatencyProfile } from '../contracts.js';
 import { isNodeReady, isUnschedulable, specOf, statusOf, timestamp } from '../kube/objects.js';
 import { AutoscalerStandIn } from './autoscaler.js';
+import type { CapzEvent } from './capz/events.js';
 import { createCapzReconcilers } from './capz/management.js';
-import type { CapzEvent, CapzReconciler } from './capz/reconciler.js';
+import type { CapzReconciler } from './capz/reconciler.js';
 import { type ClockMode, createClock, type WorldClock } from './clock.js';
 import { ClusterWorld, type JoinRecord, type PrepRecord } from './cluster.js';
 import {

@@ -21,37 +21,80 @@ import {
 import { capzOwnerTag } from './scenario.js';
 import { type ManagedCluster, scaleSetIdOf } from './seed.js';
 
-/** The bootstrap data of a MachinePool's KubeadmConfig; generated from the canary's source pool when it has none. */
+/**
+ * The pool a canary is of: its `vmss-prototype.io/canary-of` label names a MachinePool (whose
+ * AzureMachinePool names the scale set and whose KubeadmConfig holds the data), or else a scale set.
+ */
+export function canarySourceOf(
+  store: KubeStore,
+  namespace: string,
+  amp: KubeObject,
+): { scaleSet: string; config: string } | undefined {
+  const label = amp.metadata.labels?.[CANARY_OF_LABEL];
+  if (label === undefined) return undefined;
+  const machinePool = store.get('machinepools', namespace, label);
+  const template = (
+    (machinePool ? specOf(machinePool).template : undefined) as
+      | { spec?: { infrastructureRef?: { name?: string }; bootstrap?: { configRef?: { name?: string } } } }
+      | undefined
+  )?.spec;
+  return {
+    scaleSet: template?.infrastructureRef?.name ?? label,
+    config: template?.bootstrap?.configRef?.name ?? label,
+  };
+}
+
+/**
+ * The bootstrap data of a MachinePool's KubeadmConfig. A config without data yet (a canary's) gets what
+ * CABPK would generate: the source pool's data with a bootstrap token of its own (`issueToken` creates it
+ * in the workload cluster and returns the data carrying it, and the token).
+ */
 export function bootstrapDataFor(
   store: KubeStore,
   namespace: string,
   configName: string | undefined,
   amp: KubeObject,
+  issueToken: (sourceData: string) => { data: string; token?: string },
 ): string | undefined {
   if (configName === undefined) return undefined;
   const config = store.get('kubeadmconfigs', namespace, configName);
   if (!config) return undefined;
   const secretName = statusOf(config).dataSecretName;
   if (typeof secretName === 'string') return bootstrapDataOf(store.get('secrets', namespace, secretName));
-  // A new config (a canary's): CABPK generates its data; the simulator takes the source pool's.
-  const source = amp.metadata.labels?.[CANARY_OF_LABEL];
-  const sourceConfig = source === undefined ? undefined : store.get('kubeadmconfigs', namespace, source);
+  const source = canarySourceOf(store, namespace, amp);
+  const sourceConfig =
+    source === undefined ? undefined : store.get('kubeadmconfigs', namespace, source.config);
   const sourceSecret = sourceConfig ? statusOf(sourceConfig).dataSecretName : undefined;
   const sourceData =
     typeof sourceSecret === 'string'
       ? bootstrapDataOf(store.get('secrets', namespace, sourceSecret))
       : undefined;
   if (sourceData === undefined) return undefined;
+  const { data, token } = issueToken(sourceData);
   const clusterName = amp.metadata.labels?.[CLUSTER_NAME_LABEL] ?? '';
-  store.create('secrets', bootstrapSecret(namespace, configName, clusterName, sourceData));
+  store.create('secrets', bootstrapSecret(namespace, configName, clusterName, data));
   store.mutate('kubeadmconfigs', namespace, configName, (object) => {
+    if (token !== undefined) {
+      const spec = specOf(object);
+      const join = (spec.joinConfiguration ?? {}) as Record<string, unknown>;
+      const discovery = (join.discovery ?? {}) as Record<string, unknown>;
+      const bootstrapToken = (discovery.bootstrapToken ?? {}) as Record<string, unknown>;
+      object.spec = {
+        ...spec,
+        joinConfiguration: {
+          ...join,
+          discovery: { ...discovery, bootstrapToken: { ...bootstrapToken, token } },
+        },
+      };
+    }
     object.status = { ...statusOf(object), ready: true, dataSecretName: configName };
   });
-  return sourceData;
+  return data;
 }
 
 /** Creates a canary's scale set; returns what it did, or undefined when its source pool is unknown. */
 export function createCanaryScaleSet(
+  store: KubeStore,
   compute: ComputeState,
   managed: ManagedCluster,
   amp: KubeObject,
@@ -61,7 +104,7 @@ export function createCanaryScaleSet(
 ): string | undefined {
   const scaleSetId = scaleSetIdOf(managed, amp.metadata.name);
   const name = amp.metadata.name;
-  const sourceName = amp.metadata.labels?.[CANARY_OF_LABEL];
+  const sourceName = canarySourceOf(store, managed.namespace, amp)?.scaleSet;
   const sourceSpec = managed.world.spec.scaleSets.find((scaleSet) => scaleSet.name === sourceName);
   const sourceId = sourceName === undefined ? undefined : scaleSetIdOf(managed, sourceName);
   const source = sourceId === undefined ? undefined : compute.getScaleSet(sourceId);

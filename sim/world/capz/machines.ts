@@ -38,6 +38,7 @@ export class CapzMachines {
     managed: ManagedCluster,
     amp: KubeObject,
     ready: (instance: InstanceInfo) => boolean,
+    latest: (instance: InstanceInfo) => boolean,
     draining: ReadonlySet<string>,
   ): MachineView[] {
     const namespace = managed.namespace;
@@ -57,11 +58,13 @@ export class CapzMachines {
         );
       }
       const isReady = ready(instance);
+      // CAPZ's latestModelApplied: the instance runs the template's image (not Azure's model version).
+      const isLatest = latest(instance);
       const deleting = draining.has(instance.id.toLowerCase());
       const node = managed.world.store.get('nodes', undefined, nodeNameOf(instance));
       const status = {
         ready: isReady,
-        latestModelApplied: instance.latestModelApplied,
+        latestModelApplied: isLatest,
         provisioningState: deleting ? 'Deleting' : instance.provisioningState,
         version: managed.world.spec.kubernetesVersion,
         ...(node
@@ -86,7 +89,7 @@ export class CapzMachines {
       views.push({
         name,
         ready: isReady,
-        latestModelApplied: instance.latestModelApplied,
+        latestModelApplied: isLatest,
         provisioningState: instance.provisioningState,
         deleting,
         createdMs: Date.parse(instance.timeCreated),

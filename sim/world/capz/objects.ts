@@ -99,6 +99,8 @@ export function poolObjects(input: PoolObjectsInput): {
           version: input.kubernetesVersion,
           bootstrap: {
             configRef: { apiVersion: BOOTSTRAP_API_VERSION, kind: 'KubeadmConfig', name: input.name },
+            // CAPI's MachinePool controller copies the config's data Secret name here once it is ready.
+            dataSecretName: input.name,
           },
           infrastructureRef: {
             apiVersion: INFRASTRUCTURE_API_VERSION,
@@ -260,6 +262,27 @@ export function machineObject(
     spec: { providerID: instance.providerId, instanceID: instance.instanceId },
     status: {},
   };
+}
+
+/**
+ * Whether two imageReferences name the same image, as CAPZ compares them (`VMSS.HasLatestModelApplied`,
+ * azure/types.go, and `hasLatestModelApplied`, azure/scope/machinepoolmachine.go): by their fields, ids
+ * case-insensitively, whatever the key order.
+ */
+export function sameImage(a: unknown, b: unknown): boolean {
+  const canonical = (value: unknown): string => {
+    if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+    const record = value as Record<string, unknown>;
+    return JSON.stringify(
+      Object.keys(record)
+        .sort()
+        .map((key) => [
+          key,
+          key === 'id' && typeof record[key] === 'string' ? record[key].toLowerCase() : record[key],
+        ]),
+    );
+  };
+  return canonical(a) === canonical(b);
 }
 
 /** A stable order for `deletePolicy: Random` that does not depend on the run: the machines' names hashed. */

@@ -29,34 +29,19 @@ import type { ClusterWorld } from '../cluster.js';
 import { nodeNameOf } from '../nodes.js';
 import { bootstrapDataFor, createCanaryScaleSet } from './canary.js';
 import { drainPass } from './drain.js';
+import type { CapzEvent, CapzEventKind } from './events.js';
 import { CapzMachines } from './machines.js';
-import { CAPZ_ROLE_TAG, CUSTOM_DATA_HASH_TAG, customDataHash, imageReferenceOf } from './objects.js';
+import {
+  CAPZ_ROLE_TAG,
+  CUSTOM_DATA_HASH_TAG,
+  customDataHash,
+  imageReferenceOf,
+  sameImage,
+} from './objects.js';
 import { capzOwnerTag } from './scenario.js';
 import { type ManagedCluster, scaleSetIdOf, seedManagementObjects } from './seed.js';
 import { type DeletePolicy, scaledValue, selectMachinesToDelete } from './strategy.js';
-import { rotateMachinePoolTokens } from './tokens.js';
-
-export type CapzEventKind =
-  | 'model-write'
-  | 'revert'
-  | 'scale'
-  | 'scale-set-create'
-  | 'scale-set-delete'
-  | 'machine-delete'
-  | 'drain-blocked'
-  | 'instance-delete'
-  | 'token-rotate';
-
-/** What the reconciler did, for tests and `GET /_sim/capz`. */
-export interface CapzEvent {
-  at: string;
-  managementCluster: string;
-  namespace: string;
-  /** The AzureMachinePool (= scale set) name. */
-  pool: string;
-  kind: CapzEventKind;
-  detail: string;
-}
+import { issueToken, rotateMachinePoolTokens } from './tokens.js';
 
 export interface CapzReconcilerOptions {
   name: string;
@@ -75,8 +60,8 @@ export const CAPZ_REQUEUE_SECONDS = 10;
 const WATCH_DELAY_SECONDS = 2;
 
 interface PoolMemory {
-  /** The imageReference CAPZ last wrote or found (JSON), to tell a revert from a template change. */
-  lastImage: string;
+  /** The imageReference CAPZ last wrote or found, to tell a revert from a template change. */
+  lastImage: unknown;
   managed: ManagedCluster;
   scaleSetId: string;
 }
@@ -108,7 +93,7 @@ export class CapzReconciler {
         const info = options.compute.getScaleSet(id);
         if (info)
           this.pools.set(keyOf(managed.namespace, amp.metadata.name), {
-            lastImage: JSON.stringify(info.imageReference),
+            lastImage: info.imageReference,
             managed,
             scaleSetId: id,
           });
@@ -256,7 +241,15 @@ export class CapzReconciler {
     const namespace = managed.namespace;
     const name = amp.metadata.name;
     const { compute } = this.options;
-    const bootstrapData = bootstrapDataFor(this.store, namespace, configName, amp);
+    const bootstrapData = bootstrapDataFor(this.store, namespace, configName, amp, (sourceData) =>
+      issueToken(
+        managed.world.store,
+        `${managed.clusterName}/${name}`,
+        sourceData,
+        this.options.clock.nowMs(),
+        this.options.tokenTtlSeconds * 1000,
+      ),
+    );
     const image = imageReferenceOf((specOf(amp).template as { image?: unknown } | undefined)?.image, {
       subscriptionId: managed.subscriptionId,
       resourceGroup: managed.world.resourceGroup,
@@ -272,22 +265,23 @@ export class CapzReconciler {
     const key = keyOf(namespace, name);
     const scaleSetId = scaleSetIdOf(managed, name);
     if (!compute.getScaleSet(scaleSetId)) {
-      const created = createCanaryScaleSet(compute, managed, amp, image, bootstrapData, replicas);
+      const created = createCanaryScaleSet(this.store, compute, managed, amp, image, bootstrapData, replicas);
       if (created === undefined) return;
       this.record(namespace, name, 'scale-set-create', created);
-      this.pools.set(key, { lastImage: JSON.stringify(image), managed, scaleSetId });
+      this.pools.set(key, { lastImage: image, managed, scaleSetId });
       return;
     }
     if (!this.pools.has(key))
       this.pools.set(key, {
-        lastImage: JSON.stringify(compute.getScaleSet(scaleSetId)?.imageReference),
+        lastImage: compute.getScaleSet(scaleSetId)?.imageReference,
         managed,
         scaleSetId,
       });
     const instances = compute.listInstances(scaleSetId);
+    const latest = (instance: InstanceInfo): boolean => sameImage(instance.imageReference, image);
     const atRest =
       instances.length === replicas &&
-      instances.every((instance) => instance.latestModelApplied && this.ready(managed, instance)) &&
+      instances.every((instance) => latest(instance) && this.ready(managed, instance)) &&
       !instances.some((instance) => this.draining.has(instance.id.toLowerCase()));
     if (force || !atRest)
       this.writeModel(managed, name, scaleSetId, image, bootstrapData, replicas, maxSurge, force);
@@ -295,6 +289,7 @@ export class CapzReconciler {
       managed,
       amp,
       (instance) => this.ready(managed, instance),
+      latest,
       this.draining,
     );
     if (!atRest) {
@@ -313,7 +308,7 @@ export class CapzReconciler {
         );
       }
       this.drainAll(managed, name, scaleSetId);
-      this.machines.sync(managed, amp, (instance) => this.ready(managed, instance), this.draining);
+      this.machines.sync(managed, amp, (instance) => this.ready(managed, instance), latest, this.draining);
     }
     this.machines.writeStatus(managed, machinePool, amp, replicas, compute.getScaleSet(scaleSetId));
   }
@@ -361,8 +356,11 @@ export class CapzReconciler {
     const model = compute.getScaleSetModel(scaleSetId);
     if (!scaleSet || !model) return;
     const instances = compute.listInstances(scaleSetId);
-    const hasModelChanges = JSON.stringify(scaleSet.imageReference) !== JSON.stringify(image);
-    const latest = instances.filter((instance) => instance.latestModelApplied).length;
+    const hasModelChanges = !sameImage(scaleSet.imageReference, image);
+    // HasEnoughLatestModelOrNotMixedModel (azure/types.go): instances running the scale set's image.
+    const latest = instances.filter((instance) =>
+      sameImage(instance.imageReference, scaleSet.imageReference),
+    ).length;
     const updated = latest === instances.length || latest === scaleSet.capacity;
     const surge = scaledValue(maxSurgeValue, replicas, true);
     const capacity = surge > 0 && (hasModelChanges || !updated) ? replicas + surge : replicas;
@@ -370,7 +368,7 @@ export class CapzReconciler {
     const memory = this.pools.get(keyOf(managed.namespace, pool));
     const before = JSON.stringify(scaleSet.imageReference);
     // A model written behind CAPZ's back waits for the resync or an object change (not the requeue).
-    if (!force && memory !== undefined && memory.lastImage !== before) return;
+    if (!force && memory !== undefined && !sameImage(memory.lastImage, scaleSet.imageReference)) return;
     const hash = customDataHash(bootstrapData);
     const tags = {
       ...scaleSet.tags,
@@ -386,7 +384,7 @@ export class CapzReconciler {
     }
     compute.replaceScaleSet(scaleSetId, { properties: model, tags, capacity });
     if (hasModelChanges) {
-      const reverted = memory !== undefined && memory.lastImage !== before;
+      const reverted = memory !== undefined && !sameImage(memory.lastImage, scaleSet.imageReference);
       this.record(
         managed.namespace,
         pool,
@@ -396,7 +394,7 @@ export class CapzReconciler {
     } else {
       this.record(managed.namespace, pool, 'scale', `capacity ${scaleSet.capacity} → ${capacity}`);
     }
-    if (memory) memory.lastImage = JSON.stringify(image);
+    if (memory) memory.lastImage = image;
   }
 }
 

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 
 import type { KubeObject, KubeStore } from '../../contracts.js';
 import { specOf, statusOf } from '../../kube/objects.js';
-import { BOOTSTRAP_TOKEN_RE, bootstrapTokenSecret } from '../kubeadm.js';
+import { BOOTSTRAP_TOKEN_RE, bootstrapTokenSecret, kubeadmJoinOf } from '../kubeadm.js';
 import { bootstrapDataOf, CLUSTER_NAME_LABEL } from './objects.js';
 import type { ManagedCluster } from './seed.js';
 
@@ -52,6 +52,20 @@ export function rotateToken(
 ): string {
   workload.create('secrets', bootstrapTokenSecret(token, expiresMs));
   return bootstrapData.split(oldToken).join(token);
+}
+
+/** CABPK's token for a new config: created in the workload cluster (TTL `ttlMs`), put in a copy of the data. */
+export function issueToken(
+  workload: KubeStore,
+  seed: string,
+  sourceData: string,
+  nowMs: number,
+  ttlMs: number,
+): { data: string; token?: string } {
+  const old = kubeadmJoinOf(sourceData)?.token;
+  if (!old) return { data: sourceData };
+  const token = newToken(`${seed}/${nowMs}`);
+  return { data: rotateToken(workload, old, token, sourceData, nowMs + ttlMs), token };
 }
 
 /** One CABPK token check over a managed cluster's KubeadmConfigs; returns the rotations made. */

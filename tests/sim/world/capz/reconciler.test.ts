@@ -282,6 +282,21 @@ void describe('CAPZ reconciler', () => {
       const reverts = world.capzEvents().filter((event) => event.kind === 'revert');
       assert.equal(reverts.length, 1);
       assert.equal(reverts[0]?.pool, POOL);
+      // The machines run the template's image all along: CAPZ replaces none of them (the write back
+      // surges, as the model it replaced was not the instances', and the surplus machine goes again).
+      world.clock.advanceBy(600);
+      const deleted = world
+        .capzEvents()
+        .filter((event) => event.kind === 'machine-delete')
+        .map((event) => event.detail);
+      assert.ok(
+        deleted.every((detail) => detail.startsWith(`deleting machine ${POOL}-3 `)),
+        deleted.join('; '),
+      );
+      assert.deepEqual(
+        world.compute.listInstances(POOL_ID).map((instance) => instance.instanceId),
+        ['0', '1', '2'],
+      );
     } finally {
       world.stop();
     }
@@ -302,6 +317,44 @@ void describe('CAPZ reconciler', () => {
       const status = mgmtStore(world).get('machinepools', 'default', POOL)?.status as Record<string, unknown>;
       assert.equal(status.readyReplicas, 3);
       assert.equal(status.replicas, 4);
+    } finally {
+      world.stop();
+    }
+  });
+
+  void it('rolls a stalled rollout back when the template gets its old image: the broken machine goes, the old stay', async () => {
+    const world = await makeWorld();
+    try {
+      const seededImage = (
+        mgmtStore(world).get('azuremachinepools', 'default', POOL)?.spec as {
+          template: { image: Record<string, unknown> };
+        }
+      ).template.image;
+      const before = poolNodes(world).map((node) => node.metadata.name);
+      captureImage(world, false);
+      setImage(world, { computeGallery: { gallery: 'gallery', name: 'workers', version: '1.0.0' } });
+      world.clock.advanceBy(600);
+      assert.equal(world.compute.listInstances(POOL_ID).length, 4);
+      setImage(world, seededImage);
+      world.clock.advanceBy(600);
+      assert.deepEqual(imageOf(world), {
+        publisher: 'Canonical',
+        offer: '0001-com-ubuntu-server-jammy',
+        sku: '22_04-lts-gen2',
+        version: 'latest',
+      });
+      assert.deepEqual(
+        world.compute.listInstances(POOL_ID).map((instance) => instance.instanceId),
+        ['0', '1', '2'],
+      );
+      assert.deepEqual(
+        poolNodes(world).map((node) => node.metadata.name),
+        before,
+      );
+      const machines = mgmtStore(world).list('azuremachinepoolmachines', 'default');
+      assert.ok(
+        machines.every((machine) => (machine.status as { latestModelApplied: boolean }).latestModelApplied),
+      );
     } finally {
       world.stop();
     }
@@ -384,7 +437,20 @@ void describe('CAPZ reconciler', () => {
       assert.ok(canary, 'the canary scale set exists');
       assert.deepEqual(canary.imageReference, NEW_MARKETPLACE);
       assert.equal(canary.tags['sigs.k8s.io_cluster-api-provider-azure_cluster_capz-lab'], 'owned');
-      assert.equal(canary.customData, world.compute.getScaleSet(POOL_ID)?.customData);
+      // CABPK issues the canary's config a token of its own; the data is otherwise the pool's.
+      const config = store.get('kubeadmconfigs', 'default', name);
+      const token = (
+        config?.spec as { joinConfiguration: { discovery: { bootstrapToken: { token: string } } } }
+      ).joinConfiguration.discovery.bootstrapToken.token;
+      assert.notEqual(token, 'q4w8e2.r6t1y5u9i3o7p0as');
+      assert.ok(
+        labStore(world).get('secrets', 'kube-system', `bootstrap-token-${token.split('.')[0] ?? ''}`),
+      );
+      const poolData = Buffer.from(world.compute.getScaleSet(POOL_ID)?.customData ?? '', 'base64').toString();
+      assert.equal(
+        Buffer.from(canary.customData ?? '', 'base64').toString(),
+        poolData.replace('q4w8e2.r6t1y5u9i3o7p0as', token),
+      );
       world.clock.advanceBy(120);
       assert.equal(poolNodes(world, name).filter(isNodeReady).length, 1, 'its node joined');
       assert.equal(
