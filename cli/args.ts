@@ -20,6 +20,8 @@ export interface CliOptions {
   readonly simConnect?: string;
   /** Simulator time factor (simulated seconds per wall second) for --sim. */
   readonly timeFactor?: number;
+  /** --sim/--sim-connect: the simulated CAPZ clusters' `capz.rollout` (in settings otherwise). */
+  readonly capzRollout?: 'allow' | 'refuse';
   /** Settings file in local.settings.json form (`{ "Values": { … } }`); default: the environment. */
   readonly settingsFile?: string;
   /** Where run histories are kept so a killed run can be resumed. */
@@ -100,6 +102,10 @@ const OPTIONS = {
   },
   '--sim-connect': { value: '<file>', help: 'a simulator started with `npm run sim` (its connection.json)' },
   '--time-factor': { value: '<n>', help: 'simulated seconds per wall second with --sim (default 200)' },
+  '--capz-rollout': {
+    value: '<allow|refuse>',
+    help: "with --sim or --sim-connect: accept CAPZ's rollout on simulated CAPZ pools (default refuse; docs/capz.md)",
+  },
   '--state-dir': { value: '<dir>', help: 'where run histories are kept for --resume (default .runs)' },
   '-h, --help': { help: 'this text' },
 } as const satisfies Record<string, OptionSpec>;
@@ -113,6 +119,7 @@ const COMMON: readonly OptionName[] = [
   '--sim',
   '--sim-connect',
   '--time-factor',
+  '--capz-rollout',
   '--state-dir',
 ];
 
@@ -423,6 +430,23 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     }
     if (sim === undefined) throw new UsageError('--time-factor only applies with --sim', command);
   }
+  const capzRolloutText = values.get('--capz-rollout');
+  let capzRollout: 'allow' | 'refuse' | undefined;
+  if (capzRolloutText !== undefined) {
+    if (capzRolloutText !== 'allow' && capzRolloutText !== 'refuse') {
+      throw new UsageError(
+        `--capz-rollout "${capzRolloutText.slice(0, 40)}" must be allow or refuse (docs/capz.md)`,
+        command,
+      );
+    }
+    if (sim === undefined && !values.has('--sim-connect')) {
+      throw new UsageError(
+        '--capz-rollout only applies with --sim or --sim-connect: against real clusters set capz.rollout in VMSSP_CLUSTERS',
+        command,
+      );
+    }
+    capzRollout = capzRolloutText;
+  }
   const html = values.get('--html');
   const serveText = values.get('--serve');
   let serve: number | undefined;
@@ -460,7 +484,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       ...(optional('--settings') === undefined ? {} : { settingsFile: optional('--settings') }),
       ...(optional('--resume') === undefined ? {} : { resume: optional('--resume') }),
       ...(optional('--sim-connect') === undefined ? {} : { simConnect: optional('--sim-connect') }),
-      ...definedOnly({ sim, timeFactor, to, html, serve }),
+      ...definedOnly({ sim, timeFactor, capzRollout, to, html, serve }),
     },
   };
 }

@@ -56,6 +56,7 @@ async function run(options: CliOptions): Promise<number> {
         sim: options.sim,
         simConnect: options.simConnect,
         timeFactor: options.timeFactor,
+        capzRollout: options.capzRollout,
       }),
       onStatus: progress.createProgressPrinter(process.stderr, { json: options.json }),
     });

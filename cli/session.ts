@@ -26,6 +26,7 @@ import {
   type InstanceStore,
 } from './runner/index.js';
 import { connectSimulator } from './sim-connection.js';
+import { withCapzRollout } from './sim-settings.js';
 import type { SimulatorSession } from './sim-session.js';
 
 export interface Session {
@@ -40,6 +41,8 @@ export interface SessionOptions {
   readonly sim?: string | true;
   readonly simConnect?: string;
   readonly timeFactor?: number;
+  /** --sim/--sim-connect: the simulated CAPZ clusters' `capz.rollout`. */
+  readonly capzRollout?: 'allow' | 'refuse';
   readonly stateDir: string;
   /**
    * Keep run histories in the state dir (refresh, so an interrupted run can be resumed); otherwise in
@@ -111,7 +114,7 @@ async function openSessionWith(
     });
     try {
       const composition = compose({
-        env: simulator.env,
+        env: withCapzRollout(simulator.env, options.capzRollout),
         simulator: simulator.endpoints,
         now: () => new Date(simulator.clock.now()),
         runner: CLI_RUNNER,
@@ -132,7 +135,7 @@ async function openSessionWith(
   if (options.simConnect !== undefined) {
     const connected = await connectSimulator(options.simConnect);
     const composition = compose({
-      env: connected.env,
+      env: withCapzRollout(connected.env, options.capzRollout),
       simulator: connected.endpoints,
       now: () => new Date(connected.clock.now()),
       runner: CLI_RUNNER,

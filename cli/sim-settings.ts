@@ -59,3 +59,15 @@ export function settingsForConnection(connection: SimulatorConnection): Record<s
   env['VMSSP_CLUSTERS'] = JSON.stringify(clusters);
   return env;
 }
+
+/** The simulator's settings with every CAPZ cluster's `capz.rollout` set (`--capz-rollout`); as they are without. */
+export function withCapzRollout(
+  env: Record<string, string>,
+  rollout: 'allow' | 'refuse' | undefined,
+): Record<string, string> {
+  const text = env['VMSSP_CLUSTERS'];
+  if (rollout === undefined || text === undefined) return env;
+  const clusters = JSON.parse(text) as { capz?: Record<string, unknown> }[];
+  for (const cluster of clusters) if (cluster.capz !== undefined) cluster.capz['rollout'] = rollout;
+  return { ...env, VMSSP_CLUSTERS: JSON.stringify(clusters) };
+}
