@@ -26,8 +26,8 @@ import {
   type InstanceStore,
 } from './runner/index.js';
 import { connectSimulator } from './sim-connection.js';
-import { withCapzRollout } from './sim-settings.js';
 import type { SimulatorSession } from './sim-session.js';
+import { withCapzRollout } from './sim-settings.js';
 
 export interface Session {
   readonly composition: Composition;
