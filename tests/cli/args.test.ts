@@ -200,7 +200,11 @@ void describe('parseArgs: usage errors', () => {
     [['status', '--sim', '--settings', 'f'], /exclude each other/, 'status'],
     [['status', '--time-factor', '5'], /--time-factor only applies with --sim/, 'status'],
     [['status', '--sim', '--time-factor=0'], /must be a number from 1 to 100000/, 'status'],
-    [['plan', '--capz-rollout', 'allow'], /only applies with --sim or --sim-connect: .*capz\.rollout/, 'plan'],
+    [
+      ['plan', '--capz-rollout', 'allow'],
+      /only applies with --sim or --sim-connect: .*capz\.rollout/,
+      'plan',
+    ],
     [['plan', '--sim', '--capz-rollout', 'yes'], /--capz-rollout "yes" must be allow or refuse/, 'plan'],
   ];
   for (const [argv, message, command] of cases) {

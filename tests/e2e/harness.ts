@@ -193,7 +193,8 @@ export function withCapzPool(
     withKubeadmPool(pool)(scenario);
     const cluster = scenario.clusters[0];
     const scaleSet = cluster?.scaleSets.find((entry) => entry['name'] === pool);
-    if (cluster === undefined || scaleSet === undefined) throw new Error(`the scenario has no scale set ${pool}`);
+    if (cluster === undefined || scaleSet === undefined)
+      throw new Error(`the scenario has no scale set ${pool}`);
     const clusterName = String(cluster['name']);
     scaleSet['tags'] = {
       ...(scaleSet['tags'] as Record<string, string> | undefined),

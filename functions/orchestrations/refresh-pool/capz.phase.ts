@@ -16,7 +16,6 @@ import { StepFailure } from '../step-failure.js';
 import { POLL } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import type { BuiltVersion } from './image.phase.js';
-import type { PointedModel } from './model.phase.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
 
@@ -45,7 +44,7 @@ export function capzOf(run: RefreshRun): PlannedCapzPool {
 export function* pointTemplate(
   run: RefreshRun,
   version: BuiltVersion,
-): Generator<Task, PointedModel, unknown> {
+): Generator<Task, { readonly kind: 'pointed'; readonly targetImageId: string }, unknown> {
   const capz = capzOf(run);
   const step = 'setting-capz-template';
   setStatus(run, step, `AzureMachinePool ${capz.namespace}/${capz.azureMachinePool}`);
