@@ -4,6 +4,7 @@
  * `cluster.x-k8s.io/v1beta1` MachinePool and `infrastructure.cluster.x-k8s.io/v1beta1` AzureMachinePool and
  * AzureMachinePoolMachine objects.
  */
+import { definedOnly } from './optional.js';
 
 /** `AzureMachinePool.spec.strategy.rollingUpdate` (CAPZ defaults: maxSurge 1, maxUnavailable 0, Oldest). */
 export interface RollingUpdateStrategy {
@@ -75,4 +76,56 @@ export interface MachinePoolMachine {
   readonly createdAt: string;
   /** Set once Cluster API is deleting it (drained, then the instance deleted). */
   readonly deleting: boolean;
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** `spec.template.image` interpreted: a compute gallery version or an image id may be one of ours. */
+export function interpretCapzImage(image: Readonly<Record<string, unknown>>): CapzImage {
+  const gallery = image['computeGallery'];
+  if (typeof gallery === 'object' && gallery !== null) {
+    const fields = gallery as Record<string, unknown>;
+    const galleryName = text(fields['gallery']);
+    const name = text(fields['name']);
+    const version = text(fields['version']);
+    if (galleryName !== undefined && name !== undefined && version !== undefined) {
+      return {
+        kind: 'compute-gallery',
+        gallery: galleryName,
+        name,
+        version,
+        ...definedOnly({
+          subscriptionId: text(fields['subscriptionID']),
+          resourceGroup: text(fields['resourceGroup']),
+        }),
+      };
+    }
+  }
+  const id = text(image['id']);
+  if (id !== undefined) return { kind: 'id', id };
+  return { kind: 'other', description: describeOtherImage(image) };
+}
+
+function describeOtherImage(image: Readonly<Record<string, unknown>>): string {
+  for (const key of ['marketplace', 'sharedGallery', 'computeGallery']) {
+    const value = image[key];
+    if (typeof value !== 'object' || value === null) continue;
+    const fields = value as Record<string, unknown>;
+    const parts = [
+      'publisher',
+      'offer',
+      'sku',
+      'subscriptionID',
+      'resourceGroup',
+      'gallery',
+      'name',
+      'version',
+    ]
+      .map((field) => text(fields[field]))
+      .filter((part): part is string => part !== undefined);
+    return `${key} ${parts.join('/')}`.trim();
+  }
+  return `image with ${Object.keys(image).join(', ') || 'no fields'}`;
 }

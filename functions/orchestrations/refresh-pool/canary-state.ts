@@ -26,6 +26,11 @@ export interface CanaryProgress {
   observations: readonly CanaryObservation[];
 }
 
+/** A canary that has not started: nothing to give back yet. */
+export function newCanaryProgress(): CanaryProgress {
+  return { scaleOutRequested: false, instances: [], others: [], checkPods: {}, observations: [] };
+}
+
 /** Waits until the model's update finished and its image is `imageId`. */
 export function* waitForModelImage(
   run: RefreshRun,

@@ -26,7 +26,7 @@ import { EXPECTED, POLL } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import { giveBackCanary, removePassedCanaries } from './canary-cleanup.js';
 import type { CanaryProgress } from './canary-state.js';
-import { scaleSetRefOf } from './canary-state.js';
+import { newCanaryProgress, scaleSetRefOf } from './canary-state.js';
 import { watchCanaries } from './canary-watch.js';
 import type { BuiltVersion } from './image.phase.js';
 import type { RefreshRun } from './run.js';
@@ -52,13 +52,7 @@ export function* canaryPhase<Published>(
   const policy = plan.settings.canary;
   const scaleSet = scaleSetRefOf(run);
   const startedAtMs = context.df.currentUtcDateTime.getTime();
-  const progress: CanaryProgress = {
-    scaleOutRequested: false,
-    instances: [],
-    others: [],
-    checkPods: {},
-    observations: [],
-  };
+  const progress: CanaryProgress = newCanaryProgress();
   let verdict: CanaryVerdict | undefined;
   let failure: StepFailure | undefined;
   try {

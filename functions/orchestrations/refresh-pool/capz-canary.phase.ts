@@ -21,6 +21,7 @@ import { pollUntil } from '../waits.js';
 import type { CanaryPhaseOutput } from './canary.phase.js';
 import { deleteCheckPods, drainCanaryNodes } from './canary-cleanup.js';
 import type { CanaryProgress } from './canary-state.js';
+import { newCanaryProgress } from './canary-state.js';
 import { watchCanaries } from './canary-watch.js';
 import { capzImageOf, capzOf } from './capz.phase.js';
 import type { BuiltVersion } from './image.phase.js';
@@ -48,13 +49,7 @@ export function* capzCanaryPhase<Published>(
     name,
   };
   const startedAtMs = context.df.currentUtcDateTime.getTime();
-  const progress: CanaryProgress = {
-    scaleOutRequested: false,
-    instances: [],
-    others: [],
-    checkPods: {},
-    observations: [],
-  };
+  const progress: CanaryProgress = newCanaryProgress();
   let verdict: CanaryVerdict | undefined;
   let failure: StepFailure | undefined;
   try {

@@ -5,12 +5,8 @@
  */
 import type { z } from 'zod';
 
-import type {
-  CapzImage,
-  MachinePoolMachine,
-  MachinePoolView,
-  RollingUpdateStrategy,
-} from '../../domain/cluster-api.js';
+import type { MachinePoolMachine, MachinePoolView, RollingUpdateStrategy } from '../../domain/cluster-api.js';
+import { interpretCapzImage } from '../../domain/cluster-api.js';
 import {
   AUTOSCALER_MAX_SIZE_ANNOTATION,
   AUTOSCALER_MIN_SIZE_ANNOTATION,
@@ -57,53 +53,8 @@ function text(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-/** `spec.template.image` interpreted: a compute gallery version or an image id may be one of ours. */
-export function toCapzImage(image: Readonly<Record<string, unknown>>): CapzImage {
-  const gallery = image['computeGallery'];
-  if (typeof gallery === 'object' && gallery !== null) {
-    const fields = gallery as Record<string, unknown>;
-    const galleryName = text(fields['gallery']);
-    const name = text(fields['name']);
-    const version = text(fields['version']);
-    if (galleryName !== undefined && name !== undefined && version !== undefined) {
-      return {
-        kind: 'compute-gallery',
-        gallery: galleryName,
-        name,
-        version,
-        ...definedOnly({
-          subscriptionId: text(fields['subscriptionID']),
-          resourceGroup: text(fields['resourceGroup']),
-        }),
-      };
-    }
-  }
-  const id = text(image['id']);
-  if (id !== undefined) return { kind: 'id', id };
-  return { kind: 'other', description: describeOtherImage(image) };
-}
-
-function describeOtherImage(image: Readonly<Record<string, unknown>>): string {
-  for (const key of ['marketplace', 'sharedGallery', 'computeGallery']) {
-    const value = image[key];
-    if (typeof value !== 'object' || value === null) continue;
-    const fields = value as Record<string, unknown>;
-    const parts = [
-      'publisher',
-      'offer',
-      'sku',
-      'subscriptionID',
-      'resourceGroup',
-      'gallery',
-      'name',
-      'version',
-    ]
-      .map((field) => text(fields[field]))
-      .filter((part): part is string => part !== undefined);
-    return `${key} ${parts.join('/')}`.trim();
-  }
-  return `image with ${Object.keys(image).join(', ') || 'no fields'}`;
-}
+/** `spec.template.image` interpreted (shared/domain/cluster-api.ts). */
+export const toCapzImage = interpretCapzImage;
 
 /** `spec.strategy` with CAPZ's defaults; undefined for a strategy type other than RollingUpdate. */
 export function toRollingUpdateStrategy(

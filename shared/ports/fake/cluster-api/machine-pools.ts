@@ -10,6 +10,7 @@ import type {
   MachinePoolView,
   RollingUpdateStrategy,
 } from '../../../domain/cluster-api.js';
+import { interpretCapzImage } from '../../../domain/cluster-api.js';
 import { CANARY_OF_LABEL, CLUSTER_NAME_LABEL } from '../../../domain/cluster-api-labels.js';
 import { NotFoundError, TerminalError } from '../../../domain/errors.js';
 import { definedOnly } from '../../../domain/optional.js';
@@ -298,31 +299,9 @@ export class FakeMachinePools implements MachinePoolsPort {
   }
 }
 
-/** The adapter's interpretation (shared/adapters/cluster-api/to-domain.ts), for the kinds tests use. */
+/** The domain's interpretation, as the adapter's (shared/domain/cluster-api.ts). */
 function toImage(image: Readonly<Record<string, unknown>>): MachinePoolView['image'] & object {
-  const gallery = image['computeGallery'] as Record<string, unknown> | undefined;
-  const text = (value: unknown): string | undefined =>
-    typeof value === 'string' && value !== '' ? value : undefined;
-  if (gallery !== undefined) {
-    const galleryName = text(gallery['gallery']);
-    const name = text(gallery['name']);
-    const version = text(gallery['version']);
-    if (galleryName !== undefined && name !== undefined && version !== undefined) {
-      return {
-        kind: 'compute-gallery',
-        gallery: galleryName,
-        name,
-        version,
-        ...definedOnly({
-          subscriptionId: text(gallery['subscriptionID']),
-          resourceGroup: text(gallery['resourceGroup']),
-        }),
-      };
-    }
-  }
-  const id = text(image['id']);
-  if (id !== undefined) return { kind: 'id', id };
-  return { kind: 'other', description: `image with ${Object.keys(image).join(', ')}` };
+  return interpretCapzImage(image);
 }
 
 /** The Cluster API ports of one fake management cluster: one clock, one call log. */
