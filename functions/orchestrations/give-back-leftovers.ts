@@ -6,7 +6,8 @@
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
-import type { PoolScope } from '../../shared/application/pool-holdings.js';
+import type { PoolHoldingsView, PoolScope } from '../../shared/application/pool-holdings.js';
+import { isCanaryPoolOfRun } from '../../shared/domain/cluster-api.js';
 import { messageOf } from '../../shared/domain/errors.js';
 import type { Kept, ReapAction, ReapPlan } from '../../shared/domain/reaper.js';
 import { describeReapAction, planReaping } from '../../shared/domain/reaper.js';
@@ -54,12 +55,20 @@ export function* giveBackLeftovers(
     view = yield* read();
   }
   // A CAPZ pool: canary pools dead runs left in the management cluster (capz-canary.phase.ts).
-  const capzCanaries = yield* call(
-    context,
-    activities.giveBackDeadCapzCanaries,
-    { cluster: hold.cluster, pool: hold.pool, fence: fenceOf(hold) },
-    { step: STEP },
-  );
+  const capzCanaries = deadCapzCanaryPools(view, hold.runId);
+  if (capzCanaries.length > 0 && view.capzCanaryPools !== undefined) {
+    yield* call(
+      context,
+      activities.deleteCapzCanaryPools,
+      {
+        cluster: hold.cluster,
+        namespace: view.capzCanaryPools.namespace,
+        names: capzCanaries,
+        fence: fenceOf(hold),
+      },
+      { step: STEP },
+    );
+  }
   const outcome = yield* carryOut(context, hold, view.scope, planReaping(view.holdings, hold.runId));
   return {
     gaveBack: [
@@ -72,6 +81,16 @@ export function* giveBackLeftovers(
     versionNames: view.holdings.versions.map((version) => version.versionName),
     definitionAbsent: view.definitionAbsent === true,
   };
+}
+
+/** The CAPZ canary pools in the holdings that `runId` (the live or holding run) did not make. */
+export function deadCapzCanaryPools(
+  view: Pick<PoolHoldingsView, 'capzCanaryPools'>,
+  runId: string | undefined,
+): string[] {
+  return (view.capzCanaryPools?.names ?? []).filter(
+    (name) => runId === undefined || !isCanaryPoolOfRun(name, runId),
+  );
 }
 
 function* giveBackDeadCanary(

@@ -18,7 +18,7 @@ import { describeReapAction, planReaping } from '../../shared/domain/reaper.js';
 import { activities } from '../activities.js';
 import { defineOrchestration } from '../orchestration.js';
 import { call } from './call.js';
-import { giveBackLeftovers } from './give-back-leftovers.js';
+import { deadCapzCanaryPools, giveBackLeftovers } from './give-back-leftovers.js';
 import { ReleasePoolInputSchema } from './inputs.js';
 import { acquirePool, leaseLost, releasePool, runIdOf } from './ownership.js';
 import { eventTime, reportRunEvents } from './run-events.js';
@@ -68,7 +68,7 @@ export function* releaseLeftovers(
   // A dead run's canary: the model pinned to a version nobody tests any more, recorded on the scale set
   // (issue 27: a run killed while testing left every scale-out booting the untested image).
   const record = view.canaryRecord;
-  const deadCanary =
+  const deadCanary: string[] =
     record === undefined
       ? []
       : record === 'damaged'
@@ -79,6 +79,10 @@ export function* releaseLeftovers(
               `the canary of run ${record.run}: the model back to its prior image, the canary instances ` +
                 'deleted, the capacity as before',
             ];
+  // A CAPZ pool's canary pools of dead runs, in its management cluster.
+  for (const name of deadCapzCanaryPools(view, alive)) {
+    deadCanary.push(`the canary pool ${name} of a dead run, in the management cluster: deleted`);
+  }
   const base = {
     cluster,
     pool,

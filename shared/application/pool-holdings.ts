@@ -5,6 +5,7 @@
  * (domain/reaper.ts); `status` and `release --dry-run` show it.
  */
 import { parseCanaryRecord } from '../domain/canary-record.js';
+import { CANARY_OF_LABEL } from '../domain/cluster-api-labels.js';
 import { CAPTURE_RUN_ANNOTATION } from '../domain/cluster-node.js';
 import type { ImageDefinitionRef } from '../domain/compute.js';
 import { isNotFound } from '../domain/errors.js';
@@ -55,6 +56,30 @@ export interface PoolHoldingsView {
   readonly canaryRecord?: { readonly run: string } | 'damaged';
   /** ARM said the image definition does not exist (its versions could not be listed): the first refresh. */
   readonly definitionAbsent?: true;
+  /**
+   * A CAPZ pool's canary pools in its management cluster (capz-canary.phase.ts), any run's: a dead run's
+   * is given back like its canary record. Absent for a cluster without `capz`.
+   */
+  readonly capzCanaryPools?: { readonly namespace: string; readonly names: readonly string[] };
+}
+
+/** The canary pools of the pool's MachinePool, when the cluster has a management cluster and the pool is CAPZ's. */
+async function capzCanaryPoolsOf(
+  handle: ClusterHandle,
+  scope: PoolScope,
+): Promise<PoolHoldingsView['capzCanaryPools']> {
+  const namespace = handle.configuration.capz?.namespace;
+  const pools = handle.clusterApi?.machinePools;
+  if (namespace === undefined || pools === undefined) return undefined;
+  let source;
+  try {
+    source = await pools.findByScaleSet(namespace, scope.scaleSet.name);
+  } catch (error) {
+    // Not a CAPZ pool (or not one in this namespace): no canary pool of it can exist.
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+  return { namespace, names: await pools.listCanaryPools(namespace, { [CANARY_OF_LABEL]: source.name }) };
 }
 
 /** The lease of a scale set, in the product's namespace (the prep pod's, `capture.prepNamespace`). */
@@ -101,6 +126,7 @@ export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope):
     }),
     compute.scaleSets.get(scope.scaleSet),
   ]);
+  const capzCanaryPools = await capzCanaryPoolsOf(handle, scope);
 
   const held: HeldNode[] = [];
   for (const node of nodes) {
@@ -125,6 +151,7 @@ export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope):
     scope,
     ...definedOnly({ lease }),
     ...(definitionAbsent ? { definitionAbsent } : {}),
+    ...definedOnly({ capzCanaryPools }),
     ...(canary.kind === 'none'
       ? {}
       : { canaryRecord: canary.kind === 'damaged' ? 'damaged' : { run: canary.record.run } }),

@@ -4,6 +4,7 @@
  * `cluster.x-k8s.io/v1beta1` MachinePool and `infrastructure.cluster.x-k8s.io/v1beta1` AzureMachinePool and
  * AzureMachinePoolMachine objects.
  */
+import { fnv1a32Hex } from './gallery-naming.js';
 import { definedOnly } from './optional.js';
 
 /** `AzureMachinePool.spec.strategy.rollingUpdate` (CAPZ defaults: maxSurge 1, maxUnavailable 0, Oldest). */
@@ -128,4 +129,15 @@ function describeOtherImage(image: Readonly<Record<string, unknown>>): string {
     return `${key} ${parts.join('/')}`.trim();
   }
   return `image with ${Object.keys(image).join(', ') || 'no fields'}`;
+}
+
+/** The canary pool's name (its scale set's too): the pool's, a marker and the run's hash (≤ 63 characters). */
+export function capzCanaryNameOf(azureMachinePool: string, runId: string): string {
+  const suffix = `-canary-${fnv1a32Hex(runId)}`;
+  return `${azureMachinePool.slice(0, 63 - suffix.length)}${suffix}`.toLowerCase();
+}
+
+/** Whether a canary pool is the one `runId` made (its name ends with the run's hash). */
+export function isCanaryPoolOfRun(name: string, runId: string): boolean {
+  return name.endsWith(`-canary-${fnv1a32Hex(runId)}`);
 }

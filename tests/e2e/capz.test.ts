@@ -374,3 +374,37 @@ void describe('CAPZ MachinePool rollback on the simulator', { concurrency: false
     }
   });
 });
+
+void describe('a dead run’s CAPZ canary pool', { concurrency: false }, () => {
+  void it('release --dry-run shows it, and release deletes it, even when nothing else is left', async () => {
+    const harness = await startCapz();
+    try {
+      const handle = await harness.composition.dependencies.cluster('prod');
+      const pools = handle.clusterApi?.machinePools;
+      assert.ok(pools);
+      const name = `${POOL2}-canary-deadbeef`;
+      await pools.createCanaryPool({
+        namespace: CAPZ_MANAGEMENT.namespace,
+        source: { machinePool: POOL2, azureMachinePool: POOL2 },
+        name,
+        replicas: 1,
+        image: templateImageOf(harness) as Record<string, unknown>,
+        labels: { 'vmss-prototype.io/run-id': 'a-dead-run' },
+      });
+      assert.equal(canaryObjects(harness).length, 3);
+      const release = (id: string, dryRun: boolean) =>
+        harness.run(ORCHESTRATION.releasePool, { cluster: 'prod', pool: POOL2, trigger: 'test', dryRun }, id);
+      const preview = await release('capz-release-preview', true);
+      assert.equal(preview.runtimeStatus, 'Completed', JSON.stringify(preview.failure));
+      const actions = (preview.output as { actions: string[] }).actions;
+      assert.deepEqual(actions, [
+        `the canary pool ${name} of a dead run, in the management cluster: deleted`,
+      ]);
+      const released = await release('capz-release', false);
+      assert.equal(released.runtimeStatus, 'Completed', JSON.stringify(released.failure));
+      assert.deepEqual(canaryObjects(harness), [], 'the canary pool is gone');
+    } finally {
+      await harness.stop();
+    }
+  });
+});

@@ -9,8 +9,8 @@
 import type { Task } from 'durable-functions';
 
 import type { CanaryVerdict } from '../../../shared/domain/canary.js';
+import { capzCanaryNameOf } from '../../../shared/domain/cluster-api.js';
 import { CANARY_RUN_LABEL } from '../../../shared/domain/cluster-api-labels.js';
-import { fnv1a32Hex } from '../../../shared/domain/gallery-naming.js';
 import type { ScaleSetRef } from '../../../shared/domain/resource-id.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
@@ -27,12 +27,6 @@ import { capzImageOf, capzOf } from './capz.phase.js';
 import type { BuiltVersion } from './image.phase.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
-
-/** The canary pool's name (its scale set's too): the pool's, a marker and the run's hash (≤ 63 characters). */
-export function capzCanaryNameOf(azureMachinePool: string, runId: string): string {
-  const suffix = `-canary-${fnv1a32Hex(runId)}`;
-  return `${azureMachinePool.slice(0, 63 - suffix.length)}${suffix}`.toLowerCase();
-}
 
 export function* capzCanaryPhase<Published>(
   run: RefreshRun,

@@ -6,11 +6,8 @@
 import { z } from 'zod';
 
 import type { MachinePoolMachine } from '../../domain/cluster-api.js';
-import { CANARY_OF_LABEL } from '../../domain/cluster-api-labels.js';
-import { isNotFound, TerminalError, TransientError } from '../../domain/errors.js';
-import { fnv1a32Hex } from '../../domain/gallery-naming.js';
+import { TerminalError, TransientError } from '../../domain/errors.js';
 import type { ClusterApiPorts } from '../../ports/cluster-api/machine-pools.js';
-import { findPool } from '../plan-pool.js';
 import { checkFence } from '../pool-lease.js';
 import type { ClusterHandle } from '../refresh-dependencies.js';
 import { defineActivity } from './activity.js';
@@ -143,43 +140,22 @@ const deleteCapzCanary = defineActivity(
 
 /**
  * For the reaper (give-back-leftovers.ts): deletes the canary pools dead runs left beside a CAPZ pool
- * (labelled with the pool's AzureMachinePool and another run's id), fenced by the lease the caller holds.
- * Nothing to do for a pool that is not a CAPZ pool. Returns the canary pools asked to go.
+ * (read with the pool's holdings), fenced by the lease the caller holds. The adapter deletes only objects
+ * carrying the canary label.
  */
-const giveBackDeadCapzCanaries = defineActivity(
-  'giveBackDeadCapzCanaries',
-  ClusterInput.extend({ pool: Name, fence: FenceInput }),
-  async (deps, input): Promise<string[]> => {
+const deleteCapzCanaryPools = defineActivity(
+  'deleteCapzCanaryPools',
+  ClusterInput.extend({ namespace: Name, names: z.array(Name), fence: FenceInput }),
+  async (deps, input) => {
     const handle = await deps.cluster(input.cluster);
-    // No management cluster configured: no CAPZ pool, nothing read.
-    if (handle.clusterApi === undefined) return [];
-    const pool = await findPool(handle, input.pool);
-    const capz = handle.configuration.poolConfiguration(pool).capz;
-    if (capz === undefined || handle.clusterApi === undefined) return [];
-    await checkFence(handle.kube, input.fence, `giving back the canary pools of ${input.pool}`, deps.now());
-    const pools = handle.clusterApi.machinePools;
-    let source;
-    try {
-      source = await pools.findByScaleSet(capz.namespace, pool.scaleSet.name);
-    } catch (error) {
-      // Not a CAPZ pool (or not one in this namespace): no canary pool of it can exist.
-      if (isNotFound(error)) return [];
-      throw error;
-    }
-    const names = await pools.listCanaryPools(capz.namespace, { [CANARY_OF_LABEL]: source.name });
-    const dead: string[] = [];
-    for (const name of names) {
-      // The holding run's own canary is its own to remove (its name carries the run's hash).
-      if (name.endsWith(`-canary-${fnv1a32Hex(input.fence.runId)}`)) continue;
-      await pools.deleteCanaryPool(capz.namespace, name);
-      dead.push(`${capz.namespace}/${name}`);
-    }
-    return dead;
+    await checkFence(handle.kube, input.fence, `deleting canary pools ${input.names.join(', ')}`, deps.now());
+    const pools = managementOf(handle, input.cluster).machinePools;
+    for (const name of input.names) await pools.deleteCanaryPool(input.namespace, name);
   },
 );
 
 export const CAPZ_ACTIVITIES = {
-  giveBackDeadCapzCanaries,
+  deleteCapzCanaryPools,
   setCapzTemplateImage,
   listCapzMachines,
   createCapzCanary,
