@@ -34,7 +34,13 @@ import { RunMetrics } from './application/run-metrics.js';
 import type { SecretReference } from './config/secret-reference.js';
 import { readEnvSecret } from './config/secret-reference.js';
 import type { CaCertificate, ClusterSettings, Settings } from './config/settings.js';
-import { capzRolloutFor, loadSettings, promotionPolicyFor, selectionPolicyFor } from './config/settings.js';
+import {
+  capzRolloutFor,
+  loadSettings,
+  promotionPolicyFor,
+  retirementFor,
+  selectionPolicyFor,
+} from './config/settings.js';
 import type { SimulatorSettings } from './config/simulator-settings.js';
 import { NotFoundError, TerminalError } from './domain/errors.js';
 import { imageDefinitionNameFor } from './domain/gallery-naming.js';
@@ -332,6 +338,7 @@ function clusterConfiguration(settings: Settings, cluster: ClusterSettings): Clu
         liveRootPartition: capture.live.rootPartition,
         liveMaxFreezeSeconds: capture.live.maxFreeze,
         ...promotionPolicyFor(cluster, pool.name),
+        retirement: retirementFor(cluster, pool.name),
       };
       return {
         enabled: configured?.enabled ?? true,

@@ -44,6 +44,16 @@ export function rollbackInstanceId(cluster: string, pool: string, dryRunSuffix?:
     : `rollback-plan:${cluster}:${pool}:${dryRunSuffix}`;
 }
 
+/**
+ * A pool's retirement (scheduled or `retire --generation`): one at a time per pool. A dry run gets a
+ * unique suffix (it changes nothing and may run beside anything).
+ */
+export function retireInstanceId(cluster: string, pool: string, dryRunSuffix?: string): string {
+  return dryRunSuffix === undefined
+    ? `retire:${cluster}:${pool}`
+    : `retire-plan:${cluster}:${pool}:${dryRunSuffix}`;
+}
+
 /** A pool's reboot-notice debounce: at most one per pool absorbs notices. */
 export function signalInstanceId(cluster: string, pool: string): string {
   return `signal:${cluster}:${pool}`;

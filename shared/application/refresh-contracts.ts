@@ -57,6 +57,11 @@ export const REFRESH_STEPS = [
   'planning-rollback',
   'rolling-back',
   'verifying-rollback',
+  'planning-retirement',
+  'surging',
+  'retiring-node',
+  'deleting-retired-instance',
+  'giving-back-surge',
   'releasing-lease',
   'done',
 ] as const;

@@ -3,6 +3,7 @@
  * root: per-cluster configuration (already validated), the ports to Azure and to the cluster, and
  * a clock. Activities never read settings or the environment themselves.
  */
+import type { RetirementSettings } from '../domain/retirement.js';
 import type { BootstrapFlavour } from '../domain/bootstrap-flavour.js';
 import type { CanaryPolicy } from '../domain/canary.js';
 import type { CaptureModeSetting } from '../domain/capture-mode.js';
@@ -41,6 +42,8 @@ export interface PoolRunSettings {
   readonly extraRegions: readonly string[];
   /** Point the model at the version (pinned) instead of the definition (latest). */
   readonly pinVersion: boolean;
+  /** `promotion.retirement` (docs/retirement.md). */
+  readonly retirement: RetirementSettings;
   readonly deleteEmptyDirData: boolean;
   readonly forceUnreplicated: boolean;
   /** `capture.live.rootPartition`. */

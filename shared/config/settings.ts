@@ -12,7 +12,7 @@ import { galleryNameFor, galleryNameProblem } from '../domain/gallery-naming.js'
 import { DEFAULT_GENERATION_POLICY, type GenerationPolicy } from '../domain/generations.js';
 import { definedOnly } from '../domain/optional.js';
 import { DEFAULT_SELECTION_POLICY, type SelectionPolicy } from '../domain/selection-policy.js';
-import { DURATION_FORMAT, formatDuration, parseDuration } from './duration.js';
+import { formatDuration } from './duration.js';
 import {
   ANNOTATION_KEY_RULE,
   DNS_LABEL_RULE,
@@ -20,7 +20,6 @@ import {
   EXTENSION_TYPE_RULE,
   GUID_RULE,
   IDENTIFIER_RULE,
-  type NameRule,
   PINNED_IMAGE_RULE,
   QUEUE_NAME_RULE,
   REGION_RULE,
@@ -31,14 +30,19 @@ import {
 import { NCRONTAB_FORMAT, ncrontabProblem } from './ncrontab.js';
 import { PemCertificate } from './pem.js';
 import {
-  INLINE_SECRET_HINT,
+  ClusterRetirement,
+  PoolRetirement,
+  resolveRetirement,
+  type RetirementSettings,
+} from './retirement-settings.js';
+import { duration, Flag, integer, named, strictObject, uniqueList } from './schema-blocks.js';
+import {
   isSecretEnvName,
   KEY_VAULT_SECRET_URI_FORMAT,
   parseKeyVaultSecretUri,
   SECRET_ENV_NAME_FORMAT,
   SECRET_REFERENCE_FORMAT,
   SECRET_SETTING_PREFIX,
-  secretKind,
   type SecretReference as SecretReferenceValue,
 } from './secret-reference.js';
 import {
@@ -69,75 +73,6 @@ export type { SettingsIssue };
 // Building blocks. Every schema carries the sentence "what is accepted" as its error message; the issue
 // formatter adds the field path and the (redacted, truncated) value received.
 
-/** A strict object (unknown keys are errors, typos must not be ignored) whose messages name its fields. */
-function strictObject<T extends z.ZodRawShape>(shape: T, accepts: string) {
-  return z.strictObject(shape, {
-    error: (issue) => {
-      if (issue.code === 'unrecognized_keys') return `${FIELDS_MARKER}${Object.keys(shape).join(',')}`;
-      if (
-        issue.code === 'invalid_type' &&
-        typeof issue.input === 'string' &&
-        secretKind(issue.input) !== undefined
-      ) {
-        return INLINE_SECRET_HINT;
-      }
-      return accepts;
-    },
-  });
-}
-
-function named(rule: NameRule) {
-  return z.string({ error: rule.accepts }).refine(rule.test, { error: rule.accepts });
-}
-
-function integer(min: number, max: number) {
-  const accepts = `an integer from ${min} to ${max}`;
-  return z.union([z.number(), z.string()], { error: accepts }).transform((value, ctx) => {
-    const number = typeof value === 'number' ? value : /^\s*\d{1,10}\s*$/.test(value) ? Number(value) : NaN;
-    if (!Number.isInteger(number) || number < min || number > max) {
-      ctx.issues.push({ code: 'custom', message: accepts, input: value });
-      return z.NEVER;
-    }
-    return number;
-  });
-}
-
-/** A duration in settings, parsed to whole seconds. */
-function duration(minSeconds: number, maxSeconds: number) {
-  const accepts = `${DURATION_FORMAT}; from ${formatDuration(minSeconds)} to ${formatDuration(maxSeconds)}`;
-  return z.union([z.string(), z.number()], { error: accepts }).transform((value, ctx) => {
-    const parsed = parseDuration(value);
-    if (!parsed.ok) {
-      ctx.issues.push({ code: 'custom', message: `${accepts} (${parsed.problem})`, input: value });
-      return z.NEVER;
-    }
-    if (parsed.seconds < minSeconds || parsed.seconds > maxSeconds) {
-      ctx.issues.push({
-        code: 'custom',
-        message: `${accepts} (it is ${formatDuration(parsed.seconds)})`,
-        input: value,
-      });
-      return z.NEVER;
-    }
-    return parsed.seconds;
-  });
-}
-
-function uniqueList<T extends z.ZodType>(item: T, accepts: string, max: number) {
-  return z
-    .array(item, { error: accepts })
-    .max(max, { error: `${accepts}, at most ${max}` })
-    .superRefine((values, ctx) => {
-      const seen = new Set<string>();
-      for (const [index, value] of values.entries()) {
-        const key = String(value).toLowerCase();
-        if (seen.has(key))
-          ctx.issues.push({ code: 'custom', message: `${accepts}, each once`, input: value, path: [index] });
-        seen.add(key);
-      }
-    });
-}
-
 const HTTPS_URL_ACCEPTS = 'an https URL without credentials, query or fragment';
 
 function httpsUrl(accepts: string) {
@@ -160,8 +95,6 @@ function httpsUrl(accepts: string) {
     { error: accepts },
   );
 }
-
-const Flag = z.boolean({ error: 'true or false' });
 
 const KeyVaultSecretUri = z.string({ error: KEY_VAULT_SECRET_URI_FORMAT }).transform((value, ctx) => {
   const parsed = parseKeyVaultSecretUri(value);
@@ -504,7 +437,7 @@ const CheckPod = z.strictObject(CHECK_POD_SHAPE, {
   },
 });
 
-const AFTER_PASS = ['keep', 'remove'] as const;
+const AFTER_PASS = ['keep-size', 'keep', 'remove'] as const;
 const AFTER_FAIL = ['delete', 'keep-cordoned'] as const;
 const TAINT_EFFECTS = ['PreferNoSchedule', 'NoSchedule', 'NoExecute'] as const;
 
@@ -514,7 +447,8 @@ const CANARY_FIELDS = {
   soak: duration(0, 6 * 3_600),
   deadline: duration(60, 24 * 3_600),
   afterPass: z.enum(AFTER_PASS, {
-    error: '"keep" (the canary stays as a normal node) or "remove" (drained and deleted)',
+    error:
+      '"keep-size" (the canary stays and one oldest-generation node is retired in its place; on an autoscaled pool it just stays), "keep" (the canary stays, the pool is one node larger) or "remove" (drained and deleted)',
   }),
   afterFail: z.enum(AFTER_FAIL, {
     error: '"delete" (the canary instances are deleted) or "keep-cordoned" (kept, cordoned and labelled)',
@@ -566,8 +500,9 @@ const ClusterPromotion = strictObject(
       },
       GENERATIONS_ACCEPTS,
     ).prefault({}),
+    retirement: ClusterRetirement,
   },
-  'promotion: { "canary"?, "generations"? }',
+  'promotion: { "canary"?, "generations"?, "retirement"? }',
 );
 
 const PoolPromotion = strictObject(
@@ -593,8 +528,9 @@ const PoolPromotion = strictObject(
       },
       GENERATIONS_ACCEPTS,
     ).optional(),
+    retirement: PoolRetirement.optional(),
   },
-  'a pool\'s promotion overrides: { "canary"?, "generations"? }',
+  'a pool\'s promotion overrides: { "canary"?, "generations"?, "retirement"? }',
 );
 
 const STORAGE_ACCOUNT_TYPES = ['Standard_ZRS', 'Standard_LRS'] as const;
@@ -662,29 +598,56 @@ const Cluster = strictObject(
     capz: ClusterCapz.optional(),
   },
   'a cluster: { "name", "subscriptionId", "resourceGroup", "apiServer", "pools", "selection"?, "capture"?, "gallery"?, "history"?, "promotion"?, "capz"? }',
-).transform((cluster) => ({
-  ...cluster,
-  pools:
-    cluster.pools === 'all'
-      ? ('all' as const)
-      : cluster.pools.map((pool) => ({
-          name: pool.name,
-          scaleSet: pool.scaleSet ?? pool.name,
-          resourceGroup: pool.resourceGroup ?? cluster.resourceGroup,
-          enabled: pool.enabled,
-          ...definedOnly({
-            selection: pool.selection,
-            bootstrapFlavour: pool.bootstrapFlavour,
-            promotion: pool.promotion,
-            capz: pool.capz,
-          }),
-        })),
-  gallery: {
-    ...cluster.gallery,
-    name: cluster.gallery.name ?? galleryNameFor(cluster.resourceGroup),
-    resourceGroup: cluster.gallery.resourceGroup ?? cluster.resourceGroup,
-  },
-}));
+)
+  .superRefine(checkPoolRetirement)
+  .transform((cluster) => ({
+    ...cluster,
+    pools:
+      cluster.pools === 'all'
+        ? ('all' as const)
+        : cluster.pools.map((pool) => ({
+            name: pool.name,
+            scaleSet: pool.scaleSet ?? pool.name,
+            resourceGroup: pool.resourceGroup ?? cluster.resourceGroup,
+            enabled: pool.enabled,
+            ...definedOnly({
+              selection: pool.selection,
+              bootstrapFlavour: pool.bootstrapFlavour,
+              promotion: pool.promotion,
+              capz: pool.capz,
+            }),
+          })),
+    gallery: {
+      ...cluster.gallery,
+      name: cluster.gallery.name ?? galleryNameFor(cluster.resourceGroup),
+      resourceGroup: cluster.gallery.resourceGroup ?? cluster.resourceGroup,
+    },
+  }));
+
+/** A pool that enables scheduled retirement must say (or inherit) which generations are due. */
+function checkPoolRetirement<T extends RetirementCheckable>(cluster: T, ctx: z.RefinementCtx<T>): void {
+  checkRetirementOf(cluster, ctx);
+}
+
+interface RetirementCheckable {
+  readonly promotion: { readonly retirement: z.output<typeof ClusterRetirement> };
+  readonly pools: 'all' | readonly { promotion?: { retirement?: z.output<typeof PoolRetirement> } }[];
+}
+
+function checkRetirementOf(cluster: RetirementCheckable, ctx: { issues: z.core.$ZodRawIssue[] }): void {
+  if (cluster.pools === 'all') return;
+  for (const [index, pool] of cluster.pools.entries()) {
+    const resolved = resolveRetirement(cluster.promotion.retirement, pool.promotion?.retirement);
+    if ('problem' in resolved && pool.promotion?.retirement !== undefined) {
+      ctx.issues.push({
+        code: 'custom',
+        path: ['pools', index, 'promotion', 'retirement', 'enabled'],
+        input: true,
+        message: resolved.problem,
+      });
+    }
+  }
+}
 
 const Clusters = z
   .array(Cluster, { error: 'a JSON array of clusters' })
@@ -909,6 +872,14 @@ export function selectionPolicyFor(cluster: ClusterSettings, poolName: string): 
 export function capzRolloutFor(cluster: ClusterSettings, poolName: string): 'refuse' | 'allow' {
   const pool = cluster.pools === 'all' ? undefined : cluster.pools.find((p) => p.name === poolName);
   return pool?.capz?.rollout ?? cluster.capz?.rollout ?? 'refuse';
+}
+
+/** The retirement settings of one pool: the pool's fields over the cluster's (validated at load). */
+export function retirementFor(cluster: ClusterSettings, poolName: string): RetirementSettings {
+  const pool = cluster.pools === 'all' ? undefined : cluster.pools.find((p) => p.name === poolName);
+  const resolved = resolveRetirement(cluster.promotion.retirement, pool?.promotion?.retirement);
+  if ('problem' in resolved) throw new Error(`pool ${poolName}: promotion.retirement: ${resolved.problem}`);
+  return resolved;
 }
 
 /** The canary and generation policies of one pool: the pool's overrides over the cluster's (over the defaults). */

@@ -9,7 +9,8 @@ import { definedOnly } from './optional.js';
 import { parseRfc3339 } from './rfc3339.js';
 
 /** What is done with canary instances once the version passed. */
-export type CanaryAfterPass = 'keep' | 'remove';
+/** `keep-size` (default): the canary stays and one oldest-generation node is retired in its place (docs/retirement.md). */
+export type CanaryAfterPass = 'keep-size' | 'keep' | 'remove';
 /** What is done with canary instances once the version failed. */
 export type CanaryAfterFail = 'delete' | 'keep-cordoned';
 
@@ -41,7 +42,7 @@ export const DEFAULT_CANARY_POLICY: CanaryPolicy = {
   instances: 1,
   soakSeconds: 300,
   deadlineSeconds: 1_800,
-  afterPass: 'keep',
+  afterPass: 'keep-size',
   afterFail: 'delete',
 };
 

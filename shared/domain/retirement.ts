@@ -25,6 +25,15 @@ export interface RetirementPolicy {
   readonly surge: boolean;
 }
 
+/** One pool's retirement settings (`promotion.retirement`, resolved). */
+export interface RetirementSettings {
+  /** Scheduled retirement (the timer); `retire --generation` works either way. */
+  readonly enabled: boolean;
+  readonly policy: RetirementPolicy;
+  /** How long a node's drain may take before it is given back and reported (PDBs refusing). */
+  readonly drainTimeoutSeconds: number;
+}
+
 export interface RetirementNode {
   readonly name: string;
   /** The image version it was built from; `unknown` when not one of ours (the pool's original image). */

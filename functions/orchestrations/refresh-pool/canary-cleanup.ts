@@ -135,7 +135,7 @@ export function* removePassedCanaries(
 ): Generator<Task, 'kept' | 'removed', unknown> {
   const { plan } = run;
   yield* deleteCheckPods(run, progress);
-  if (plan.settings.canary.afterPass === 'keep') return 'kept';
+  if (plan.settings.canary.afterPass !== 'remove') return 'kept';
   const step = 'removing-canaries';
   setStatus(run, step, progress.instances.join(', '));
   yield* drainCanaryNodes(run, progress, step);

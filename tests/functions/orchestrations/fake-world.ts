@@ -76,6 +76,11 @@ export const RUN_SETTINGS: PoolRunSettings = {
   // The canary has its own tests (canary.phase.test.ts); the refresh tests keep the phases they check.
   canary: { ...DEFAULT_CANARY_POLICY, enabled: false },
   generations: DEFAULT_GENERATION_POLICY,
+  retirement: {
+    enabled: false,
+    policy: { budget: { nodes: 1 }, windows: [], surge: true },
+    drainTimeoutSeconds: 900,
+  },
 };
 
 export interface FakeWorldOptions {
