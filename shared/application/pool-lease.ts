@@ -13,6 +13,7 @@ import type { LeaseState, PoolLease, RunnerIdentity } from '../domain/ownership.
 import {
   describeHolder,
   holderIdentity,
+  LASTING_LEASE_ANNOTATIONS,
   LEASE_ANNOTATIONS,
   LEASE_DURATION_SECONDS,
   leaseState,
@@ -133,7 +134,11 @@ export async function acquirePoolLease(
     if (state.kind === 'held' && state.holder.runId === request.runId) {
       // This run acquired it before (a retried activity, a resumed run): keep its acquire time.
       const renewed = await kube.leases.replace(
-        { ...write, acquiredAt: existing.acquiredAt ?? write.acquiredAt },
+        {
+          ...write,
+          acquiredAt: existing.acquiredAt ?? write.acquiredAt,
+          annotations: { ...write.annotations, ...lastingOf(existing) },
+        },
         existing.resourceVersion ?? '',
       );
       if (typeof renewed === 'string') continue;
@@ -157,6 +162,7 @@ export async function acquirePoolLease(
         ...write,
         annotations: {
           ...write.annotations,
+          ...lastingOf(existing),
           ...(state.kind === 'held' ? { [LEASE_ANNOTATIONS.lastHolder]: state.identity } : {}),
         },
       },
@@ -250,6 +256,7 @@ export async function releasePoolLease(
         renewedAt: microNow(now),
         durationSeconds: existing.durationSeconds,
         annotations: {
+          ...lastingOf(existing),
           [LEASE_ANNOTATIONS.lastHolder]: existing.holder ?? '',
           [LEASE_ANNOTATIONS.releasedAt]: microNow(now),
         },
@@ -335,6 +342,44 @@ function lostUnlessHeldBy(
   }
   const last = state.lastHolder === undefined ? '' : ` (last held by ${state.lastHolder})`;
   return { kind: 'lost', description: `the lease was released${last}` };
+}
+
+/** The lease's records that outlive a holder, carried over by every acquisition and release. */
+function lastingOf(lease: PoolLease): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const key of LASTING_LEASE_ANNOTATIONS) {
+    const value = lease.annotations[key];
+    if (value !== undefined) kept[key] = value;
+  }
+  return kept;
+}
+
+/**
+ * Writes one of the lease's lasting records (LASTING_LEASE_ANNOTATIONS) while `fence.runId` holds the
+ * lease: refused (terminal `LeaseLost`) otherwise. `update` gets the record's current value.
+ */
+export async function writeLeaseRecord(
+  kube: KubernetesPorts,
+  fence: Fence,
+  key: (typeof LASTING_LEASE_ANNOTATIONS)[number],
+  update: (current: string | undefined) => string,
+  now: Date,
+): Promise<void> {
+  for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+    const existing = await kube.leases.get(fence.namespace, fence.name);
+    if (existing === undefined || parseHolder(existing.holder)?.runId !== fence.runId) {
+      await checkFence(kube, fence, `recording ${key} on the pool lease`, now);
+      return;
+    }
+    const write = writeOf(existing);
+    const written = await kube.leases.replace(
+      { ...write, annotations: { ...write.annotations, [key]: update(existing.annotations[key]) } },
+      existing.resourceVersion ?? '',
+    );
+    if (written === 'conflict') continue;
+    return;
+  }
+  throw contention(fence, 'recording on');
 }
 
 /** The holder's process id, for a runner that is one process (RunnerIdentity.pid). */

@@ -63,7 +63,20 @@ export const LEASE_ANNOTATIONS = {
   releasedAt: 'vmss-prototype.io/released-at',
   /** The process id of a holder that is one process (the CLI), written with every acquisition and renewal. */
   holderPid: 'vmss-prototype.io/holder-pid',
+  /**
+   * Records that outlive a holder (every acquisition and release carries them over): how many nodes the
+   * open retirement window has retired (`<window opened at> <count>`), and the pool's nodes per generation
+   * as the last runs saw them (JSON, newest last).
+   */
+  retiredInWindow: 'vmss-prototype.io/retired-in-window',
+  generationSamples: 'vmss-prototype.io/generation-samples',
 } as const;
+
+/** The lease's records that outlive a holder (LEASE_ANNOTATIONS.retiredInWindow, generationSamples). */
+export const LASTING_LEASE_ANNOTATIONS: readonly string[] = [
+  LEASE_ANNOTATIONS.retiredInWindow,
+  LEASE_ANNOTATIONS.generationSamples,
+];
 
 /**
  * How long a lease lasts without renewal. Longer than the longest single durable wait of a run (a
