@@ -12,6 +12,7 @@ import { reapClusterOrchestration } from './reap-cluster.orchestration.js';
 import { refreshClusterOrchestration } from './refresh-cluster.orchestration.js';
 import { refreshPoolOrchestration } from './refresh-pool.orchestration.js';
 import { releasePoolOrchestration } from './release-pool.orchestration.js';
+import { retirePoolOrchestration } from './retire-pool.orchestration.js';
 import { rollbackPoolOrchestration } from './rollback-pool.orchestration.js';
 
 /** Every orchestration's typed handle, by its registered name. */
@@ -23,6 +24,7 @@ export const orchestrations = {
   rollbackPool: rollbackPoolOrchestration,
   releasePool: releasePoolOrchestration,
   reapCluster: reapClusterOrchestration,
+  retirePool: retirePoolOrchestration,
 } as const satisfies { readonly [Name in OrchestrationName]: { readonly name: Name } };
 
 export const ORCHESTRATORS: Readonly<Record<OrchestrationName, OrchestrationHandler>> = {
@@ -33,4 +35,5 @@ export const ORCHESTRATORS: Readonly<Record<OrchestrationName, OrchestrationHand
   rollbackPool: orchestrations.rollbackPool.handler,
   releasePool: orchestrations.releasePool.handler,
   reapCluster: orchestrations.reapCluster.handler,
+  retirePool: orchestrations.retirePool.handler,
 };

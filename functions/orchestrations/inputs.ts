@@ -32,6 +32,13 @@ export const RollbackPoolInputSchema = z.object({
   ...Started,
 });
 
+export const RetirePoolInputSchema = z.object({
+  ...PoolTarget,
+  generation: z.string().min(1).optional(),
+  dryRun: z.boolean().optional(),
+  ...Started,
+});
+
 export const ReleasePoolInputSchema = z.object({
   ...PoolTarget,
   dryRun: z.boolean().optional(),

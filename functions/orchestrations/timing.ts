@@ -46,6 +46,12 @@ export const POLL = {
   /** Cordon-and-drain of a passed canary that settings remove (afterPass: remove). */
   canaryDrain: { interval: 5, timeout: 15 * 60 },
   /**
+   * Retirement (docs/retirement.md): the surge's instance created and its node Ready (a boot and a join:
+   * minutes), read every 15 s; a node's drain read every 5 s until promotion.retirement.drainTimeout.
+   */
+  retirementSurge: { interval: 15, timeout: 20 * 60 },
+  retirementDrain: { interval: 5 /* timeout from settings: promotion.retirement.drainTimeout */ },
+  /**
    * CAPZ's rollout of a new template image (docs/capz.md): one machine replaced takes a boot and a join
    * (minutes), a pool many; read every minute. A new machine not Ready this long after it was created
    * failed to join (CAPZ would wait for ever); the whole rollout is bounded by the pool's size.

@@ -12,6 +12,7 @@ export const ORCHESTRATION = {
   rollbackPool: 'rollbackPool',
   releasePool: 'releasePool',
   reapCluster: 'reapCluster',
+  retirePool: 'retirePool',
 } as const;
 
 export type OrchestrationName = (typeof ORCHESTRATION)[keyof typeof ORCHESTRATION];

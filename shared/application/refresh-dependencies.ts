@@ -3,7 +3,6 @@
  * root: per-cluster configuration (already validated), the ports to Azure and to the cluster, and
  * a clock. Activities never read settings or the environment themselves.
  */
-import type { RetirementSettings } from '../domain/retirement.js';
 import type { BootstrapFlavour } from '../domain/bootstrap-flavour.js';
 import type { CanaryPolicy } from '../domain/canary.js';
 import type { CaptureModeSetting } from '../domain/capture-mode.js';
@@ -11,6 +10,7 @@ import type { StorageAccountType } from '../domain/compute.js';
 import type { GenerationPolicy } from '../domain/generations.js';
 import type { RunnerIdentity } from '../domain/ownership.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
+import type { RetirementSettings } from '../domain/retirement.js';
 import type { SelectionPolicy } from '../domain/selection-policy.js';
 import type { SnapshotCompletionWait } from '../domain/snapshot-readiness.js';
 import type { ClusterApiPorts } from '../ports/cluster-api/machine-pools.js';

@@ -19,6 +19,8 @@ export interface PodOnNode {
   readonly terminating: boolean;
   /** The Ready condition is True (absent: not reported). */
   readonly ready?: boolean;
+  /** Annotated `karpenter.sh/do-not-disrupt: "true"`: retirement leaves its node alone (retirement.ts). */
+  readonly doNotDisrupt?: boolean;
 }
 
 export interface DrainOptions {

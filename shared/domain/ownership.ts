@@ -70,12 +70,19 @@ export const LEASE_ANNOTATIONS = {
    */
   retiredInWindow: 'vmss-prototype.io/retired-in-window',
   generationSamples: 'vmss-prototype.io/generation-samples',
+  /**
+   * A retirement in progress (JSON, shared/domain/retirement-record.ts): the run, the node it retires, the
+   * scale set's capacity before its surge and the surge instance, so that the reaper can give the pool its
+   * size back when the run is gone.
+   */
+  retirement: 'vmss-prototype.io/retirement',
 } as const;
 
 /** The lease's records that outlive a holder (LEASE_ANNOTATIONS.retiredInWindow, generationSamples). */
 export const LASTING_LEASE_ANNOTATIONS: readonly string[] = [
   LEASE_ANNOTATIONS.retiredInWindow,
   LEASE_ANNOTATIONS.generationSamples,
+  LEASE_ANNOTATIONS.retirement,
 ];
 
 /**

@@ -62,6 +62,8 @@ export interface RetirementInput {
   readonly capacity: number;
   /** Nodes being retired now (drained or draining): they count against the budget. */
   readonly retiring: number;
+  /** Versions rejected (a failed canary, a rollback): their nodes are always due. */
+  readonly rejected?: readonly string[];
   /** `retire --generation V`: only this generation, whatever the age and keep rules. */
   readonly onlyGeneration?: string;
   readonly now: Date;
@@ -120,6 +122,9 @@ function dueBecause(
     return node.generation === input.onlyGeneration
       ? `generation ${node.generation} retired on demand`
       : undefined;
+  }
+  if (input.rejected?.includes(node.generation) === true) {
+    return `built from version ${node.generation}, which was rejected`;
   }
   const { keepGenerations, olderThanSeconds } = input.policy;
   const position = rank.get(node.generation) ?? Number.POSITIVE_INFINITY;

@@ -8,6 +8,7 @@ import type { ClusterNode, NodeCondition, NodeTaint } from '../../domain/cluster
 import type { PodOnNode } from '../../domain/drain.js';
 import { TerminalError } from '../../domain/errors.js';
 import { definedOnly } from '../../domain/optional.js';
+import { KARPENTER_DO_NOT_DISRUPT_ANNOTATION } from '../../domain/retirement.js';
 import type { PodPhase } from '../../ports/kubernetes/index.js';
 
 /** Annotation the kubelet puts on the API copy ("mirror") of a static pod. */
@@ -121,6 +122,9 @@ export function toPodOnNode(pod: V1Pod): PodOnNode {
     ready: (pod.status?.conditions ?? []).some(
       (condition) => condition.type === 'Ready' && condition.status === 'True',
     ),
+    ...(metadata?.annotations?.[KARPENTER_DO_NOT_DISRUPT_ANNOTATION] === 'true'
+      ? { doNotDisrupt: true }
+      : {}),
   };
 }
 

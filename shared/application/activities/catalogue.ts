@@ -17,6 +17,7 @@ import { NODE_ACTIVITIES } from './node.js';
 import { OWNERSHIP_ACTIVITIES } from './ownership.js';
 import { PLANNING_ACTIVITIES } from './planning.js';
 import { PROMOTION_ACTIVITIES } from './promotion.js';
+import { RETIREMENT_ACTIVITIES } from './retirement.js';
 import { RUN_COMMAND_ACTIVITIES } from './run-command.js';
 
 /** Checks at compile time that every entry is filed under its own name. */
@@ -39,6 +40,7 @@ export const ACTIVITIES = catalogue({
   ...CAPZ_ACTIVITIES,
   ...OWNERSHIP_ACTIVITIES,
   ...EVENT_ACTIVITIES,
+  ...RETIREMENT_ACTIVITIES,
 });
 
 export type ActivityCatalogue = typeof ACTIVITIES;

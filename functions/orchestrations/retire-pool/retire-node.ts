@@ -1,0 +1,226 @@
+/**
+ * Retiring one node (docs/retirement.md), while the run holds the pool's lease: record the retirement on
+ * the lease, surge (one more instance, built from the model: the newest generation) and wait until its
+ * node is Ready, then hold the old node like a donor (our marker, its prior state, cordon), drain it with
+ * evictions (PodDisruptionBudgets decide; nothing is forced) and delete its instance through the scale set,
+ * which takes the capacity back to what it was. A drain that does not finish within the drain timeout gives
+ * the node back as it was and is reported; the surge instance then stays for the next node, or is given
+ * back at the end of the run (surplus.ts). Every step is an idempotent activity; a run that dies anywhere
+ * leaves a record the reaper gives back from (give-back-leftovers.ts).
+ */
+import type { OrchestrationContext, Task } from 'durable-functions';
+
+import type { PlannedRetiree, PoolRetirementPlan } from '../../../shared/application/pool-retirement.js';
+import type { RefreshStep } from '../../../shared/application/refresh-contracts.js';
+import type { RetirePoolInput } from '../../../shared/application/retirement-contracts.js';
+import { activities } from '../../activities.js';
+import { call } from '../call.js';
+import type { PoolHold } from '../ownership.js';
+import { fenceOf } from '../ownership.js';
+import { isoNow, setStatus } from '../refresh-pool/run.js';
+import { StepFailure } from '../step-failure.js';
+import { POLL, RESTORE_RETRY } from '../timing.js';
+import { pollUntil } from '../waits.js';
+
+export interface RetireRun {
+  readonly context: OrchestrationContext;
+  readonly input: RetirePoolInput;
+  readonly hold: PoolHold;
+  readonly runId: string;
+  readonly plan: PoolRetirementPlan;
+  /** The surge instance that joined and is not yet paired with a retired node. */
+  spare?: { readonly instanceId: string; readonly node: string };
+  /** Instance ids the scale set had before this run's first surge. */
+  readonly baseline: string[];
+  /** The scale set's capacity before any surge of this run: the size the pool keeps. */
+  readonly priorCapacity: number;
+}
+
+export type NodeRetirement =
+  | { readonly kind: 'retired'; readonly replacement?: string }
+  | { readonly kind: 'given-back'; readonly detail: string };
+
+export function* retireNode(
+  run: RetireRun,
+  retiree: PlannedRetiree,
+): Generator<Task, NodeRetirement, unknown> {
+  const { context, input, plan } = run;
+  const { cluster } = input;
+  const fence = fenceOf(run.hold);
+  const scaleSet = plan.scaleSet;
+
+  // The record first: from here on the reaper knows what this run may leave.
+  retireStatus(run, 'surging', `${retiree.node} (${retiree.generation})`);
+  yield* call(
+    context,
+    activities.startRetirementSurge,
+    {
+      cluster,
+      scaleSet,
+      fence,
+      surge: plan.surge && run.spare === undefined,
+      record: {
+        run: run.runId,
+        node: retiree.node,
+        instanceId: retiree.instanceId,
+        priorCapacity: run.priorCapacity,
+        startedAt: isoNow(run),
+      },
+    },
+    { step: 'surging' },
+  );
+  if (run.spare !== undefined) {
+    // The surge of a node given back earlier stands in for this one.
+    yield* call(
+      context,
+      activities.noteRetirementSurge,
+      { cluster, fence, instanceId: run.spare.instanceId },
+      { step: 'surging' },
+    );
+  }
+  let replacement: string | undefined = run.spare?.node;
+  if (plan.surge && run.spare === undefined) {
+    const joined = yield* pollUntil(context, {
+      step: 'surging',
+      intervalSeconds: POLL.retirementSurge.interval,
+      timeoutSeconds: POLL.retirementSurge.timeout,
+      advice: 'the scale set did not add a Ready node: check its quota, activity log and the new node',
+      read: () =>
+        call(
+          context,
+          activities.observeRetirementSurge,
+          { cluster, scaleSet, baseline: [...run.baseline] },
+          { step: 'surging' },
+        ),
+      done: (seen) => seen.some((instance) => instance.node?.ready === true),
+      describe: (seen) =>
+        seen.length === 0
+          ? `no new instance yet (capacity ${run.priorCapacity + 1} asked)`
+          : seen
+              .map((instance) => `${instance.instanceId}: ${instance.node?.name ?? 'no node yet'}`)
+              .join(', '),
+    });
+    const ready = joined.find((instance) => instance.node?.ready === true);
+    if (ready?.node !== undefined) {
+      run.spare = { instanceId: ready.instanceId, node: ready.node.name };
+      run.baseline.push(ready.instanceId);
+      replacement = ready.node.name;
+      yield* call(
+        context,
+        activities.noteRetirementSurge,
+        { cluster, fence, instanceId: ready.instanceId },
+        { step: 'surging' },
+      );
+    }
+  }
+
+  retireStatus(run, 'retiring-node', retiree.node);
+  const prior = yield* call(
+    context,
+    activities.readNodeState,
+    { cluster, node: retiree.node },
+    {
+      step: 'retiring-node',
+    },
+  );
+  yield* call(
+    context,
+    activities.protectNode,
+    { cluster, node: retiree.node, prior, fence },
+    {
+      step: 'retiring-node',
+    },
+  );
+  let drained = true;
+  let blockedBy = '';
+  try {
+    yield* pollUntil(context, {
+      step: 'retiring-node',
+      intervalSeconds: POLL.retirementDrain.interval,
+      timeoutSeconds: plan.drainTimeoutSeconds,
+      read: () =>
+        call(
+          context,
+          activities.drainNodeStep,
+          {
+            cluster,
+            node: retiree.node,
+            gracePeriodSeconds: plan.drainGracePeriodSeconds,
+            deleteEmptyDirData: plan.deleteEmptyDirData,
+            // Pods nothing would bring back block, as kubectl drain's default: retirement forces nothing.
+            force: false,
+            fence,
+          },
+          { step: 'retiring-node' },
+        ),
+      done: (result) => result.done,
+      describe: (result) =>
+        [
+          ...result.blockers.map((blocker) => `${blocker.pod}: ${blocker.reason}`),
+          ...result.pending.map(
+            (pod) => `${pod.pod} ${pod.state}${pod.message === undefined ? '' : ` (${pod.message})`}`,
+          ),
+        ].join('; ') || 'pods left',
+    });
+  } catch (error) {
+    if (!(error instanceof StepFailure) || error.code !== 'Timeout') throw error;
+    drained = false;
+    blockedBy = error.message;
+  }
+  if (!drained) {
+    // Given back exactly as it was; the surge instance stays spare for the next node (or goes at the end).
+    yield* call(
+      context,
+      activities.restoreNode,
+      { cluster, node: retiree.node, runId: run.runId, prior },
+      { step: 'retiring-node', retry: RESTORE_RETRY },
+    );
+    yield* call(context, activities.clearRetirement, { cluster, fence }, { step: 'retiring-node' });
+    return {
+      kind: 'given-back',
+      detail: `its drain did not finish within ${plan.drainTimeoutSeconds} s, so it was uncordoned and left as it was: ${blockedBy}`,
+    };
+  }
+
+  retireStatus(run, 'deleting-retired-instance', `${retiree.node} (instance ${retiree.instanceId})`);
+  yield* call(
+    context,
+    activities.requestInstanceDeletion,
+    { cluster, scaleSet, instanceId: retiree.instanceId },
+    { step: 'deleting-retired-instance' },
+  );
+  yield* pollUntil(context, {
+    step: 'deleting-retired-instance',
+    intervalSeconds: POLL.instanceDeletion.interval,
+    timeoutSeconds: POLL.instanceDeletion.timeout,
+    read: () =>
+      call(
+        context,
+        activities.listRemainingInstances,
+        { cluster, scaleSet, instanceIds: [retiree.instanceId] },
+        { step: 'deleting-retired-instance' },
+      ),
+    done: (left) => left.length === 0,
+    describe: () => `instance ${retiree.instanceId} is still being deleted`,
+  });
+  // Its node object goes with the instance (the cloud node controller); our marker goes with it. A node
+  // object that stays is given back so that nothing of ours is left on it.
+  yield* call(
+    context,
+    activities.restoreNode,
+    { cluster, node: retiree.node, runId: run.runId, prior },
+    { step: 'deleting-retired-instance', retry: RESTORE_RETRY },
+  );
+  delete run.spare;
+  yield* call(context, activities.clearRetirement, { cluster, fence }, { step: 'deleting-retired-instance' });
+  return { kind: 'retired', ...(replacement === undefined ? {} : { replacement }) };
+}
+
+/** The run's custom status: the step and what it acts on. */
+export function retireStatus(
+  run: Pick<RetireRun, 'context' | 'input' | 'runId'>,
+  step: RefreshStep,
+  detail?: string,
+): void {
+  setStatus({ context: run.context, input: run.input, runId: run.runId }, step, detail);
+}

@@ -1,0 +1,313 @@
+/**
+ * Planning a pool's retirement (issue 31, docs/retirement.md): read the pool's nodes with their
+ * generations, the definition's versions, the scale set's capacity, the open window and what it already
+ * retired (the pool lease's lasting record), then ask the domain (planRetirement) which nodes go now.
+ * Every node of the pool gets a line: what happens to it and why. Reads only; the orchestration acts.
+ */
+import type { ClusterNode } from '../domain/cluster-node.js';
+import type { ImageVersion } from '../domain/compute.js';
+import { isNotFound } from '../domain/errors.js';
+import { IMAGE_VERSION_LABEL, UNKNOWN_GENERATION } from '../domain/generations.js';
+import { compareImageVersions } from '../domain/image-version.js';
+import { definedOnly } from '../domain/optional.js';
+import { LEASE_ANNOTATIONS } from '../domain/ownership.js';
+import type { ScaleSetRef } from '../domain/resource-id.js';
+import type { RetirementDecision, RetirementNode, RetirementPolicy } from '../domain/retirement.js';
+import { budgetNodes, planRetirement } from '../domain/retirement.js';
+import { checkScaleSetEligibility } from '../domain/scale-set.js';
+import { nextWindowAt, openWindowAt } from '../domain/schedule-window.js';
+import { versionVerdictOf } from '../domain/version-verdict.js';
+import { instanceOfNode, newestUsableVersion } from './image-facts.js';
+import { keptNodes } from './node-scan.js';
+import { findPool } from './plan-pool.js';
+import { leaseRefOf } from './pool-holdings.js';
+import type { LeaseRef } from './pool-lease.js';
+import type { ClusterHandle } from './refresh-dependencies.js';
+import type { RetirementNodeLine } from './retirement-contracts.js';
+
+/** What a retirement run needs to act on one node. */
+export interface PlannedRetiree {
+  readonly node: string;
+  readonly instanceId: string;
+  readonly generation: string;
+  readonly why: string;
+}
+
+export interface PoolRetirementPlan {
+  /** Set when nothing may be done: why, and what to do about it. */
+  readonly refused?: string;
+  readonly scaleSet: ScaleSetRef;
+  readonly lease: LeaseRef;
+  readonly capacity: number;
+  readonly newest?: string;
+  readonly decision: RetirementDecision['kind'];
+  readonly closedReason?: string;
+  /** Retire now, in this order. */
+  readonly retire: readonly PlannedRetiree[];
+  /** Every node of the pool, in the order retirement takes them. */
+  readonly lines: readonly RetirementNodeLine[];
+  readonly budget: { readonly allowed: number; readonly usedInWindow: number };
+  readonly window?: { readonly openedAt: string; readonly closesAt: string };
+  readonly nextWindowAt?: string;
+  readonly surge: boolean;
+  readonly drainTimeoutSeconds: number;
+  readonly drainGracePeriodSeconds: number;
+  readonly deleteEmptyDirData: boolean;
+  /** Instance ids of the scale set when planned: a surge's new instance is the one not among them. */
+  readonly instanceIds: readonly string[];
+}
+
+/**
+ * `<window opened at> <node>,<node>…`: the nodes the window that opened then has retired (names, so that
+ * recording one twice — a retried activity — counts it once).
+ */
+export function retiredInWindow(record: string | undefined, openedAt: string): number {
+  return retiredNodesInWindow(record, openedAt).length;
+}
+
+function retiredNodesInWindow(record: string | undefined, openedAt: string): string[] {
+  const [at, nodes] = (record ?? '').trim().split(/\s+/);
+  return at === openedAt && nodes !== undefined ? nodes.split(',').filter((node) => node !== '') : [];
+}
+
+export function retiredInWindowRecord(current: string | undefined, openedAt: string, node: string): string {
+  const nodes = new Set(retiredNodesInWindow(current, openedAt));
+  nodes.add(node);
+  return `${openedAt} ${[...nodes].join(',')}`;
+}
+
+/**
+ * Plans the pool's retirement at `now`: the pool's policy (scheduled), or every node of `generation`
+ * (on demand: no windows, no age or keep rule; still one node at a time and surge first).
+ */
+export async function planPoolRetirement(
+  handle: ClusterHandle,
+  poolName: string,
+  options: { readonly generation?: string },
+  now: Date,
+): Promise<PoolRetirementPlan> {
+  const pool = await findPool(handle, poolName);
+  const configuration = handle.configuration.poolConfiguration(pool);
+  const settings = configuration.run.retirement;
+  const lease = leaseRefOf(pool.scaleSet, configuration.run.prepNamespace);
+  const scaleSet = await handle.compute.scaleSets.get(pool.scaleSet);
+  const instances = await handle.compute.instances.list(pool.scaleSet);
+  const capacity = scaleSet.capacity ?? instances.length;
+  const base = {
+    scaleSet: pool.scaleSet,
+    lease,
+    capacity,
+    surge: settings.policy.surge,
+    drainTimeoutSeconds: settings.drainTimeoutSeconds,
+    drainGracePeriodSeconds: configuration.run.drainGracePeriodSeconds,
+    deleteEmptyDirData: configuration.run.deleteEmptyDirData,
+    instanceIds: instances.map((instance) => instance.instanceId),
+  };
+  const refuse = (reason: string): PoolRetirementPlan => ({
+    ...base,
+    refused: reason,
+    decision: 'plan',
+    retire: [],
+    lines: [],
+    budget: { allowed: 0, usedInWindow: 0 },
+  });
+  const eligibility = checkScaleSetEligibility(scaleSet);
+  if (!eligibility.eligible && eligibility.reasons.some((reason) => reason.code === 'capz-managed')) {
+    return refuse(
+      `scale set ${pool.scaleSet.name} belongs to a CAPZ MachinePool: Cluster API decides which machines ` +
+        'go (its MachinePool replicas and the cluster.x-k8s.io/delete-machine annotation); retirement does not ' +
+        'act on CAPZ pools (docs/retirement.md)',
+    );
+  }
+  if (options.generation === undefined && !settings.enabled) {
+    return refuse(
+      `scheduled retirement is off for pool ${pool.name}: set promotion.retirement.enabled with olderThan or ` +
+        'keepGenerations (docs/retirement.md), or retire one generation with `vmss-prototype retire --generation <version>`',
+    );
+  }
+
+  const versions = await listVersions(handle, configuration.gallery);
+  const newestVersion = newestUsableVersion(versions);
+  const usable = versions
+    .filter((version) => version.provisioningState === 'Succeeded')
+    .filter((version) => versionVerdictOf(version.tags).kind === 'none')
+    .sort((a, b) => compareImageVersions(b.ref.versionName, a.ref.versionName));
+  const generations = [
+    ...(newestVersion === undefined ? [] : [newestVersion]),
+    ...usable.filter((version) => version !== newestVersion),
+  ].map((version) => ({
+    name: version.ref.versionName,
+    ...definedOnly({ publishedAt: version.publishedAt }),
+  }));
+  const rejected = new Set(
+    versions
+      .filter((version) => versionVerdictOf(version.tags).kind !== 'none')
+      .map((version) => version.ref.versionName),
+  );
+  const newest = generations[0]?.name;
+  if (newest === undefined) {
+    return refuse(
+      `pool ${pool.name} has no published version of ours yet: there is no newer generation to retire nodes for; ` +
+        'refresh it first (`vmss-prototype refresh --pool ' +
+        `${pool.name}\`)`,
+    );
+  }
+  if (options.generation !== undefined && options.generation === newest) {
+    return refuse(
+      `${options.generation} is the generation new nodes get: retiring its nodes would replace them with the same ` +
+        'image; roll the pool back first (`vmss-prototype rollback`) to retire it',
+    );
+  }
+
+  const instanceOf = new Map<string, string>();
+  const members = await keptNodes(handle.kube, (node) => {
+    const instanceId = instanceOfNode(node.providerId, pool.scaleSet);
+    if (instanceId === undefined || !base.instanceIds.includes(instanceId)) return false;
+    instanceOf.set(node.name, instanceId);
+    return true;
+  });
+  const retirementNodes: RetirementNode[] = [];
+  for (const node of members) {
+    const generation = node.labels[IMAGE_VERSION_LABEL] ?? UNKNOWN_GENERATION;
+    // Pods are read only on nodes that could be due: never on the newest generation.
+    const pods = generation === newest ? [] : await handle.kube.pods.listOnNode(node.name);
+    retirementNodes.push({
+      name: node.name,
+      generation,
+      createdAt: node.createdAt ?? '',
+      ready: isReady(node),
+      unschedulable: node.unschedulable,
+      annotations: node.annotations,
+      podsNotToDisrupt: pods
+        .filter((pod) => pod.doNotDisrupt === true)
+        .map((pod) => `${pod.namespace}/${pod.name}`),
+    });
+  }
+
+  const onDemand = options.generation !== undefined;
+  const policy: RetirementPolicy = onDemand
+    ? // On demand every node of the generation goes, one after another (each replaced before the next
+      // is drained): never more than one node out at once, within any budget.
+      { ...settings.policy, budget: { nodes: Math.max(1, retirementNodes.length) } }
+    : settings.policy;
+  const open = onDemand ? undefined : openWindowAt(policy.windows, now);
+  const window =
+    open === undefined
+      ? undefined
+      : {
+          openedAt: new Date(open.closesAt.getTime() - open.window.durationSeconds * 1000).toISOString(),
+          closesAt: open.closesAt.toISOString(),
+        };
+  const lasting = (await handle.kube.leases.get(lease.namespace, lease.name))?.annotations[
+    LEASE_ANNOTATIONS.retiredInWindow
+  ];
+  const usedInWindow = window === undefined ? 0 : retiredInWindow(lasting, window.openedAt);
+  const decision = planRetirement({
+    policy,
+    nodes: retirementNodes,
+    generations,
+    rejected: [...rejected],
+    capacity,
+    retiring: usedInWindow,
+    ...definedOnly({ onlyGeneration: options.generation }),
+    now,
+  });
+  const next = onDemand ? undefined : nextWindowAt(policy.windows, now);
+  const budget = { allowed: budgetNodes(settings.policy.budget, capacity), usedInWindow };
+  const common = {
+    ...base,
+    newest,
+    budget,
+    ...definedOnly({ window, nextWindowAt: next?.toISOString() }),
+  };
+  if (decision.kind === 'closed') {
+    return {
+      ...common,
+      decision: 'closed',
+      closedReason: decision.reason,
+      retire: [],
+      lines: retirementNodes.map((node) => ({
+        node: node.name,
+        generation: node.generation,
+        outcome: 'stays',
+        detail: 'no retirement window is open',
+      })),
+    };
+  }
+  const listed = new Set<string>();
+  const lines: RetirementNodeLine[] = [];
+  const add = (line: RetirementNodeLine): void => {
+    listed.add(line.node);
+    lines.push(line);
+  };
+  for (const retiree of decision.retire) {
+    add({ node: retiree.node, generation: retiree.generation, outcome: 'would-retire', detail: retiree.why });
+  }
+  const waitingWhy = policy.surge
+    ? `past this window's budget of ${budget.allowed} node(s)`
+    : `surge is off: only Ready nodes above the pool's capacity (${capacity}) may go`;
+  for (const retiree of decision.waiting) {
+    add({
+      node: retiree.node,
+      generation: retiree.generation,
+      outcome: 'waiting',
+      detail: `${retiree.why}; waiting: ${waitingWhy}`,
+    });
+  }
+  for (const kept of decision.kept) {
+    add({
+      node: kept.node,
+      generation: generationOf(retirementNodes, kept.node),
+      outcome: 'kept',
+      detail: kept.why,
+    });
+  }
+  for (const node of retirementNodes) {
+    if (listed.has(node.name)) continue;
+    add({
+      node: node.name,
+      generation: node.generation,
+      outcome: 'stays',
+      detail: node.generation === newest ? 'the newest generation' : 'not due under the policy',
+    });
+  }
+  return {
+    ...common,
+    decision: 'plan',
+    retire: decision.retire.map((retiree) => ({
+      ...retiree,
+      instanceId: instanceOf.get(retiree.node) ?? '',
+    })),
+    lines,
+  };
+}
+
+function generationOf(nodes: readonly RetirementNode[], name: string): string {
+  return nodes.find((node) => node.name === name)?.generation ?? UNKNOWN_GENERATION;
+}
+
+function isReady(node: ClusterNode): boolean {
+  return node.conditions.some((condition) => condition.type === 'Ready' && condition.status === 'True');
+}
+
+async function listVersions(
+  handle: ClusterHandle,
+  gallery: {
+    subscriptionId: string;
+    resourceGroup: string;
+    galleryName: string;
+    imageDefinitionName: string;
+  },
+): Promise<ImageVersion[]> {
+  try {
+    return await handle.compute.imageVersions.list({
+      subscriptionId: gallery.subscriptionId,
+      resourceGroup: gallery.resourceGroup,
+      galleryName: gallery.galleryName,
+      imageName: gallery.imageDefinitionName,
+    });
+  } catch (error) {
+    if (isNotFound(error)) return [];
+    throw error;
+  }
+}
