@@ -16,8 +16,9 @@ import { activities } from '../activities.js';
 import { call } from './call.js';
 import type { PoolHold } from './ownership.js';
 import { fenceOf } from './ownership.js';
+import { giveBackSurplus } from './retire-pool/surplus.js';
 import { StepFailure } from './step-failure.js';
-import { LIVE_POLL, POLL } from './timing.js';
+import { LIVE_POLL, POLL, RESTORE_RETRY } from './timing.js';
 import { pollUntil } from './waits.js';
 
 export interface LeftoversOutcome {
@@ -70,14 +71,17 @@ export function* giveBackLeftovers(
     );
   }
   const outcome = yield* carryOut(context, hold, view.scope, planReaping(view.holdings, hold.runId));
+  // A dead run's retirement (retire-pool/): after its node was given back above, its surge goes.
+  const retirement = yield* giveBackDeadRetirement(context, hold, view.scope);
   return {
     gaveBack: [
       ...canary.gaveBack,
       ...capzCanaries.map((name) => `the canary pool of a dead run: ${name} (deleted)`),
       ...outcome.gaveBack,
+      ...retirement.gaveBack,
     ],
     kept: outcome.kept,
-    failures: [...canary.failures, ...outcome.failures],
+    failures: [...canary.failures, ...outcome.failures, ...retirement.failures],
     versionNames: view.holdings.versions.map((version) => version.versionName),
     definitionAbsent: view.definitionAbsent === true,
   };
@@ -92,6 +96,65 @@ export function deadCapzCanaryPools(
     (name) => runId === undefined || !isCanaryPoolOfRun(name, runId),
   );
 }
+
+/**
+ * A retirement a dead run left on the lease (retire-pool/retire-node.ts): its node is given back (by its
+ * marker), and when both the surge instance and the node's instance still exist the pool is one node
+ * larger than the run found it: the surge is drained and deleted (retire-pool/surplus.ts). Then the record
+ * goes. A surge whose drain does not finish keeps the record for the next reaper tick.
+ */
+function* giveBackDeadRetirement(
+  context: OrchestrationContext,
+  hold: PoolHold,
+  scope: PoolScope,
+): Generator<Task, { gaveBack: string[]; failures: string[] }, unknown> {
+  const cluster = hold.cluster;
+  try {
+    const leftover = yield* call(
+      context,
+      activities.readRetirementLeftover,
+      { cluster, lease: scope.lease, scaleSet: scope.scaleSet, holder: hold.runId },
+      { step: STEP },
+    );
+    if (leftover === undefined) return { gaveBack: [], failures: [] };
+    const gaveBack: string[] = [];
+    if (leftover !== 'damaged') {
+      const { record } = leftover;
+      const restored = yield* call(
+        context,
+        activities.restoreNode,
+        { cluster, node: record.node, runId: record.run, prior: 'recorded-on-node' },
+        { step: STEP, retry: RESTORE_RETRY },
+      );
+      if (restored === 'restored') gaveBack.push(`node ${record.node} that a dead retirement held`);
+      if (leftover.surge !== undefined && leftover.retiredInstanceExists) {
+        const given = yield* giveBackSurplus(
+          context,
+          {
+            cluster,
+            scaleSet: scope.scaleSet,
+            fence: fenceOf(hold),
+            instanceId: leftover.surge.instanceId,
+            ...(leftover.surge.node === undefined ? {} : { node: leftover.surge.node }),
+            drainTimeoutSeconds: SURPLUS_DRAIN_SECONDS,
+          },
+          STEP,
+        );
+        if (!given.deleted) return { gaveBack, failures: [given.detail] };
+        gaveBack.push(`a dead retirement's ${given.detail}`);
+      }
+    }
+    yield* call(context, activities.clearRetirement, { cluster, fence: fenceOf(hold) }, { step: STEP });
+    gaveBack.push(`the retirement record of a dead run${leftover === 'damaged' ? ' (unreadable)' : ''}`);
+    return { gaveBack, failures: [] };
+  } catch (error) {
+    if (error instanceof StepFailure && error.code === 'LeaseLost') throw error;
+    return { gaveBack: [], failures: [`a dead run's retirement: ${messageOf(error)}`] };
+  }
+}
+
+/** How long the reaper lets a dead retirement's surge drain before it tries again at the next tick. */
+const SURPLUS_DRAIN_SECONDS = 10 * 60;
 
 function* giveBackDeadCanary(
   context: OrchestrationContext,

@@ -15,6 +15,7 @@ import { nodeReleased } from '../../shared/application/run-events.js';
 import { definedOnly } from '../../shared/domain/optional.js';
 import { describeHolder, LEASE_ANNOTATIONS, leaseState } from '../../shared/domain/ownership.js';
 import { describeReapAction, planReaping } from '../../shared/domain/reaper.js';
+import { parseRetirementRecord } from '../../shared/domain/retirement-record.js';
 import { activities } from '../activities.js';
 import { defineOrchestration } from '../orchestration.js';
 import { call } from './call.js';
@@ -79,6 +80,16 @@ export function* releaseLeftovers(
               `the canary of run ${record.run}: the model back to its prior image, the canary instances ` +
                 'deleted, the capacity as before',
             ];
+  // A dead run's retirement (retire-pool/): its node, its surge, its record on the lease.
+  const retirement = parseRetirementRecord(view.lease?.annotations[LEASE_ANNOTATIONS.retirement]);
+  if (retirement === 'damaged') {
+    deadCanary.push('the retirement record on the pool lease (damaged): removed');
+  } else if (retirement !== undefined && retirement.run !== alive) {
+    deadCanary.push(
+      `the retirement of run ${retirement.run}: node ${retirement.node} given back, its surge instance ` +
+        `drained and deleted unless node ${retirement.node}'s instance is gone (the capacity back to ${retirement.priorCapacity})`,
+    );
+  }
   // A CAPZ pool's canary pools of dead runs, in its management cluster.
   for (const name of deadCapzCanaryPools(view, alive)) {
     deadCanary.push(`the canary pool ${name} of a dead run, in the management cluster: deleted`);

@@ -19,6 +19,7 @@ import { definedOnly } from '../../shared/domain/optional.js';
 import { activities } from '../activities.js';
 import { defineOrchestration } from '../orchestration.js';
 import { call } from './call.js';
+import { giveBackLeftovers } from './give-back-leftovers.js';
 import { RetirePoolInputSchema } from './inputs.js';
 import type { PoolHold } from './ownership.js';
 import { acquirePool, fenceOf, leaseLost, releasePool, runIdOf } from './ownership.js';
@@ -163,13 +164,16 @@ function* retireHeldPool(
   input: RetirePoolInput,
   hold: PoolHold,
 ): Generator<Task, PoolRetirementResult, unknown> {
+  // What dead runs left first (a dead retirement's surge in particular): this run's record replaces theirs.
+  setStatus({ context, input, runId: hold.runId }, 'giving-back-leftovers');
+  const leftovers = yield* giveBackLeftovers(context, hold);
   const plan = yield* planOnce(context, input);
   const early = resultWithoutChange(input, plan);
   if (early !== undefined) return early;
   const run: RetireRun = {
     context,
     input,
-    hold,
+    fence: fenceOf(hold),
     runId: hold.runId,
     plan,
     baseline: [...plan.instanceIds],
@@ -235,6 +239,8 @@ function* retireHeldPool(
     `retired ${retired} node(s)`,
     ...(givenBack === 0 ? [] : [`gave back ${givenBack} whose drain did not finish`]),
     ...notes,
+    ...(leftovers.gaveBack.length === 0 ? [] : [`gave back first: ${leftovers.gaveBack.join('; ')}`]),
+    ...leftovers.failures.map((failure) => `could not give back: ${failure}`),
     ...(after.warnings ?? []),
   ];
   return {

@@ -58,6 +58,13 @@ export interface PoolRetirementPlan {
 }
 
 /**
+ * The cluster-autoscaler's Azure auto-discovery tag (its README's
+ * `--node-group-auto-discovery=label:cluster-autoscaler-enabled=true,…`, kubernetes/autoscaler
+ * cluster-autoscaler/cloudprovider/azure/README.md): a scale set carrying it is sized by the autoscaler.
+ */
+export const AUTOSCALER_DISCOVERY_TAG = 'cluster-autoscaler-enabled';
+
+/**
  * `<window opened at> <node>,<node>…`: the nodes the window that opened then has retired (names, so that
  * recording one twice — a retried activity — counts it once).
  */
@@ -83,7 +90,14 @@ export function retiredInWindowRecord(current: string | undefined, openedAt: str
 export async function planPoolRetirement(
   handle: ClusterHandle,
   poolName: string,
-  options: { readonly generation?: string },
+  options: {
+    readonly generation?: string;
+    /**
+     * `canary.afterPass: keep-size`: this many passed canaries stay, so as many nodes of the oldest
+     * generations go in their place (whatever the policy and windows; the canaries are the surge).
+     */
+    readonly inPlaceOfCanaries?: number;
+  },
   now: Date,
 ): Promise<PoolRetirementPlan> {
   const pool = await findPool(handle, poolName);
@@ -119,7 +133,14 @@ export async function planPoolRetirement(
         'act on CAPZ pools (docs/retirement.md)',
     );
   }
-  if (options.generation === undefined && !settings.enabled) {
+  const inPlace = options.inPlaceOfCanaries;
+  if (inPlace !== undefined && scaleSet.tags[AUTOSCALER_DISCOVERY_TAG] === 'true') {
+    return refuse(
+      `scale set ${pool.scaleSet.name} carries ${AUTOSCALER_DISCOVERY_TAG}=true: the cluster-autoscaler sizes ` +
+        'this pool, so the canary stays as a normal node (canary.afterPass keep-size, docs/retirement.md)',
+    );
+  }
+  if (options.generation === undefined && inPlace === undefined && !settings.enabled) {
     return refuse(
       `scheduled retirement is off for pool ${pool.name}: set promotion.retirement.enabled with olderThan or ` +
         'keepGenerations (docs/retirement.md), or retire one generation with `vmss-prototype retire --generation <version>`',
@@ -185,12 +206,15 @@ export async function planPoolRetirement(
   }
 
   const onDemand = options.generation !== undefined;
-  const policy: RetirementPolicy = onDemand
-    ? // On demand every node of the generation goes, one after another (each replaced before the next
-      // is drained): never more than one node out at once, within any budget.
-      { ...settings.policy, budget: { nodes: Math.max(1, retirementNodes.length) } }
-    : settings.policy;
-  const open = onDemand ? undefined : openWindowAt(policy.windows, now);
+  const policy: RetirementPolicy =
+    inPlace !== undefined
+      ? { keepGenerations: 1, budget: { nodes: inPlace }, windows: [], surge: true }
+      : onDemand
+        ? // On demand every node of the generation goes, one after another (each replaced before the next
+          // is drained): never more than one node out at once, within any budget.
+          { ...settings.policy, budget: { nodes: Math.max(1, retirementNodes.length) } }
+        : settings.policy;
+  const open = onDemand || inPlace !== undefined ? undefined : openWindowAt(policy.windows, now);
   const window =
     open === undefined
       ? undefined
@@ -212,7 +236,7 @@ export async function planPoolRetirement(
     ...definedOnly({ onlyGeneration: options.generation }),
     now,
   });
-  const next = onDemand ? undefined : nextWindowAt(policy.windows, now);
+  const next = onDemand || inPlace !== undefined ? undefined : nextWindowAt(policy.windows, now);
   const budget = { allowed: budgetNodes(settings.policy.budget, capacity), usedInWindow };
   const common = {
     ...base,

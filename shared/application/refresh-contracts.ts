@@ -95,6 +95,11 @@ export interface CanaryReport {
   readonly seconds: number;
   /** Instances the autoscaler (or anyone) added from the version during the window: not ours, reported. */
   readonly othersFromVersion: readonly string[];
+  /**
+   * `canary.afterPass: keep-size` (docs/retirement.md): the nodes of the oldest generations retired in
+   * the canaries' place, and what happened, in words (a canary removed instead, an autoscaled pool).
+   */
+  readonly keptSize?: { readonly retired: readonly string[]; readonly detail: string };
 }
 
 /** The generation labels a run left (issue 13). */

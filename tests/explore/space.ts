@@ -203,6 +203,30 @@ export const GIVE_BACK_VARIANTS: readonly Variant[] = [
     },
     setup: twoVersions,
   },
+  {
+    name: 'retire',
+    description: "`retire --generation`: every node of the pool's original image replaced, surge first",
+    harness: {
+      clock: 'manual',
+      settings: (cluster) => {
+        DRAIN.settings(cluster);
+        cluster.history = 2;
+      },
+    },
+    pool: POOL2,
+    run: {
+      orchestration: 'retirePool',
+      input: (pool, seed) => ({
+        cluster: 'prod',
+        pool,
+        generation: 'unknown',
+        trigger: 'explore',
+        runSeed: seed,
+      }),
+      instanceId: (pool) => `retire:prod:${pool}`,
+    },
+    setup: twoVersions,
+  },
 ];
 
 export const VARIANTS: readonly Variant[] = [...REFRESH_VARIANTS, ...GIVE_BACK_VARIANTS];

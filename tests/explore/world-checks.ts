@@ -5,6 +5,7 @@
 import type { WorldCheck } from '../../cli/demo-checks.js';
 import { CANARY_TAG_PREFIX } from '../../shared/domain/canary-record.js';
 import { CANARY_OF_LABEL } from '../../shared/domain/cluster-api-labels.js';
+import { LEASE_ANNOTATIONS } from '../../shared/domain/ownership.js';
 import type { RunningSimulator } from '../../sim/index.js';
 import { liveCaptureLeftovers } from '../e2e/live-checks.js';
 
@@ -12,6 +13,8 @@ import { liveCaptureLeftovers } from '../e2e/live-checks.js';
 export interface ExploreBefore {
   /** Every scale-set instance before the run, `<scale set id>|<instance id>`. */
   readonly instances: ReadonlySet<string>;
+  /** Each scale set's capacity before the run, by lower-cased id: a run (a retirement, a kept canary) keeps it. */
+  readonly capacities: ReadonlyMap<string, number>;
   /** Each scale set's image reference before the run (JSON), by lower-cased id. */
   readonly models: ReadonlyMap<string, string>;
   /**
@@ -100,6 +103,9 @@ function instanceKeys(running: RunningSimulator): string[] {
 export function takeExploreBefore(running: RunningSimulator): ExploreBefore {
   return {
     instances: new Set(instanceKeys(running)),
+    capacities: new Map(
+      running.world.compute.listScaleSets().map((scaleSet) => [scaleSet.id.toLowerCase(), scaleSet.capacity]),
+    ),
     models: new Map(
       running.world.compute
         .listScaleSets()
@@ -131,6 +137,12 @@ export function checkExploreInvariants(running: RunningSimulator, before: Explor
       `${where}: model on a published version or the one it had before`,
       reference === before.models.get(scaleSet.id.toLowerCase()) || !pinned || isPublished(running, id),
       `pinned to ${id.split('/').at(-1) ?? id}, which is not published`,
+    );
+    const capacityBefore = before.capacities.get(scaleSet.id.toLowerCase());
+    check(
+      `${where}: the pool keeps its size`,
+      capacityBefore === undefined || scaleSet.capacity === capacityBefore,
+      `capacity ${scaleSet.capacity}, was ${capacityBefore ?? '?'}`,
     );
     const canaryTags = Object.keys(scaleSet.tags).filter((key) => key.startsWith(CANARY_TAG_PREFIX));
     check(`${where}: no canary record left`, canaryTags.length === 0, canaryTags.join(', '));
@@ -183,5 +195,15 @@ export function checkExploreInvariants(running: RunningSimulator, before: Explor
       `template image ${view.image}, which is not a published version`,
     );
   }
+  const records = [...running.world.clusters.values()].flatMap((handle) =>
+    handle.world.store
+      .list('leases')
+      .map(
+        (object) => object as unknown as { metadata: { name: string; annotations?: Record<string, string> } },
+      )
+      .filter((lease) => (lease.metadata.annotations?.[LEASE_ANNOTATIONS.retirement] ?? '') !== '')
+      .map((lease) => lease.metadata.name),
+  );
+  check('no retirement record left on a pool lease', records.length === 0, records.join(', '));
   return checks;
 }

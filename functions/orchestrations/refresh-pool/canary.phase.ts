@@ -25,6 +25,7 @@ import { asStepFailure, StepFailure } from '../step-failure.js';
 import { EXPECTED, POLL } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import { giveBackCanary, removePassedCanaries } from './canary-cleanup.js';
+import { keepPoolSize } from './canary-keep-size.js';
 import type { CanaryProgress } from './canary-state.js';
 import { newCanaryProgress, scaleSetRefOf } from './canary-state.js';
 import { watchCanaries } from './canary-watch.js';
@@ -41,6 +42,7 @@ export interface CanaryPhaseOutput<Published = unknown> {
   readonly instancesNow: 'kept' | 'removed' | 'deleted' | 'kept-cordoned';
   readonly seconds: number;
   readonly othersFromVersion: readonly string[];
+  readonly keptSize?: { readonly retired: readonly string[]; readonly detail: string };
 }
 
 export function* canaryPhase<Published>(
@@ -100,9 +102,19 @@ export function* canaryPhase<Published>(
 
   if (failure === undefined && verdict?.kind === 'passed') {
     try {
-      const instancesNow = yield* removePassedCanaries(run, progress);
+      let instancesNow: CanaryPhaseOutput['instancesNow'] = yield* removePassedCanaries(run, progress);
       const published = yield* publish();
-      return { verdict: 'passed', ...base, instancesNow, published };
+      if (policy.afterPass !== 'keep-size') return { verdict: 'passed', ...base, instancesNow, published };
+      // Published first: the canaries are then the newest generation, and the oldest go in their place.
+      const keptSize = yield* keepPoolSize(run, progress);
+      if (keptSize.removedCanaries) instancesNow = 'removed';
+      return {
+        verdict: 'passed',
+        ...base,
+        instancesNow,
+        published,
+        keptSize: { retired: keptSize.retired, detail: keptSize.detail },
+      };
     } catch (error) {
       // Until the publication is asked for, a cancel gives the canary back like any other end.
       if (!isCancel(error) || pastReturn(context)) throw error;

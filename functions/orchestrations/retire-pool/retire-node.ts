@@ -15,8 +15,6 @@ import type { RefreshStep } from '../../../shared/application/refresh-contracts.
 import type { RetirePoolInput } from '../../../shared/application/retirement-contracts.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
-import type { PoolHold } from '../ownership.js';
-import { fenceOf } from '../ownership.js';
 import { isoNow, setStatus } from '../refresh-pool/run.js';
 import { StepFailure } from '../step-failure.js';
 import { POLL, RESTORE_RETRY } from '../timing.js';
@@ -24,8 +22,9 @@ import { pollUntil } from '../waits.js';
 
 export interface RetireRun {
   readonly context: OrchestrationContext;
-  readonly input: RetirePoolInput;
-  readonly hold: PoolHold;
+  readonly input: Pick<RetirePoolInput, 'cluster' | 'pool' | 'trigger'>;
+  /** The pool lease this run holds (every write is fenced by it). */
+  readonly fence: { readonly namespace: string; readonly name: string; readonly runId: string };
   readonly runId: string;
   readonly plan: PoolRetirementPlan;
   /** The surge instance that joined and is not yet paired with a retired node. */
@@ -46,7 +45,7 @@ export function* retireNode(
 ): Generator<Task, NodeRetirement, unknown> {
   const { context, input, plan } = run;
   const { cluster } = input;
-  const fence = fenceOf(run.hold);
+  const fence = run.fence;
   const scaleSet = plan.scaleSet;
 
   // The record first: from here on the reaper knows what this run may leave.

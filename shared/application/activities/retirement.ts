@@ -20,12 +20,16 @@ import { ClusterInput, FenceInput, LeaseInput, Name, ScaleSetRefInput } from './
 
 const planRetirementActivity = defineActivity(
   'planRetirement',
-  ClusterInput.extend({ pool: Name, generation: Name.optional() }),
+  ClusterInput.extend({
+    pool: Name,
+    generation: Name.optional(),
+    inPlaceOfCanaries: z.number().int().min(1).max(10).optional(),
+  }),
   async (deps, input) =>
     planPoolRetirement(
       await deps.cluster(input.cluster),
       input.pool,
-      definedOnly({ generation: input.generation }),
+      definedOnly({ generation: input.generation, inPlaceOfCanaries: input.inPlaceOfCanaries }),
       deps.now(),
     ),
 );
