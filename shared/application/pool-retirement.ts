@@ -44,6 +44,11 @@ export interface PoolRetirementPlan {
   readonly closedReason?: string;
   /** Retire now, in this order. */
   readonly retire: readonly PlannedRetiree[];
+  /**
+   * Due nodes past the budget, in order: taken in turn when a planned node is given back (its drain
+   * refused), since a node given back uses none of the budget.
+   */
+  readonly next: readonly PlannedRetiree[];
   /** Every node of the pool, in the order retirement takes them. */
   readonly lines: readonly RetirementNodeLine[];
   readonly budget: { readonly allowed: number; readonly usedInWindow: number };
@@ -108,6 +113,7 @@ export async function planPoolRetirement(
     refused: reason,
     decision: 'plan',
     retire: [],
+    next: [],
     lines: [],
     budget: { allowed: 0, usedInWindow: 0 },
   });
@@ -226,6 +232,7 @@ export async function planPoolRetirement(
       decision: 'closed',
       closedReason: decision.reason,
       retire: [],
+      next: [],
       lines: retirementNodes.map((node) => ({
         node: node.name,
         generation: node.generation,
@@ -234,6 +241,10 @@ export async function planPoolRetirement(
       })),
     };
   }
+  const withInstance = (retiree: (typeof decision.retire)[number]): PlannedRetiree => ({
+    ...retiree,
+    instanceId: instanceOf.get(retiree.node) ?? '',
+  });
   const listed = new Set<string>();
   const lines: RetirementNodeLine[] = [];
   const add = (line: RetirementNodeLine): void => {
@@ -274,10 +285,8 @@ export async function planPoolRetirement(
   return {
     ...common,
     decision: 'plan',
-    retire: decision.retire.map((retiree) => ({
-      ...retiree,
-      instanceId: instanceOf.get(retiree.node) ?? '',
-    })),
+    retire: decision.retire.map(withInstance),
+    next: decision.waiting.map(withInstance),
     lines,
   };
 }
