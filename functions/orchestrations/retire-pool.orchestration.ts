@@ -180,8 +180,13 @@ function* retireHeldPool(
     priorCapacity: plan.capacity,
   };
   const outcomes = new Map<string, RetirementNodeLine>();
-  for (const retiree of plan.retire) {
+  // A node given back (its drain refused) uses none of the budget: the next due node is tried in its
+  // place, so that one blocked node does not keep the rest of the pool on older generations forever.
+  let room = plan.retire.length;
+  for (const retiree of [...plan.retire, ...plan.next]) {
+    if (room === 0) break;
     const done = yield* retireNode(run, retiree);
+    if (done.kind === 'retired') room -= 1;
     const line: RetirementNodeLine =
       done.kind === 'retired'
         ? {

@@ -44,6 +44,11 @@ export interface PoolRetirementPlan {
   readonly closedReason?: string;
   /** Retire now, in this order. */
   readonly retire: readonly PlannedRetiree[];
+  /**
+   * Due nodes past the budget, in order: taken in turn when a planned node is given back (its drain
+   * refused), since a node given back uses none of the budget.
+   */
+  readonly next: readonly PlannedRetiree[];
   /** Every node of the pool, in the order retirement takes them. */
   readonly lines: readonly RetirementNodeLine[];
   readonly budget: { readonly allowed: number; readonly usedInWindow: number };
@@ -122,6 +127,7 @@ export async function planPoolRetirement(
     refused: reason,
     decision: 'plan',
     retire: [],
+    next: [],
     lines: [],
     budget: { allowed: 0, usedInWindow: 0 },
   });
@@ -250,6 +256,7 @@ export async function planPoolRetirement(
       decision: 'closed',
       closedReason: decision.reason,
       retire: [],
+      next: [],
       lines: retirementNodes.map((node) => ({
         node: node.name,
         generation: node.generation,
@@ -258,6 +265,10 @@ export async function planPoolRetirement(
       })),
     };
   }
+  const withInstance = (retiree: (typeof decision.retire)[number]): PlannedRetiree => ({
+    ...retiree,
+    instanceId: instanceOf.get(retiree.node) ?? '',
+  });
   const listed = new Set<string>();
   const lines: RetirementNodeLine[] = [];
   const add = (line: RetirementNodeLine): void => {
@@ -298,10 +309,8 @@ export async function planPoolRetirement(
   return {
     ...common,
     decision: 'plan',
-    retire: decision.retire.map((retiree) => ({
-      ...retiree,
-      instanceId: instanceOf.get(retiree.node) ?? '',
-    })),
+    retire: decision.retire.map(withInstance),
+    next: decision.waiting.map(withInstance),
     lines,
   };
 }

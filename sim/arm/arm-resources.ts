@@ -248,6 +248,10 @@ export function renderDisk(state: ComputeState, id: string): JsonObject | undefi
               ...(instance && instance.osDiskId?.toLowerCase() === disk.id.toLowerCase()
                 ? { imageReference: instance.imageReference }
                 : {}),
+              // ARM names the exact gallery image version a disk was built from, `latest` resolved.
+              ...(disk.galleryImageVersionId === undefined
+                ? {}
+                : { galleryImageReference: { id: disk.galleryImageVersionId } }),
             },
       diskSizeGB: disk.diskSizeGB,
       diskSizeBytes: disk.diskSizeGB * 1024 ** 3,

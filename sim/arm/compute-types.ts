@@ -228,6 +228,8 @@ export interface DiskInfo {
   /** `FromImage` for OS disks, `Copy` for disks made from a snapshot. */
   createOption: 'FromImage' | 'Copy';
   sourceResourceId?: string;
+  /** An OS disk built from a gallery image: the version it was built from (`latest` resolved). */
+  galleryImageVersionId?: string;
   provisioningState: string;
   tags: Record<string, string>;
 }

@@ -344,6 +344,7 @@ export class InstanceState extends ComputeCore {
       const imageId = objectAt(profile, 'storageProfile', 'imageReference').id;
       const version = typeof imageId === 'string' ? this.resolveGalleryVersion(imageId) : undefined;
       if (version?.content) disk.content = deepCopy(version.content);
+      if (version) disk.galleryImageVersionId = version.id;
       this.disks.set(idKey(diskId), disk);
     }
     this.instances.set(idKey(id), record);
