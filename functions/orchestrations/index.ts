@@ -12,6 +12,7 @@ import { reapClusterOrchestration } from './reap-cluster.orchestration.js';
 import { refreshClusterOrchestration } from './refresh-cluster.orchestration.js';
 import { refreshPoolOrchestration } from './refresh-pool.orchestration.js';
 import { releasePoolOrchestration } from './release-pool.orchestration.js';
+import { retireClusterOrchestration } from './retire-cluster.orchestration.js';
 import { retirePoolOrchestration } from './retire-pool.orchestration.js';
 import { rollbackPoolOrchestration } from './rollback-pool.orchestration.js';
 
@@ -25,6 +26,7 @@ export const orchestrations = {
   releasePool: releasePoolOrchestration,
   reapCluster: reapClusterOrchestration,
   retirePool: retirePoolOrchestration,
+  retireCluster: retireClusterOrchestration,
 } as const satisfies { readonly [Name in OrchestrationName]: { readonly name: Name } };
 
 export const ORCHESTRATORS: Readonly<Record<OrchestrationName, OrchestrationHandler>> = {
@@ -36,4 +38,5 @@ export const ORCHESTRATORS: Readonly<Record<OrchestrationName, OrchestrationHand
   releasePool: orchestrations.releasePool.handler,
   reapCluster: orchestrations.reapCluster.handler,
   retirePool: orchestrations.retirePool.handler,
+  retireCluster: orchestrations.retireCluster.handler,
 };

@@ -49,6 +49,8 @@ export const ReleasePoolInputSchema = z.object({
 
 export const ReapClusterInputSchema = z.object({ cluster: z.string(), ...Started });
 
+export const RetireClusterInputSchema = z.object({ cluster: z.string(), ...Started });
+
 export const ClusterStatusInputSchema = z.object({ cluster: z.string() });
 
 export const PoolSignalInputSchema = z.object({

@@ -8,9 +8,11 @@ import { registerRebootNoticeEventGrid } from './reboot-notice.eventgrid.js';
 import { registerRebootNoticeQueue } from './reboot-notice.queue.js';
 import { registerRefreshApi } from './refresh-api.http.js';
 import { registerRefreshSchedule } from './refresh-schedule.timer.js';
+import { registerRetirementSchedule } from './retirement-schedule.timer.js';
 
 registerRefreshSchedule();
 registerReaperSchedule();
+registerRetirementSchedule();
 registerRefreshApi();
 registerRebootNoticeEventGrid();
 registerRebootNoticeQueue();

@@ -13,6 +13,7 @@ export const ORCHESTRATION = {
   releasePool: 'releasePool',
   reapCluster: 'reapCluster',
   retirePool: 'retirePool',
+  retireCluster: 'retireCluster',
 } as const;
 
 export type OrchestrationName = (typeof ORCHESTRATION)[keyof typeof ORCHESTRATION];
@@ -53,6 +54,11 @@ export function retireInstanceId(cluster: string, pool: string, dryRunSuffix?: s
   return dryRunSuffix === undefined
     ? `retire:${cluster}:${pool}`
     : `retire-plan:${cluster}:${pool}:${dryRunSuffix}`;
+}
+
+/** The retirement timer's run over a cluster's pools: at most one per cluster in a task hub. */
+export function retireClusterInstanceId(cluster: string): string {
+  return `retire:${cluster}`;
 }
 
 /** A pool's reboot-notice debounce: at most one per pool absorbs notices. */

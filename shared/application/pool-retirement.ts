@@ -19,7 +19,7 @@ import { nextWindowAt, openWindowAt } from '../domain/schedule-window.js';
 import { versionVerdictOf } from '../domain/version-verdict.js';
 import { instanceOfNode, newestUsableVersion } from './image-facts.js';
 import { keptNodes } from './node-scan.js';
-import { findPool } from './plan-pool.js';
+import { findPool, listPoolsOfCluster } from './plan-pool.js';
 import { leaseRefOf } from './pool-holdings.js';
 import type { LeaseRef } from './pool-lease.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
@@ -343,4 +343,18 @@ async function listVersions(
     if (isNotFound(error)) return [];
     throw error;
   }
+}
+
+/**
+ * The pools of the cluster whose scheduled retirement may act at `now`: enabled, and inside a window (or
+ * with none). Settings only, apart from listing the pools: the timer asks every quarter hour.
+ */
+export async function poolsDueForRetirement(handle: ClusterHandle, now: Date): Promise<string[]> {
+  const pools = await listPoolsOfCluster(handle);
+  return pools
+    .filter((pool) => {
+      const { enabled, policy } = handle.configuration.poolConfiguration(pool).run.retirement;
+      return enabled && (policy.windows.length === 0 || openWindowAt(policy.windows, now) !== undefined);
+    })
+    .map((pool) => pool.name);
 }

@@ -68,3 +68,23 @@ export interface PoolRetirementResult extends PoolTarget {
   /** Every node of the pool, in the order retirement takes them. */
   readonly nodes: readonly RetirementNodeLine[];
 }
+
+export interface RetireClusterInput {
+  readonly cluster: string;
+  readonly trigger: string;
+  readonly runSeed?: string;
+}
+
+/** The retirement timer's run over one cluster: each due pool's result, or why it did not run. */
+export interface RetireClusterResult {
+  readonly cluster: string;
+  readonly pools: readonly (
+    | PoolRetirementResult
+    | {
+        readonly cluster: string;
+        readonly pool: string;
+        readonly outcome: 'failed' | 'skipped';
+        readonly reason: string;
+      }
+  )[];
+}

@@ -71,7 +71,9 @@ function* retireInPlaceOf(
   const spares = [...canaries];
   const retired: string[] = [];
   const givenBack: string[] = [];
-  for (const retiree of plan.retire) {
+  // A node given back (its drain refused) makes room for the next due one, as in a retirement run.
+  for (const retiree of [...plan.retire, ...plan.next]) {
+    if (retired.length >= canaries.length) break;
     retireRun.spare ??= spares.shift();
     if (retireRun.spare === undefined) break;
     const done = yield* retireNode(retireRun, retiree);

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 
 import { definedOnly } from '../../domain/optional.js';
-import { planPoolRetirement } from '../pool-retirement.js';
+import { planPoolRetirement, poolsDueForRetirement } from '../pool-retirement.js';
 import {
   clearRetirementRecord,
   countRetired,
@@ -93,7 +93,14 @@ const readRetirementLeftoverActivity = defineActivity(
     readRetirementLeftover(await deps.cluster(input.cluster), input.lease, input.scaleSet, input.holder),
 );
 
+const listPoolsDueForRetirement = defineActivity(
+  'listPoolsDueForRetirement',
+  ClusterInput,
+  async (deps, input) => poolsDueForRetirement(await deps.cluster(input.cluster), deps.now()),
+);
+
 export const RETIREMENT_ACTIVITIES = {
+  listPoolsDueForRetirement,
   readRetirementLeftover: readRetirementLeftoverActivity,
   planRetirement: planRetirementActivity,
   startRetirementSurge,
