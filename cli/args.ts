@@ -5,7 +5,7 @@
 import { didYouMean } from '../shared/config/settings-issues.js';
 import { definedOnly } from '../shared/domain/optional.js';
 
-export type Command = 'status' | 'plan' | 'refresh' | 'release' | 'cancel' | 'doctor' | 'rollback';
+export type Command = 'status' | 'plan' | 'refresh' | 'release' | 'cancel' | 'doctor' | 'rollback' | 'retire';
 
 export interface CliOptions {
   readonly command: Command;
@@ -28,7 +28,7 @@ export interface CliOptions {
   readonly stateDir: string;
   /** Resume this instance instead of starting a new one. */
   readonly resume?: string;
-  /** release, rollback: show what would be done, change nothing. */
+  /** release, rollback, retire: show what would be done, change nothing. */
   readonly dryRun: boolean;
   /** release: take the pool over even from a live holder. */
   readonly force: boolean;
@@ -36,6 +36,8 @@ export interface CliOptions {
   readonly reason?: string;
   /** rollback: the version to go back to (default: the previous usable one). */
   readonly to?: string;
+  /** retire: every node of this image version (default: the pool's scheduled retirement policy, now). */
+  readonly generation?: string;
   /** status: also write the status page (self-contained HTML) to this file. */
   readonly html?: string;
   /** status: serve the status page on 127.0.0.1 at this port (0: any free one) until Ctrl-C. */
@@ -80,7 +82,11 @@ const OPTIONS = {
     value: '<version>',
     help: 'rollback: the version to go back to (default: the previous usable one)',
   },
-  '--dry-run': { help: 'release, rollback: show what would be done; change nothing' },
+  '--generation': {
+    value: '<version>',
+    help: "retire: every node built from this image version (default: the pool's retirement policy, now)",
+  },
+  '--dry-run': { help: 'release, rollback, retire: show what would be done; change nothing' },
   '--force': {
     help: 'take the pool over even from a run whose lease is still live (only when you know it is gone)',
   },
@@ -244,6 +250,27 @@ const COMMANDS: Readonly<Record<Command, CommandSpec>> = {
       'vmss-prototype rollback --pool agents --to 2026.1120.31500 --settings local.settings.json',
     ],
   },
+  retire: {
+    summary: 'retire nodes of older image versions: drain and replace them one at a time (surge first)',
+    usage: [
+      'vmss-prototype retire --pool <name> [--generation <version>] [--dry-run] [--cluster <name>] [--json] [source]',
+    ],
+    description:
+      "Without --generation, runs the pool's scheduled retirement policy now (promotion.retirement: age,\n" +
+      'generations kept, budget, windows; refused when it is off). --generation V retires every node built\n' +
+      'from V, one at a time, whatever the windows and age rules (the budget and surge still apply); the\n' +
+      'version new nodes get is refused (roll back first). Each node: a replacement joins first (surge), the\n' +
+      'node is cordoned and drained with evictions (PodDisruptionBudgets decide; nothing is forced), then its\n' +
+      'instance is deleted. A drain that does not finish in time gives the node back. Marked nodes\n' +
+      '(vmss-prototype.io/do-not-retire, karpenter.sh/do-not-disrupt, ...) are kept. --dry-run lists, node by\n' +
+      'node, what would happen and changes nothing. docs/retirement.md has the rules.',
+    options: ['--pool', '--generation', '--dry-run', ...COMMON],
+    examples: [
+      'vmss-prototype retire --pool k8s-pool2-12345678-vmss --dry-run --sim',
+      'vmss-prototype retire --pool agents --generation 2026.1120.31500 --dry-run --settings local.settings.json',
+      'vmss-prototype retire --pool agents --settings local.settings.json',
+    ],
+  },
 };
 
 const COMMAND_NAMES = Object.keys(COMMANDS) as Command[];
@@ -256,8 +283,9 @@ export const EXIT_CODES =
   'exit codes:\n' +
   '  0  done (pools that auto mode refused or skipped are decisions, not failures); doctor: all checks passed\n' +
   '  1  a run failed, Azure or the cluster could not be reached, the pool or node you named was\n' +
-  '     refused, skipped or is held by another run, a rollback was refused, release/cancel found a\n' +
-  '     live run or nothing to stop, or a permission is missing (doctor, and refresh before it starts)\n' +
+  '     refused, skipped or is held by another run, a rollback was refused, a retirement was refused,\n' +
+  '     busy or gave every node back, release/cancel found a live run or nothing to stop, or a permission\n' +
+  '     is missing (doctor, and refresh before it starts)\n' +
   '  2  bad usage or settings: nothing was started\n' +
   '  130  interrupted (Ctrl-C) before the run finished: see the message for --resume or release';
 
@@ -310,6 +338,8 @@ export function helpText(command?: Command): string {
 }
 
 const NAME = /^[A-Za-z0-9]([A-Za-z0-9._:-]{0,251}[A-Za-z0-9])?$/;
+/** A gallery image version name, as `status` lists it. */
+const VERSION = /^\d{1,10}\.\d{1,10}\.\d{1,10}$/;
 
 /** Splits `--flag=value` into its parts; anything else is a flag with no inline value. */
 function splitInline(argument: string): { flag: string; inline?: string } {
@@ -389,14 +419,18 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       );
     }
   }
-  const to = values.get('--to');
-  if (to !== undefined && !/^\d{1,10}\.\d{1,10}\.\d{1,10}$/.test(to)) {
-    throw new UsageError(
-      `--to "${to.slice(0, 80)}" is not a version name: Major.Minor.Patch as \`status\` lists it, e.g. 2026.1120.31500`,
-      command,
-    );
+  for (const flag of ['--to', '--generation'] as const) {
+    const value = values.get(flag);
+    if (value !== undefined && !VERSION.test(value)) {
+      throw new UsageError(
+        `${flag} "${value.slice(0, 80)}" is not a version name: Major.Minor.Patch as \`status\` lists it, e.g. 2026.1120.31500`,
+        command,
+      );
+    }
   }
-  if ((command === 'release' || command === 'cancel' || command === 'rollback') && !values.has('--pool')) {
+  const to = values.get('--to');
+  const generation = values.get('--generation');
+  if (['release', 'cancel', 'rollback', 'retire'].includes(command) && !values.has('--pool')) {
     throw new UsageError(`${command} needs --pool: name the pool (see vmss-prototype status)`, command);
   }
   const reason = values.get('--reason');
@@ -484,7 +518,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       ...(optional('--settings') === undefined ? {} : { settingsFile: optional('--settings') }),
       ...(optional('--resume') === undefined ? {} : { resume: optional('--resume') }),
       ...(optional('--sim-connect') === undefined ? {} : { simConnect: optional('--sim-connect') }),
-      ...definedOnly({ sim, timeFactor, capzRollout, to, html, serve }),
+      ...definedOnly({ sim, timeFactor, capzRollout, to, generation, html, serve }),
     },
   };
 }

@@ -13,6 +13,7 @@ import {
   planInstanceId,
   poolInstanceId,
   releaseInstanceId,
+  retireInstanceId,
   rollbackInstanceId,
 } from '../shared/application/orchestration-ids.js';
 import { poolScope } from '../shared/application/pool-holdings.js';
@@ -24,6 +25,7 @@ import type {
   PoolRollbackResult,
   ReleasePoolResult,
 } from '../shared/application/refresh-contracts.js';
+import type { PoolRetirementResult } from '../shared/application/retirement-contracts.js';
 import { definedOnly } from '../shared/domain/optional.js';
 import type { CliOptions } from './args.js';
 import { UsageError } from './args.js';
@@ -50,6 +52,12 @@ export interface RollbackResult {
   readonly failures: readonly { readonly instanceId: string; readonly message: string }[];
 }
 
+export interface RetireResult {
+  readonly kind: 'retire';
+  readonly pools: readonly PoolRetirementResult[];
+  readonly failures: readonly { readonly instanceId: string; readonly message: string }[];
+}
+
 export interface ReleaseResult {
   readonly kind: 'release';
   readonly dryRun: boolean;
@@ -68,7 +76,7 @@ export interface CancelResult {
 }
 
 export type CommandResult =
-  StatusResult | RefreshResult | ReleaseResult | CancelResult | DoctorResult | RollbackResult;
+  StatusResult | RefreshResult | ReleaseResult | CancelResult | DoctorResult | RollbackResult | RetireResult;
 
 function clustersOf(session: Session, options: CliOptions): string[] {
   const names = session.composition.dependencies.clusterNames;
@@ -145,6 +153,37 @@ export async function runCommand(session: Session, options: CliOptions): Promise
         else failures.push({ instanceId, message: failureMessage(status) });
       }
       return { kind: 'rollback', pools, failures };
+    }
+    case 'retire': {
+      const pool = options.pool;
+      if (pool === undefined) throw new UsageError('retire needs --pool', 'retire');
+      if (clusters.length > 1) {
+        throw new UsageError(
+          `retire changes one pool: give --cluster (configured: ${clusters.join(', ')})`,
+          'retire',
+        );
+      }
+      const pools: PoolRetirementResult[] = [];
+      const failures: { instanceId: string; message: string }[] = [];
+      for (const cluster of clusters) {
+        const input = {
+          cluster,
+          pool,
+          trigger: 'cli',
+          runSeed: randomUUID(),
+          ...definedOnly({ generation: options.generation }),
+          ...(options.dryRun ? { dryRun: true } : {}),
+        };
+        // A dry run changes nothing: an instance of its own, beside whatever runs.
+        const instanceId = options.dryRun
+          ? retireInstanceId(cluster, pool, runSuffix())
+          : retireInstanceId(cluster, pool);
+        const status = await session.runner.startOrchestration(orchestrations.retirePool, input, instanceId);
+        const output = outputOf(orchestrations.retirePool, status);
+        if (output !== undefined) pools.push(output);
+        else failures.push({ instanceId, message: failureMessage(status) });
+      }
+      return { kind: 'retire', pools, failures };
     }
     case 'release': {
       const pools: ReleasePoolResult[] = [];

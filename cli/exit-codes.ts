@@ -1,7 +1,8 @@
 /**
  * The exit code of a finished command: 0 done; 1 a run failed, or the pool or node the operator named
  * was refused or skipped (they asked for that target, and it did not happen). Pools that auto mode
- * refuses or skips on its own are decisions, not failures. doctor: 1 when a check found something missing. Code 2 (usage, settings) is decided before
+ * refuses or skips on its own are decisions, not failures; so are a retirement with nothing due or outside
+ * its windows. doctor: 1 when a check found something missing. Code 2 (usage, settings) is decided before
  * anything runs (cli/failures.ts).
  */
 import type { CliOptions } from './args.js';
@@ -23,6 +24,13 @@ export function exitCodeOf(result: CommandResult, options: Pick<CliOptions, 'poo
       // The operator named the pool (and maybe the version): a refusal is a failure of what they asked.
       return result.failures.length > 0 ||
         result.pools.some((pool) => pool.outcome === 'refused' || pool.outcome === 'busy')
+        ? 1
+        : 0;
+    case 'retire':
+      // As rollback: the operator named the pool. Refused, busy, or every node it tried given back (a
+      // drain that did not finish) is not what they asked for; nothing due or a closed window is an answer.
+      return result.failures.length > 0 ||
+        result.pools.some((pool) => ['refused', 'busy', 'given-back'].includes(pool.outcome))
         ? 1
         : 0;
     case 'plan':

@@ -81,7 +81,10 @@ function progressEventOf(status: OrchestrationStatus, runStart: () => number): P
 /** What a finished run ended with: its outcome, or the failure. */
 function finishedDetail(status: OrchestrationStatus): string | undefined {
   if (status.failure !== undefined) return status.failure.ErrorMessage.split('\n')[0];
-  const run = outputOf(orchestrations.refreshPool, status) ?? outputOf(orchestrations.rollbackPool, status);
+  const run =
+    outputOf(orchestrations.refreshPool, status) ??
+    outputOf(orchestrations.rollbackPool, status) ??
+    outputOf(orchestrations.retirePool, status);
   if (run !== undefined) return `${run.outcome}: ${run.reason}`;
   return outputOf(orchestrations.releasePool, status)?.outcome;
 }

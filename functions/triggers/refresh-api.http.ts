@@ -4,7 +4,8 @@
  * show what auto mode would do (`GET …/plan`), cancel a pool's capture
  * (`POST /api/clusters/{cluster}/pools/{pool}/cancel`: the run gives the node back, then fails), give
  * back what a pool's dead or stuck runs hold (`POST …/pools/{pool}/release`, like `vmss-prototype release`),
- * and roll a pool back to a retained earlier version (`POST …/pools/{pool}/rollback`). The status page
+ * roll a pool back to a retained earlier version (`POST …/pools/{pool}/rollback`), and retire nodes of
+ * older image versions (`POST …/pools/{pool}/retire`, docs/retirement.md). The status page
  * (`GET /api/status/page[?cluster=]`, issue 16) is the same status as one self-contained HTML document.
  * Starts answer 202 with the durable status links.
  */
@@ -19,6 +20,7 @@ import {
   EVENT,
   poolInstanceId,
   releaseInstanceId,
+  retireInstanceId,
   rollbackInstanceId,
   signalInstanceId,
 } from '../../shared/application/orchestration-ids.js';
@@ -407,7 +409,7 @@ export async function handleReleaseRequest(
 }
 
 /**
- * Starts one pool's release or rollback as a singleton: 409 with the running instance when it (or a
+ * Starts one pool's release, rollback or retirement as a singleton: 409 with the running instance when it (or a
  * blocker) runs, 202 with the status links when started, 503 when the start failed.
  */
 async function startPoolRun(
@@ -415,7 +417,7 @@ async function startPoolRun(
   client: HttpOrchestrationClient,
   context: InvocationContext,
   run: {
-    readonly what: 'release' | 'rollback';
+    readonly what: 'release' | 'rollback' | 'retirement';
     readonly start: StartRequest;
     readonly busy: (runningId: string) => { readonly code: string; readonly message: string };
     readonly logged: Record<string, unknown>;
@@ -439,13 +441,12 @@ async function startPoolRun(
   }
 }
 
+const VersionField = z.string().regex(/^\d{1,10}\.\d{1,10}\.\d{1,10}$/, {
+  error: 'a gallery image version name: Major.Minor.Patch, e.g. 2026.1123.101500 (see status)',
+});
+
 const RollbackRequest = z.strictObject({
-  to: z
-    .string()
-    .regex(/^\d{1,10}\.\d{1,10}\.\d{1,10}$/, {
-      error: 'a gallery image version name: Major.Minor.Patch, e.g. 2026.1123.101500 (see status)',
-    })
-    .optional(),
+  to: VersionField.optional(),
   dryRun: z.boolean().optional(),
 });
 
@@ -492,6 +493,59 @@ export async function handleRollbackRequest(
       message: `pool ${pool} of cluster ${cluster.value} is busy (instance ${runningId}); roll back once it ends`,
     }),
     logged: { dryRun: dryRun ?? false },
+  });
+}
+
+const RetireRequest = z.strictObject({
+  generation: VersionField.optional(),
+  dryRun: z.boolean().optional(),
+});
+
+/**
+ * POST /api/clusters/{cluster}/pools/{pool}/retire: body `{ generation?, dryRun? }`. Without a generation,
+ * the pool's scheduled retirement policy now; with one, every node of that image version (docs/retirement.md).
+ * Refused while the pool or its cluster is refreshing or the pool retiring; the run itself refuses a pool
+ * whose retirement is off, a CAPZ pool, and the generation new nodes get.
+ */
+export async function handleRetireRequest(
+  request: HttpRequest,
+  client: HttpOrchestrationClient,
+  context: InvocationContext,
+  deps: ApiDependencies,
+): Promise<HttpResponse> {
+  const cluster = resolveCluster(request, deps);
+  if (!cluster.ok) return cluster.response;
+  const pools = await resolvePools(context, deps, cluster.value, request.params['pool']);
+  if (!pools.ok) return pools.response;
+  const pool = pools.value[0] ?? '';
+  const body = await readJsonBody(request, RetireRequest, {});
+  if (!body.ok) return body.response;
+  const { generation, dryRun } = body.value;
+  // A dry run changes nothing: an instance of its own, never blocked.
+  const instanceId =
+    dryRun === true
+      ? retireInstanceId(cluster.value, pool, new Date().toISOString().replaceAll(/[^0-9]/g, ''))
+      : retireInstanceId(cluster.value, pool);
+  return startPoolRun(request, client, context, {
+    what: 'retirement',
+    start: startRequest(
+      orchestrations.retirePool,
+      instanceId,
+      {
+        cluster: cluster.value,
+        pool,
+        trigger: 'http',
+        runSeed: randomUUID(),
+        ...definedOnly({ generation }),
+        ...(dryRun === true ? { dryRun } : {}),
+      },
+      dryRun === true ? [] : [poolInstanceId(cluster.value, pool), clusterInstanceId(cluster.value)],
+    ),
+    busy: (runningId) => ({
+      code: 'PoolBusy',
+      message: `pool ${pool} of cluster ${cluster.value} is busy (instance ${runningId}); retire once it ends`,
+    }),
+    logged: { dryRun: dryRun ?? false, ...definedOnly({ generation }) },
   });
 }
 
@@ -602,6 +656,13 @@ export const API_ROUTES: readonly {
     method: 'POST',
     authLevel: 'function',
     handle: handleRollbackRequest,
+  },
+  {
+    name: 'retirePoolApi',
+    route: 'clusters/{cluster}/pools/{pool}/retire',
+    method: 'POST',
+    authLevel: 'function',
+    handle: handleRetireRequest,
   },
   {
     name: 'clusterPlanApi',

@@ -76,6 +76,21 @@ void describe('helpText', () => {
     );
   });
 
+  void it('retire names its flags, the policy default and where the rules are', () => {
+    const retire = helpText('retire');
+    assert.match(
+      retire,
+      /^usage: vmss-prototype retire --pool <name> \[--generation <version>\] \[--dry-run\]/,
+    );
+    assert.match(retire, /^ +--generation <version> +retire: every node built from this image version/m);
+    assert.match(retire, /^ +--dry-run +release, rollback, retire:/m);
+    assert.match(retire, /vmss-prototype retire --pool k8s-pool2-12345678-vmss --dry-run --sim/);
+    assert.match(retire.replaceAll(/\s+/g, ' '), /runs the pool's scheduled retirement policy now/);
+    assert.match(retire, /docs\/retirement\.md/);
+    assert.doesNotMatch(retire, /^ +--(to|node|force)\b/m);
+    assert.match(helpText(), /^ {2}retire {2}/m);
+  });
+
   void it('the overview lists every command and how to get its help', () => {
     const text = helpText();
     for (const command of commands) assert.match(text, new RegExp(`^ {2}${command} `, 'm'));
@@ -125,6 +140,22 @@ void describe('parseArgs: options', () => {
     assert.equal(options(['plan', '--sim=my.yaml', '--json']).sim, 'my.yaml');
   });
 
+  void it('retire: the pool, a generation and a dry run', () => {
+    assert.deepEqual(options(['retire', '--pool=agents', '--generation', '2026.1120.31500', '--dry-run']), {
+      command: 'retire',
+      json: false,
+      dryRun: true,
+      force: false,
+      stateDir: '.runs',
+      pool: 'agents',
+      generation: '2026.1120.31500',
+    });
+    // Without --generation: the pool's scheduled policy, now.
+    const scheduled = options(['retire', '--pool', 'agents', '--cluster', 'prod', '--json']);
+    assert.equal(scheduled.generation, undefined);
+    assert.deepEqual([scheduled.command, scheduled.cluster, scheduled.json], ['retire', 'prod', true]);
+  });
+
   void it('reads the rest', () => {
     assert.equal(options(['plan', '--sim', '--capz-rollout', 'allow']).capzRollout, 'allow');
     assert.deepEqual(options(['plan', '--sim', '--time-factor=500', '--json']), {
@@ -163,7 +194,7 @@ void describe('parseArgs: usage errors', () => {
     [['plan', '--node', 'n'], /--node does not apply to plan \(only to refresh\)/, 'plan'],
     [
       ['status', '--pool=x'],
-      /--pool does not apply to status \(only to plan, refresh, doctor, release, cancel, rollback\)/,
+      /--pool does not apply to status \(only to plan, refresh, doctor, release, cancel, rollback, retire\)/,
       'status',
     ],
     [['release'], /release needs --pool/, 'release'],
@@ -171,7 +202,7 @@ void describe('parseArgs: usage errors', () => {
     [['release', '--pool=a', '--dry-run=yes'], /--dry-run takes no value/, 'release'],
     [
       ['refresh', '--dry-run'],
-      /--dry-run does not apply to refresh \(only to release, rollback\)/,
+      /--dry-run does not apply to refresh \(only to release, rollback, retire\)/,
       'refresh',
     ],
     [
@@ -187,6 +218,34 @@ void describe('parseArgs: usage errors', () => {
       'rollback',
     ],
     [['refresh', '--to', '1.2.3'], /--to does not apply to refresh \(only to rollback\)/, 'refresh'],
+    [['retire', '--sim'], /retire needs --pool: name the pool/, 'retire'],
+    [['retire', '--generation', '2026.1120.31500'], /retire needs --pool/, 'retire'],
+    [
+      ['retire', '--pool', 'p', '--generation', 'latest'],
+      /--generation "latest" is not a version name: Major\.Minor\.Patch as `status` lists it, e\.g\. 2026\.1120\.31500/,
+      'retire',
+    ],
+    [
+      ['retire', '--pool', 'p', '--generation=2026.1120'],
+      /--generation "2026\.1120" is not a version name/,
+      'retire',
+    ],
+    [
+      ['retire', '--pool', 'p', '--generation'],
+      /--generation needs a value: --generation <version>/,
+      'retire',
+    ],
+    [
+      ['retire', '--pool', 'p', '--to', '1.2.3'],
+      /--to does not apply to retire \(only to rollback\)/,
+      'retire',
+    ],
+    [
+      ['rollback', '--pool', 'p', '--generation', '1.2.3'],
+      /--generation does not apply to rollback \(only to retire\)/,
+      'rollback',
+    ],
+    [['retire', '--pool', 'p', '--force'], /--force does not apply to retire \(only to release\)/, 'retire'],
     [['status', 'extra'], /unexpected argument "extra"/, 'status'],
     [['plan', '--pool'], /--pool needs a value: --pool <name>/, 'plan'],
     [['plan', '--pool='], /--pool needs a value/, 'plan'],

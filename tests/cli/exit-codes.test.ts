@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import type { CommandResult } from '../../cli/commands.js';
 import { exitCodeOf } from '../../cli/exit-codes.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
+import type { RetirementOutcome } from '../../shared/application/retirement-contracts.js';
 
 type Outcome = PoolRefreshResult['outcome'];
 
@@ -46,4 +47,37 @@ void describe('exitCodeOf', () => {
   for (const [name, given, options, code] of cases) {
     void it(`${name} → ${code}`, () => assert.equal(exitCodeOf(given, options), code));
   }
+});
+
+function retired(outcome: RetirementOutcome, failures = 0): CommandResult {
+  return {
+    kind: 'retire',
+    failures: Array.from({ length: failures }, () => ({ instanceId: 'retire:prod:p', message: 'boom' })),
+    pools: [{ cluster: 'prod', pool: 'p', outcome, reason: outcome, nodes: [] }],
+  };
+}
+
+void describe('exitCodeOf: retire (like rollback: the operator named the pool)', () => {
+  const cases: readonly (readonly [RetirementOutcome, 0 | 1])[] = [
+    ['retired', 0],
+    ['planned', 0],
+    ['nothing-due', 0],
+    ['closed', 0],
+    ['given-back', 1],
+    ['refused', 1],
+    ['busy', 1],
+  ];
+  for (const [outcome, code] of cases) {
+    void it(`${outcome} → ${code}`, () => assert.equal(exitCodeOf(retired(outcome), { pool: 'p' }), code));
+  }
+  void it('a run that did not complete → 1', () => {
+    assert.equal(
+      exitCodeOf(
+        { kind: 'retire', pools: [], failures: [{ instanceId: 'retire:prod:p', message: 'x' }] },
+        { pool: 'p' },
+      ),
+      1,
+    );
+    assert.equal(exitCodeOf(retired('retired', 1), { pool: 'p' }), 1);
+  });
 });

@@ -21,6 +21,7 @@ void describe('function app entry point', () => {
       'clusterStatusApi',
       'clusterPlanApi',
       'rollbackPoolApi',
+      'retirePoolApi',
       'rebootNoticeEventGrid',
       'rebootNoticeQueue',
       'kuredNotify',

@@ -10,6 +10,7 @@ import {
   handlePlanRequest,
   handleRefreshRequest,
   handleReleaseRequest,
+  handleRetireRequest,
   handleRollbackRequest,
   handleStatusPageRequest,
   handleStatusRequest,
@@ -521,6 +522,113 @@ void describe('POST /api/clusters/{cluster}/pools/{pool}/rollback', () => {
     const { response, json } = await rollback('nope', new FakeDurableClient());
     assert.equal(response.status, 404);
     assert.match(errorOf(json).message, /known pools/);
+  });
+});
+
+void describe('POST /api/clusters/{cluster}/pools/{pool}/retire', () => {
+  async function retire(pool: string, client: FakeDurableClient, body?: string) {
+    const response = await handleRetireRequest(
+      request({
+        params: { cluster: 'prod', pool },
+        headers: body === undefined ? {} : JSON_HEADERS,
+        ...(body === undefined ? {} : { body }),
+      }),
+      client,
+      recordingContext(),
+      fakeDependencies(),
+    );
+    const json = (response.body === null ? {} : await response.json()) as Record<string, unknown>;
+    return { response, json };
+  }
+
+  void it('starts the retirement of one generation of the pool: 202 with the status links', async () => {
+    const client = new FakeDurableClient();
+    const { response } = await retire('pool1', client, '{"generation":"2026.1120.20000"}');
+    assert.equal(response.status, 202);
+    assert.deepEqual(withoutSeeds(client.started), [
+      {
+        name: 'retirePool',
+        instanceId: 'retire:prod:pool1',
+        input: { cluster: 'prod', pool: 'pool1', trigger: 'http', generation: '2026.1120.20000' },
+      },
+    ]);
+  });
+
+  void it("without a body: the pool's scheduled policy, now", async () => {
+    const client = new FakeDurableClient();
+    const { response } = await retire('pool1', client);
+    assert.equal(response.status, 202);
+    assert.deepEqual(withoutSeeds(client.started), [
+      {
+        name: 'retirePool',
+        instanceId: 'retire:prod:pool1',
+        input: { cluster: 'prod', pool: 'pool1', trigger: 'http' },
+      },
+    ]);
+  });
+
+  void it('a dry run gets an instance of its own and is never blocked', async () => {
+    const client = new FakeDurableClient();
+    client.seed('refresh:prod:pool1', 'Running', { step: 'draining' });
+    client.seed('retire:prod:pool1', 'Running', { step: 'draining-retired-node' });
+    const { response } = await retire('pool1', client, '{"dryRun":true}');
+    assert.equal(response.status, 202);
+    const [started] = client.started;
+    assert.equal(started?.name, 'retirePool');
+    assert.match(started?.instanceId ?? '', /^retire-plan:prod:pool1:\d+$/);
+    const { runSeed: _seed, ...input } = started?.input as Record<string, unknown>;
+    assert.deepEqual(input, { cluster: 'prod', pool: 'pool1', trigger: 'http', dryRun: true });
+  });
+
+  for (const running of ['refresh:prod:pool1', 'refresh:prod', 'retire:prod:pool1']) {
+    void it(`409 while ${running} runs, and nothing starts`, async () => {
+      const client = new FakeDurableClient();
+      client.seed(running, 'Running', { step: 'testing-canaries' });
+      const { response, json } = await retire('pool1', client);
+      assert.equal(response.status, 409);
+      assert.equal(errorOf(json).code, 'PoolBusy');
+      assert.match(errorOf(json).message, /retire once it ends/);
+      assert.deepEqual(client.started, []);
+    });
+  }
+
+  const badBodies: readonly (readonly [string, string, RegExp])[] = [
+    [
+      '{"generation":"latest"}',
+      'generation',
+      /generation: a gallery image version name: Major\.Minor\.Patch/,
+    ],
+    ['{"dryRun":"yes"}', 'dryRun', /dryRun: /],
+    ['{"to":"2026.1120.20000"}', 'to', /unknown field "?to"?/],
+    ['{"generation":"2026.1120.20000","force":true}', 'force', /unknown field "?force"?/],
+  ];
+  for (const [body, field, message] of badBodies) {
+    void it(`400 for ${body}, naming the field ${field}, and nothing starts`, async () => {
+      const client = new FakeDurableClient();
+      const { response, json } = await retire('pool1', client, body);
+      assert.equal(response.status, 400);
+      assert.equal(errorOf(json).code, 'InvalidRequest');
+      assert.equal(errorOf(json).field, field);
+      assert.match(errorOf(json).message, message);
+      assert.deepEqual(client.started, []);
+    });
+  }
+
+  void it('404 for a pool the cluster does not have', async () => {
+    const client = new FakeDurableClient();
+    const { response, json } = await retire('nope', client);
+    assert.equal(response.status, 404);
+    assert.match(errorOf(json).message, /known pools/);
+    assert.deepEqual(client.started, []);
+  });
+
+  void it('is a POST route behind a function key', () => {
+    const route = API_ROUTES.find((entry) => entry.name === 'retirePoolApi');
+    assert.deepEqual(route && [route.route, route.method, route.authLevel], [
+      'clusters/{cluster}/pools/{pool}/retire',
+      'POST',
+      'function',
+    ]);
   });
 });
 
