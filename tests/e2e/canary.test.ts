@@ -103,11 +103,10 @@ void describe('canary gate on the simulator', { concurrency: false }, () => {
       assert.equal(version?.excludeFromLatest, false, 'published to latest after the canary passed');
       assert.equal(version.tags[VERSION_VERDICT_TAG_KEYS.rejected], undefined);
       const after = scaleSetOf(harness, POOL2);
-      assert.equal(
-        after.capacity,
-        before.capacity + 1,
-        'the canary stays as a normal node (afterPass: keep)',
-      );
+      // afterPass keep-size (the default): the canary stays, one node of the oldest generation went in
+      // its place, so the pool keeps its size (docs/retirement.md).
+      assert.equal(after.capacity, before.capacity, 'the pool keeps its size (afterPass: keep-size)');
+      assert.equal(result.canary.keptSize?.retired.length, 1, JSON.stringify(result.canary.keptSize));
       assert.match(String(after.imageReference['id']), /\/images\/[^/]+$/i, 'model on the definition');
       assert.deepEqual(
         Object.keys(after.tags).filter((key) => key.startsWith('vmss-prototype.canary-')),
@@ -118,7 +117,12 @@ void describe('canary gate on the simulator', { concurrency: false }, () => {
       // Every node of the pool carries its generation: the canary the new version, the rest unknown
       // (they were built from the marketplace image).
       const nodes = nodesOfPool(harness, POOL2);
-      assert.equal(nodes.length, before.instances.length + 1);
+      assert.equal(nodes.length, before.instances.length);
+      const retiredNode = result.canary.keptSize.retired[0] ?? '';
+      assert.ok(
+        !nodes.some((node) => node.metadata.name === retiredNode),
+        `the retired node ${retiredNode} is gone`,
+      );
       const labels = Object.fromEntries(
         nodes.map((node) => [node.metadata.name, node.metadata.labels?.[IMAGE_VERSION_LABEL]]),
       );
@@ -126,7 +130,7 @@ void describe('canary gate on the simulator', { concurrency: false }, () => {
       assert.equal(canaryNodes.length, 1, JSON.stringify(labels));
       assert.equal(
         Object.values(labels).filter((label) => label === 'unknown').length,
-        before.instances.length,
+        before.instances.length - 1,
       );
       assert.equal(result.generations?.labelled, nodes.length);
       assert.equal(result.freshness?.basis, 'donor-patch');
