@@ -35,6 +35,17 @@ function pool(overrides: Partial<PoolStatus> = {}): PoolStatus {
     ownership: { lease: { state: 'free' }, heldNodes: [], leftovers: [], kept: [] },
     history: { versions: [], runs: [], freshness: [] },
     nodes: [],
+    convergence: {
+      samples: [],
+      now: { at: NOW, counts: {} },
+      retirement: {
+        enabled: false,
+        budget: { nodes: 1 },
+        budgetAllowed: 1,
+        usedInWindow: 0,
+        windowed: false,
+      },
+    },
     ...overrides,
   };
 }
