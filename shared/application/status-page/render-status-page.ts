@@ -9,6 +9,7 @@ import { formatDuration } from '../../domain/duration-text.js';
 import type { FreshnessSegment, RunRecord, RunStep, VersionEntry } from '../../domain/pool-history.js';
 import { parseRfc3339 } from '../../domain/rfc3339.js';
 import type { PoolStatus } from '../pool-status.js';
+import { CONVERGENCE_STYLE, convergenceSection } from './convergence-chart.js';
 import type { Part } from './html.js';
 import { empty, Html, html, shortDate, time } from './html.js';
 
@@ -399,6 +400,8 @@ function poolSection(pool: PoolStatus, index: string): Html {
   return html`<section class="pool" aria-labelledby="${id}">
     <h3 id="${id}">Pool ${pool.pool} <span class="muted small">scale set ${pool.scaleSet}</span></h3>
     ${summary(pool)}
+    <h4>Convergence</h4>
+    ${convergenceSection(pool.convergence, pool.pool, `${id}-convergence`)}
     <h4>Freshness</h4>
     ${freshnessChart(pool.history.freshness, `pool ${pool.pool}`)}
     <h4>Versions</h4>
@@ -528,7 +531,7 @@ export function renderStatusPage(input: StatusPageInput): string {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>vmss-prototype status</title>
         <style>
-          ${new Html(STYLE)}
+          ${new Html(STYLE + CONVERGENCE_STYLE)}
         </style>
       </head>
       <body>
