@@ -296,7 +296,7 @@ function* refreshHeldPool(
   if (canary?.verdict === 'rejected') {
     report.pending.push(versionRejected(base(), version, canary.reason ?? 'no reason given'));
     report.clock.enter('generations');
-    const after = yield* generationsPhase(run);
+    const after = yield* generationsPhase(run, {}, run.fence);
     const reason = `version ${version.versionName} was rejected by its canary: ${canary.reason ?? 'no reason given'}`;
     return {
       cluster,
@@ -337,9 +337,11 @@ function* refreshHeldPool(
     capzRollout = yield* followRollout(run, version);
   }
   report.clock.enter('generations');
-  const after = yield* generationsPhase(run, {
-    ...definedOnly({ modelImageId: model.modelImageId, versions: model.versions }),
-  });
+  const after = yield* generationsPhase(
+    run,
+    { ...definedOnly({ modelImageId: model.modelImageId, versions: model.versions }) },
+    run.fence,
+  );
 
   return {
     cluster,

@@ -255,7 +255,7 @@ function* rollBackHeldPool(
     describe: (check) => check.detail,
   });
 
-  const after = yield* generationsPhase(run);
+  const after = yield* generationsPhase(run, {}, fenceOf(hold));
   return {
     cluster,
     pool,

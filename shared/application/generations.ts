@@ -1,12 +1,14 @@
 /**
  * Keeps the generation labels (and the optional older-generation taint) of one pool's nodes current
  * (issue 13), and says how fresh the pool is. Runs at the end of every refresh and rollback, so every
- * timer tick too. Touches nothing but our label and our taint.
+ * timer tick too. Touches nothing but our label and our taint — and, for a run that holds the pool, the
+ * pool lease's record of nodes per generation over time (issue 31; shared/domain/generation-samples.ts).
  */
 import type { ClusterNode } from '../domain/cluster-node.js';
 import type { ImageVersion, ScaleSetInstance } from '../domain/compute.js';
 import type { Freshness } from '../domain/freshness.js';
 import { freshnessOf } from '../domain/freshness.js';
+import { countGenerations, recordGenerationSample } from '../domain/generation-samples.js';
 import type { GenerationChange, GenerationNode } from '../domain/generations.js';
 import {
   IMAGE_VERSION_LABEL,
@@ -17,12 +19,15 @@ import {
 } from '../domain/generations.js';
 import { parseImageVersion } from '../domain/image-version.js';
 import { definedOnly } from '../domain/optional.js';
+import { LEASE_ANNOTATIONS } from '../domain/ownership.js';
 import { galleryImageResourceId, parseProviderId, sameResourceId } from '../domain/resource-id.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 import { versionVerdictOf } from '../domain/version-verdict.js';
 import { provenanceOf } from './image-facts.js';
 import { keptNodes } from './node-scan.js';
 import { currentImageFacts, findPool } from './plan-pool.js';
+import type { Fence } from './pool-lease.js';
+import { writeLeaseRecord } from './pool-lease.js';
 import type { GenerationsReport } from './refresh-contracts.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
 
@@ -153,6 +158,27 @@ export async function applyNodeGenerations(
     changes,
     freshness,
   };
+}
+
+/**
+ * Adds what the labelling found (nodes per generation, `now`) to the pool lease's record of it
+ * (LEASE_ANNOTATIONS.generationSamples), while `fence.runId` holds the lease: refused (terminal
+ * `LeaseLost`) otherwise. Idempotent: a repeat of the same reading soon after adds nothing.
+ */
+export async function recordPoolGenerations(
+  handle: ClusterHandle,
+  fence: Fence,
+  result: Pick<GenerationsResult, 'labels'>,
+  now: Date,
+): Promise<void> {
+  const sample = { at: now.toISOString(), counts: countGenerations(Object.values(result.labels)) };
+  await writeLeaseRecord(
+    handle.kube,
+    fence,
+    LEASE_ANNOTATIONS.generationSamples,
+    (current) => recordGenerationSample(current, sample),
+    now,
+  );
 }
 
 /** What a run reports of the generations step: counts and the nodes whose taint changed. */

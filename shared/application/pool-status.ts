@@ -4,11 +4,19 @@
  */
 import type { NewNodeBootstrap } from '../domain/bootstrap-flavour.js';
 import { parseCanaryRecord } from '../domain/canary-record.js';
+import type { PoolConvergence } from '../domain/convergence.js';
+import { retirementPaceOf } from '../domain/convergence.js';
 import type { Freshness } from '../domain/freshness.js';
 import { freshnessOf } from '../domain/freshness.js';
+import {
+  countGenerations,
+  parseGenerationSamples,
+  UNLABELLED_GENERATION,
+} from '../domain/generation-samples.js';
 import { IMAGE_VERSION_LABEL, OLDER_GENERATION_TAINT } from '../domain/generations.js';
 import { runTimelineTagsOf } from '../domain/image-version.js';
 import { definedOnly } from '../domain/optional.js';
+import type { PoolLease } from '../domain/ownership.js';
 import { describeHolder, LEASE_ANNOTATIONS, leaseState } from '../domain/ownership.js';
 import type { PoolHistory } from '../domain/pool-history.js';
 import { poolHistoryOf } from '../domain/pool-history.js';
@@ -16,6 +24,7 @@ import type { HeldNode, Kept } from '../domain/reaper.js';
 import { describeReapAction, planReaping } from '../domain/reaper.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import { sameResourceId } from '../domain/resource-id.js';
+import type { RetirementSettings } from '../domain/retirement.js';
 import { parseRfc3339 } from '../domain/rfc3339.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
 import { weighCapzOwnership } from './capz-pool.js';
@@ -92,6 +101,11 @@ export interface PoolStatus {
   readonly history: PoolHistory;
   /** The pool's nodes and the generation (image version) each was built from (our label). */
   readonly nodes: readonly PoolNodeView[];
+  /**
+   * Nodes per generation over time (the pool lease's record, written by each holding run's labelling
+   * step) and now, and where retirement stands: the status page's convergence chart.
+   */
+  readonly convergence: PoolConvergence;
   /** A canary judging a version now, from the scale set's canary tags. */
   readonly canary?:
     | {
@@ -157,6 +171,14 @@ export async function readPoolOwnership(
   poolName: string,
   now: Date,
 ): Promise<PoolOwnership> {
+  return (await readOwnershipAndLease(handle, poolName, now)).ownership;
+}
+
+async function readOwnershipAndLease(
+  handle: ClusterHandle,
+  poolName: string,
+  now: Date,
+): Promise<{ readonly ownership: PoolOwnership; readonly lease?: PoolLease }> {
   const view = await readPoolHoldings(handle, await poolScope(handle, poolName));
   const state = leaseState(view.lease, now);
   const alive = state.kind === 'held' && state.live ? state.holder.runId : undefined;
@@ -164,7 +186,7 @@ export async function readPoolOwnership(
   const annotations = view.lease?.annotations ?? {};
   const instanceId = annotations[LEASE_ANNOTATIONS.instanceId];
   const purpose = annotations[LEASE_ANNOTATIONS.purpose];
-  return {
+  const ownership: PoolOwnership = {
     lease:
       state.kind === 'free'
         ? {
@@ -192,6 +214,7 @@ export async function readPoolOwnership(
     leftovers: plan.actions.map(describeReapAction),
     kept: plan.kept,
   };
+  return { ownership, ...(view.lease === undefined ? {} : { lease: view.lease }) };
 }
 
 function vmOf(node: HeldNode): string {
@@ -203,6 +226,33 @@ function vmOf(node: HeldNode): string {
     case 'unknown':
       return 'unknown';
   }
+}
+
+/** The pool's convergence from the lease's lasting records, the nodes just read and the settings. */
+function convergenceOf(input: {
+  readonly newest?: string;
+  readonly lasting: Readonly<Record<string, string>>;
+  readonly nodes: readonly PoolNodeView[];
+  readonly retirement: RetirementSettings;
+  readonly capacity: number;
+  readonly now: Date;
+}): PoolConvergence {
+  const { lasting, now } = input;
+  const record = lasting[LEASE_ANNOTATIONS.retiredInWindow];
+  return {
+    ...definedOnly({ newest: input.newest }),
+    samples: parseGenerationSamples(lasting[LEASE_ANNOTATIONS.generationSamples]),
+    now: {
+      at: now.toISOString(),
+      counts: countGenerations(input.nodes.map((node) => node.generation ?? UNLABELLED_GENERATION)),
+    },
+    retirement: retirementPaceOf({
+      settings: input.retirement,
+      capacity: input.capacity,
+      ...definedOnly({ record }),
+      now,
+    }),
+  };
 }
 
 export async function readPoolStatus(
@@ -231,8 +281,8 @@ export async function readPoolStatus(
   const version = image.version;
   const provenance = version === undefined ? undefined : provenanceOf(version);
   const builtAt = version?.publishedAt ?? version?.tags['vmss-prototype.built-at'];
-  const [ownership, nodes] = await Promise.all([
-    readPoolOwnership(handle, poolName, now),
+  const [{ ownership, lease }, nodes] = await Promise.all([
+    readOwnershipAndLease(handle, poolName, now),
     readPoolNodes(handle, pool.scaleSet),
   ]);
   const canary = canaryOf(scaleSet.tags);
@@ -306,6 +356,14 @@ export async function readPoolStatus(
             },
     }),
     nodes,
+    convergence: convergenceOf({
+      ...(version === undefined || !image.pointsAtOurs ? {} : { newest: version.ref.versionName }),
+      lasting: lease?.annotations ?? {},
+      nodes,
+      retirement: configuration.run.retirement,
+      capacity: scaleSet.capacity ?? nodes.length,
+      now,
+    }),
     ...definedOnly({ canary }),
   };
 }

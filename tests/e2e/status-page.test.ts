@@ -189,10 +189,42 @@ void describe('status page in a real browser', { skip }, () => {
       ).length;
       assert.ok(generations >= 1, 'node generations are listed');
       assert.ok(text.includes('No canary is running.'), 'empty states say so');
+
+      // The convergence chart: the runs' readings from the pool lease, the nodes now, in bands and words.
+      const convergence = refreshed?.convergence;
+      assert.ok(
+        convergence !== undefined && convergence.samples.length >= 1,
+        `each refresh recorded a reading on the pool lease: ${JSON.stringify(convergence?.samples)}`,
+      );
+      const figure = `section[aria-labelledby="pool-0-${pools.indexOf(refreshed)}"] figure.chart.convergence`;
+      const titles = await texts(page, `${figure} svg > title`);
+      const title = titles.find((candidate) => candidate.startsWith(`pool ${POOL1}:`)) ?? '';
+      assert.match(title, /nodes per generation over time; now .+: \d+ nodes?/);
+      const bands = await measure(
+        page,
+        `${figure} polygon.band`,
+        'node.getBoundingClientRect().width * node.getBoundingClientRect().height',
+      );
+      assert.ok(bands.length >= 1 && bands.every((area) => area > 0), `bands are drawn: ${bands.join(', ')}`);
+      const legend = await texts(page, `${figure} .legend li`);
+      const counted = legend.reduce((sum, item) => sum + Number(/: (\d+) nodes?/.exec(item)?.[1] ?? 0), 0);
+      assert.equal(
+        counted,
+        refreshed?.nodes.length,
+        `the legend says the pool's nodes in words: ${legend.join(' | ')}`,
+      );
+      assert.ok(
+        legend.some((item) => item.startsWith(`${secondVersion} (new nodes get it):`)),
+        `the generation new nodes get is in the legend: ${legend.join(' | ')}`,
+      );
+      const retirement = await texts(page, 'section.pool p.retirement');
+      assert.ok(retirement.includes('retirement: off'), retirement.join(' | '));
       assert.deepEqual(violations, [], 'nothing on the page breaks its CSP');
 
       await page.screenshot({ path: join(OUTPUT, 'status-page.png'), fullPage: true });
       await writeFile(join(OUTPUT, 'status-page.html'), await page.content(), 'utf8');
+      const pictured = await page.$(figure);
+      await pictured?.screenshot({ path: join(OUTPUT, 'status-page-convergence.png') });
     } finally {
       await page.close();
     }
@@ -228,6 +260,11 @@ void describe('status page in a real browser', { skip }, () => {
       eligible: false,
       refusal: evil,
       nodes: [{ name: evil, generation: evil, ready: true, cordoned: false, olderGeneration: false }],
+      convergence: {
+        ...pool.convergence,
+        samples: [{ at: pool.convergence.now.at, counts: { [evil]: 2 } }],
+        now: { at: pool.convergence.now.at, counts: { [evil]: 1 } },
+      },
     };
     const page = await browser.newPage();
     try {

@@ -24,11 +24,14 @@ export interface GenerationsPhaseOutput {
 
 /**
  * `known`: the image the run just saw the model on and the versions it just listed (neither is read
- * again).
+ * again). `fence`: the run holds the pool (fenceOf(hold)); the step then also records the pool's nodes
+ * per generation on the pool lease, for the status page's convergence chart. Without it (a run that
+ * holds nothing) only the labels are kept current.
  */
 export function* generationsPhase(
   run: Pick<RefreshRun, 'context' | 'input'>,
   known: { readonly modelImageId?: string; readonly versions?: readonly ImageVersion[] } = {},
+  fence?: { readonly namespace: string; readonly name: string; readonly runId: string },
 ): Generator<Task, GenerationsPhaseOutput, unknown> {
   const step = 'labelling-generations';
   setStatus(run, step);
@@ -36,7 +39,12 @@ export function* generationsPhase(
     return yield* call(
       run.context,
       activities.applyNodeGenerations,
-      { cluster: run.input.cluster, pool: run.input.pool, ...known },
+      {
+        cluster: run.input.cluster,
+        pool: run.input.pool,
+        ...known,
+        ...(fence === undefined ? {} : { fence }),
+      },
       { step },
     );
   } catch (error) {

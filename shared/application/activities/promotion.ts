@@ -1,11 +1,19 @@
 /** Activities of rollback and node generations (issue 13). */
 import { z } from 'zod';
 
+import { messageOf } from '../../domain/errors.js';
 import { definedOnly } from '../../domain/optional.js';
-import { applyNodeGenerations, generationsReportOf } from '../generations.js';
+import { applyNodeGenerations, generationsReportOf, recordPoolGenerations } from '../generations.js';
 import { planPoolRollback, pointModelAt, verifyPoolRollback } from '../rollback.js';
 import { defineActivity } from './activity.js';
-import { ClusterInput, DefinitionRefInput, ImageVersionInput, Name, ScaleSetRefInput } from './inputs.js';
+import {
+  ClusterInput,
+  DefinitionRefInput,
+  FenceInput,
+  ImageVersionInput,
+  Name,
+  ScaleSetRefInput,
+} from './inputs.js';
 
 const planRollbackActivity = defineActivity(
   'planRollback',
@@ -39,20 +47,39 @@ const verifyRollbackActivity = defineActivity(
   async (deps, input) => verifyPoolRollback(await deps.cluster(input.cluster), input),
 );
 
-/** Labels every node of the pool with its generation (and taints older ones when configured); freshness. */
+/**
+ * Labels every node of the pool with its generation (and taints older ones when configured); freshness.
+ * With the run's `fence` (a run that holds the pool), also records the nodes per generation on the pool
+ * lease for the status page: a failure to record is a warning, never the step's failure (the labels are
+ * on the nodes; the next run records again).
+ */
 const applyNodeGenerationsActivity = defineActivity(
   'applyNodeGenerations',
   ClusterInput.extend({
     pool: Name,
     modelImageId: z.string().min(1).optional(),
     versions: z.array(ImageVersionInput).optional(),
+    fence: FenceInput.optional(),
   }),
-  async (deps, input) =>
-    generationsReportOf(
-      await applyNodeGenerations(await deps.cluster(input.cluster), input.pool, deps.now(), {
-        ...definedOnly({ modelImageId: input.modelImageId, versions: input.versions }),
-      }),
-    ),
+  async (deps, input) => {
+    const handle = await deps.cluster(input.cluster);
+    const result = await applyNodeGenerations(handle, input.pool, deps.now(), {
+      ...definedOnly({ modelImageId: input.modelImageId, versions: input.versions }),
+    });
+    const report = generationsReportOf(result);
+    if (input.fence === undefined) return report;
+    try {
+      await recordPoolGenerations(handle, input.fence, result, deps.now());
+      return report;
+    } catch (error) {
+      return {
+        ...report,
+        warnings: [
+          `recording nodes per generation on the pool lease: ${messageOf(error)} (the next run records again)`,
+        ],
+      };
+    }
+  },
 );
 
 export const PROMOTION_ACTIVITIES = {

@@ -9,6 +9,11 @@ import { formatDuration } from '../../domain/duration-text.js';
 import type { FreshnessSegment, RunRecord, RunStep, VersionEntry } from '../../domain/pool-history.js';
 import { parseRfc3339 } from '../../domain/rfc3339.js';
 import type { PoolStatus } from '../pool-status.js';
+import { CONVERGENCE_STYLE, convergenceSection } from './convergence-chart.js';
+import type { Part } from './html.js';
+import { empty, Html, html, shortDate, time } from './html.js';
+
+export { escapeHtml } from './html.js';
 
 export interface StatusPageCluster {
   readonly cluster: string;
@@ -33,60 +38,8 @@ export const STATUS_PAGE_CONTENT_TYPE = 'text/html; charset=utf-8';
 export const FRESH_SECONDS = 7 * 86_400;
 export const STALE_SECONDS = 30 * 86_400;
 
-const ESCAPES: Readonly<Record<string, string>> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-/** Text made safe for HTML element content and quoted attribute values. */
-export function escapeHtml(text: string): string {
-  return text.replaceAll(/[&<>"']/g, (char) => ESCAPES[char] ?? char);
-}
-
-/** Tagged template: interpolated strings are escaped; `Html` values (already rendered) are kept. */
-class Html {
-  constructor(readonly text: string) {}
-  toString(): string {
-    return this.text;
-  }
-}
-
-type Part = Html | string | number | undefined | readonly Html[];
-
-function html(strings: TemplateStringsArray, ...values: Part[]): Html {
-  let out = strings[0] ?? '';
-  for (const [index, value] of values.entries()) {
-    out += partText(value) + (strings[index + 1] ?? '');
-  }
-  return new Html(out);
-}
-
-function partText(value: Part): string {
-  if (value === undefined) return '';
-  if (value instanceof Html) return value.text;
-  if (Array.isArray(value)) return (value as readonly Html[]).map((item) => item.text).join('');
-  return escapeHtml(String(value));
-}
-
 function duration(seconds: number | undefined): string {
   return seconds === undefined || !Number.isFinite(seconds) ? 'unknown' : formatDuration(Math.round(seconds));
-}
-
-/** An RFC 3339 time as `2026-11-23 20:15:03 UTC` in a <time> element. */
-function time(value: string | undefined): Html {
-  if (value === undefined) return html`<span class="muted">unknown</span>`;
-  const ms = parseRfc3339(value);
-  if (ms === undefined) return html`${value}`;
-  const text = `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
-  return html`<time datetime="${new Date(ms).toISOString()}">${text}</time>`;
-}
-
-function shortDate(value: string | undefined): string {
-  const ms = value === undefined ? undefined : parseRfc3339(value);
-  return ms === undefined ? '' : new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
 }
 
 type Tone = 'good' | 'warn' | 'bad' | 'info' | 'neutral';
@@ -155,10 +108,6 @@ function table(caption: string, header: readonly string[], rows: readonly (reado
       ${body}
     </tbody>
   </table>`;
-}
-
-function empty(text: string): Html {
-  return html`<p class="empty">${text}</p>`;
 }
 
 /** A small sawtooth of patch age over the last versions: rises while a version serves, drops at the next. */
@@ -451,6 +400,8 @@ function poolSection(pool: PoolStatus, index: string): Html {
   return html`<section class="pool" aria-labelledby="${id}">
     <h3 id="${id}">Pool ${pool.pool} <span class="muted small">scale set ${pool.scaleSet}</span></h3>
     ${summary(pool)}
+    <h4>Convergence</h4>
+    ${convergenceSection(pool.convergence, pool.pool, `${id}-convergence`)}
     <h4>Freshness</h4>
     ${freshnessChart(pool.history.freshness, `pool ${pool.pool}`)}
     <h4>Versions</h4>
@@ -580,7 +531,7 @@ export function renderStatusPage(input: StatusPageInput): string {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>vmss-prototype status</title>
         <style>
-          ${new Html(STYLE)}
+          ${new Html(STYLE + CONVERGENCE_STYLE)}
         </style>
       </head>
       <body>

@@ -237,6 +237,17 @@ export function fakeDependencies(
         },
         history: { versions: [], runs: [], freshness: [] },
         nodes: [],
+        convergence: {
+          samples: [],
+          now: { at: '2026-11-20T05:00:00.000Z', counts: {} },
+          retirement: {
+            enabled: false,
+            budget: { nodes: 1 },
+            budgetAllowed: 1,
+            usedInWindow: 0,
+            windowed: false,
+          },
+        },
       };
       return Promise.resolve(status);
     },

@@ -35,6 +35,17 @@ function pool(overrides: Partial<PoolStatus> = {}): PoolStatus {
     ownership: { lease: { state: 'free' }, heldNodes: [], leftovers: [], kept: [] },
     history: { versions: [], runs: [], freshness: [] },
     nodes: [],
+    convergence: {
+      samples: [],
+      now: { at: NOW, counts: {} },
+      retirement: {
+        enabled: false,
+        budget: { nodes: 1 },
+        budgetAllowed: 1,
+        usedInWindow: 0,
+        windowed: false,
+      },
+    },
     ...overrides,
   };
 }
@@ -235,5 +246,25 @@ void describe('renderStatusPage', () => {
     assert.match(html, /capture: cordon, drain, snapshot the donor:\s*<strong>5m<\/strong>/);
     assert.match(html, /class="step build-and-roll-out open"/);
     assert.match(html, /end not recorded/);
+  });
+});
+
+void describe('renderStatusPage: convergence', () => {
+  void it("each pool has its convergence chart, its ids its own, and the page's CSS styles it", () => {
+    const convergence = {
+      ...pool().convergence,
+      now: { at: NOW, counts: { '2026.1123.100000': 2, unknown: 1 } },
+    };
+    const html = page([pool({ convergence }), pool({ pool: 'pool2', convergence })]);
+    assert.match(html, /<h4>Convergence<\/h4>\s*<figure class="chart convergence">/);
+    const ids = [...html.matchAll(/<pattern\s+id="([^"]+)"/g)].map((match) => match[1]);
+    assert.deepEqual(ids, [
+      'pool-0-0-convergence-unknown',
+      'pool-0-0-convergence-unlabelled',
+      'pool-0-1-convergence-unknown',
+      'pool-0-1-convergence-unlabelled',
+    ]);
+    assert.match(html, /\.convergence \.newest\{fill:#0b5cad/);
+    assert.equal((html.match(/<p class="retirement">\s*retirement: off\s*<\/p>/g) ?? []).length, 2);
   });
 });
