@@ -119,7 +119,9 @@ function resultWithoutChange(
 ): PoolRetirementResult | undefined {
   const summary = summaryOf(input, plan);
   if (plan.refused !== undefined) {
-    return { ...summary, outcome: 'refused', reason: plan.refused, nodes: plan.lines };
+    // A refused pool has no budget to speak of.
+    const { budget: _budget, ...refusedSummary } = summary;
+    return { ...refusedSummary, outcome: 'refused', reason: plan.refused, nodes: plan.lines };
   }
   if (plan.decision === 'closed') {
     const next = plan.nextWindowAt === undefined ? '' : `; the next opens at ${plan.nextWindowAt}`;
@@ -236,7 +238,7 @@ function* retireHeldPool(
       );
     }
   }
-  const after = yield* generationsPhase(run);
+  const after = yield* generationsPhase(run, {}, fenceOf(hold));
   const lines = plan.lines.map((line) => outcomes.get(line.node) ?? line);
   const retired = lines.filter((line) => line.outcome === 'retired').length;
   const givenBack = lines.filter((line) => line.outcome === 'given-back').length;

@@ -12,6 +12,7 @@ import { compareImageVersions } from '../domain/image-version.js';
 import { definedOnly } from '../domain/optional.js';
 import { LEASE_ANNOTATIONS } from '../domain/ownership.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
+import { retiredInWindow } from '../domain/retired-in-window.js';
 import type { RetirementDecision, RetirementNode, RetirementPolicy } from '../domain/retirement.js';
 import { budgetNodes, planRetirement } from '../domain/retirement.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
@@ -68,25 +69,6 @@ export interface PoolRetirementPlan {
  * cluster-autoscaler/cloudprovider/azure/README.md): a scale set carrying it is sized by the autoscaler.
  */
 export const AUTOSCALER_DISCOVERY_TAG = 'cluster-autoscaler-enabled';
-
-/**
- * `<window opened at> <node>,<node>…`: the nodes the window that opened then has retired (names, so that
- * recording one twice — a retried activity — counts it once).
- */
-export function retiredInWindow(record: string | undefined, openedAt: string): number {
-  return retiredNodesInWindow(record, openedAt).length;
-}
-
-function retiredNodesInWindow(record: string | undefined, openedAt: string): string[] {
-  const [at, nodes] = (record ?? '').trim().split(/\s+/);
-  return at === openedAt && nodes !== undefined ? nodes.split(',').filter((node) => node !== '') : [];
-}
-
-export function retiredInWindowRecord(current: string | undefined, openedAt: string, node: string): string {
-  const nodes = new Set(retiredNodesInWindow(current, openedAt));
-  nodes.add(node);
-  return `${openedAt} ${[...nodes].join(',')}`;
-}
 
 /**
  * Plans the pool's retirement at `now`: the pool's policy (scheduled), or every node of `generation`

@@ -7,13 +7,13 @@ import { TerminalError } from '../domain/errors.js';
 import { LEASE_ANNOTATIONS } from '../domain/ownership.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import { sameResourceId } from '../domain/resource-id.js';
+import { retiredInWindowRecord } from '../domain/retired-in-window.js';
 import type { RetirementRecord } from '../domain/retirement-record.js';
 import { parseRetirementRecord, writeRetirementRecord } from '../domain/retirement-record.js';
 import { resourceIdOfNode } from './generations.js';
 import { keptNodes } from './node-scan.js';
 import type { Fence } from './pool-lease.js';
 import { writeLeaseRecord } from './pool-lease.js';
-import { retiredInWindowRecord } from './pool-retirement.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
 
 /** Records the retirement on the lease, then asks for one more instance unless the scale set has it. */

@@ -1,21 +1,27 @@
 /**
- * The pool lease's lasting record of how many nodes the open retirement window has retired
- * (LEASE_ANNOTATIONS.retiredInWindow, issue 31): `<window opened at, RFC 3339> <count>`, e.g.
- * `2026-11-28T02:00:00.000Z 1`. The count belongs to the window that opened then: once another window
- * is open, the record counts nothing. Pure.
+ * The pool lease's lasting record of which nodes the open retirement window has retired
+ * (LEASE_ANNOTATIONS.retiredInWindow, issue 31): `<window opened at, RFC 3339> <node>,<node>…`, e.g.
+ * `2026-11-28T02:00:00.000Z k8s-pool2-vmss000002`. Names, so that recording one twice (a retried
+ * activity) counts it once. The record belongs to the window that opened then: once another window is
+ * open, it counts nothing. Pure.
  */
 import { parseRfc3339 } from './rfc3339.js';
 
-/** How many nodes the window that opened at `openedAt` has retired, by the record; 0 for any other. */
-export function retiredInWindow(record: string | undefined, openedAt: string): number {
-  const [at = '', count] = (record ?? '').trim().split(/\s+/);
-  const parsed = Number(count);
+function nodesOf(record: string | undefined, openedAt: string): string[] {
+  const [at = '', nodes = ''] = (record ?? '').trim().split(/\s+/);
   const recordMs = parseRfc3339(at);
-  const same = recordMs !== undefined && recordMs === parseRfc3339(openedAt);
-  return same && Number.isInteger(parsed) && parsed >= 0 ? parsed : 0;
+  if (recordMs === undefined || recordMs !== parseRfc3339(openedAt)) return [];
+  return nodes.split(',').filter((node) => node !== '');
 }
 
-/** The record after one more node retired in the window that opened at `openedAt`. */
-export function retiredInWindowRecord(current: string | undefined, openedAt: string): string {
-  return `${openedAt} ${retiredInWindow(current, openedAt) + 1}`;
+/** How many nodes the window that opened at `openedAt` has retired, by the record; 0 for any other. */
+export function retiredInWindow(record: string | undefined, openedAt: string): number {
+  return nodesOf(record, openedAt).length;
+}
+
+/** The record after node `node` retired in the window that opened at `openedAt`. */
+export function retiredInWindowRecord(current: string | undefined, openedAt: string, node: string): string {
+  const nodes = new Set(nodesOf(current, openedAt));
+  nodes.add(node);
+  return `${openedAt} ${[...nodes].join(',')}`;
 }

@@ -9,17 +9,16 @@ void describe('retiredInWindow', () => {
   const cases: { record: string | undefined; openedAt: string; expected: number }[] = [
     { record: undefined, openedAt: OPENED, expected: 0 },
     { record: '', openedAt: OPENED, expected: 0 },
-    { record: `${OPENED} 1`, openedAt: OPENED, expected: 1 },
-    { record: `  ${OPENED}   3 `, openedAt: OPENED, expected: 3 },
+    { record: `${OPENED} pool-vmss000001`, openedAt: OPENED, expected: 1 },
+    { record: `  ${OPENED}   a,b,c `, openedAt: OPENED, expected: 3 },
     // The same moment written another way is the same window.
-    { record: '2026-11-28T02:00:00Z 2', openedAt: OPENED, expected: 2 },
-    // Another window's count counts nothing in this one.
-    { record: '2026-11-21T02:00:00.000Z 4', openedAt: OPENED, expected: 0 },
+    { record: '2026-11-28T02:00:00Z a,b', openedAt: OPENED, expected: 2 },
+    // Another window's nodes count nothing in this one.
+    { record: '2026-11-21T02:00:00.000Z a,b,c,d', openedAt: OPENED, expected: 0 },
     { record: `${OPENED}`, openedAt: OPENED, expected: 0 },
-    { record: `${OPENED} -1`, openedAt: OPENED, expected: 0 },
-    { record: `${OPENED} 1.5`, openedAt: OPENED, expected: 0 },
-    { record: 'garbage 2', openedAt: OPENED, expected: 0 },
-    { record: 'garbage 2', openedAt: 'garbage', expected: 0 },
+    { record: `${OPENED} ,,`, openedAt: OPENED, expected: 0 },
+    { record: 'garbage a', openedAt: OPENED, expected: 0 },
+    { record: 'garbage a', openedAt: 'garbage', expected: 0 },
   ];
   for (const { record, openedAt, expected } of cases) {
     void it(`${JSON.stringify(record)} in the window opened ${openedAt} → ${expected}`, () =>
@@ -28,9 +27,11 @@ void describe('retiredInWindow', () => {
 });
 
 void describe('retiredInWindowRecord', () => {
-  void it('counts on in the same window, starts over in a new one', () => {
-    assert.equal(retiredInWindowRecord(undefined, OPENED), `${OPENED} 1`);
-    assert.equal(retiredInWindowRecord(`${OPENED} 1`, OPENED), `${OPENED} 2`);
-    assert.equal(retiredInWindowRecord('2026-11-21T02:00:00.000Z 4', OPENED), `${OPENED} 1`);
+  void it('adds in the same window, counts a node once, starts over in a new one', () => {
+    assert.equal(retiredInWindowRecord(undefined, OPENED, 'a'), `${OPENED} a`);
+    assert.equal(retiredInWindowRecord(`${OPENED} a`, OPENED, 'b'), `${OPENED} a,b`);
+    // A retried write of the same node: still one.
+    assert.equal(retiredInWindowRecord(`${OPENED} a,b`, OPENED, 'b'), `${OPENED} a,b`);
+    assert.equal(retiredInWindowRecord('2026-11-21T02:00:00.000Z a,b,c', OPENED, 'd'), `${OPENED} d`);
   });
 });
