@@ -17,6 +17,7 @@ void describe('function app entry point', () => {
     for (const name of [
       'refreshSchedule',
       'reaperSchedule',
+      'retirementSchedule',
       'refreshClusterApi',
       'clusterStatusApi',
       'clusterPlanApi',
@@ -27,6 +28,8 @@ void describe('function app entry point', () => {
       'kuredNotify',
       'poolSignal',
       'reapCluster',
+      'retirePool',
+      'retireCluster',
     ]) {
       assert.ok(registered.includes(name), `${name} not registered (${registered.join(', ')})`);
     }

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import {
   DEFAULT_KEEP_EXTENSIONS,
   loadSettings,
+  retirementFor,
   selectionPolicyFor,
   SettingsError,
   type SettingsIssue,
@@ -387,6 +388,54 @@ const INVALID: readonly InvalidCase[] = [
     env: c(['promotion'], { generations: { taintEffect: 'Evict' } }),
     path: 'VMSSP_CLUSTERS[0].promotion.generations.taintEffect',
     accepts: '"PreferNoSchedule"',
+  },
+  {
+    name: 'retirement enabled without a rule of which generations are due',
+    env: c(['promotion'], { retirement: { enabled: true } }),
+    path: 'VMSSP_CLUSTERS[0].promotion.retirement.enabled',
+    accepts: 'needs "olderThan"',
+  },
+  {
+    name: "a pool's retirement enabled with no rule of its own or the cluster's",
+    env: c(['pools', 0, 'promotion'], { retirement: { enabled: true, budget: 2 } }),
+    path: 'VMSSP_CLUSTERS[0].pools[0].promotion.retirement.enabled',
+    accepts: 'keepGenerations',
+  },
+  {
+    name: 'retirement budget of zero nodes',
+    env: c(['promotion'], { retirement: { budget: 0 } }),
+    path: 'VMSSP_CLUSTERS[0].promotion.retirement.budget',
+    accepts: 'a percentage',
+  },
+  {
+    name: 'retirement budget over 100%',
+    env: c(['promotion'], { retirement: { budget: '150%' } }),
+    path: 'VMSSP_CLUSTERS[0].promotion.retirement.budget',
+    accepts: 'rounded up',
+  },
+  {
+    name: 'retirement window with a five-field cron',
+    env: c(['promotion'], { retirement: { windows: [{ schedule: '0 2 * * sat', duration: '4h' }] } }),
+    path: 'VMSSP_CLUSTERS[0].promotion.retirement.windows[0].schedule',
+    accepts: 'not 6',
+  },
+  {
+    name: 'retirement window without a duration',
+    env: c(['promotion'], { retirement: { windows: [{ schedule: '0 0 2 * * sat' }] } }),
+    path: 'VMSSP_CLUSTERS[0].promotion.retirement.windows[0].duration',
+    accepts: 'duration',
+  },
+  {
+    name: 'retirement field misspelt',
+    env: c(['promotion'], { retirement: { keepGeneration: 1 } }),
+    path: 'VMSSP_CLUSTERS[0].promotion.retirement.keepGeneration',
+    accepts: 'keepGenerations',
+  },
+  {
+    name: 'canary afterPass unknown',
+    env: c(['promotion'], { canary: { afterPass: 'shrink' } }),
+    path: 'VMSSP_CLUSTERS[0].promotion.canary.afterPass',
+    accepts: '"keep-size"',
   },
   {
     name: 'pool promotion override with an unknown field',
@@ -886,6 +935,62 @@ void describe('loadSettings applies defaults', () => {
   void it('ignores environment keys that are not ours', () => {
     const settings = loadSettings(envWith([baseCluster()], { PATH: '/usr/bin', WEBSITE_SITE_NAME: 'x' }));
     assert.equal(settings.clusters.length, 1);
+  });
+});
+
+void describe('retirementFor', () => {
+  const settings = loadSettings(
+    envWith([
+      {
+        ...baseCluster(),
+        promotion: { retirement: { keepGenerations: 2, budget: '20%', surge: false } },
+        pools: [
+          { name: 'agents', scaleSet: 'vmss-a' },
+          {
+            name: 'gpu',
+            scaleSet: 'vmss-g',
+            promotion: {
+              retirement: {
+                enabled: true,
+                budget: 1,
+                windows: [{ schedule: '0 0 2 * * sat', duration: '4h' }],
+                drainTimeout: '30m',
+              },
+            },
+          },
+        ],
+      },
+    ]),
+  );
+  const [cluster] = settings.clusters;
+  assert.ok(cluster);
+
+  void it('is off by default, one node at a time, surge first', () => {
+    const plain = loadSettings(envWith([baseCluster()])).clusters[0];
+    assert.ok(plain);
+    assert.deepEqual(retirementFor(plain, 'agents'), {
+      enabled: false,
+      policy: { budget: { nodes: 1 }, windows: [], surge: true },
+      drainTimeoutSeconds: 900,
+    });
+  });
+
+  void it("takes the cluster's fields, the pool's over them", () => {
+    assert.deepEqual(retirementFor(cluster, 'agents'), {
+      enabled: false,
+      policy: { keepGenerations: 2, budget: { percent: 20 }, windows: [], surge: false },
+      drainTimeoutSeconds: 900,
+    });
+    assert.deepEqual(retirementFor(cluster, 'gpu'), {
+      enabled: true,
+      policy: {
+        keepGenerations: 2,
+        budget: { nodes: 1 },
+        windows: [{ schedule: '0 0 2 * * sat', durationSeconds: 4 * 3600 }],
+        surge: false,
+      },
+      drainTimeoutSeconds: 1800,
+    });
   });
 });
 
