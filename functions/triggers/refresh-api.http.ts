@@ -445,6 +445,27 @@ const VersionField = z.string().regex(/^\d{1,10}\.\d{1,10}\.\d{1,10}$/, {
   error: 'a gallery image version name: Major.Minor.Patch, e.g. 2026.1123.101500 (see status)',
 });
 
+/** The cluster, one pool and the body of a request on one pool (rollback, retire), or the answer refusing it. */
+async function resolvePoolRequest<T>(
+  request: HttpRequest,
+  context: InvocationContext,
+  deps: ApiDependencies,
+  schema: z.ZodType<T>,
+): Promise<Resolved<{ cluster: string; pool: string; body: T }>> {
+  const cluster = resolveCluster(request, deps);
+  if (!cluster.ok) return cluster;
+  const pools = await resolvePools(context, deps, cluster.value, request.params['pool']);
+  if (!pools.ok) return pools;
+  const body = await readJsonBody(request, schema, {});
+  if (!body.ok) return body;
+  return { ok: true, value: { cluster: cluster.value, pool: pools.value[0] ?? '', body: body.value } };
+}
+
+/** A dry run changes nothing: an instance id of its own (this suffix), never blocked. */
+function dryRunSuffix(): string {
+  return new Date().toISOString().replaceAll(/[^0-9]/g, '');
+}
+
 const RollbackRequest = z.strictObject({
   to: VersionField.optional(),
   dryRun: z.boolean().optional(),
@@ -461,17 +482,14 @@ export async function handleRollbackRequest(
   context: InvocationContext,
   deps: ApiDependencies,
 ): Promise<HttpResponse> {
-  const cluster = resolveCluster(request, deps);
-  if (!cluster.ok) return cluster.response;
-  const pools = await resolvePools(context, deps, cluster.value, request.params['pool']);
-  if (!pools.ok) return pools.response;
-  const pool = pools.value[0] ?? '';
-  const body = await readJsonBody(request, RollbackRequest, {});
-  if (!body.ok) return body.response;
-  const { to, dryRun } = body.value;
+  const resolved = await resolvePoolRequest(request, context, deps, RollbackRequest);
+  if (!resolved.ok) return resolved.response;
+  const { pool, body } = resolved.value;
+  const cluster = { value: resolved.value.cluster };
+  const { to, dryRun } = body;
   const instanceId =
     dryRun === true
-      ? rollbackInstanceId(cluster.value, pool, new Date().toISOString().replaceAll(/[^0-9]/g, ''))
+      ? rollbackInstanceId(cluster.value, pool, dryRunSuffix())
       : rollbackInstanceId(cluster.value, pool);
   return startPoolRun(request, client, context, {
     what: 'rollback',
@@ -513,18 +531,14 @@ export async function handleRetireRequest(
   context: InvocationContext,
   deps: ApiDependencies,
 ): Promise<HttpResponse> {
-  const cluster = resolveCluster(request, deps);
-  if (!cluster.ok) return cluster.response;
-  const pools = await resolvePools(context, deps, cluster.value, request.params['pool']);
-  if (!pools.ok) return pools.response;
-  const pool = pools.value[0] ?? '';
-  const body = await readJsonBody(request, RetireRequest, {});
-  if (!body.ok) return body.response;
-  const { generation, dryRun } = body.value;
-  // A dry run changes nothing: an instance of its own, never blocked.
+  const resolved = await resolvePoolRequest(request, context, deps, RetireRequest);
+  if (!resolved.ok) return resolved.response;
+  const { pool, body } = resolved.value;
+  const cluster = { value: resolved.value.cluster };
+  const { generation, dryRun } = body;
   const instanceId =
     dryRun === true
-      ? retireInstanceId(cluster.value, pool, new Date().toISOString().replaceAll(/[^0-9]/g, ''))
+      ? retireInstanceId(cluster.value, pool, dryRunSuffix())
       : retireInstanceId(cluster.value, pool);
   return startPoolRun(request, client, context, {
     what: 'retirement',
