@@ -73,7 +73,11 @@ function poolLines(pool: PoolRetirementResult, width: number): string[] {
     ...(pool.capacity === undefined ? [] : [`capacity ${pool.capacity}`]),
     ...(pool.budget === undefined
       ? []
-      : [`budget: ${pool.budget.allowed} allowed, ${pool.budget.usedInWindow} used in the window`]),
+      : pool.window === undefined
+        ? // No window (on demand, or a policy without windows): the budget is this run's.
+          [`budget: ${pool.budget.allowed} per run`]
+        : // usedInWindow counts earlier runs in this window, not this one's retirements.
+          [`budget: ${pool.budget.allowed} per window, ${pool.budget.usedInWindow} used before this run`]),
     ...(pool.window === undefined ? [] : [`window ${pool.window.openedAt} to ${pool.window.closesAt}`]),
     ...(pool.nextWindowAt === undefined ? [] : [`next window ${pool.nextWindowAt}`]),
   ];

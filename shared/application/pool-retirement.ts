@@ -5,13 +5,14 @@
  * Every node of the pool gets a line: what happens to it and why. Reads only; the orchestration acts.
  */
 import type { ClusterNode } from '../domain/cluster-node.js';
-import type { ImageVersion } from '../domain/compute.js';
+import type { ImageVersion, ScaleSetInstance } from '../domain/compute.js';
 import { isNotFound } from '../domain/errors.js';
-import { IMAGE_VERSION_LABEL, UNKNOWN_GENERATION } from '../domain/generations.js';
+import { IMAGE_VERSION_LABEL, instanceGeneration, UNKNOWN_GENERATION } from '../domain/generations.js';
 import { compareImageVersions } from '../domain/image-version.js';
 import { definedOnly } from '../domain/optional.js';
 import { LEASE_ANNOTATIONS } from '../domain/ownership.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
+import { galleryImageResourceId, sameResourceId } from '../domain/resource-id.js';
 import { retiredInWindow } from '../domain/retired-in-window.js';
 import type { RetirementDecision, RetirementNode, RetirementPolicy } from '../domain/retirement.js';
 import { budgetNodes, planRetirement } from '../domain/retirement.js';
@@ -176,8 +177,12 @@ export async function planPoolRetirement(
     return true;
   });
   const retirementNodes: RetirementNode[] = [];
+  const g = configuration.gallery;
+  const definitionId = galleryImageResourceId({ ...g, imageName: g.imageDefinitionName });
   for (const node of members) {
-    const generation = node.labels[IMAGE_VERSION_LABEL] ?? UNKNOWN_GENERATION;
+    const instance = instances.find((entry) => entry.instanceId === instanceOf.get(node.name));
+    const generation =
+      node.labels[IMAGE_VERSION_LABEL] ?? (await unlabelledGeneration(handle, instance, definitionId));
     // Pods are read only on nodes that could be due: never on the newest generation.
     const pods = generation === newest ? [] : await handle.kube.pods.listOnNode(node.name);
     retirementNodes.push({
@@ -339,4 +344,26 @@ export async function poolsDueForRetirement(handle: ClusterHandle, now: Date): P
       return enabled && (policy.windows.length === 0 || openWindowAt(policy.windows, now) !== undefined);
     })
     .map((pool) => pool.name);
+}
+
+/**
+ * The generation of a node the run's labelling has not reached yet (a canary that just joined, a surge
+ * node): the one its instance was built from, as the labelling would find it (shared/application/
+ * generations.ts). Read as `unknown`, a canary would count as the oldest generation, and keep-size would
+ * retire the canary in its own place.
+ */
+async function unlabelledGeneration(
+  handle: ClusterHandle,
+  instance: ScaleSetInstance | undefined,
+  definitionId: string,
+): Promise<string> {
+  if (instance === undefined) return UNKNOWN_GENERATION;
+  const generation = instanceGeneration({
+    ...definedOnly({ imageId: instance.imageId, exactVersion: instance.exactVersion }),
+    definitionId,
+  });
+  if (generation !== UNKNOWN_GENERATION || instance.osDiskId === undefined) return generation;
+  if (!sameResourceId(instance.imageId, definitionId)) return generation;
+  const diskVersion = await handle.compute.disks.getImageVersionId(instance.osDiskId);
+  return instanceGeneration({ ...definedOnly({ diskImageVersionId: diskVersion }), definitionId });
 }

@@ -68,7 +68,7 @@ void describe('render: retire', () => {
     );
     assert.equal(
       lines[1],
-      '  new nodes get 2026.1120.31500; capacity 4; budget: 1 allowed, 0 used in the window; ' +
+      '  new nodes get 2026.1120.31500; capacity 4; budget: 1 per window, 0 used before this run; ' +
         'window 2026-11-28T02:00:00Z to 2026-11-28T06:00:00Z; next window 2026-12-05T02:00:00Z',
     );
   });
