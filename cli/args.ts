@@ -421,12 +421,15 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   }
   for (const flag of ['--to', '--generation'] as const) {
     const value = values.get(flag);
-    if (value !== undefined && !VERSION.test(value)) {
-      throw new UsageError(
-        `${flag} "${value.slice(0, 80)}" is not a version name: Major.Minor.Patch as \`status\` lists it, e.g. 2026.1120.31500`,
-        command,
-      );
-    }
+    // `--generation unknown`: the nodes built from the pool's original image (the generation label's
+    // value for an image not ours, domain/generations.ts UNKNOWN_GENERATION).
+    if (value === undefined || VERSION.test(value) || (flag === '--generation' && value === 'unknown'))
+      continue;
+    throw new UsageError(
+      `${flag} "${value.slice(0, 80)}" is not a version name: Major.Minor.Patch as \`status\` lists it, e.g. 2026.1120.31500` +
+        (flag === '--generation' ? ', or "unknown" for the nodes built from the original image' : ''),
+      command,
+    );
   }
   const to = values.get('--to');
   const generation = values.get('--generation');

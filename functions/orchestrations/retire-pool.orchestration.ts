@@ -19,6 +19,7 @@ import { definedOnly } from '../../shared/domain/optional.js';
 import { activities } from '../activities.js';
 import { defineOrchestration } from '../orchestration.js';
 import { call } from './call.js';
+import { cancelReport, isCancel, watchCancel, watchLease } from './cancel.js';
 import { giveBackLeftovers } from './give-back-leftovers.js';
 import { RetirePoolInputSchema } from './inputs.js';
 import type { PoolHold } from './ownership.js';
@@ -26,7 +27,7 @@ import { acquirePool, fenceOf, leaseLost, releasePool, runIdOf } from './ownersh
 import { generationsPhase } from './refresh-pool/generations.phase.js';
 import { setStatus } from './refresh-pool/run.js';
 import type { RetireRun } from './retire-pool/retire-node.js';
-import { retireNode, retireStatus } from './retire-pool/retire-node.js';
+import { giveBackRetirement, retireNode, retireStatus } from './retire-pool/retire-node.js';
 import { giveBackSurplus } from './retire-pool/surplus.js';
 
 /** A pool's retirement (`retire:<cluster>:<pool>`). */
@@ -52,13 +53,20 @@ function* runRetirePool(
 
   const runId = runIdOf(context, input.runSeed);
   setStatus(run, 'acquiring-lease');
-  const acquired = yield* acquirePool(context, {
-    cluster,
-    pool,
-    lease: first.lease,
-    runId,
-    purpose: 'retirement',
-  });
+  // Ctrl-C, the cancel event and `vmss-prototype cancel` stop the run at its next boundary (cancel.ts).
+  yield* watchCancel(context);
+  let acquired;
+  try {
+    acquired = yield* acquirePool(context, {
+      cluster,
+      pool,
+      lease: first.lease,
+      runId,
+      purpose: 'retirement',
+    });
+  } catch (error) {
+    throw isCancel(error) ? cancelReport(context, error, { leaseReleased: false }) : error;
+  }
   if (acquired.kind === 'busy') {
     const reason =
       `pool ${pool} is held by ${acquired.holder.description}: retire once that run has finished (or stop it ` +
@@ -74,14 +82,15 @@ function* runRetirePool(
     };
   }
   const hold = acquired.hold;
+  watchLease(context, { cluster, ...first.lease, runId });
   let result: PoolRetirementResult;
   try {
     result = yield* retireHeldPool(context, input, hold);
   } catch (error) {
     if (hold.lost !== undefined) throw leaseLost(hold);
     setStatus({ ...run, runId }, 'releasing-lease');
-    yield* releasePool(context, hold);
-    throw error;
+    const released = yield* releasePool(context, hold);
+    throw isCancel(error) ? cancelReport(context, error, { leaseReleased: released }) : error;
   }
   setStatus({ ...run, runId }, 'releasing-lease');
   yield* releasePool(context, hold);
@@ -185,58 +194,76 @@ function* retireHeldPool(
   // A node given back (its drain refused) uses none of the budget: the next due node is tried in its
   // place, so that one blocked node does not keep the rest of the pool on older generations forever.
   let room = plan.retire.length;
-  for (const retiree of [...plan.retire, ...plan.next]) {
-    if (room === 0) break;
-    const done = yield* retireNode(run, retiree);
-    if (done.kind === 'retired') room -= 1;
-    const line: RetirementNodeLine =
-      done.kind === 'retired'
-        ? {
-            node: retiree.node,
-            generation: retiree.generation,
-            outcome: 'retired',
-            detail: retiree.why,
-            ...definedOnly({ replacement: done.replacement }),
-          }
-        : { node: retiree.node, generation: retiree.generation, outcome: 'given-back', detail: done.detail };
-    outcomes.set(retiree.node, line);
-    if (done.kind === 'retired' && plan.window !== undefined) {
-      yield* call(
-        context,
-        activities.countRetiredNode,
-        { cluster: input.cluster, fence: fenceOf(hold), openedAt: plan.window.openedAt, node: retiree.node },
-        { step: 'deleting-retired-instance' },
-      );
-    }
-  }
   const notes: string[] = [];
-  const spare = run.spare;
-  if (spare !== undefined) {
-    retireStatus(run, 'giving-back-surge', spare.node);
-    const given = yield* giveBackSurplus(
-      context,
-      {
-        cluster: input.cluster,
-        scaleSet: plan.scaleSet,
-        fence: fenceOf(hold),
-        instanceId: spare.instanceId,
-        node: spare.node,
-        drainTimeoutSeconds: plan.drainTimeoutSeconds,
-        drainGracePeriodSeconds: plan.drainGracePeriodSeconds,
-      },
-      'giving-back-surge',
-    );
-    notes.push(given.detail);
-    if (given.deleted) {
-      yield* call(
-        context,
-        activities.clearRetirement,
-        { cluster: input.cluster, fence: fenceOf(hold) },
-        {
-          step: 'giving-back-surge',
-        },
-      );
+  try {
+    for (const retiree of [...plan.retire, ...plan.next]) {
+      if (room === 0) break;
+      const done = yield* retireNode(run, retiree);
+      if (done.kind === 'retired') room -= 1;
+      const line: RetirementNodeLine =
+        done.kind === 'retired'
+          ? {
+              node: retiree.node,
+              generation: retiree.generation,
+              outcome: 'retired',
+              detail: retiree.why,
+              ...definedOnly({ replacement: done.replacement }),
+            }
+          : {
+              node: retiree.node,
+              generation: retiree.generation,
+              outcome: 'given-back',
+              detail: done.detail,
+            };
+      outcomes.set(retiree.node, line);
+      if (done.kind === 'retired' && plan.window !== undefined) {
+        yield* call(
+          context,
+          activities.countRetiredNode,
+          {
+            cluster: input.cluster,
+            fence: fenceOf(hold),
+            openedAt: plan.window.openedAt,
+            node: retiree.node,
+          },
+          { step: 'deleting-retired-instance' },
+        );
+      }
     }
+    const spare = run.spare;
+    if (spare !== undefined) {
+      retireStatus(run, 'giving-back-surge', spare.node);
+      const given = yield* giveBackSurplus(
+        context,
+        {
+          cluster: input.cluster,
+          scaleSet: plan.scaleSet,
+          fence: fenceOf(hold),
+          instanceId: spare.instanceId,
+          node: spare.node,
+          drainTimeoutSeconds: plan.drainTimeoutSeconds,
+          drainGracePeriodSeconds: plan.drainGracePeriodSeconds,
+        },
+        'giving-back-surge',
+      );
+      notes.push(given.detail);
+      if (given.deleted) {
+        delete run.spare;
+        yield* call(
+          context,
+          activities.clearRetirement,
+          { cluster: input.cluster, fence: fenceOf(hold) },
+          {
+            step: 'giving-back-surge',
+          },
+        );
+      }
+    }
+  } catch (error) {
+    // Failed or cancelled: the node being retired and the spare surge go back before the lease does (a
+    // run that lost its lease touches nothing: the run that took the pool over gives back).
+    if (hold.lost === undefined) yield* giveBackRetirement(run);
+    throw error;
   }
   const after = yield* generationsPhase(run, {}, fenceOf(hold));
   const lines = plan.lines.map((line) => outcomes.get(line.node) ?? line);

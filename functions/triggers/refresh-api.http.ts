@@ -466,6 +466,9 @@ function dryRunSuffix(): string {
   return new Date().toISOString().replaceAll(/[^0-9]/g, '');
 }
 
+const VERSION_OR_UNKNOWN =
+  'a gallery image version name: Major.Minor.Patch, e.g. 2026.1123.101500 (see status), or "unknown" for the nodes built from the original image';
+
 const RollbackRequest = z.strictObject({
   to: VersionField.optional(),
   dryRun: z.boolean().optional(),
@@ -515,7 +518,8 @@ export async function handleRollbackRequest(
 }
 
 const RetireRequest = z.strictObject({
-  generation: VersionField.optional(),
+  // "unknown": the nodes built from the pool's original image (not one of our versions).
+  generation: z.union([VersionField, z.literal('unknown')], { error: VERSION_OR_UNKNOWN }).optional(),
   dryRun: z.boolean().optional(),
 });
 

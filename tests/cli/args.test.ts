@@ -140,6 +140,14 @@ void describe('parseArgs: options', () => {
     assert.equal(options(['plan', '--sim=my.yaml', '--json']).sim, 'my.yaml');
   });
 
+  void it('retire: `unknown` names the nodes of the original image', () => {
+    assert.equal(options(['retire', '--pool=agents', '--generation', 'unknown']).generation, 'unknown');
+    assert.throws(
+      () => options(['rollback', '--pool=agents', '--to', 'unknown']),
+      /--to "unknown" is not a version name/,
+    );
+  });
+
   void it('retire: the pool, a generation and a dry run', () => {
     assert.deepEqual(options(['retire', '--pool=agents', '--generation', '2026.1120.31500', '--dry-run']), {
       command: 'retire',

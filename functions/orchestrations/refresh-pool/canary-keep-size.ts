@@ -12,7 +12,7 @@ import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { isCancel } from '../cancel.js';
 import type { RetireRun } from '../retire-pool/retire-node.js';
-import { retireNode } from '../retire-pool/retire-node.js';
+import { giveBackRetirement, retireNode } from '../retire-pool/retire-node.js';
 import { giveBackSurplus } from '../retire-pool/surplus.js';
 import { StepFailure } from '../step-failure.js';
 import type { CanaryProgress } from './canary-state.js';
@@ -71,14 +71,20 @@ function* retireInPlaceOf(
   const spares = [...canaries];
   const retired: string[] = [];
   const givenBack: string[] = [];
-  // A node given back (its drain refused) makes room for the next due one, as in a retirement run.
-  for (const retiree of [...plan.retire, ...plan.next]) {
-    if (retired.length >= canaries.length) break;
-    retireRun.spare ??= spares.shift();
-    if (retireRun.spare === undefined) break;
-    const done = yield* retireNode(retireRun, retiree);
-    if (done.kind === 'retired') retired.push(retiree.node);
-    else givenBack.push(`${retiree.node}: ${done.detail}`);
+  try {
+    // A node given back (its drain refused) makes room for the next due one, as in a retirement run.
+    for (const retiree of [...plan.retire, ...plan.next]) {
+      if (retired.length >= canaries.length) break;
+      retireRun.spare ??= spares.shift();
+      if (retireRun.spare === undefined) break;
+      const done = yield* retireNode(retireRun, retiree);
+      if (done.kind === 'retired') retired.push(retiree.node);
+      else givenBack.push(`${retiree.node}: ${done.detail}`);
+    }
+  } catch (error) {
+    // The node being retired and the canary standing in for it go back; the run then reports why.
+    if (!(error instanceof StepFailure) || error.code !== 'LeaseLost') yield* giveBackRetirement(retireRun);
+    throw error;
   }
   if (retireRun.spare !== undefined) spares.unshift(retireRun.spare);
   const removed: string[] = [];

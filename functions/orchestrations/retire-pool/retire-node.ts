@@ -15,10 +15,12 @@ import type { RefreshStep } from '../../../shared/application/refresh-contracts.
 import type { RetirePoolInput } from '../../../shared/application/retirement-contracts.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
+import { noteGivenBack, shielded } from '../cancel.js';
 import { isoNow, setStatus } from '../refresh-pool/run.js';
 import { StepFailure } from '../step-failure.js';
 import { POLL, RESTORE_RETRY } from '../timing.js';
 import { pollUntil } from '../waits.js';
+import { giveBackSurplus } from './surplus.js';
 
 export interface RetireRun {
   readonly context: OrchestrationContext;
@@ -33,6 +35,14 @@ export interface RetireRun {
   readonly baseline: string[];
   /** The scale set's capacity before any surge of this run: the size the pool keeps. */
   readonly priorCapacity: number;
+  /** The node being retired now: what a run that fails or is cancelled gives back (giveBackRetirement). */
+  current?: {
+    readonly node: string;
+    /** A surge was asked for it and its instance not seen yet. */
+    surgeUnseen: boolean;
+    /** Its instance's deletion was asked for: the spare is its replacement, nothing to give back. */
+    deletionRequested: boolean;
+  };
 }
 
 export type NodeRetirement =
@@ -48,6 +58,7 @@ export function* retireNode(
   const fence = run.fence;
   const scaleSet = plan.scaleSet;
 
+  run.current = { node: retiree.node, surgeUnseen: false, deletionRequested: false };
   // The record first: from here on the reaper knows what this run may leave.
   retireStatus(run, 'surging', `${retiree.node} (${retiree.generation})`);
   yield* call(
@@ -64,6 +75,8 @@ export function* retireNode(
         instanceId: retiree.instanceId,
         priorCapacity: run.priorCapacity,
         startedAt: isoNow(run),
+        // A spare surge stays on the record from its first write: a run that dies next leaves it known.
+        ...(run.spare === undefined ? {} : { surgeInstanceId: run.spare.instanceId }),
       },
     },
     { step: 'surging' },
@@ -79,6 +92,7 @@ export function* retireNode(
   }
   let replacement: string | undefined = run.spare?.node;
   if (plan.surge && run.spare === undefined) {
+    run.current.surgeUnseen = true;
     const joined = yield* pollUntil(context, {
       step: 'surging',
       intervalSeconds: POLL.retirementSurge.interval,
@@ -102,6 +116,7 @@ export function* retireNode(
     const ready = joined.find((instance) => instance.node?.ready === true);
     if (ready?.node !== undefined) {
       run.spare = { instanceId: ready.instanceId, node: ready.node.name };
+      run.current.surgeUnseen = false;
       run.baseline.push(ready.instanceId);
       replacement = ready.node.name;
       yield* call(
@@ -133,7 +148,7 @@ export function* retireNode(
   let drained = true;
   let blockedBy = '';
   try {
-    yield* pollUntil(context, {
+    const last = yield* pollUntil(context, {
       step: 'retiring-node',
       intervalSeconds: POLL.retirementDrain.interval,
       timeoutSeconds: plan.drainTimeoutSeconds,
@@ -152,7 +167,9 @@ export function* retireNode(
           },
           { step: 'retiring-node' },
         ),
-      done: (result) => result.done,
+      // A pod nothing would bring back blocks before anything is evicted (kubectl drain's check): no
+      // waiting changes that, so the node is given back at once rather than at the timeout.
+      done: (result) => result.done || result.blockers.length > 0,
       describe: (result) =>
         [
           ...result.blockers.map((blocker) => `${blocker.pod}: ${blocker.reason}`),
@@ -161,6 +178,12 @@ export function* retireNode(
           ),
         ].join('; ') || 'pods left',
     });
+    if (!last.done) {
+      drained = false;
+      blockedBy = `the drain cannot start: ${last.blockers
+        .map((blocker) => `${blocker.pod}: ${blocker.reason}`)
+        .join('; ')}`;
+    }
   } catch (error) {
     if (!(error instanceof StepFailure) || error.code !== 'Timeout') throw error;
     drained = false;
@@ -174,14 +197,21 @@ export function* retireNode(
       { cluster, node: retiree.node, runId: run.runId, prior },
       { step: 'retiring-node', retry: RESTORE_RETRY },
     );
-    yield* call(context, activities.clearRetirement, { cluster, fence }, { step: 'retiring-node' });
+    // The record stays while a spare surge exists: it is what lets the reaper give the spare back.
+    if (run.spare === undefined) {
+      yield* call(context, activities.clearRetirement, { cluster, fence }, { step: 'retiring-node' });
+    }
+    delete run.current;
     return {
       kind: 'given-back',
-      detail: `its drain did not finish within ${plan.drainTimeoutSeconds} s, so it was uncordoned and left as it was: ${blockedBy}`,
+      detail: blockedBy.startsWith('the drain cannot start')
+        ? `${blockedBy}; it was uncordoned and left as it was`
+        : `its drain did not finish within ${plan.drainTimeoutSeconds} s, so it was uncordoned and left as it was: ${blockedBy}`,
     };
   }
 
   retireStatus(run, 'deleting-retired-instance', `${retiree.node} (instance ${retiree.instanceId})`);
+  run.current.deletionRequested = true;
   yield* call(
     context,
     activities.requestInstanceDeletion,
@@ -211,6 +241,7 @@ export function* retireNode(
     { step: 'deleting-retired-instance', retry: RESTORE_RETRY },
   );
   delete run.spare;
+  delete run.current;
   yield* call(context, activities.clearRetirement, { cluster, fence }, { step: 'deleting-retired-instance' });
   return { kind: 'retired', ...(replacement === undefined ? {} : { replacement }) };
 }
@@ -222,4 +253,60 @@ export function retireStatus(
   detail?: string,
 ): void {
   setStatus({ context: run.context, input: run.input, runId: run.runId }, step, detail);
+}
+
+/**
+ * A retirement that failed or was cancelled gives back at once, shielded from the cancel: the node it was
+ * retiring (its marker says whether it held it) and the spare surge instance, unless the node's instance
+ * is already being deleted (the spare is then its replacement). A surge asked for and not seen yet is left
+ * with the record on the lease: the reaper finds the instance (retire-pool/surplus.ts via the leftovers).
+ */
+export function giveBackRetirement(run: RetireRun): Generator<Task, readonly string[], unknown> {
+  return shielded(run.context, giveBack(run));
+}
+
+function* giveBack(run: RetireRun): Generator<Task, readonly string[], unknown> {
+  const { context, input, plan, fence } = run;
+  const cluster = input.cluster;
+  const step = 'giving-back-surge';
+  const current = run.current;
+  const gaveBack: string[] = [];
+  if (current?.deletionRequested === true) return gaveBack;
+  if (current !== undefined) {
+    const restored = yield* call(
+      context,
+      activities.restoreNode,
+      { cluster, node: current.node, runId: run.runId, prior: 'recorded-on-node' },
+      { step, retry: RESTORE_RETRY },
+    );
+    if (restored === 'restored') {
+      gaveBack.push(`node ${current.node} (uncordoned)`);
+      noteGivenBack(context, `node ${current.node} (uncordoned)`);
+    }
+  }
+  const spare = run.spare;
+  if (spare !== undefined) {
+    const given = yield* giveBackSurplus(
+      context,
+      {
+        cluster,
+        scaleSet: plan.scaleSet,
+        fence,
+        instanceId: spare.instanceId,
+        node: spare.node,
+        drainTimeoutSeconds: plan.drainTimeoutSeconds,
+        drainGracePeriodSeconds: plan.drainGracePeriodSeconds,
+      },
+      step,
+    );
+    gaveBack.push(given.detail);
+    if (given.deleted) noteGivenBack(context, given.detail);
+    if (!given.deleted) return gaveBack;
+    delete run.spare;
+  }
+  if (current?.surgeUnseen !== true) {
+    yield* call(context, activities.clearRetirement, { cluster, fence }, { step, retry: RESTORE_RETRY });
+  }
+  delete run.current;
+  return gaveBack;
 }

@@ -35,8 +35,9 @@ export function* giveBackSurplus(
   if (node !== undefined) {
     const prior = yield* call(context, activities.readNodeState, { cluster, node }, { step });
     yield* call(context, activities.protectNode, { cluster, node, prior, fence }, { step });
+    let blocked = '';
     try {
-      yield* pollUntil(context, {
+      const last = yield* pollUntil(context, {
         step,
         intervalSeconds: POLL.retirementDrain.interval,
         timeoutSeconds: surplus.drainTimeoutSeconds,
@@ -56,13 +57,19 @@ export function* giveBackSurplus(
             },
             { step },
           ),
-        done: (result) => result.done,
+        // Pods nothing would bring back block at once (kubectl drain's check): no waiting changes that.
+        done: (result) => result.done || result.blockers.length > 0,
         describe: (result) =>
           [...result.blockers.map((b) => b.pod), ...result.pending.map((p) => p.pod)].join(', ') ||
           'pods left',
       });
+      if (!last.done)
+        blocked = `pods nothing would bring back: ${last.blockers.map((b) => b.pod).join(', ')}`;
     } catch (error) {
       if (!(error instanceof StepFailure) || error.code !== 'Timeout') throw error;
+      blocked = error.message;
+    }
+    if (blocked !== '') {
       yield* call(
         context,
         activities.restoreNode,
@@ -73,7 +80,7 @@ export function* giveBackSurplus(
         deleted: false,
         detail:
           `surge instance ${instanceId} (node ${node}) stays: its drain did not finish within ` +
-          `${surplus.drainTimeoutSeconds} s (${error.message}); the pool is one node larger until it can go`,
+          `${surplus.drainTimeoutSeconds} s (${blocked}); the pool is one node larger until it can go`,
       };
     }
   }

@@ -46,6 +46,7 @@ const startRetirementSurge = defineActivity(
       instanceId: Name,
       priorCapacity: z.number().int().min(0),
       startedAt: z.string().min(1),
+      surgeInstanceId: Name.optional(),
     }),
   }),
   async (deps, input) =>
@@ -53,7 +54,14 @@ const startRetirementSurge = defineActivity(
       await deps.cluster(input.cluster),
       input.fence,
       input.scaleSet,
-      input.record,
+      {
+        run: input.record.run,
+        node: input.record.node,
+        instanceId: input.record.instanceId,
+        priorCapacity: input.record.priorCapacity,
+        startedAt: input.record.startedAt,
+        ...definedOnly({ surgeInstanceId: input.record.surgeInstanceId }),
+      },
       input.surge,
       deps.now(),
     ),
