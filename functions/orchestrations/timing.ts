@@ -89,6 +89,13 @@ export const EXPECTED = {
   scaleSetUpdate: { expectedSeconds: 10, intervalSeconds: 10 },
   /** Bootstrap extensions' deletion asked → gone from the model (13–67 s; docs/design.md#timings). */
   extensionDeletion: { expectedSeconds: 60, intervalSeconds: 10 },
+  /**
+   * An instance's deletion asked → gone: a shutdown and the disk's release (about as long as a
+   * power-off, powerOff above); read first at a minute and a half, then every 15 s.
+   */
+  instanceDeletion: { expectedSeconds: 90, intervalSeconds: 15 },
+  /** A scale-out asked → the new instance's node Ready: provisioning, boot and join (minutes). */
+  surgeReady: { expectedSeconds: 120, intervalSeconds: 15 },
 } as const satisfies Record<string, PollSchedule>;
 
 /** When a wait reads again: first at the expected completion, then at a short interval. */

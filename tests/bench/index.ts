@@ -101,6 +101,8 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
     refreshTriggerToModelS: drain.refreshTriggerToModelS,
     armRequests: drain.armRequests,
     kubeRequests: drain.kubeRequests,
+    // canary.afterPass keep-size (the default) over keep: one older node retired in the canary's place.
+    keepSizeExtra: refresh.keepSizeExtra,
     historyEvents: drain.historyEvents,
     // Each run after the first (Node's compile cache filled); the first run's figure is in the details.
     clientCpuS: client.warm.clientCpuS,

@@ -65,6 +65,17 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
     );
   });
 
+  void it('keeps a fixed-size pool at its size under keep-size, at a bounded cost over keep', async () => {
+    const keep = await measureRefresh(POOL1, 'drain-and-stop');
+    const keepSize = await measureRefresh(POOL1, 'drain-and-stop', undefined, 'keep-size');
+    assert.ok(!('refused' in keep) && !('refused' in keepSize));
+    assert.equal(keepSize.outcome, 'refreshed');
+    // The retirement in the canary's place: the plan's reads (model, instances, versions), the deletion
+    // and its wait (first read at the expected end), and the labelling's reads after it.
+    const extra = keepSize.armRequests.total - keep.armRequests.total;
+    assert.ok(extra > 0 && extra <= 12, `keep-size's extra ARM requests: ${extra}`);
+  });
+
   void it('holds live capture to its ARM budget', async () => {
     const live = await measureRefresh(POOL1, 'live');
     assert.ok(!('refused' in live), 'the sample pool can be captured live');

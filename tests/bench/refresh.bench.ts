@@ -129,10 +129,17 @@ function armByOperation(entries: readonly RequestCount[]): Record<string, number
   return Object.fromEntries([...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])));
 }
 
+/**
+ * One refresh of `pool`. `afterPass`: what becomes of the passed canary. The refresh's own figures are
+ * measured with `keep` (the canary stays, nothing else happens), comparable across rounds and with kamino;
+ * the default `keep-size` then retires one older node in the canary's place, a retirement measured apart
+ * (keepSizeFigures).
+ */
 export async function measureRefresh(
   pool: string,
   captureMode: CaptureModeFigure,
   scenario?: HarnessOptions['scenario'],
+  afterPass: 'keep' | 'keep-size' = 'keep',
 ): Promise<RefreshFigures | { readonly refused: string }> {
   let refused: string | undefined;
   let harness: Harness;
@@ -142,6 +149,8 @@ export async function measureRefresh(
       ...(scenario === undefined ? {} : { scenario }),
       settings: (cluster) => {
         cluster.capture = { ...cluster.capture, mode: captureMode };
+        const promotion = (cluster['promotion'] ?? {}) as { canary?: Record<string, unknown> };
+        cluster['promotion'] = { ...promotion, canary: { ...promotion.canary, afterPass } };
       },
     });
   } catch (error) {
@@ -262,16 +271,35 @@ export async function measurePlannerListCalls(): Promise<number> {
   }
 }
 
+/** What `canary.afterPass: keep-size` (the default) adds to a refresh: one older node retired in the canary's place. */
+export interface KeepSizeFigures {
+  readonly armRequests: number;
+  readonly kubeRequests: number;
+  readonly refreshS: number;
+}
+
 export async function refreshFigures(): Promise<{
   drainAndStop: RefreshFigures;
   live: RefreshFigures | { readonly refused: string };
   plannerListCallsPerClusterRun: number;
+  keepSizeExtra: KeepSizeFigures;
 }> {
   const drainAndStop = await measureRefresh(POOL1, 'drain-and-stop');
   if ('refused' in drainAndStop) throw new Error(`bench: drain-and-stop refused: ${drainAndStop.refused}`);
+  const keepSize = await measureRefresh(POOL1, 'drain-and-stop', undefined, 'keep-size');
+  if ('refused' in keepSize) throw new Error(`bench: drain-and-stop refused: ${keepSize.refused}`);
   const live = await measureRefresh(POOL1, 'live');
   const plannerListCallsPerClusterRun = await measurePlannerListCalls();
-  return { drainAndStop, live, plannerListCallsPerClusterRun };
+  return {
+    drainAndStop,
+    live,
+    plannerListCallsPerClusterRun,
+    keepSizeExtra: {
+      armRequests: keepSize.armRequests.total - drainAndStop.armRequests.total,
+      kubeRequests: keepSize.kubeRequests - drainAndStop.kubeRequests,
+      refreshS: keepSize.refreshS - drainAndStop.refreshS,
+    },
+  };
 }
 
 export function printRefreshFigures(figures: Awaited<ReturnType<typeof refreshFigures>>): void {
@@ -301,5 +329,10 @@ export function printRefreshFigures(figures: Awaited<ReturnType<typeof refreshFi
   }
   console.log(
     `node list calls in one cluster run (every pool planned): ${figures.plannerListCallsPerClusterRun}`,
+  );
+  const extra = figures.keepSizeExtra;
+  console.log(
+    `canary.afterPass keep-size (default) over keep, one older node retired in the canary's place: ` +
+      `+${extra.armRequests} ARM, +${extra.kubeRequests} Kubernetes requests, +${extra.refreshS} s (simulated)`,
   );
 }

@@ -18,7 +18,7 @@ import { call } from '../call.js';
 import { noteGivenBack, shielded } from '../cancel.js';
 import { isoNow, setStatus } from '../refresh-pool/run.js';
 import { StepFailure } from '../step-failure.js';
-import { POLL, RESTORE_RETRY } from '../timing.js';
+import { EXPECTED, POLL, RESTORE_RETRY } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import { giveBackSurplus } from './surplus.js';
 
@@ -95,7 +95,8 @@ export function* retireNode(
     run.current.surgeUnseen = true;
     const joined = yield* pollUntil(context, {
       step: 'surging',
-      intervalSeconds: POLL.retirementSurge.interval,
+      expectedSeconds: EXPECTED.surgeReady.expectedSeconds,
+      intervalSeconds: EXPECTED.surgeReady.intervalSeconds,
       timeoutSeconds: POLL.retirementSurge.timeout,
       advice: 'the scale set did not add a Ready node: check its quota, activity log and the new node',
       read: () =>
@@ -220,7 +221,8 @@ export function* retireNode(
   );
   yield* pollUntil(context, {
     step: 'deleting-retired-instance',
-    intervalSeconds: POLL.instanceDeletion.interval,
+    expectedSeconds: EXPECTED.instanceDeletion.expectedSeconds,
+    intervalSeconds: EXPECTED.instanceDeletion.intervalSeconds,
     timeoutSeconds: POLL.instanceDeletion.timeout,
     read: () =>
       call(

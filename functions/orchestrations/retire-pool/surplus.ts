@@ -11,7 +11,7 @@ import type { ScaleSetRef } from '../../../shared/domain/resource-id.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
-import { POLL, RESTORE_RETRY } from '../timing.js';
+import { EXPECTED, POLL, RESTORE_RETRY } from '../timing.js';
 import { pollUntil } from '../waits.js';
 
 export interface Surplus {
@@ -92,7 +92,8 @@ export function* giveBackSurplus(
   );
   yield* pollUntil(context, {
     step,
-    intervalSeconds: POLL.instanceDeletion.interval,
+    expectedSeconds: EXPECTED.instanceDeletion.expectedSeconds,
+    intervalSeconds: EXPECTED.instanceDeletion.intervalSeconds,
     timeoutSeconds: POLL.instanceDeletion.timeout,
     read: () =>
       call(
