@@ -73,11 +73,14 @@ function poolLines(pool: PoolRetirementResult, width: number): string[] {
     ...(pool.capacity === undefined ? [] : [`capacity ${pool.capacity}`]),
     ...(pool.budget === undefined
       ? []
-      : pool.window === undefined
-        ? // No window (on demand, or a policy without windows): the budget is this run's.
-          [`budget: ${pool.budget.allowed} per run`]
-        : // usedInWindow counts earlier runs in this window, not this one's retirements.
-          [`budget: ${pool.budget.allowed} per window, ${pool.budget.usedInWindow} used before this run`]),
+      : pool.generation !== undefined
+        ? // On demand every node of the generation goes, one at a time: the budget does not cap the run.
+          ['on demand: one node at a time']
+        : pool.window === undefined
+          ? // No window (on demand, or a policy without windows): the budget is this run's.
+            [`budget: ${pool.budget.allowed} per run`]
+          : // usedInWindow counts earlier runs in this window, not this one's retirements.
+            [`budget: ${pool.budget.allowed} per window, ${pool.budget.usedInWindow} used before this run`]),
     ...(pool.window === undefined ? [] : [`window ${pool.window.openedAt} to ${pool.window.closesAt}`]),
     ...(pool.nextWindowAt === undefined ? [] : [`next window ${pool.nextWindowAt}`]),
   ];

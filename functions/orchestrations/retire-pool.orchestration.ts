@@ -271,7 +271,7 @@ function* retireHeldPool(
   const givenBack = lines.filter((line) => line.outcome === 'given-back').length;
   const parts = [
     `retired ${retired} node(s)`,
-    ...(givenBack === 0 ? [] : [`gave back ${givenBack} whose drain did not finish`]),
+    ...(givenBack === 0 ? [] : [`gave back ${givenBack} whose drain did not finish or could not start`]),
     ...notes,
     ...(leftovers.gaveBack.length === 0 ? [] : [`gave back first: ${leftovers.gaveBack.join('; ')}`]),
     ...leftovers.failures.map((failure) => `could not give back: ${failure}`),

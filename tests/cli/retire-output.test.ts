@@ -73,6 +73,19 @@ void describe('render: retire', () => {
     );
   });
 
+  void it('on demand, says the run takes one node at a time instead of a budget', () => {
+    const onDemand = result();
+    const [pool] = onDemand.pools;
+    assert.ok(pool);
+    const { window: _window, nextWindowAt: _next, ...rest } = pool;
+    const text = render({ ...onDemand, pools: [{ ...rest, generation: '2026.1101.10000' }] }, { width: 200 });
+    assert.match(
+      text,
+      /^ {2}generation 2026\.1101\.10000; new nodes get 2026\.1120\.31500; capacity 4; on demand: one node at a time$/m,
+    );
+    assert.doesNotMatch(text, /budget:/);
+  });
+
   void it('one row per node: generation, what happens in words, the detail and the replacement', () => {
     const text = render(result(), { width: 200 });
     const lines = text.split('\n');
