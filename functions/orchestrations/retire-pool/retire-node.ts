@@ -15,7 +15,7 @@ import type { RefreshStep } from '../../../shared/application/refresh-contracts.
 import type { RetirePoolInput } from '../../../shared/application/retirement-contracts.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
-import { noteGivenBack, shielded } from '../cancel.js';
+import { noteGivenBack, notePastReturn, pastReturn, shielded } from '../cancel.js';
 import { isoNow, setStatus } from '../refresh-pool/run.js';
 import { StepFailure } from '../step-failure.js';
 import { EXPECTED, POLL, RESTORE_RETRY } from '../timing.js';
@@ -38,6 +38,7 @@ export interface RetireRun {
   /** The node being retired now: what a run that fails or is cancelled gives back (giveBackRetirement). */
   current?: {
     readonly node: string;
+    readonly instanceId: string;
     /** A surge was asked for it and its instance not seen yet. */
     surgeUnseen: boolean;
     /** Its instance's deletion was asked for: the spare is its replacement, nothing to give back. */
@@ -58,7 +59,12 @@ export function* retireNode(
   const fence = run.fence;
   const scaleSet = plan.scaleSet;
 
-  run.current = { node: retiree.node, surgeUnseen: false, deletionRequested: false };
+  run.current = {
+    node: retiree.node,
+    instanceId: retiree.instanceId,
+    surgeUnseen: false,
+    deletionRequested: false,
+  };
   // The record first: from here on the reaper knows what this run may leave.
   retireStatus(run, 'surging', `${retiree.node} (${retiree.generation})`);
   yield* call(
@@ -212,13 +218,14 @@ export function* retireNode(
   }
 
   retireStatus(run, 'deleting-retired-instance', `${retiree.node} (instance ${retiree.instanceId})`);
-  run.current.deletionRequested = true;
   yield* call(
     context,
     activities.requestInstanceDeletion,
     { cluster, scaleSet, instanceId: retiree.instanceId },
     { step: 'deleting-retired-instance' },
   );
+  // Only once ARM took the request: a cancel acted on before the call leaves the node to give back.
+  run.current.deletionRequested = true;
   yield* pollUntil(context, {
     step: 'deleting-retired-instance',
     expectedSeconds: EXPECTED.instanceDeletion.expectedSeconds,
@@ -273,7 +280,49 @@ function* giveBack(run: RetireRun): Generator<Task, readonly string[], unknown> 
   const step = 'giving-back-surge';
   const current = run.current;
   const gaveBack: string[] = [];
-  if (current?.deletionRequested === true) return gaveBack;
+  if (current?.deletionRequested === true) {
+    // Past return: the node's instance is being deleted and the spare is its replacement. Its end is
+    // awaited, so that the node leaves with nothing of ours on it (a node object that stays is given back).
+    yield* pollUntil(context, {
+      step,
+      expectedSeconds: EXPECTED.instanceDeletion.expectedSeconds,
+      intervalSeconds: EXPECTED.instanceDeletion.intervalSeconds,
+      timeoutSeconds: POLL.instanceDeletion.timeout,
+      read: () =>
+        call(
+          context,
+          activities.listRemainingInstances,
+          { cluster, scaleSet: plan.scaleSet, instanceIds: [current.instanceId] },
+          { step, retry: RESTORE_RETRY },
+        ),
+      done: (left) => left.length === 0,
+      describe: () => `instance ${current.instanceId} is still being deleted`,
+    });
+    yield* call(
+      context,
+      activities.restoreNode,
+      { cluster, node: current.node, runId: run.runId, prior: 'recorded-on-node' },
+      { step, retry: RESTORE_RETRY },
+    );
+    yield* call(context, activities.clearRetirement, { cluster, fence }, { step, retry: RESTORE_RETRY });
+    // A refresh's keep-size is past its return already (the version is published): that note stays.
+    if (!pastReturn(context)) {
+      notePastReturn(context, `node ${current.node} was retired (its instance deleted) before the stop`);
+    }
+    delete run.spare;
+    delete run.current;
+    return [`node ${current.node} retired before the stop`];
+  }
+  if (current !== undefined) {
+    // A deletion ARM took while its activity was reported failed: the spare is then the replacement.
+    const left = yield* call(
+      context,
+      activities.listRemainingInstances,
+      { cluster, scaleSet: plan.scaleSet, instanceIds: [current.instanceId] },
+      { step, retry: RESTORE_RETRY },
+    );
+    if (left.length === 0) return gaveBack;
+  }
   if (current !== undefined) {
     const restored = yield* call(
       context,
