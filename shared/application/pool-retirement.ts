@@ -85,6 +85,8 @@ export async function planPoolRetirement(
      * generations go in their place (whatever the policy and windows; the canaries are the surge).
      */
     readonly inPlaceOfCanaries?: number;
+    /** Nodes the caller keeps, with why (keep-size keeps the donor of the version it just published). */
+    readonly keep?: readonly { readonly node: string; readonly why: string }[];
   },
   now: Date,
 ): Promise<PoolRetirementPlan> {
@@ -195,6 +197,7 @@ export async function planPoolRetirement(
       podsNotToDisrupt: pods
         .filter((pod) => pod.doNotDisrupt === true)
         .map((pod) => `${pod.namespace}/${pod.name}`),
+      ...definedOnly({ keptFor: options.keep?.find((kept) => kept.node === node.name)?.why }),
     });
   }
 

@@ -44,7 +44,8 @@ export interface RetirementNode {
   readonly unschedulable: boolean;
   readonly annotations: Readonly<Record<string, string>>;
   /** Pods on the node that carry `karpenter.sh/do-not-disrupt: "true"`, as namespace/name. */
-  readonly podsNotToDisrupt: readonly string[];
+  readonly podsNotToDisrupt: readonly string[]; /** Kept by the caller, with why (a refresh keeps the donor of the version it just published). */
+  readonly keptFor?: string;
 }
 
 export interface GenerationInfo {
@@ -96,6 +97,7 @@ export function budgetNodes(budget: RetirementPolicy['budget'], capacity: number
 
 /** Why a node is kept whatever its generation, or undefined. */
 export function keptBy(node: RetirementNode): string | undefined {
+  if (node.keptFor !== undefined) return node.keptFor;
   if (node.annotations[DO_NOT_RETIRE_ANNOTATION] === 'true') return `annotation ${DO_NOT_RETIRE_ANNOTATION}`;
   if (node.annotations[KARPENTER_DO_NOT_DISRUPT_ANNOTATION] === 'true') {
     return `annotation ${KARPENTER_DO_NOT_DISRUPT_ANNOTATION}`;

@@ -74,12 +74,16 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   });
   try {
     const env = { ...sim.env, ...options.env };
-    if (options.settings !== undefined) {
-      const clusters = JSON.parse(env['VMSSP_CLUSTERS'] ?? '[]') as ClusterSettingsData[];
-      const first = clusters[0];
-      if (first !== undefined) options.settings(first);
-      env['VMSSP_CLUSTERS'] = JSON.stringify(clusters);
+    const clusters = JSON.parse(env['VMSSP_CLUSTERS'] ?? '[]') as ClusterSettingsData[];
+    const first = clusters[0];
+    if (first !== undefined) {
+      // The tests of one pipeline step keep the world's nodes across refreshes: a passed canary stays
+      // (`keep`). keep-size, the product's default, has tests of its own (canary, keep-size, retirement),
+      // which set the promotion they test.
+      first['promotion'] = { canary: { afterPass: 'keep' } };
+      options.settings?.(first);
     }
+    env['VMSSP_CLUSTERS'] = JSON.stringify(clusters);
     const composition = compose({
       env,
       simulator: sim.endpoints,

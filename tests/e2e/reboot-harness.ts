@@ -64,8 +64,12 @@ export async function startRebootHarness(options: RebootHarnessOptions = {}): Pr
     await azurite.stop();
     throw error;
   }
+  // As the e2e harness: a passed canary stays (`keep`), so the nodes a test reboots are still there after
+  // its first refresh; keep-size has tests of its own.
+  const clusters = JSON.parse(session.env['VMSSP_CLUSTERS'] ?? '[]') as Record<string, unknown>[];
+  if (clusters[0] !== undefined) clusters[0]['promotion'] = { canary: { afterPass: 'keep' } };
   const composition = compose({
-    env: { ...session.env, VMSSP_QUIET_PERIOD: '10m' },
+    env: { ...session.env, VMSSP_CLUSTERS: JSON.stringify(clusters), VMSSP_QUIET_PERIOD: '10m' },
     simulator: session.endpoints,
     now: () => new Date(session.clock.now()),
   });

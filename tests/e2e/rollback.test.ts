@@ -96,7 +96,8 @@ void describe('rollback, generations and freshness on the simulator', { concurre
       settings: (cluster) => {
         cluster.history = 1;
         cluster['promotion'] = {
-          canary: { soak: '1m', deadline: '20m' },
+          // The passed canary stays (`keep`): the second refresh names a node keep-size would retire.
+          canary: { soak: '1m', deadline: '20m', afterPass: 'keep' },
           generations: { maxGenerationsBehind: 0, taintEffect: 'PreferNoSchedule' },
         };
       },

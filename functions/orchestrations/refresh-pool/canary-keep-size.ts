@@ -55,7 +55,13 @@ function* retireInPlaceOf(
   const plan = yield* call(
     context,
     activities.planRetirement,
-    { cluster: input.cluster, pool: input.pool, inPlaceOfCanaries: canaries.length },
+    {
+      cluster: input.cluster,
+      pool: input.pool,
+      inPlaceOfCanaries: canaries.length,
+      // The node that proved the patches stays: it is what the new version was built from.
+      keep: [{ node: run.donor.node, why: 'the donor of the version just published' }],
+    },
     { step: 'planning-retirement' },
   );
   if (plan.refused !== undefined) return { retired: [], removedCanaries: false, detail: plan.refused };

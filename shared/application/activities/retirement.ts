@@ -24,12 +24,20 @@ const planRetirementActivity = defineActivity(
     pool: Name,
     generation: Name.optional(),
     inPlaceOfCanaries: z.number().int().min(1).max(10).optional(),
+    keep: z
+      .array(z.object({ node: Name, why: z.string().min(1).max(500) }))
+      .max(50)
+      .optional(),
   }),
   async (deps, input) =>
     planPoolRetirement(
       await deps.cluster(input.cluster),
       input.pool,
-      definedOnly({ generation: input.generation, inPlaceOfCanaries: input.inPlaceOfCanaries }),
+      definedOnly({
+        generation: input.generation,
+        inPlaceOfCanaries: input.inPlaceOfCanaries,
+        keep: input.keep,
+      }),
       deps.now(),
     ),
 );

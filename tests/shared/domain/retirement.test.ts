@@ -127,6 +127,7 @@ void describe('planRetirement', () => {
         node('d', OLDEST, { podsNotToDisrupt: ['db/primary-0'] }),
         node('e', OLDEST, { unschedulable: true }),
         node('f', OLDEST, { ready: false }),
+        node('g', OLDEST, { keptFor: 'the donor of the version just published' }),
       ],
     });
     const decision = planRetirement(marked);
@@ -142,6 +143,7 @@ void describe('planRetirement', () => {
         'd: pod db/primary-0 carries karpenter.sh/do-not-disrupt',
         'e: cordoned by someone else: left to them',
         'f: not Ready: retiring it would not keep capacity, left to the node lifecycle',
+        'g: the donor of the version just published',
       ],
     );
   });
