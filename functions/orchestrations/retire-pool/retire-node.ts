@@ -20,7 +20,7 @@ import { isoNow, setStatus } from '../refresh-pool/run.js';
 import { StepFailure } from '../step-failure.js';
 import { EXPECTED, POLL, RESTORE_RETRY } from '../timing.js';
 import { pollUntil } from '../waits.js';
-import { giveBackSurplus } from './surplus.js';
+import { giveBackSurplus, waitForInstanceGone } from './surplus.js';
 
 export interface RetireRun {
   readonly context: OrchestrationContext;
@@ -226,20 +226,11 @@ export function* retireNode(
   );
   // Only once ARM took the request: a cancel acted on before the call leaves the node to give back.
   run.current.deletionRequested = true;
-  yield* pollUntil(context, {
+  yield* waitForInstanceGone(context, {
+    cluster,
+    scaleSet,
+    instanceId: retiree.instanceId,
     step: 'deleting-retired-instance',
-    expectedSeconds: EXPECTED.instanceDeletion.expectedSeconds,
-    intervalSeconds: EXPECTED.instanceDeletion.intervalSeconds,
-    timeoutSeconds: POLL.instanceDeletion.timeout,
-    read: () =>
-      call(
-        context,
-        activities.listRemainingInstances,
-        { cluster, scaleSet, instanceIds: [retiree.instanceId] },
-        { step: 'deleting-retired-instance' },
-      ),
-    done: (left) => left.length === 0,
-    describe: () => `instance ${retiree.instanceId} is still being deleted`,
   });
   // Its node object goes with the instance (the cloud node controller); our marker goes with it. A node
   // object that stays is given back so that nothing of ours is left on it.
@@ -283,20 +274,12 @@ function* giveBack(run: RetireRun): Generator<Task, readonly string[], unknown> 
   if (current?.deletionRequested === true) {
     // Past return: the node's instance is being deleted and the spare is its replacement. Its end is
     // awaited, so that the node leaves with nothing of ours on it (a node object that stays is given back).
-    yield* pollUntil(context, {
+    yield* waitForInstanceGone(context, {
+      cluster,
+      scaleSet: plan.scaleSet,
+      instanceId: current.instanceId,
       step,
-      expectedSeconds: EXPECTED.instanceDeletion.expectedSeconds,
-      intervalSeconds: EXPECTED.instanceDeletion.intervalSeconds,
-      timeoutSeconds: POLL.instanceDeletion.timeout,
-      read: () =>
-        call(
-          context,
-          activities.listRemainingInstances,
-          { cluster, scaleSet: plan.scaleSet, instanceIds: [current.instanceId] },
-          { step, retry: RESTORE_RETRY },
-        ),
-      done: (left) => left.length === 0,
-      describe: () => `instance ${current.instanceId} is still being deleted`,
+      retry: RESTORE_RETRY,
     });
     yield* call(
       context,

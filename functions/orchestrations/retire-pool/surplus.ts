@@ -10,7 +10,9 @@ import type { OrchestrationContext, Task } from 'durable-functions';
 import type { ScaleSetRef } from '../../../shared/domain/resource-id.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
+import type { StepName } from '../step-failure.js';
 import { StepFailure } from '../step-failure.js';
+import type { RetryPolicy } from '../timing.js';
 import { EXPECTED, POLL, RESTORE_RETRY } from '../timing.js';
 import { pollUntil } from '../waits.js';
 
@@ -90,6 +92,25 @@ export function* giveBackSurplus(
     { cluster, scaleSet, instanceId },
     { step, retry: RESTORE_RETRY },
   );
+  yield* waitForInstanceGone(context, { cluster, scaleSet, instanceId, step });
+  return {
+    deleted: true,
+    detail: `surge instance ${instanceId}${node === undefined ? '' : ` (node ${node})`} deleted: the pool is back to its size`,
+  };
+}
+
+/** Waits until the scale set no longer lists `instanceId` (its deletion asked for): first read at the expected end. */
+export function* waitForInstanceGone(
+  context: OrchestrationContext,
+  target: {
+    readonly cluster: string;
+    readonly scaleSet: ScaleSetRef;
+    readonly instanceId: string;
+    readonly step: StepName;
+    readonly retry?: RetryPolicy;
+  },
+): Generator<Task, void, unknown> {
+  const { cluster, scaleSet, instanceId, step } = target;
   yield* pollUntil(context, {
     step,
     expectedSeconds: EXPECTED.instanceDeletion.expectedSeconds,
@@ -100,13 +121,9 @@ export function* giveBackSurplus(
         context,
         activities.listRemainingInstances,
         { cluster, scaleSet, instanceIds: [instanceId] },
-        { step },
+        { step, ...(target.retry === undefined ? {} : { retry: target.retry }) },
       ),
     done: (left) => left.length === 0,
-    describe: () => `surge instance ${instanceId} is still being deleted`,
+    describe: () => `instance ${instanceId} is still being deleted`,
   });
-  return {
-    deleted: true,
-    detail: `surge instance ${instanceId}${node === undefined ? '' : ` (node ${node})`} deleted: the pool is back to its size`,
-  };
 }
