@@ -92,6 +92,46 @@ param logRetentionInDays int = 30
 param tags { *: string } = {}
 
 // ---------------------------------------------------------------------------------------------------------
+// Durable backend (docs/durable-backend.md)
+
+@description('Durable Functions backend: AzureStorage (the task hub in the app\'s storage account, the default) or DurableTaskScheduler (the managed scheduler, for large fleets and high throughput).')
+@allowed(['AzureStorage', 'DurableTaskScheduler'])
+param durableBackend string = 'AzureStorage'
+
+@description('Billing SKU of the Durable Task Scheduler: Consumption (pay per action) or Dedicated (reserved capacity). Used with durableBackend DurableTaskScheduler.')
+@allowed(['Consumption', 'Dedicated'])
+param durableTaskSchedulerSku string = 'Consumption'
+
+@description('CIDR ranges allowed to reach the Durable Task Scheduler endpoint (the app\'s outbound addresses, or a NAT gateway\'s); every call also needs the identity\'s role. An empty list would deny the app itself.')
+@minLength(1)
+param durableTaskSchedulerIpAllowlist string[] = ['0.0.0.0/0']
+
+// ---------------------------------------------------------------------------------------------------------
+// Private networking (docs/private-clusters.md)
+
+@description('Absent: public endpoints. appSubnetId: virtual network integration of the app (outbound calls, e.g. to a private API server, leave through that subnet). privateEndpoints: private endpoints for the storage account (blob, queue, table) and the Key Vault, whose public network access is then turned off.')
+param network {
+  @description('Resource id of the subnet the app integrates with: in the app\'s region, delegated to Microsoft.App/environments, used by no other plan.')
+  appSubnetId: string
+  @description('Private endpoints of storage and Key Vault; absent: they stay public (authenticated with Entra ID only).')
+  privateEndpoints: {
+    @description('Resource id of the subnet the endpoints get their private addresses in (the app\'s virtual network or one peered with it).')
+    subnetId: string
+    @description('Resource ids of the existing private DNS zones, linked to the app\'s virtual network: privatelink.blob/queue/table.core.windows.net and privatelink.vaultcore.azure.net in the public cloud.')
+    dnsZoneIds: {
+      @description('Zone of blob endpoints.')
+      blob: string
+      @description('Zone of queue endpoints.')
+      queue: string
+      @description('Zone of table endpoints.')
+      table: string
+      @description('Zone of Key Vault endpoints.')
+      vault: string
+    }
+  }?
+}?
+
+// ---------------------------------------------------------------------------------------------------------
 // Names and derived values
 
 var resourceToken = toLower(uniqueString(subscription().id, environmentName, location))
@@ -105,6 +145,8 @@ var names = {
   logAnalytics: 'log-vmssp-${resourceToken}'
   applicationInsights: 'appi-vmssp-${resourceToken}'
   plan: 'plan-vmssp-${resourceToken}'
+  durableTaskScheduler: 'dts-vmssp-${resourceToken}'
+  privateEndpoint: 'pe-vmssp-${resourceToken}'
   functionApp: 'func-vmssp-${resourceToken}'
   deploymentContainer: 'app-package-${resourceToken}'
   healthTopic: 'evgt-vmssp-health-${resourceToken}'
@@ -118,6 +160,11 @@ var computeActions = map(loadJsonContent('azure/compute-actions.json'), entry =>
 
 // Where the compute role is assigned, and the only scopes it can ever be assigned on.
 var clusterResourceGroups = union(map(clusters, cluster => cluster.resourceGroup), extraResourceGroups)
+
+// Private endpoints: the host's storage services (blob leases and package, queues, task hub tables) and
+// the vault. Absent: public endpoints.
+var privateEndpoints = network.?privateEndpoints
+var privateEndpointGroups = ['blob', 'queue', 'table', 'vault']
 
 // Known before the vault exists, so app settings and VMSSP_CLUSTERS can name its secrets.
 var keyVaultUri = 'https://${names.keyVault}${environment().suffixes.keyvaultDns}/'
@@ -203,6 +250,10 @@ module storage 'modules/storage.bicep' = {
     location: location
     tags: allTags
     skuName: storageSku
+    // Private: only the endpoints, plus Event Grid's trusted delivery to the reboot queue when a topic exists.
+    publicNetworkAccess: privateEndpoints == null
+      ? 'Enabled'
+      : (healthResourcesEvents || resourceGroupEvents ? 'TrustedServicesOnly' : 'Disabled')
     deploymentContainerName: names.deploymentContainer
     rebootQueueName: rebootQueueName
   }
@@ -227,6 +278,7 @@ module keyVault 'modules/key-vault.bicep' = {
     name: names.keyVault
     location: location
     tags: allTags
+    publicNetworkAccess: privateEndpoints == null ? 'Enabled' : 'Disabled'
   }
 }
 
@@ -247,7 +299,7 @@ module functionApp 'modules/function-app.bicep' = {
   name: 'vmssp-function-app'
   scope: rg
   // The host starts as soon as its settings exist: its storage and Key Vault grants must already be there.
-  dependsOn: [rbac]
+  dependsOn: [rbac, privateEndpointsOfApp]
   params: {
     name: names.functionApp
     planName: names.plan
@@ -270,8 +322,43 @@ module functionApp 'modules/function-app.bicep' = {
     quietPeriod: quietPeriod
     eventsTopicEndpoint: eventsTopicEndpoint
     keyVaultReferences: tokenSettings
+    durableTaskSchedulerEndpoint: durableBackend == 'DurableTaskScheduler' ? durableTaskScheduler!.outputs.endpoint : ''
+    virtualNetworkSubnetId: network.?appSubnetId ?? ''
   }
 }
+
+// The managed durable backend, when chosen: the scheduler, the task hub VMSSP_TASK_HUB names, and the
+// identity's data role on that task hub (modules/durable-task-scheduler.bicep).
+module durableTaskScheduler 'modules/durable-task-scheduler.bicep' = if (durableBackend == 'DurableTaskScheduler') {
+  name: 'vmssp-durable-task-scheduler'
+  scope: rg
+  params: {
+    name: names.durableTaskScheduler
+    location: location
+    tags: allTags
+    skuName: durableTaskSchedulerSku
+    taskHubName: taskHub
+    principalId: identity.outputs.principalId
+    ipAllowlist: durableTaskSchedulerIpAllowlist
+  }
+}
+
+// Private endpoints of the app's storage services and vault, each registered in its private DNS zone.
+module privateEndpointsOfApp 'modules/private-endpoint.bicep' = [
+  for groupId in (privateEndpoints == null ? [] : privateEndpointGroups): {
+    name: 'vmssp-private-endpoint-${groupId}'
+    scope: rg
+    params: {
+      name: '${names.privateEndpoint}-${groupId}'
+      location: location
+      tags: allTags
+      subnetId: privateEndpoints!.subnetId
+      targetResourceId: groupId == 'vault' ? keyVault.outputs.id : storage.outputs.id
+      groupId: groupId
+      privateDnsZoneId: privateEndpoints!.dnsZoneIds[groupId]
+    }
+  }
+]
 
 // ---------------------------------------------------------------------------------------------------------
 // Compute access: a custom role with exactly the actions in azure/compute-actions.json, assignable and
@@ -300,7 +387,7 @@ module computeAccess 'modules/compute-role-assignment.bicep' = [
 // ---------------------------------------------------------------------------------------------------------
 // Reboot notices: Event Grid system topics delivering to the reboot queue with their own identities.
 
-// Run events (issue 16): the app may send to its topic, and only to it, and only when one is configured.
+// Run events (docs/events.md): the app may send to its topic, and only to it, and only when one is configured.
 module eventsSender 'modules/event-sender-role.bicep' = if (!empty(eventsTopicResourceId)) {
   name: 'vmssp-events-sender'
   scope: resourceGroup(split(eventsTopicResourceId, '/')[2], split(eventsTopicResourceId, '/')[4])
@@ -407,6 +494,8 @@ output rebootQueueName string = storage.outputs.rebootQueueName
 output keyVaultName string = keyVault.outputs.name
 output keyVaultUri string = keyVault.outputs.uri
 output customRoleId string = computeRole.outputs.id
+// The scheduler whose dashboard shows the runs (empty with the Azure Storage backend).
+output durableTaskSchedulerName string = durableBackend == 'DurableTaskScheduler' ? durableTaskScheduler!.outputs.name : ''
 // Names of the vault entries to fill after the deployment (infra/README.md step 5), never their values.
 output vaultEntriesToFill array = concat(
   map(tokenClusters, cluster => '${cluster.name}-token'),

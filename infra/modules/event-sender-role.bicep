@@ -1,4 +1,4 @@
-// Lets the app's identity publish run events (issue 16) to one Event Grid topic and nothing else: the
+// Lets the app's identity publish run events (docs/events.md) to one Event Grid topic and nothing else: the
 // role is scoped to that topic, deployed into the topic's own resource group (it may live elsewhere).
 
 @description('Principal (object) id of the app\'s identity.')

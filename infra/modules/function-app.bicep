@@ -68,6 +68,12 @@ param eventsTopicEndpoint string
 @description('VMSSP_SECRET_<CLUSTER>_TOKEN settings: name → @Microsoft.KeyVault(SecretUri=…) reference. Only where the token is kept, never a token: the platform resolves each reference with the app\'s identity.')
 param keyVaultReferences { *: string }
 
+@description('Durable Task Scheduler endpoint (https://…durabletask.io) when it is the durable backend; empty for the Azure Storage task hub of AzureWebJobsStorage.')
+param durableTaskSchedulerEndpoint string = ''
+
+@description('Resource id of the subnet for virtual network integration (delegated to Microsoft.App/environments); empty for none.')
+param virtualNetworkSubnetId string = ''
+
 resource plan 'Microsoft.Web/serverfarms@2025-03-01' = {
   name: planName
   location: location
@@ -98,6 +104,9 @@ resource site 'Microsoft.Web/sites@2025-03-01' = {
     httpsOnly: true
     // Without a system-assigned identity, Key Vault references must be told which identity to use.
     keyVaultReferenceIdentity: identityId
+    // Outbound calls (API servers, storage and Key Vault private endpoints, Key Vault references) leave
+    // through this subnet: https://learn.microsoft.com/azure/azure-functions/flex-consumption-plan#virtual-network-integration
+    virtualNetworkSubnetId: empty(virtualNetworkSubnetId) ? null : virtualNetworkSubnetId
     siteConfig: {
       minTlsVersion: '1.2'
       ftpsState: 'Disabled'
@@ -165,11 +174,25 @@ var appSettings = {
   AZURE_CLIENT_ID: identityClientId
 }
 
+// The Durable Task Scheduler backend: host.json keeps the Azure Storage provider (the default, and what
+// runs locally on Azurite); app settings override host.json values
+// (https://learn.microsoft.com/azure/azure-functions/functions-host-json#override-hostjson-values) with the
+// azureManaged provider and its connection, authenticated with the identity's token
+// (https://learn.microsoft.com/azure/durable-task/scheduler/durable-task-scheduler-identity). The
+// connection string holds the endpoint and the identity's client id, no secret.
+var durableSettings = empty(durableTaskSchedulerEndpoint)
+  ? {}
+  : {
+      AzureFunctionsJobHost__extensions__durableTask__storageProvider__type: 'azureManaged'
+      AzureFunctionsJobHost__extensions__durableTask__storageProvider__connectionStringName: 'DURABLE_TASK_SCHEDULER_CONNECTION_STRING'
+      DURABLE_TASK_SCHEDULER_CONNECTION_STRING: 'Endpoint=${durableTaskSchedulerEndpoint};Authentication=ManagedIdentity;ClientID=${identityClientId}'
+    }
+
 // Replaces the whole set: a setting removed here disappears from the app on the next deployment.
 resource settings 'Microsoft.Web/sites/config@2025-03-01' = {
   parent: site
   name: 'appsettings'
-  properties: union(appSettings, keyVaultReferences)
+  properties: union(appSettings, durableSettings, keyVaultReferences)
 }
 
 output name string = site.name

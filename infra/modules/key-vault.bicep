@@ -12,6 +12,10 @@ param location string
 @description('Tags applied to the vault.')
 param tags { *: string } = {}
 
+@description('Enabled (default) or Disabled: only through the vault\'s private endpoint, including the platform resolving Key Vault references over the app\'s virtual network integration.')
+@allowed(['Enabled', 'Disabled'])
+param publicNetworkAccess string = 'Enabled'
+
 resource vault 'Microsoft.KeyVault/vaults@2025-05-01' = {
   name: name
   location: location
@@ -27,13 +31,14 @@ resource vault 'Microsoft.KeyVault/vaults@2025-05-01' = {
     softDeleteRetentionInDays: 90
     // A deleted token cannot be purged before its retention ends, not even by an Owner.
     enablePurgeProtection: true
-    publicNetworkAccess: 'Enabled'
+    publicNetworkAccess: publicNetworkAccess
     networkAcls: {
-      defaultAction: 'Allow'
+      defaultAction: publicNetworkAccess == 'Enabled' ? 'Allow' : 'Deny'
       bypass: 'AzureServices'
     }
   }
 }
 
+output id string = vault.id
 output name string = vault.name
 output uri string = vault.properties.vaultUri

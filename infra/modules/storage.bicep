@@ -25,6 +25,10 @@ param deploymentContainerName string
 @maxLength(56)
 param rebootQueueName string
 
+@description('Public network path: Enabled (default), TrustedServicesOnly (private endpoints, plus Azure services allowed by their identity such as Event Grid delivering to the reboot queue) or Disabled (private endpoints only).')
+@allowed(['Enabled', 'TrustedServicesOnly', 'Disabled'])
+param publicNetworkAccess string = 'Enabled'
+
 resource account 'Microsoft.Storage/storageAccounts@2025-06-01' = {
   name: name
   location: location
@@ -42,9 +46,13 @@ resource account 'Microsoft.Storage/storageAccounts@2025-06-01' = {
     allowSharedKeyAccess: false
     defaultToOAuthAuthentication: true
     allowCrossTenantReplication: false
-    publicNetworkAccess: 'Enabled'
+    // Private: clients reach the account through its private endpoints (modules/private-endpoint.bicep).
+    // Event Grid system topics deliver from outside any virtual network; the trusted-services exception
+    // lets them in with their identity while every other public caller is denied
+    // (https://learn.microsoft.com/azure/storage/common/storage-network-security#trusted-access-for-resources-registered-in-your-subscription).
+    publicNetworkAccess: publicNetworkAccess == 'Disabled' ? 'Disabled' : 'Enabled'
     networkAcls: {
-      defaultAction: 'Allow'
+      defaultAction: publicNetworkAccess == 'Enabled' ? 'Allow' : 'Deny'
       bypass: 'AzureServices'
     }
   }

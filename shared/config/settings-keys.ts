@@ -66,15 +66,21 @@ export { SECRET_SETTING_PREFIX };
  *   (https://learn.microsoft.com/azure/azure-functions/functions-app-settings#flex-consumption-plan-deprecations).
  * - `APPLICATIONINSIGHTS_CONNECTION_STRING`, `APPLICATIONINSIGHTS_AUTHENTICATION_STRING`: telemetry, the
  *   latter for Entra-authenticated ingestion (`Authorization=AAD;ClientId=<identity>`).
+ * - `DURABLE_TASK_SCHEDULER_CONNECTION_STRING`: the Durable Task Scheduler backend's endpoint and identity
+ *   (`Endpoint=…;Authentication=ManagedIdentity;ClientID=…`), set only when the deployment chooses it.
+ * - `AzureFunctionsJobHost__*`: overrides of host.json values, e.g.
+ *   `AzureFunctionsJobHost__extensions__durableTask__storageProvider__type`
+ *   (https://learn.microsoft.com/azure/azure-functions/functions-host-json#override-hostjson-values).
  */
 export const HOST_SETTINGS_KEYS = [
   'AzureWebJobsStorage',
   'FUNCTIONS_WORKER_RUNTIME',
   'APPLICATIONINSIGHTS_CONNECTION_STRING',
   'APPLICATIONINSIGHTS_AUTHENTICATION_STRING',
+  'DURABLE_TASK_SCHEDULER_CONNECTION_STRING',
 ] as const;
 
-const HOST_SETTINGS_KEY_PREFIXES = ['AzureWebJobsStorage__'] as const;
+const HOST_SETTINGS_KEY_PREFIXES = ['AzureWebJobsStorage__', 'AzureFunctionsJobHost__'] as const;
 
 export type SettingsKeyKind = 'app' | 'simulator' | 'secret' | 'host' | 'unknown';
 

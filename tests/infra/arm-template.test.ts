@@ -76,17 +76,23 @@ const ALLOWED_BUILT_IN_ROLE_IDS = {
   'Monitoring Metrics Publisher': '3913510d-42f4-4e42-8a64-420c390055eb',
   // Issue 16: the app publishes run events to its own topic, when one is configured (send only).
   'EventGrid Data Sender': 'd5a91429-5739-47e2-a06b-3470a27159e7',
+  // The Durable Task Scheduler backend, when chosen: data access to the one task hub.
+  'Durable Task Data Contributor': '0ad04412-c4d5-4796-b79c-f76d14c8d402',
 };
 
 /** Every resource type the deployment creates, and nothing else. */
 const DEPLOYED_TYPES = [
   'Microsoft.Authorization/roleAssignments',
   'Microsoft.Authorization/roleDefinitions',
+  'Microsoft.DurableTask/schedulers',
+  'Microsoft.DurableTask/schedulers/taskHubs',
   'Microsoft.EventGrid/systemTopics',
   'Microsoft.EventGrid/systemTopics/eventSubscriptions',
   'Microsoft.Insights/components',
   'Microsoft.KeyVault/vaults',
   'Microsoft.ManagedIdentity/userAssignedIdentities',
+  'Microsoft.Network/privateEndpoints',
+  'Microsoft.Network/privateEndpoints/privateDnsZoneGroups',
   'Microsoft.OperationalInsights/workspaces',
   'Microsoft.Resources/resourceGroups',
   'Microsoft.Storage/storageAccounts',
@@ -438,7 +444,10 @@ void describe('compiled template: app settings', () => {
   void it('writes the settings plus the token references as the whole appsettings set', () => {
     const config = onlyResource(module('functionApp'), 'Microsoft.Web/sites/config');
     assert.match(config.name, /'appsettings'/);
-    assert.equal(config.properties, "[union(variables('appSettings'), parameters('keyVaultReferences'))]");
+    assert.equal(
+      config.properties,
+      "[union(variables('appSettings'), variables('durableSettings'), parameters('keyVaultReferences'))]",
+    );
     assert.equal(
       moduleParameters(moduleDeployment(main, 'functionApp'))['keyVaultReferences'],
       "[variables('tokenSettings')]",

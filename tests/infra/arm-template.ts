@@ -96,13 +96,25 @@ export function moduleDeployment(template: ArmTemplate, symbol: string): ArmReso
   return found.resource;
 }
 
-/** The parameter values main passes to a module, as written in the compiled template. */
+/**
+ * The parameter values main passes to a module, as written in the compiled template. A value read from a
+ * conditional module (`cond ? module!.outputs.x : ''`) compiles to one expression that builds the whole
+ * `{ value }` entry (`[if(cond, createObject('value', …), createObject('value', ''))]`): that expression is
+ * returned as it is.
+ */
 export function moduleParameters(deployment: ArmResource): Record<string, unknown> {
   const properties = z
-    .looseObject({ parameters: z.record(z.string(), z.looseObject({ value: z.unknown() })).default({}) })
+    .looseObject({
+      parameters: z
+        .record(z.string(), z.union([z.looseObject({ value: z.unknown() }), z.string()]))
+        .default({}),
+    })
     .parse(deployment.properties);
   return Object.fromEntries(
-    Object.entries(properties.parameters).map(([name, entry]) => [name, entry.value]),
+    Object.entries(properties.parameters).map(([name, entry]) => [
+      name,
+      typeof entry === 'string' ? entry : entry.value,
+    ]),
   );
 }
 
