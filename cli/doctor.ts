@@ -27,6 +27,7 @@ import { definedOnly } from '../shared/domain/optional.js';
 import type { CliOptions } from './args.js';
 import { type DoctorCheck, failed } from './doctor-check.js';
 import { managementClusterChecks } from './doctor-management.js';
+import { isUnreachable, unreachableCheck } from './doctor-reachability.js';
 import type { Session } from './session.js';
 
 export type { CheckKind, DoctorCheck } from './doctor-check.js';
@@ -166,7 +167,8 @@ async function permissionChecks(session: Session, scope: Scope, azureToken: bool
         });
       }
     } catch (error) {
-      checks.push(failed({ check: 'kubernetes', cluster, target: apiServer }, error));
+      const base = { check: 'kubernetes', cluster, target: apiServer } as const;
+      checks.push(isUnreachable(error) ? unreachableCheck(base, apiServer, error) : failed(base, error));
     }
     if (handle.configuration.capz !== undefined) {
       checks.push(...(await managementClusterChecks(cluster, handle.configuration.capz, handle)));

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -12,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
 
 import type { DoctorResult } from '../../cli/doctor.js';
+import { functionAppSettingsFor } from '../../cli/function-app-settings.js';
 import { SAMPLE_SCENARIO } from '../../cli/session.js';
 import type { SimulatorSession } from '../../cli/sim-session.js';
 import { startSimulatorSession } from '../../cli/sim-session.js';
@@ -92,7 +94,56 @@ after(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
+/** A 127.0.0.1 port nothing listens on: bound by the system, then closed. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
 void describe('vmss-prototype doctor', { concurrency: false }, () => {
+  void it('names an API server it cannot reach and the network checks to make, exit 1', async () => {
+    const settings = functionAppSettingsFor(connectionOf(sim.running));
+    const unreachable = `https://127.0.0.1:${await closedPort()}`;
+    const clusters = (
+      JSON.parse(settings.Values['VMSSP_CLUSTERS'] ?? '[]') as { apiServer: { url: string } }[]
+    ).map((cluster) => ({ ...cluster, apiServer: { ...cluster.apiServer, url: unreachable } }));
+    const file = join(work, 'unreachable.settings.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        ...settings,
+        Values: { ...settings.Values, VMSSP_CLUSTERS: JSON.stringify(clusters) },
+      }),
+    );
+    const run = await cli(['doctor', '--json', `--settings=${file}`, `--state-dir=${join(work, 'u')}`]);
+    assert.equal(run.code, 1, run.stderr);
+    const result = JSON.parse(run.stdout) as DoctorResult;
+    const kubernetes = result.checks.filter((check) => check.check === 'kubernetes');
+    assert.ok(kubernetes.length > 0, run.stdout);
+    for (const check of kubernetes) {
+      assert.equal(check.result, 'error');
+      assert.equal(check.target, unreachable);
+      assert.ok(
+        check.detail.startsWith(`cannot reach the API server ${unreachable} (ECONNREFUSED)`),
+        check.detail,
+      );
+      assert.match(check.fix ?? '', /^check \(1\) the server: something must listen on 127\.0\.0\.1:\d+/);
+      assert.match(check.fix ?? '', /virtual network integration .*NSG rule .*authorized IP ranges: .*DNS: /);
+      assert.match(check.fix ?? '', /see docs\/private-clusters\.md$/);
+    }
+    const text = await cli(['doctor', `--settings=${file}`, `--state-dir=${join(work, 'v')}`]);
+    assert.equal(text.code, 1, text.stderr);
+    assert.doesNotMatch(text.stderr, STACK_FRAME);
+    assert.match(
+      text.stdout.replaceAll(/\s+/g, ' '),
+      new RegExp(`cannot reach the API server ${unreachable.replaceAll('.', '\\.')}`),
+    );
+  });
+
   void it('with one Azure action and one Kubernetes verb removed names both, exit 1', async () => {
     const run = await cli(['doctor', `--sim-connect=${connectionFile}`, `--state-dir=${join(work, 'a')}`]);
     assert.equal(run.code, 1, run.stderr);
