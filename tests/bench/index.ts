@@ -34,8 +34,9 @@ const clientCpuBench: Bench = {
       ['next run (compile cache filled)', warm],
     ] as const) {
       console.log(
-        `\none CLI refresh, ${label} (child process, module loading included): ${figures.clientCpuS} s CPU ` +
-          `(user + system), ${figures.wallS} s wall, exit ${String(figures.exitCode)}`,
+        `\none CLI refresh, ${label} (child process tree, start-up to exit): ${figures.clientCpuS} s CPU ` +
+          `(user + system, ${figures.cpuSource}; the process's own count at its exit event ${figures.exitEventCpuS} s), ` +
+          `${figures.wallS} s wall, exit ${String(figures.exitCode)}`,
       );
     }
   },
