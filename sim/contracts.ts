@@ -132,7 +132,13 @@ export interface FaultInjector {
 
 /** Counts requests per API and operation, for tests and benchmarks. */
 export interface RequestLog {
-  record(api: 'arm' | 'kube', operation: string, status: number): void;
+  /** `target`: the method and the path the request named (ARM), so a listener can tell repeated reads apart. */
+  record(
+    api: 'arm' | 'kube',
+    operation: string,
+    status: number,
+    target?: { method: string; path: string },
+  ): void;
 }
 
 /**

@@ -208,7 +208,7 @@ class ArmServer extends ArmRoutes {
       ...throttleHeaders,
       ...(reply.headers ?? {}),
     };
-    this.options.log.record('arm', operation, reply.status);
+    this.options.log.record('arm', operation, reply.status, { method, path: requestTarget(url) });
     if (reply.body === undefined) {
       response.writeHead(reply.status, headers);
       response.end();
@@ -410,4 +410,12 @@ function resourceGroupNotFound(name: string): HttpError {
     code: 'ResourceGroupNotFound',
     message: `Resource group '${name}' could not be found.`,
   });
+}
+
+/** The path and query a request named, without `api-version` (the same read at another version is the same read). */
+function requestTarget(url: URL): string {
+  const query = new URLSearchParams(url.searchParams);
+  query.delete('api-version');
+  const search = query.toString();
+  return `${url.pathname.replace(/\/+$/, '')}${search === '' ? '' : `?${search}`}`;
 }

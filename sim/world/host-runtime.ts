@@ -33,6 +33,7 @@ export interface FreezeRecord {
   frozenAt: string;
   thawedAt?: string;
   thawedBy?: 'script' | 'unit' | 'shutdown' | 'world-limit';
+  /** Simulated seconds it stayed frozen, to a tenth, from the freeze's own millisecond (not `frozenAt`'s second). */
   seconds?: number;
 }
 
@@ -50,7 +51,8 @@ interface Runtime {
   units: Map<string, HostUnit>;
   unitTimers: Map<string, () => void>;
   tmpfs: Record<string, string>;
-  freeze?: { record: FreezeRecord; cancelLimit: () => void };
+  /** `atMs`: when it froze, to the millisecond (the record's `frozenAt` has whole seconds). */
+  freeze?: { record: FreezeRecord; atMs: number; cancelLimit: () => void };
   /** Work blocked by the freeze, run at the thaw. */
   blocked: (() => void)[];
 }
@@ -272,12 +274,13 @@ export class HostRuntimes {
   }
 
   private froze(instance: InstanceInfo, runtime: Runtime, by: string): void {
+    const atMs = this.options.clock.nowMs();
     const record: FreezeRecord = {
       cluster: this.options.cluster,
       nodeName: nodeNameOf(instance),
       vmId: instance.vmId,
       by,
-      frozenAt: timestamp(this.options.clock.nowMs()),
+      frozenAt: timestamp(atMs),
     };
     this.freezes.push(record);
     const cancelLimit = this.options.clock.after(
@@ -293,7 +296,7 @@ export class HostRuntimes {
         this.thawed(instance, runtime, 'world-limit');
       },
     );
-    runtime.freeze = { record, cancelLimit };
+    runtime.freeze = { record, atMs, cancelLimit };
   }
 
   private thawed(instance: InstanceInfo, runtime: Runtime, by: FreezeRecord['thawedBy'] & string): void {
@@ -304,7 +307,7 @@ export class HostRuntimes {
     const now = this.options.clock.nowMs();
     freeze.record.thawedAt = timestamp(now);
     freeze.record.thawedBy = by;
-    freeze.record.seconds = Math.round((now - Date.parse(freeze.record.frozenAt)) / 100) / 10;
+    freeze.record.seconds = Math.round((now - freeze.atMs) / 100) / 10;
     const blocked = runtime.blocked.splice(0);
     for (const work of blocked) work();
     this.options.onThaw?.(instance);

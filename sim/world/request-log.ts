@@ -18,16 +18,28 @@ export interface RequestLogSnapshot {
   entries: RequestCount[];
 }
 
+/** One request as it was served, for a listener (`subscribe`). */
+export interface LoggedRequest {
+  api: 'arm' | 'kube';
+  operation: string;
+  status: number;
+  /** ARM: the method and the path with its query, `api-version` left out. */
+  target?: { method: string; path: string };
+}
+
 export interface WorldRequestLog extends RequestLog {
   /** Requests matching every given field (all requests when none is given). */
   count(filter?: { api?: 'arm' | 'kube'; operation?: string; status?: number }): number;
   total(): number;
   snapshot(): RequestLogSnapshot;
   reset(): void;
+  /** Calls `listener` after each request is counted, in the order they were served; returns the unsubscribe. */
+  subscribe(listener: (request: LoggedRequest) => void): () => void;
 }
 
 export function createRequestLog(): WorldRequestLog {
   const counts = new Map<string, RequestCount>();
+  const listeners = new Set<(request: LoggedRequest) => void>();
 
   function entries(): RequestCount[] {
     return [...counts.values()]
@@ -38,11 +50,13 @@ export function createRequestLog(): WorldRequestLog {
   }
 
   const log: WorldRequestLog = {
-    record(api, operation, status) {
+    record(api, operation, status, target) {
       const key = `${api}\u0000${operation}\u0000${status}`;
       const entry = counts.get(key);
       if (entry) entry.count += 1;
       else counts.set(key, { api, operation, status, count: 1 });
+      for (const listener of [...listeners])
+        listener({ api, operation, status, ...(target === undefined ? {} : { target }) });
     },
     count(filter = {}) {
       let sum = 0;
@@ -66,6 +80,12 @@ export function createRequestLog(): WorldRequestLog {
     },
     reset() {
       counts.clear();
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
     },
   };
   return log;

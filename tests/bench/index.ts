@@ -6,6 +6,7 @@
  * wall, CPU and memory figures do.
  */
 
+import { EXCLUDED_AS_POLLS } from './arm-polls.js';
 import { measureClientCpuColdAndWarm } from './client-cpu.bench.js';
 import { kubeadmFigures, printKubeadmFigures } from './kubeadm.bench.js';
 import { measurePlannerMemory, printPlannerMemory } from './planner-memory.bench.js';
@@ -33,8 +34,9 @@ const clientCpuBench: Bench = {
       ['next run (compile cache filled)', warm],
     ] as const) {
       console.log(
-        `\none CLI refresh, ${label} (child process, module loading included): ${figures.clientCpuS} s CPU ` +
-          `(user + system), ${figures.wallS} s wall, exit ${String(figures.exitCode)}`,
+        `\none CLI refresh, ${label} (child process tree, start-up to exit): ${figures.clientCpuS} s CPU ` +
+          `(user + system, ${figures.cpuSource}; the process's own count at its exit event ${figures.exitEventCpuS} s), ` +
+          `${figures.wallS} s wall, exit ${String(figures.exitCode)}`,
       );
     }
   },
@@ -97,9 +99,13 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
     latencyProfile: 'kamino-observed',
     node: process.version,
     donorOutOfServiceS: { drainAndStop: drain.donorOutOfServiceS, live: live?.donorOutOfServiceS ?? null },
+    // Live capture takes the donor out of service 0 s, but freezes its root filesystem this long.
+    donorFrozenS: { drainAndStop: drain.donorFrozenS, live: live?.donorFrozenS ?? null },
     donorCordonToReadyS: drain.donorCordonToReadyS,
     refreshTriggerToModelS: drain.refreshTriggerToModelS,
+    refreshTriggerToPublishedS: drain.refreshTriggerToPublishedS,
     armRequests: drain.armRequests,
+    armRequestsExcludingPollsLeavesOut: EXCLUDED_AS_POLLS,
     kubeRequests: drain.kubeRequests,
     // canary.afterPass keep-size (the default) over keep: one older node retired in the canary's place.
     keepSizeExtra: refresh.keepSizeExtra,

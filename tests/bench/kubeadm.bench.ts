@@ -7,7 +7,7 @@
  */
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import { POOL1, startHarness, withKubeadmPool } from '../e2e/harness.js';
-import { measureRefresh, type RefreshFigures } from './refresh.bench.js';
+import { armText, frozenText, measureRefresh, modelText, type RefreshFigures } from './refresh.bench.js';
 
 export interface TimeToReady {
   /** How the node became one (the simulator's join record): `marketplace-full`, `image-kubeadm-join`… */
@@ -67,9 +67,9 @@ export function printKubeadmFigures(figures: KubeadmFigures): void {
   console.log('\nkubeadm pool (pool 1 of the sample), latency profile kamino-observed, manual clock');
   for (const row of [figures.drainAndStop, figures.live]) {
     console.log(
-      `${row.captureMode}: donor out of service ${row.donorOutOfServiceS} s, cordon → Ready ${row.donorCordonToReadyS} s, ` +
-        `start → model ${row.refreshTriggerToModelS ?? '-'} s, refresh ${row.refreshS} s (simulated); ` +
-        `ARM ${row.armRequests.total} (${row.armRequests.excludingPolls} without polls; the next refresh ${row.armRequests.again}), ` +
+      `${row.captureMode}: donor out of service ${row.donorOutOfServiceS} s, ${frozenText(row)}cordon → Ready ${row.donorCordonToReadyS} s, ` +
+        `${modelText(row)}, refresh ${row.refreshS} s (simulated); ` +
+        `${armText(row)}, ` +
         `Kubernetes ${row.kubeRequests}; history ${row.historyEvents} events / ${row.historyKb} KB; wall ${row.wallS} s`,
     );
   }

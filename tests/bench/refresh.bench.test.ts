@@ -27,7 +27,25 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
     assert.ok(first.donorCordonToReadyS >= first.donorOutOfServiceS);
     assert.ok(first.evictions > 0);
     assert.ok(first.refreshTriggerToModelS !== null && first.refreshTriggerToModelS <= first.refreshS);
-    assert.ok(first.armRequests.excludingPolls < first.armRequests.total);
+    // The canary pins the model first; the version reaches latest for everyone only after the canary passed.
+    assert.ok(
+      first.refreshTriggerToPublishedS !== null &&
+        first.refreshTriggerToPublishedS > first.refreshTriggerToModelS &&
+        first.refreshTriggerToPublishedS <= first.refreshS,
+      `model ${first.refreshTriggerToModelS} s, published ${String(first.refreshTriggerToPublishedS)} s`,
+    );
+    assert.equal(first.donorFrozenS, 0, 'drain-and-stop freezes nothing');
+    // Without polls counts requests: fewer than all, more than the writes, the rest named by kind.
+    const arm = first.armRequests;
+    const writes = Object.entries(first.armByOperation)
+      .filter(([operation]) => !/\/read$|^GET /.test(operation))
+      .reduce((sum, [, count]) => sum + count, 0);
+    assert.ok(arm.excludingPolls < arm.total && arm.excludingPolls > writes, JSON.stringify(arm));
+    assert.equal(
+      arm.total,
+      arm.excludingPolls + arm.operationStatusReads + arm.resourcePolls + arm.repeatedReads,
+    );
+    assert.ok(arm.operationStatusReads > 0 && arm.resourcePolls > 0, JSON.stringify(arm));
     // ARM's read budget (issue 14): 107 requests before the canary watched its node in the cluster and
     // stopped reading ARM while its node stays Ready, steps read the model without its image's facts,
     // polls waited for the expected end, the pin and the canaries' scale-out became one write, a run
@@ -80,6 +98,14 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
     const live = await measureRefresh(POOL1, 'live');
     assert.ok(!('refused' in live), 'the sample pool can be captured live');
     assert.equal(live.outcome, 'refreshed');
+    // Out of service 0 s, but the donor's filesystem was frozen for the copy, as the simulator recorded.
+    assert.equal(live.donorOutOfServiceS, 0);
+    assert.ok(live.donorFrozenS > 0 && live.donorFrozenS < live.refreshS, `frozen ${live.donorFrozenS} s`);
+    assert.ok(live.refreshTriggerToPublishedS !== null);
+    // Measured from the freeze's own millisecond, not the whole second of its record: the same every run.
+    const again = await measureRefresh(POOL1, 'live');
+    assert.ok(!('refused' in again));
+    assert.deepEqual(simulated(again), simulated(live));
     // Live capture adds the copy disk, its attach and detach, and their waits (first read one interval
     // after the request; attach and detach judged on the instance the activity just read; the copy disk
     // asked for without a read first).

@@ -16,6 +16,8 @@ import type { KubeObject } from '../../sim/contracts.js';
 import type { RequestCount } from '../../sim/world/request-log.js';
 import type { Harness, HarnessOptions } from '../e2e/harness.js';
 import { POOL1, startHarness } from '../e2e/harness.js';
+import { type ArmPollSplit, EXCLUDED_AS_POLLS, splitArmPolls } from './arm-polls.js';
+import { frozenSeconds, watchRun } from './run-watch.js';
 
 const REPLAYS = 20;
 
@@ -31,15 +33,22 @@ export interface RefreshFigures {
   readonly donorCordonToReadyS: number;
   /** Evictions the run asked for. */
   readonly evictions: number;
-  /** Start of the run → the scale set's model changed. */
+  /** Start of the run → the scale set's model first changed (the canary pin, with the gate on). */
   readonly refreshTriggerToModelS: number | null;
+  /**
+   * Start of the run → the new version published: the model points to the image definition (`latest`,
+   * for every new instance, not pinned) and `latest` resolves to the run's version.
+   */
+  readonly refreshTriggerToPublishedS: number | null;
+  /** Simulated seconds the donor's root filesystem stayed frozen (live capture's fsfreeze; 0 when never). */
+  readonly donorFrozenS: number;
   readonly refreshS: number;
   /**
-   * `total` and `excludingPolls`: this refresh, the pool's first (it creates the gallery and the image
-   * definition). `again`: the next refresh of the same pool, from the same donor by name, where both exist:
+   * `total`, `excludingPolls` and the polls it leaves out (arm-polls.ts), request by request: this refresh,
+   * the pool's first (it creates the gallery and the image definition). `again`: the next refresh of the same pool, from the same donor by name, where both exist:
    * what every later refresh costs.
    */
-  readonly armRequests: { readonly total: number; readonly excludingPolls: number; readonly again: number };
+  readonly armRequests: ArmPollSplit & { readonly again: number };
   /** ARM requests per operation of the next refresh (`armRequests.again`). */
   readonly armByOperationAgain: Readonly<Record<string, number>>;
   /** ARM requests per operation (every status), most first: where the budget goes. */
@@ -96,26 +105,6 @@ function donorFigures(samples: readonly NodeSample[]): { outOfService: number; t
   return { outOfService: seconds(uncordon), toReady: seconds(back) };
 }
 
-/**
- * ARM requests without the polls: every write, action and delete, and each kind of read once (a
- * second read of the same kind is a wait: operation status, power state, version provisioning).
- */
-function armWithoutPolls(entries: readonly RequestCount[]): number {
-  let count = 0;
-  const readsSeen = new Set<string>();
-  for (const entry of entries) {
-    if (entry.api !== 'arm') continue;
-    const isRead = entry.operation.endsWith('/read') || entry.operation.startsWith('GET ');
-    if (!isRead) {
-      count += entry.count;
-    } else if (!/operations\/read$/i.test(entry.operation) && !readsSeen.has(entry.operation)) {
-      readsSeen.add(entry.operation);
-      count += 1;
-    }
-  }
-  return count;
-}
-
 /** ARM requests per operation, statuses merged, most first; a marketplace listing named by what it is. */
 function armByOperation(entries: readonly RequestCount[]): Record<string, number> {
   const counts = new Map<string, number>();
@@ -162,12 +151,8 @@ export async function measureRefresh(
     const world = harness.sim.running.world;
     const clock = harness.sim.running.clock;
     const nodes = watchNodes(harness, 'prod');
-    let modelChangedAt: number | undefined;
-    const stopModel = world.compute.subscribe((event) => {
-      if (event.type === 'scale-set-model-changed' && event.scaleSet.name.toLowerCase() === pool)
-        modelChangedAt ??= clock.nowMs();
-    });
     world.log.reset();
+    const watch = watchRun(world, clock, pool);
     const instanceId = `bench-${pool}-${captureMode}`;
     const simStart = clock.nowMs();
     const wallStart = performance.now();
@@ -179,11 +164,13 @@ export async function measureRefresh(
     const wallMs = performance.now() - wallStart;
     const endedAtMs = clock.nowMs();
     nodes.stop();
-    stopModel();
+    watch.stop();
     if (status.runtimeStatus !== 'Completed')
       throw new Error(`bench refresh failed: ${JSON.stringify(status.failure)}`);
     const result = status.output as PoolRefreshResult;
     const log = world.log.snapshot();
+    const sinceStart = (atMs: number | undefined) =>
+      atMs === undefined ? null : Math.round((atMs - simStart) / 1000);
     const donor = donorFigures(result.donor === undefined ? [] : (nodes.samples.get(result.donor) ?? []));
     const history = (await harness.runner.getHistory(instanceId)) ?? [];
     const orchestrator = ORCHESTRATORS[ORCHESTRATION.refreshPool];
@@ -228,14 +215,13 @@ export async function measureRefresh(
       evictions: log.entries
         .filter((e) => e.api === 'kube' && e.operation.startsWith('pods/eviction:'))
         .reduce((sum, e) => sum + e.count, 0),
-      refreshTriggerToModelS:
-        modelChangedAt === undefined ? null : Math.round((modelChangedAt - simStart) / 1000),
+      refreshTriggerToModelS: sinceStart(watch.modelChangedAtMs()),
+      refreshTriggerToPublishedS: sinceStart(
+        result.version === undefined ? undefined : watch.publishedAtMs(result.version.id),
+      ),
+      donorFrozenS: result.donor === undefined ? 0 : frozenSeconds(world, result.donor, simStart, endedAtMs),
       refreshS: Math.round((endedAtMs - simStart) / 1000),
-      armRequests: {
-        total: log.byApi.arm ?? 0,
-        excludingPolls: armWithoutPolls(log.entries),
-        again: logAgain.byApi.arm ?? 0,
-      },
+      armRequests: { ...splitArmPolls(watch.armRequests()), again: logAgain.byApi.arm ?? 0 },
       armByOperation: armByOperation(log.entries),
       armByOperationAgain: armByOperation(logAgain.entries),
       kubeRequests: log.byApi.kube ?? 0,
@@ -302,6 +288,30 @@ export async function refreshFigures(): Promise<{
   };
 }
 
+/** The donor's filesystem freeze, when it had one (live capture: out of service 0 s, but frozen). */
+export function frozenText(row: RefreshFigures): string {
+  return row.donorFrozenS > 0 || row.captureMode === 'live'
+    ? `filesystem frozen ${row.donorFrozenS} s, `
+    : '';
+}
+
+/** Start → canary pin (the model's first change) and start → published (`latest` for every new instance). */
+export function modelText(row: RefreshFigures): string {
+  return (
+    `start → model ${row.refreshTriggerToModelS ?? '-'} s (canary pin), ` +
+    `start → published ${row.refreshTriggerToPublishedS ?? '-'} s (latest for every new instance)`
+  );
+}
+
+/** ARM requests, and what the count without polls leaves out. */
+export function armText(row: RefreshFigures): string {
+  const arm = row.armRequests;
+  return (
+    `ARM ${arm.total} (${arm.excludingPolls} without polls: less ${arm.operationStatusReads} operation-status reads, ` +
+    `${arm.resourcePolls} polls of a resource and ${arm.repeatedReads} repeated reads; the next refresh ${arm.again})`
+  );
+}
+
 export function printRefreshFigures(figures: Awaited<ReturnType<typeof refreshFigures>>): void {
   const rows = [figures.drainAndStop, figures.live];
   const label = (row: (typeof rows)[number]) =>
@@ -316,9 +326,9 @@ export function printRefreshFigures(figures: Awaited<ReturnType<typeof refreshFi
       continue;
     }
     console.log(
-      `${row.captureMode}: donor out of service ${row.donorOutOfServiceS} s, cordon → Ready ${row.donorCordonToReadyS} s, ` +
-        `evictions ${row.evictions}, start → model ${row.refreshTriggerToModelS ?? '-'} s, refresh ${row.refreshS} s (simulated); ` +
-        `ARM ${row.armRequests.total} (${row.armRequests.excludingPolls} without polls; the next refresh ${row.armRequests.again}), Kubernetes ${row.kubeRequests}; ` +
+      `${row.captureMode}: donor out of service ${row.donorOutOfServiceS} s, ${frozenText(row)}cordon → Ready ${row.donorCordonToReadyS} s, ` +
+        `evictions ${row.evictions}, ${modelText(row)}, refresh ${row.refreshS} s (simulated); ` +
+        `${armText(row)}, Kubernetes ${row.kubeRequests}; ` +
         `history ${row.historyEvents} events / ${row.historyKb} KB, replay CPU ${row.replayCpuMs} ms; wall ${row.wallS} s`,
     );
     console.log(
@@ -327,6 +337,7 @@ export function printRefreshFigures(figures: Awaited<ReturnType<typeof refreshFi
         .join(', ')}`,
     );
   }
+  console.log(`  without polls: every request but ${EXCLUDED_AS_POLLS}`);
   console.log(
     `node list calls in one cluster run (every pool planned): ${figures.plannerListCallsPerClusterRun}`,
   );

@@ -49,6 +49,18 @@ describe('simulated ARM: errors, throttling and api-versions', () => {
     assert.match(response.headers['www-authenticate'] ?? '', /^Bearer /);
   });
 
+  it('logs what each request named, method and path with its query, api-version left out', async () => {
+    await rawRequest(
+      world,
+      'GET',
+      `${VMSS_PATH}/virtualMachines?$expand=instanceView&api-version=2026-04-01`,
+    );
+    assert.deepEqual(world.log.entries.at(-1)?.target, {
+      method: 'GET',
+      path: `${VMSS_PATH}/virtualMachines?%24expand=instanceView`,
+    });
+  });
+
   const apiVersionCases = [
     { name: 'missing', query: '', code: 'MissingApiVersionParameter' },
     { name: 'malformed', query: '?api-version=latest', code: 'InvalidApiVersionParameter' },

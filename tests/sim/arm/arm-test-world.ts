@@ -117,10 +117,15 @@ export class ScriptedFaults implements FaultInjector {
 }
 
 export class RecordingLog implements RequestLog {
-  readonly entries: { operation: string; status: number }[] = [];
+  readonly entries: { operation: string; status: number; target?: { method: string; path: string } }[] = [];
 
-  record(_api: 'arm' | 'kube', operation: string, status: number): void {
-    this.entries.push({ operation, status });
+  record(
+    _api: 'arm' | 'kube',
+    operation: string,
+    status: number,
+    target?: { method: string; path: string },
+  ): void {
+    this.entries.push({ operation, status, ...(target === undefined ? {} : { target }) });
   }
 
   statuses(operation: string): number[] {
