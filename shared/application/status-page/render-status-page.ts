@@ -12,14 +12,14 @@ import type { PoolStatus } from '../pool-status.js';
 import { CONVERGENCE_STYLE } from './convergence-chart.js';
 import { FRESHNESS_STYLE } from './freshness-chart.js';
 import type { Html } from './html.js';
-import { badge, duration, empty, html, Html as RenderedHtml, table, time } from './html.js';
+import { badge, duration, empty, Html as RenderedHtml, html, table, time } from './html.js';
 import { freshnessText, poolSection, runText } from './pool-section.js';
 import { PAGE_STYLE } from './style.js';
 import type { PoolView } from './view-model.js';
 import { FRESH_SECONDS, poolViewOf, STALE_SECONDS } from './view-model.js';
 
-export { escapeHtml } from './html.js';
 export { freshnessChart } from './freshness-chart.js';
+export { escapeHtml } from './html.js';
 export { FRESH_SECONDS, STALE_SECONDS } from './view-model.js';
 
 export interface StatusPageCluster {
