@@ -1,7 +1,11 @@
-/** Reads every pool's image status in parallel: current version, what built it, whether the model uses it. */
+/**
+ * Reads every pool's image status in parallel (current version, what built it, whether the model uses it),
+ * then plans the cluster once as a dry run does, so that every status says what `plan` would decide.
+ */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
+import { planSummaryOf } from '../../shared/application/pool-plan.js';
 import type { PoolStatus } from '../../shared/application/pool-status.js';
 import { activities } from '../activities.js';
 import { defineOrchestration } from '../orchestration.js';
@@ -27,8 +31,22 @@ function* runClusterStatus(
     pools.map((pool) => ({ cluster, pool })),
     { step: 'reading-status' },
   );
-  return outcomes.map((outcome) => {
+  const statuses = outcomes.map((outcome) => {
     if (!outcome.ok) throw outcome.failure;
     return outcome.value;
+  });
+  // The same planning `plan` runs (one listing of the cluster's nodes): the page and `status --json` say
+  // what it decides, never a verdict of their own (a control-plane pool has an eligible scale set whose
+  // nodes are all refused).
+  const planning = yield* call(context, activities.planCluster, { cluster }, { step: 'planning' });
+  return statuses.map((status): PoolStatus => {
+    const entry = planning.pools.find((candidate) => candidate.pool === status.pool);
+    if (entry === undefined) return status;
+    return {
+      ...status,
+      plan: entry.ok
+        ? planSummaryOf(entry.plan.decision)
+        : { outcome: 'not-planned', reason: entry.failure.message },
+    };
   });
 }

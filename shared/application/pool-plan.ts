@@ -57,6 +57,23 @@ export function outcomeOfPlan(decision: PoolDecision): 'planned' | 'up-to-date' 
   }
 }
 
+/** `plan`'s decision for a pool in short, as `status` carries it: its outcome and why. */
+export interface PoolPlanSummary {
+  /** `not-planned`: planning the pool failed (the reason says why). */
+  readonly outcome: ReturnType<typeof outcomeOfPlan> | 'not-planned';
+  readonly reason: string;
+}
+
+export function planSummaryOf(decision: PoolDecision): PoolPlanSummary {
+  return {
+    outcome: outcomeOfPlan(decision),
+    reason:
+      decision.kind === 'refresh'
+        ? `would refresh from node ${decision.node}: ${decision.reason}`
+        : decision.reason,
+  };
+}
+
 export interface PoolPlan extends PoolTarget {
   readonly scaleSet: ScaleSetRef & { readonly id: string; readonly location: string };
   readonly decision: PoolDecision;

@@ -13,6 +13,8 @@ import {
   parseGenerationSamples,
   UNLABELLED_GENERATION,
 } from '../domain/generation-samples.js';
+import type { GenerationState } from '../domain/generation-state.js';
+import { generationStateOf } from '../domain/generation-state.js';
 import { IMAGE_VERSION_LABEL, OLDER_GENERATION_TAINT } from '../domain/generations.js';
 import { runTimelineTagsOf } from '../domain/image-version.js';
 import { definedOnly } from '../domain/optional.js';
@@ -26,13 +28,17 @@ import type { ScaleSetRef } from '../domain/resource-id.js';
 import { sameResourceId } from '../domain/resource-id.js';
 import type { RetirementSettings } from '../domain/retirement.js';
 import { parseRfc3339 } from '../domain/rfc3339.js';
+import type { RunState } from '../domain/run-state.js';
+import { runStateOf } from '../domain/run-state.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
+import { versionVerdictOf } from '../domain/version-verdict.js';
 import { weighCapzOwnership } from './capz-pool.js';
 import { resourceIdOfNode } from './generations.js';
 import { provenanceOf } from './image-facts.js';
 import { keptNodes } from './node-scan.js';
 import { currentImageFacts, findPool } from './plan-pool.js';
 import { poolScope, readPoolHoldings } from './pool-holdings.js';
+import type { PoolPlanSummary } from './pool-plan.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
 
 /**
@@ -61,6 +67,8 @@ export interface PoolOwnership {
     readonly runId: string;
     /** The run holding it holds the pool's live lease. */
     readonly byLiveRun: boolean;
+    /** When its run took the pool, when that run holds the lease (held or interrupted). */
+    readonly since?: string;
     readonly cordoned: boolean;
     readonly vm: string;
   }[];
@@ -90,8 +98,16 @@ export interface PoolStatus {
     readonly newNodes?: NewNodeBootstrap;
   };
   readonly versionCount: number;
+  /** The scale set itself can be refreshed (scale-set rules only; `plan` judges the nodes too). */
   readonly eligible: boolean;
   readonly refusal?: string;
+  /**
+   * What `plan` decides for the pool now (its nodes judged too), added by the status orchestration from
+   * the same planning a dry run does; absent where the status was read without it.
+   */
+  readonly plan?: PoolPlanSummary;
+  /** What the pool's run is doing (shared/domain/run-state.ts): the same rule everywhere. */
+  readonly run: RunState;
   /** A CAPZ pool: its MachinePool and what CAPZ does with a new image (docs/capz.md). */
   readonly capz?: { readonly machinePool: string; readonly rollout: string };
   /** How old the patches are that a node created now would boot with. */
@@ -127,6 +143,8 @@ export interface PoolNodeView {
   readonly cordoned: boolean;
   /** The node carries our older-generation taint. */
   readonly olderGeneration: boolean;
+  /** What its generation is: current, older, rejected… (shared/domain/generation-state.ts). */
+  readonly generationState?: GenerationState;
 }
 
 /** The pool's nodes (matched to the scale set's instances by providerID) with their generation labels. */
@@ -178,10 +196,13 @@ async function readOwnershipAndLease(
   handle: ClusterHandle,
   poolName: string,
   now: Date,
-): Promise<{ readonly ownership: PoolOwnership; readonly lease?: PoolLease }> {
+): Promise<{ readonly ownership: PoolOwnership; readonly lease?: PoolLease; readonly run: RunState }> {
   const view = await readPoolHoldings(handle, await poolScope(handle, poolName));
   const state = leaseState(view.lease, now);
-  const alive = state.kind === 'held' && state.live ? state.holder.runId : undefined;
+  // Whether the holding process is alive is not known here (only its own host can tell): the lease decides.
+  const run = runStateOf({ pool: poolName, lease: view.lease, holder: 'unknown', now });
+  const alive = run.kind === 'running' ? run.runId : undefined;
+  const holderSince = state.kind === 'held' ? { runId: state.holder.runId, since: state.since } : undefined;
   const plan = planReaping(view.holdings, alive);
   const annotations = view.lease?.annotations ?? {};
   const instanceId = annotations[LEASE_ANNOTATIONS.instanceId];
@@ -208,13 +229,18 @@ async function readOwnershipAndLease(
       node: node.name,
       runId: node.runId,
       byLiveRun: node.runId === alive,
+      ...(holderSince?.runId === node.runId ? definedOnly({ since: holderSince.since }) : {}),
       cordoned: node.unschedulable,
       vm: vmOf(node),
     })),
     leftovers: plan.actions.map(describeReapAction),
     kept: plan.kept,
   };
-  return { ownership, ...(view.lease === undefined ? {} : { lease: view.lease }) };
+  return { ownership, run, ...(view.lease === undefined ? {} : { lease: view.lease }) };
+}
+
+function lastHolderOf(lease: PoolLease | undefined): string | undefined {
+  return lease?.annotations[LEASE_ANNOTATIONS.lastHolder];
 }
 
 function vmOf(node: HeldNode): string {
@@ -281,10 +307,16 @@ export async function readPoolStatus(
   const version = image.version;
   const provenance = version === undefined ? undefined : provenanceOf(version);
   const builtAt = version?.publishedAt ?? version?.tags['vmss-prototype.built-at'];
-  const [{ ownership, lease }, nodes] = await Promise.all([
+  const [{ ownership, lease, run }, read] = await Promise.all([
     readOwnershipAndLease(handle, poolName, now),
     readPoolNodes(handle, pool.scaleSet),
   ]);
+  const verdicts = new Map(image.versions.map((v) => [v.ref.versionName, versionVerdictOf(v.tags)]));
+  const current = version === undefined || !image.pointsAtOurs ? undefined : version.ref.versionName;
+  const nodes = read.map((node) => ({
+    ...node,
+    generationState: generationStateOf({ generation: node.generation, current, verdicts }),
+  }));
   const canary = canaryOf(scaleSet.tags);
   return {
     cluster: handle.configuration.name,
@@ -329,6 +361,7 @@ export async function readPoolStatus(
     ...(capz === undefined
       ? {}
       : { capz: { machinePool: `${capz.namespace}/${capz.machinePool}`, rollout: capz.description } }),
+    run,
     ownership,
     history: poolHistoryOf({
       now,
@@ -341,19 +374,15 @@ export async function readPoolStatus(
       })),
       ...(version === undefined || !image.pointsAtOurs ? {} : { currentVersion: version.ref.versionName }),
       lease:
-        ownership.lease.state === 'free'
-          ? {
-              state: 'free',
-              ...definedOnly({
-                lastHolder: ownership.lease.lastHolder,
-                releasedAt: ownership.lease.releasedAt,
-              }),
-            }
-          : {
-              state: 'held',
-              runId: ownership.lease.runId,
-              ...definedOnly({ since: ownership.lease.since }),
-            },
+        run.kind === 'idle'
+          ? { state: 'free', ...definedOnly({ lastHolder: lastHolderOf(lease), releasedAt: run.releasedAt }) }
+          : run.kind === 'running'
+            ? { state: 'held', runId: run.runId, ...definedOnly({ since: run.since }) }
+            : {
+                state: 'interrupted',
+                runId: run.runId,
+                ...definedOnly({ since: run.since, lastSeenAt: lease?.renewedAt ?? lease?.acquiredAt }),
+              },
     }),
     nodes,
     convergence: convergenceOf({

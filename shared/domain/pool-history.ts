@@ -61,7 +61,9 @@ export interface RunStep {
   readonly seconds?: number;
 }
 
-export type RunOutcome = 'running' | 'refreshed' | 'rejected' | 'abandoned' | 'failed' | 'building';
+/** `interrupted`: it holds the pool's lease still, but the lease expired (or its process is gone). */
+export type RunOutcome =
+  'running' | 'interrupted' | 'refreshed' | 'rejected' | 'abandoned' | 'failed' | 'building';
 
 export interface RunRecord {
   readonly runId: string;
@@ -73,6 +75,12 @@ export interface RunRecord {
   readonly startedAt?: string;
   readonly endedAt?: string;
   readonly seconds?: number;
+  /**
+   * No end recorded (another run let go of the lease since), but it had ended by then: the next run's
+   * start. `secondsAtMost` is the time from its start to that moment.
+   */
+  readonly endedBy?: string;
+  readonly secondsAtMost?: number;
   readonly steps: readonly RunStep[];
 }
 
@@ -105,6 +113,13 @@ export interface PoolHistoryInput {
   /** The pool lease: who holds it now (and since when), or who held it last and when it let go. */
   readonly lease:
     | { readonly state: 'held'; readonly runId: string; readonly since?: string }
+    | {
+        /** Its holder is not running any more (shared/domain/run-state.ts); it was last seen then. */
+        readonly state: 'interrupted';
+        readonly runId: string;
+        readonly since?: string;
+        readonly lastSeenAt?: string;
+      }
     | { readonly state: 'free'; readonly lastHolder?: string; readonly releasedAt?: string };
   /** How many versions and runs to show. */
   readonly limit?: number;
@@ -203,10 +218,13 @@ function runOf(entry: VersionEntry, input: PoolHistoryInput, nowMs: number): Run
   const builtMs = entry.builtAt === undefined ? undefined : parseRfc3339(entry.builtAt);
   const lease = input.lease;
   const holdsNow = lease.state === 'held' && lease.runId === entry.runId;
+  const interrupted = lease.state === 'interrupted' && lease.runId === entry.runId;
   const released =
     lease.state === 'free' && parseHolder(lease.lastHolder)?.runId === entry.runId
       ? parseRfc3339(lease.releasedAt ?? '')
-      : undefined;
+      : interrupted
+        ? parseRfc3339(lease.lastSeenAt ?? '')
+        : undefined;
   const rejectedMs = entry.rejectedAt === undefined ? undefined : parseRfc3339(entry.rejectedAt);
   const endMs = holdsNow ? undefined : (rejectedMs ?? released);
   const steps: RunStep[] = [];
@@ -258,7 +276,7 @@ function runOf(entry: VersionEntry, input: PoolHistoryInput, nowMs: number): Run
     runId: entry.runId,
     version: entry.name,
     ...definedOnly({ donor: entry.sourceNode }),
-    outcome: holdsNow ? 'running' : OUTCOME_OF_STATE[entry.state],
+    outcome: holdsNow ? 'running' : interrupted ? 'interrupted' : OUTCOME_OF_STATE[entry.state],
     ...(entry.state === 'rejected' || entry.state === 'abandoned' || entry.state === 'failed'
       ? entry.reason === undefined
         ? {}
@@ -279,23 +297,29 @@ export function poolHistoryOf(input: PoolHistoryInput): PoolHistory {
   const all = [...input.versions].sort(newestFirst).map((v) => entryOf(v, input.currentVersion));
   const runs: RunRecord[] = [];
   const lease = input.lease;
-  if (lease.state === 'held' && !all.some((entry) => entry.runId === lease.runId)) {
-    // A run holding the pool that has not named its version yet: only its start is known.
+  if (lease.state !== 'free' && !all.some((entry) => entry.runId === lease.runId)) {
+    // A run holding the pool that has not named its version yet: only its start is known. An interrupted
+    // one held it until it was last seen.
     const sinceMs = lease.since === undefined ? undefined : parseRfc3339(lease.since);
+    const running = lease.state === 'held';
+    const seenMs = running ? nowMs : parseRfc3339(lease.lastSeenAt ?? '');
+    const toMs = sinceMs === undefined || seenMs === undefined ? undefined : Math.max(sinceMs, seenMs);
     runs.push({
       runId: lease.runId,
-      outcome: 'running',
+      outcome: running ? 'running' : 'interrupted',
       ...(sinceMs === undefined ? {} : { startedAt: iso(sinceMs) }),
+      ...(running || toMs === undefined || sinceMs === undefined
+        ? {}
+        : { endedAt: iso(toMs), seconds: seconds(sinceMs, toMs) }),
       steps:
         sinceMs === undefined
           ? []
           : [
               {
                 step: 'running',
-                label: 'holding the pool (running now)',
+                label: running ? 'holding the pool (running now)' : 'held the pool until it was last seen',
                 from: iso(sinceMs),
-                to: iso(Math.max(sinceMs, nowMs)),
-                seconds: seconds(sinceMs, nowMs),
+                ...(toMs === undefined ? {} : { to: iso(toMs), seconds: seconds(sinceMs, toMs) }),
               },
             ],
     });
@@ -306,7 +330,7 @@ export function poolHistoryOf(input: PoolHistoryInput): PoolHistory {
   }
   return {
     versions: all.slice(0, limit),
-    runs: runs.slice(0, limit),
+    runs: boundEnds(runs).slice(0, limit),
     freshness: freshnessSegments(all.slice(0, limit), nowMs),
   };
 }
@@ -334,4 +358,26 @@ function freshnessSegments(entries: readonly VersionEntry[], nowMs: number): Fre
     });
   }
   return segments;
+}
+
+/**
+ * A finished run whose end was not recorded (the lease names only the last run to let go) had ended by the
+ * time the next run started: that start bounds its end. Runs are newest first.
+ */
+function boundEnds(runs: readonly RunRecord[]): RunRecord[] {
+  let laterStartMs: number | undefined;
+  return runs.map((run) => {
+    const startMs = run.startedAt === undefined ? undefined : parseRfc3339(run.startedAt);
+    const bounded =
+      run.endedAt === undefined &&
+      run.outcome !== 'running' &&
+      run.outcome !== 'interrupted' &&
+      startMs !== undefined &&
+      laterStartMs !== undefined &&
+      laterStartMs >= startMs
+        ? { ...run, endedBy: iso(laterStartMs), secondsAtMost: seconds(startMs, laterStartMs) }
+        : run;
+    if (startMs !== undefined) laterStartMs = startMs;
+    return bounded;
+  });
 }

@@ -20,15 +20,21 @@ import puppeteer from 'puppeteer-core';
 
 import type { StatusResult } from '../../cli/commands.js';
 import { serveStatusPage, statusPageOf } from '../../cli/status-page.js';
+import { protectNode, readNodePriorState } from '../../shared/application/donor-node.js';
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
+import { poolScope } from '../../shared/application/pool-holdings.js';
+import { acquirePoolLease } from '../../shared/application/pool-lease.js';
 import type { PoolStatus } from '../../shared/application/pool-status.js';
-import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
+import type { ClusterRefreshResult, PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import {
   renderStatusPage,
   STATUS_PAGE_CSP,
 } from '../../shared/application/status-page/render-status-page.js';
+import type { EligibilityState } from '../../shared/application/status-page/view-model.js';
+import { poolViewOf } from '../../shared/application/status-page/view-model.js';
+import { LEASE_DURATION_SECONDS } from '../../shared/domain/ownership.js';
 import type { Harness } from './harness.js';
-import { nodeOf, POOL1, startHarness } from './harness.js';
+import { nodeOf, POOL1, POOL2, startHarness } from './harness.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const OUTPUT = resolve('test-output');
@@ -131,7 +137,7 @@ void describe('status page in a real browser', { skip }, () => {
       page.on('console', (message) => {
         if (/content security policy/i.test(message.text())) violations.push(message.text());
       });
-      await page.setViewport({ width: 1100, height: 900 });
+      await page.setViewport({ width: 1280, height: 900 });
       const response = await page.goto(server.url, { waitUntil: 'load' });
       assert.equal(response?.status(), 200);
       assert.equal(response.headers()['content-type'], 'text/html; charset=utf-8');
@@ -140,13 +146,17 @@ void describe('status page in a real browser', { skip }, () => {
       const text = (await page.evaluate('document.body.innerText')) as string;
       const pools = status.clusters[0]?.pools ?? [];
       assert.ok(pools.length >= 2, 'the sample cluster has several pools');
+      // Each pool has its section, or (refused or skipped, nothing of ours) a line at the end with its reason.
       const headings = await texts(page, 'section.pool h3');
+      const collapsed = await texts(page, 'details.not-refreshed li');
       for (const pool of pools) {
         assert.ok(
-          headings.some((heading) => heading?.includes(`Pool ${pool.pool}`)),
-          `a section for pool ${pool.pool}`,
+          headings.some((heading) => heading.includes(`Pool ${pool.pool}`)) ||
+            collapsed.some((line) => line.startsWith(pool.pool)),
+          `a section or a line for pool ${pool.pool}`,
         );
       }
+      assert.ok(collapsed.length >= 3, `the refused pools are collapsed: ${collapsed.join(' | ')}`);
       const firstVersion = first.version?.versionName ?? '';
       const secondVersion = second.version?.versionName ?? '';
       assert.ok(text.includes(firstVersion) && text.includes(secondVersion), 'both versions are listed');
@@ -169,7 +179,7 @@ void describe('status page in a real browser', { skip }, () => {
         `a roll-out step: ${steps.join(' | ')}`,
       );
       assert.ok(
-        steps.every((step) => /: \d+[dhms]|end not recorded|running/.test(step)),
+        steps.every((step) => /: \d+[dhms]|end not recorded|ended by|running/.test(step)),
         'every step says how long',
       );
       const bars = await measure(page, 'ol.timeline .bar', 'node.getBoundingClientRect().width');
@@ -280,6 +290,158 @@ void describe('status page in a real browser', { skip }, () => {
       assert.equal((await measure(page, 'script, img', '1')).length, 0, 'no element came from the text');
       const text = (await page.evaluate('document.body.innerText')) as string;
       assert.ok(text.includes(evil), 'the text is shown as written');
+    } finally {
+      await page.close();
+    }
+  });
+
+  void it('agrees with plan and status --json after a rollback and a killed run, at 1280 and 375 px', async () => {
+    assert.ok(browser && server);
+    // The second version is rejected and rolled back from; a run on pool 2 holds a cordoned node and
+    // then dies (its process killed: it never renews its lease, which expires).
+    const rollback = await harness.run(
+      ORCHESTRATION.rollbackPool,
+      { cluster: 'prod', pool: POOL1, trigger: 'test' },
+      'page-rollback',
+    );
+    assert.equal(rollback.runtimeStatus, 'Completed', JSON.stringify(rollback.failure));
+    const handle = await harness.composition.dependencies.cluster('prod');
+    const scope = await poolScope(handle, POOL2);
+    const now = (): Date => new Date(harness.sim.clock.now());
+    const acquired = await acquirePoolLease(
+      handle.kube,
+      scope.lease,
+      {
+        runId: 'killed-run',
+        runner: { kind: 'cli', host: 'laptop-7' },
+        purpose: { cluster: 'prod', pool: POOL2, instanceId: 'killed-instance', purpose: 'refresh' },
+      },
+      now(),
+    );
+    assert.equal(acquired.kind, 'acquired');
+    const heldNode = nodeOf(POOL2, 1);
+    await protectNode(handle.kube, heldNode, 'killed-run', await readNodePriorState(handle.kube, heldNode));
+    harness.sim.running.world.clock.advanceBy(LEASE_DURATION_SECONDS + 60);
+
+    const statusRun = await harness.run(
+      ORCHESTRATION.clusterStatus,
+      { cluster: 'prod' },
+      'page-status-after',
+    );
+    assert.equal(statusRun.runtimeStatus, 'Completed', JSON.stringify(statusRun.failure));
+    // What `status --json` prints: the statuses as JSON.
+    const json = JSON.parse(JSON.stringify(statusRun.output)) as PoolStatus[];
+    const planRun = await harness.run(
+      ORCHESTRATION.refreshCluster,
+      { cluster: 'prod', trigger: 'test', dryRun: true },
+      'page-plan',
+    );
+    assert.equal(planRun.runtimeStatus, 'Completed', JSON.stringify(planRun.failure));
+    const plan = planRun.output as ClusterRefreshResult;
+    const ELIGIBILITY: Readonly<Record<string, EligibilityState>> = {
+      planned: 'refreshable',
+      'up-to-date': 'up-to-date',
+      skipped: 'skipped',
+      refused: 'refused',
+    };
+    for (const planned of plan.pools) {
+      const status = json.find((pool) => pool.pool === planned.pool);
+      assert.ok(status, `status has pool ${planned.pool}`);
+      const view = poolViewOf(status);
+      assert.equal(
+        status.plan?.outcome,
+        planned.outcome,
+        `status --json says what plan says of ${planned.pool}`,
+      );
+      assert.equal(view.eligibility.state, ELIGIBILITY[planned.outcome], `the page too, for ${planned.pool}`);
+    }
+    const master = json.find((pool) => pool.pool.includes('master'));
+    assert.ok(master, 'the sample cluster has a control-plane pool');
+    assert.equal(master.eligible, true, 'its scale set itself is eligible');
+    assert.equal(
+      poolViewOf(master).eligibility.state,
+      'skipped',
+      'but plan skips its nodes, and the page says so',
+    );
+
+    // The killed run: interrupted everywhere, its node left behind.
+    const two = json.find((pool) => pool.pool === POOL2);
+    assert.ok(two);
+    assert.equal(two.run.kind, 'interrupted');
+    const twoView = poolViewOf(two);
+    assert.equal(twoView.run.state, 'interrupted');
+    assert.deepEqual(
+      two.ownership?.heldNodes.map((node) => node.node),
+      [heldNode],
+    );
+    assert.deepEqual(
+      twoView.heldNodes.map((node) => [node.node, node.state]),
+      [[heldNode, 'left behind']],
+    );
+    assert.ok(
+      two.history.runs.every((run) => run.outcome !== 'running'),
+      'no run of pool 2 is running',
+    );
+
+    // The rejected version: its nodes are "rejected v…" in status --json and on the page.
+    const one = json.find((pool) => pool.pool === POOL1);
+    assert.ok(one);
+    const secondVersion = second.version?.versionName ?? '';
+    const rejectedNodes = one.nodes.filter((node) => node.generation === secondVersion);
+    assert.ok(rejectedNodes.length >= 1, `a node of ${secondVersion}: ${JSON.stringify(one.nodes)}`);
+    assert.ok(rejectedNodes.every((node) => node.generationState === 'rejected'));
+    const oneView = poolViewOf(one);
+    assert.ok(
+      oneView.nodes
+        .filter((node) => node.generation === secondVersion)
+        .every((node) => node.label === `rejected v${secondVersion}`),
+    );
+    // Both runs show when they ended: the rejected one at its rejection, the first by the second's start.
+    assert.ok(
+      one.history.runs.every((run) => run.endedAt !== undefined || run.endedBy !== undefined),
+      JSON.stringify(one.history.runs),
+    );
+
+    const page = await browser.newPage();
+    try {
+      await page.setViewport({ width: 1280, height: 900 });
+      await page.goto(server.url, { waitUntil: 'load' });
+      const glance = await texts(page, '.glance tbody tr');
+      const row = glance.find((text) => text.startsWith(POOL2)) ?? '';
+      assert.match(row, /interrupted, left behind killed-run/, row);
+      assert.ok(row.includes(`vmss-prototype release --pool ${POOL2}`), `the way out: ${row}`);
+      assert.ok(row.includes(heldNode) && row.includes('left behind'), `the held node at a glance: ${row}`);
+      assert.ok(
+        !glance.some((text) => text.startsWith(master.pool)),
+        'the control-plane pool is not in the glance table',
+      );
+      const collapsed = await texts(page, 'details.not-refreshed li');
+      assert.ok(
+        collapsed.some((text) => text.startsWith(master.pool) && text.includes('skipped by plan')),
+        `collapsed with its reason: ${collapsed.join(' | ')}`,
+      );
+      const open = (await page.evaluate(`document.querySelector('details.not-refreshed').open`)) as boolean;
+      assert.equal(open, false, 'refused pools are collapsed');
+      const text = (await page.evaluate('document.body.innerText')) as string;
+      assert.ok(!text.includes('running now'), 'nothing is running');
+      assert.ok(text.includes(`rejected v${secondVersion}`), 'the rejected generation is named');
+      const legend = await texts(page, '.freshness-legend li');
+      assert.ok(
+        legend.some((item) => item.includes('donor patched')),
+        legend.join(' | '),
+      );
+      await page.screenshot({ path: join(OUTPUT, 'status-page-1280.png'), fullPage: true });
+      await page.setViewport({ width: 375, height: 800, isMobile: true, hasTouch: true });
+      await page.goto(server.url, { waitUntil: 'load' });
+      assert.equal(await overflow(page), 0, 'no horizontal overflow at 375 px');
+      const rows = await measure(page, '.glance tbody tr', 'node.getBoundingClientRect().width');
+      assert.ok(
+        rows.length >= 2 && rows.every((width) => width > 300 && width <= 375),
+        `rows fit: ${rows.join(', ')}`,
+      );
+      await page.screenshot({ path: join(OUTPUT, 'status-page-375-operator.png'), fullPage: true });
+      await page.screenshot({ path: join(OUTPUT, 'status-page-375-glance.png') });
+      await writeFile(join(OUTPUT, 'status-page-operator.html'), await page.content(), 'utf8');
     } finally {
       await page.close();
     }

@@ -3,7 +3,9 @@
  * template, which escapes every interpolated text and keeps what is already rendered, and small elements
  * several sections share. Pure.
  */
+import { formatDuration } from '../../domain/duration-text.js';
 import { parseRfc3339 } from '../../domain/rfc3339.js';
+import type { Tone } from './view-model.js';
 
 const ESCAPES: Readonly<Record<string, string>> = {
   '&': '&amp;',
@@ -60,4 +62,48 @@ export function shortDate(value: string | undefined): string {
 /** An empty state, in words. */
 export function empty(text: string): Html {
   return html`<p class="empty">${text}</p>`;
+}
+
+/** A duration in words, `unknown` when absent. */
+export function duration(seconds: number | undefined): string {
+  return seconds === undefined || !Number.isFinite(seconds) ? 'unknown' : formatDuration(Math.round(seconds));
+}
+
+/** A status label: always text, the colour (its tone) only repeats it. */
+export function badge(tone: Tone, text: string): Html {
+  return html`<span class="badge ${tone}">${text}</span>`;
+}
+
+/** A table that collapses to labelled rows on a narrow screen (each cell carries its column's name). */
+export function table(
+  caption: string,
+  header: readonly string[],
+  rows: readonly (readonly Part[])[],
+  /** A class per row (e.g. `attention`), by index; none when absent. */
+  rowClass?: (index: number) => string,
+): Html {
+  const head = header.map((title) => html`<th scope="col">${title}</th>`);
+  const body = rows.map(
+    (row, index) =>
+      html`<tr${rowClass === undefined || rowClass(index) === '' ? '' : html` class="${rowClass(index)}"`}>
+        ${row.map((cell, column) =>
+          column === 0
+            ? html`<th scope="row" data-label="${header[column] ?? ''}">${cell}</th>`
+            : html`<td data-label="${header[column] ?? ''}">${cell}</td>`,
+        )}
+      </tr>`,
+  );
+  return html`<table>
+    <caption>
+      ${caption}
+    </caption>
+    <thead>
+      <tr>
+        ${head}
+      </tr>
+    </thead>
+    <tbody>
+      ${body}
+    </tbody>
+  </table>`;
 }

@@ -220,6 +220,7 @@ export function fakeDependencies(
         modelImage: 'gallery',
         pointsAtOurImage: true,
         pinned: false,
+        run: { kind: 'idle' },
         currentVersion: {
           name: '2026.11.20',
           id: 'img-id',

@@ -253,6 +253,55 @@ void describe('poolHistoryOf: runs and their timelines', () => {
     );
   });
 
+  void it("an earlier run without a recorded end had ended by the next run's start", () => {
+    const history = poolHistoryOf(
+      input(
+        [
+          ours('2026.1122.100000', { created: '2026-11-22T10:04:30Z', run: 'r1' }),
+          ours('2026.1123.090000', { created: '2026-11-23T09:05:00Z', run: 'r2' }),
+        ],
+        {
+          currentVersion: '2026.1123.090000',
+          lease: { state: 'free', lastHolder: 'cli/host/r2', releasedAt: '2026-11-23T09:20:00Z' },
+        },
+      ),
+    );
+    assert.deepEqual(
+      history.runs.map((run) => [run.runId, run.endedAt, run.endedBy, run.secondsAtMost]),
+      [
+        ['r2', '2026-11-23T09:20:00.000Z', undefined, undefined],
+        ['r1', undefined, '2026-11-23T09:00:00.000Z', 82_800],
+      ],
+    );
+  });
+
+  void it('an interrupted run (its lease expired) is not running: it ends when it was last seen', () => {
+    const lease = {
+      state: 'interrupted' as const,
+      runId: 'r9',
+      since: '2026-11-23T10:00:00Z',
+      lastSeenAt: '2026-11-23T10:10:00Z',
+    };
+    const before = poolHistoryOf(input([], { lease }));
+    assert.deepEqual(
+      before.runs.map((run) => [
+        run.outcome,
+        run.endedAt,
+        run.steps.map((step) => [step.label, step.seconds]),
+      ]),
+      [['interrupted', '2026-11-23T10:10:00.000Z', [['held the pool until it was last seen', 600]]]],
+    );
+    const after = poolHistoryOf(
+      input([ours('2026.1123.100000', { created: '2026-11-23T10:05:00Z', run: 'r9', exclude: true })], {
+        lease,
+      }),
+    );
+    assert.deepEqual(
+      after.runs.map((run) => [run.outcome, run.endedAt, run.steps.map((step) => step.step)]),
+      [['interrupted', '2026-11-23T10:10:00.000Z', ['capture', 'build-and-canary']]],
+    );
+  });
+
   void it('no versions and a free lease: nothing to show', () => {
     assert.deepEqual(poolHistoryOf(input([])), { versions: [], runs: [], freshness: [] });
   });

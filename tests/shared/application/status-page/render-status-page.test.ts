@@ -18,6 +18,7 @@ function pool(overrides: Partial<PoolStatus> = {}): PoolStatus {
     modelImage: '/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/galleries/g/images/i',
     pointsAtOurImage: true,
     pinned: false,
+    run: { kind: 'idle' },
     currentVersion: {
       name: '2026.1123.100000',
       id: 'v',
@@ -149,7 +150,6 @@ void describe('renderStatusPage', () => {
       'No image versions of ours in the gallery yet.',
       'No runs recorded yet',
       'No canary is running.',
-      'No version was rejected or abandoned.',
       'No node is held by a run.',
       'The pool has no nodes in the cluster.',
       'none of ours',
@@ -240,7 +240,16 @@ void describe('renderStatusPage', () => {
     ]);
     assert.match(
       html,
-      /<svg viewBox="0 0 320 96" role="img" aria-label="pool pool1: patch age over the last 2 versions, now 1d13h, at most 3d"/,
+      /<svg\s+viewBox="0 0 320 96"\s+role="img"\s+aria-labelledby="pool-0-0-freshness-title pool-0-0-freshness-desc"\s+aria-label="pool pool1: patch age over the last 2 versions, now 1d13h, at most 3d"/,
+    );
+    assert.match(
+      html,
+      /<desc id="pool-0-0-freshness-desc">a served from 2026-11-20 00:00 to 2026-11-22 00:00 UTC/,
+    );
+    // The legend in words, newest first: each version's donor patch time and the ages it served with.
+    assert.match(
+      html,
+      /<li>\s*<strong>b<\/strong>: donor patched <time datetime="2026-11-21T23:00:00.000Z">[^<]*<\/time>; served from\s+2026-11-22 00:00 UTC until now, patches\s+1h to 1d13h old/,
     );
     assert.match(html, /<polyline points="[\d., ]+"/);
     assert.match(html, /capture: cordon, drain, snapshot the donor:\s*<strong>5m<\/strong>/);
