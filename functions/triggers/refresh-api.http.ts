@@ -52,7 +52,7 @@ export interface HttpOrchestrationClient extends OrchestrationClient {
 
 export type ApiDependencies = Pick<
   TriggerDependencies,
-  'clusters' | 'listPools' | 'readPoolStatus' | 'planPool' | 'readPoolOwnership' | 'now'
+  'clusters' | 'listPools' | 'readPoolStatus' | 'readClusterStatus' | 'planPool' | 'readPoolOwnership' | 'now'
 >;
 
 const PoolField = z
@@ -589,8 +589,7 @@ export async function handleStatusPageRequest(
   const clusters: StatusPageCluster[] = await Promise.all(
     (only === undefined ? known : [only]).map(async (cluster): Promise<StatusPageCluster> => {
       try {
-        const pools = await deps.listPools(cluster);
-        return { cluster, pools: await Promise.all(pools.map((pool) => deps.readPoolStatus(cluster, pool))) };
+        return { cluster, pools: await deps.readClusterStatus(cluster) };
       } catch (error) {
         context.warn('refresh api: reading status for the page failed', {
           cluster,

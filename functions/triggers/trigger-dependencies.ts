@@ -3,10 +3,11 @@
  * (pools, status, plan) over the composition's dependencies, node lookups for kured notices, and the
  * reboot queue. Handlers take it as an argument, so tests pass a simulator-backed one.
  */
-import { planPoolForCluster } from '../../shared/application/plan-cluster.js';
+import { planPoolForCluster, planPoolsOfCluster } from '../../shared/application/plan-cluster.js';
 import { listPoolsOfCluster } from '../../shared/application/plan-pool.js';
 import { scaleSetOfVirtualMachine } from '../../shared/application/pool-membership.js';
 import type { PoolPlan } from '../../shared/application/pool-plan.js';
+import { planSummaryOf } from '../../shared/application/pool-plan.js';
 import type { PoolOwnership, PoolStatus } from '../../shared/application/pool-status.js';
 import { readPoolOwnership, readPoolStatus } from '../../shared/application/pool-status.js';
 import type {
@@ -18,7 +19,7 @@ import { resourceIdOfProviderId } from '../../shared/application/reboot-notices.
 import type { Composition } from '../../shared/composition-root.js';
 import { workerComposition } from '../../shared/composition-root.js';
 import { selectionPolicyFor } from '../../shared/config/settings.js';
-import { isNotFound } from '../../shared/domain/errors.js';
+import { isNotFound, messageOf } from '../../shared/domain/errors.js';
 import type { RebootNoticeSender } from '../../shared/ports/reboot-notice-queue.js';
 
 export interface TriggerDependencies {
@@ -28,6 +29,11 @@ export interface TriggerDependencies {
   /** Pool names of a configured cluster (pools `all` are discovered from its nodes). */
   listPools(cluster: string): Promise<string[]>;
   readPoolStatus(cluster: string, pool: string): Promise<PoolStatus>;
+  /**
+   * Every pool's status with what `plan` decides for it (the cluster planned once, as the status
+   * orchestration does), so the page served by the app says what `plan` and `status --json` say.
+   */
+  readClusterStatus(cluster: string): Promise<PoolStatus[]>;
   /** Who holds the pool and what `release` would give back now (from the cluster and Azure). */
   readPoolOwnership(cluster: string, pool: string): Promise<PoolOwnership>;
   planPool(cluster: string, pool: string): Promise<PoolPlan>;
@@ -59,6 +65,23 @@ export function createTriggerDependencies(
     },
     async readPoolStatus(cluster, pool) {
       return readPoolStatus(await dependencies.cluster(cluster), pool, dependencies.now());
+    },
+    async readClusterStatus(cluster) {
+      const handle = await dependencies.cluster(cluster);
+      const now = dependencies.now();
+      const pools = await listPoolsOfCluster(handle);
+      const statuses = await Promise.all(pools.map((pool) => readPoolStatus(handle, pool.name, now)));
+      const planning = await planPoolsOfCluster(handle, now);
+      return statuses.map((status): PoolStatus => {
+        const entry = planning.find((candidate) => candidate.pool === status.pool);
+        if (entry === undefined) return status;
+        return {
+          ...status,
+          plan: entry.ok
+            ? planSummaryOf(entry.plan.decision)
+            : { outcome: 'not-planned', reason: messageOf(entry.error) },
+        };
+      });
     },
     async readPoolOwnership(cluster, pool) {
       return readPoolOwnership(await dependencies.cluster(cluster), pool, dependencies.now());

@@ -1,4 +1,5 @@
 /** Shared fixtures for the trigger tests: configured clusters, event builders, a recording context. */
+import { planSummaryOf } from '../../../shared/application/pool-plan.js';
 import azureFunctions, { type HttpRequest, type InvocationContext } from '@azure/functions';
 
 import type { TriggerDependencies } from '../../../functions/triggers/trigger-dependencies.js';
@@ -196,6 +197,15 @@ export function fakeDependencies(
     ownership: FREE_POOL,
     readPoolOwnership() {
       return Promise.resolve(deps.ownership);
+    },
+    async readClusterStatus(cluster) {
+      const list = await deps.listPools(cluster);
+      return Promise.all(
+        list.map(async (pool) => ({
+          ...(await deps.readPoolStatus(cluster, pool)),
+          plan: planSummaryOf((await deps.planPool(cluster, pool)).decision),
+        })),
+      );
     },
     notices: {
       send(notice) {

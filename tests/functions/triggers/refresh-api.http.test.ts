@@ -662,6 +662,8 @@ void describe('GET /api/status/page', () => {
     for (const name of ['Cluster prod', 'Cluster dev', 'Pool pool1', 'Pool k8s-dev-vmss', '2026.11.20']) {
       assert.ok(html.includes(name), `the page shows ${name}`);
     }
+    // The app's page says what `plan` decides (the cluster planned once), as `status --json` does.
+    assert.doesNotMatch(html, /not planned/);
   });
 
   void it('?cluster= shows one cluster; an unknown one is 404 naming the known ones', async () => {
@@ -688,8 +690,8 @@ void describe('GET /api/status/page', () => {
     const deps = fakeDependencies();
     const failing = {
       ...deps,
-      listPools: (cluster: string) =>
-        cluster === 'dev' ? Promise.reject(new Error('API server <down>')) : deps.listPools(cluster),
+      readClusterStatus: (cluster: string) =>
+        cluster === 'dev' ? Promise.reject(new Error('API server <down>')) : deps.readClusterStatus(cluster),
     };
     const logs: { level: string; args: unknown[] }[] = [];
     const response = await handleStatusPageRequest(
