@@ -4,7 +4,8 @@
  * that identifies the donor may survive, and what a new node needs to join its cluster must. Which files
  * that is depends on the pool's bootstrap flavour (bootstrap-flavour.ts). The last command powers the
  * host off, so the script must be idempotent and quick; it uses only `set`, `echo … >>`, `rm -rf`,
- * `truncate -s 0`, `sync` and `systemctl poweroff` (what the simulator's host runs, sim/README.md).
+ * `truncate -s 0`, `sync` and `systemctl poweroff` (POSIX sh and coreutils; the simulator runs it in a
+ * real shell over the disk, sim/README.md).
  */
 import { type BootstrapFlavour, captureDecision, type IdentityPlan } from './bootstrap-flavour.js';
 

@@ -29,11 +29,13 @@ import { type HostEffects, noEffects } from './host-commands.js';
 import type { HostRuntimes } from './host-runtime.js';
 import { podHostScript } from './host-script.js';
 import { HostShell, type ShellStep } from './host-shell.js';
+import { needsModelledHost } from './host-stand-ins.js';
 import type { NodeIdentities } from './node-identity.js';
 import { nodeNameOf } from './nodes.js';
 import { oneShotLog, terminationMessage } from './one-shot-output.js';
 import { PATHS } from './os-disk.js';
 import { podScript, powersHostOff, type PrepEffect } from './prep-pod.js';
+import { applyRun, podArgv, runOnHost } from './real-shell-run.js';
 
 export interface PrepRecord {
   at: string;
@@ -51,6 +53,11 @@ export interface PrepRecord {
   error?: string;
   /** Files the script removed or emptied, as paths on the disk they were on. */
   changed: string[];
+  /**
+   * Which shell took the script: `real` (sh in a bubblewrap sandbox over the disk's tree, real-shell.ts)
+   * or `modelled` (the grammar of host-shell.ts, for scripts that need data disks, freezes or units).
+   */
+  shell: 'real' | 'modelled';
 }
 
 export interface PrepRunsOptions {
@@ -112,7 +119,7 @@ function hostCommand(pod: KubeObject): { container: Container; words: string[] }
 export function isHostScriptPod(pod: KubeObject): boolean {
   const command = hostCommand(pod);
   if (!command) return false;
-  return command.words[0] === 'nsenter' || powersHostOff(podScript(pod));
+  return /(^|\/)nsenter$/.test(command.words[0] ?? '') || powersHostOff(podScript(pod));
 }
 
 export class PrepRuns {
@@ -120,6 +127,8 @@ export class PrepRuns {
   private readonly processes = new Map<string, Process>();
   /** Pods whose script was refused, pending their failure. */
   private readonly refusals = new Map<string, () => void>();
+  /** Scripts in the real shell, pending their run or their end. */
+  private readonly realRuns = new Map<string, () => void>();
   /** Run-once pods that are not host pods (check pods), pending their end. */
   private readonly oneShots = new Map<string, () => void>();
   private readonly name: string;
@@ -150,6 +159,16 @@ export class PrepRuns {
       if (isTerminating(pod)) this.terminate(running);
       return;
     }
+    const real = this.realRuns.get(key);
+    if (real) {
+      // TERM: the shell has no trap the world runs in the real shell; it ends, and the kubelet confirms.
+      if (isTerminating(pod)) {
+        real();
+        this.realRuns.delete(key);
+        this.store.remove('pods', pod.metadata.namespace ?? '', pod.metadata.name);
+      }
+      return;
+    }
     if (this.refusals.has(key) || this.oneShots.has(key) || isTerminating(pod)) return;
     if (podPhase(pod) !== 'Running' || podNodeName(pod) === undefined) return;
     if (!isHostScriptPod(pod)) {
@@ -170,6 +189,8 @@ export class PrepRuns {
     const key = podKey(object);
     this.refusals.get(key)?.();
     this.refusals.delete(key);
+    this.realRuns.get(key)?.();
+    this.realRuns.delete(key);
     const process = this.processes.get(key);
     if (!process) return;
     process.timer?.();
@@ -198,25 +219,14 @@ export class PrepRuns {
     if (!instance || nodeName === undefined || !command) return;
     const parsed = podHostScript(command.words);
     const script = parsed?.script ?? podScript(pod);
-    const refuse = (error: string): void => {
-      this.refusals.set(
-        key,
-        this.clock.after(this.latency.prepScriptSeconds, `prep script ${name}`, () => {
-          this.refusals.delete(key);
-          const current = this.store.get('pods', namespace, name);
-          if (!current || current.metadata.uid !== uid || isTerminating(current)) return;
-          this.record(
-            instance,
-            nodeName,
-            'pod',
-            script,
-            { ok: false, error, changed: [], effects: [] },
-            { namespace, pod: name },
-          );
-          this.finishPod(namespace, name, false, error);
-        }),
-      );
-    };
+    if (!needsModelledHost(command.words.join(' '))) {
+      const target = podArgv(command.words);
+      if ('refused' in target) this.refuse(key, pod, instance, nodeName, script, target.refused, 'real');
+      else this.startReal(pod, key, instance, nodeName, script, target.argv);
+      return;
+    }
+    const refuse = (error: string): void =>
+      this.refuse(key, pod, instance, nodeName, script, error, 'modelled');
     if (!parsed) {
       refuse(
         `the container command is not 'nsenter --target 1 --mount … -- sh -c SCRIPT' (or 'sh -c SCRIPT'): ${command.words.join(' ')}`,
@@ -252,6 +262,102 @@ export class PrepRuns {
     };
     this.processes.set(key, process);
     this.scheduleSegment(process, this.clock.nowMs());
+  }
+
+  /** The pod fails `prepScriptSeconds` after its container started, with `error`; nothing ran. */
+  private refuse(
+    key: string,
+    pod: KubeObject,
+    instance: InstanceInfo,
+    nodeName: string,
+    script: string,
+    error: string,
+    shell: PrepRecord['shell'],
+  ): void {
+    const namespace = pod.metadata.namespace ?? '';
+    const name = pod.metadata.name;
+    const uid = pod.metadata.uid;
+    this.refusals.set(
+      key,
+      this.clock.after(this.latency.prepScriptSeconds, `prep script ${name}`, () => {
+        this.refusals.delete(key);
+        const current = this.store.get('pods', namespace, name);
+        if (!current || current.metadata.uid !== uid || isTerminating(current)) return;
+        this.record(
+          instance,
+          nodeName,
+          'pod',
+          script,
+          { ok: false, error, changed: [], effects: [], shell },
+          { namespace, pod: name },
+        );
+        this.finishPod(namespace, name, false, error);
+      }),
+    );
+  }
+
+  /**
+   * The script in the real shell (real-shell.ts): it runs `prepScriptSeconds` after the container
+   * started; what it did lands on the disk, and the pod ends, once the simulated time it slept has passed
+   * too. A pod deleted before then changes nothing (its process was killed).
+   */
+  private startReal(
+    pod: KubeObject,
+    key: string,
+    instance: InstanceInfo,
+    nodeName: string,
+    script: string,
+    argv: readonly string[],
+  ): void {
+    const namespace = pod.metadata.namespace ?? '';
+    const name = pod.metadata.name;
+    const uid = pod.metadata.uid;
+    const alive = (): InstanceInfo | undefined => {
+      const current = this.store.get('pods', namespace, name);
+      if (!current || current.metadata.uid !== uid || isTerminating(current)) return undefined;
+      const host = this.compute.getInstance(instance.id);
+      return host?.powerState === 'running' ? host : undefined;
+    };
+    const run = (): void => {
+      this.realRuns.delete(key);
+      const host = alive();
+      if (!host) return;
+      const result = runOnHost(argv, this.hosts.model(host), nodeName, this.clock.nowMs());
+      const end = (): void => {
+        this.realRuns.delete(key);
+        const current = alive();
+        if (!current) return;
+        const model = this.hosts.model(current);
+        const effects = applyRun(model, result);
+        this.hosts.commit(current, model, effects, { name, kind: 'script' });
+        this.record(
+          current,
+          nodeName,
+          'pod',
+          script,
+          {
+            ok: result.ok,
+            ...(result.error === undefined ? {} : { error: result.error }),
+            changed: effects.changed,
+            effects: effectsOf(effects),
+            shell: 'real',
+          },
+          { namespace, pod: name },
+        );
+        this.finishPod(namespace, name, result.ok, result.error, result.exitCode);
+        if (effects.poweredOff) this.compute.powerOffInstance(current.id, { cause: 'guest' });
+      };
+      const wrote = result.changed.length > 0 || result.appended.length > 0;
+      const land = (): void => {
+        // A write to a frozen root filesystem blocks until the thaw.
+        if (wrote) this.hosts.whenThawed(host.vmId, end);
+        else end();
+      };
+      if (result.sleptSeconds > 0) {
+        this.realRuns.set(key, this.clock.after(result.sleptSeconds, `prep script ${name} (sleep)`, land));
+      } else land();
+    };
+    this.realRuns.set(key, this.clock.after(this.latency.prepScriptSeconds, `prep script ${name}`, run));
   }
 
   /** The next segment runs at `fromMs` plus the script time when it does disk work. */
@@ -335,6 +441,7 @@ export class PrepRuns {
         ...(error === undefined ? {} : { error }),
         changed: process.effects.changed,
         effects: effectsOf(process.effects),
+        shell: 'modelled',
       },
       { namespace: process.namespace, pod: process.name },
     );
@@ -374,7 +481,13 @@ export class PrepRuns {
     nodeName: string,
     via: PrepRecord['via'],
     script: string,
-    run: { ok: boolean; error?: string; changed: string[]; effects: PrepEffect[] },
+    run: {
+      ok: boolean;
+      error?: string;
+      changed: string[];
+      effects: PrepEffect[];
+      shell: PrepRecord['shell'];
+    },
     pod: { namespace: string; pod: string } | undefined,
   ): void {
     this.records.push({
@@ -393,6 +506,7 @@ export class PrepRuns {
       outcome: run.ok ? 'succeeded' : 'failed',
       ...(run.error === undefined ? {} : { error: run.error }),
       changed: run.changed,
+      shell: run.shell,
     });
   }
 
@@ -444,24 +558,32 @@ export class PrepRuns {
   /** Run Command on an instance: the script runs as root on the host, to its end; a power-off in it stops the VM. */
   handleRunCommand(instance: InstanceInfo, script: string): { stdout: string; stderr: string } {
     let shell: HostShell;
-    const effects = noEffects();
+    let effects = noEffects();
     let step: ShellStep;
-    try {
-      shell = new HostShell(script);
+    if (!needsModelledHost(script)) {
+      // The real shell, as root on the host (no nsenter: the agent runs it there); a sleep takes no time.
       const model = this.hosts.model(instance);
-      step = shell.run(model, effects, this.clock.nowMs());
-      if (step.kind === 'suspended') {
-        shell.kill();
-        step = { kind: 'ended', ok: false, error: 'sleep is not supported in Run Command scripts' };
-      }
+      const result = runOnHost(['/bin/sh', '-c', script], model, nodeNameOf(instance), this.clock.nowMs());
+      effects = applyRun(model, result);
       this.hosts.commit(instance, model, effects, { name: 'run-command', kind: 'script' });
-    } catch (error) {
-      step = {
-        kind: 'ended',
-        ok: false,
-        error: `the script cannot run on the simulated host: ${messageOf(error)}`,
-      };
-    }
+      step = { kind: 'ended', ok: result.ok, ...(result.error === undefined ? {} : { error: result.error }) };
+    } else
+      try {
+        shell = new HostShell(script);
+        const model = this.hosts.model(instance);
+        step = shell.run(model, effects, this.clock.nowMs());
+        if (step.kind === 'suspended') {
+          shell.kill();
+          step = { kind: 'ended', ok: false, error: 'sleep is not supported in Run Command scripts' };
+        }
+        this.hosts.commit(instance, model, effects, { name: 'run-command', kind: 'script' });
+      } catch (error) {
+        step = {
+          kind: 'ended',
+          ok: false,
+          error: `the script cannot run on the simulated host: ${messageOf(error)}`,
+        };
+      }
     const ok = step.kind === 'ended' && step.ok;
     const error = step.kind === 'ended' ? step.error : undefined;
     this.record(
@@ -474,6 +596,7 @@ export class PrepRuns {
         ...(error === undefined ? {} : { error }),
         changed: effects.changed,
         effects: effectsOf(effects),
+        shell: needsModelledHost(script) ? 'modelled' : 'real',
       },
       undefined,
     );
@@ -491,6 +614,7 @@ export class PrepRuns {
   stop(): void {
     for (const process of this.processes.values()) process.timer?.();
     for (const cancel of this.refusals.values()) cancel();
+    for (const cancel of this.realRuns.values()) cancel();
   }
 }
 

@@ -1,14 +1,23 @@
 /**
  * The bootstrap flavour on the simulator: pools[].bootstrapFlavour when configured, otherwise detected
  * from the donor's labels and annotations (the simulator marks nodes as each distribution does); a
- * kubeadm pool is planned with its copy scrubbed and its bootstrap kept (tests/e2e/kubeadm.test.ts runs it).
+ * kubeadm pool is planned with its copy scrubbed and its bootstrap kept (tests/e2e/kubeadm.test.ts runs it);
+ * a k3s pool is refreshed and a clone of its image joins as itself, the identity model clean.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
-import { type Harness, type HarnessOptions, POOL2, type ScenarioData, startHarness } from './harness.js';
+import {
+  assertIdentityClean,
+  type Harness,
+  type HarnessOptions,
+  POOL2,
+  scaleOutOne,
+  type ScenarioData,
+  startHarness,
+} from './harness.js';
 
 function pool2Flavour(flavour: string): (scenario: ScenarioData) => void {
   return (scenario) => {
@@ -30,6 +39,7 @@ async function planPool2(
       `flavour-plan-${pool}`,
     );
     assert.equal(status.runtimeStatus, 'Completed', JSON.stringify(status.failure));
+    assertIdentityClean(harness, 'after a plan');
     return { harness, result: status.output as PoolRefreshResult };
   } catch (error) {
     await harness.stop();
@@ -64,6 +74,27 @@ void describe('bootstrap flavour on the simulator', { concurrency: false }, () =
       assert.equal(result.plan.capture.newNodes, 'run-pool-bootstrap');
       const log = harness.sim.running.log.snapshot().entries;
       assert.ok(!log.some((entry) => entry.operation === 'nodes:patch'));
+    } finally {
+      await harness.stop();
+    }
+  });
+
+  void it('a k3s pool is refreshed (its prep pod in the real shell) and a clone of its image joins as itself', async () => {
+    const harness = await startHarness({ scenario: pool2Flavour('k3s') });
+    try {
+      const status = await harness.run(
+        ORCHESTRATION.refreshPool,
+        { cluster: 'prod', pool: POOL2, trigger: 'test' },
+        'flavour-k3s',
+      );
+      assert.equal(status.runtimeStatus, 'Completed', JSON.stringify(status.failure));
+      const result = status.output as PoolRefreshResult;
+      assert.equal(result.outcome, 'refreshed', result.reason);
+      const prep = harness.sim.running.world.prepRecords().find((record) => record.via === 'pod');
+      assert.equal(prep?.shell, 'real');
+      const clone = scaleOutOne(harness, POOL2);
+      assert.ok(clone.joined, `the clone ${clone.nodeName} joined as itself`);
+      assertIdentityClean(harness, 'a clone of the k3s image');
     } finally {
       await harness.stop();
     }

@@ -3,6 +3,7 @@
  * composed against it with least privilege, and the local durable runner driving the real
  * orchestrators with the simulator's clock.
  */
+import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
 import { parse as parseYaml } from 'yaml';
@@ -116,6 +117,45 @@ export const POOL1 = 'k8s-pool1-12345678-vmss';
 export const POOL2 = 'k8s-pool2-12345678-vmss';
 export function nodeOf(pool: string, index: number): string {
   return `${pool}${index.toString(36).padStart(6, '0')}`;
+}
+
+/**
+ * The world's identity model (`world.identity()`, sim/world/identity.ts) has nothing to say: no
+ * duplicated machine-id, hostname or SSH host key among running VMs, and no finding (an inherited
+ * cloud-init instance, waagent state or journal, a kubelet authenticating as another node, a take-over,
+ * …). Every e2e test that creates nodes from an image ends with it.
+ */
+export function assertIdentityClean(harness: Harness, context: string): void {
+  const identity = harness.sim.running.world.identity();
+  assert.deepEqual(identity.violations, [], `${context}: no duplicated machine-id, hostname or SSH host key`);
+  assert.deepEqual(identity.findings, [], `${context}: no identity finding`);
+}
+
+/**
+ * Adds one instance to `pool` from its current model (after a refresh: the new image) and lets it boot
+ * and join; returns the instance's name and whether a node of that name registered and is Ready.
+ */
+export function scaleOutOne(harness: Harness, pool: string): { nodeName: string; joined: boolean } {
+  const world = harness.sim.running.world;
+  const cluster = world.cluster('prod').world;
+  const scaleSetId = cluster.instanceOfNode(nodeOf(pool, 0))?.scaleSetId;
+  assert.ok(scaleSetId, `${pool} has an instance 0`);
+  const [clone] = world.compute.scaleOut(scaleSetId, 1);
+  assert.ok(clone, `${pool} scaled out`);
+  harness.sim.running.clock.advanceBy(
+    world.latency.newNodeJoinFromPrototypeWithKubeadmJoinSeconds +
+      world.latency.newNodeJoinFromPrototypeSeconds +
+      world.latency.nodeBootSeconds +
+      5,
+  );
+  const nodeName = clone.computerName.toLowerCase();
+  const node = cluster.store.get('nodes', undefined, nodeName) as
+    { status?: { conditions?: { type: string; status: string }[] } } | undefined;
+  const joined =
+    node?.status?.conditions?.some(
+      (condition) => condition.type === 'Ready' && condition.status === 'True',
+    ) === true;
+  return { nodeName, joined };
 }
 
 /**

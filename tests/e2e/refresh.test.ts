@@ -12,7 +12,15 @@ import type { ClusterRefreshResult, PoolRefreshResult } from '../../shared/appli
 import { CAPTURE_RUN_ANNOTATION, SCALE_DOWN_DISABLED_ANNOTATION } from '../../shared/domain/cluster-node.js';
 import { compareImageVersions } from '../../shared/domain/image-version.js';
 import type { Harness } from './harness.js';
-import { nodeOf, POOL1, POOL2, startHarness, withUndrainablePod } from './harness.js';
+import {
+  assertIdentityClean,
+  nodeOf,
+  POOL1,
+  POOL2,
+  scaleOutOne,
+  startHarness,
+  withUndrainablePod,
+} from './harness.js';
 
 interface NodeObject {
   metadata: { name: string; annotations?: Record<string, string> };
@@ -132,6 +140,18 @@ void describe('refresh pipeline on the simulator', { concurrency: false }, () =>
       for (const pool of result.pools.filter((p) => p.outcome === 'refreshed')) {
         assert.ok((pool.donorOutOfServiceSeconds ?? 0) > 0 && (pool.donorOutOfServiceSeconds ?? 0) < 3600);
       }
+      // The prep pods ran the product's script in the simulator's real shell; a clone of each new image
+      // joins as itself and the identity model finds nothing shared or inherited.
+      const preps = harness.sim.running.world.prepRecords().filter((record) => record.via === 'pod');
+      assert.ok(
+        preps.length >= 2 &&
+          preps.every((record) => record.shell === 'real' && record.outcome === 'succeeded'),
+      );
+      for (const pool of [POOL1, POOL2]) {
+        const clone = scaleOutOne(harness, pool);
+        assert.ok(clone.joined, `a clone of ${pool}'s new image (${clone.nodeName}) joined as itself`);
+      }
+      assertIdentityClean(harness, 'clones of the refreshed pools');
     } finally {
       await harness.stop();
     }

@@ -5,6 +5,7 @@
  * one identity path left out yields a clone the world flags (one test per identity file); kubeadm
  * clones join only when their kubelet credentials are gone and customData runs `kubeadm join` (the full
  * kubeadm model: tests/sim/world/kubeadm.test.ts); a k3s donor whose node password was removed is rejected when it restarts.
+ * The scripts run in a real shell over the disk's tree (sim/world/real-shell.ts), kamino-style pods too.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -74,26 +75,30 @@ function instances(world: World, flavour: Flavour): InstanceInfo[] {
   return world.compute.listInstances(scaleSetId(flavour));
 }
 
-/** Runs `script` in the product's prep pod on the pool's first node and waits until the VM is stopped. */
-function prepare(world: World, flavour: Flavour, script: string): InstanceInfo {
+/**
+ * Runs `script` in the product's prep pod on the pool's first node (or, with `command`, a pod whose
+ * container runs that command instead) and waits until the VM is stopped.
+ */
+function prepare(world: World, flavour: Flavour, script: string, command?: string[]): InstanceInfo {
   const donor = instances(world, flavour)[0];
   assert.ok(donor);
   const store = world.cluster().world.store;
-  store.create(
-    'pods',
-    prepPodManifest({
-      name: `prep-${flavour}`,
-      namespace: 'kube-system',
-      nodeName: donor.computerName.toLowerCase(),
-      image: PREP_IMAGE,
-      script,
-      labels: {},
-    }) as never,
-  );
+  const manifest = prepPodManifest({
+    name: `prep-${flavour}`,
+    namespace: 'kube-system',
+    nodeName: donor.computerName.toLowerCase(),
+    image: PREP_IMAGE,
+    script,
+    labels: {},
+  });
+  const container = manifest.spec?.containers[0];
+  if (command !== undefined && container) container.command = command;
+  store.create('pods', manifest as never);
   world.clock.advanceBy(
     world.latency.podStartSeconds + world.latency.imagePullSeconds + world.latency.prepScriptSeconds,
   );
-  world.clock.advanceBy(world.latency.instanceStopSeconds + 1);
+  // A kamino-style script sleeps 4 s (simulated) first.
+  world.clock.advanceBy(world.latency.instanceStopSeconds + 1 + (command === undefined ? 0 : 4));
   const stopped = world.compute.getInstance(donor.id);
   assert.equal(stopped?.powerState, 'stopped', JSON.stringify(world.prepRecords().at(-1)));
   return stopped;
@@ -178,6 +183,70 @@ void describe('identity: clones of a correctly prepared image join as themselves
       world.stop();
     });
   }
+});
+
+/**
+ * A prep pod written as kamino wrote its own (not the product's manifest): the image's nsenter by its
+ * absolute path entering PID 1's mount namespace by file, `/bin/`-prefixed commands, `sh -xc`, command
+ * substitutions in double quotes and `cp /dev/null`.
+ */
+function kaminoStyle(removes: string, emptiesMachineId = true): string[] {
+  const script = [
+    '/bin/sleep 4',
+    '/bin/echo "$(/bin/date -u +%FT%TZ) image built from $(/bin/hostname)" >> /var/log/vmss-prototype-ancestry.log',
+    `/bin/rm -rf ${removes}`,
+    ...(emptiesMachineId ? ['/bin/cp /dev/null /etc/machine-id'] : []),
+    '/bin/systemctl poweroff --force --message=prototype',
+  ].join(' && ');
+  return ['/usr/bin/nsenter', '-m/proc/1/ns/mnt', '--', '/bin/sh', '-xc', script];
+}
+
+const KAMINO_STYLE_REMOVES =
+  '/etc/hostname /etc/ssh/ssh_host_* /var/lib/cloud/data/* /var/lib/cloud/instance /var/lib/cloud/instances/* /var/lib/waagent/history/* /var/lib/waagent/events/* /var/log/journal/*';
+
+void describe('identity: scripts run in a real shell over the disk', () => {
+  void it("the product's prep script runs in the real shell, and the identity model judges what it left", () => {
+    const world = makeWorld();
+    prepare(world, 'aks-engine', buildPrepScript({ ancestry: 'real shell', flavour: 'aks-engine' }));
+    const record = world.prepRecords().at(-1);
+    assert.equal(record?.shell, 'real');
+    assert.equal(record?.outcome, 'succeeded');
+    assert.ok(record?.effects.includes('powers-off'));
+    world.stop();
+  });
+
+  void it('a kamino-style pod (/usr/bin/nsenter -m/proc/1/ns/mnt -- /bin/sh -xc, "$(…)", cp) prepares the disk; its clone joins as itself', () => {
+    const world = makeWorld();
+    const donor = prepare(world, 'aks-engine', 'unused', kaminoStyle(KAMINO_STYLE_REMOVES));
+    const record = world.prepRecords().at(-1);
+    assert.equal(record?.outcome, 'succeeded', record?.error);
+    assert.equal(record?.shell, 'real');
+    const disk = world.compute.getDiskContent(donor.osDiskId ?? '');
+    assert.equal(disk?.files['/etc/machine-id'], '');
+    assert.equal(disk?.files['/etc/hostname'], undefined);
+    // `date` answers simulated time, `hostname` the node's name: the command substitutions ran.
+    assert.match(
+      disk?.files['/var/log/vmss-prototype-ancestry.log'] ?? '',
+      new RegExp(`^2026-11-22T12:0\\d:\\d\\dZ image built from ${donor.computerName.toLowerCase()}\n$`),
+    );
+
+    const clone = captureAndScaleOut(world, 'aks-engine', donor);
+    assert.ok(isNodeReady(nodeOf(world, clone) ?? ({} as never)), 'the clone joined as itself');
+    assert.deepEqual(world.identity().violations, []);
+    assert.deepEqual(world.identity().findings, []);
+    world.stop();
+  });
+
+  void it('a kamino-style script that forgets the machine-id is caught by the identity model', () => {
+    const world = makeWorld();
+    const donor = prepare(world, 'aks-engine', 'unused', kaminoStyle(KAMINO_STYLE_REMOVES, false));
+    assert.equal(world.prepRecords().at(-1)?.outcome, 'succeeded');
+    const clone = captureAndScaleOut(world, 'aks-engine', donor);
+
+    const violation = world.identity().violations.find((v) => v.kind === 'duplicate-machine-id');
+    assert.ok(violation?.vmIds.includes(clone.vmId) && violation.vmIds.includes(donor.vmId));
+    world.stop();
+  });
 });
 
 void describe('identity: a prep script with one line left out yields a flagged clone', () => {

@@ -359,7 +359,7 @@ void describe('kubeadm: a clone of a scrubbed disk joins as itself; one leftover
     {
       name: 'a static pod manifest',
       scrub: KUBEADM_SCRUB.filter((path) => path !== '/etc/kubernetes/manifests/*'),
-      setup: 'echo kind: Pod >> /etc/kubernetes/manifests/extra.yaml',
+      setup: 'mkdir -p /etc/kubernetes/manifests && echo kind: Pod >> /etc/kubernetes/manifests/extra.yaml',
       error: '[ERROR DirAvailable--etc-kubernetes-manifests]: /etc/kubernetes/manifests is not empty',
     },
   ];

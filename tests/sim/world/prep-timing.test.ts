@@ -2,8 +2,9 @@
  * Prep pod timing on the kamino-observed profile: the image pull is where kamino's 49 s went (Pending),
  * the script runs right after the container starts, a node keeps pulled images (a second pod with the
  * same image starts at once), a pod deleted after its script ran has still powered the host off; and
- * the script grammar: an unsupported command or a script outside the host's mount namespace fails the
- * pod with a clear message and leaves the VM running.
+ * the real shell: a missing command, a failing one under `set -e`, an unset variable under `set -u`, a
+ * command outside the host's mount namespace, or no bwrap on the machine fails the pod with a clear
+ * message and leaves the VM running.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -12,6 +13,7 @@ import { prepPodManifest } from '../../../shared/adapters/kubernetes/pod-manifes
 import { buildPrepScript } from '../../../shared/domain/prep-script.js';
 import type { KubeObject } from '../../../sim/contracts.js';
 import { podPhase, statusOf } from '../../../sim/kube/objects.js';
+import { useBwrap } from '../../../sim/world/real-shell.js';
 import { parseScenario } from '../../../sim/world/scenario.js';
 import { createWorld, type World } from '../../../sim/world/world.js';
 
@@ -132,27 +134,26 @@ void describe('prep pod timing (kamino-observed)', () => {
   });
 });
 
-void describe('prep script grammar', () => {
+void describe('prep script in the real shell', () => {
   const runs: { name: string; script: string; message: RegExp }[] = [
     {
-      name: 'an unsupported command',
-      script: 'set -eu\ncp /dev/null /etc/machine-id\nsystemctl poweroff',
-      message: /line 2: 'cp \/dev\/null \/etc\/machine-id' is not supported by the simulated host/,
+      name: 'a command the host does not have',
+      script: 'set -eu\nno-such-tool --now\nsystemctl poweroff',
+      message: /exit 127: .*no-such-tool: not found/,
     },
     {
-      name: 'a pipe',
-      script: 'journalctl --vacuum-time=1s | tail\npoweroff',
-      message: /'\|' is not supported/,
+      name: 'a failing command under set -e',
+      script: 'set -e\nrm /etc/not-there\npoweroff',
+      message: /exit 1: .*cannot remove '\/etc\/not-there'/,
     },
     {
-      name: 'an expansion of a variable the script did not set',
-      script: 'rm -rf "$HOME"/x\npoweroff',
-      message: /line 1: HOME: parameter not set/,
+      name: 'an expansion of a variable the script did not set (set -u)',
+      script: 'set -u\nrm -rf "$NOT_SET"/x\npoweroff',
+      message: /NOT_SET: parameter not set/,
     },
-    { name: 'a backquote', script: 'rm -rf `pwd`\npoweroff', message: /'`' is not supported/ },
   ];
   for (const { name, script, message } of runs) {
-    void it(`${name} fails the pod with a clear message; the VM stays up`, () => {
+    void it(`${name} fails the pod with the shell's own message; the VM stays up`, () => {
       const world = makeWorld();
       createPrepPod(world, 'prep', NODE0, script);
 
@@ -165,9 +166,28 @@ void describe('prep script grammar', () => {
       assert.match(String(statusOf(failed).message), message);
       assert.equal(powerOf(world, NODE0), 'running');
       assert.equal(world.prepRecords()[0]?.outcome, 'failed');
+      assert.equal(world.prepRecords()[0]?.shell, 'real');
       world.stop();
     });
   }
+
+  void it('without bwrap the pod fails naming the package and the command to install it', () => {
+    useBwrap(null);
+    try {
+      const world = makeWorld();
+      createPrepPod(world, 'prep', NODE0);
+      world.clock.advanceBy(
+        world.latency.podStartSeconds + world.latency.imagePullSeconds + world.latency.prepScriptSeconds + 1,
+      );
+      const failed = pod(world, 'prep') as KubeObject;
+      assert.equal(podPhase(failed), 'Failed');
+      assert.match(String(statusOf(failed).message), /bubblewrap.*apt-get install -y bubblewrap/);
+      assert.equal(powerOf(world, NODE0), 'running');
+      world.stop();
+    } finally {
+      useBwrap(undefined);
+    }
+  });
 
   void it("a script that does not enter the host's mount namespace fails: nothing would reach the host disk", () => {
     const world = makeWorld();
@@ -199,14 +219,14 @@ void describe('prep script grammar', () => {
 
     assert.match(
       String(statusOf(pod(world, 'prep') as KubeObject).message),
-      /not the host's: nothing it does reaches the host disk/,
+      /does not enter PID 1's mount namespace .*: nothing it does would reach the host's disk/,
     );
     const instance = world.cluster().world.instanceOfNode(NODE0);
     assert.equal(world.compute.getDiskContent(instance?.osDiskId ?? '')?.files['/etc/hostname'], NODE0);
     world.stop();
   });
 
-  void it('Run Command runs the same grammar on the host, and powers off after the agent reports', () => {
+  void it('Run Command runs the script in the real shell on the host, and powers off after the agent reports', () => {
     const world = makeWorld();
     const instance = world.cluster().world.instanceOfNode(NODE1);
     assert.ok(instance);
@@ -217,6 +237,7 @@ void describe('prep script grammar', () => {
     world.clock.advanceBy(2);
 
     assert.equal(output.stderr, '');
+    assert.equal(world.prepRecords().at(-1)?.shell, 'real');
     assert.equal(world.compute.getDiskContent(instance.osDiskId ?? '')?.files['/etc/machine-id'], '');
     assert.equal(powerOf(world, NODE1), 'stopping');
     world.stop();

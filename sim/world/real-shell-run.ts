@@ -1,0 +1,59 @@
+/**
+ * A prep pod's or Run Command's script in the real shell (real-shell.ts), as the world carries it out:
+ * the pod's command is checked for entering the host (its `nsenter`, wherever the image keeps it, is the
+ * stand-in), the script runs over the node's disk, and what it did becomes a commit of the host model
+ * (host-runtime.ts) with the effects the records and the power-off read.
+ */
+import type { DiskContent } from '../arm/compute-state.js';
+import { type HostEffects, type HostModel, noEffects } from './host-commands.js';
+import { PATHS } from './os-disk.js';
+import { type RealShellResult, runInRealShell } from './real-shell.js';
+
+/** The sandbox's argv for a pod's command, or why it cannot reach the host's disk. */
+export function podArgv(words: readonly string[]): { argv: string[] } | { refused: string } {
+  const [first, ...rest] = words;
+  if (first === undefined || !/(^|\/)nsenter$/.test(first)) {
+    return {
+      refused: `the container command does not enter the host with nsenter (nsenter -t 1 -m … or nsenter -m/proc/1/ns/mnt …): what it runs stays in the container's mount namespace and nothing reaches the host disk: ${words.join(' ')}`,
+    };
+  }
+  // The image's nsenter, wherever it keeps it, is the stand-in (sim/world/host-stand-ins.ts).
+  return { argv: ['/usr/bin/nsenter', ...rest] };
+}
+
+/** Runs `argv` over the host's root disk. */
+export function runOnHost(
+  argv: readonly string[],
+  model: HostModel,
+  nodeName: string,
+  nowMs: number,
+): RealShellResult {
+  return runInRealShell({
+    argv,
+    disk: model.root,
+    hostname: hostnameOf(model.root) ?? nodeName,
+    nowMs,
+    ...(model.rmLeaves === undefined ? {} : { rmLeaves: model.rmLeaves }),
+  });
+}
+
+/** Applies what a real-shell run did to `model` (the host as it is now) and says what it did. */
+export function applyRun(model: HostModel, result: RealShellResult): HostEffects {
+  const effects = noEffects();
+  for (const path of [...result.changed, ...result.appended]) {
+    const content = result.files[path];
+    if (content === undefined) delete model.root.files[path];
+    else model.root.files[path] = content;
+  }
+  if (result.imagesRemoved) model.root.images = [];
+  effects.changed.push(...result.changed);
+  effects.appended.push(...result.appended);
+  effects.rootWritten = result.changed.length > 0 || result.appended.length > 0 || result.imagesRemoved;
+  effects.poweredOff = result.poweredOff;
+  return effects;
+}
+
+function hostnameOf(disk: DiskContent): string | undefined {
+  const name = disk.files[PATHS.hostname]?.trim();
+  return name !== undefined && /^[A-Za-z0-9][A-Za-z0-9.-]{0,62}$/.test(name) ? name : undefined;
+}

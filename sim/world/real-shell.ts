@@ -1,0 +1,352 @@
+/**
+ * Runs a host script in a real shell over the node's disk: the OS disk model (os-disk.ts) is written out
+ * as a directory tree, Debian's bubblewrap (`bwrap`, https://github.com/containers/bubblewrap) binds it
+ * as `/` of a sandbox (no network, own PID/UTS/IPC namespaces, the machine's /usr read-only, a fresh
+ * /proc, /dev, /tmp and /run), the pod's command runs there (`nsenter … -- /bin/sh -c SCRIPT` with the
+ * recording stand-ins of host-stand-ins.ts in /usr/bin), and the tree is read back: what the script
+ * removed, emptied or appended is what the identity model then judges. One run takes milliseconds and is
+ * bounded by a timeout; `sleep` is simulated time the caller adds to the run.
+ */
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+import type { DiskContent } from '../arm/compute-state.js';
+import { HOST_BIN, HOST_SBIN, REQUESTS_DIR, STAND_INS } from './host-stand-ins.js';
+
+/** Top-level directories of the sandbox that are not the disk (mount points bwrap makes). */
+const NOT_THE_DISK = new Set([
+  'usr',
+  'bin',
+  'sbin',
+  'lib',
+  'lib64',
+  'lib32',
+  'libx32',
+  'proc',
+  'dev',
+  'tmp',
+  'run',
+]);
+/** The container runtime's image store is on the disk: a marker file stands for the images it holds. */
+const IMAGES_MARKER = '/var/lib/containerd/.simulator-images';
+const DEFAULT_TIMEOUT_MS = 20_000;
+const OUTPUT_TAIL_BYTES = 600;
+
+export const BWRAP_MISSING =
+  "the simulator runs host scripts in a real shell inside bubblewrap, and 'bwrap' is not installed on this machine: install Debian's bubblewrap package (apt-get install -y bubblewrap) and run again";
+
+export interface RealShellInput {
+  /** The command the container (or Run Command) runs, e.g. `nsenter -t 1 -m -- /bin/sh -c SCRIPT`. */
+  readonly argv: readonly string[];
+  /** The disk as it is; not changed (the result carries the new files). */
+  readonly disk: DiskContent;
+  /** The host's name (`hostname` answers it). */
+  readonly hostname: string;
+  /** Simulated now (`date` answers it). */
+  readonly nowMs: number;
+  /** The `scrub-leaves` fault: paths a removal leaves in place. */
+  readonly rmLeaves?: readonly string[];
+  readonly timeoutMs?: number;
+}
+
+export interface RealShellResult {
+  readonly ok: boolean;
+  readonly exitCode: number;
+  /** Why it failed: the exit status and the end of what it printed. */
+  readonly error?: string;
+  /** The files after the run (only when the run could start). */
+  readonly files: Record<string, string>;
+  readonly imagesRemoved: boolean;
+  /** Paths removed or rewritten (not only appended to). */
+  readonly changed: string[];
+  /** Paths appended to, or created. */
+  readonly appended: string[];
+  readonly poweredOff: boolean;
+  /** Simulated seconds the script slept. */
+  readonly sleptSeconds: number;
+  /** What the stand-ins were asked, in order. */
+  readonly requests: string[];
+}
+
+let bwrapPath: string | null | undefined;
+
+/** The bwrap binary, or null when it is not installed. */
+export function findBwrap(): string | null {
+  if (bwrapPath !== undefined) return bwrapPath;
+  const found = (process.env['PATH'] ?? '/usr/bin:/bin')
+    .split(':')
+    .concat(['/usr/bin', '/bin'])
+    .map((directory) => join(directory, 'bwrap'))
+    .find((candidate) => existsSync(candidate));
+  bwrapPath = found ?? null;
+  return bwrapPath;
+}
+
+/** Tests: pretend bwrap is at `path` (null: not installed); undefined looks for it again. */
+export function useBwrap(path: string | null | undefined): void {
+  bwrapPath = path;
+}
+
+let farm: string | undefined;
+
+/**
+ * The sandbox's /usr/bin and /usr/sbin, made once per process: a link per machine binary to where the
+ * machine's directories are bound in the sandbox, and the stand-ins as files in their place.
+ */
+function standInFarm(): string {
+  if (farm !== undefined && existsSync(farm)) return farm;
+  const root = mkdtempSync(join(tmpdir(), 'vmss-sim-shell-'));
+  for (const [directory, host] of [
+    ['bin', '/usr/bin'],
+    ['sbin', '/usr/sbin'],
+  ] as const) {
+    const target = join(root, directory);
+    mkdirSync(target);
+    const inSandbox = directory === 'bin' ? HOST_BIN : HOST_SBIN;
+    for (const name of existsSync(host) ? readdirSync(host) : []) {
+      if (STAND_INS[name] === undefined) symlinkSync(`${inSandbox}/${name}`, join(target, name));
+    }
+    for (const [name, text] of Object.entries(STAND_INS)) {
+      writeFileSync(join(target, name), text, { mode: 0o755 });
+    }
+  }
+  process.once('exit', () => rmSync(root, { recursive: true, force: true }));
+  farm = root;
+  return root;
+}
+
+/** Runs `input.argv` in the sandbox over the disk; never throws for what the script does. */
+export function runInRealShell(input: RealShellInput): RealShellResult {
+  const bwrap = findBwrap();
+  const base = { files: { ...input.disk.files }, imagesRemoved: false, changed: [], appended: [] };
+  if (bwrap === null) {
+    return {
+      ...base,
+      ok: false,
+      exitCode: 127,
+      error: BWRAP_MISSING,
+      poweredOff: false,
+      sleptSeconds: 0,
+      requests: [],
+    };
+  }
+  const work = mkdtempSync(join(tmpdir(), 'vmss-sim-host-'));
+  try {
+    const tree = join(work, 'root');
+    const requests = join(work, 'requests');
+    mkdirSync(tree);
+    mkdirSync(requests);
+    writeFileSync(join(requests, 'requests.log'), '');
+    materialise(tree, input.disk);
+    const bins = standInFarm();
+    const args = [
+      '--bind',
+      tree,
+      '/',
+      '--ro-bind',
+      '/usr',
+      '/usr',
+      '--tmpfs',
+      '/run',
+      '--ro-bind',
+      '/usr/bin',
+      HOST_BIN,
+      '--ro-bind',
+      '/usr/sbin',
+      HOST_SBIN,
+      '--ro-bind',
+      join(bins, 'bin'),
+      '/usr/bin',
+      '--ro-bind',
+      join(bins, 'sbin'),
+      '/usr/sbin',
+      '--bind',
+      requests,
+      REQUESTS_DIR,
+      '--symlink',
+      'usr/bin',
+      '/bin',
+      '--symlink',
+      'usr/sbin',
+      '/sbin',
+      ...libraryLinks(),
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      '--tmpfs',
+      '/tmp',
+      '--unshare-all',
+      '--hostname',
+      input.hostname,
+      '--die-with-parent',
+      '--clearenv',
+      '--setenv',
+      'PATH',
+      '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      '--setenv',
+      'HOME',
+      '/root',
+      '--setenv',
+      'SIMULATED_EPOCH',
+      String(Math.floor(input.nowMs / 1000)),
+      '--chdir',
+      '/',
+      '--',
+      ...input.argv,
+    ];
+    const run = spawnSync(bwrap, args, {
+      encoding: 'utf8',
+      timeout: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      killSignal: 'SIGKILL',
+      maxBuffer: 4 * 1024 * 1024,
+    });
+    const log = readFileSync(join(requests, 'requests.log'), 'utf8')
+      .split('\n')
+      .filter((line) => line.length > 0);
+    const poweredOff = log.some((line) => line.startsWith('power-off '));
+    const after = readTree(tree);
+    const imagesRemoved = input.disk.images.length > 0 && !(IMAGES_MARKER in after);
+    delete after[IMAGES_MARKER];
+    const diff = compare(input.disk.files, after, input.rmLeaves ?? []);
+    const exitCode = run.status ?? (run.signal === null ? 1 : 128);
+    const timedOut = run.error !== undefined && (run.error as NodeJS.ErrnoException).code === 'ETIMEDOUT';
+    const ok = poweredOff || (exitCode === 0 && !timedOut);
+    const output = `${run.stdout ?? ''}${run.stderr ?? ''}`.trim();
+    const tail = Buffer.from(output).subarray(-OUTPUT_TAIL_BYTES).toString('utf8');
+    const error = ok
+      ? undefined
+      : timedOut
+        ? `the script did not end within ${(input.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000} s of wall time`
+        : `exit ${exitCode}${tail === '' ? '' : `: ${tail}`}`;
+    return {
+      ok,
+      exitCode: poweredOff ? 0 : exitCode,
+      ...(error === undefined ? {} : { error }),
+      files: diff.files,
+      imagesRemoved,
+      changed: diff.changed,
+      appended: diff.appended,
+      poweredOff,
+      sleptSeconds: log
+        .filter((line) => line.startsWith('sleep '))
+        .reduce((sum, line) => sum + sleepSeconds(line), 0),
+      requests: log,
+    };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** /lib, /lib64 … as the machine has them (links into /usr on a merged-/usr system, else bound). */
+function libraryLinks(): string[] {
+  const args: string[] = [];
+  for (const name of ['lib', 'lib64', 'lib32', 'libx32']) {
+    const path = `/${name}`;
+    if (!existsSync(path)) continue;
+    if (lstatSync(path).isSymbolicLink()) args.push('--symlink', `usr/${name}`, path);
+    else args.push('--ro-bind', path, path);
+  }
+  return args;
+}
+
+/** The directories every Linux root filesystem has (the model keeps only files; a script expects these). */
+const SKELETON = [
+  'etc',
+  'root',
+  'home',
+  'opt',
+  'srv',
+  'mnt',
+  'media',
+  'var/log',
+  'var/lib',
+  'var/tmp',
+  'var/cache',
+  'var/spool',
+];
+
+function materialise(tree: string, disk: DiskContent): void {
+  for (const directory of SKELETON) mkdirSync(join(tree, directory), { recursive: true });
+  const files = {
+    ...disk.files,
+    ...(disk.images.length > 0 ? { [IMAGES_MARKER]: disk.images.join('\n') } : {}),
+  };
+  for (const [path, content] of Object.entries(files)) {
+    if (!path.startsWith('/') || NOT_THE_DISK.has(path.split('/')[1] ?? '')) continue;
+    const target = join(tree, path);
+    try {
+      mkdirSync(dirname(target), { recursive: true });
+      writeFileSync(target, content);
+    } catch {
+      // A path that is both a file and a directory in the model cannot be written out; it is kept as it is.
+    }
+  }
+}
+
+/** The regular files under `tree`, by absolute path (symbolic links and special files are not the model's). */
+function readTree(tree: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  const walk = (directory: string, prefix: string): void => {
+    for (const entry of readdirSync(directory, { withFileTypes: true })) {
+      if (prefix === '' && NOT_THE_DISK.has(entry.name)) continue;
+      const path = `${prefix}/${entry.name}`;
+      const full = join(directory, entry.name);
+      if (entry.isDirectory()) walk(full, path);
+      else if (entry.isFile()) files[path] = readFileSync(full, 'utf8');
+    }
+  };
+  walk(tree, '');
+  return files;
+}
+
+/** What changed; a removal under a `scrub-leaves` path is undone (the file stays as it was). */
+function compare(
+  before: Readonly<Record<string, string>>,
+  after: Record<string, string>,
+  leaves: readonly string[],
+): { files: Record<string, string>; changed: string[]; appended: string[] } {
+  const kept = (path: string): boolean =>
+    leaves.some((leave) => path === leave || path.startsWith(`${leave}/`));
+  const files: Record<string, string> = {};
+  const changed: string[] = [];
+  const appended: string[] = [];
+  for (const [path, content] of Object.entries(before)) {
+    if (NOT_THE_DISK.has(path.split('/')[1] ?? '')) files[path] = content;
+    else if (!(path in after)) {
+      if (kept(path)) files[path] = content;
+      else changed.push(path);
+    }
+  }
+  for (const [path, content] of Object.entries(after)) {
+    files[path] = content;
+    const old = before[path];
+    if (old === content) continue;
+    if (old === undefined || (content.startsWith(old) && content.length > old.length)) appended.push(path);
+    else changed.push(path);
+  }
+  return { files, changed, appended };
+}
+
+function sleepSeconds(line: string): number {
+  const units: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+  return line
+    .split(/\s+/)
+    .slice(1)
+    .reduce((sum, word) => {
+      const match = /^(\d+(?:\.\d+)?)([smhd]?)$/.exec(word);
+      return match?.[1] === undefined ? sum : sum + Number(match[1]) * (units[match[2] || 's'] ?? 1);
+    }, 0);
+}

@@ -1,0 +1,115 @@
+/**
+ * The real shell over a disk tree (sim/world/real-shell.ts) and its stand-ins (host-stand-ins.ts): the
+ * nsenter forms that enter the host's mount namespace and those that do not, what the tree reads back
+ * as (removed, emptied, appended), simulated sleeps, the image store, the `scrub-leaves` fault, and which
+ * scripts still need the modelled host.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import type { DiskContent } from '../../../sim/arm/compute-state.js';
+import { needsModelledHost } from '../../../sim/world/host-stand-ins.js';
+import { runInRealShell } from '../../../sim/world/real-shell.js';
+
+const NOW = Date.parse('2026-11-22T12:00:00Z');
+
+function disk(): DiskContent {
+  return {
+    files: {
+      '/etc/machine-id': 'abc\n',
+      '/etc/hostname': 'node-1\n',
+      '/var/lib/cloud/instances/i-1/user-data.txt': 'x',
+      '/var/lib/containerd/io.containerd.metadata.v1.bolt/meta.db': 'db',
+    },
+    images: ['busybox:1'],
+  };
+}
+
+function run(argv: string[], rmLeaves?: string[]) {
+  return runInRealShell({
+    argv,
+    disk: disk(),
+    hostname: 'node-1',
+    nowMs: NOW,
+    ...(rmLeaves === undefined ? {} : { rmLeaves }),
+  });
+}
+
+void describe('real shell: nsenter forms', () => {
+  const cases: { nsenter: string[]; enters: boolean }[] = [
+    { nsenter: ['nsenter', '--target', '1', '--mount', '--'], enters: true },
+    { nsenter: ['nsenter', '-t', '1', '-m', '-u', '-i', '-n', '-p', '--'], enters: true },
+    { nsenter: ['/usr/bin/nsenter', '-m/proc/1/ns/mnt', '--'], enters: true },
+    { nsenter: ['/nsenter', '--target=1', '--mount'], enters: true },
+    { nsenter: ['nsenter', '--mount=/proc/1/ns/mnt'], enters: true },
+    { nsenter: ['nsenter', '-t1', '-muinp', '--'], enters: true },
+    { nsenter: ['nsenter', '--target', '1', '--pid', '--'], enters: false },
+    { nsenter: ['nsenter', '-m', '--'], enters: false },
+  ];
+  for (const { nsenter, enters } of cases) {
+    void it(`${nsenter.join(' ')} → ${enters ? 'runs on the host' : 'refused'}`, () => {
+      const argv = ['/usr/bin/nsenter', ...nsenter.slice(1), '/bin/sh', '-c', 'rm -f /etc/hostname'];
+      const result = run(argv);
+      assert.equal(result.ok, enters, result.error);
+      assert.equal(result.changed.includes('/etc/hostname'), enters);
+      if (!enters) assert.match(result.error ?? '', /does not enter PID 1's mount namespace/);
+    });
+  }
+});
+
+void describe('real shell: what the tree reads back as', () => {
+  void it('removed, emptied and appended files; sleeps add simulated time; a power-off stops what follows', () => {
+    const result = run([
+      '/bin/sh',
+      '-c',
+      'set -e; sleep 3; sleep 1m; rm -rf /var/lib/cloud/instances/*; : > /etc/machine-id; echo "$(hostname) $(date -u +%F)" >> /var/log/a.log; poweroff; rm -f /etc/hostname',
+    ]);
+    assert.ok(result.ok, result.error);
+    assert.equal(result.sleptSeconds, 63);
+    assert.equal(result.poweredOff, true);
+    assert.deepEqual(result.changed.sort(), [
+      '/etc/machine-id',
+      '/var/lib/cloud/instances/i-1/user-data.txt',
+    ]);
+    assert.deepEqual(result.appended, ['/var/log/a.log']);
+    assert.equal(result.files['/var/log/a.log'], 'node-1 2026-11-22\n');
+    assert.equal(result.files['/etc/hostname'], 'node-1\n', 'nothing after the power-off ran');
+  });
+
+  void it("removing the container runtime's store removes its images", () => {
+    const result = run(['/bin/sh', '-c', 'rm -rf /var/lib/containerd']);
+    assert.ok(result.ok);
+    assert.equal(result.imagesRemoved, true);
+    assert.equal(run(['/bin/sh', '-c', 'true']).imagesRemoved, false);
+  });
+
+  void it('the scrub-leaves fault: a removal leaves the path in place, and nothing says it changed', () => {
+    const result = run(['/bin/sh', '-c', 'rm -rf /etc/machine-id /etc/hostname'], ['/etc/machine-id']);
+    assert.ok(result.ok);
+    assert.equal(result.files['/etc/machine-id'], 'abc\n');
+    assert.deepEqual(result.changed, ['/etc/hostname']);
+  });
+
+  void it('a tool only the modelled host has fails with a message saying so', () => {
+    const result = run(['/bin/sh', '-c', 'set -e; fsfreeze --freeze /']);
+    assert.equal(result.ok, false);
+    assert.match(result.error ?? '', /fsfreeze: .*modelled only by the simulator's modelled host shell/);
+  });
+});
+
+void describe('real shell: which scripts need the modelled host', () => {
+  const cases: { script: string; modelled: boolean }[] = [
+    { script: 'rm -rf /etc/hostname\nsystemctl poweroff', modelled: false },
+    { script: 'nsenter --target 1 --mount -- sh -c "cp /dev/null /etc/machine-id"', modelled: false },
+    { script: 'mount -o nouuid /dev/disk/azure/scsi1/lun0-part1 /run/x', modelled: true },
+    { script: 'sync\nfsfreeze --freeze /\nsleep 30 &\nwait', modelled: true },
+    { script: "trap 'exit 143' TERM INT\nrm -rf /x", modelled: true },
+    { script: "trap 'rm -f /tmp/x' EXIT\nrm -rf /x", modelled: false },
+    { script: 'systemd-run --unit=x --on-active=60 true', modelled: true },
+  ];
+  for (const { script, modelled } of cases) {
+    void it(`${JSON.stringify(script)} → ${modelled ? 'modelled' : 'real'}`, () => {
+      assert.equal(needsModelledHost(script), modelled);
+    });
+  }
+});
