@@ -33,7 +33,7 @@ export function settingsForConnection(connection: SimulatorConnection): Record<s
         : connection.clusters.find((candidate) => candidate.name === managedBy.name);
     return {
       name: cluster.name,
-      subscriptionId: connection.subscriptionId,
+      subscriptionId: cluster.subscriptionId ?? connection.subscriptionId,
       resourceGroup: cluster.resourceGroup,
       apiServer: {
         url: cluster.kubeHttpsUrl,

@@ -43,6 +43,11 @@ param taskHub string = 'vmssprototype'
 @maxValue(20)
 param maxParallelPools int = 4
 
+@description('VMSSP_MAX_POOLS_PER_SUBSCRIPTION: pools of one Azure subscription the schedule refreshes at once.')
+@minValue(1)
+@maxValue(100)
+param maxPoolsPerSubscription int = 8
+
 @description('VMSSP_REBOOT_QUEUE: storage queue receiving reboot notices; `<name>-poison` is created next to it.')
 @minLength(3)
 @maxLength(56)
@@ -318,6 +323,7 @@ module functionApp 'modules/function-app.bicep' = {
     reaperSchedule: reaperSchedule
     taskHub: taskHub
     maxParallelPools: maxParallelPools
+    maxPoolsPerSubscription: maxPoolsPerSubscription
     rebootQueueName: storage.outputs.rebootQueueName
     quietPeriod: quietPeriod
     eventsTopicEndpoint: eventsTopicEndpoint

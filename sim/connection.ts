@@ -15,6 +15,8 @@ export interface SimulatorConnection {
   readonly adminToken: string;
   readonly clusters: readonly {
     readonly name: string;
+    /** The cluster's subscription when it is not the simulator's (a fleet over several). */
+    readonly subscriptionId?: string;
     readonly resourceGroup: string;
     readonly kubeHttpsUrl: string;
     readonly serviceAccountToken: string;
@@ -43,6 +45,7 @@ export function connectionOf(running: RunningSimulator): SimulatorConnection {
       );
       return {
         name: endpoint.name,
+        ...(spec.subscriptionId === undefined ? {} : { subscriptionId: spec.subscriptionId }),
         resourceGroup: spec.resourceGroup,
         kubeHttpsUrl: endpoint.kubeHttpsUrl,
         serviceAccountToken: endpoint.tokens.serviceAccount,

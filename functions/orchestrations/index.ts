@@ -11,6 +11,7 @@ import { poolSignalOrchestration } from './pool-signal.orchestration.js';
 import { reapClusterOrchestration } from './reap-cluster.orchestration.js';
 import { refreshClusterOrchestration } from './refresh-cluster.orchestration.js';
 import { refreshPoolOrchestration } from './refresh-pool.orchestration.js';
+import { refreshSubscriptionOrchestration } from './refresh-subscription.orchestration.js';
 import { releasePoolOrchestration } from './release-pool.orchestration.js';
 import { retireClusterOrchestration } from './retire-cluster.orchestration.js';
 import { retirePoolOrchestration } from './retire-pool.orchestration.js';
@@ -20,6 +21,7 @@ import { rollbackPoolOrchestration } from './rollback-pool.orchestration.js';
 export const orchestrations = {
   refreshPool: refreshPoolOrchestration,
   refreshCluster: refreshClusterOrchestration,
+  refreshSubscription: refreshSubscriptionOrchestration,
   clusterStatus: clusterStatusOrchestration,
   poolSignal: poolSignalOrchestration,
   rollbackPool: rollbackPoolOrchestration,
@@ -32,6 +34,7 @@ export const orchestrations = {
 export const ORCHESTRATORS: Readonly<Record<OrchestrationName, OrchestrationHandler>> = {
   refreshPool: orchestrations.refreshPool.handler,
   refreshCluster: orchestrations.refreshCluster.handler,
+  refreshSubscription: orchestrations.refreshSubscription.handler,
   clusterStatus: orchestrations.clusterStatus.handler,
   poolSignal: orchestrations.poolSignal.handler,
   rollbackPool: orchestrations.rollbackPool.handler,

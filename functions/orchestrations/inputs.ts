@@ -22,6 +22,15 @@ export const RefreshPoolInputSchema = z.object({
 export const RefreshClusterInputSchema = z.object({
   cluster: z.string(),
   dryRun: z.boolean().optional(),
+  maxParallelPools: z.number().int().min(1).optional(),
+  ...Started,
+});
+
+export const RefreshSubscriptionInputSchema = z.object({
+  subscriptionId: z.string(),
+  clusters: z.array(z.string()).min(1),
+  maxPoolsPerSubscription: z.number().int().min(1),
+  maxParallelPools: z.number().int().min(1),
   ...Started,
 });
 

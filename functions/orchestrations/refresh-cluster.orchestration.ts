@@ -59,7 +59,8 @@ function* runRefreshCluster(
     // the other pools are planned and refreshed all the same.
     planned = yield* planPoolByPool(context, cluster);
   }
-  const { maxParallelPools } = planned;
+  // A subscription's admission may give this run fewer pools at once than the setting (issue 32).
+  const maxParallelPools = Math.min(planned.maxParallelPools, input.maxParallelPools ?? Infinity);
   if (planned.outcomes.length === 0) return { cluster, pools: [] };
 
   const results: PoolRefreshResult[] = [];

@@ -234,3 +234,10 @@ export const LIVE_POLL = {
   scrub: { interval: 5, timeout: 15 * 60 },
   diskDeletion: { interval: 5, timeout: 30 * 60 },
 } as const;
+
+/**
+ * A subscription's run (refresh-subscription): each cluster's first start waits a delay in [0, this)
+ * derived from the run's instance id and the cluster's name (shared/domain/admission.ts), so that the
+ * subscriptions' first waves do not reach Azure Resource Manager in the same second (s).
+ */
+export const ADMISSION_JITTER_SECONDS = 120;

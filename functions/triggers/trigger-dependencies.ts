@@ -25,6 +25,8 @@ import type { RebootNoticeSender } from '../../shared/ports/reboot-notice-queue.
 export interface TriggerDependencies {
   readonly clusters: readonly NoticeClusterScope[];
   readonly quietPeriodSeconds: number;
+  /** The schedule's admission per subscription (VMSSP_MAX_POOLS_PER_SUBSCRIPTION, VMSSP_MAX_PARALLEL_POOLS). */
+  readonly admission: { readonly maxPoolsPerSubscription: number; readonly maxParallelPools: number };
   readonly notices: RebootNoticeSender<RebootNotice>;
   /** Pool names of a configured cluster (pools `all` are discovered from its nodes). */
   listPools(cluster: string): Promise<string[]>;
@@ -58,6 +60,10 @@ export function createTriggerDependencies(
   return {
     clusters: settings.clusters,
     quietPeriodSeconds: settings.quietPeriod,
+    admission: {
+      maxPoolsPerSubscription: settings.maxPoolsPerSubscription,
+      maxParallelPools: settings.maxParallelPools,
+    },
     notices,
     async listPools(cluster) {
       const pools = await listPoolsOfCluster(await dependencies.cluster(cluster));

@@ -56,6 +56,9 @@ param taskHub string
 @description('VMSSP_MAX_PARALLEL_POOLS: pools refreshed at once.')
 param maxParallelPools int
 
+@description('VMSSP_MAX_POOLS_PER_SUBSCRIPTION: pools of one subscription refreshed at once.')
+param maxPoolsPerSubscription int
+
 @description('VMSSP_REBOOT_QUEUE: the reboot-notice queue.')
 param rebootQueueName string
 
@@ -168,6 +171,7 @@ var appSettings = {
   VMSSP_REAPER_SCHEDULE: reaperSchedule
   VMSSP_TASK_HUB: taskHub
   VMSSP_MAX_PARALLEL_POOLS: string(maxParallelPools)
+  VMSSP_MAX_POOLS_PER_SUBSCRIPTION: string(maxPoolsPerSubscription)
   VMSSP_REBOOT_QUEUE: rebootQueueName
   VMSSP_QUIET_PERIOD: quietPeriod
   VMSSP_EVENTS_TOPIC_ENDPOINT: eventsTopicEndpoint

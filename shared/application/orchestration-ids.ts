@@ -7,6 +7,7 @@
 export const ORCHESTRATION = {
   refreshPool: 'refreshPool',
   refreshCluster: 'refreshCluster',
+  refreshSubscription: 'refreshSubscription',
   clusterStatus: 'clusterStatus',
   poolSignal: 'poolSignal',
   rollbackPool: 'rollbackPool',
@@ -34,6 +35,11 @@ export function poolInstanceId(cluster: string, pool: string): string {
 /** A cluster's auto-mode run: the timer's and the HTTP API's singleton key. */
 export function clusterInstanceId(cluster: string): string {
   return `refresh:${cluster}`;
+}
+
+/** The schedule's run of one subscription's clusters, admitted a few pools at a time (issue 32). */
+export function subscriptionInstanceId(subscriptionId: string): string {
+  return `refresh-subscription:${subscriptionId.toLowerCase()}`;
 }
 
 /**

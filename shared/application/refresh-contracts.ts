@@ -175,11 +175,46 @@ export interface RefreshClusterInput {
   readonly trigger: string;
   /** As RefreshPoolInput.runSeed: mixed into the run ids of its pool runs. */
   readonly runSeed?: string;
+  /** At most this many pools at once, below the setting (a subscription's admission gives it). */
+  readonly maxParallelPools?: number;
 }
 
 export interface ClusterRefreshResult {
   readonly cluster: string;
   readonly pools: readonly PoolRefreshResult[];
+}
+
+/** The schedule's run of one subscription's clusters (`refresh-subscription:<subscriptionId>`). */
+export interface RefreshSubscriptionInput {
+  readonly subscriptionId: string;
+  readonly clusters: readonly string[];
+  /** VMSSP_MAX_POOLS_PER_SUBSCRIPTION: pools of this subscription refreshing at once, at most. */
+  readonly maxPoolsPerSubscription: number;
+  /** VMSSP_MAX_PARALLEL_POOLS: pools of one cluster refreshing at once, at most. */
+  readonly maxParallelPools: number;
+  readonly trigger: string;
+  readonly runSeed?: string;
+}
+
+/**
+ * A cluster of a subscription's run: how many of its pools ended how, and the failed ones with their
+ * reason (the full results are the output of the cluster's own run, `refresh:<cluster>`); or why the
+ * cluster's run did not start or failed itself.
+ */
+export type SubscriptionClusterResult =
+  | {
+      readonly cluster: string;
+      readonly outcome: 'ran';
+      readonly pools: Partial<Record<PoolRefreshResult['outcome'], number>>;
+      readonly failed: readonly { readonly pool: string; readonly reason: string }[];
+    }
+  | { readonly cluster: string; readonly outcome: 'skipped' | 'failed'; readonly reason: string };
+
+export interface SubscriptionRefreshResult {
+  readonly subscriptionId: string;
+  /** Clusters at once × pools per cluster: what the admission allowed (≤ the per-subscription cap). */
+  readonly admitted: { readonly clustersAtOnce: number; readonly poolsPerCluster: number };
+  readonly clusters: readonly SubscriptionClusterResult[];
 }
 
 /** Custom status of a running refresh (≤ 16 KB; no secrets). */

@@ -17,6 +17,8 @@ export const SETTINGS_KEYS = [
   'VMSSP_TASK_HUB',
   /** Pools refreshed at the same time across all clusters, 1–20; default 4. */
   'VMSSP_MAX_PARALLEL_POOLS',
+  /** Pools of one Azure subscription refreshed at once by the schedule, 1–100; default 8. */
+  'VMSSP_MAX_POOLS_PER_SUBSCRIPTION',
   /** Storage queue Event Grid delivers reboot notices to; default `vmss-prototype-reboots`. */
   'VMSSP_REBOOT_QUEUE',
   /** Wait after the last reboot notice of a pool before refreshing it; default `10m`. */

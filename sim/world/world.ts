@@ -126,7 +126,7 @@ export class World {
     for (const spec of scenario.clusters) {
       const world = new ClusterWorld({
         spec,
-        subscriptionId: scenario.subscriptionId,
+        subscriptionId: spec.subscriptionId ?? scenario.subscriptionId,
         location: scenario.location,
         clock: this.clock,
         compute: this.compute,

@@ -8,6 +8,7 @@
 
 import { EXCLUDED_AS_POLLS } from './arm-polls.js';
 import { measureClientCpuColdAndWarm } from './client-cpu.bench.js';
+import { fleetFigures, printFleetFigures } from './fleet.bench.js';
 import { kubeadmFigures, printKubeadmFigures } from './kubeadm.bench.js';
 import { measurePlannerMemory, printPlannerMemory } from './planner-memory.bench.js';
 import { printRefreshFigures, type RefreshFigures, refreshFigures } from './refresh.bench.js';
@@ -56,12 +57,20 @@ const kubeadmBench: Bench = {
   },
 };
 
+const fleetBench: Bench = {
+  name: 'fleet',
+  async run() {
+    printFleetFigures(await fleetFigures());
+  },
+};
+
 const BENCHES: readonly Bench[] = [
   selectionBench,
   refreshBench,
   kubeadmBench,
   clientCpuBench,
   plannerMemoryBench,
+  fleetBench,
 ];
 
 function measured(figures: RefreshFigures | { readonly refused: string }): RefreshFigures | undefined {
@@ -93,6 +102,8 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
   const client = await measureClientCpuColdAndWarm();
   progress('the planner over a 20 000-node paged list, in child processes');
   const plannerMemory = await measurePlannerMemory();
+  progress('a fleet of 1 000 pools over 5 subscriptions, scaled clock (minutes)');
+  const fleet = await fleetFigures();
   const drain = refresh.drainAndStop;
   return {
     clock: 'manual',
@@ -117,6 +128,7 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
     plannerListCallsPerClusterRun: refresh.plannerListCallsPerClusterRun,
     // The planner on 20 000 nodes / 40 pools, 500 a page: list requests, peak RSS and heap, paged vs whole list.
     plannerMemory20k: plannerMemory,
+    fleet: { shape: fleet.shape, ...fleet.figures, failures: fleet.figures.failures.slice(0, 20) },
     kubeadm: {
       donorOutOfServiceS: {
         drainAndStop: kubeadm.drainAndStop.donorOutOfServiceS,

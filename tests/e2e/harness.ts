@@ -40,6 +40,8 @@ export interface HarnessOptions {
   readonly leastPrivilege?: boolean;
   /** `manual`: simulated time moves only on durable timers (deterministic figures). */
   readonly clock?: 'manual' | 'scaled';
+  /** Simulated seconds per wall second of the scaled clock (default 200). */
+  readonly timeFactor?: number;
   readonly armActionsFile?: string;
   readonly rbacDir?: string;
   /** App settings added to the simulator's (e.g. VMSSP_EVENTS_TOPIC_ENDPOINT). */
@@ -67,7 +69,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   options.scenario?.(scenario);
   const sim = await startSimulatorSession({
     scenarioPath: scenario,
-    timeFactor: 200,
+    timeFactor: options.timeFactor ?? 200,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.leastPrivilege === false ? { leastPrivilege: false } : {}),
     ...(options.armActionsFile === undefined ? {} : { armActionsFile: options.armActionsFile }),

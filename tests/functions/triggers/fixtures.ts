@@ -15,6 +15,8 @@ import { NotFoundError } from '../../../shared/domain/errors.js';
 export const SUB = '3f2b8c1e-4d5a-4b6c-9e7f-0a1b2c3d4e5f';
 export const OTHER_SUB = '11111111-2222-3333-4444-555555555555';
 export const NOW = new Date('2026-11-22T12:00:00.000Z');
+/** The settings' defaults: 8 pools per subscription at once, 4 per cluster. */
+export const ADMISSION = { maxPoolsPerSubscription: 8, maxParallelPools: 4 } as const;
 
 export const CLUSTERS: readonly NoticeClusterScope[] = [
   {
@@ -191,6 +193,7 @@ export function fakeDependencies(
   const deps: FakeDependencies = {
     clusters: CLUSTERS,
     quietPeriodSeconds: 600,
+    admission: ADMISSION,
     sent,
     nodes,
     failSends: false,

@@ -4,8 +4,9 @@ import { describe, it } from 'node:test';
 import type { Timer } from '@azure/functions';
 
 import { handleRefreshSchedule } from '../../../functions/triggers/refresh-schedule.timer.js';
+import type { NoticeClusterScope } from '../../../shared/application/reboot-notices.js';
 import { FakeDurableClient } from './durable-client-double.js';
-import { CLUSTERS, recordingContext } from './fixtures.js';
+import { ADMISSION, CLUSTERS, OTHER_SUB, recordingContext, SUB } from './fixtures.js';
 
 const TIMER: Timer = {
   isPastDue: false,
@@ -17,16 +18,47 @@ const TIMER: Timer = {
   },
 };
 
+/** prod and dev in SUB, staging in OTHER_SUB (written in upper case: subscriptions compare without case). */
+const TWO_SUBSCRIPTIONS: readonly NoticeClusterScope[] = [
+  ...CLUSTERS,
+  { name: 'staging', subscriptionId: OTHER_SUB.toUpperCase(), resourceGroup: 'rg-staging', pools: 'all' },
+];
+
 void describe('refresh schedule timer', () => {
-  void it('starts one refresh:<cluster> per configured cluster', async () => {
+  void it('starts one refresh-subscription:<subscription> per subscription, with the admission', async () => {
     const client = new FakeDurableClient();
-    const outcomes = await handleRefreshSchedule(TIMER, client, recordingContext(), { clusters: CLUSTERS });
+    const outcomes = await handleRefreshSchedule(TIMER, client, recordingContext(), {
+      clusters: TWO_SUBSCRIPTIONS,
+      admission: ADMISSION,
+    });
     const seeds = client.started.map((s) => (s.input as { runSeed?: unknown }).runSeed);
     assert.deepEqual(
       client.started.map((s) => [s.name, s.instanceId, { ...(s.input as object), runSeed: 'seed' }]),
       [
-        ['refreshCluster', 'refresh:prod', { cluster: 'prod', trigger: 'timer', runSeed: 'seed' }],
-        ['refreshCluster', 'refresh:dev', { cluster: 'dev', trigger: 'timer', runSeed: 'seed' }],
+        [
+          'refreshSubscription',
+          `refresh-subscription:${OTHER_SUB}`,
+          {
+            subscriptionId: OTHER_SUB,
+            clusters: ['staging'],
+            maxPoolsPerSubscription: 8,
+            maxParallelPools: 4,
+            trigger: 'timer',
+            runSeed: 'seed',
+          },
+        ],
+        [
+          'refreshSubscription',
+          `refresh-subscription:${SUB}`,
+          {
+            subscriptionId: SUB,
+            clusters: ['dev', 'prod'],
+            maxPoolsPerSubscription: 8,
+            maxParallelPools: 4,
+            trigger: 'timer',
+            runSeed: 'seed',
+          },
+        ],
       ],
     );
     // Randomness for the run ids: two task hubs' timers firing in the same millisecond still differ.
@@ -38,29 +70,35 @@ void describe('refresh schedule timer', () => {
     );
   });
 
-  void it('skips a cluster whose run is still active and restarts a finished one', async () => {
+  void it('skips a subscription whose run is still active and restarts a finished one', async () => {
     const client = new FakeDurableClient();
-    client.seed('refresh:prod', 'Running', { step: 'refreshing' }, 'refreshCluster');
-    client.seed('refresh:dev', 'Failed', undefined, 'refreshCluster');
-    const outcomes = await handleRefreshSchedule(TIMER, client, recordingContext(), { clusters: CLUSTERS });
+    client.seed(`refresh-subscription:${SUB}`, 'Running', { step: 'refreshing' }, 'refreshSubscription');
+    client.seed(`refresh-subscription:${OTHER_SUB}`, 'Failed', undefined, 'refreshSubscription');
+    const outcomes = await handleRefreshSchedule(TIMER, client, recordingContext(), {
+      clusters: TWO_SUBSCRIPTIONS,
+      admission: ADMISSION,
+    });
     assert.deepEqual(
-      outcomes.map((o) => `${o.cluster}:${o.outcome}`),
-      ['prod:running', 'dev:started'],
+      outcomes.map((o) => `${o.clusters.join('+')}:${o.outcome}`),
+      ['staging:started', 'dev+prod:running'],
     );
   });
 
-  void it('one cluster failing to start does not stop the others', async () => {
+  void it('one subscription failing to start does not stop the others', async () => {
     const client = new FakeDurableClient();
     const start = client.startNew.bind(client);
     client.startNew = (name, options) =>
-      options.instanceId === 'refresh:prod' ? Promise.reject(new Error('HTTP 500')) : start(name, options);
+      options.instanceId === `refresh-subscription:${OTHER_SUB}`
+        ? Promise.reject(new Error('HTTP 500'))
+        : start(name, options);
     const context = recordingContext();
     const outcomes = await handleRefreshSchedule({ ...TIMER, isPastDue: true }, client, context, {
-      clusters: CLUSTERS,
+      clusters: TWO_SUBSCRIPTIONS,
+      admission: ADMISSION,
     });
     assert.deepEqual(
-      outcomes.map((o) => `${o.cluster}:${o.outcome}`),
-      ['prod:failed', 'dev:started'],
+      outcomes.map((o) => `${o.clusters.join('+')}:${o.outcome}`),
+      ['staging:failed', 'dev+prod:started'],
     );
     assert.ok(context.logs.some((log) => log.level === 'error'));
   });
