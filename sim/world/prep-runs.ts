@@ -36,6 +36,24 @@ import { oneShotLog, terminationMessage } from './one-shot-output.js';
 import { PATHS } from './os-disk.js';
 import { podScript, powersHostOff, type PrepEffect } from './prep-pod.js';
 import { applyRun, podArgv, runOnHost } from './real-shell-run.js';
+import { findBwrap } from './real-shell.js';
+
+/**
+ * Which shell takes a host script: the real one (bubblewrap over the node's disk) unless the script
+ * needs the modelled host, or bwrap is not installed — then the modelled shell takes what its grammar
+ * knows, so the demo runs on a machine without bubblewrap, and a script beyond the grammar fails naming
+ * the package (WITHOUT_BWRAP).
+ */
+function shellOf(script: string): 'real' | 'modelled' {
+  return needsModelledHost(script) || findBwrap() === null ? 'modelled' : 'real';
+}
+
+const WITHOUT_BWRAP =
+  "; the simulator's real shell would run it, but 'bwrap' is not installed on this machine: install Debian's bubblewrap package (apt-get install -y bubblewrap) and run again";
+
+function withBwrapHint(error: string): string {
+  return findBwrap() === null ? `${error}${WITHOUT_BWRAP}` : error;
+}
 
 export interface PrepRecord {
   at: string;
@@ -219,14 +237,14 @@ export class PrepRuns {
     if (!instance || nodeName === undefined || !command) return;
     const parsed = podHostScript(command.words);
     const script = parsed?.script ?? podScript(pod);
-    if (!needsModelledHost(command.words.join(' '))) {
+    if (shellOf(command.words.join(' ')) === 'real') {
       const target = podArgv(command.words);
       if ('refused' in target) this.refuse(key, pod, instance, nodeName, script, target.refused, 'real');
       else this.startReal(pod, key, instance, nodeName, script, target.argv);
       return;
     }
     const refuse = (error: string): void =>
-      this.refuse(key, pod, instance, nodeName, script, error, 'modelled');
+      this.refuse(key, pod, instance, nodeName, script, withBwrapHint(error), 'modelled');
     if (!parsed) {
       refuse(
         `the container command is not 'nsenter --target 1 --mount … -- sh -c SCRIPT' (or 'sh -c SCRIPT'): ${command.words.join(' ')}`,
@@ -560,7 +578,8 @@ export class PrepRuns {
     let shell: HostShell;
     let effects = noEffects();
     let step: ShellStep;
-    if (!needsModelledHost(script)) {
+    const shellKind = shellOf(script);
+    if (shellKind === 'real') {
       // The real shell, as root on the host (no nsenter: the agent runs it there); a sleep takes no time.
       const model = this.hosts.model(instance);
       const result = runOnHost(['/bin/sh', '-c', script], model, nodeNameOf(instance), this.clock.nowMs());
@@ -581,7 +600,7 @@ export class PrepRuns {
         step = {
           kind: 'ended',
           ok: false,
-          error: `the script cannot run on the simulated host: ${messageOf(error)}`,
+          error: withBwrapHint(`the script cannot run on the simulated host: ${messageOf(error)}`),
         };
       }
     const ok = step.kind === 'ended' && step.ok;
@@ -596,7 +615,7 @@ export class PrepRuns {
         ...(error === undefined ? {} : { error }),
         changed: effects.changed,
         effects: effectsOf(effects),
-        shell: needsModelledHost(script) ? 'modelled' : 'real',
+        shell: shellKind,
       },
       undefined,
     );

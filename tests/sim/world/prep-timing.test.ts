@@ -171,18 +171,32 @@ void describe('prep script in the real shell', () => {
     });
   }
 
-  void it('without bwrap the pod fails naming the package and the command to install it', () => {
+  void it("without bwrap the modelled shell takes the product's script; one beyond its grammar fails naming bubblewrap", () => {
     useBwrap(null);
     try {
       const world = makeWorld();
+      const wait = () =>
+        world.clock.advanceBy(
+          world.latency.podStartSeconds +
+            world.latency.imagePullSeconds +
+            world.latency.prepScriptSeconds +
+            1,
+        );
       createPrepPod(world, 'prep', NODE0);
-      world.clock.advanceBy(
-        world.latency.podStartSeconds + world.latency.imagePullSeconds + world.latency.prepScriptSeconds + 1,
+      wait();
+      assert.equal(world.prepRecords()[0]?.shell, 'modelled');
+      assert.equal(world.prepRecords()[0]?.outcome, 'succeeded');
+      createPrepPod(
+        world,
+        'kamino',
+        NODE1,
+        'cp /dev/null /etc/machine-id && echo "$(date)" >> /var/log/x.log',
       );
-      const failed = pod(world, 'prep') as KubeObject;
+      wait();
+      const failed = pod(world, 'kamino') as KubeObject;
       assert.equal(podPhase(failed), 'Failed');
       assert.match(String(statusOf(failed).message), /bubblewrap.*apt-get install -y bubblewrap/);
-      assert.equal(powerOf(world, NODE0), 'running');
+      assert.equal(powerOf(world, NODE1), 'running');
       world.stop();
     } finally {
       useBwrap(undefined);
