@@ -76,10 +76,10 @@ export const POLL = {
  */
 export const EXPECTED = {
   /**
-   * Prep pod created → instance stopped: pod start and script (seconds), then `vmss stop` (113–183 s): at
-   * the quickest stop seen plus the pod's few seconds; a slower stop is read with a backoff.
+   * Prep pod created → instance stopped: pod start and script (seconds), then `vmss stop` (113–183 s); a
+   * slower stop is read with a backoff.
    */
-  powerOff: { expectedSeconds: 120, intervalSeconds: 10, backoffToSeconds: 20 },
+  powerOff: { expectedSeconds: 110, intervalSeconds: 10, backoffToSeconds: 20 },
   /** Snapshot requested → Succeeded (6–65 s; full copies of a stopped disk): read at the longest seen. */
   snapshot: { expectedSeconds: 65, intervalSeconds: 5, backoffToSeconds: 15 },
   /** Snapshot deletion asked → gone (seconds). */

@@ -20,7 +20,7 @@ void describe('refresh benchmark under seeded jitter', { timeout: 900_000 }, () 
       // The budgets (45 / 35) hold without jitter (refresh.bench.test.ts); with it a slow stop, start or
       // snapshot costs a few reads of backoff each. Bounded here so that a regression shows.
       assert.ok(row.armFirst <= 52, `seed ${row.seed}: ARM requests ${row.armFirst}`);
-      assert.ok(row.armNext <= 38, `seed ${row.seed}: ARM requests of the next refresh ${row.armNext}`);
+      assert.ok(row.armNext <= 39, `seed ${row.seed}: ARM requests of the next refresh ${row.armNext}`);
       assert.ok(row.donorOutOfServiceS > 0);
     }
     assert.ok(new Set(rows.map((row) => row.refreshS)).size > 1, 'the seeds draw different durations');
