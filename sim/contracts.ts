@@ -191,6 +191,22 @@ export interface LatencyProfile {
   /** attachDetachDataDisks (or an instance model update) attaching a data disk until it is in the guest. */
   readonly dataDiskAttachSeconds: number;
   readonly dataDiskDetachSeconds: number;
+  /**
+   * The next occurrence of `operation`, in seconds, drawn around the figure above by the world's seeded
+   * timing model (sim/world/timing.ts). Absent: every occurrence takes exactly the figure. Read
+   * durations through `durationOf`, once per occurrence.
+   */
+  readonly jitter?: (operation: TimedOperation) => number;
+}
+
+/** The profile's single-figure durations, the ones the timing model varies. */
+export type TimedOperation = {
+  [K in keyof LatencyProfile]-?: LatencyProfile[K] extends number ? K : never;
+}[keyof LatencyProfile];
+
+/** How long this occurrence of `operation` takes, seconds: drawn when the profile has jitter, else its figure. */
+export function durationOf(latency: LatencyProfile, operation: TimedOperation): number {
+  return latency.jitter?.(operation) ?? latency[operation];
 }
 
 export const KAMINO_OBSERVED: LatencyProfile = {

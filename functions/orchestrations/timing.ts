@@ -69,26 +69,32 @@ export const POLL = {
  * Microsoft publishes no expected durations ("highly variable"): the figures are kamino's logged runs
  * (stop 113–183 s, snapshot 6–65 s, image version 664 s; docs/design.md#timings),
  * taken at or below the usual, so a quicker operation costs at most that much waiting and a slower one
- * the short interval. A throttled read's Retry-After is honoured by the call itself (call.ts).
+ * the short interval. The waits whose length varies most back off once overdue (`backoffToSeconds`), and
+ * the image version's also reads again when its replication progress says it should be done
+ * (image.phase.ts), so an operation minutes late costs a few reads, not one per interval. A throttled
+ * read's Retry-After is honoured by the call itself (call.ts).
  */
 export const EXPECTED = {
-  /** Prep pod created → instance stopped: pod start and script (seconds), then `vmss stop` (113–183 s). */
-  powerOff: { expectedSeconds: 110, intervalSeconds: 10 },
-  /** Snapshot requested → Succeeded (6–65 s; full copies of a stopped disk). */
-  snapshot: { expectedSeconds: 60, intervalSeconds: 5 },
+  /**
+   * Prep pod created → instance stopped: pod start and script (seconds), then `vmss stop` (113–183 s); a
+   * slower stop is read with a backoff.
+   */
+  powerOff: { expectedSeconds: 110, intervalSeconds: 10, backoffToSeconds: 20 },
+  /** Snapshot requested → Succeeded (6–65 s; full copies of a stopped disk): read at the longest seen. */
+  snapshot: { expectedSeconds: 65, intervalSeconds: 5, backoffToSeconds: 15 },
   /** Snapshot deletion asked → gone (seconds). */
   snapshotDeletion: { expectedSeconds: 5, intervalSeconds: 5 },
   /** Start asked → running (about 30 s). */
-  start: { expectedSeconds: 30, intervalSeconds: 5 },
+  start: { expectedSeconds: 30, intervalSeconds: 5, backoffToSeconds: 10 },
   /** Image version requested → Succeeded and replicated (664 s for one region; hours with more). */
-  imageVersion: { expectedSeconds: 660, intervalSeconds: 15 },
+  imageVersion: { expectedSeconds: 660, intervalSeconds: 15, backoffToSeconds: 60 },
   /**
    * A model change (image reference, tags, capacity) written → `Succeeded` (seconds: the model alone is
    * written, no instance is upgraded under the manual policy).
    */
   scaleSetUpdate: { expectedSeconds: 10, intervalSeconds: 10 },
   /** Bootstrap extensions' deletion asked → gone from the model (13–67 s; docs/design.md#timings). */
-  extensionDeletion: { expectedSeconds: 60, intervalSeconds: 10 },
+  extensionDeletion: { expectedSeconds: 60, intervalSeconds: 10, backoffToSeconds: 20 },
   /**
    * An instance's deletion asked → gone: a shutdown and the disk's release (about as long as a
    * power-off, powerOff above); read first at a minute and a half, then every 15 s.
@@ -98,10 +104,23 @@ export const EXPECTED = {
   surgeReady: { expectedSeconds: 120, intervalSeconds: 15 },
 } as const satisfies Record<string, PollSchedule>;
 
+/**
+ * The longest sleep an estimate from an operation's progress may ask for (shared/domain/progress-estimate.ts):
+ * progress need not be linear, so a wrong estimate costs at most this much waiting.
+ */
+export const PROGRESS_ESTIMATE_MAX_SECONDS = 10 * 60;
+
 /** When a wait reads again: first at the expected completion, then at a short interval. */
 export interface PollSchedule {
   readonly expectedSeconds: number;
   readonly intervalSeconds: number;
+  /**
+   * An operation whose length varies around its expected completion: once it is overdue, each sleep is
+   * as long as it is overdue so far (the reads back off: interval, interval, 2×, 4×… after the expected
+   * completion), from `intervalSeconds` up to this. A few seconds late costs one read at the interval;
+   * minutes late costs a few reads, not one every interval, and waits at most as long again as it was late.
+   */
+  readonly backoffToSeconds?: number | undefined;
   /**
    * A wait whose length varies by orders of magnitude: after the expected completion each sleep is as
    * long as the wait so far (so it doubles), from `intervalSeconds` up to this.
@@ -137,9 +156,11 @@ export function pollDelaySeconds(
   const delay =
     untilExpected > 0
       ? untilExpected
-      : schedule.growToSeconds === undefined
-        ? schedule.intervalSeconds
-        : Math.min(schedule.growToSeconds, Math.max(schedule.intervalSeconds, elapsedSeconds));
+      : schedule.growToSeconds !== undefined
+        ? Math.min(schedule.growToSeconds, Math.max(schedule.intervalSeconds, elapsedSeconds))
+        : schedule.backoffToSeconds !== undefined
+          ? Math.min(schedule.backoffToSeconds, Math.max(schedule.intervalSeconds, -untilExpected))
+          : schedule.intervalSeconds;
   return Math.max(delay, retryAfterSeconds ?? 0);
 }
 

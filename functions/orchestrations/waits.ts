@@ -71,6 +71,8 @@ export interface PollSpec<T> {
   readonly expectedSeconds?: number;
   /** See PollSchedule (timing.ts). */
   readonly growToSeconds?: number | undefined;
+  /** See PollSchedule (timing.ts). */
+  readonly backoffToSeconds?: number | undefined;
   /** When the operation was asked for (orchestration time, ms); default: when the wait starts. */
   readonly sinceMs?: number;
   /** One read (activity calls through `call`); run once per round. */
@@ -103,6 +105,7 @@ export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>):
     expectedSeconds: spec.expectedSeconds ?? 0,
     intervalSeconds: spec.intervalSeconds,
     growToSeconds: spec.growToSeconds,
+    backoffToSeconds: spec.backoffToSeconds,
   };
   const firstReadAt = since + schedule.expectedSeconds * 1000;
   if (firstReadAt > startedAt) {

@@ -161,6 +161,8 @@ export interface ImageVersion {
   readonly storageAccountType?: StorageAccountType;
   /** Aggregated replication state (from `$expand=ReplicationStatus`), when known. */
   readonly replicationState: ReplicationState;
+  /** While replicating: the least regional progress (0–100) ARM reported, when it did. */
+  readonly replicationProgress?: number;
   readonly sourceId?: string;
   readonly publishedAt?: string;
   readonly tags: Readonly<Record<string, string>>;

@@ -137,6 +137,8 @@ export interface VersionRecord {
   replication: ReplicationStatus[];
   /** Simulated epoch ms the build started, for replication progress. */
   startedMs?: number;
+  /** How long its creation takes (drawn by the timing model): what its replication progress is a share of. */
+  durationSeconds?: number;
   pending?: PendingTransition;
   /** The source's content when the version was created (what new instances boot with). */
   content?: DiskContent;

@@ -2,6 +2,7 @@
  * Managed disks (OS disks of instances, created with them) and snapshots of the simulated compute
  * state: lookups, snapshot copies on simulated time, and deletes.
  */
+import { durationOf } from '../contracts.js';
 import {
   ComputeCore,
   type DiskRecord,
@@ -177,13 +178,17 @@ export class DiskState extends ComputeCore {
     this.snapshots.set(idKey(id), record);
     const pending: PendingTransition = { kind: 'snapshot', cancel: () => undefined };
     if (onComplete) pending.onComplete = onComplete;
-    pending.cancel = this.scheduler.after(this.latency.snapshotCreateSeconds, `snapshot ${name}`, () => {
-      if (record.pending !== pending) return;
-      record.pending = undefined;
-      const error = failure?.();
-      record.provisioningState = error ? 'Failed' : 'Succeeded';
-      pending.onComplete?.(error ? { status: 'Failed', error } : { status: 'Succeeded' });
-    });
+    pending.cancel = this.scheduler.after(
+      durationOf(this.latency, 'snapshotCreateSeconds'),
+      `snapshot ${name}`,
+      () => {
+        if (record.pending !== pending) return;
+        record.pending = undefined;
+        const error = failure?.();
+        record.provisioningState = error ? 'Failed' : 'Succeeded';
+        pending.onComplete?.(error ? { status: 'Failed', error } : { status: 'Succeeded' });
+      },
+    );
     record.pending = pending;
     return snapshotInfo(record);
   }
@@ -268,13 +273,17 @@ export class DiskState extends ComputeCore {
     this.disks.set(idKey(id), record);
     const pending: PendingTransition = { kind: 'disk', cancel: () => undefined };
     if (onComplete) pending.onComplete = onComplete;
-    pending.cancel = this.scheduler.after(this.latency.diskCreateSeconds, `disk ${name}`, () => {
-      if (record.pending !== pending) return;
-      record.pending = undefined;
-      const error = failure?.();
-      record.provisioningState = error ? 'Failed' : 'Succeeded';
-      pending.onComplete?.(error ? { status: 'Failed', error } : { status: 'Succeeded' });
-    });
+    pending.cancel = this.scheduler.after(
+      durationOf(this.latency, 'diskCreateSeconds'),
+      `disk ${name}`,
+      () => {
+        if (record.pending !== pending) return;
+        record.pending = undefined;
+        const error = failure?.();
+        record.provisioningState = error ? 'Failed' : 'Succeeded';
+        pending.onComplete?.(error ? { status: 'Failed', error } : { status: 'Succeeded' });
+      },
+    );
     record.pending = pending;
     return diskInfo(record);
   }
@@ -309,7 +318,7 @@ export class DiskState extends ComputeCore {
     record.pending = undefined;
     const before = record.provisioningState;
     record.provisioningState = 'Deleting';
-    this.scheduler.after(this.latency.diskDeleteSeconds, `delete disk ${record.name}`, () => {
+    this.scheduler.after(durationOf(this.latency, 'diskDeleteSeconds'), `delete disk ${record.name}`, () => {
       const error = failure?.();
       if (error) {
         record.provisioningState = before === 'Creating' ? 'Failed' : before;
@@ -345,16 +354,20 @@ export class DiskState extends ComputeCore {
     record.pending = undefined;
     const before = record.provisioningState;
     record.provisioningState = 'Deleting';
-    this.scheduler.after(this.latency.snapshotDeleteSeconds, `delete snapshot ${record.name}`, () => {
-      const error = failure?.();
-      if (error) {
-        record.provisioningState = before === 'Creating' ? 'Failed' : before;
-        onComplete?.({ status: 'Failed', error });
-        return;
-      }
-      this.snapshots.delete(idKey(id));
-      onComplete?.({ status: 'Succeeded' });
-    });
+    this.scheduler.after(
+      durationOf(this.latency, 'snapshotDeleteSeconds'),
+      `delete snapshot ${record.name}`,
+      () => {
+        const error = failure?.();
+        if (error) {
+          record.provisioningState = before === 'Creating' ? 'Failed' : before;
+          onComplete?.({ status: 'Failed', error });
+          return;
+        }
+        this.snapshots.delete(idKey(id));
+        onComplete?.({ status: 'Succeeded' });
+      },
+    );
     return true;
   }
 }

@@ -3,6 +3,7 @@
  * (immutable properties refused like ARM does) and image versions (built on simulated time, with
  * replication progress), plus the region capabilities that decide whether ZRS versions succeed.
  */
+import { durationOf } from '../contracts.js';
 import {
   ComputeCore,
   type GalleryRecord,
@@ -211,7 +212,7 @@ export class GalleryState extends ComputeCore {
     };
     this.galleries.set(idKey(id), record);
     if (onComplete) {
-      this.scheduler.after(this.latency.galleryCreateSeconds, `gallery ${name}`, () => {
+      this.scheduler.after(durationOf(this.latency, 'galleryCreateSeconds'), `gallery ${name}`, () => {
         const outcome = outcomeOf(failure);
         record.properties.provisioningState = outcome.status;
         onComplete(outcome);
@@ -274,7 +275,7 @@ export class GalleryState extends ComputeCore {
     };
     this.images.set(idKey(id), record);
     if (onComplete) {
-      this.scheduler.after(this.latency.imageDefinitionCreateSeconds, `image ${name}`, () => {
+      this.scheduler.after(durationOf(this.latency, 'imageDefinitionCreateSeconds'), `image ${name}`, () => {
         const outcome = outcomeOf(failure);
         record.properties.provisioningState = outcome.status;
         onComplete(outcome);
@@ -342,7 +343,10 @@ export class GalleryState extends ComputeCore {
       : undefined;
     if (sourceContent) record.content = deepCopy(sourceContent);
     this.versions.set(idKey(id), record);
-    const seconds = options.fail ? (options.failAfterSeconds ?? 0) : this.latency.imageVersionCreateSeconds;
+    const seconds = options.fail
+      ? (options.failAfterSeconds ?? 0)
+      : durationOf(this.latency, 'imageVersionCreateSeconds');
+    record.durationSeconds = seconds;
     const pending: PendingTransition = { kind: 'imageVersion', cancel: () => undefined };
     if (options.onComplete) pending.onComplete = options.onComplete;
     pending.cancel = this.scheduler.after(seconds, `image version ${name}`, () => {
@@ -380,7 +384,9 @@ export class GalleryState extends ComputeCore {
     const elapsed = (this.clock.nowMs() - published) / 1000;
     const progress = Math.min(
       99,
-      Math.floor((elapsed / Math.max(1, this.latency.imageVersionCreateSeconds)) * 100),
+      Math.floor(
+        (elapsed / Math.max(1, record.durationSeconds ?? this.latency.imageVersionCreateSeconds)) * 100,
+      ),
     );
     return record.replication.map((status) => ({ ...status, progress }));
   }
@@ -406,7 +412,7 @@ export class GalleryState extends ComputeCore {
     const before = record.properties.provisioningState;
     record.properties.provisioningState = 'Deleting';
     this.scheduler.after(
-      this.latency.imageVersionDeleteSeconds,
+      durationOf(this.latency, 'imageVersionDeleteSeconds'),
       `delete image version ${record.name}`,
       () => {
         const error = failure?.();

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 
+import { durationOf } from '../contracts.js';
 import {
   compareInstances,
   ComputeCore,
@@ -100,10 +101,17 @@ export class InstanceState extends ComputeCore {
       options.onComplete?.({ status: 'Succeeded' });
       return;
     }
-    this.transition(record, 'powerOff', 'stopping', 'stopped', this.latency.instanceStopSeconds, {
-      ...options,
-      orderly: options.skipShutdown !== true,
-    });
+    this.transition(
+      record,
+      'powerOff',
+      'stopping',
+      'stopped',
+      durationOf(this.latency, 'instanceStopSeconds'),
+      {
+        ...options,
+        orderly: options.skipShutdown !== true,
+      },
+    );
   }
 
   /** Deallocates an instance: `deallocating`, then `deallocated` after `instanceDeallocateSeconds`. */
@@ -125,7 +133,7 @@ export class InstanceState extends ComputeCore {
       'deallocate',
       'deallocating',
       'deallocated',
-      this.latency.instanceDeallocateSeconds,
+      durationOf(this.latency, 'instanceDeallocateSeconds'),
       options,
     );
   }
@@ -137,7 +145,14 @@ export class InstanceState extends ComputeCore {
       options.onComplete?.({ status: 'Succeeded' });
       return;
     }
-    this.transition(record, 'start', 'starting', 'running', this.latency.instanceStartSeconds, options);
+    this.transition(
+      record,
+      'start',
+      'starting',
+      'running',
+      durationOf(this.latency, 'instanceStartSeconds'),
+      options,
+    );
   }
 
   /** Restarts a running instance (goes through `starting`); refused when the instance is not running. */
@@ -150,7 +165,14 @@ export class InstanceState extends ComputeCore {
         `Operation 'restart' is not allowed on VM '${record.name}' since the VM is ${record.powerState}.`,
       );
     }
-    this.transition(record, 'restart', 'starting', 'running', this.latency.instanceStartSeconds, options);
+    this.transition(
+      record,
+      'restart',
+      'starting',
+      'running',
+      durationOf(this.latency, 'instanceStartSeconds'),
+      options,
+    );
   }
 
   private transition(
@@ -225,7 +247,7 @@ export class InstanceState extends ComputeCore {
       });
       const pending: PendingTransition = { kind: 'create', cancel: () => undefined };
       pending.cancel = this.scheduler.after(
-        this.latency.instanceStartSeconds,
+        durationOf(this.latency, 'instanceStartSeconds'),
         `create ${instance.name}`,
         () => {
           if (instance.pending !== pending) return;
@@ -433,8 +455,8 @@ export class InstanceState extends ComputeCore {
     for (const disk of detaching) disk.toBeDetached = true;
     record.provisioningState = 'Updating';
     const seconds = Math.max(
-      attaching.length > 0 ? this.latency.dataDiskAttachSeconds : 0,
-      detaching.length > 0 ? this.latency.dataDiskDetachSeconds : 0,
+      attaching.length > 0 ? durationOf(this.latency, 'dataDiskAttachSeconds') : 0,
+      detaching.length > 0 ? durationOf(this.latency, 'dataDiskDetachSeconds') : 0,
     );
     const pending: PendingTransition = { kind: 'attachDetachDataDisks', cancel: () => undefined };
     if (options.onComplete) pending.onComplete = options.onComplete;
@@ -514,7 +536,7 @@ export class InstanceState extends ComputeCore {
     const entry: RunCommandRecord = { instanceId: record.id, ...deepCopy(input), at: this.nowIso() };
     this.runCommands.push(entry);
     this.executingRunCommands.add(idKey(record.id));
-    this.scheduler.after(this.latency.runCommandSeconds, `runCommand ${record.name}`, () => {
+    this.scheduler.after(durationOf(this.latency, 'runCommandSeconds'), `runCommand ${record.name}`, () => {
       this.executingRunCommands.delete(idKey(record.id));
       const current = this.instances.get(idKey(record.id));
       if (!current) {

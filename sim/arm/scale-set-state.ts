@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 
+import { durationOf } from '../contracts.js';
 import {
   ComputeCore,
   type ComputeShared,
@@ -184,13 +185,17 @@ export class ScaleSetState extends ComputeCore {
     record.properties.provisioningState = 'Updating';
     const pending: PendingTransition = { kind: 'update', cancel: () => undefined };
     if (onComplete) pending.onComplete = onComplete;
-    pending.cancel = this.scheduler.after(this.latency.scaleSetUpdateSeconds, `update ${record.name}`, () => {
-      if (record.pending !== pending) return;
-      record.pending = undefined;
-      record.properties.provisioningState = 'Succeeded';
-      const error = failure?.();
-      onComplete?.(error ? { status: 'Failed', error } : { status: 'Succeeded' });
-    });
+    pending.cancel = this.scheduler.after(
+      durationOf(this.latency, 'scaleSetUpdateSeconds'),
+      `update ${record.name}`,
+      () => {
+        if (record.pending !== pending) return;
+        record.pending = undefined;
+        record.properties.provisioningState = 'Succeeded';
+        const error = failure?.();
+        onComplete?.(error ? { status: 'Failed', error } : { status: 'Succeeded' });
+      },
+    );
     record.pending = pending;
     if (next.capacity !== undefined && next.capacity > record.sku.capacity) {
       this.instanceState.scaleOut(id, next.capacity - record.sku.capacity);

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 
+import { durationOf } from '../contracts.js';
 import {
   expandIncludes,
   HttpError,
@@ -252,8 +253,13 @@ export class VirtualMachineRoutes extends ArmRoutes {
   private deleteVm(context: RequestContext, id: string | undefined): Reply {
     if (id === undefined) return { status: 204 };
     const instance = this.state.getInstance(id);
-    const seconds = this.options.latency.instanceStopSeconds;
-    const { operation, failure, done } = this.beginOperation(context, instance?.location ?? '', seconds);
+    // ARM's hint is the usual time; the deletion itself takes what the timing model draws.
+    const { operation, failure, done } = this.beginOperation(
+      context,
+      instance?.location ?? '',
+      this.options.latency.instanceStopSeconds,
+    );
+    const seconds = durationOf(this.options.latency, 'instanceStopSeconds');
     this.options.scheduler.after(seconds, `delete ${instance?.name ?? id}`, () => {
       const error = failure();
       if (error) {

@@ -4,7 +4,7 @@
  * bootstrap delay, and a small Deployment controller keeps ReplicaSets and Deployment status.
  */
 import type { ComputeEvent, ComputeState, InstanceInfo, InstanceSeed } from '../arm/compute-state.js';
-import type { KubeObject, KubeStore, LatencyProfile } from '../contracts.js';
+import { durationOf, type KubeObject, type KubeStore, type LatencyProfile } from '../contracts.js';
 import { KubeStoreError } from '../contracts.js';
 import { type KubeControllers, startKubeControllers } from '../kube/controllers.js';
 import {
@@ -426,8 +426,11 @@ export class ClusterWorld {
             // The machine boots from its disk: a prep script may have changed who it is.
             const outcome = this.identities.boot(instance);
             if (outcome.kind === 'joins' && outcome.nodeName === nodeName) {
-              this.setNodeTimer(nodeName, this.latency.nodeBootSeconds, `kubelet up ${nodeName}`, () =>
-                this.kubeletStarted(nodeName),
+              this.setNodeTimer(
+                nodeName,
+                durationOf(this.latency, 'nodeBootSeconds'),
+                `kubelet up ${nodeName}`,
+                () => this.kubeletStarted(nodeName),
               );
             }
           }
@@ -443,11 +446,14 @@ export class ClusterWorld {
           event.bootsFromGalleryImage,
           event.bootstrapExtensionsRemain,
         );
-        const seconds = {
-          'marketplace-full': this.latency.newNodeJoinFromMarketplaceSeconds,
-          'image-only': this.latency.newNodeJoinFromPrototypeSeconds,
-          'image-kubeadm-join': this.latency.newNodeJoinFromPrototypeWithKubeadmJoinSeconds,
-        }[bootstrap];
+        const operation = (
+          {
+            'marketplace-full': 'newNodeJoinFromMarketplaceSeconds',
+            'image-only': 'newNodeJoinFromPrototypeSeconds',
+            'image-kubeadm-join': 'newNodeJoinFromPrototypeWithKubeadmJoinSeconds',
+          } as const
+        )[bootstrap];
+        const seconds = durationOf(this.latency, operation);
         const createdAtMs = this.clock.nowMs();
         const cancel = this.clock.after(seconds, `join ${nodeName}`, () => {
           this.joinTimers.delete(instance.id.toLowerCase());

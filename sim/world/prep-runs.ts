@@ -14,7 +14,7 @@
  * processes; their pods fail.
  */
 import type { ComputeState, InstanceInfo } from '../arm/compute-state.js';
-import type { KubeObject, KubeStore, LatencyProfile } from '../contracts.js';
+import { durationOf, type KubeObject, type KubeStore, type LatencyProfile } from '../contracts.js';
 import { messageOf } from '../errors.js';
 import {
   isTerminating,
@@ -193,8 +193,10 @@ export class PrepRuns {
       if (specOf(pod).restartPolicy !== 'Never') return;
       this.oneShots.set(
         key,
-        this.clock.after(this.latency.prepScriptSeconds, `one-shot pod ${pod.metadata.name}`, () =>
-          this.endOneShotPod(pod.metadata.namespace ?? '', pod.metadata.name, pod.metadata.uid),
+        this.clock.after(
+          durationOf(this.latency, 'prepScriptSeconds'),
+          `one-shot pod ${pod.metadata.name}`,
+          () => this.endOneShotPod(pod.metadata.namespace ?? '', pod.metadata.name, pod.metadata.uid),
         ),
       );
       return;
@@ -297,7 +299,7 @@ export class PrepRuns {
     const uid = pod.metadata.uid;
     this.refusals.set(
       key,
-      this.clock.after(this.latency.prepScriptSeconds, `prep script ${name}`, () => {
+      this.clock.after(durationOf(this.latency, 'prepScriptSeconds'), `prep script ${name}`, () => {
         this.refusals.delete(key);
         const current = this.store.get('pods', namespace, name);
         if (!current || current.metadata.uid !== uid || isTerminating(current)) return;
@@ -375,12 +377,15 @@ export class PrepRuns {
         this.realRuns.set(key, this.clock.after(result.sleptSeconds, `prep script ${name} (sleep)`, land));
       } else land();
     };
-    this.realRuns.set(key, this.clock.after(this.latency.prepScriptSeconds, `prep script ${name}`, run));
+    this.realRuns.set(
+      key,
+      this.clock.after(durationOf(this.latency, 'prepScriptSeconds'), `prep script ${name}`, run),
+    );
   }
 
   /** The next segment runs at `fromMs` plus the script time when it does disk work. */
   private scheduleSegment(process: Process, fromMs: number): void {
-    const work = process.shell.nextSegmentDoesWork() ? this.latency.prepScriptSeconds : 0;
+    const work = process.shell.nextSegmentDoesWork() ? durationOf(this.latency, 'prepScriptSeconds') : 0;
     const delay = Math.max(0, (fromMs - this.clock.nowMs()) / 1000) + work;
     process.timer = this.clock.after(delay, `prep script ${process.name}`, () => this.runSegment(process));
   }

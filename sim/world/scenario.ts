@@ -438,7 +438,7 @@ export const Scenario = z
     start: z.iso.datetime({ offset: true }).optional(),
     /** Simulated seconds per wall second when the clock is scaled. */
     timeFactor: z.number().positive().default(1),
-    /** Seed for everything random in the world (probabilistic faults, extension delete times). */
+    /** Seed for everything random in the world (probabilistic faults, the timing model's jitter). */
     seed: z.int().default(1),
     latency: z
       .strictObject({
@@ -449,6 +449,11 @@ export const Scenario = z
           })
           .default('kamino-observed'),
         overrides: LatencyOverrides.partial().default({}),
+        /**
+         * Each occurrence of a long operation draws its own duration around the profile's figure, from
+         * `seed` (sim/world/timing.ts). Off: every occurrence takes exactly the figure.
+         */
+        jitter: z.boolean().default(false),
       })
       .prefault({}),
     clusters: z.array(Cluster).min(1, 'a scenario needs at least one cluster'),

@@ -36,6 +36,7 @@ import {
   resolveTime,
   type Scenario,
 } from './scenario.js';
+import { withJitter } from './timing.js';
 import { buildPdb } from './workloads.js';
 
 export interface WorldOptions {
@@ -108,7 +109,9 @@ export class World {
       });
       this.ownsClock = true;
     }
-    this.latency = latencyOf(scenario);
+    this.latency = scenario.latency.jitter
+      ? withJitter(latencyOf(scenario), scenario.seed)
+      : latencyOf(scenario);
     this.compute = new ComputeState({
       clock: this.clock,
       scheduler: this.clock,

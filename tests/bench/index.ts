@@ -6,9 +6,11 @@
  * wall, CPU and memory figures do.
  */
 
+import { newNodeReadyTable } from '../../sim/world/bootstrap-timing.js';
 import { EXCLUDED_AS_POLLS } from './arm-polls.js';
 import { measureClientCpuColdAndWarm } from './client-cpu.bench.js';
 import { fleetFigures, printFleetFigures } from './fleet.bench.js';
+import { jitterFigures, printJitterFigures } from './jitter.bench.js';
 import { kubeadmFigures, printKubeadmFigures } from './kubeadm.bench.js';
 import { measurePlannerMemory, printPlannerMemory } from './planner-memory.bench.js';
 import { printRefreshFigures, type RefreshFigures, refreshFigures } from './refresh.bench.js';
@@ -64,9 +66,31 @@ const fleetBench: Bench = {
   },
 };
 
+const jitterBench: Bench = {
+  name: 'jitter',
+  async run() {
+    printJitterFigures(await jitterFigures());
+  },
+};
+
+/** A new node's scale-out → Ready per flavour, from our image and from the original (sim/world/bootstrap-timing.ts). */
+const newNodeReadyBench: Bench = {
+  name: 'new-node-ready',
+  run() {
+    console.log("\nnew node, scale-out → Ready and schedulable (s), from the simulator's timing model");
+    for (const [flavour, { ours, original }] of Object.entries(newNodeReadyTable())) {
+      console.log(
+        `${flavour.padEnd(10)} ours ${String(ours).padStart(4)}  original ${String(original).padStart(4)}`,
+      );
+    }
+  },
+};
+
 const BENCHES: readonly Bench[] = [
   selectionBench,
   refreshBench,
+  jitterBench,
+  newNodeReadyBench,
   kubeadmBench,
   clientCpuBench,
   plannerMemoryBench,
@@ -96,6 +120,8 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
   progress('refresh of one pool (drain-and-stop, live) and one cluster plan, manual clock');
   const refresh = await refreshFigures();
   const live = measured(refresh.live);
+  progress('refresh of one pool and the next under seeded jitter, several seeds');
+  const jitter = await jitterFigures();
   progress('a kubeadm pool: refresh (drain-and-stop, live) and a new node before and after');
   const kubeadm = await kubeadmFigures();
   progress('two CLI refreshes in child processes (empty, then filled compile cache)');
@@ -117,6 +143,10 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
     refreshTriggerToPublishedS: drain.refreshTriggerToPublishedS,
     armRequests: drain.armRequests,
     armRequestsExcludingPollsLeavesOut: EXCLUDED_AS_POLLS,
+    // The timing model's seeded jitter (sim/world/timing.ts): first and next refresh per seed, budgets 45 / 35.
+    underJitter: jitter,
+    // Scale-out → Ready per flavour from our image and from the original (sim/world/bootstrap-timing.ts).
+    newNodeReadyS: newNodeReadyTable(),
     kubeRequests: drain.kubeRequests,
     // canary.afterPass keep-size (the default) over keep: one older node retired in the canary's place.
     keepSizeExtra: refresh.keepSizeExtra,

@@ -15,11 +15,12 @@ import {
   nextImageVersionName,
   RUN_TIMELINE_TAG_KEYS,
 } from '../../../shared/domain/image-version.js';
+import { secondsToFinish } from '../../../shared/domain/progress-estimate.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { isCancel, noteGivenBack, shielded } from '../cancel.js';
 import { StepFailure } from '../step-failure.js';
-import { EXPECTED, POLL } from '../timing.js';
+import { EXPECTED, POLL, PROGRESS_ESTIMATE_MAX_SECONDS } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import { deleteCopyDisk } from './copy-disk.js';
 import type { RefreshRun } from './run.js';
@@ -165,11 +166,19 @@ function* buildImageVersion(
       if (last) throw StepFailure.terminal('building-image-version', 'ZrsUnsupported', request.message);
       continue;
     }
+    const askedAt = context.df.currentUtcDateTime.getTime();
     const built = yield* pollUntil(context, {
       step: 'building-image-version',
       ...EXPECTED.imageVersion,
+      sinceMs: askedAt,
       timeoutSeconds: POLL.imageVersion.timeout,
       read: readVersion('building-image-version'),
+      // Past the expected completion, the replication's progress says when the rest should be done.
+      nextDelaySeconds: (view) => {
+        const elapsedSeconds = (context.df.currentUtcDateTime.getTime() - askedAt) / 1000;
+        const rest = secondsToFinish(elapsedSeconds, view.replicationProgress);
+        return rest === undefined ? undefined : Math.min(PROGRESS_ESTIMATE_MAX_SECONDS, Math.ceil(rest));
+      },
       done: (view) =>
         view.provisioningState === 'Failed' ||
         (view.provisioningState === 'Succeeded' && view.replicationState !== 'Replicating'),

@@ -90,6 +90,7 @@ export function toImageVersion(version: GalleryImageVersion, ref: ImageVersionRe
   const sourceId =
     nonEmpty(version.storageProfile?.osDiskImage?.source?.id) ?? nonEmpty(version.storageProfile?.source?.id);
   const publishedAt = toIsoString(publishing?.publishedDate);
+  const replicationState = toReplicationState(version);
   return {
     id: version.id ?? '',
     ref,
@@ -97,7 +98,10 @@ export function toImageVersion(version: GalleryImageVersion, ref: ImageVersionRe
     provisioningState: version.provisioningState ?? 'Unknown',
     excludeFromLatest: publishing?.excludeFromLatest === true,
     ...definedOnly({ storageAccountType }),
-    replicationState: toReplicationState(version),
+    replicationState,
+    ...definedOnly({
+      replicationProgress: replicationState === 'Replicating' ? toReplicationProgress(version) : undefined,
+    }),
     ...definedOnly({ sourceId, publishedAt }),
     tags: { ...version.tags },
   };
@@ -130,6 +134,14 @@ function toReplicationState(version: GalleryImageVersion): ReplicationState {
     return 'Replicating';
   }
   return states.every((state) => state === 'completed') ? 'Completed' : 'Unknown';
+}
+
+/** The least regional `progress` of `replicationStatus.summary`, when any region reports one. */
+function toReplicationProgress(version: GalleryImageVersion): number | undefined {
+  const progress = (version.replicationStatus?.summary ?? [])
+    .map((region) => region.progress)
+    .filter((value): value is number => typeof value === 'number');
+  return progress.length === 0 ? undefined : Math.min(...progress);
 }
 
 function toStorageAccountType(value: string | undefined): StorageAccountType | undefined {

@@ -33,6 +33,8 @@ export interface ImageVersionView {
   readonly provisioningState?: ProvisioningState;
   readonly excludeFromLatest?: boolean;
   readonly replicationState?: ReplicationState;
+  /** While replicating: the least regional progress (0–100), when ARM reported it. */
+  readonly replicationProgress?: number;
 }
 
 export type ImageVersionRequestResult =
@@ -149,6 +151,9 @@ const readImageVersion = defineActivity(
         provisioningState: version.provisioningState,
         excludeFromLatest: version.excludeFromLatest,
         replicationState: version.replicationState,
+        ...(version.replicationProgress === undefined
+          ? {}
+          : { replicationProgress: version.replicationProgress }),
       };
     } catch (error) {
       if (isNotFound(error)) return { exists: false };

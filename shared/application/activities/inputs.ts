@@ -34,6 +34,7 @@ export const ImageVersionInput = z.object({
   excludeFromLatest: z.boolean(),
   storageAccountType: StorageAccountTypeInput.optional(),
   replicationState: z.enum(['Unknown', 'Replicating', 'Completed', 'Failed']),
+  replicationProgress: z.number().optional(),
   sourceId: z.string().optional(),
   publishedAt: z.string().optional(),
   tags: Tags,

@@ -2,7 +2,7 @@
  * The kubelet's part of the control loops: pull images a pod lacks, start pods, stop them gracefully
  * (a pod on a node that is down stays Terminating), and re-create a static pod's mirror.
  */
-import type { KubeObject } from '../../contracts.js';
+import { durationOf, type KubeObject } from '../../contracts.js';
 import { recordEvent } from '../events.js';
 import type { Condition } from '../objects.js';
 import { isNodeReady, isTerminating, nodeNameOf, podPhase, specOf, statusOf, timestamp } from '../objects.js';
@@ -49,7 +49,8 @@ function pullImages(state: ControllerState, pod: KubeObject, node: KubeObject, m
     const key = `${nodeName}|${image}`;
     let done = pulls.get(key);
     if (done === undefined) {
-      done = now + latency.imagePullSeconds * 1000;
+      const pullSeconds = durationOf(latency, 'imagePullSeconds');
+      done = now + pullSeconds * 1000;
       pulls.set(key, done);
       recordEvent(store, clock, {
         involved: { ...pod, apiVersion: 'v1', kind: 'Pod' },
@@ -58,7 +59,7 @@ function pullImages(state: ControllerState, pod: KubeObject, node: KubeObject, m
         component: 'kubelet',
         host: nodeName,
       });
-      scheduler.after(latency.imagePullSeconds, `kube:pull:${key}`, () => {
+      scheduler.after(pullSeconds, `kube:pull:${key}`, () => {
         pulls.delete(key);
         safeMutate(state, 'nodes', undefined, nodeName, (target) => {
           const images = Array.isArray(statusOf(target).images) ? (statusOf(target).images as object[]) : [];
@@ -167,7 +168,7 @@ export function scheduleStart(state: ControllerState, pod: KubeObject): void {
   enqueue(
     state,
     `start:${pod.metadata.namespace}/${pod.metadata.name}:${pod.metadata.uid}`,
-    state.latency.podStartSeconds,
+    () => durationOf(state.latency, 'podStartSeconds'),
     () => startPod(state, pod.metadata.namespace ?? '', pod.metadata.name, pod.metadata.uid),
   );
 }
@@ -241,7 +242,7 @@ export function recreateMirrorPod(state: ControllerState, pod: KubeObject): void
   enqueue(
     state,
     `mirror:${pod.metadata.namespace}/${pod.metadata.name}`,
-    state.latency.podStartSeconds,
+    () => durationOf(state.latency, 'podStartSeconds'),
     () => {
       const node = nodeName === undefined ? undefined : store.get('nodes', undefined, nodeName);
       if (!node || !isNodeReady(node) || store.get('pods', pod.metadata.namespace, pod.metadata.name)) return;

@@ -60,9 +60,16 @@ export function newControllerState(options: ControllerStateOptions): ControllerS
 }
 
 /** Runs `action` after `delaySeconds` of simulated time, unless work of the same key is queued. */
-export function enqueue(state: ControllerState, key: string, delaySeconds: number, action: () => void): void {
+export function enqueue(
+  state: ControllerState,
+  key: string,
+  delaySeconds: number | (() => number),
+  action: () => void,
+): void {
   if (state.pending.has(key)) return;
-  const cancel = state.scheduler.after(delaySeconds, `kube:${key}`, () => {
+  // A function is called only when the action is queued: a duration drawn once per occurrence.
+  const seconds = typeof delaySeconds === 'number' ? delaySeconds : delaySeconds();
+  const cancel = state.scheduler.after(seconds, `kube:${key}`, () => {
     state.pending.delete(key);
     action();
   });

@@ -38,6 +38,25 @@ void describe('pollDelaySeconds: first at the expected completion, then briefly'
     assert.equal(pollDelaySeconds(schedule, 30, 20), 20, 'a longer Retry-After still wins');
   });
 
+  void it('a varying wait backs off once overdue: the interval, then as long as it is overdue, up to its cap', () => {
+    const schedule = { expectedSeconds: 120, intervalSeconds: 10, backoffToSeconds: 20 };
+    let elapsed = 0;
+    const reads: number[] = [];
+    while (elapsed < 220) {
+      elapsed += pollDelaySeconds(schedule, elapsed);
+      reads.push(elapsed);
+    }
+    assert.deepEqual(reads, [120, 130, 140, 160, 180, 200, 220]);
+    assert.equal(pollDelaySeconds(schedule, 150, 45), 45, 'a longer Retry-After still wins');
+  });
+
+  void it('the waits whose length varies most back off', () => {
+    for (const name of ['powerOff', 'snapshot', 'start', 'imageVersion', 'extensionDeletion'] as const) {
+      const wait: { backoffToSeconds?: number; intervalSeconds: number } = EXPECTED[name];
+      assert.ok((wait.backoffToSeconds ?? 0) > wait.intervalSeconds, `${name} backs off`);
+    }
+  });
+
   void it('every expected wait reads again within seconds once it is due', () => {
     for (const [name, wait] of Object.entries(EXPECTED)) {
       assert.ok(wait.expectedSeconds > 0, `${name} waits for its expected completion`);

@@ -454,6 +454,8 @@ void describe('snapshots, images, extensions', () => {
       excludeFromLatest: true,
       storageAccountType: 'Standard_ZRS',
       replicationState: 'Replicating',
+      // The least regional progress: what the wait judges how long the rest takes by.
+      replicationProgress: 12,
       sourceId: `/subscriptions/${SUBSCRIPTION}/resourceGroups/rg-k8s-prod/providers/Microsoft.Compute/snapshots/snap-vmss-pool-a-3-20261122t0710`,
       publishedAt: '2026-11-22T07:12:05.987Z',
       tags: { 'vmss-prototype/source-vm-id': '7c9e6679-7425-40de-944b-e07fc1f90ae7' },
