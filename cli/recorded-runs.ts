@@ -9,7 +9,7 @@
 import { poolInstanceId } from '../shared/application/orchestration-ids.js';
 import { poolScope } from '../shared/application/pool-holdings.js';
 import { processHolderOnHost } from '../shared/domain/ownership.js';
-import { type HolderLiveness, type RunState,runState } from '../shared/domain/run-state.js';
+import { type HolderLiveness, type RunState, runState } from '../shared/domain/run-state.js';
 import { processIsGone } from './dead-holder.js';
 import type { InstanceRecord, InstanceStore } from './runner/index.js';
 import type { Session } from './session.js';

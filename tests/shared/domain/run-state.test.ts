@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { LEASE_ANNOTATIONS, type PoolLease } from '../../../shared/domain/ownership.js';
-import { type HolderLiveness, type RunState,runState } from '../../../shared/domain/run-state.js';
+import { type HolderLiveness, type RunState, runState } from '../../../shared/domain/run-state.js';
 
 const NOW = new Date('2026-11-27T12:00:00Z');
 const ID = 'refresh:prod:pool1';
