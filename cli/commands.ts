@@ -31,7 +31,8 @@ import type { CliOptions } from './args.js';
 import { UsageError } from './args.js';
 import { goneHolderOf } from './dead-holder.js';
 import type { DoctorResult } from './doctor.js';
-import type { OrchestrationStatus } from './runner/index.js';
+import { endRecordedRun, settleBeforeStart } from './recorded-runs.js';
+import { createFileStore, type OrchestrationStatus } from './runner/index.js';
 import type { Session } from './session.js';
 
 export interface StatusResult {
@@ -206,6 +207,15 @@ export async function runCommand(session: Session, options: CliOptions): Promise
         const output = outputOf(orchestrations.releasePool, status);
         if (output !== undefined) pools.push(output);
         else failures.push({ instanceId, message: failureMessage(status) });
+        if (!options.dryRun && (output?.outcome === 'released' || output?.outcome === 'nothing-left')) {
+          // The run it gave back is over: its record in the state dir says so, and `refresh` just starts.
+          await endRecordedRun(
+            createFileStore(options.stateDir),
+            poolInstanceId(cluster, pool),
+            `its pool was given back by vmss-prototype release (${output.outcome})`,
+            session.composition.dependencies.now(),
+          );
+        }
       }
       return { kind: 'release', dryRun: options.dryRun, pools, failures };
     }
@@ -270,6 +280,7 @@ export async function runCommand(session: Session, options: CliOptions): Promise
           const instanceId = dryRun
             ? planInstanceId(cluster, options.pool, runSuffix())
             : poolInstanceId(cluster, options.pool);
+          if (!dryRun) await settle(session, cluster, instanceId);
           const status = await session.runner.startOrchestration(
             orchestrations.refreshPool,
             input,
@@ -280,6 +291,7 @@ export async function runCommand(session: Session, options: CliOptions): Promise
           const instanceId = dryRun
             ? planInstanceId(cluster, undefined, runSuffix())
             : clusterInstanceId(cluster);
+          if (!dryRun) await settle(session, cluster, instanceId);
           const status = await session.runner.startOrchestration(
             orchestrations.refreshCluster,
             { cluster, trigger: 'cli', runSeed: randomUUID(), ...(dryRun ? { dryRun: true } : {}) },
@@ -291,6 +303,15 @@ export async function runCommand(session: Session, options: CliOptions): Promise
       return { kind: dryRun ? 'plan' : 'refresh', clusters: results, failures };
     }
   }
+}
+
+/**
+ * Before a refresh starts an instance: refused, with what to run next, while an earlier run of it still
+ * runs or was interrupted holding its pool; the record of one that holds nothing any more is closed.
+ */
+async function settle(session: Session, cluster: string, instanceId: string): Promise<void> {
+  const note = await settleBeforeStart(session, session.runs, cluster, instanceId);
+  if (note !== undefined) process.stderr.write(`${note}\n`);
 }
 
 /** Files the output of a finished run under its cluster; a failed run becomes a failure entry. */

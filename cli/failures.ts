@@ -34,7 +34,7 @@ export function describeFailure(error: unknown): FailureReport {
       error.command === undefined ? 'vmss-prototype --help' : `vmss-prototype ${error.command} --help`;
     return { exitCode: 2, message: `${error.message}\n(see ${help})` };
   }
-  if (error instanceof SettingsError) return { exitCode: 2, message: error.message };
+  if (error instanceof SettingsError) return { exitCode: 2, message: withSettingsHint(error.message) };
   if (!(error instanceof Error)) return { exitCode: 1, message: String(error) };
   // The simulator's scenario file is given on the command line: a mistake in it is a usage error.
   if (error.name === 'ScenarioError') return { exitCode: 2, message: error.message };
@@ -63,6 +63,19 @@ function withResumeHint(message: string): string {
   return (
     `${message}: an earlier run was interrupted; continue it with \`vmss-prototype refresh --resume ${instanceId}\` ` +
     `(same settings and --state-dir)${release}; see docs/interrupted-runs.md`
+  );
+}
+
+/**
+ * No settings at all (a first try without Azure): where settings come from, and the simulator that needs
+ * none.
+ */
+function withSettingsHint(message: string): string {
+  if (!/VMSSP_CLUSTERS: got nothing \(not set\)/.test(message)) return message;
+  return (
+    `${message}\nno settings were given: pass --settings local.settings.json (see ` +
+    'local.settings.sample.json and docs/configuration.md) or set them in the environment; to try it on a ' +
+    'simulated cluster without Azure, add --sim (e.g. `vmss-prototype status --sim`)'
   );
 }
 

@@ -11,9 +11,12 @@ import { listPoolsOfCluster } from '../shared/application/plan-pool.js';
 import type { CliOptions } from './args.js';
 import { UsageError } from './args.js';
 import { requirePermissions } from './doctor.js';
+import { endRecordedRun, recordedRunState } from './recorded-runs.js';
+import type { OrchestrationStatus } from './runner/index.js';
 import type { Session } from './session.js';
 
 const ARM_SCOPE = 'https://management.azure.com/.default';
+const TERMINAL = new Set(['Completed', 'Failed', 'Terminated']);
 
 export async function checkPreconditions(session: Session, options: CliOptions): Promise<void> {
   if (options.resume !== undefined) {
@@ -53,7 +56,11 @@ function clustersInScope(session: Session, options: CliOptions): readonly string
 }
 
 async function checkResumable(session: Session, instanceId: string, stateDir: string): Promise<void> {
-  if ((await session.runner.getStatus(instanceId)) !== undefined) return;
+  const status = await session.runner.getStatus(instanceId);
+  if (status !== undefined) {
+    await checkNotOver(session, status, stateDir);
+    return;
+  }
   const runs = (await session.runner.listInstances())
     .filter((status) => status.parentInstanceId === undefined)
     .sort((a, b) => b.lastUpdatedTime.getTime() - a.lastUpdatedTime.getTime())
@@ -64,6 +71,36 @@ async function checkResumable(session: Session, instanceId: string, stateDir: st
       (runs.length === 0
         ? ' (it holds none: give the --state-dir the run was started with)'
         : `; the latest there: ${runs.join(', ')}`),
+    'refresh',
+  );
+}
+
+/**
+ * A run that is over (finished, or given back by `release`) has nothing to resume, nor has one whose pool
+ * lease it no longer holds (shared/domain/run-state.ts): say so, and what starts a new one.
+ */
+async function checkNotOver(session: Session, status: OrchestrationStatus, stateDir: string): Promise<void> {
+  const { instanceId } = status;
+  const match = /^refresh:([^:]+):(.+)$/.exec(instanceId);
+  const [cluster, pool] = [match?.[1], match?.[2]];
+  const again =
+    pool === undefined
+      ? '`vmss-prototype refresh` starts a new one'
+      : `\`vmss-prototype refresh --pool ${pool}\` starts a new one at once`;
+  if (TERMINAL.has(status.runtimeStatus)) {
+    const why = typeof status.output === 'string' ? `: ${status.output}` : '';
+    throw new UsageError(
+      `--resume ${instanceId}: that run is over (${status.runtimeStatus}${why}); ${again}`,
+      'refresh',
+    );
+  }
+  if (cluster === undefined || pool === undefined) return;
+  const state = await recordedRunState(session, cluster, pool);
+  if (state.kind !== 'ended') return;
+  const reason = `the run holds pool ${pool} no longer (${state.why === 'free' ? 'given back' : state.why === 'expired' ? 'its lease expired' : 'another run holds it'})`;
+  await endRecordedRun(session.runs, instanceId, reason, session.composition.dependencies.now());
+  throw new UsageError(
+    `--resume ${instanceId}: nothing to continue in ${stateDir}: ${reason}; ${again}`,
     'refresh',
   );
 }

@@ -59,6 +59,11 @@ function buildIfPossible(root) {
   } catch {
     return 0;
   }
+  // Said first: the first build (after `npm ci`) takes about a minute and prints nothing while it works.
+  process.stderr.write(
+    'vmss-prototype: building dist/ (tsc -b, then the CLI bundle; about a minute the first time, ' +
+      'seconds when little changed)\n',
+  );
   const compiled = runNode(root, [compiler, '-b']);
   if (compiled !== 0) return compiled;
   // Then the CLI's bundle (skipped when it is current or esbuild is missing): the launcher prefers it.

@@ -32,6 +32,8 @@ import { withCapzRollout } from './sim-settings.js';
 export interface Session {
   readonly composition: Composition;
   readonly runner: DurableRunner;
+  /** Where the runner keeps run histories: the state dir for refresh, memory otherwise. */
+  readonly runs: InstanceStore;
   readonly simulator?: SimulatorSession;
   close(): Promise<void>;
 }
@@ -120,10 +122,11 @@ async function openSessionWith(
         runner: CLI_RUNNER,
         ...metrics,
       });
-      const runner = await createRunner(composition, simulator.clock, options);
+      const { runner, runs } = await createRunner(composition, simulator.clock, options);
       return {
         composition,
         runner,
+        runs,
         simulator,
         close: () => simulator.stop(),
       };
@@ -143,7 +146,7 @@ async function openSessionWith(
     });
     return {
       composition,
-      runner: await createRunner(composition, connected.clock, options),
+      ...(await createRunner(composition, connected.clock, options)),
       close: () => Promise.resolve(),
     };
   }
@@ -152,8 +155,11 @@ async function openSessionWith(
       ? (options.env ?? process.env)
       : await readSettingsFile(options.settingsFile);
   const composition = compose({ env, runner: CLI_RUNNER, ...metrics });
-  const runner = await createRunner(composition, createSystemClock(), options);
-  return { composition, runner, close: () => Promise.resolve() };
+  return {
+    composition,
+    ...(await createRunner(composition, createSystemClock(), options)),
+    close: () => Promise.resolve(),
+  };
 }
 
 /**
@@ -166,13 +172,13 @@ async function createRunner(
   composition: Composition,
   clock: Clock,
   options: SessionOptions,
-): Promise<DurableRunner> {
+): Promise<{ runner: DurableRunner; runs: InstanceStore }> {
   let store: InstanceStore = createMemoryStore();
   if (options.persistRuns === true) {
     store = createFileStore(options.stateDir);
     await pruneFinishedRuns(store, clock.now());
   }
-  return createDurableRunner({
+  const runner = createDurableRunner({
     ...durableRegistry(composition.dependencies),
     clock,
     store,
@@ -182,6 +188,7 @@ async function createRunner(
     extendedSessions: true,
     ...definedOnly({ onStatus: options.onStatus }),
   });
+  return { runner, runs: store };
 }
 
 /** Reads `{ "Values": { … } }` (local.settings.json) into an environment-like map. */

@@ -110,7 +110,7 @@ export async function currentImageFacts(
     : newestUsableVersion(versions);
   if (version === undefined) return { versions, pointsAtOurs: true, pinned };
   const provenance = provenanceOf(version);
-  const patchedAt = provenance === undefined ? undefined : parseRfc3339(provenance.patchedAt);
+  const patchedAt = provenance === undefined ? undefined : parseRfc3339(provenance.patchRuleAfter);
   const builtAt = version.publishedAt === undefined ? undefined : parseRfc3339(version.publishedAt);
   return {
     facts: {
@@ -276,9 +276,8 @@ export async function planFromSelection(
           ...(plan.flavour === undefined ? {} : { flavourEvidence: plan.flavour.evidence }),
           reason: plan.why,
           warnings: plan.warnings,
-          ...(verdict?.status === 'candidate' && verdict.lastPatchedAt !== undefined
-            ? { patchedAt: verdict.lastPatchedAt }
-            : {}),
+          // The node's recorded patch, whether it was chosen or named by the operator (issue 33).
+          ...definedOnly({ patchedAt: verdict?.lastPatchedAt }),
         };
       }
       break;

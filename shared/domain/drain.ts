@@ -68,7 +68,9 @@ function decidePodDrain(
       return {
         action: 'block',
         pod,
-        reason: `its DaemonSet ${controller.name} no longer exists (enable force to evict orphaned pods)`,
+        reason:
+          `its DaemonSet ${controller.name} no longer exists, so nothing would recreate it: delete the ` +
+          `pod, or recreate its DaemonSet; the node is given back`,
       };
     }
     return { action: 'evict', pod, warning: `evicting orphaned DaemonSet pod ${pod.namespace}/${pod.name}` };
@@ -81,7 +83,8 @@ function decidePodDrain(
       return {
         action: 'block',
         pod,
-        reason: 'uses emptyDir local storage (enable deleteEmptyDirData to evict it and lose that data)',
+        reason:
+          'uses emptyDir local storage, which an eviction would lose: delete the pod, or move its data off emptyDir; the node is given back',
       };
     }
   }
@@ -90,7 +93,10 @@ function decidePodDrain(
       return {
         action: 'block',
         pod,
-        reason: 'declares no controller, nothing would recreate it (enable force to evict it anyway)',
+        reason:
+          'declares no controller, nothing would recreate it: run it under a Deployment or StatefulSet, ' +
+          'or delete it (to keep a node out of retirement, annotate it vmss-prototype.io/do-not-retire); ' +
+          'the node is given back',
       };
     }
     return { action: 'evict', pod, warning: `evicting unreplicated pod ${pod.namespace}/${pod.name}` };

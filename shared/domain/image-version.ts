@@ -254,6 +254,24 @@ export const IMAGE_VERSION_TAG_KEYS = {
   runId: 'vmss-prototype.run-id',
 } as const;
 
+/**
+ * What the `patched-at` tag's time is: `donor`, the donor's recorded last patch (its kured annotation), or
+ * `capture`, the capture time, written when the donor had no usable patch time (an operator-named node
+ * without one, or a fallback donor). The capture time bounds the next run's patch rule from below, but it
+ * says nothing of how old the patches are: freshness is then unknown. Absent on versions built before this
+ * tag existed (read as `donor`).
+ */
+export const PATCHED_AT_BASIS_TAG = 'vmss-prototype.patched-at-basis';
+export type PatchedAtBasis = 'donor' | 'capture';
+
+/** The donor's recorded patch time of a version of ours (RFC 3339); undefined when it had none. */
+export function donorPatchedAtOf(tags: Readonly<Record<string, string>> | undefined): string | undefined {
+  const read = tagReader(tags);
+  if (read(PATCHED_AT_BASIS_TAG) === 'capture') return undefined;
+  const value = read(IMAGE_VERSION_TAG_KEYS.patchedAt);
+  return value === undefined || value === '' ? undefined : value;
+}
+
 /** Reads tags by name as Azure compares them: case-insensitively. */
 export function tagReader(
   tags: Readonly<Record<string, string>> | undefined,

@@ -134,6 +134,8 @@ export interface NodeRejection {
    * Ready for `minimumReadyTime`, i.e. become a candidate. A reboot debounce plans again then.
    */
   readonly eligibleAt?: string;
+  /** Normalised last-patch time when the node's annotation has a valid one (even a rejected node's). */
+  readonly lastPatchedAt?: string;
 }
 
 export type NodeVerdict = NodeCandidate | NodeRejection;
@@ -421,6 +423,9 @@ export function evaluateMember(node: ClusterNode, input: PoolSelectionInput): Ev
     reason: first?.reason ?? 'node has no usable Ready time',
     alsoFailed: later.map((failure) => failure.rule),
     ...definedOnly({ eligibleAt }),
+    ...(patchFailure.patchedAtMs === undefined
+      ? {}
+      : { lastPatchedAt: new Date(patchFailure.patchedAtMs).toISOString() }),
   };
   // A rejected build is not a patch rule: the fallback must not waive it.
   return healthyBeforePatchRules && rejected === undefined && readySinceMs !== undefined

@@ -6,7 +6,7 @@
  * Pure: the lease record, what is known of the holder's liveness and `now` come in.
  */
 import type { PoolLease } from './ownership.js';
-import { leaseState } from './ownership.js';
+import { LEASE_ANNOTATIONS, leaseState } from './ownership.js';
 
 /**
  * What the caller knows of the holding process: `gone` only when it could see the process is not running
@@ -87,4 +87,31 @@ export function runStateOf(input: {
     detail: `run ${state.holder.runId} was interrupted (${why}) and left pool ${input.pool} behind; \`${wayOut}\` gives back what it held`,
     wayOut,
   };
+}
+
+/**
+ * The same rule seen from one recorded run (the CLI's state dir, docs/cli.md#after-an-interrupted-run):
+ * a local record that says "Running" proves nothing by itself. The run `instanceId` is running only while
+ * the pool's state above is `running` and the lease is held for it; `interrupted` while its live lease
+ * outlived its process (resume it, or release the pool); otherwise it holds nothing any more (`ended`):
+ * the pool is free, another run holds it, or its lease expired (whatever it left is given back by
+ * `release`, the reaper, or the next run that takes the pool).
+ */
+export type RecordedRunState =
+  | { readonly kind: 'running'; readonly runId: string }
+  | { readonly kind: 'interrupted'; readonly runId: string }
+  | { readonly kind: 'ended'; readonly why: 'free' | 'expired' | 'other-run' };
+
+export function runState(
+  lease: PoolLease | undefined,
+  instanceId: string,
+  holder: HolderLiveness,
+  now: Date,
+): RecordedRunState {
+  const pool = runStateOf({ pool: '', lease, holder, now });
+  if (pool.kind === 'idle') return { kind: 'ended', why: 'free' };
+  if (pool.kind === 'interrupted' && pool.cause === 'lease-expired') return { kind: 'ended', why: 'expired' };
+  const heldFor = lease?.annotations[LEASE_ANNOTATIONS.instanceId];
+  if (heldFor !== undefined && heldFor !== instanceId) return { kind: 'ended', why: 'other-run' };
+  return { kind: pool.kind, runId: pool.runId };
 }

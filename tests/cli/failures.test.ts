@@ -18,6 +18,20 @@ function settingsError(): SettingsError {
   assert.fail('expected a settings error');
 }
 
+void describe('no settings at all', () => {
+  void it('hints at --settings and --sim', () => {
+    let report;
+    try {
+      loadSettings({});
+    } catch (error) {
+      report = describeFailure(error);
+    }
+    assert.equal(report?.exitCode, 2);
+    assert.match(report?.message ?? '', /pass --settings local\.settings\.json/);
+    assert.match(report?.message ?? '', /`vmss-prototype status --sim`/);
+  });
+});
+
 void describe('describeFailure', () => {
   const expected: readonly (readonly [string, unknown, 1 | 2, RegExp])[] = [
     [

@@ -123,6 +123,17 @@ void describe('entry points', () => {
     assert.equal(manifest.engines.node, '>=22.19.0');
   });
 
+  void it('npm ci refuses an older Node.js before it installs anything (engine-strict)', () => {
+    const npmrc = readFileSync(join(ROOT, '.npmrc'), 'utf8');
+    assert.match(npmrc, /^engine-strict=true$/m);
+  });
+
+  void it('the build says what it does before it starts', async () => {
+    const result = await run(process.execPath, [PREFLIGHT, '--build']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr.split('\n')[0] ?? '', /^vmss-prototype: building dist\/ \(tsc -b/);
+  });
+
   void it('on this Node.js the check passes silently', async () => {
     const result = await run(process.execPath, [PREFLIGHT]);
     assert.deepEqual(result, { code: 0, stdout: '', stderr: '' });

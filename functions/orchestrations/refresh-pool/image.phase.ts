@@ -13,6 +13,7 @@ import type { ImageVersionRef, StorageAccountType } from '../../../shared/domain
 import {
   buildImageVersionTags,
   nextImageVersionName,
+  PATCHED_AT_BASIS_TAG,
   RUN_TIMELINE_TAG_KEYS,
 } from '../../../shared/domain/image-version.js';
 import { secondsToFinish } from '../../../shared/domain/progress-estimate.js';
@@ -126,10 +127,12 @@ function* buildImageVersion(
       cluster,
       pool: run.input.pool,
       // A donor without a usable last-patch time (fallback or operator-named) holds every patch applied
-      // up to its capture: the capture time is then the honest lower bound for the next run's patch rule.
+      // up to its capture: the capture time is then the honest lower bound for the next run's patch rule,
+      // and the basis tag says so, so that freshness reads "unknown" rather than the capture's age.
       patchedAt: run.donor.patchedAt ?? isoNow(run),
       runId: run.runId,
     }),
+    [PATCHED_AT_BASIS_TAG]: run.donor.patchedAt === undefined ? 'capture' : 'donor',
     // For the status page's run timeline (pool-history.ts).
     ...(plan.capture === undefined
       ? {}

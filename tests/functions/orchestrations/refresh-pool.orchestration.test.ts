@@ -16,6 +16,7 @@ import { NO_OP_CLOUD_CONFIG } from '../../../shared/domain/compute.js';
 import { TerminalError, TransientError } from '../../../shared/domain/errors.js';
 import type { ComputeMethod } from '../../../shared/ports/compute/index.js';
 import type { KubernetesMethod } from '../../../shared/ports/kubernetes/index.js';
+import { LAST_PATCH_ANNOTATION } from '../../builders/node.js';
 import {
   appPod,
   armError,
@@ -202,6 +203,24 @@ void describe('refreshPool on the port fakes', () => {
     const world = createFakeWorld();
     const status = await world.refreshPool(POOL, { node: nodeName(POOL, 2) });
     assert.equal((status.output as PoolRefreshResult).donor, nodeName(POOL, 2));
+  });
+
+  void it('records a named donor’s own patch time, not the build time, even when it is not the newest', async () => {
+    const world = createFakeWorld();
+    const first = await world.refreshPool(POOL);
+    assert.equal(first.runtimeStatus, 'Completed', failureOf(first));
+    // Named after the first version: its patch is not after that version's, so it is no candidate.
+    const named =
+      nodeName(POOL, 2) === (first.output as PoolRefreshResult).donor ? nodeName(POOL, 1) : nodeName(POOL, 2);
+    const patched = (await world.kube.nodes.get(named)).annotations[LAST_PATCH_ANNOTATION] ?? '';
+    const second = await world.refreshPool(POOL, { node: named });
+    const result = second.output as PoolRefreshResult;
+    assert.equal(result.donor, named, failureOf(second));
+    const built = world.compute
+      .imageVersionsNow(definitionRef(POOL))
+      .find((candidate) => candidate.ref.versionName === result.version?.versionName);
+    assert.equal(Date.parse(built?.tags['vmss-prototype.patched-at'] ?? ''), Date.parse(patched));
+    assert.equal(built?.tags['vmss-prototype.patched-at-basis'], 'donor');
   });
 
   void it('a dry run plans and writes nothing', async () => {

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import {
   buildImageVersionTags,
   compareImageVersions,
+  donorPatchedAtOf,
   IMAGE_VERSION_TAG_KEYS,
   type ImageVersionProvenance,
   INT32_MAX,
@@ -286,5 +287,29 @@ void describe('runTimelineTagsOf', () => {
   ];
   for (const [name, tags, expected] of cases) {
     void it(name, () => assert.deepEqual(runTimelineTagsOf(tags), expected));
+  }
+});
+
+void describe('donorPatchedAtOf', () => {
+  const CASES: readonly [string, Record<string, string> | undefined, string | undefined][] = [
+    [
+      'the donor’s patch',
+      { 'vmss-prototype.patched-at': '2026-11-25T10:00:00Z', 'vmss-prototype.patched-at-basis': 'donor' },
+      '2026-11-25T10:00:00Z',
+    ],
+    [
+      'a version from before the basis tag',
+      { 'vmss-prototype.patched-at': '2026-11-25T10:00:00Z' },
+      '2026-11-25T10:00:00Z',
+    ],
+    [
+      'the capture time stands in: unknown',
+      { 'vmss-prototype.patched-at': '2026-11-27T10:00:00Z', 'vmss-prototype.patched-at-basis': 'capture' },
+      undefined,
+    ],
+    ['no tags', undefined, undefined],
+  ];
+  for (const [name, tags, expected] of CASES) {
+    void it(name, () => assert.equal(donorPatchedAtOf(tags), expected));
   }
 });
