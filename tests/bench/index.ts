@@ -8,6 +8,7 @@
 
 import { measureClientCpuColdAndWarm } from './client-cpu.bench.js';
 import { kubeadmFigures, printKubeadmFigures } from './kubeadm.bench.js';
+import { measureNodeReads, printNodeReads } from './node-reads.bench.js';
 import { measurePlannerMemory, printPlannerMemory } from './planner-memory.bench.js';
 import { printRefreshFigures, type RefreshFigures, refreshFigures } from './refresh.bench.js';
 import { measureSelection, selectionBench } from './selection.bench.js';
@@ -54,12 +55,20 @@ const kubeadmBench: Bench = {
   },
 };
 
+const nodeReadsBench: Bench = {
+  name: 'node-reads',
+  async run() {
+    printNodeReads(await measureNodeReads());
+  },
+};
+
 const BENCHES: readonly Bench[] = [
   selectionBench,
   refreshBench,
   kubeadmBench,
   clientCpuBench,
   plannerMemoryBench,
+  nodeReadsBench,
 ];
 
 function measured(figures: RefreshFigures | { readonly refused: string }): RefreshFigures | undefined {
@@ -91,6 +100,8 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
   const client = await measureClientCpuColdAndWarm();
   progress('the planner over a 20 000-node paged list, in child processes');
   const plannerMemory = await measurePlannerMemory();
+  progress('node reads of one pool refresh on a 20 000-node cluster (canary on)');
+  const nodeReads = await measureNodeReads();
   const drain = refresh.drainAndStop;
   return {
     clock: 'manual',
@@ -111,6 +122,9 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
     plannerListCallsPerClusterRun: refresh.plannerListCallsPerClusterRun,
     // The planner on 20 000 nodes / 40 pools, 500 a page: list requests, peak RSS and heap, paged vs whole list.
     plannerMemory20k: plannerMemory,
+    // Node-list pages one pool refresh asks for on 20 000 nodes, canary on; goal ≤ 2 × pagesPerFullListing.
+    nodeListPagesPerPoolRefresh: nodeReads.nodeListPagesPerPoolRefresh,
+    nodeReads20k: nodeReads,
     kubeadm: {
       donorOutOfServiceS: {
         drainAndStop: kubeadm.drainAndStop.donorOutOfServiceS,
