@@ -18,7 +18,7 @@ import {
   kubernetesPermissionFix,
   requiredAccessFor,
 } from '../shared/application/kubernetes-permissions.js';
-import { listPoolsOfCluster } from '../shared/application/plan-pool.js';
+import { listPoolsOfCluster } from '../shared/application/pool-lookup.js';
 import type { ClusterHandle } from '../shared/application/refresh-dependencies.js';
 import type { RequiredAction } from '../shared/domain/arm-permissions.js';
 import { missingActions, requiredActionsFor } from '../shared/domain/arm-permissions.js';

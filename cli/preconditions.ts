@@ -7,7 +7,7 @@
  * needs (the checks of `doctor`), so a missing one stops it before anything is cordoned.
  */
 import { createAzureCredential } from '../shared/adapters/azure/credentials.js';
-import { listPoolsOfCluster } from '../shared/application/plan-pool.js';
+import { listPoolsOfCluster } from '../shared/application/pool-lookup.js';
 import type { CliOptions } from './args.js';
 import { UsageError } from './args.js';
 import { requirePermissions } from './doctor.js';

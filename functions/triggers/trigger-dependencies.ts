@@ -4,7 +4,7 @@
  * reboot queue. Handlers take it as an argument, so tests pass a simulator-backed one.
  */
 import { planPoolForCluster, planPoolsOfCluster } from '../../shared/application/plan-cluster.js';
-import { listPoolsOfCluster } from '../../shared/application/plan-pool.js';
+import { listPoolsOfCluster } from '../../shared/application/pool-lookup.js';
 import { scaleSetOfVirtualMachine } from '../../shared/application/pool-membership.js';
 import type { PoolPlan } from '../../shared/application/pool-plan.js';
 import { planSummaryOf } from '../../shared/application/pool-plan.js';

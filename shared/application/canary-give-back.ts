@@ -15,7 +15,7 @@ import {
 } from '../domain/errors.js';
 import { definedOnly } from '../domain/optional.js';
 import { clearCanaryRecord, markVersion } from './canary.js';
-import { findPool } from './plan-pool.js';
+import { findPoolModel } from './pool-lookup.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
 
 export interface CanaryGiveBackResult {
@@ -34,9 +34,8 @@ export async function giveBackDeadCanary(
   liveRun: string,
   now: Date,
 ): Promise<CanaryGiveBackResult> {
-  const pool = await findPool(handle, poolName);
+  const { pool, model } = await findPoolModel(handle, poolName);
   const configuration = handle.configuration.poolConfiguration(pool);
-  const model = await handle.compute.scaleSets.get(pool.scaleSet);
   const parsed = parseCanaryRecord(model.tags);
   if (parsed.kind === 'none') {
     return {

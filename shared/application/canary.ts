@@ -19,6 +19,7 @@ import type { ClusterNode } from '../domain/cluster-node.js';
 import type { ImageVersionRef, ScaleSetInstance } from '../domain/compute.js';
 import {
   CONCURRENT_CHANGE,
+  ignoreNotFound,
   isConcurrentChange,
   isNotFound,
   messageOf,
@@ -31,8 +32,7 @@ import { sameResourceId } from '../domain/resource-id.js';
 import { abandonmentTags, rejectionTags } from '../domain/version-verdict.js';
 import type { ComputePorts } from '../ports/compute/index.js';
 import type { KubernetesPorts } from '../ports/kubernetes/index.js';
-import { resourceIdOfNode } from './generations.js';
-import { keptNodes } from './node-scan.js';
+import { keptNodes, poolLabelOf, resourceIdOfNode } from './node-scan.js';
 
 /** The label and annotation of a rejected canary kept for inspection (`afterFail: keep-cordoned`). */
 export const CANARY_REJECTED_LABEL = 'vmss-prototype.io/canary-rejected';
@@ -190,12 +190,14 @@ function sameTags(a: Readonly<Record<string, string>>, b: Readonly<Record<string
 export interface KnownCanaryInstance {
   readonly resourceId: string;
   readonly computerName: string;
+  /** The pool label the scale set's nodes carry (observation.instance.poolLabels), when one was found. */
+  readonly poolLabels?: Readonly<Record<string, string>>;
 }
 
 /**
  * What the canary phase's judge needs to see of each canary, from ARM and the cluster in one read. ARM is
  * read unless every canary is `known` (the orchestration passes what an earlier read found, and reads
- * ARM again at least every few minutes); the nodes are scanned page by page, keeping only the canaries'.
+ * ARM again at least every few minutes); each canary's node is read by its name (canaryNodes).
  */
 export async function observeCanaries(
   handle: { readonly compute: ComputePorts; readonly kube: KubernetesPorts },
@@ -208,24 +210,18 @@ export async function observeCanaries(
   },
 ): Promise<CanaryObservation[]> {
   const known = input.known ?? {};
-  const canaries: readonly CanaryMachine[] = input.instanceIds.every((id) => known[id] !== undefined)
-    ? input.instanceIds.flatMap((instanceId) => {
-        const facts = known[instanceId];
-        return facts === undefined ? [] : [knownInstance(instanceId, facts)];
-      })
-    : (await handle.compute.instances.list(scaleSet)).filter((instance) =>
-        input.instanceIds.includes(instance.instanceId),
-      );
-  const names = new Set(
-    canaries.flatMap((instance) =>
-      instance.computerName === undefined ? [] : [instance.computerName.toLowerCase()],
-    ),
-  );
-  // The canaries' nodes: under their own names, or under another (a clone) by providerID.
-  const nodes = await keptNodes(
-    handle.kube,
-    (node) => names.has(node.name) || canaries.some((instance) => isNodeOf(node, instance)),
-  );
+  const instances = input.instanceIds.every((id) => known[id] !== undefined)
+    ? undefined
+    : await handle.compute.instances.list(scaleSet);
+  const canaries: readonly CanaryMachine[] =
+    instances === undefined
+      ? input.instanceIds.flatMap((instanceId) => {
+          const facts = known[instanceId];
+          return facts === undefined ? [] : [knownInstance(instanceId, facts)];
+        })
+      : instances.filter((instance) => input.instanceIds.includes(instance.instanceId));
+  const knownLabels = Object.values(known).find((facts) => facts.poolLabels !== undefined)?.poolLabels;
+  const { nodes, poolLabels } = await canaryNodes(handle.kube, canaries, instances, knownLabels);
   let daemonSets: DaemonSetTarget[] | undefined;
   const observations: CanaryObservation[] = [];
   for (const instanceId of input.instanceIds) {
@@ -270,6 +266,7 @@ export async function observeCanaries(
         ...(instance === undefined ? {} : { powerState: instance.powerState }),
         ...definedOnly({ computerName }),
         ...(instance === undefined ? {} : { resourceId: instance.resourceId }),
+        ...(instance === undefined || poolLabels === undefined ? {} : { poolLabels }),
       },
       ...(node === undefined || ready === undefined
         ? {}
@@ -290,6 +287,43 @@ export async function observeCanaries(
     });
   }
   return observations;
+}
+
+/**
+ * The canaries' nodes: each read by its own name (one GET, not a listing of the cluster's nodes every
+ * round of the watch). Only while a running canary has no node of its own under its name is it looked
+ * for by providerID (registered under another name: a clone, which takes over its donor's node): among
+ * the nodes carrying the pool's label (POOL_LABELS; read off a member when ARM was read this round, else
+ * what an earlier round found, `knownLabels`), or, when the pool's nodes carry none, among every node.
+ * A clone whose node does not carry the pool's label is then not seen as one: the canary is judged as
+ * never registered (its registration deadline fails it).
+ */
+async function canaryNodes(
+  kube: KubernetesPorts,
+  canaries: readonly CanaryMachine[],
+  instances: readonly ScaleSetInstance[] | undefined,
+  knownLabels: Readonly<Record<string, string>> | undefined,
+): Promise<{ nodes: ClusterNode[]; poolLabels?: Readonly<Record<string, string>> }> {
+  const nodes: ClusterNode[] = [];
+  let unresolved = false;
+  for (const instance of canaries) {
+    const name = instance.computerName?.toLowerCase();
+    const node = name === undefined ? undefined : await kube.nodes.get(name).catch(ignoreNotFound);
+    if (node !== undefined) nodes.push(node);
+    const running = instance.provisioningState === 'Succeeded' && instance.powerState === 'running';
+    if (running && (node === undefined || !isNodeOf(node, instance))) unresolved = true;
+  }
+  if (!unresolved) return { nodes };
+  const poolLabels = instances === undefined ? knownLabels : await poolLabelOf(kube, instances);
+  const byProvider = await keptNodes(
+    kube,
+    (node) => canaries.some((instance) => isNodeOf(node, instance)),
+    poolLabels === undefined ? {} : { labels: poolLabels },
+  );
+  return {
+    nodes: [...nodes, ...byProvider.filter((node) => !nodes.some((named) => named.name === node.name))],
+    ...definedOnly({ poolLabels }),
+  };
 }
 
 function nodeReady(node: ClusterNode): 'True' | 'False' | 'Unknown' {

@@ -6,6 +6,7 @@
  */
 import type { ClusterNode } from '../domain/cluster-node.js';
 import type { ImageVersion, ScaleSetInstance } from '../domain/compute.js';
+import { ignoreNotFound } from '../domain/errors.js';
 import type { Freshness } from '../domain/freshness.js';
 import { freshnessOf } from '../domain/freshness.js';
 import { countGenerations, recordGenerationSample } from '../domain/generation-samples.js';
@@ -20,16 +21,17 @@ import {
 import { parseImageVersion } from '../domain/image-version.js';
 import { definedOnly } from '../domain/optional.js';
 import { LEASE_ANNOTATIONS } from '../domain/ownership.js';
-import { galleryImageResourceId, parseProviderId, sameResourceId } from '../domain/resource-id.js';
+import { galleryImageResourceId, sameResourceId } from '../domain/resource-id.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 import { versionVerdictOf } from '../domain/version-verdict.js';
 import { provenanceOf } from './image-facts.js';
-import { keptNodes } from './node-scan.js';
-import { currentImageFacts, findPool } from './plan-pool.js';
+import { poolMemberNodes, resourceIdOfNode } from './node-scan.js';
+import { currentImageFacts } from './plan-pool.js';
 import type { Fence } from './pool-lease.js';
 import { writeLeaseRecord } from './pool-lease.js';
+import { findPool, ownGroupPool } from './pool-lookup.js';
 import type { GenerationsReport } from './refresh-contracts.js';
-import type { ClusterHandle } from './refresh-dependencies.js';
+import type { ClusterHandle, ConfiguredPool } from './refresh-dependencies.js';
 
 export interface GenerationsResult {
   /** Nodes of the pool. */
@@ -40,16 +42,6 @@ export interface GenerationsResult {
   readonly labels: Readonly<Record<string, string>>;
   readonly changes: readonly GenerationChange[];
   readonly freshness: Freshness;
-}
-
-/** The resource id a node's providerID names (a Uniform instance or a Flexible member VM). */
-export function resourceIdOfNode(node: ClusterNode): string | undefined {
-  const parsed = parseProviderId(node.providerId);
-  if (!parsed.ok) return undefined;
-  const id = parsed.providerId;
-  return id.kind === 'scale-set-instance'
-    ? `/subscriptions/${id.scaleSet.subscriptionId}/resourceGroups/${id.scaleSet.resourceGroup}/providers/Microsoft.Compute/virtualMachineScaleSets/${id.scaleSet.name}/virtualMachines/${id.instanceId}`
-    : `/subscriptions/${id.virtualMachine.subscriptionId}/resourceGroups/${id.virtualMachine.resourceGroup}/providers/Microsoft.Compute/virtualMachines/${id.virtualMachine.name}`;
 }
 
 /**
@@ -64,7 +56,7 @@ export async function applyNodeGenerations(
   now: Date,
   known: { readonly modelImageId?: string; readonly versions?: readonly ImageVersion[] } = {},
 ): Promise<GenerationsResult> {
-  const pool = await findPool(handle, poolName);
+  const { pool, instances } = await poolWithInstances(handle, poolName);
   const configuration = handle.configuration.poolConfiguration(pool);
   const policy = configuration.run.generations;
   const scaleSet: Pick<ScaleSet, 'imageReference'> =
@@ -74,13 +66,12 @@ export async function applyNodeGenerations(
   const image = await currentImageFacts(handle, scaleSet, configuration, known.versions);
   const g = configuration.gallery;
   const definitionId = galleryImageResourceId({ ...g, imageName: g.imageDefinitionName });
-  const instances = await handle.compute.instances.list(pool.scaleSet);
   const instanceOf = (node: ClusterNode): ScaleSetInstance | undefined => {
     const resourceId = resourceIdOfNode(node);
     return instances.find((candidate) => sameResourceId(candidate.resourceId, resourceId));
   };
   const members: { node: ClusterNode; instance: ScaleSetInstance }[] = [];
-  for (const node of await keptNodes(handle.kube, (candidate) => instanceOf(candidate) !== undefined)) {
+  for (const node of await poolMemberNodes(handle.kube, instances)) {
     const instance = instanceOf(node);
     if (instance !== undefined) members.push({ node, instance });
   }
@@ -158,6 +149,22 @@ export async function applyNodeGenerations(
     changes,
     freshness,
   };
+}
+
+/**
+ * The pool and its instances: with `all`, the scale set of that name in the cluster's own resource group
+ * when ARM lists its instances (the read the step makes anyway), else the pool discovery finds.
+ */
+async function poolWithInstances(
+  handle: ClusterHandle,
+  poolName: string,
+): Promise<{ readonly pool: ConfiguredPool; readonly instances: readonly ScaleSetInstance[] }> {
+  const own = ownGroupPool(handle, poolName);
+  const listed =
+    own === undefined ? undefined : await handle.compute.instances.list(own.scaleSet).catch(ignoreNotFound);
+  if (own !== undefined && listed !== undefined) return { pool: own, instances: listed };
+  const pool = await findPool(handle, poolName);
+  return { pool, instances: await handle.compute.instances.list(pool.scaleSet) };
 }
 
 /**

@@ -1,14 +1,20 @@
 /**
  * The nodes a step needs, read page by page and kept only when they matter to it: memory holds one page
  * and what is kept (a pool's members, the nodes carrying our marker), never the whole cluster's list —
- * 20 000 nodes are ~280 MB as one list (issue 14, bench `planner-memory`).
+ * 20 000 nodes are ~280 MB as one list (issue 14, bench `planner-memory`). A pool's members are listed
+ * by the pool's label where its nodes carry one (`poolMemberNodes`), so a step of one pool's refresh
+ * reads that pool's pages, not the cluster's (issue 32, bench `nodeListPagesPerPoolRefresh`).
  */
 import type { ClusterNode } from '../domain/cluster-node.js';
-import type { NodesPort } from '../ports/kubernetes/index.js';
+import type { ScaleSetInstance } from '../domain/compute.js';
+import { ignoreNotFound } from '../domain/errors.js';
+import { parseProviderId, sameResourceId } from '../domain/resource-id.js';
+import type { NodeScanOptions, NodesPort } from '../ports/kubernetes/index.js';
 
 export async function keptNodes(
   kube: { readonly nodes: Pick<NodesPort, 'scan'> },
   keep: (node: ClusterNode) => boolean,
+  options: NodeScanOptions = {},
 ): Promise<ClusterNode[]> {
   let kept: ClusterNode[] = [];
   await kube.nodes.scan(
@@ -19,6 +25,98 @@ export async function keptNodes(
       // The list restarted from its first page (its continue token expired): what was kept comes again.
       kept = [];
     },
+    options,
   );
   return kept;
+}
+
+/** The resource id a node's providerID names (a Uniform instance or a Flexible member VM). */
+export function resourceIdOfNode(node: Pick<ClusterNode, 'providerId'>): string | undefined {
+  const parsed = parseProviderId(node.providerId);
+  if (!parsed.ok) return undefined;
+  const id = parsed.providerId;
+  return id.kind === 'scale-set-instance'
+    ? `/subscriptions/${id.scaleSet.subscriptionId}/resourceGroups/${id.scaleSet.resourceGroup}/providers/Microsoft.Compute/virtualMachineScaleSets/${id.scaleSet.name}/virtualMachines/${id.instanceId}`
+    : `/subscriptions/${id.virtualMachine.subscriptionId}/resourceGroups/${id.virtualMachine.resourceGroup}/providers/Microsoft.Compute/virtualMachines/${id.virtualMachine.name}`;
+}
+
+/**
+ * Labels that name a node's agent pool: aks-engine's `agentpool` (its kubelet's `--node-labels`, from
+ * the pool's name) and AKS's `kubernetes.azure.com/agentpool`. Every node of a pool carries the same
+ * value, so an equality selector on one lists exactly the pool's nodes — when the pool's nodes carry it.
+ */
+export const POOL_LABELS: readonly string[] = ['agentpool', 'kubernetes.azure.com/agentpool'];
+
+/** Nodes looked up by name (one GET each) before a pool list falls back to the whole cluster's. */
+export const MAX_NAME_LOOKUPS = 10;
+
+/** Nodes of the pool whose labels are read to find the pool's label. */
+const LABEL_PROBES = 3;
+
+type PoolInstance = Pick<ScaleSetInstance, 'resourceId' | 'computerName'>;
+
+/**
+ * The nodes of `wanted` (by default every one of `instances`, a scale set's instances as ARM lists them),
+ * matched by providerID, without listing
+ * the whole cluster where the pool's nodes carry a pool label (POOL_LABELS): the label's value is read off
+ * a member found by its computer name (a GET), the pool's nodes are listed with that label, and a member
+ * the selected list missed (a node relabelled, or one not registered yet) is looked up by its computer
+ * name. When no member can be found by name, a member carries no pool label, or more than
+ * MAX_NAME_LOOKUPS members are missing from the selected list, the whole cluster is scanned as before:
+ * correct whatever the nodes carry. A node registered under another machine's name (a clone) is found
+ * when it carries the pool's label (a clone takes over its donor's node, a node of the same pool).
+ */
+export async function poolMemberNodes(
+  kube: { readonly nodes: Pick<NodesPort, 'scan' | 'get'> },
+  instances: readonly PoolInstance[],
+  wanted: readonly PoolInstance[] = instances,
+): Promise<ClusterNode[]> {
+  if (wanted.length === 0) return [];
+  const isMember = (node: ClusterNode): boolean => memberOf(node, wanted) !== undefined;
+  const labels = await poolLabelOf(kube, instances);
+  if (labels === undefined) return keptNodes(kube, isMember);
+  const found = await keptNodes(kube, isMember, { labels });
+  const missing = wanted.filter(
+    (instance) => !found.some((node) => sameResourceId(resourceIdOfNode(node), instance.resourceId)),
+  );
+  if (missing.length > MAX_NAME_LOOKUPS) return keptNodes(kube, isMember);
+  for (const instance of missing) {
+    const name = instance.computerName?.toLowerCase();
+    if (name === undefined || found.some((node) => node.name === name)) continue;
+    const node = await kube.nodes.get(name).catch(ignoreNotFound);
+    if (node !== undefined && sameResourceId(resourceIdOfNode(node), instance.resourceId)) found.push(node);
+  }
+  return found;
+}
+
+/**
+ * The pool label (POOL_LABELS) of the first member found under its computer name, as a selector; undefined
+ * when none is found among the first few, or the one found carries no pool label (then no label is
+ * trusted to select the pool).
+ */
+export async function poolLabelOf(
+  kube: { readonly nodes: Pick<NodesPort, 'get'> },
+  instances: readonly PoolInstance[],
+): Promise<Readonly<Record<string, string>> | undefined> {
+  let probes = 0;
+  for (const instance of instances) {
+    const name = instance.computerName?.toLowerCase();
+    if (name === undefined) continue;
+    if (probes++ >= LABEL_PROBES) return undefined;
+    const node = await kube.nodes.get(name).catch(ignoreNotFound);
+    if (node === undefined || !sameResourceId(resourceIdOfNode(node), instance.resourceId)) continue;
+    for (const key of POOL_LABELS) {
+      const value = node.labels[key];
+      if (value !== undefined && value !== '') return { [key]: value };
+    }
+    return undefined;
+  }
+  return undefined;
+}
+
+function memberOf(node: ClusterNode, instances: readonly PoolInstance[]): PoolInstance | undefined {
+  const resourceId = resourceIdOfNode(node);
+  return resourceId === undefined
+    ? undefined
+    : instances.find((instance) => sameResourceId(instance.resourceId, resourceId));
 }

@@ -1,5 +1,5 @@
 /**
- * A pool's parts of planning: its pools (configured or discovered), what is read about one pool before
+ * A pool's parts of planning (its pools, configured or discovered, are pool-lookup.ts's): what is read about one pool before
  * its nodes are judged, and its plan from the selection (plan-cluster.ts lists the nodes once and folds
  * them into every pool's selection). Read-only: a dry run is exactly this and changes nothing.
  */
@@ -8,16 +8,15 @@ import type { FlavourChoice } from '../domain/bootstrap-flavour.js';
 import { parseCanaryRecord } from '../domain/canary-record.js';
 import type { FlavourEvidence } from '../domain/capture-mode.js';
 import { chooseCaptureMode } from '../domain/capture-mode.js';
-import type { ClusterNode } from '../domain/cluster-node.js';
 import type { ImageVersion } from '../domain/compute.js';
 import { extensionTypesOf } from '../domain/compute.js';
-import { isNotFound, NotFoundError } from '../domain/errors.js';
+import { isNotFound } from '../domain/errors.js';
 import { definedOnly } from '../domain/optional.js';
 import type { FoldedSelection } from '../domain/pool-selection-fold.js';
 import type { NodeVerdict, PoolImageFacts, PoolSelectionInput } from '../domain/prototype-selection.js';
 import { applyBootstrapFlavour, planPoolRefresh } from '../domain/refresh-plan.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
-import { galleryImageResourceId, scaleSetKey } from '../domain/resource-id.js';
+import { galleryImageResourceId } from '../domain/resource-id.js';
 import { parseRfc3339 } from '../domain/rfc3339.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
@@ -25,48 +24,10 @@ import type { RejectedBuild } from '../domain/version-verdict.js';
 import { type PlannedCapzPool, weighCapzOwnership } from './capz-pool.js';
 import { instanceOfNode, newestUsableVersion, provenanceOf } from './image-facts.js';
 import { requireKubernetesAccess } from './kubernetes-permissions.js';
-import { flexibleMemberIds, scaleSetsWithNodes } from './pool-membership.js';
+import { flexibleMemberIds } from './pool-membership.js';
 import type { NodeVerdictView, PoolDecision, PoolPlan } from './pool-plan.js';
 import type { ClusterHandle, ConfiguredPool, PoolConfiguration } from './refresh-dependencies.js';
 import { rejectedBuildsOfPool } from './rejected-builds.js';
-
-/**
- * The pools of a cluster: configured ones, or every scale set that has nodes in it (`all`). Pass the
- * cluster's nodes when the caller has them already: `all` is discovered from them instead of listing again.
- */
-export async function listPoolsOfCluster(
-  handle: ClusterHandle,
-  listed?: readonly ClusterNode[],
-): Promise<ConfiguredPool[]> {
-  const configured = handle.configuration.pools;
-  if (configured !== 'all') return [...configured];
-  const nodes = listed ?? (await handle.kube.nodes.list());
-  // Uniform scale sets from the providerIDs, Flexible ones from ARM (pool-membership.ts).
-  const scaleSets = await scaleSetsWithNodes(handle.compute, nodes);
-  const pools = new Map<string, ConfiguredPool>();
-  for (const scaleSet of scaleSets) {
-    pools.set(scaleSetKey(scaleSet), { name: scaleSet.name.toLowerCase(), scaleSet });
-  }
-  return [...pools.values()].sort((a, b) => a.name.localeCompare(b.name));
-}
-
-export async function findPool(
-  handle: ClusterHandle,
-  poolName: string,
-  listed?: readonly ClusterNode[],
-): Promise<ConfiguredPool> {
-  const pools = await listPoolsOfCluster(handle, listed);
-  const pool = pools.find((candidate) => candidate.name === poolName);
-  if (pool === undefined) {
-    throw new NotFoundError(
-      'PoolNotFound',
-      `finding pool ${poolName} of cluster ${handle.configuration.name}: known pools are ${
-        pools.map((p) => p.name).join(', ') || 'none'
-      }`,
-    );
-  }
-  return pool;
-}
 
 /** Facts about the image the model points at, when it is one of our gallery versions. */
 export async function currentImageFacts(

@@ -30,11 +30,12 @@ import {
 import type { HeldNode, PoolHoldings, VersionHolding } from '../domain/reaper.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import { scaleSetResourceId } from '../domain/resource-id.js';
+import type { ScaleSet } from '../domain/scale-set.js';
 import { instanceOfNode } from './image-facts.js';
 import { keptNodes } from './node-scan.js';
-import { findPool } from './plan-pool.js';
 import type { LeaseRef } from './pool-lease.js';
-import type { ClusterHandle } from './refresh-dependencies.js';
+import { findPool, findPoolModel } from './pool-lookup.js';
+import type { ClusterHandle, ConfiguredPool } from './refresh-dependencies.js';
 
 /** Where a pool's runs live: its scale set, its lease, its prep namespace and its image definition. */
 export interface PoolScope {
@@ -88,7 +89,19 @@ export function leaseRefOf(scaleSet: ScaleSetRef, namespace: string): LeaseRef {
 }
 
 export async function poolScope(handle: ClusterHandle, poolName: string): Promise<PoolScope> {
-  const pool = await findPool(handle, poolName);
+  return scopeOfPool(handle, await findPool(handle, poolName));
+}
+
+/** The pool's scope and its scale set's model, read once (findPoolModel): for readPoolHoldings. */
+export async function poolScopeAndModel(
+  handle: ClusterHandle,
+  poolName: string,
+): Promise<{ readonly scope: PoolScope; readonly model: ScaleSet }> {
+  const { pool, model } = await findPoolModel(handle, poolName);
+  return { scope: scopeOfPool(handle, pool), model };
+}
+
+function scopeOfPool(handle: ClusterHandle, pool: ConfiguredPool): PoolScope {
   const configuration = handle.configuration.poolConfiguration(pool);
   const g = configuration.gallery;
   return {
@@ -105,7 +118,12 @@ export async function poolScope(handle: ClusterHandle, poolName: string): Promis
   };
 }
 
-export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope): Promise<PoolHoldingsView> {
+/** `model`: the scale set's model when the caller has just read it (poolScopeAndModel); else it is read. */
+export async function readPoolHoldings(
+  handle: ClusterHandle,
+  scope: PoolScope,
+  model?: ScaleSet,
+): Promise<PoolHoldingsView> {
   const { kube, compute } = handle;
   let definitionAbsent = false;
   const [lease, nodes, prepPods, snapshots, disks, versions, scaleSet] = await Promise.all([
@@ -124,7 +142,7 @@ export async function readPoolHoldings(handle: ClusterHandle, scope: PoolScope):
       definitionAbsent = true;
       return [];
     }),
-    compute.scaleSets.get(scope.scaleSet),
+    model ?? compute.scaleSets.get(scope.scaleSet),
   ]);
   const capzCanaryPools = await capzCanaryPoolsOf(handle, scope);
 

@@ -20,10 +20,10 @@ import { checkScaleSetEligibility } from '../domain/scale-set.js';
 import { nextWindowAt, openWindowAt } from '../domain/schedule-window.js';
 import { versionVerdictOf } from '../domain/version-verdict.js';
 import { instanceOfNode, newestUsableVersion } from './image-facts.js';
-import { keptNodes } from './node-scan.js';
-import { findPool, listPoolsOfCluster } from './plan-pool.js';
+import { poolMemberNodes } from './node-scan.js';
 import { leaseRefOf } from './pool-holdings.js';
 import type { LeaseRef } from './pool-lease.js';
+import { findPoolModel, listPoolsOfCluster } from './pool-lookup.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
 import type { RetirementNodeLine } from './retirement-contracts.js';
 
@@ -90,11 +90,10 @@ export async function planPoolRetirement(
   },
   now: Date,
 ): Promise<PoolRetirementPlan> {
-  const pool = await findPool(handle, poolName);
+  const { pool, model: scaleSet } = await findPoolModel(handle, poolName);
   const configuration = handle.configuration.poolConfiguration(pool);
   const settings = configuration.run.retirement;
   const lease = leaseRefOf(pool.scaleSet, configuration.run.prepNamespace);
-  const scaleSet = await handle.compute.scaleSets.get(pool.scaleSet);
   const instances = await handle.compute.instances.list(pool.scaleSet);
   const capacity = scaleSet.capacity ?? instances.length;
   const base = {
@@ -172,7 +171,7 @@ export async function planPoolRetirement(
   }
 
   const instanceOf = new Map<string, string>();
-  const members = await keptNodes(handle.kube, (node) => {
+  const members = (await poolMemberNodes(handle.kube, instances)).filter((node) => {
     const instanceId = instanceOfNode(node.providerId, pool.scaleSet);
     if (instanceId === undefined || !base.instanceIds.includes(instanceId)) return false;
     instanceOf.set(node.name, instanceId);

@@ -25,7 +25,6 @@ import { poolHistoryOf } from '../domain/pool-history.js';
 import type { HeldNode, Kept } from '../domain/reaper.js';
 import { describeReapAction, planReaping } from '../domain/reaper.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
-import { sameResourceId } from '../domain/resource-id.js';
 import type { RetirementSettings } from '../domain/retirement.js';
 import { parseRfc3339 } from '../domain/rfc3339.js';
 import type { RunState } from '../domain/run-state.js';
@@ -33,12 +32,12 @@ import { runStateOf } from '../domain/run-state.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
 import { versionVerdictOf } from '../domain/version-verdict.js';
 import { weighCapzOwnership } from './capz-pool.js';
-import { resourceIdOfNode } from './generations.js';
 import { provenanceOf } from './image-facts.js';
-import { keptNodes } from './node-scan.js';
-import { currentImageFacts, findPool } from './plan-pool.js';
+import { poolMemberNodes } from './node-scan.js';
+import { currentImageFacts } from './plan-pool.js';
 import { poolScope, readPoolHoldings } from './pool-holdings.js';
 import type { PoolPlanSummary } from './pool-plan.js';
+import { findPoolModel } from './pool-lookup.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
 
 /**
@@ -150,10 +149,7 @@ export interface PoolNodeView {
 /** The pool's nodes (matched to the scale set's instances by providerID) with their generation labels. */
 export async function readPoolNodes(handle: ClusterHandle, scaleSet: ScaleSetRef): Promise<PoolNodeView[]> {
   const instances = await handle.compute.instances.list(scaleSet);
-  const nodes = await keptNodes(handle.kube, (node) => {
-    const resourceId = resourceIdOfNode(node);
-    return instances.some((instance) => sameResourceId(instance.resourceId, resourceId));
-  });
+  const nodes = await poolMemberNodes(handle.kube, instances);
   return nodes
     .map((node) => {
       const generation = node.labels[IMAGE_VERSION_LABEL];
@@ -286,9 +282,8 @@ export async function readPoolStatus(
   poolName: string,
   now: Date,
 ): Promise<PoolStatus> {
-  const pool = await findPool(handle, poolName);
+  const { pool, model: scaleSet } = await findPoolModel(handle, poolName);
   const configuration = handle.configuration.poolConfiguration(pool);
-  const scaleSet = await handle.compute.scaleSets.get(pool.scaleSet);
   // A CAPZ pool is judged as the plan judges it: against its MachinePool and the rollout setting.
   const { eligibility, capz } = await weighCapzOwnership(
     handle,

@@ -10,8 +10,7 @@ import { sameResourceId } from '../domain/resource-id.js';
 import { retiredInWindowRecord } from '../domain/retired-in-window.js';
 import type { RetirementRecord } from '../domain/retirement-record.js';
 import { parseRetirementRecord, writeRetirementRecord } from '../domain/retirement-record.js';
-import { resourceIdOfNode } from './generations.js';
-import { keptNodes } from './node-scan.js';
+import { poolMemberNodes, resourceIdOfNode } from './node-scan.js';
 import type { Fence } from './pool-lease.js';
 import { writeLeaseRecord } from './pool-lease.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
@@ -60,13 +59,10 @@ export async function observeSurge(
   scaleSet: ScaleSetRef,
   baseline: readonly string[],
 ): Promise<SurgeObservation[]> {
-  const added = (await handle.compute.instances.list(scaleSet)).filter(
-    (instance) => !baseline.includes(instance.instanceId),
-  );
+  const instances = await handle.compute.instances.list(scaleSet);
+  const added = instances.filter((instance) => !baseline.includes(instance.instanceId));
   if (added.length === 0) return [];
-  const nodes = await keptNodes(handle.kube, (node) =>
-    added.some((instance) => sameResourceId(resourceIdOfNode(node), instance.resourceId)),
-  );
+  const nodes = await poolMemberNodes(handle.kube, instances, added);
   return added.map((instance) => {
     const node = nodes.find((candidate) => sameResourceId(resourceIdOfNode(candidate), instance.resourceId));
     return {
@@ -174,9 +170,7 @@ export async function readRetirementLeftover(
       .sort((a, b) => Date.parse(b.createdAt ?? '') - Date.parse(a.createdAt ?? ''))[0];
   }
   if (surgeInstance === undefined) return { record, retiredInstanceExists };
-  const [node] = await keptNodes(handle.kube, (candidate) =>
-    sameResourceId(resourceIdOfNode(candidate), surgeInstance.resourceId),
-  );
+  const [node] = await poolMemberNodes(handle.kube, instances, [surgeInstance]);
   return {
     record,
     retiredInstanceExists,

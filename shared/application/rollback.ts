@@ -14,9 +14,10 @@ import { planRollback } from '../domain/rollback.js';
 import { checkScaleSetEligibility } from '../domain/scale-set.js';
 import { weighCapzOwnership } from './capz-pool.js';
 import { newestUsableVersion } from './image-facts.js';
-import { currentImageFacts, findPool } from './plan-pool.js';
+import { currentImageFacts } from './plan-pool.js';
 import { leaseRefOf } from './pool-holdings.js';
 import type { LeaseRef } from './pool-lease.js';
+import { findPoolModel } from './pool-lookup.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
 
 export interface PoolRollbackPlan {
@@ -48,9 +49,8 @@ export async function planPoolRollback(
   poolName: string,
   to: string | undefined,
 ): Promise<PoolRollbackPlan> {
-  const pool = await findPool(handle, poolName);
+  const { pool, model: scaleSet } = await findPoolModel(handle, poolName);
   const configuration = handle.configuration.poolConfiguration(pool);
-  const scaleSet = await handle.compute.scaleSets.get(pool.scaleSet);
   const g = configuration.gallery;
   const definition = {
     subscriptionId: g.subscriptionId,

@@ -163,6 +163,8 @@ export interface CanaryObservation {
     readonly computerName?: string;
     /** ARM resource id of the instance (Uniform) or VM (Flexible). */
     readonly resourceId?: string;
+    /** The pool label its scale set's nodes carry, when looked for: where a node under another name is sought. */
+    readonly poolLabels?: Readonly<Record<string, string>>;
   };
   /** The node that registered for this instance, if any. */
   readonly node?: {

@@ -12,6 +12,7 @@ import { measureClientCpuColdAndWarm } from './client-cpu.bench.js';
 import { fleetFigures, printFleetFigures } from './fleet.bench.js';
 import { jitterFigures, printJitterFigures } from './jitter.bench.js';
 import { kubeadmFigures, printKubeadmFigures } from './kubeadm.bench.js';
+import { measureNodeReads, printNodeReads } from './node-reads.bench.js';
 import { measurePlannerMemory, printPlannerMemory } from './planner-memory.bench.js';
 import { printRefreshFigures, type RefreshFigures, refreshFigures } from './refresh.bench.js';
 import { measureSelection, selectionBench } from './selection.bench.js';
@@ -86,6 +87,13 @@ const newNodeReadyBench: Bench = {
   },
 };
 
+const nodeReadsBench: Bench = {
+  name: 'node-reads',
+  async run() {
+    printNodeReads(await measureNodeReads());
+  },
+};
+
 const BENCHES: readonly Bench[] = [
   selectionBench,
   refreshBench,
@@ -95,6 +103,7 @@ const BENCHES: readonly Bench[] = [
   clientCpuBench,
   plannerMemoryBench,
   fleetBench,
+  nodeReadsBench,
 ];
 
 function measured(figures: RefreshFigures | { readonly refused: string }): RefreshFigures | undefined {
@@ -130,6 +139,8 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
   const plannerMemory = await measurePlannerMemory();
   progress('a fleet of 1 000 pools over 5 subscriptions, scaled clock (minutes)');
   const fleet = await fleetFigures();
+  progress('node reads of one pool refresh on a 20 000-node cluster (canary on)');
+  const nodeReads = await measureNodeReads();
   const drain = refresh.drainAndStop;
   return {
     clock: 'manual',
@@ -159,6 +170,9 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
     // The planner on 20 000 nodes / 40 pools, 500 a page: list requests, peak RSS and heap, paged vs whole list.
     plannerMemory20k: plannerMemory,
     fleet: { shape: fleet.shape, ...fleet.figures, failures: fleet.figures.failures.slice(0, 20) },
+    // Node-list pages one pool refresh asks for on 20 000 nodes, canary on; goal ≤ 2 × pagesPerFullListing.
+    nodeListPagesPerPoolRefresh: nodeReads.nodeListPagesPerPoolRefresh,
+    nodeReads20k: nodeReads,
     kubeadm: {
       donorOutOfServiceS: {
         drainAndStop: kubeadm.drainAndStop.donorOutOfServiceS,

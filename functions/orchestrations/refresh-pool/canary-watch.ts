@@ -69,7 +69,11 @@ export function* watchCanaries(
           instance.computerName !== undefined &&
           instance.resourceId !== undefined
         ) {
-          known[instanceId] = { resourceId: instance.resourceId, computerName: instance.computerName };
+          known[instanceId] = {
+            resourceId: instance.resourceId,
+            computerName: instance.computerName,
+            ...(instance.poolLabels === undefined ? {} : { poolLabels: { ...instance.poolLabels } }),
+          };
         } else {
           delete known[instanceId];
         }

@@ -6,7 +6,7 @@ import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Taint } from '@kuber
 
 import type { ClusterNode, NodeTaint } from '../../domain/cluster-node.js';
 import { definedOnly } from '../../domain/optional.js';
-import type { NodesPort } from '../../ports/kubernetes/index.js';
+import type { NodeScanOptions, NodesPort } from '../../ports/kubernetes/index.js';
 import { type KubeConnection, PAGE_SIZE } from './client-node-connection.js';
 import { toClusterNode } from './to-domain.js';
 
@@ -35,12 +35,24 @@ export class ClientNodeNodes implements NodesPort {
   async scan(
     visit: (page: readonly ClusterNode[]) => void | Promise<void>,
     restart: () => void,
+    options: NodeScanOptions = {},
   ): Promise<void> {
-    const context = { action: 'listing nodes', kind: 'Node' };
+    const labelSelector = Object.entries(options.labels ?? {})
+      .map(([key, value]) => `${key}=${value}`)
+      .join(',');
+    const context = {
+      action: labelSelector === '' ? 'listing nodes' : `listing nodes with labels ${labelSelector}`,
+      kind: 'Node',
+    };
     // Each page is converted as it arrives and its raw objects dropped: memory is bounded by a page.
     await this.#connection.eachPage(
       context,
-      (page) => this.#core.listNode({ limit: PAGE_SIZE, ...page }),
+      (page) =>
+        this.#core.listNode({
+          limit: PAGE_SIZE,
+          ...(labelSelector === '' ? {} : { labelSelector }),
+          ...page,
+        }),
       (items) => visit(items.map(toClusterNode)),
       restart,
     );

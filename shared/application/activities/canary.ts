@@ -100,7 +100,14 @@ const observeCanariesActivity = defineActivity(
     namespace: Name,
     checkPods: z.record(z.string(), Name),
     known: z
-      .record(z.string(), z.object({ resourceId: z.string().min(1), computerName: z.string().min(1) }))
+      .record(
+        z.string(),
+        z.object({
+          resourceId: z.string().min(1),
+          computerName: z.string().min(1),
+          poolLabels: z.record(z.string(), z.string()).optional(),
+        }),
+      )
       .optional(),
   }),
   async (deps, input): Promise<CanaryObservation[]> => {

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 
 import { definedOnly } from '../../domain/optional.js';
-import { poolScope, readPoolHoldings } from '../pool-holdings.js';
+import { poolScopeAndModel, readPoolHoldings } from '../pool-holdings.js';
 import { acquirePoolLease, releasePoolLease, renewPoolLease } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
 import { ClusterInput, LeaseInput, Name } from './inputs.js';
@@ -47,7 +47,8 @@ const readPoolHoldingsActivity = defineActivity(
   ClusterInput.extend({ pool: Name }),
   async (deps, input) => {
     const handle = await deps.cluster(input.cluster);
-    return readPoolHoldings(handle, await poolScope(handle, input.pool));
+    const { scope, model } = await poolScopeAndModel(handle, input.pool);
+    return readPoolHoldings(handle, scope, model);
   },
 );
 

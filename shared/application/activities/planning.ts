@@ -1,6 +1,6 @@
 /** Read-only activities: a cluster's pools, one pool's plan, one pool's image status. */
 import { planPoolForCluster, planPoolsOfCluster } from '../plan-cluster.js';
-import { listPoolsOfCluster } from '../plan-pool.js';
+import { listPoolsOfCluster } from '../pool-lookup.js';
 import { readPoolStatus } from '../pool-status.js';
 import { defineActivity, failureOf } from './activity.js';
 import { ClusterInput, Name } from './inputs.js';

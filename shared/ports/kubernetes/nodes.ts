@@ -1,14 +1,24 @@
 /** The cluster's nodes (shared/ports/kubernetes/index.ts has the contract every port keeps). */
 import type { ClusterNode, NodeTaint } from '../../domain/cluster-node.js';
 
+/** Which nodes a scan lists: every node, or only those carrying every one of `labels` (an equality label selector). */
+export interface NodeScanOptions {
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
 export interface NodesPort {
   list(): Promise<ClusterNode[]>;
   /**
    * Lists the nodes page by page (limit/continue), each page converted as it arrives, so a caller that
    * folds the pages holds one page at a time. Every node is visited once, in list order; when the server
-   * expires the continue token, `restart` is called and the pages come again from the first.
+   * expires the continue token, `restart` is called and the pages come again from the first. With
+   * `options.labels` the server lists only the nodes carrying those labels (`labelSelector=k=v,…`).
    */
-  scan(visit: (page: readonly ClusterNode[]) => void | Promise<void>, restart: () => void): Promise<void>;
+  scan(
+    visit: (page: readonly ClusterNode[]) => void | Promise<void>,
+    restart: () => void,
+    options?: NodeScanOptions,
+  ): Promise<void>;
   get(name: string): Promise<ClusterNode>;
   /** Sets (string) or removes (null) annotations; other annotations are untouched. */
   patchAnnotations(name: string, changes: Readonly<Record<string, string | null>>): Promise<void>;

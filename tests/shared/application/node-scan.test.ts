@@ -3,11 +3,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { keptNodes } from '../../../shared/application/node-scan.js';
+import {
+  keptNodes,
+  MAX_NAME_LOOKUPS,
+  poolMemberNodes,
+  resourceIdOfNode,
+} from '../../../shared/application/node-scan.js';
 import type { PoolRefreshResult } from '../../../shared/application/refresh-contracts.js';
 import type { ClusterNode } from '../../../shared/domain/cluster-node.js';
 import { FakeKubernetes } from '../../../shared/ports/fake/kubernetes/index.js';
-import { aNode } from '../../builders/node.js';
+import { aNode, DEFAULT_POOL } from '../../builders/node.js';
 import { createFakeWorld, failureOf } from '../../functions/orchestrations/fake-world.js';
 
 const nodes = Array.from({ length: 7 }, (_, index) => aNode({ name: `node-${index}` }));
@@ -41,6 +46,81 @@ void describe('keptNodes', () => {
       kept.map((node) => node.name),
       nodes.map((node) => node.name),
     );
+  });
+});
+
+const OTHER_POOL = { ...DEFAULT_POOL, name: 'k8s-pool-b' };
+
+/** `count` nodes of `pool`, each with the `agentpool` label unless `unlabelled` names it. */
+function poolNodes(pool: typeof DEFAULT_POOL, label: string, count: number, unlabelled: number[] = []) {
+  return Array.from({ length: count }, (_, instanceId) => {
+    const node = aNode({ pool, instanceId });
+    return unlabelled.includes(instanceId) ? node : { ...node, labels: { ...node.labels, agentpool: label } };
+  });
+}
+
+function instancesOf(members: readonly ClusterNode[]) {
+  return members.map((node) => ({ resourceId: resourceIdOfNode(node) ?? '', computerName: node.name }));
+}
+
+function kubeWith(...groups: ClusterNode[][]): FakeKubernetes {
+  const kube = new FakeKubernetes({ nodePageSize: 2 });
+  for (const node of groups.flat()) kube.nodes.add(node);
+  return kube;
+}
+
+/** The `nodes.scan` pages read without a label selector: pages of the whole cluster's list. */
+function fullPages(kube: FakeKubernetes): number {
+  return kube.callsTo('nodes.scan').filter((call) => call.args.length === 1).length;
+}
+
+void describe('poolMemberNodes', () => {
+  void it('lists only the pool by the label its nodes carry, read off one member', async () => {
+    const a = poolNodes(DEFAULT_POOL, 'a', 6);
+    const kube = kubeWith(a, poolNodes(OTHER_POOL, 'b', 20));
+    const members = await poolMemberNodes(kube, instancesOf(a));
+    assert.deepEqual(members.map((node) => node.name).sort(), a.map((node) => node.name).sort());
+    assert.equal(fullPages(kube), 0, 'no page of the whole list');
+    assert.equal(kube.callsTo('nodes.scan').length, 3, "the pool's 6 nodes, 2 a page");
+    assert.deepEqual(kube.callsTo('nodes.scan')[0]?.args, [0, { agentpool: 'a' }]);
+    assert.equal(kube.callsTo('nodes.get').length, 1, 'one member read for its label');
+  });
+
+  void it('finds a member without the label by its name, and returns only those wanted', async () => {
+    const a = poolNodes(DEFAULT_POOL, 'a', 6, [4]);
+    const kube = kubeWith(a, poolNodes(OTHER_POOL, 'b', 20));
+    const all = await poolMemberNodes(kube, instancesOf(a));
+    assert.equal(all.length, 6, 'the unlabelled member too');
+    assert.equal(fullPages(kube), 0);
+    const wanted = await poolMemberNodes(kube, instancesOf(a), instancesOf(a.slice(4, 5)));
+    assert.deepEqual(
+      wanted.map((node) => node.name),
+      [a[4]?.name],
+    );
+  });
+
+  void it('scans the whole cluster when the members carry no pool label', async () => {
+    const a = poolNodes(DEFAULT_POOL, 'a', 4, [0, 1, 2, 3]);
+    const kube = kubeWith(a, poolNodes(OTHER_POOL, 'b', 4));
+    const members = await poolMemberNodes(kube, instancesOf(a));
+    assert.equal(members.length, 4);
+    assert.equal(fullPages(kube), 4, 'every page of the 8 nodes');
+  });
+
+  void it('scans the whole cluster when too many members are missing from the selected list', async () => {
+    const count = MAX_NAME_LOOKUPS + 3;
+    const unlabelled = Array.from({ length: MAX_NAME_LOOKUPS + 1 }, (_, index) => index + 1);
+    const a = poolNodes(DEFAULT_POOL, 'a', count, unlabelled);
+    const kube = kubeWith(a);
+    const members = await poolMemberNodes(kube, instancesOf(a));
+    assert.equal(members.length, count);
+    assert.ok(fullPages(kube) > 0, 'the fallback listed every node');
+  });
+
+  void it('reads nothing for a pool without instances', async () => {
+    const kube = kubeWith(poolNodes(OTHER_POOL, 'b', 4));
+    assert.deepEqual(await poolMemberNodes(kube, []), []);
+    assert.equal(kube.calls.length, 0);
   });
 });
 

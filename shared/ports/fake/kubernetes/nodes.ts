@@ -1,7 +1,7 @@
 /** The fake cluster's nodes: annotations, labels, cordons and taints; listed in pages of `pageSize`. */
 import type { ClusterNode, NodeTaint } from '../../../domain/cluster-node.js';
 import { NotFoundError } from '../../../domain/errors.js';
-import type { KubernetesMethod, NodesPort } from '../../kubernetes/index.js';
+import type { KubernetesMethod, NodeScanOptions, NodesPort } from '../../kubernetes/index.js';
 import type { CallLog } from '../recording-fake.js';
 
 export class FakeNodes implements NodesPort {
@@ -41,13 +41,19 @@ export class FakeNodes implements NodesPort {
   async scan(
     visit: (page: readonly ClusterNode[]) => void | Promise<void>,
     _restart: () => void,
+    options: NodeScanOptions = {},
   ): Promise<void> {
     const size = Math.max(1, this.pageSize);
-    const names = [...this.#nodes.keys()];
+    const wanted = Object.entries(options.labels ?? {});
+    // The server filters before it pages: a selected list has only the matching nodes' pages.
+    const names = [...this.#nodes.values()]
+      .filter((node) => wanted.every(([key, value]) => node.labels[key] === value))
+      .map((node) => node.name);
+    const selector = wanted.length === 0 ? [] : [options.labels];
     let offset = 0;
     do {
       // One recorded call per page, as the API server sees one list request per page.
-      const page = await this.log.call('nodes.scan', [offset], () =>
+      const page = await this.log.call('nodes.scan', [offset, ...selector], () =>
         names.slice(offset, offset + size).flatMap((name) => {
           const node = this.#nodes.get(name);
           return node === undefined ? [] : [node];
