@@ -36,8 +36,8 @@ import { provenanceOf } from './image-facts.js';
 import { poolMemberNodes } from './node-scan.js';
 import { currentImageFacts } from './plan-pool.js';
 import { poolScope, readPoolHoldings } from './pool-holdings.js';
-import type { PoolPlanSummary } from './pool-plan.js';
 import { findPoolModel } from './pool-lookup.js';
+import type { PoolPlanSummary } from './pool-plan.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
 
 /**

@@ -35,8 +35,8 @@ import { nodeNameOf } from './nodes.js';
 import { oneShotLog, terminationMessage } from './one-shot-output.js';
 import { PATHS } from './os-disk.js';
 import { podScript, powersHostOff, type PrepEffect } from './prep-pod.js';
-import { applyRun, podArgv, runOnHost } from './real-shell-run.js';
 import { findBwrap } from './real-shell.js';
+import { applyRun, podArgv, runOnHost } from './real-shell-run.js';
 
 /**
  * Which shell takes a host script: the real one (bubblewrap over the node's disk) unless the script

@@ -1,9 +1,9 @@
 /** Shared fixtures for the trigger tests: configured clusters, event builders, a recording context. */
-import { planSummaryOf } from '../../../shared/application/pool-plan.js';
 import azureFunctions, { type HttpRequest, type InvocationContext } from '@azure/functions';
 
 import type { TriggerDependencies } from '../../../functions/triggers/trigger-dependencies.js';
 import type { PoolPlan } from '../../../shared/application/pool-plan.js';
+import { planSummaryOf } from '../../../shared/application/pool-plan.js';
 import type { PoolOwnership, PoolStatus } from '../../../shared/application/pool-status.js';
 import type {
   FlexibleMembership,
