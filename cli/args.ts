@@ -162,8 +162,9 @@ const COMMANDS: Readonly<Record<Command, CommandSpec>> = {
     summary: 'dry run of auto mode: what would be refreshed and why, with a verdict per node',
     usage: ['vmss-prototype plan [--cluster <name>] [--pool <name>] [--json] [source]'],
     description:
-      'Runs auto mode up to its decision: per pool, the node that would be captured (or why none), and\n' +
-      "every node's verdict. Changes nothing in Azure or the cluster.",
+      'Runs auto mode up to its decision: per pool, the node that would be captured (or why none), how\n' +
+      '(CAPTURE: live, drain-and-stop, or drain-and-stop where auto fell back from live, with the reason),\n' +
+      "and every node's verdict. Changes nothing in Azure or the cluster.",
     options: ['--pool', ...COMMON],
     examples: [
       'vmss-prototype plan --sim',
@@ -178,8 +179,20 @@ const COMMANDS: Readonly<Record<Command, CommandSpec>> = {
     ],
     description:
       'Captures the chosen node of each pool into a new gallery image version and points the scale set at\n' +
-      'it. The node is cordoned and drained for the capture and always given back as it was. Progress goes\n' +
-      'to stderr; an interrupted run continues with --resume (histories are kept in --state-dir). A run that\n' +
+      "it. How the node is captured is the setting capture.mode (`plan` shows each pool's, and why):\n" +
+      '  live: the node keeps serving; it is never cordoned, drained or stopped. A short-lived privileged\n' +
+      '    pod freezes its root filesystem (fsfreeze) while the running OS disk is snapshotted: writes\n' +
+      "    block for a few seconds (at most capture.live.maxFreeze, default 10s; the host's systemd thaws\n" +
+      '    it regardless), reads and pods carry on. The snapshot becomes a disk attached to the node; a\n' +
+      '    second pod scrubs that copy, never the node (host name, machine id, cloud-init and VM agent\n' +
+      "    state, old journals, the bootstrap flavour's identity files); it is detached and becomes the\n" +
+      '    image. auto (the default) takes live only where it is known to work (Linux, no customer-key or\n' +
+      '    guest disk encryption, not a confidential VM, SCSI data disks, a known bootstrap flavour) and\n' +
+      '    falls back to drain-and-stop otherwise; capture.mode=live refuses such a pool instead. A live\n' +
+      '    capture that fails mid-way thaws, detaches and deletes its copy and fails: it does not fall back.\n' +
+      '  drain-and-stop, run-command: the node is cordoned, drained, prepared, stopped and snapshotted.\n' +
+      'Either way the node is given back as it was. Progress goes to stderr; an interrupted run continues\n' +
+      'with --resume (histories are kept in --state-dir). A run that\n' +
       'died holding its node (killed, terminal closed) keeps it until `release --pool <name>` gives it back:\n' +
       'at once when its process on this machine is gone, otherwise once its lease expired (within 15\n' +
       "minutes); or until any later refresh of the pool, or the function app's reaper, does.",

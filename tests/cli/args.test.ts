@@ -69,6 +69,18 @@ void describe('helpText', () => {
     assert.match(refresh, /any later refresh of the pool, or the function app's reaper/);
   });
 
+  void it('refresh says what live capture does to the donor, what it scrubs and when it falls back', () => {
+    const refresh = helpText('refresh').replaceAll(/\s+/g, ' ');
+    // The old text said the node is always cordoned and drained: false under live capture.
+    assert.doesNotMatch(refresh, /The node is cordoned and drained for the capture/);
+    assert.match(refresh, /live: the node keeps serving; it is never cordoned, drained or stopped/);
+    assert.match(refresh, /freezes its root filesystem \(fsfreeze\)/);
+    assert.match(refresh, /at most capture\.live\.maxFreeze, default 10s/);
+    assert.match(refresh, /second pod scrubs that copy, never the node \(host name, machine id/);
+    assert.match(refresh, /falls back to drain-and-stop otherwise; capture\.mode=live refuses such a pool/);
+    assert.match(refresh, /fails mid-way .* does not fall back/);
+  });
+
   void it('release says it takes over a refresh of this machine whose process is gone', () => {
     assert.match(
       helpText('release').replaceAll(/\s+/g, ' '),
