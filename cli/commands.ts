@@ -29,6 +29,7 @@ import type { PoolRetirementResult } from '../shared/application/retirement-cont
 import { definedOnly } from '../shared/domain/optional.js';
 import type { CliOptions } from './args.js';
 import { UsageError } from './args.js';
+import { type CaptureSummary, captureSummaryOf } from './capture-summary.js';
 import { goneHolderOf } from './dead-holder.js';
 import type { DoctorResult } from './doctor.js';
 import { endRecordedRun, settleBeforeStart } from './recorded-runs.js';
@@ -43,6 +44,8 @@ export interface StatusResult {
 export interface RefreshResult {
   readonly kind: 'plan' | 'refresh';
   readonly clusters: readonly ClusterRefreshResult[];
+  /** plan: how each pool it would refresh would be captured, and whether auto fell back from live. */
+  readonly captures?: readonly CaptureSummary[];
   /** Runs that did not complete: instance id and why. */
   readonly failures: readonly { readonly instanceId: string; readonly message: string }[];
 }
@@ -300,7 +303,9 @@ export async function runCommand(session: Session, options: CliOptions): Promise
           collect(status, instanceId, results, failures, cluster);
         }
       }
-      return { kind: dryRun ? 'plan' : 'refresh', clusters: results, failures };
+      if (!dryRun) return { kind: 'refresh', clusters: results, failures };
+      const captures = results.flatMap((cluster) => cluster.pools.flatMap((p) => captureSummaryOf(p) ?? []));
+      return { kind: 'plan', clusters: results, captures, failures };
     }
   }
 }

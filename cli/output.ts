@@ -5,6 +5,7 @@
 import type { PoolStatus } from '../shared/application/pool-status.js';
 import type { PoolRefreshResult } from '../shared/application/refresh-contracts.js';
 import { formatDuration } from '../shared/config/duration.js';
+import { captureCell, captureSummaryOf } from './capture-summary.js';
 import type { CommandResult, ReleaseResult, StatusResult } from './commands.js';
 import type { DoctorResult } from './doctor.js';
 import { giveBackAdvice } from './give-back-advice.js';
@@ -179,10 +180,25 @@ export function render(result: CommandResult, options: RenderOptions = {}): stri
     return parts.join('\n');
   }
   const pools = result.clusters.flatMap((cluster) => cluster.pools);
+  // A plan says how each donor would be captured; a refresh's version tags and status say how it was.
+  const plan = result.kind === 'plan';
   const parts = [
     table(
-      ['CLUSTER', 'POOL', 'OUTCOME', 'VERSION', 'DONOR', 'OUT OF SERVICE', 'REASON'],
-      pools.map(refreshRow),
+      [
+        'CLUSTER',
+        'POOL',
+        'OUTCOME',
+        'VERSION',
+        'DONOR',
+        ...(plan ? ['CAPTURE'] : []),
+        'OUT OF SERVICE',
+        'REASON',
+      ],
+      pools.map((pool) => {
+        const row = refreshRow(pool);
+        if (plan) row.splice(5, 0, captureCell(captureSummaryOf(pool)));
+        return row;
+      }),
       options,
     ),
   ];

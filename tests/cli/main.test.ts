@@ -159,6 +159,9 @@ void describe('vmss-prototype against the simulator', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, new RegExp(`^CLUSTER +POOL +OUTCOME`));
     assert.match(run.stdout, new RegExp(`prod +${POOL1} +planned`));
+    // How the donor would be captured: the sample scenario sets capture.mode to drain-and-stop.
+    assert.match(run.stdout, /^CLUSTER .* DONOR +CAPTURE /);
+    assert.match(run.stdout, new RegExp(`${POOL1}000001 +drain-and-stop `));
     assert.match(run.stdout, /candidate \(ready for \d+d\d+h/);
     // The reason wraps onto continuation lines (output to a file is fitted to 120 columns), never cut.
     assert.ok(run.stdout.split('\n').length > 6, run.stdout);
@@ -181,6 +184,19 @@ void describe('vmss-prototype against the simulator', () => {
     const result = JSON.parse(run.stdout) as { kind: string; clusters: { pools: { pool: string }[] }[] };
     assert.equal(result.kind, 'plan');
     assert.ok(result.clusters[0]?.pools.some((pool) => pool.pool === POOL1));
+    const captures = (JSON.parse(run.stdout) as { captures?: Record<string, unknown>[] }).captures ?? [];
+    assert.deepEqual(
+      captures.find((capture) => capture['pool'] === POOL1),
+      {
+        cluster: 'prod',
+        pool: POOL1,
+        mode: 'drain-and-stop',
+        setting: 'drain-and-stop',
+        fellBackFromLive: false,
+        scrubbed: 'donor',
+        reason: 'capture.mode is drain-and-stop',
+      },
+    );
     const events = run.stderr
       .trimEnd()
       .split('\n')
