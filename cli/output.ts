@@ -29,15 +29,24 @@ export function formatSeconds(seconds: number | undefined): string {
   return formatDuration(Math.max(0, Math.round(seconds)));
 }
 
-function refreshRow(pool: PoolRefreshResult): string[] {
+const REFRESH_HEADER = ['CLUSTER', 'POOL', 'OUTCOME', 'VERSION', 'DONOR', 'OUT OF SERVICE', 'REASON'];
+/** A plan builds nothing and stops no donor: how the donor would be captured instead of version and time. */
+const PLAN_HEADER = ['CLUSTER', 'POOL', 'OUTCOME', 'DONOR', 'CAPTURE', 'REASON'];
+
+function refreshRow(pool: PoolRefreshResult, plan: boolean): string[] {
+  const donor = pool.donor ?? (pool.plan?.decision.kind === 'refresh' ? pool.plan.decision.node : '-');
+  const reason = pool.failure === undefined ? pool.reason : `${pool.failure.step}: ${pool.failure.message}`;
+  if (plan) {
+    return [pool.cluster, pool.pool, pool.outcome, donor, captureCell(captureSummaryOf(pool)), reason];
+  }
   return [
     pool.cluster,
     pool.pool,
     pool.outcome,
     pool.version?.versionName ?? '-',
-    pool.donor ?? (pool.plan?.decision.kind === 'refresh' ? pool.plan.decision.node : '-'),
+    donor,
     formatSeconds(pool.donorOutOfServiceSeconds),
-    pool.failure === undefined ? pool.reason : `${pool.failure.step}: ${pool.failure.message}`,
+    reason,
   ];
 }
 
@@ -184,21 +193,8 @@ export function render(result: CommandResult, options: RenderOptions = {}): stri
   const plan = result.kind === 'plan';
   const parts = [
     table(
-      [
-        'CLUSTER',
-        'POOL',
-        'OUTCOME',
-        'VERSION',
-        'DONOR',
-        ...(plan ? ['CAPTURE'] : []),
-        'OUT OF SERVICE',
-        'REASON',
-      ],
-      pools.map((pool) => {
-        const row = refreshRow(pool);
-        if (plan) row.splice(5, 0, captureCell(captureSummaryOf(pool)));
-        return row;
-      }),
+      plan ? PLAN_HEADER : REFRESH_HEADER,
+      pools.map((pool) => refreshRow(pool, plan)),
       options,
     ),
   ];

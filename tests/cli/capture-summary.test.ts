@@ -106,7 +106,7 @@ void describe('render: plan', () => {
 
   void it('a plan has a CAPTURE column saying auto fell back', () => {
     const lines = render(result('plan'), { width: 200 }).split('\n');
-    assert.match(lines[0] ?? '', /DONOR +CAPTURE +OUT OF SERVICE +REASON/);
+    assert.match(lines[0] ?? '', /OUTCOME +DONOR +CAPTURE +REASON/);
     assert.match(lines[1] ?? '', /planned .*drain-and-stop \(auto fell back from live\)/);
   });
 
