@@ -5,7 +5,7 @@
  * network integration, peering, NSG) when nothing answered, the server's port and authorized ranges when
  * it refused.
  */
-import { isRefreshError, messageOf } from '../shared/domain/errors.js';
+import { isRefreshError, messageOf, networkCodeOf } from '../shared/domain/errors.js';
 import type { DoctorCheck } from './doctor-check.js';
 
 /** The adapter's codes for a server that did not answer (shared/adapters/kubernetes/errors.ts). */
@@ -16,21 +16,16 @@ const REFUSED_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET'
 
 export const PRIVATE_CLUSTERS_DOC = 'docs/private-clusters.md';
 
+export { networkCodeOf } from '../shared/domain/errors.js';
+
+/** True when an activity failure's code says the API server could not be reached (no error object at hand). */
+export function isUnreachableCode(code: string): boolean {
+  return UNREACHABLE_CODES.has(code);
+}
+
 /** True when the error says the API server could not be reached at all (not a refusal by Kubernetes). */
 export function isUnreachable(error: unknown): boolean {
   return isRefreshError(error) && UNREACHABLE_CODES.has(error.code);
-}
-
-/** The innermost socket or DNS code in the error's cause chain (undici wraps it in `fetch failed`). */
-export function networkCodeOf(error: unknown): string | undefined {
-  let found: string | undefined;
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && current !== null && typeof current === 'object'; depth += 1) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code)) found = code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return found;
 }
 
 function hostAndPort(url: string): { host: string; port: string } {

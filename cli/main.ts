@@ -30,6 +30,8 @@ async function run(options: CliOptions): Promise<number> {
     { openSession },
     { handleInterrupts, INTERRUPTED_EXIT_CODE },
     { readLeftBehind },
+    { createRetryPrinter },
+    { listenToRetries },
   ] = await Promise.all([
     import('./commands.js'),
     import('./exit-codes.js'),
@@ -39,6 +41,8 @@ async function run(options: CliOptions): Promise<number> {
     import('./session.js'),
     import('./interrupt.js'),
     import('./left-behind.js'),
+    import('./retry-progress.js'),
+    import('../functions/orchestrations/retry-notices.js'),
   ]);
   // The status page's module loads only when asked for; a --html target that cannot be written stops here.
   const page =
@@ -60,6 +64,15 @@ async function run(options: CliOptions): Promise<number> {
       }),
       onStatus: progress.createProgressPrinter(process.stderr, { json: options.json }),
     });
+    // A run retrying an API server it cannot reach says so on stderr, once per retry.
+    const opened = session;
+    listenToRetries(
+      createRetryPrinter(
+        process.stderr,
+        (cluster) => opened.composition.settings.clusters.find((c) => c.name === cluster)?.apiServer.url,
+        { json: options.json },
+      ),
+    );
     await checkPreconditions(session, options);
     if (options.command === 'refresh') {
       const deps = session.composition.dependencies;

@@ -18,10 +18,12 @@ import type { OrchestrationContext, Task } from 'durable-functions';
 import type { ActivityFailure, ActivityResult } from '../../shared/application/activities/activity.js';
 import { CANCEL_REQUESTED, withCancelWatch } from '../../shared/application/pool-cancel.js';
 import { formatDuration } from '../../shared/config/duration.js';
+import { definedOnly } from '../../shared/domain/optional.js';
 import type { ActivityHandle } from '../activities.js';
 import { readInstanceStatus } from '../instance-status.activity.js';
 import { cancelledByLease, leaseWatchOf, stopIfCancelled } from './cancel.js';
 import { durableTimer } from './races.js';
+import { clusterOfInput, noticeRetry } from './retry-notices.js';
 import type { StepName } from './step-failure.js';
 import { StepFailure } from './step-failure.js';
 import type { RetryPolicy } from './timing.js';
@@ -72,6 +74,14 @@ export function* call<Input, Output>(
           : undefined;
       throw StepFailure.ofActivity(step, result.failure, options.advice, note);
     }
+    noticeRetry(context, {
+      activity: activity.name,
+      ...definedOnly({ cluster: clusterOfInput(input) }),
+      failure: result.failure,
+      nextAttempt: attempt + 1,
+      maxAttempts: policy.maxAttempts,
+      waitMs,
+    });
     options.onRetry?.(result.failure, new Date(now + waitMs), attempt);
     yield* sleepUnlessCancelled(context, step, new Date(now + waitMs));
   }

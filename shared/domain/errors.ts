@@ -174,3 +174,15 @@ export const CONCURRENT_CHANGE = 'ConcurrentChange';
 export function isConcurrentChange(error: unknown): boolean {
   return isRefreshError(error) && error.code === CONCURRENT_CHANGE;
 }
+
+/** The innermost socket or DNS code in the error's cause chain (undici wraps it in `fetch failed`). */
+export function networkCodeOf(error: unknown): string | undefined {
+  let found: string | undefined;
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current !== null && typeof current === 'object'; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code)) found = code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return found;
+}

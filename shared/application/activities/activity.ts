@@ -29,7 +29,13 @@
 import type { z } from 'zod';
 
 import type { RefreshErrorKind } from '../../domain/errors.js';
-import { isRefreshError, messageOf, TerminalError, TransientError } from '../../domain/errors.js';
+import {
+  isRefreshError,
+  messageOf,
+  networkCodeOf,
+  TerminalError,
+  TransientError,
+} from '../../domain/errors.js';
 import { definedOnly } from '../../domain/optional.js';
 import { CANCEL_REQUESTED, cancelAskedOn, splitCancelWatch } from '../pool-cancel.js';
 import type { RefreshDependencies } from '../refresh-dependencies.js';
@@ -46,6 +52,8 @@ export interface ActivityFailure {
   readonly retryAfterMs?: number;
   /** What an operator can do about it. */
   readonly advice?: string;
+  /** The socket or DNS code under a transient failure (`ECONNREFUSED`, `ETIMEDOUT`…), to say why to a person. */
+  readonly networkCode?: string;
 }
 
 export type ActivityResult<T> =
@@ -127,7 +135,10 @@ export function failureOf(error: unknown): ActivityFailure {
       ...(error instanceof TransientError && error.retryAfterMs !== undefined
         ? { retryAfterMs: error.retryAfterMs }
         : {}),
-      ...definedOnly({ advice: error.advice }),
+      ...definedOnly({
+        advice: error.advice,
+        networkCode: error.kind === 'transient' ? networkCodeOf(error) : undefined,
+      }),
     };
   }
   // A bug or an unmapped library error: its message only (a stack or cause may carry request details).

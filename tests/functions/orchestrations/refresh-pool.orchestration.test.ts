@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
+import { listenToRetries, type RetryNotice } from '../../../functions/orchestrations/retry-notices.js';
 import { EVENT } from '../../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult, RefreshStep } from '../../../shared/application/refresh-contracts.js';
 import {
@@ -310,6 +311,31 @@ void describe('refreshPool on the port fakes', () => {
       assert.ok(third - second >= 17_000, `third attempt after ${third - second} ms`);
       assert.ok(second - first < 18_000 && third - second < 18_000, 'not a longer fixed schedule either');
     });
+  });
+
+  void it('an unreachable API server: the retry listener is told once per retry, with attempt and wait', async () => {
+    const world = createFakeWorld();
+    const refused = (): unknown =>
+      new TransientError('ClusterUnreachable', 'scanning nodes: cannot reach the API server (ECONNREFUSED)', {
+        cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' }),
+      });
+    world.kube.nextError('nodes.scan', refused(), refused());
+    const told: RetryNotice[] = [];
+    const previous = listenToRetries((notice) => told.push(notice));
+    let status;
+    try {
+      status = await world.refreshPool(POOL);
+    } finally {
+      listenToRetries(previous);
+    }
+    assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+    assert.deepEqual(
+      told.map((n) => [n.activity, n.cluster, n.failure.networkCode, n.nextAttempt, n.maxAttempts, n.waitMs]),
+      [
+        ['planPool', 'prod', 'ECONNREFUSED', 2, 6, 5_000],
+        ['planPool', 'prod', 'ECONNREFUSED', 3, 6, 10_000],
+      ],
+    );
   });
 
   void describe('each step: a transient failure is retried, a terminal one fails the run at once', () => {
