@@ -14,6 +14,7 @@ import { jitterFigures, printJitterFigures } from './jitter.bench.js';
 import { kubeadmFigures, printKubeadmFigures } from './kubeadm.bench.js';
 import { measureNodeReads, printNodeReads } from './node-reads.bench.js';
 import { measurePlannerMemory, printPlannerMemory } from './planner-memory.bench.js';
+import { measurePlannerRss, printPlannerRss } from './planner-rss.bench.js';
 import { printRefreshFigures, type RefreshFigures, refreshFigures } from './refresh.bench.js';
 import { measureSelection, selectionBench } from './selection.bench.js';
 
@@ -50,6 +51,13 @@ const plannerMemoryBench: Bench = {
   name: 'planner-memory',
   async run() {
     printPlannerMemory(await measurePlannerMemory());
+  },
+};
+
+const plannerRssBench: Bench = {
+  name: 'planner-rss',
+  async run() {
+    printPlannerRss(await measurePlannerRss());
   },
 };
 
@@ -102,6 +110,7 @@ const BENCHES: readonly Bench[] = [
   kubeadmBench,
   clientCpuBench,
   plannerMemoryBench,
+  plannerRssBench,
   fleetBench,
   nodeReadsBench,
 ];
@@ -137,6 +146,10 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
   const client = await measureClientCpuColdAndWarm();
   progress('the planner over a 20 000-node paged list, in child processes');
   const plannerMemory = await measurePlannerMemory();
+  progress(
+    'plan and status of every pool through the real Kubernetes adapter on 20 000 nodes, child processes',
+  );
+  const plannerRss = await measurePlannerRss();
   progress('a fleet of 1 000 pools over 5 subscriptions, scaled clock (minutes)');
   const fleet = await fleetFigures();
   progress('node reads of one pool refresh on a 20 000-node cluster (canary on)');
@@ -169,6 +182,13 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
     plannerListCallsPerClusterRun: refresh.plannerListCallsPerClusterRun,
     // The planner on 20 000 nodes / 40 pools, 500 a page: list requests, peak RSS and heap, paged vs whole list.
     plannerMemory20k: plannerMemory,
+    // Peak RSS (MiB) on 20 000 nodes: plan and status over @kubernetes/client-node and HTTPS (goal ≤ 200),
+    // beside the in-process fake's (forced collections); the details in plannerRss20k.
+    plannerPeakRssMiB: {
+      realAdapter: { plan: plannerRss.plan.peakRssMiB, status: plannerRss.status.peakRssMiB },
+      fake: plannerMemory.paged.peakRssMb,
+    },
+    plannerRss20k: plannerRss,
     fleet: { shape: fleet.shape, ...fleet.figures, failures: fleet.figures.failures.slice(0, 20) },
     // Node-list pages one pool refresh asks for on 20 000 nodes, canary on; goal ≤ 2 × pagesPerFullListing.
     nodeListPagesPerPoolRefresh: nodeReads.nodeListPagesPerPoolRefresh,

@@ -15,10 +15,13 @@ import { PAGE_SIZE } from '../../shared/adapters/kubernetes/client-node-connecti
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import type { KubeObject } from '../../sim/contracts.js';
-import { type Harness, POOL1, type ScenarioData, startHarness } from '../e2e/harness.js';
+import type { RunningSimulator } from '../../sim/index.js';
+import { POOL1, type ScenarioData, startHarness } from '../e2e/harness.js';
 
 export const NODE_READS_CLUSTER_NODES = 20_000;
 const FILLER_POOLS = 40;
+/** The filler nodes' pools (and scale sets, `k8s-<pool>-12345678-vmss`) start with this; ARM has none of them. */
+export const FILLER_POOL_PREFIX = 'filler';
 
 export interface NodeReadFigures {
   readonly clusterNodes: number;
@@ -49,7 +52,7 @@ function fillerNode(template: KubeObject, index: number): KubeObject {
     spec?: Record<string, unknown>;
     status?: Record<string, unknown>;
   };
-  const pool = `filler${index % FILLER_POOLS}`;
+  const pool = `${FILLER_POOL_PREFIX}${index % FILLER_POOLS}`;
   const scaleSet = `k8s-${pool}-12345678-vmss`;
   const name = `${scaleSet.replace(/-vmss$/, '')}-${index.toString(36).padStart(6, '0')}`;
   const providerTemplate = raw.spec?.['providerID'];
@@ -73,9 +76,9 @@ function fillerNode(template: KubeObject, index: number): KubeObject {
   };
 }
 
-/** Grows the harness's `prod` cluster to `total` nodes. */
-function growCluster(harness: Harness, total: number): number {
-  const cluster = harness.sim.running.world.clusters.get('prod');
+/** Grows the simulator's `prod` cluster to `total` nodes. */
+export function growCluster(running: RunningSimulator, total: number): number {
+  const cluster = running.world.clusters.get('prod');
   if (cluster === undefined) throw new Error('bench: no cluster prod in the scenario');
   const store = cluster.world.store;
   const existing = store.list('nodes');
@@ -97,7 +100,7 @@ export async function measureNodeReads(total = NODE_READS_CLUSTER_NODES): Promis
     },
   });
   try {
-    const clusterNodes = growCluster(harness, total);
+    const clusterNodes = growCluster(harness.sim.running, total);
     const log = harness.sim.running.world.log;
     log.reset();
     const status = await harness.run(

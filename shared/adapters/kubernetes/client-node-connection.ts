@@ -7,8 +7,10 @@
 import type { RequestOptions } from 'node:https';
 
 import {
+  ApiException,
   type Configuration,
   createConfiguration,
+  HttpMethod,
   KubeConfig,
   type Middleware,
   type RequestContext,
@@ -222,6 +224,36 @@ export class KubeConnection {
     } catch (error) {
       throw toRefreshError(error, { ...context, apiServer: this.apiServer });
     }
+  }
+
+  /**
+   * One GET of `path` whose JSON body is returned as parsed, without client-node's deserialisation into
+   * its model classes: a list page is then held once (its text, then its plain objects) instead of three
+   * times (text, plain objects, class instances with revived Dates) while it is converted. The request is
+   * built, authenticated and sent as the generated client does (its `ObservableAPI`: the request context,
+   * the default auth method, the middleware, `httpApi.send`); a status outside 2xx becomes the
+   * ApiException the generated client throws, with the server's Status text as its body (errors.ts).
+   */
+  async getJson(
+    context: KubeCallContext,
+    path: string,
+    query: Readonly<Record<string, string>>,
+  ): Promise<unknown> {
+    return this.call(context, async () => {
+      const config = this.configuration;
+      let request = config.baseServer.makeRequestContext(path, HttpMethod.GET);
+      request.setHeaderParam('Accept', 'application/json');
+      for (const [name, value] of Object.entries(query)) request.setQueryParam(name, value);
+      await config.authMethods.default?.applySecurityAuthentication(request);
+      for (const middleware of config.middleware) request = await middleware.pre(request).toPromise();
+      let response = await config.httpApi.send(request).toPromise();
+      for (const middleware of [...config.middleware].reverse())
+        response = await middleware.post(response).toPromise();
+      const text = await response.body.text();
+      if (response.httpStatusCode < 200 || response.httpStatusCode > 299)
+        throw new ApiException(response.httpStatusCode, `GET ${path}`, text, response.headers);
+      return JSON.parse(text) as unknown;
+    });
   }
 
   /**

@@ -2,9 +2,16 @@
  * The cluster's nodes over @kubernetes/client-node: paged lists, reads, and merge patches of annotations,
  * labels, the cordon and taints.
  */
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Taint } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Node,
+  type V1Taint,
+} from '@kubernetes/client-node';
 
 import type { ClusterNode, NodeTaint } from '../../domain/cluster-node.js';
+import { TerminalError } from '../../domain/errors.js';
 import { definedOnly } from '../../domain/optional.js';
 import type { NodeScanOptions, NodesPort } from '../../ports/kubernetes/index.js';
 import { type KubeConnection, PAGE_SIZE } from './client-node-connection.js';
@@ -44,15 +51,19 @@ export class ClientNodeNodes implements NodesPort {
       action: labelSelector === '' ? 'listing nodes' : `listing nodes with labels ${labelSelector}`,
       kind: 'Node',
     };
-    // Each page is converted as it arrives and its raw objects dropped: memory is bounded by a page.
+    // Each page is converted as it arrives and its raw objects dropped: memory is bounded by a page. The
+    // page is read as plain JSON (getJson), not deserialised into V1Node instances: toClusterNode reads
+    // the same fields, and takes the timestamps as the RFC 3339 strings the server sent.
     await this.#connection.eachPage(
       context,
-      (page) =>
-        this.#core.listNode({
-          limit: PAGE_SIZE,
-          ...(labelSelector === '' ? {} : { labelSelector }),
-          ...page,
-        }),
+      async (page) =>
+        toNodeListPage(
+          await this.#connection.getJson(context, '/api/v1/nodes', {
+            limit: String(PAGE_SIZE),
+            ...(labelSelector === '' ? {} : { labelSelector }),
+            ...(page._continue === undefined ? {} : { continue: page._continue }),
+          }),
+        ),
       (items) => visit(items.map(toClusterNode)),
       restart,
     );
@@ -102,6 +113,22 @@ export class ClientNodeNodes implements NodesPort {
       this.#core.patchNode({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
     );
   }
+}
+
+/** A NodeList as the server sent it: `items` are V1Node-shaped (timestamps still strings). */
+function toNodeListPage(body: unknown): { items: V1Node[]; metadata: { _continue?: string } } {
+  const list = body as { items?: unknown; metadata?: { continue?: unknown } } | null;
+  if (list === null || typeof list !== 'object' || !Array.isArray(list.items)) {
+    throw new TerminalError(
+      'MalformedKubeObject',
+      'listing nodes: the API server answered without an items list; check that the URL is the API server',
+    );
+  }
+  const token = list.metadata?.continue;
+  return {
+    items: list.items as V1Node[],
+    metadata: typeof token === 'string' && token !== '' ? { _continue: token } : {},
+  };
 }
 
 /** The node's taints with `key`'s replaced by `taint` (or removed), others kept as they were. */

@@ -208,6 +208,13 @@ void describe('The client-node Kubernetes adapters against the simulated API ser
       });
     });
 
+    void it('lists nodes into the same domain shape as a read (plain JSON pages, timestamps as sent)', async () => {
+      const listed = (await kube.nodes.list()).find((node) => node.name === NODE);
+
+      assert.deepEqual(listed, await kube.nodes.get(NODE));
+      assert.equal(listed?.conditions[0]?.lastTransitionTime, '2026-11-20T03:22:05Z');
+    });
+
     void it('reports a missing node as NodeNotFound', async () => {
       const error = await rejection(kube.nodes.get('no-such-node'));
 
