@@ -197,15 +197,19 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
     status: number,
     body: unknown,
     headers: Record<string, string> = {},
+    contentType?: string,
   ): void {
-    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    const payload = Buffer.isBuffer(body)
+      ? body
+      : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
     response.writeHead(status, {
-      'Content-Type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json',
-      'Content-Length': String(Buffer.byteLength(text)),
+      'Content-Type':
+        contentType ?? (typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json'),
+      'Content-Length': String(payload.length),
       'Cache-Control': 'no-cache, private',
       ...headers,
     });
-    response.end(text);
+    response.end(payload);
   }
 
   function serve(request: IncomingMessage, response: ServerResponse, received: Buffer): void {
@@ -220,9 +224,14 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       options.clusterApi === true,
     );
     const operation = operationOf(target);
-    const finish = (status: number, payload: unknown, headers?: Record<string, string>): void => {
+    const finish = (
+      status: number,
+      payload: unknown,
+      headers?: Record<string, string>,
+      contentType?: string,
+    ): void => {
       log.record('kube', operation, status);
-      send(response, status, payload, headers);
+      send(response, status, payload, headers, contentType);
     };
     const fail = (error: KubeApiError): void => {
       const headers: Record<string, string> =
@@ -259,7 +268,7 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       }
       if (target.type !== 'resource') {
         const reply = target.respond();
-        finish(reply.status, reply.body);
+        finish(reply.status, reply.body, reply.headers, reply.contentType);
         return;
       }
       if (!user) throw new KubeApiError('Unauthorized', 'Unauthorized');
