@@ -19,6 +19,7 @@ import type {
 import { KubeStoreError } from '../contracts.js';
 import { messageOf } from '../errors.js';
 import { serveReview } from './access-reviews.js';
+import { serveDeleteCollection } from './api-delete-collection.js';
 import { createKubeReads } from './api-reads.js';
 import type { HttpReply } from './api-routing.js';
 import { operationOf, refOf, type ResourceRoute, type ReviewRoute, routeRequest } from './api-routing.js';
@@ -301,8 +302,10 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
             parseDryRun(url.searchParams.getAll('dryRun'), 'PatchOptions'),
           );
           break;
-        case 'delete':
         case 'deletecollection':
+          reply = serveDeleteCollection({ store, controllers, decorate: reads.decorate }, target, url, body);
+          break;
+        case 'delete':
           reply = serveDelete(
             target,
             url,

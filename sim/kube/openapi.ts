@@ -85,13 +85,18 @@ function pathsOf(group: string, version: string): PathEntry[] {
           kind: gvk,
           summary: `create a ${info.kind}`,
         },
-        {
-          method: 'delete',
-          action: 'deletecollection',
-          response: 'io.k8s.apimachinery.pkg.apis.meta.v1.Status',
-          kind: gvk,
-          summary: `delete collection of ${info.kind}`,
-        },
+        // Only where discovery advertises it (a Namespace has no deletecollection).
+        ...(info.verbs.includes('deletecollection')
+          ? [
+              {
+                method: 'delete' as const,
+                action: 'deletecollection' as const,
+                response: 'io.k8s.apimachinery.pkg.apis.meta.v1.Status',
+                kind: gvk,
+                summary: `delete collection of ${info.kind}`,
+              },
+            ]
+          : []),
       ],
     });
     if (info.namespaced) {
