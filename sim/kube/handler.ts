@@ -89,7 +89,12 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       : { controllerDelaySeconds: options.controllerDelaySeconds }),
   });
   const version = serverVersion(options.kubernetesVersion);
-  const reads = createKubeReads({ store, clock, scheduler });
+  const reads = createKubeReads({
+    store,
+    clock,
+    scheduler,
+    kubernetesVersion: version.gitVersion ?? 'v1.32.4',
+  });
   const { serveList, serveGet, serveWatch } = reads;
   const { serveCreate, serveUpdate, servePatch, serveDelete } = createKubeWrites({
     store,
@@ -279,8 +284,8 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       let reply: HttpReply;
       switch (target.verb) {
         case 'watch':
-          log.record('kube', operation, 200);
           serveWatch(target, url, response, table);
+          log.record('kube', operation, 200);
           return;
         case 'list':
           reply = serveList(target, url, table);
