@@ -1,5 +1,11 @@
-/** The ReplicaSet and DaemonSet controllers: stamp pods from the template until the count is right. */
+/**
+ * The ReplicaSet and DaemonSet controllers: stamp pods from the template until the count is right. A
+ * new pod is bound at once (the scheduler's decision made here, `chooseNode`; a DaemonSet's pod goes to
+ * its node), so each creation records the controller's `SuccessfulCreate` and the scheduler's
+ * `Scheduled` (events.ts), the two events a real cluster shows for it.
+ */
 import type { KubeObject } from '../../contracts.js';
+import { recordScheduled, recordSuccessfulCreate } from '../events.js';
 import {
   controllerOf,
   isPodReady,
@@ -65,6 +71,21 @@ function podFromTemplate(
   };
 }
 
+/** Creates a controller's pod with the events a real cluster records for it. */
+function createPod(
+  state: ControllerState,
+  owner: KubeObject,
+  kind: 'ReplicaSet' | 'DaemonSet',
+  pod: KubeObject,
+): KubeObject {
+  const { store, clock } = state;
+  const created = store.create('pods', pod);
+  recordSuccessfulCreate(store, clock, owner, kind, created);
+  const nodeName = nodeNameOf(created);
+  if (nodeName !== undefined) recordScheduled(store, clock, created, nodeName);
+  return created;
+}
+
 function ownedPods(owner: KubeObject, pods: KubeObject[]): KubeObject[] {
   return pods.filter((pod) => controllerOf(pod)?.uid === owner.metadata.uid);
 }
@@ -92,7 +113,7 @@ export function reconcileReplicaSet(state: ControllerState, namespace: string, n
         pod.spec = { ...specOf(pod), nodeName };
         load.set(nodeName, (load.get(nodeName) ?? 0) + 1);
       }
-      active.push(store.create('pods', pod));
+      active.push(createPod(state, replicaSet, 'ReplicaSet', pod));
     }
   } else if (active.length > replicas) {
     // Scale down the youngest pods first, like the ReplicaSet controller's ranking (simplified).
@@ -133,7 +154,14 @@ export function reconcileDaemonSet(state: ControllerState, namespace: string, na
   const mine = ownedPods(daemonSet, store.list('pods', namespace)).filter(isActive);
   for (const node of nodes) {
     if (mine.some((pod) => nodeNameOf(pod) === node.metadata.name)) continue;
-    mine.push(store.create('pods', podFromTemplate(state, daemonSet, 'DaemonSet', node.metadata.name)));
+    mine.push(
+      createPod(
+        state,
+        daemonSet,
+        'DaemonSet',
+        podFromTemplate(state, daemonSet, 'DaemonSet', node.metadata.name),
+      ),
+    );
   }
   const status = {
     desiredNumberScheduled: nodes.length,

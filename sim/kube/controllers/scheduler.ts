@@ -1,5 +1,9 @@
-/** The scheduler's part of the control loops: bind unbound pods to the least loaded node they fit. */
+/**
+ * The scheduler's part of the control loops: bind unbound pods to the least loaded node they fit, and
+ * record the `Scheduled` event a real scheduler records for each binding (events.ts).
+ */
 import type { KubeObject } from '../../contracts.js';
+import { recordScheduled } from '../events.js';
 import type { Condition } from '../objects.js';
 import { isTerminating, nodeNameOf, podFitsNode, specOf, statusOf, timestamp } from '../objects.js';
 import { type ControllerState, nodeLoad, safeMutate } from './state.js';
@@ -43,5 +47,6 @@ export function bindUnscheduledPods(state: ControllerState): void {
       ];
       target.status = { ...statusOf(target), phase: 'Pending', conditions };
     });
+    recordScheduled(store, clock, pod, nodeName);
   }
 }
