@@ -425,7 +425,7 @@ class Runner implements DurableRunner, InstanceHost {
  * them, timers by theirs) in the order they were sent, each into a slot a completion held; every other
  * event keeps its place.
  */
-export function sortCompletionsBySend(inbox: HistoryEvent[]): void {
+function sortCompletionsBySend(inbox: HistoryEvent[]): void {
   const sentId = (event: HistoryEvent): number | undefined => event.TaskScheduledId ?? event.TimerId;
   const slots = inbox.flatMap((event, index) => (sentId(event) === undefined ? [] : [index]));
   if (slots.length < 2) return;

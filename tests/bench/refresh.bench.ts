@@ -237,7 +237,8 @@ export async function measureRefresh(
         .filter((event) => event.EventType === HistoryEventType.TaskFailed)
         .map((event) => {
           const scheduled = history.find(
-            (other) => other.EventType === HistoryEventType.TaskScheduled && other.EventId === event.TaskScheduledId,
+            (other) =>
+              other.EventType === HistoryEventType.TaskScheduled && other.EventId === event.TaskScheduledId,
           );
           return `${scheduled?.Name ?? '?'}: ${event.FailureDetails?.ErrorMessage ?? event.Reason ?? '?'}`;
         }),
