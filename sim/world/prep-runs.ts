@@ -32,7 +32,8 @@ import { HostShell, type ShellStep } from './host-shell.js';
 import { needsModelledHost } from './host-stand-ins.js';
 import type { NodeIdentities } from './node-identity.js';
 import { nodeNameOf } from './nodes.js';
-import { oneShotLog, terminationMessage } from './one-shot-output.js';
+import { terminationMessage } from './one-shot-output.js';
+import { runOneShot } from './one-shot-run.js';
 import { PATHS } from './os-disk.js';
 import { podScript, powersHostOff, type PrepEffect } from './prep-pod.js';
 import { findBwrap } from './real-shell.js';
@@ -479,24 +480,40 @@ export class PrepRuns {
   }
 
   private endOneShotPod(namespace: string, name: string, uid: string | undefined): void {
+    const alive = (): boolean => {
+      const pod = this.store.get('pods', namespace, name);
+      return !!pod && pod.metadata.uid === uid && !isTerminating(pod) && podPhase(pod) === 'Running';
+    };
     const pod = this.store.get('pods', namespace, name);
-    if (!pod || pod.metadata.uid !== uid || isTerminating(pod) || podPhase(pod) !== 'Running') return;
+    if (!pod || !alive()) return;
     const containers = Array.isArray(specOf(pod).containers) ? (specOf(pod).containers as Container[]) : [];
-    const words = containers.flatMap((container) => [
-      ...(Array.isArray(container.command) ? container.command.map(String) : []),
-      ...(Array.isArray(container.args) ? container.args.map(String) : []),
-    ]);
-    const code = oneShotExit(words);
-    // As the kubelet reports it: the pod's own message stays empty; the container's termination message
-    // is the end of its log only under FallbackToLogsOnError (one-shot-output.ts).
     const container = containers[0];
+    const words = [
+      ...(Array.isArray(container?.command) ? container.command.map(String) : []),
+      ...(Array.isArray(container?.args) ? container.args.map(String) : []),
+    ];
     const env = Object.fromEntries(
       (Array.isArray(container?.env) ? (container.env as { name?: unknown; value?: unknown }[]) : [])
         .filter((entry) => typeof entry.name === 'string')
         .map((entry) => [String(entry.name), typeof entry.value === 'string' ? entry.value : '']),
     );
-    const message = terminationMessage(container?.terminationMessagePolicy, code, oneShotLog(words, env));
-    this.finishPod(namespace, name, code === 0, message, code, { podMessage: false });
+    const outcome = runOneShot({
+      words,
+      env,
+      podName: name,
+      nowMs: this.clock.nowMs(),
+      modelledExit: oneShotExit,
+    });
+    // As the kubelet reports it: the pod's own message stays empty; the container's termination message
+    // is the end of its log only under FallbackToLogsOnError (one-shot-output.ts).
+    const end = (): void => {
+      if (!alive()) return;
+      const code = outcome.exitCode;
+      const message = terminationMessage(container?.terminationMessagePolicy, code, outcome.log);
+      this.finishPod(namespace, name, code === 0, message, code, { podMessage: false });
+    };
+    if (outcome.sleptSeconds > 0) this.clock.after(outcome.sleptSeconds, `one-shot pod ${name} (sleep)`, end);
+    else end();
   }
 
   private record(
