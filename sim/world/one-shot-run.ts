@@ -12,7 +12,7 @@
  * (FOO_SERVICE_HOST, …) are not set. `sleep` is simulated time the pod's end waits for.
  *
  * Without bwrap, or for a command the machine does not have, the modelled outcome stands
- * (`oneShotExit`, `oneShotLog`: sim/README.md "One-shot pods").
+ * (`oneShotExit` below, `oneShotLog` in one-shot-output.ts).
  */
 import { existsSync } from 'node:fs';
 
@@ -27,8 +27,6 @@ export interface OneShotInput {
   readonly podName: string;
   /** Simulated now (`date` answers it). */
   readonly nowMs: number;
-  /** The modelled exit code, used when the command cannot run in the real shell. */
-  readonly modelledExit: (words: readonly string[]) => number;
 }
 
 export interface OneShotOutcome {
@@ -51,7 +49,7 @@ export function runOneShot(input: OneShotInput): OneShotOutcome {
   const program = input.words[0];
   if (program === undefined || findBwrap() === null || !onMachine(program)) {
     return {
-      exitCode: input.modelledExit(input.words),
+      exitCode: oneShotExit(input.words),
       log: oneShotLog(input.words, input.env),
       sleptSeconds: 0,
       shell: 'modelled',
@@ -67,4 +65,18 @@ export function runOneShot(input: OneShotInput): OneShotOutcome {
   const log = result.output.split('\n');
   if (log.at(-1) === '') log.pop();
   return { exitCode: result.exitCode, log, sleptSeconds: result.sleptSeconds, shell: 'real' };
+}
+
+/**
+ * How a run-once pod's command ends when it cannot run in the real shell (sim/README.md, run-once pods):
+ * `true` → 0, `false` → 1, a shell line ending in `exit N` → N; anything else is taken to succeed.
+ */
+export function oneShotExit(words: readonly string[]): number {
+  const last = words.at(-1)?.trim() ?? '';
+  if (words.length === 1 && last === 'false') return 1;
+  if (words.length === 1 && last === 'true') return 0;
+  const exit = /(?:^|[;&|\s])exit\s+(\d{1,3})\s*$/.exec(last);
+  if (exit?.[1] !== undefined) return Number(exit[1]);
+  if (/(?:^|[;&|\s])false\s*$/.test(last)) return 1;
+  return 0;
 }

@@ -169,7 +169,7 @@ export class PrepRuns {
   /**
    * A pod was created or changed: a host pod whose container has started runs its script (TERM on
    * deletion); any other run-once pod (restartPolicy Never, e.g. the canary's check pod) ends by its
-   * command (oneShotExit).
+   * command (one-shot-run.ts).
    */
   onPod(pod: KubeObject): void {
     const key = podKey(pod);
@@ -497,13 +497,7 @@ export class PrepRuns {
         .filter((entry) => typeof entry.name === 'string')
         .map((entry) => [String(entry.name), typeof entry.value === 'string' ? entry.value : '']),
     );
-    const outcome = runOneShot({
-      words,
-      env,
-      podName: name,
-      nowMs: this.clock.nowMs(),
-      modelledExit: oneShotExit,
-    });
+    const outcome = runOneShot({ words, env, podName: name, nowMs: this.clock.nowMs() });
     // As the kubelet reports it: the pod's own message stays empty; the container's termination message
     // is the end of its log only under FallbackToLogsOnError (one-shot-output.ts).
     const end = (): void => {
@@ -688,18 +682,4 @@ function effectsOf(effects: HostEffects): PrepEffect[] {
 
 function podKey(pod: KubeObject): string {
   return `${pod.metadata.namespace ?? ''}/${pod.metadata.name}/${pod.metadata.uid ?? ''}`;
-}
-
-/**
- * How a run-once pod's command ends in the simulator (sim/README.md "One-shot pods"): `true` → 0,
- * `false` → 1, a shell line ending in `exit N` → N; anything else is taken to succeed (the check ran).
- */
-export function oneShotExit(words: readonly string[]): number {
-  const last = words.at(-1)?.trim() ?? '';
-  if (words.length === 1 && last === 'false') return 1;
-  if (words.length === 1 && last === 'true') return 0;
-  const exit = /(?:^|[;&|\s])exit\s+(\d{1,3})\s*$/.exec(last);
-  if (exit?.[1] !== undefined) return Number(exit[1]);
-  if (/(?:^|[;&|\s])false\s*$/.test(last)) return 1;
-  return 0;
 }
