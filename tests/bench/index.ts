@@ -71,7 +71,7 @@ const kubeadmBench: Bench = {
 const fleetBench: Bench = {
   name: 'fleet',
   async run() {
-    printFleetFigures(await fleetFigures());
+    printFleetFigures(await fleetFigures((line) => console.log(line)));
   },
 };
 
@@ -151,7 +151,7 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
   );
   const plannerRss = await measurePlannerRss();
   progress('a fleet of 1 000 pools over 5 subscriptions, scaled clock (minutes)');
-  const fleet = await fleetFigures();
+  const fleet = await fleetFigures(progress);
   progress('node reads of one pool refresh on a 20 000-node cluster (canary on)');
   const nodeReads = await measureNodeReads();
   const drain = refresh.drainAndStop;
