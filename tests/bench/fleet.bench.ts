@@ -19,7 +19,6 @@ export const FLEET_SHAPE: FleetShape = {
   poolsPerCluster: 10,
   maxPoolsPerSubscription: 50,
   maxParallelPools: 10,
-  timeFactor: 200,
 };
 
 function shapeFromEnvironment(): FleetShape {
@@ -28,7 +27,7 @@ function shapeFromEnvironment(): FleetShape {
   if (factor !== undefined && factor !== '') {
     if (!/^\d+$/.test(factor) || Number(factor) < 1) {
       throw new Error(
-        `BENCH_FLEET_TIME_FACTOR=${factor}: expected simulated seconds per wall second, such as 200`,
+        `BENCH_FLEET_TIME_FACTOR=${factor}: expected simulated seconds per wall second, such as 100`,
       );
     }
     Object.assign(shape, { timeFactor: Number(factor) });

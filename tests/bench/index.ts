@@ -150,7 +150,7 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
     'plan and status of every pool through the real Kubernetes adapter on 20 000 nodes, child processes',
   );
   const plannerRss = await measurePlannerRss();
-  progress('a fleet of 1 000 pools over 5 subscriptions, scaled clock (minutes)');
+  progress('a fleet of 1 000 pools over 5 subscriptions, manual clock (minutes)');
   const fleet = await fleetFigures(progress);
   progress('node reads of one pool refresh on a 20 000-node cluster (canary on)');
   const nodeReads = await measureNodeReads();
