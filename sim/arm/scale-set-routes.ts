@@ -32,8 +32,10 @@ const ScaleSetPut = z.looseObject({
       capacity: z.number().int().min(0).optional(),
     })
     .optional(),
-  zones: z.array(z.string()).optional(),
-  properties: z.looseObject({}),
+  // ARM reads `"zones": null` like an absent zones list (what SDKs that serialize nulls send).
+  zones: z.array(z.string()).nullish(),
+  // Optional: `az vmss scale` and cluster-autoscaler PUT only location and sku (see putScaleSet).
+  properties: z.looseObject({}).nullish(),
 });
 
 const ScaleSetPatch = z.looseObject({
@@ -104,6 +106,21 @@ export class ScaleSetRoutes extends ArmRoutes {
     }
     checkPreconditions(context, current.etag);
     const body = parseBody(ScaleSetPut, context.body);
+    if (body.properties === undefined || body.properties === null) {
+      // A PUT of only location and sku on an existing scale set changes the capacity and keeps the
+      // model and tags: that is the whole body `az vmss scale` sends (azure-cli
+      // src/azure-cli/azure/cli/command_modules/vm/custom.py, scale_vmss:
+      // `VirtualMachineScaleSet(location=vmss.location, sku=vmss.sku)`), and so does cluster-autoscaler
+      // (kubernetes/autoscaler cluster-autoscaler/cloudprovider/azure/azure_scale_set.go,
+      // createOrUpdateInstances: Name, Sku, Location), on scale sets whose model and tags survive it.
+      return this.applyScaleSet(
+        context,
+        id,
+        current.properties,
+        body.tags ?? current.tags,
+        body.sku?.capacity,
+      );
+    }
     const properties = withoutReadOnly(body.properties);
     // az's get-modify-put (`az vmss update --set …`, `az vmss extension delete`) leaves the image
     // reference out on purpose; ARM keeps the stored one.
@@ -210,8 +227,9 @@ export class ScaleSetRoutes extends ArmRoutes {
           });
         }
       }
-      if (!hasMarketplace)
+      if (!hasMarketplace && !hasSharedOrCommunityId(after))
         throw invalidParameter("Required parameter 'imageReference' is missing (null).", 'imageReference');
+      if (hasMarketplace) checkMarketplaceReference(after);
     }
   }
 
@@ -276,6 +294,33 @@ export class ScaleSetRoutes extends ArmRoutes {
     this.state.deleteExtension(scaleSetId, name, done, failure);
     return { status: 202, headers: this.operationHeaders(context, operation, true) };
   }
+}
+
+/**
+ * A marketplace reference names its image with all four of publisher, offer, sku and version (the
+ * ImageReference definition: "publisher/offer/sku/version" identify a platform image, `id` a custom or
+ * gallery one; learn.microsoft.com/rest/api/compute/virtual-machine-scale-sets/create-or-update,
+ * ImageReference). A PUT's reference replaces the stored one, so a PUT carrying only `version` would
+ * leave a reference that names no image: refused, naming the first missing field. A PATCH merges into
+ * the stored reference first (merge-patch.ts), so `{ version }` alone is fine there.
+ */
+function checkMarketplaceReference(reference: JsonObject): void {
+  const missing = (['publisher', 'offer', 'sku', 'version'] as const).filter(
+    (field) => typeof reference[field] !== 'string' || reference[field] === '',
+  );
+  const first = missing[0];
+  if (first === undefined) return;
+  throw invalidParameter(
+    `Required parameter 'imageReference.${first}' is missing (null). An image reference names a marketplace image with all of 'publisher', 'offer', 'sku' and 'version' (missing: ${missing.join(', ')}), or a custom or gallery image with 'id' alone.`,
+    `imageReference.${first}`,
+  );
+}
+
+/** Direct shared and community gallery references stand alone like `id`. */
+function hasSharedOrCommunityId(reference: JsonObject): boolean {
+  return ['sharedGalleryImageId', 'communityGalleryImageId'].some(
+    (field) => typeof reference[field] === 'string' && reference[field] !== '',
+  );
 }
 
 function customDataOf(properties: JsonObject): string | undefined {
