@@ -57,6 +57,11 @@ export class ScaleSetRoutes extends ArmRoutes {
     add('PATCH', `${vmss}/:vmss`, 'compute', `${VMSS}/write`, vmss, (c) => this.patchScaleSet(c), {
       lro: true,
     });
+    // Authorized like every route before the handler runs: without `…/virtualMachineScaleSets/delete`
+    // the caller gets 403 AuthorizationFailed, as from ARM, whatever the scale set's state.
+    add('DELETE', `${vmss}/:vmss`, 'compute', `${VMSS}/delete`, vmss, (c) => this.deleteScaleSet(c), {
+      lro: true,
+    });
     add('GET', `${vmss}/:vmss/extensions`, 'compute', `${VMSS}/extensions/read`, `${vmss}/extensions`, (c) =>
       this.listExtensions(c),
     );
@@ -104,6 +109,7 @@ export class ScaleSetRoutes extends ArmRoutes {
         message: `Creating virtual machine scale set '${context.params.vmss ?? ''}' is not supported by this simulated region; scale sets come from the scenario.`,
       });
     }
+    this.refuseWhileDeleting(context, current.properties);
     checkPreconditions(context, current.etag);
     const body = parseBody(ScaleSetPut, context.body);
     if (body.properties === undefined || body.properties === null) {
@@ -140,6 +146,7 @@ export class ScaleSetRoutes extends ArmRoutes {
     const id = this.requireScaleSet(context);
     const current = this.state.scaleSetResource(id);
     if (!current) throw this.resourceNotFound(context, VMSS, context.params.vmss ?? '');
+    this.refuseWhileDeleting(context, current.properties);
     checkPreconditions(context, current.etag);
     const body = parseBody(ScaleSetPatch, context.body);
     const merged = mergePatch(current.properties, withoutReadOnly(body.properties ?? {}));
@@ -147,6 +154,34 @@ export class ScaleSetRoutes extends ArmRoutes {
     this.validateScaleSetModel(current.properties, next);
     // ARM PATCH replaces the tags dictionary as a whole.
     return this.applyScaleSet(context, id, next, body.tags ?? current.tags, body.sku?.capacity);
+  }
+
+  /**
+   * DELETE of a scale set (learn.microsoft.com/rest/api/compute/virtual-machine-scale-sets/delete): 202
+   * with `Azure-AsyncOperation` and `Location`, the scale set `Deleting` until its instances and then it
+   * are gone (their nodes leave the cluster); 204 when there is nothing to delete. `forceDeletion` is
+   * accepted and changes nothing here.
+   */
+  private deleteScaleSet(context: RequestContext): Reply {
+    const id = this.scaleSetId(context);
+    const scaleSet = this.state.getScaleSet(id);
+    if (!scaleSet) return { status: 204 };
+    const { operation, failure, done } = this.beginOperation(
+      context,
+      scaleSet.location,
+      this.options.latency.instanceStopSeconds,
+    );
+    this.state.requestScaleSetDelete(id, done, failure);
+    return { status: 202, headers: this.operationHeaders(context, operation, true) };
+  }
+
+  /** A scale set being deleted takes no other change (ARM answers 409 for it). */
+  private refuseWhileDeleting(context: RequestContext, properties: JsonObject): void {
+    if (properties.provisioningState !== 'Deleting') return;
+    throw new HttpError(409, {
+      code: 'OperationNotAllowed',
+      message: `The operation is not allowed because virtual machine scale set '${context.params.vmss ?? ''}' is being deleted.`,
+    });
   }
 
   private applyScaleSet(
