@@ -118,7 +118,15 @@ export function createKubeReads(options: KubeReadsOptions) {
     let items: KubeObject[];
     let matched: number;
     if (isInMemoryKubeStore(store)) {
-      ({ items, matched } = store.select(target.info.resource, target.namespace, wanted, limit));
+      // The store seeks to the continue key itself (binary search): a page costs the page.
+      const selected = (object: Readonly<KubeObject>): boolean =>
+        matchesRequirements(object.metadata.labels, labels) && matchesFields(object, fields);
+      // A JSON list is serialised within this request: the stored objects, not copies (decorate only
+      // spreads them); a Table keeps copies.
+      const { resource } = target.info;
+      ({ items, matched } = table
+        ? store.select(resource, target.namespace, selected, limit, start)
+        : store.selectStored(resource, target.namespace, selected, limit, start));
     } else {
       const all = store.list(target.info.resource, target.namespace).filter(wanted);
       matched = all.length;
