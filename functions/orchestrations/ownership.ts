@@ -30,7 +30,7 @@ export interface PoolHold {
   readonly pool: string;
   readonly lease: LeaseRef;
   readonly runId: string;
-  /** Orchestration time of the last acquisition or renewal (epoch ms). */
+  /** Orchestration time the last acquisition or renewal was asked for (epoch ms). */
   renewedAt: number;
   /** Set once the lease was found taken: who holds it now, in words. */
   lost?: string;
@@ -84,6 +84,8 @@ export function* acquirePool(
   context: OrchestrationContext,
   request: AcquirePoolRequest,
 ): Generator<Task, AcquirePoolOutcome | PoolSuperseded, unknown> {
+  // The lease counts from when it was asked for, never from when the answer was read: see renew below.
+  const askedAt = context.df.currentUtcDateTime.getTime();
   const outcome = yield* call(
     context,
     activities.acquirePoolLease,
@@ -109,7 +111,7 @@ export function* acquirePool(
     pool: request.pool,
     lease: request.lease,
     runId: request.runId,
-    renewedAt: context.df.currentUtcDateTime.getTime(),
+    renewedAt: askedAt,
   };
   setWaitGuard(context, leaseGuard(hold));
   return {
@@ -162,6 +164,11 @@ function leaseGuard(hold: PoolHold): WaitGuard {
   let renewing = false;
   function* renew(context: OrchestrationContext): Generator<Task, void, unknown> {
     renewing = true;
+    // Taken before the call: a run resumed after its process died reads the renewal's answer from its
+    // history at the time it resumes, which may be long after the renewal was made. Counting the lease
+    // from then would let the resumed run judge a wait's timeout (waits.ts) before it renewed the lease,
+    // and find it taken only after acting on the timeout.
+    const askedAt = context.df.currentUtcDateTime.getTime();
     try {
       const result = yield* callOnce(context, activities.renewPoolLease, {
         cluster: hold.cluster,
@@ -177,7 +184,7 @@ function leaseGuard(hold: PoolHold): WaitGuard {
         hold.lost = result.value.description;
         throw leaseLost(hold);
       }
-      hold.renewedAt = context.df.currentUtcDateTime.getTime();
+      hold.renewedAt = askedAt;
       if (result.value.cancelRequested !== undefined) askCancel(context, result.value.cancelRequested);
     } finally {
       renewing = false;

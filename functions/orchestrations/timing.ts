@@ -2,6 +2,9 @@
  * Every wait of the orchestrations in one place: how often each step polls and how long it may take,
  * and how activity calls are retried. Seconds for polls, milliseconds for retries (as the runtime's).
  */
+import type { PollSchedule } from '../../shared/domain/poll-schedule.js';
+
+export { pollDelaySeconds, type PollSchedule } from '../../shared/domain/poll-schedule.js';
 
 /** How one activity call is retried on transient failures (terminal ones fail at once). */
 export interface RetryPolicy {
@@ -62,39 +65,48 @@ export const POLL = {
 } as const;
 
 /**
- * Long-running waits whose usual length is known: the first read is made when the operation is expected
- * to be done (`expectedSeconds` after it was asked for), then every `intervalSeconds` until it is. Reading
- * earlier only spends ARM's read budget (those reads are what it throttles first:
+ * Long-running waits whose usual length is known: the first read is made when the operation is usually
+ * done (`expectedSeconds` after it was asked for), then again on the schedule's backoff until it is.
+ * Reading earlier only spends ARM's read budget (those reads are what it throttles first:
  * https://learn.microsoft.com/azure/virtual-machines/compute-throttling-limits) and history.
  * Microsoft publishes no expected durations ("highly variable"): the figures are kamino's logged runs
- * (stop 113–183 s, snapshot 6–65 s, image version 664 s; docs/design.md#timings),
- * taken at or below the usual, so a quicker operation costs at most that much waiting and a slower one
- * the short interval. The waits whose length varies most back off once overdue (`backoffToSeconds`), and
- * the image version's also reads again when its replication progress says it should be done
- * (image.phase.ts), so an operation minutes late costs a few reads, not one per interval. A throttled
- * read's Retry-After is honoured by the call itself (call.ts).
+ * (stop 113–183 s, snapshot 6–65 s, image version 664 s, extension deletion 13–67 s;
+ * docs/design.md#timings). An operation's length is spread around its usual one, mostly late: a first read
+ * at the quickest or most common length seen misses most runs, and each miss costs a read. So the first
+ * read is placed where most runs are done (a little past the usual, or the longest seen where the range is
+ * narrow), and a miss is read again after a share of the time waited so far (`lateShare`, shared/domain/
+ * poll-schedule.ts): an operation a few percent late costs one more read, minutes late a few, not one per
+ * interval. The image version's wait also reads again when its replication progress says it should be
+ * done (image.phase.ts). A throttled read's Retry-After is honoured by the call itself (call.ts).
  */
 export const EXPECTED = {
   /**
-   * Prep pod created → instance stopped: pod start and script (seconds), then `vmss stop` (113–183 s); a
-   * slower stop is read with a backoff.
+   * Prep pod created → instance stopped: pod start and script (seconds), then `vmss stop` (113–183 s):
+   * read first at 135 s, a little past the quickest stops, then a quarter of the wait later each time
+   * (135, 169, 211 s…): a stop at the slow end of the range costs two reads, not seven.
    */
-  powerOff: { expectedSeconds: 110, intervalSeconds: 10, backoffToSeconds: 20 },
-  /** Snapshot requested → Succeeded (6–65 s; full copies of a stopped disk): read at the longest seen. */
-  snapshot: { expectedSeconds: 65, intervalSeconds: 5, backoffToSeconds: 15 },
-  /** Snapshot deletion asked → gone (seconds). */
-  snapshotDeletion: { expectedSeconds: 5, intervalSeconds: 5 },
-  /** Start asked → running (about 30 s). */
-  start: { expectedSeconds: 30, intervalSeconds: 5, backoffToSeconds: 10 },
+  powerOff: { expectedSeconds: 135, intervalSeconds: 10, lateShare: 0.25, backoffToSeconds: 60 },
+  /**
+   * Snapshot requested → Succeeded (6–65 s; full copies of a stopped disk): read at the longest seen,
+   * then 13 s later.
+   */
+  snapshot: { expectedSeconds: 65, intervalSeconds: 5, lateShare: 0.2, backoffToSeconds: 15 },
+  /** Snapshot deletion asked → gone (seconds): read once it is surely done, nothing waits for it. */
+  snapshotDeletion: { expectedSeconds: 10, intervalSeconds: 5 },
+  /** Start asked → running (about 30 s): read at 35 s, then 7 s later. */
+  start: { expectedSeconds: 35, intervalSeconds: 5, lateShare: 0.2, backoffToSeconds: 10 },
   /** Image version requested → Succeeded and replicated (664 s for one region; hours with more). */
-  imageVersion: { expectedSeconds: 660, intervalSeconds: 15, backoffToSeconds: 60 },
+  imageVersion: { expectedSeconds: 670, intervalSeconds: 15, backoffToSeconds: 60 },
   /**
    * A model change (image reference, tags, capacity) written → `Succeeded` (seconds: the model alone is
    * written, no instance is upgraded under the manual policy).
    */
   scaleSetUpdate: { expectedSeconds: 10, intervalSeconds: 10 },
-  /** Bootstrap extensions' deletion asked → gone from the model (13–67 s; docs/design.md#timings). */
-  extensionDeletion: { expectedSeconds: 60, intervalSeconds: 10, backoffToSeconds: 20 },
+  /**
+   * Bootstrap extensions' deletion asked → gone from the model (13–67 s; docs/design.md#timings): read at
+   * the longest seen (nothing but the run's end waits for it).
+   */
+  extensionDeletion: { expectedSeconds: 67, intervalSeconds: 10, backoffToSeconds: 20 },
   /**
    * An instance's deletion asked → gone: a shutdown and the disk's release (about as long as a
    * power-off, powerOff above); read first at a minute and a half, then every 15 s.
@@ -110,24 +122,6 @@ export const EXPECTED = {
  */
 export const PROGRESS_ESTIMATE_MAX_SECONDS = 10 * 60;
 
-/** When a wait reads again: first at the expected completion, then at a short interval. */
-export interface PollSchedule {
-  readonly expectedSeconds: number;
-  readonly intervalSeconds: number;
-  /**
-   * An operation whose length varies around its expected completion: once it is overdue, each sleep is
-   * as long as it is overdue so far (the reads back off: interval, interval, 2×, 4×… after the expected
-   * completion), from `intervalSeconds` up to this. A few seconds late costs one read at the interval;
-   * minutes late costs a few reads, not one every interval, and waits at most as long again as it was late.
-   */
-  readonly backoffToSeconds?: number | undefined;
-  /**
-   * A wait whose length varies by orders of magnitude: after the expected completion each sleep is as
-   * long as the wait so far (so it doubles), from `intervalSeconds` up to this.
-   */
-  readonly growToSeconds?: number | undefined;
-}
-
 /** The prep image pull's schedule (POLL.prepImagePull): 2, 4, 8, 16, 31, 46… s after the pod was made. */
 export const PREP_IMAGE_PULL: PollSchedule = {
   expectedSeconds: POLL.prepImagePull.interval,
@@ -141,27 +135,6 @@ export const PREP_IMAGE_PULL: PollSchedule = {
  */
 export function fromNextInterval(poll: { readonly interval: number }): PollSchedule {
   return { expectedSeconds: poll.interval, intervalSeconds: poll.interval };
-}
-
-/**
- * Seconds to sleep before the next read of a wait that started `elapsedSeconds` ago: until the expected
- * completion while it is ahead, the short interval after it, and never less than a server's Retry-After.
- */
-export function pollDelaySeconds(
-  schedule: PollSchedule,
-  elapsedSeconds: number,
-  retryAfterSeconds?: number,
-): number {
-  const untilExpected = schedule.expectedSeconds - elapsedSeconds;
-  const delay =
-    untilExpected > 0
-      ? untilExpected
-      : schedule.growToSeconds !== undefined
-        ? Math.min(schedule.growToSeconds, Math.max(schedule.intervalSeconds, elapsedSeconds))
-        : schedule.backoffToSeconds !== undefined
-          ? Math.min(schedule.backoffToSeconds, Math.max(schedule.intervalSeconds, -untilExpected))
-          : schedule.intervalSeconds;
-  return Math.max(delay, retryAfterSeconds ?? 0);
 }
 
 /**

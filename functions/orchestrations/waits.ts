@@ -73,6 +73,8 @@ export interface PollSpec<T> {
   readonly growToSeconds?: number | undefined;
   /** See PollSchedule (timing.ts). */
   readonly backoffToSeconds?: number | undefined;
+  /** See PollSchedule (timing.ts). */
+  readonly lateShare?: number | undefined;
   /** When the operation was asked for (orchestration time, ms); default: when the wait starts. */
   readonly sinceMs?: number;
   /** One read (activity calls through `call`); run once per round. */
@@ -106,6 +108,7 @@ export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>):
     intervalSeconds: spec.intervalSeconds,
     growToSeconds: spec.growToSeconds,
     backoffToSeconds: spec.backoffToSeconds,
+    lateShare: spec.lateShare,
   };
   const firstReadAt = since + schedule.expectedSeconds * 1000;
   if (firstReadAt > startedAt) {

@@ -55,8 +55,11 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
     // run named itself is asked for without a read that would find nothing (snapshot, version). The
     // pool's first refresh also creates the gallery and the definition and removes the bootstrap
     // extensions (10 more requests): 45, the goal; every later one has a budget of 35 (kamino: ~45).
-    assert.ok(first.armRequests.total <= 45, `ARM requests: ${first.armRequests.total}`);
-    assert.ok(first.armRequests.again <= 35, `ARM requests of the next refresh: ${first.armRequests.again}`);
+    // Without jitter the waits' first reads find the power-off, the version and the extensions' deletion
+    // done (they read first where most runs are done, timing.ts): 41 and 32. The budgets under jitter, over
+    // several seeds: jitter.bench.test.ts.
+    assert.ok(first.armRequests.total <= 41, `ARM requests: ${first.armRequests.total}`);
+    assert.ok(first.armRequests.again <= 32, `ARM requests of the next refresh: ${first.armRequests.again}`);
     const snapshotReads = first.armByOperation['snapshots/read'] ?? 0;
     assert.ok(
       snapshotReads <= 4,

@@ -2,8 +2,8 @@
  * Pool ownership on the port fakes through the local runner (virtual clock): the lease refuses a second
  * runner, is renewed through a long image build, and ends a run that lost it without it touching the pool;
  * the reaper gives back exactly what a dead run left; a cancel asked through the lease; the long API
- * server outage; a run resumed after its deadline; the model never moved back; the reboot debounce
- * re-armed for the shortfall.
+ * server outage; a run resumed after its deadline, and one resumed after its lease was taken (it renews
+ * before it judges a wait); the model never moved back; the reboot debounce re-armed for the shortfall.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -322,6 +322,61 @@ void describe('pool ownership', () => {
       .map((call) => call.method);
     assert.deepEqual(writes, [], 'no write after the takeover');
     assert.equal(world.kube.nodes.node(DONOR)?.unschedulable, false);
+  });
+
+  void it('a run resumed after its lease was taken renews it before judging a wait timed out', async () => {
+    // The runner dies just after a renewal's answer was recorded, during the power-off wait; it comes back
+    // after the lease expired, another run took the pool and the wait's deadline passed. Replaying that
+    // answer must not count as a renewal made now: the run renews (and finds the lease taken) before it
+    // judges the wait, instead of timing out and giving back a donor that is no longer its own.
+    const world = createFakeWorld({ cluster: { prepPodRunMs: 10 * MINUTE } });
+    const store = createMemoryStore();
+    let diedAt = 0;
+    const first = createDurableRunner({
+      ...world.runnerOptions,
+      store,
+      onEvent: (instanceId, event) => {
+        const step = world.statuses.findLast((entry) => entry.instanceId === instanceId)?.status as
+          RefreshStatus | undefined;
+        const renewed = world.kube.calls.at(-1)?.method === 'leases.replace';
+        if (diedAt === 0 && step?.step === 'waiting-for-power-off' && event.EventType === 5 && renewed) {
+          diedAt = world.clock.now();
+          throw new Error('the process died');
+        }
+      },
+    });
+    await assert.rejects(
+      first.startOrchestration(
+        ORCHESTRATION.refreshPool,
+        { cluster: CLUSTER, pool: POOL, trigger: 'test' },
+        INSTANCE,
+      ),
+      /the process died/,
+    );
+    const deadRun = world.kube.nodes.node(DONOR)?.annotations[CAPTURE_RUN_ANNOTATION];
+    assert.ok(deadRun !== undefined);
+
+    // Past the lease (15 minutes) and the power-off wait's deadline (20 minutes from its start).
+    await world.clock.sleepUntil(diedAt + 25 * MINUTE);
+    const other = createDurableRunner({ ...world.runnerOptions, store: createMemoryStore() });
+    const released = await other.startOrchestration(
+      ORCHESTRATION.releasePool,
+      { cluster: CLUSTER, pool: POOL, trigger: 'test' },
+      releaseInstanceId(CLUSTER, POOL),
+    );
+    assert.equal((released.output as ReleasePoolResult).outcome, 'released');
+
+    const before = { kube: world.kube.calls.length, compute: world.compute.calls.length };
+    const resumed = await createDurableRunner({ ...world.runnerOptions, store }).resume(INSTANCE);
+    assert.equal(resumed.runtimeStatus, 'Failed');
+    assert.match(
+      failureOf(resumed),
+      new RegExp(`^renewing-lease: run ${deadRun} no longer holds pool pool1: the lease was released`),
+    );
+    const writes = [...world.kube.calls.slice(before.kube), ...world.compute.calls.slice(before.compute)]
+      .filter((call) => !/^(get|list|scan|review)/.test(call.method.split('.').at(-1) ?? call.method))
+      .map((call) => call.method);
+    assert.deepEqual(writes, [], 'no write after the takeover');
   });
 
   void it('a write fenced by a lease the run no longer holds is refused', async () => {
