@@ -153,6 +153,21 @@ function close(server: Server): Promise<void> {
   });
 }
 
+/**
+ * How long a server keeps an idle keep-alive connection: the API server's 90 s (its http.Server
+ * `IdleTimeout`, kubernetes staging/src/k8s.io/apiserver/pkg/server/secure_serving.go, "matches
+ * http.DefaultTransport keep-alive timeout"), not Node's 5 s. With 5 s a client that reuses a socket
+ * after 5 s of a busy machine meets the server closing it (ECONNRESET), and a retry moves the figures.
+ * ARM's front door is given the same figure (not confirmed: sim/README.md).
+ */
+const IDLE_CONNECTION_MS = 90_000;
+
+function keepIdleConnections(server: Server): void {
+  server.keepAliveTimeout = IDLE_CONNECTION_MS;
+  // Node closes a connection whose next request's headers take longer than this: above the idle time.
+  server.headersTimeout = IDLE_CONNECTION_MS + 1_000;
+}
+
 export async function startSimulator(options: StartSimulatorOptions): Promise<RunningSimulator> {
   const scenario = await resolveScenario(options.scenario);
   const outDir = resolve(options.outDir);
@@ -204,6 +219,7 @@ export async function startSimulator(options: StartSimulatorOptions): Promise<Ru
         else armHandler(request, response);
       },
     );
+    keepIdleConnections(armServer);
     servers.push(armServer);
     const armPort = await listen(armServer, options.ports?.arm);
 
@@ -235,6 +251,8 @@ export async function startSimulator(options: StartSimulatorOptions): Promise<Ru
       handle.world.attachControllers(kubeHandler.controllers);
       const httpsServer = createHttpsServer({ key: tls.keyPem, cert: tls.certPem }, kubeHandler);
       const httpServer = createHttpServer(kubeHandler);
+      keepIdleConnections(httpsServer);
+      keepIdleConnections(httpServer);
       servers.push(httpsServer, httpServer);
       const first = index === 0;
       const httpsPort = await listen(httpsServer, first ? options.ports?.kubeHttps : undefined);

@@ -252,9 +252,17 @@ class Runner implements DurableRunner, InstanceHost {
       if (this.fatal !== undefined) return;
       this.fireDueTimers();
       const ready = [...this.live.values()].filter((live) => live.needsEpisode && !isTerminal(live.record));
+      if (ready.length > 0 && this.clock.virtual && this.background.size > 0) {
+        // Virtual time: which of two concurrent activities answers first is the machine's speed, not
+        // the world's. Replay only once everything in flight has answered, in the order it was sent,
+        // so the same world gives the same history however loaded the machine is.
+        await this.waitForSignal();
+        continue;
+      }
       if (ready.length > 0) {
         for (const live of ready) {
           if (live.superseded === true) continue;
+          if (this.clock.virtual) sortCompletionsBySend(live.record.inbox);
           try {
             await episode(this, live);
           } catch (error) {
@@ -410,4 +418,21 @@ class Runner implements DurableRunner, InstanceHost {
     if (status === undefined) throw new Error(`reading status of instance ${instanceId}: no such instance`);
     return status;
   }
+}
+
+/**
+ * Puts the completions in an inbox (activities and sub-orchestrations by the id of the event that sent
+ * them, timers by theirs) in the order they were sent, each into a slot a completion held; every other
+ * event keeps its place.
+ */
+function sortCompletionsBySend(inbox: HistoryEvent[]): void {
+  const sentId = (event: HistoryEvent): number | undefined => event.TaskScheduledId ?? event.TimerId;
+  const slots = inbox.flatMap((event, index) => (sentId(event) === undefined ? [] : [index]));
+  if (slots.length < 2) return;
+  const sorted = slots
+    .map((index) => inbox[index] as HistoryEvent)
+    .sort((a, b) => (sentId(a) ?? 0) - (sentId(b) ?? 0));
+  slots.forEach((slot, i) => {
+    inbox[slot] = sorted[i] as HistoryEvent;
+  });
 }

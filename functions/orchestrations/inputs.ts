@@ -23,6 +23,7 @@ export const RefreshClusterInputSchema = z.object({
   cluster: z.string(),
   dryRun: z.boolean().optional(),
   maxParallelPools: z.number().int().min(1).optional(),
+  handOverPools: z.boolean().optional(),
   ...Started,
 });
 

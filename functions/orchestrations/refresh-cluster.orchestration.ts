@@ -2,11 +2,12 @@
  * Refreshes a whole cluster (auto mode): plan every pool (one listing of the nodes for all), give back what dead runs left in the pools it
  * does not refresh (the timer tick's reaper; each pool run reaps its own pool), then refresh the pools
  * that need it as sub-orchestrations, at most `maxParallelPools` at a time. One pool failing does not
- * stop the others.
+ * stop the others. Started by the schedule's subscription run with `handOverPools`, it ends after the
+ * planning with the pools to refresh, which that run admits one by one (refresh-subscription).
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
-import { ORCHESTRATION, poolInstanceId } from '../../shared/application/orchestration-ids.js';
+import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolPlan } from '../../shared/application/pool-plan.js';
 import { outcomeOfPlan } from '../../shared/application/pool-plan.js';
 import type {
@@ -17,15 +18,14 @@ import type {
 import { refreshRefused } from '../../shared/application/run-events.js';
 import { activities } from '../activities.js';
 import { defineOrchestration } from '../orchestration.js';
-import { activeInstanceStatus, call, callEach } from './call.js';
-import type { ChildResult, ChildTask } from './children.js';
-import { CHILD_ALREADY_RUNNING, childResult, failureText, isFinished, startChild } from './children.js';
+import { call, callEach } from './call.js';
+import type { WindowEntry } from './child-window.js';
+import { awaitWindowRound } from './child-window.js';
 import { RefreshClusterInputSchema } from './inputs.js';
-import { durableTimer } from './races.js';
-import { refreshPoolOrchestration } from './refresh-pool.orchestration.js';
+import { poolResultOf, startPoolRun } from './pool-runs.js';
 import { releaseLeftovers } from './release-pool.orchestration.js';
 import { eventTime, reportRunEvents } from './run-events.js';
-import { failedStepOf, StepFailure } from './step-failure.js';
+import { StepFailure } from './step-failure.js';
 import { CLUSTER_WINDOW_CHECK_SECONDS } from './timing.js';
 
 /** A cluster's auto-mode run (`refresh:<cluster>`): the timer's, the HTTP API's and the CLI's. */
@@ -59,7 +59,7 @@ function* runRefreshCluster(
     // the other pools are planned and refreshed all the same.
     planned = yield* planPoolByPool(context, cluster);
   }
-  // A subscription's admission may give this run fewer pools at once than the setting (issue 32).
+  // A starter may give this run fewer pools at once than the setting.
   const maxParallelPools = Math.min(planned.maxParallelPools, input.maxParallelPools ?? Infinity);
   if (planned.outcomes.length === 0) return { cluster, pools: [] };
 
@@ -124,119 +124,51 @@ function* runRefreshCluster(
   }
   // Pools in name order: deterministic and readable.
   toRefresh.sort((a, b) => a.pool.localeCompare(b.pool));
+  if (input.handOverPools === true && input.dryRun !== true) {
+    // The subscription's run starts these pools as its slots free up (refresh-subscription).
+    results.sort((a, b) => a.pool.localeCompare(b.pool));
+    context.df.setCustomStatus({ cluster, step: 'done' });
+    return { cluster, pools: results, handedOver: toRefresh.map((plan) => plan.pool) };
+  }
 
   // Window of sub-orchestrations: a finished pool makes room for the next one. Each child is sent once:
   // the children started in a round race only a new check timer, and children sent before are only ever
   // waited for on their own (a Task.any over them would send them again, issue 26).
-  const inFlight: { pool: string; child: ChildTask<PoolRefreshResult> }[] = [];
+  const inFlight: WindowEntry<string, PoolRefreshResult>[] = [];
   let next = 0;
   while (next < toRefresh.length || inFlight.length > 0) {
     const started: Task[] = [];
     while (next < toRefresh.length && inFlight.length < Math.max(1, maxParallelPools)) {
       const plan = toRefresh[next++];
       if (plan === undefined) break;
-      // The pool's singleton id: a reboot debounce or an HTTP request for the same pool sees this run
-      // and waits (or answers 409). A backend starts a second execution over a running id instead of
-      // refusing it, so a running one is looked for first (instance-status.activity.ts).
-      const instanceId = poolInstanceId(cluster, plan.pool);
-      let running: string | undefined;
-      try {
-        running = yield* activeInstanceStatus(context, instanceId);
-      } catch (error) {
-        // Never started unchecked: the pool is reported, the next tick tries again.
-        const failure = failedStepOf(error, 'refreshing');
-        results.push({
-          cluster,
-          pool: plan.pool,
-          outcome: 'failed',
-          reason: failureText(failure),
-          failure: { step: failure.step, message: failure.message },
-        });
+      const start = yield* startPoolRun(context, {
+        cluster,
+        pool: plan.pool,
+        trigger: input.trigger,
+        runSeed: input.runSeed,
+      });
+      if (start.started === undefined) {
+        results.push(start.result);
         continue;
       }
-      if (running !== undefined) {
-        results.push({
-          cluster,
-          pool: plan.pool,
-          outcome: 'skipped',
-          reason: `already refreshing (instance ${instanceId} is ${running}, started by another trigger)`,
-        });
-        continue;
-      }
-      const child = startChild(
-        context,
-        refreshPoolOrchestration,
-        {
-          cluster,
-          pool: plan.pool,
-          trigger: input.trigger,
-          runSeed: context.df.newGuid(`${input.runSeed ?? ''}|${plan.pool}`),
-        },
-        instanceId,
-      );
-      inFlight.push({ pool: plan.pool, child });
+      const child = start.started;
+      inFlight.push({ key: plan.pool, child });
       started.push(child.task);
-      context.df.setCustomStatus({ cluster, step: 'refreshing', pools: inFlight.map((f) => f.pool) });
+      context.df.setCustomStatus({ cluster, step: 'refreshing', pools: inFlight.map((f) => f.key) });
     }
     if (inFlight.length === 0) continue;
-    if (next < toRefresh.length) {
-      // Pools wait for a slot: wake when a child just started ends or at the next check.
-      const check = durableTimer(
-        context,
-        new Date(context.df.currentUtcDateTime.getTime() + CLUSTER_WINDOW_CHECK_SECONDS * 1000),
-      );
-      yield started.length === 0 ? check : context.df.Task.any([...started, check]);
-    } else if (started.length > 0) {
-      // Every pool has started: the children of this round are sent together (they run at once).
-      try {
-        yield context.df.Task.any(started);
-      } catch {
-        // Read from the task below.
-      }
-    } else {
-      // The results are read in start order, each child sent before waited for on its own.
-      const first = inFlight[0];
-      if (first !== undefined && !isFinished(first.child)) {
-        try {
-          yield first.child.task;
-        } catch {
-          // Read from the task below.
-        }
-      }
-    }
-    for (const finished of inFlight.filter((f) => isFinished(f.child))) {
-      inFlight.splice(inFlight.indexOf(finished), 1);
-      results.push(resultOfChild(cluster, finished.pool, yield* childResult(context, finished.child)));
+    // Pools that wait for a slot wake the window at the next check.
+    const wakeAtMs =
+      next < toRefresh.length
+        ? context.df.currentUtcDateTime.getTime() + CLUSTER_WINDOW_CHECK_SECONDS * 1000
+        : undefined;
+    for (const { key, ended } of yield* awaitWindowRound(context, inFlight, started, wakeAtMs)) {
+      results.push(poolResultOf(cluster, key, ended));
     }
   }
   results.sort((a, b) => a.pool.localeCompare(b.pool));
   context.df.setCustomStatus({ cluster, step: 'done' });
   return { cluster, pools: results };
-}
-
-/** A finished pool refresh as the cluster's result reports it. */
-function resultOfChild(
-  cluster: string,
-  pool: string,
-  ended: ChildResult<PoolRefreshResult>,
-): PoolRefreshResult {
-  if (ended.ok) return ended.output;
-  if (ended.failure.code === CHILD_ALREADY_RUNNING) {
-    // A backend that refuses a running id (the check above lost a race): that run is the refresh.
-    return {
-      cluster,
-      pool,
-      outcome: 'skipped',
-      reason: `already refreshing (instance ${poolInstanceId(cluster, pool)}, started by another trigger)`,
-    };
-  }
-  return {
-    cluster,
-    pool,
-    outcome: 'failed',
-    reason: failureText(ended.failure),
-    failure: { step: ended.failure.step, message: ended.failure.message },
-  };
 }
 
 type PlanOutcome =

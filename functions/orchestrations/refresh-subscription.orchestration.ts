@@ -1,12 +1,13 @@
 /**
  * The schedule's run of one Azure subscription's clusters (`refresh-subscription:<subscriptionId>`,
  * issue 32): Compute's throttling limits are per subscription and region, so a night when hundreds of
- * pools are due admits them per subscription. The clusters run as their own `refresh:<cluster>` runs,
- * at most `clustersAtOnce` at a time, each with at most `poolsPerCluster` pools at once
- * (shared/domain/admission.ts): never more than VMSSP_MAX_POOLS_PER_SUBSCRIPTION pools of the
- * subscription refresh at the same time. Each cluster's first start waits a deterministic jitter. A
- * cluster whose run is still active (an HTTP or CLI run) is skipped; one cluster failing does not stop
- * the others.
+ * pools are due admits them per pool, per subscription (shared/domain/admission.ts). Each cluster is
+ * planned by its own `refresh:<cluster>` run with `handOverPools` (plan, give back leftovers, report
+ * refusals), a cluster or two ahead of the slots; the pools it hands over wait in one queue and start as
+ * `refresh:<cluster>:<pool>` runs while fewer than VMSSP_MAX_POOLS_PER_SUBSCRIPTION pools of the
+ * subscription, and fewer than VMSSP_MAX_PARALLEL_POOLS of their cluster, are refreshing. Each pool's
+ * first start waits a deterministic jitter. A cluster whose run is still active (an HTTP or CLI run) is
+ * skipped, a pool whose run is active likewise; one cluster or pool failing does not stop the others.
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
@@ -18,13 +19,21 @@ import type {
   SubscriptionClusterResult,
   SubscriptionRefreshResult,
 } from '../../shared/application/refresh-contracts.js';
-import { admissionJitterSeconds, admissionShape } from '../../shared/domain/admission.js';
+import type { QueuedPool } from '../../shared/domain/admission.js';
+import {
+  admissionJitterSeconds,
+  admissionShape,
+  nextAdmissionCheckMs,
+  nextAdmittedPool,
+} from '../../shared/domain/admission.js';
 import { defineOrchestration } from '../orchestration.js';
 import { activeInstanceStatus } from './call.js';
-import type { ChildResult, ChildTask } from './children.js';
-import { CHILD_ALREADY_RUNNING, childResult, failureText, isFinished, startChild } from './children.js';
+import type { WindowEntry } from './child-window.js';
+import { awaitWindowRound } from './child-window.js';
+import type { ChildResult } from './children.js';
+import { CHILD_ALREADY_RUNNING, failureText, startChild } from './children.js';
 import { RefreshSubscriptionInputSchema } from './inputs.js';
-import { durableTimer } from './races.js';
+import { poolResultOf, startPoolRun } from './pool-runs.js';
 import { refreshClusterOrchestration } from './refresh-cluster.orchestration.js';
 import { failedStepOf } from './step-failure.js';
 import { ADMISSION_JITTER_SECONDS, CLUSTER_WINDOW_CHECK_SECONDS } from './timing.js';
@@ -35,6 +44,14 @@ export const refreshSubscriptionOrchestration = defineOrchestration(
   runRefreshSubscription,
 );
 
+/** Clusters being planned at once: enough to keep the queue ahead of the slots, few enough to be light. */
+const PLANS_AT_ONCE = 2;
+
+/** A child of the window: a cluster's planning, or a pool's refresh. */
+type Running =
+  | { readonly kind: 'plan'; readonly cluster: string }
+  | { readonly kind: 'pool'; readonly cluster: string; readonly pool: string };
+
 function* runRefreshSubscription(
   context: OrchestrationContext,
   input: RefreshSubscriptionInput,
@@ -42,42 +59,37 @@ function* runRefreshSubscription(
   const { subscriptionId } = input;
   const admitted = admissionShape(input.maxPoolsPerSubscription, input.maxParallelPools);
   const startMs = context.df.currentUtcDateTime.getTime();
-  // Each cluster's earliest start: the run's start plus a delay hashed from the instance id and the
-  // cluster (never Math.random(): a replay must compute the same).
-  const queue = [...new Set(input.clusters)]
-    .map((cluster) => ({
-      cluster,
-      notBeforeMs:
-        startMs +
-        admissionJitterSeconds(`${context.df.instanceId}|${cluster}`, ADMISSION_JITTER_SECONDS) * 1000,
-    }))
-    .sort((a, b) => a.notBeforeMs - b.notBeforeMs || a.cluster.localeCompare(b.cluster));
+  const clusters = [...new Set(input.clusters)].sort((a, b) => a.localeCompare(b));
+  const tally = new ClusterTally();
+  const queue: QueuedPool[] = [];
+  // One window: each child sent once, its end read by kind (child-window.ts).
+  const inFlight: WindowEntry<Running, unknown>[] = [];
+  const count = (kind: Running['kind']): number => inFlight.filter((entry) => entry.key.kind === kind).length;
+  const runningPerCluster = new Map<string, number>();
+  let nextCluster = 0;
   context.df.setCustomStatus({ subscriptionId, step: 'admitting', admitted });
 
-  const results: SubscriptionClusterResult[] = [];
-  // The window of cluster runs, as refresh-cluster's window of pools: each child is sent once; the
-  // children started in a round race only a new timer, and earlier ones are waited for on their own.
-  const inFlight: { cluster: string; child: ChildTask<ClusterRefreshResult> }[] = [];
-  let next = 0;
-  while (next < queue.length || inFlight.length > 0) {
+  while (nextCluster < clusters.length || queue.length > 0 || inFlight.length > 0) {
     const started: Task[] = [];
     const nowMs = context.df.currentUtcDateTime.getTime();
-    while (inFlight.length < admitted.clustersAtOnce) {
-      const entry = queue[next];
-      if (entry === undefined || entry.notBeforeMs > nowMs) break;
-      next++;
-      const { cluster } = entry;
+    // Plan the next clusters while fewer pools wait than the subscription admits at once.
+    while (
+      nextCluster < clusters.length &&
+      count('plan') < PLANS_AT_ONCE &&
+      queue.length < admitted.poolsAtOnce
+    ) {
+      const cluster = clusters[nextCluster++] ?? '';
       const instanceId = clusterInstanceId(cluster);
       let running: string | undefined;
       try {
         running = yield* activeInstanceStatus(context, instanceId);
       } catch (error) {
-        // Never started unchecked: the cluster is reported, the next tick tries again.
-        results.push({ cluster, outcome: 'failed', reason: failureText(failedStepOf(error, 'refreshing')) });
+        // Never started unchecked: the cluster is reported, the next night tries again.
+        tally.end(cluster, { outcome: 'failed', reason: failureText(failedStepOf(error, 'refreshing')) });
         continue;
       }
       if (running !== undefined) {
-        results.push({ cluster, outcome: 'skipped', reason: alreadyRunning(instanceId, running) });
+        tally.end(cluster, { outcome: 'skipped', reason: alreadyRunning(instanceId, running) });
         continue;
       }
       const child = startChild(
@@ -86,80 +98,134 @@ function* runRefreshSubscription(
         {
           cluster,
           trigger: input.trigger,
-          runSeed: context.df.newGuid(`${input.runSeed ?? ''}|${cluster}`),
-          maxParallelPools: admitted.poolsPerCluster,
+          runSeed: tally.seed(cluster, context.df.newGuid(`${input.runSeed ?? ''}|${cluster}`)),
+          handOverPools: true,
         },
         instanceId,
       );
-      inFlight.push({ cluster, child });
+      inFlight.push({ key: { kind: 'plan', cluster }, child });
       started.push(child.task);
-      context.df.setCustomStatus({
-        subscriptionId,
-        step: 'refreshing',
-        admitted,
-        clusters: inFlight.map((f) => f.cluster),
+    }
+    // Start queued pools while the subscription and their cluster have a slot.
+    for (;;) {
+      const index = nextAdmittedPool(queue, runningPerCluster, admitted, nowMs);
+      const entry = queue[index];
+      if (entry === undefined) break;
+      queue.splice(index, 1);
+      const { cluster, pool } = entry;
+      const start = yield* startPoolRun(context, {
+        cluster,
+        pool,
+        trigger: input.trigger,
+        runSeed: tally.seedOf(cluster),
       });
-    }
-    const waiting = queue[next];
-    if (waiting !== undefined) {
-      // Wake when a child just started ends, at the next check, or when the next cluster's jitter ends
-      // while a slot is free.
-      const slotFree = inFlight.length < admitted.clustersAtOnce;
-      const wakeMs = Math.min(
-        nowMs + CLUSTER_WINDOW_CHECK_SECONDS * 1000,
-        slotFree ? Math.max(waiting.notBeforeMs, nowMs + 1000) : Infinity,
-      );
-      const check = durableTimer(context, new Date(wakeMs));
-      yield started.length === 0 ? check : context.df.Task.any([...started, check]);
-    } else if (started.length > 0) {
-      try {
-        yield context.df.Task.any(started);
-      } catch {
-        // Read from the task below.
+      if (start.started === undefined) {
+        tally.add(cluster, start.result);
+        continue;
       }
-    } else {
-      const first = inFlight[0];
-      if (first !== undefined && !isFinished(first.child)) {
-        try {
-          yield first.child.task;
-        } catch {
-          // Read from the task below.
-        }
-      }
+      inFlight.push({ key: { kind: 'pool', cluster, pool }, child: start.started });
+      runningPerCluster.set(cluster, (runningPerCluster.get(cluster) ?? 0) + 1);
+      started.push(start.started.task);
     }
-    for (const finished of inFlight.filter((f) => isFinished(f.child))) {
-      inFlight.splice(inFlight.indexOf(finished), 1);
-      results.push(resultOfCluster(finished.cluster, yield* childResult(context, finished.child)));
+    context.df.setCustomStatus({
+      subscriptionId,
+      step: 'refreshing',
+      admitted,
+      refreshing: inFlight.flatMap(({ key }) => (key.kind === 'pool' ? [`${key.cluster}/${key.pool}`] : [])),
+      waiting: queue.length,
+      clustersLeft: clusters.length - nextCluster,
+    });
+    // Wake for a pool's jitter, a free slot, or (clusters left to plan) at the next check.
+    const checkMs = CLUSTER_WINDOW_CHECK_SECONDS * 1000;
+    const wakeAtMs =
+      nextCluster < clusters.length || queue.length > 0
+        ? (nextAdmissionCheckMs(queue, count('pool') < admitted.poolsAtOnce, nowMs, checkMs) ??
+          nowMs + checkMs)
+        : undefined;
+    for (const { key, ended } of yield* awaitWindowRound(context, inFlight, started, wakeAtMs)) {
+      if (key.kind === 'plan') {
+        const planned = tally.planned(key.cluster, ended as ChildResult<ClusterRefreshResult>);
+        queue.push(
+          ...planned.map((pool) => ({
+            cluster: key.cluster,
+            pool,
+            notBeforeMs:
+              startMs +
+              admissionJitterSeconds(
+                `${context.df.instanceId}|${key.cluster}|${pool}`,
+                ADMISSION_JITTER_SECONDS,
+              ) *
+                1000,
+          })),
+        );
+      } else {
+        runningPerCluster.set(key.cluster, (runningPerCluster.get(key.cluster) ?? 1) - 1);
+        tally.add(key.cluster, poolResultOf(key.cluster, key.pool, ended as ChildResult<PoolRefreshResult>));
+      }
     }
   }
-  results.sort((a, b) => a.cluster.localeCompare(b.cluster));
   context.df.setCustomStatus({ subscriptionId, step: 'done', admitted });
-  return { subscriptionId, admitted, clusters: results };
+  return { subscriptionId, admitted, clusters: tally.results() };
 }
 
 function alreadyRunning(instanceId: string, status: string): string {
   return `already refreshing (instance ${instanceId} is ${status}, started by another trigger)`;
 }
 
-/** A finished cluster run as the subscription's result reports it: counts, and the failed pools. */
-function resultOfCluster(
-  cluster: string,
-  ended: ChildResult<ClusterRefreshResult>,
-): SubscriptionClusterResult {
-  if (!ended.ok) {
-    if (ended.failure.code === CHILD_ALREADY_RUNNING) {
-      return { cluster, outcome: 'skipped', reason: alreadyRunning(clusterInstanceId(cluster), 'running') };
+/** Each cluster's result as the subscription's output reports it: counts, and the failed pools. */
+class ClusterTally {
+  private readonly ended = new Map<string, SubscriptionClusterResult>();
+  private readonly ran = new Map<
+    string,
+    {
+      pools: Partial<Record<PoolRefreshResult['outcome'], number>>;
+      failed: { pool: string; reason: string }[];
     }
-    return { cluster, outcome: 'failed', reason: failureText(ended.failure) };
+  >();
+  private readonly seeds = new Map<string, string>();
+
+  /** Keeps the cluster's run seed (its pool runs mix it into their run ids, as under its own run). */
+  seed(cluster: string, seed: string): string {
+    this.seeds.set(cluster, seed);
+    return seed;
   }
-  const pools: Partial<Record<PoolRefreshResult['outcome'], number>> = {};
-  for (const pool of ended.output.pools) pools[pool.outcome] = (pools[pool.outcome] ?? 0) + 1;
-  return {
-    cluster,
-    outcome: 'ran',
-    pools,
-    failed: ended.output.pools
-      .filter((pool) => pool.outcome === 'failed')
-      .map((pool) => ({ pool: pool.pool, reason: pool.reason })),
-  };
+
+  end(cluster: string, result: { outcome: 'skipped' | 'failed'; reason: string }): void {
+    this.ended.set(cluster, { cluster, ...result });
+  }
+
+  /** A cluster's planning ended: counts its pools not handed over, returns those handed over. */
+  planned(cluster: string, ended: ChildResult<ClusterRefreshResult>): readonly string[] {
+    if (!ended.ok) {
+      if (ended.failure.code === CHILD_ALREADY_RUNNING) {
+        this.end(cluster, {
+          outcome: 'skipped',
+          reason: alreadyRunning(clusterInstanceId(cluster), 'running'),
+        });
+      } else this.end(cluster, { outcome: 'failed', reason: failureText(ended.failure) });
+      return [];
+    }
+    this.ran.set(cluster, { pools: {}, failed: [] });
+    for (const pool of ended.output.pools) this.add(cluster, pool);
+    return ended.output.handedOver ?? [];
+  }
+
+  add(cluster: string, pool: PoolRefreshResult): void {
+    const entry = this.ran.get(cluster) ?? { pools: {}, failed: [] };
+    this.ran.set(cluster, entry);
+    entry.pools[pool.outcome] = (entry.pools[pool.outcome] ?? 0) + 1;
+    if (pool.outcome === 'failed') entry.failed.push({ pool: pool.pool, reason: pool.reason });
+  }
+
+  seedOf(cluster: string): string | undefined {
+    return this.seeds.get(cluster);
+  }
+
+  results(): SubscriptionClusterResult[] {
+    const all: SubscriptionClusterResult[] = [...this.ended.values()];
+    for (const [cluster, entry] of this.ran) {
+      all.push({ cluster, outcome: 'ran', pools: entry.pools, failed: entry.failed });
+    }
+    return all.sort((a, b) => a.cluster.localeCompare(b.cluster));
+  }
 }

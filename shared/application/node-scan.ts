@@ -47,6 +47,28 @@ export function resourceIdOfNode(node: Pick<ClusterNode, 'providerId'>): string 
  */
 export const POOL_LABELS: readonly string[] = ['agentpool', 'kubernetes.azure.com/agentpool'];
 
+/** Scale set tags naming the pool, and the node label carrying the same name (aks-engine's, AKS's). */
+const POOL_NAME_TAGS: readonly (readonly [tag: string, label: string])[] = [
+  ['poolName', 'agentpool'],
+  ['aks-managed-poolName', 'kubernetes.azure.com/agentpool'],
+];
+
+/**
+ * The pool label (POOL_LABELS) a scale set's tags suggest, read from ARM with the model, without a node
+ * read: aks-engine tags its scale sets `poolName` and its kubelets label the nodes `agentpool` with the
+ * same value; AKS tags `aks-managed-poolName` and labels `kubernetes.azure.com/agentpool`. Only a
+ * suggestion: a caller trusts it only when the nodes it selects include a member of the pool.
+ */
+export function suggestedPoolLabel(
+  tags: Readonly<Record<string, string>>,
+): Readonly<Record<string, string>> | undefined {
+  for (const [tag, label] of POOL_NAME_TAGS) {
+    const entry = Object.entries(tags).find(([key]) => key.toLowerCase() === tag.toLowerCase());
+    if (entry !== undefined && entry[1] !== '') return { [label]: entry[1] };
+  }
+  return undefined;
+}
+
 /** Nodes looked up by name (one GET each) before a pool list falls back to the whole cluster's. */
 export const MAX_NAME_LOOKUPS = 10;
 
@@ -72,8 +94,20 @@ export async function poolMemberNodes(
   wanted: readonly PoolInstance[] = instances,
 ): Promise<ClusterNode[]> {
   if (wanted.length === 0) return [];
+  return poolMemberNodesByLabel(kube, wanted, await poolLabelOf(kube, instances));
+}
+
+/**
+ * poolMemberNodes with the pool's label already read (poolLabelOf; undefined: scan the whole cluster), for a
+ * caller that selects other nodes of the pool by the same label (status: the holdings' marked nodes).
+ */
+export async function poolMemberNodesByLabel(
+  kube: { readonly nodes: Pick<NodesPort, 'scan' | 'get'> },
+  wanted: readonly PoolInstance[],
+  labels: Readonly<Record<string, string>> | undefined,
+): Promise<ClusterNode[]> {
+  if (wanted.length === 0) return [];
   const isMember = (node: ClusterNode): boolean => memberOf(node, wanted) !== undefined;
-  const labels = await poolLabelOf(kube, instances);
   if (labels === undefined) return keptNodes(kube, isMember);
   const found = await keptNodes(kube, isMember, { labels });
   const missing = wanted.filter(

@@ -6,7 +6,7 @@
  */
 import { parseCanaryRecord } from '../domain/canary-record.js';
 import { CANARY_OF_LABEL } from '../domain/cluster-api-labels.js';
-import { CAPTURE_RUN_ANNOTATION } from '../domain/cluster-node.js';
+import { CAPTURE_RUN_ANNOTATION, type ClusterNode } from '../domain/cluster-node.js';
 import type { ImageDefinitionRef } from '../domain/compute.js';
 import { isNotFound } from '../domain/errors.js';
 import { IMAGE_VERSION_TAG_KEYS, parseImageVersionTags } from '../domain/image-version.js';
@@ -32,7 +32,7 @@ import type { ScaleSetRef } from '../domain/resource-id.js';
 import { scaleSetResourceId } from '../domain/resource-id.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 import { instanceOfNode } from './image-facts.js';
-import { keptNodes } from './node-scan.js';
+import { keptNodes, suggestedPoolLabel } from './node-scan.js';
 import type { LeaseRef } from './pool-lease.js';
 import { findPool, findPoolModel } from './pool-lookup.js';
 import type { ClusterHandle, ConfiguredPool } from './refresh-dependencies.js';
@@ -101,7 +101,8 @@ export async function poolScopeAndModel(
   return { scope: scopeOfPool(handle, pool), model };
 }
 
-function scopeOfPool(handle: ClusterHandle, pool: ConfiguredPool): PoolScope {
+/** The scope of a pool the caller has found already (findPoolModel). */
+export function scopeOfPool(handle: ClusterHandle, pool: ConfiguredPool): PoolScope {
   const configuration = handle.configuration.poolConfiguration(pool);
   const g = configuration.gallery;
   return {
@@ -118,18 +119,25 @@ function scopeOfPool(handle: ClusterHandle, pool: ConfiguredPool): PoolScope {
   };
 }
 
-/** `model`: the scale set's model when the caller has just read it (poolScopeAndModel); else it is read. */
+/**
+ * `model`: the scale set's model when the caller has just read it (poolScopeAndModel); else it is read.
+ * `poolLabels`: the pool's label (node-scan.ts poolLabelOf) when the caller has read it: the marked nodes
+ * are then looked for among the nodes carrying it (one selected list, a page or two) instead of every
+ * node of the cluster. Only the pool's own nodes count as held (by providerID) either way; a node of the
+ * pool that lost the label would be missed, as poolMemberNodes trusts the label when members carry it.
+ */
 export async function readPoolHoldings(
   handle: ClusterHandle,
   scope: PoolScope,
   model?: ScaleSet,
+  poolLabels?: Readonly<Record<string, string>>,
 ): Promise<PoolHoldingsView> {
   const { kube, compute } = handle;
   let definitionAbsent = false;
   const [lease, nodes, prepPods, snapshots, disks, versions, scaleSet] = await Promise.all([
     kube.leases.get(scope.lease.namespace, scope.lease.name),
     // Only the nodes carrying a run's marker matter here: kept page by page, never the whole list.
-    keptNodes(kube, (node) => node.annotations[CAPTURE_RUN_ANNOTATION] !== undefined),
+    markedNodes(kube, scope.scaleSet, model, poolLabels),
     kube.pods.list(scope.lease.namespace, {
       [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value,
       [LEASE_LABEL]: scope.lease.name,
@@ -236,6 +244,35 @@ export async function readPoolHoldings(
       ...(reference !== undefined && reference.kind !== 'marketplace' ? { modelImageId: reference.id } : {}),
     },
   };
+}
+
+/**
+ * The nodes carrying a run's marker, looked for among the pool's nodes by its label when it is known: the
+ * label a member carries (`poolLabels`), else the one the model's tags suggest (suggestedPoolLabel),
+ * trusted only when it selects a member of the pool. Otherwise every node is scanned (one listing of
+ * the cluster, page by page).
+ */
+async function markedNodes(
+  kube: ClusterHandle['kube'],
+  scaleSet: ScaleSetRef,
+  model: ScaleSet | undefined,
+  poolLabels: Readonly<Record<string, string>> | undefined,
+): Promise<ClusterNode[]> {
+  const marked = (node: ClusterNode): boolean => node.annotations[CAPTURE_RUN_ANNOTATION] !== undefined;
+  const labels = poolLabels ?? (model === undefined ? undefined : suggestedPoolLabel(model.tags));
+  if (labels !== undefined) {
+    let member = poolLabels !== undefined;
+    const found = await keptNodes(
+      kube,
+      (node) => {
+        if (!member && instanceOfNode(node.providerId, scaleSet) !== undefined) member = true;
+        return marked(node);
+      },
+      { labels },
+    );
+    if (member) return found;
+  }
+  return keptNodes(kube, marked);
 }
 
 async function instanceOf(

@@ -4,6 +4,7 @@
  */
 import type { NewNodeBootstrap } from '../domain/bootstrap-flavour.js';
 import { parseCanaryRecord } from '../domain/canary-record.js';
+import type { ClusterNode } from '../domain/cluster-node.js';
 import type { PoolConvergence } from '../domain/convergence.js';
 import { retirementPaceOf } from '../domain/convergence.js';
 import type { Freshness } from '../domain/freshness.js';
@@ -24,18 +25,17 @@ import type { PoolHistory } from '../domain/pool-history.js';
 import { poolHistoryOf } from '../domain/pool-history.js';
 import type { HeldNode, Kept } from '../domain/reaper.js';
 import { describeReapAction, planReaping } from '../domain/reaper.js';
-import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { RetirementSettings } from '../domain/retirement.js';
 import { parseRfc3339 } from '../domain/rfc3339.js';
 import type { RunState } from '../domain/run-state.js';
 import { runStateOf } from '../domain/run-state.js';
-import { checkScaleSetEligibility } from '../domain/scale-set.js';
+import { checkScaleSetEligibility, type ScaleSet } from '../domain/scale-set.js';
 import { versionVerdictOf } from '../domain/version-verdict.js';
 import { weighCapzOwnership } from './capz-pool.js';
 import { provenanceOf } from './image-facts.js';
-import { poolMemberNodes } from './node-scan.js';
+import { poolLabelOf, poolMemberNodesByLabel } from './node-scan.js';
 import { currentImageFacts } from './plan-pool.js';
-import { poolScope, readPoolHoldings } from './pool-holdings.js';
+import { type PoolScope, poolScope, readPoolHoldings, scopeOfPool } from './pool-holdings.js';
 import { findPoolModel } from './pool-lookup.js';
 import type { PoolPlanSummary } from './pool-plan.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
@@ -147,9 +147,7 @@ export interface PoolNodeView {
 }
 
 /** The pool's nodes (matched to the scale set's instances by providerID) with their generation labels. */
-export async function readPoolNodes(handle: ClusterHandle, scaleSet: ScaleSetRef): Promise<PoolNodeView[]> {
-  const instances = await handle.compute.instances.list(scaleSet);
-  const nodes = await poolMemberNodes(handle.kube, instances);
+function nodeViewsOf(nodes: readonly ClusterNode[]): PoolNodeView[] {
   return nodes
     .map((node) => {
       const generation = node.labels[IMAGE_VERSION_LABEL];
@@ -188,12 +186,24 @@ export async function readPoolOwnership(
   return (await readOwnershipAndLease(handle, poolName, now)).ownership;
 }
 
+/**
+ * `read`: what the caller has read already (readPoolStatus): the pool's scope, its model and its label,
+ * so that the holdings read neither discovers the pools again nor lists every node.
+ */
 async function readOwnershipAndLease(
   handle: ClusterHandle,
   poolName: string,
   now: Date,
+  read?: {
+    readonly scope: PoolScope;
+    readonly model: ScaleSet;
+    readonly poolLabels: Readonly<Record<string, string>> | undefined;
+  },
 ): Promise<{ readonly ownership: PoolOwnership; readonly lease?: PoolLease; readonly run: RunState }> {
-  const view = await readPoolHoldings(handle, await poolScope(handle, poolName));
+  const view =
+    read === undefined
+      ? await readPoolHoldings(handle, await poolScope(handle, poolName))
+      : await readPoolHoldings(handle, read.scope, read.model, read.poolLabels);
   const state = leaseState(view.lease, now);
   // Whether the holding process is alive is not known here (only its own host can tell): the lease decides.
   const run = runStateOf({ pool: poolName, lease: view.lease, holder: 'unknown', now });
@@ -302,9 +312,17 @@ export async function readPoolStatus(
   const version = image.version;
   const provenance = version === undefined ? undefined : provenanceOf(version);
   const builtAt = version?.publishedAt ?? version?.tags['vmss-prototype.built-at'];
+  // The pool's label is read once (a GET of a member) and selects both its members and the nodes its
+  // runs marked: a status reads the pool's pages, not the cluster's (issue 32).
+  const instances = await handle.compute.instances.list(pool.scaleSet);
+  const poolLabels = await poolLabelOf(handle.kube, instances);
   const [{ ownership, lease, run }, read] = await Promise.all([
-    readOwnershipAndLease(handle, poolName, now),
-    readPoolNodes(handle, pool.scaleSet),
+    readOwnershipAndLease(handle, poolName, now, {
+      scope: scopeOfPool(handle, pool),
+      model: scaleSet,
+      poolLabels,
+    }),
+    poolMemberNodesByLabel(handle.kube, instances, poolLabels).then(nodeViewsOf),
   ]);
   const verdicts = new Map(image.versions.map((v) => [v.ref.versionName, versionVerdictOf(v.tags)]));
   const current = version === undefined || !image.pointsAtOurs ? undefined : version.ref.versionName;

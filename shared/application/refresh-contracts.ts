@@ -175,13 +175,22 @@ export interface RefreshClusterInput {
   readonly trigger: string;
   /** As RefreshPoolInput.runSeed: mixed into the run ids of its pool runs. */
   readonly runSeed?: string;
-  /** At most this many pools at once, below the setting (a subscription's admission gives it). */
+  /** At most this many pools at once, below the setting. */
   readonly maxParallelPools?: number;
+  /**
+   * The schedule's subscription run admits this cluster's pools one by one (issue 32): plan, give back
+   * leftovers and report refusals, then end with the pools to refresh in `handedOver` instead of
+   * refreshing them.
+   */
+  readonly handOverPools?: boolean;
 }
 
 export interface ClusterRefreshResult {
   readonly cluster: string;
+  /** Every pool's result; with `handOverPools`, those of the pools not handed over. */
   readonly pools: readonly PoolRefreshResult[];
+  /** With `handOverPools`: the pools that need a refresh, in name order, for the caller to start. */
+  readonly handedOver?: readonly string[];
 }
 
 /** The schedule's run of one subscription's clusters (`refresh-subscription:<subscriptionId>`). */
@@ -212,8 +221,8 @@ export type SubscriptionClusterResult =
 
 export interface SubscriptionRefreshResult {
   readonly subscriptionId: string;
-  /** Clusters at once × pools per cluster: what the admission allowed (≤ the per-subscription cap). */
-  readonly admitted: { readonly clustersAtOnce: number; readonly poolsPerCluster: number };
+  /** Pools of the subscription at once, and of one cluster: what the admission allowed. */
+  readonly admitted: { readonly poolsAtOnce: number; readonly poolsPerCluster: number };
   readonly clusters: readonly SubscriptionClusterResult[];
 }
 

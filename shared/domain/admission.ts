@@ -2,26 +2,67 @@
  * Admission of a fleet's refreshes per Azure subscription: when the schedule finds many clusters due at
  * once, their pools are let in a few at a time per subscription, because Azure's Compute limits are
  * per subscription and region (learn.microsoft.com/azure/virtual-machines/compute-throttling-limits),
- * and each cluster's first start is spread over a jitter window so that the subscriptions' first waves
+ * and each pool's first start is spread over a jitter window so that the subscriptions' first waves
  * do not hit Azure Resource Manager in the same second. Pure: the jitter is a hash of a key the caller
  * passes (an orchestration's instance id and the cluster), never randomness, so a replay finds the same.
  */
 
-/** How a subscription's clusters are admitted: how many at once, each with how many pools at once. */
+/** How a subscription's pools are admitted: how many at once in the subscription, and in one cluster. */
 export interface AdmissionShape {
-  readonly clustersAtOnce: number;
+  readonly poolsAtOnce: number;
   readonly poolsPerCluster: number;
 }
 
 /**
- * Clusters at once × pools per cluster ≤ `maxPoolsPerSubscription`, the pools per cluster at most the
- * cluster's own `maxParallelPools`: 8 per subscription and 4 per cluster admit 2 clusters of 4; 3 per
- * subscription admit 1 cluster of 3.
+ * `maxPoolsPerSubscription` pools of the subscription at once (at least 1), at most
+ * `min(maxParallelPools, that)` of them from one cluster: 8 and 4 admit 8 pools, 4 per cluster.
  */
 export function admissionShape(maxPoolsPerSubscription: number, maxParallelPools: number): AdmissionShape {
-  const cap = Math.max(1, Math.floor(maxPoolsPerSubscription));
-  const poolsPerCluster = Math.max(1, Math.min(Math.floor(maxParallelPools), cap));
-  return { clustersAtOnce: Math.max(1, Math.floor(cap / poolsPerCluster)), poolsPerCluster };
+  const poolsAtOnce = Math.max(1, Math.floor(maxPoolsPerSubscription));
+  const poolsPerCluster = Math.max(1, Math.min(Math.floor(maxParallelPools), poolsAtOnce));
+  return { poolsAtOnce, poolsPerCluster };
+}
+
+/** A pool waiting for a slot of its subscription: its earliest start (ms, its jitter) and its cluster. */
+export interface QueuedPool {
+  readonly cluster: string;
+  readonly pool: string;
+  readonly notBeforeMs: number;
+}
+
+/**
+ * The pool of `queue` to start now, as its index, or -1: the first whose jitter has ended and whose
+ * cluster runs fewer than `poolsPerCluster` pools, while the subscription runs fewer than `poolsAtOnce`
+ * (`running` counts each cluster's pools running now). Queue order is the admission order.
+ */
+export function nextAdmittedPool(
+  queue: readonly QueuedPool[],
+  running: ReadonlyMap<string, number>,
+  shape: AdmissionShape,
+  nowMs: number,
+): number {
+  let total = 0;
+  for (const count of running.values()) total += count;
+  if (total >= shape.poolsAtOnce) return -1;
+  return queue.findIndex(
+    (entry) => entry.notBeforeMs <= nowMs && (running.get(entry.cluster) ?? 0) < shape.poolsPerCluster,
+  );
+}
+
+/**
+ * When a subscription's window should look again for a pool to start (ms): at the latest `checkMs`
+ * after now; sooner when a slot is free and the earliest queued jitter ends first (never sooner than a
+ * second from now). Undefined when nothing waits.
+ */
+export function nextAdmissionCheckMs(
+  queue: readonly QueuedPool[],
+  slotFree: boolean,
+  nowMs: number,
+  checkMs: number,
+): number | undefined {
+  if (queue.length === 0) return undefined;
+  const earliest = Math.min(...queue.map((entry) => entry.notBeforeMs));
+  return Math.min(nowMs + checkMs, slotFree ? Math.max(earliest, nowMs + 1000) : Infinity);
 }
 
 /** Clusters grouped by subscription (compared without case), both in name order. */

@@ -140,6 +140,7 @@ class ArmServer extends ArmRoutes {
         method,
         route.action,
         isCollectionRead(method, route),
+        principal.objectId,
       );
       throttleHeaders = charged.headers;
       if (charged.refused) {

@@ -64,6 +64,7 @@ export class ComputeState {
   readonly getScaleSetModel: ScaleSetState['getScaleSetModel'];
   readonly replaceScaleSet: ScaleSetState['replaceScaleSet'];
   readonly deleteScaleSet: ScaleSetState['deleteScaleSet'];
+  readonly requestScaleSetDelete: ScaleSetState['requestScaleSetDelete'];
   readonly scaleSetResource: ScaleSetState['scaleSetResource'];
   readonly listScaleSetIds: ScaleSetState['listScaleSetIds'];
   readonly deleteExtension: ScaleSetState['deleteExtension'];
@@ -155,6 +156,7 @@ export class ComputeState {
     this.getScaleSetModel = scaleSets.getScaleSetModel.bind(scaleSets);
     this.replaceScaleSet = scaleSets.replaceScaleSet.bind(scaleSets);
     this.deleteScaleSet = scaleSets.deleteScaleSet.bind(scaleSets);
+    this.requestScaleSetDelete = scaleSets.requestScaleSetDelete.bind(scaleSets);
     this.scaleSetResource = scaleSets.scaleSetResource.bind(scaleSets);
     this.listScaleSetIds = scaleSets.listScaleSetIds.bind(scaleSets);
     this.deleteExtension = scaleSets.deleteExtension.bind(scaleSets);

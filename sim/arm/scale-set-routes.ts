@@ -32,8 +32,10 @@ const ScaleSetPut = z.looseObject({
       capacity: z.number().int().min(0).optional(),
     })
     .optional(),
-  zones: z.array(z.string()).optional(),
-  properties: z.looseObject({}),
+  // ARM reads `"zones": null` like an absent zones list (what SDKs that serialize nulls send).
+  zones: z.array(z.string()).nullish(),
+  // Optional: `az vmss scale` and cluster-autoscaler PUT only location and sku (see putScaleSet).
+  properties: z.looseObject({}).nullish(),
 });
 
 const ScaleSetPatch = z.looseObject({
@@ -53,6 +55,11 @@ export class ScaleSetRoutes extends ArmRoutes {
     add('GET', `${vmss}/:vmss`, 'compute', `${VMSS}/read`, vmss, (c) => this.getScaleSet(c));
     add('PUT', `${vmss}/:vmss`, 'compute', `${VMSS}/write`, vmss, (c) => this.putScaleSet(c), { lro: true });
     add('PATCH', `${vmss}/:vmss`, 'compute', `${VMSS}/write`, vmss, (c) => this.patchScaleSet(c), {
+      lro: true,
+    });
+    // Authorized like every route before the handler runs: without `…/virtualMachineScaleSets/delete`
+    // the caller gets 403 AuthorizationFailed, as from ARM, whatever the scale set's state.
+    add('DELETE', `${vmss}/:vmss`, 'compute', `${VMSS}/delete`, vmss, (c) => this.deleteScaleSet(c), {
       lro: true,
     });
     add('GET', `${vmss}/:vmss/extensions`, 'compute', `${VMSS}/extensions/read`, `${vmss}/extensions`, (c) =>
@@ -102,8 +109,24 @@ export class ScaleSetRoutes extends ArmRoutes {
         message: `Creating virtual machine scale set '${context.params.vmss ?? ''}' is not supported by this simulated region; scale sets come from the scenario.`,
       });
     }
+    this.refuseWhileDeleting(context, current.properties);
     checkPreconditions(context, current.etag);
     const body = parseBody(ScaleSetPut, context.body);
+    if (body.properties === undefined || body.properties === null) {
+      // A PUT of only location and sku on an existing scale set changes the capacity and keeps the
+      // model and tags: that is the whole body `az vmss scale` sends (azure-cli
+      // src/azure-cli/azure/cli/command_modules/vm/custom.py, scale_vmss:
+      // `VirtualMachineScaleSet(location=vmss.location, sku=vmss.sku)`), and so does cluster-autoscaler
+      // (kubernetes/autoscaler cluster-autoscaler/cloudprovider/azure/azure_scale_set.go,
+      // createOrUpdateInstances: Name, Sku, Location), on scale sets whose model and tags survive it.
+      return this.applyScaleSet(
+        context,
+        id,
+        current.properties,
+        body.tags ?? current.tags,
+        body.sku?.capacity,
+      );
+    }
     const properties = withoutReadOnly(body.properties);
     // az's get-modify-put (`az vmss update --set …`, `az vmss extension delete`) leaves the image
     // reference out on purpose; ARM keeps the stored one.
@@ -123,6 +146,7 @@ export class ScaleSetRoutes extends ArmRoutes {
     const id = this.requireScaleSet(context);
     const current = this.state.scaleSetResource(id);
     if (!current) throw this.resourceNotFound(context, VMSS, context.params.vmss ?? '');
+    this.refuseWhileDeleting(context, current.properties);
     checkPreconditions(context, current.etag);
     const body = parseBody(ScaleSetPatch, context.body);
     const merged = mergePatch(current.properties, withoutReadOnly(body.properties ?? {}));
@@ -130,6 +154,34 @@ export class ScaleSetRoutes extends ArmRoutes {
     this.validateScaleSetModel(current.properties, next);
     // ARM PATCH replaces the tags dictionary as a whole.
     return this.applyScaleSet(context, id, next, body.tags ?? current.tags, body.sku?.capacity);
+  }
+
+  /**
+   * DELETE of a scale set (learn.microsoft.com/rest/api/compute/virtual-machine-scale-sets/delete): 202
+   * with `Azure-AsyncOperation` and `Location`, the scale set `Deleting` until its instances and then it
+   * are gone (their nodes leave the cluster); 204 when there is nothing to delete. `forceDeletion` is
+   * accepted and changes nothing here.
+   */
+  private deleteScaleSet(context: RequestContext): Reply {
+    const id = this.scaleSetId(context);
+    const scaleSet = this.state.getScaleSet(id);
+    if (!scaleSet) return { status: 204 };
+    const { operation, failure, done } = this.beginOperation(
+      context,
+      scaleSet.location,
+      this.options.latency.instanceStopSeconds,
+    );
+    this.state.requestScaleSetDelete(id, done, failure);
+    return { status: 202, headers: this.operationHeaders(context, operation, true) };
+  }
+
+  /** A scale set being deleted takes no other change (ARM answers 409 for it). */
+  private refuseWhileDeleting(context: RequestContext, properties: JsonObject): void {
+    if (properties.provisioningState !== 'Deleting') return;
+    throw new HttpError(409, {
+      code: 'OperationNotAllowed',
+      message: `The operation is not allowed because virtual machine scale set '${context.params.vmss ?? ''}' is being deleted.`,
+    });
   }
 
   private applyScaleSet(
@@ -210,8 +262,9 @@ export class ScaleSetRoutes extends ArmRoutes {
           });
         }
       }
-      if (!hasMarketplace)
+      if (!hasMarketplace && !hasSharedOrCommunityId(after))
         throw invalidParameter("Required parameter 'imageReference' is missing (null).", 'imageReference');
+      if (hasMarketplace) checkMarketplaceReference(after);
     }
   }
 
@@ -276,6 +329,33 @@ export class ScaleSetRoutes extends ArmRoutes {
     this.state.deleteExtension(scaleSetId, name, done, failure);
     return { status: 202, headers: this.operationHeaders(context, operation, true) };
   }
+}
+
+/**
+ * A marketplace reference names its image with all four of publisher, offer, sku and version (the
+ * ImageReference definition: "publisher/offer/sku/version" identify a platform image, `id` a custom or
+ * gallery one; learn.microsoft.com/rest/api/compute/virtual-machine-scale-sets/create-or-update,
+ * ImageReference). A PUT's reference replaces the stored one, so a PUT carrying only `version` would
+ * leave a reference that names no image: refused, naming the first missing field. A PATCH merges into
+ * the stored reference first (merge-patch.ts), so `{ version }` alone is fine there.
+ */
+function checkMarketplaceReference(reference: JsonObject): void {
+  const missing = (['publisher', 'offer', 'sku', 'version'] as const).filter(
+    (field) => typeof reference[field] !== 'string' || reference[field] === '',
+  );
+  const first = missing[0];
+  if (first === undefined) return;
+  throw invalidParameter(
+    `Required parameter 'imageReference.${first}' is missing (null). An image reference names a marketplace image with all of 'publisher', 'offer', 'sku' and 'version' (missing: ${missing.join(', ')}), or a custom or gallery image with 'id' alone.`,
+    `imageReference.${first}`,
+  );
+}
+
+/** Direct shared and community gallery references stand alone like `id`. */
+function hasSharedOrCommunityId(reference: JsonObject): boolean {
+  return ['sharedGalleryImageId', 'communityGalleryImageId'].some(
+    (field) => typeof reference[field] === 'string' && reference[field] !== '',
+  );
 }
 
 function customDataOf(properties: JsonObject): string | undefined {

@@ -206,12 +206,44 @@ export class ScaleSetState extends ComputeCore {
     this.emit({ type: 'scale-set-model-changed', scaleSet: this.scaleSetInfo(record) });
   }
 
+  /**
+   * ARM's DELETE of a scale set: `Deleting` at once, then after `instanceStopSeconds` (its instances are
+   * shut down and removed together) the instances (each `instance-deleted`, so their nodes go) and the
+   * scale set. A `failure` leaves the scale set and its instances, `Failed`, as a failed delete in Azure.
+   */
+  requestScaleSetDelete(id: string, onComplete?: Completion, failure?: FailureCheck): void {
+    const record = this.requireScaleSet(id);
+    this.preempt(record.pending, 'delete');
+    record.properties.provisioningState = 'Deleting';
+    const pending: PendingTransition = { kind: 'delete', cancel: () => undefined };
+    if (onComplete) pending.onComplete = onComplete;
+    pending.cancel = this.scheduler.after(
+      durationOf(this.latency, 'instanceStopSeconds'),
+      `delete ${record.name}`,
+      () => {
+        if (record.pending !== pending) return;
+        record.pending = undefined;
+        const error = failure?.();
+        if (error) {
+          record.properties.provisioningState = 'Failed';
+          onComplete?.({ status: 'Failed', error });
+          return;
+        }
+        if (this.scaleSets.get(idKey(id)) === record) this.deleteScaleSet(id);
+        onComplete?.({ status: 'Succeeded' });
+      },
+    );
+    record.pending = pending;
+  }
+
   /** Deletes a scale set: its instances first (each `instance-deleted`), then the scale set. */
   deleteScaleSet(id: string): void {
     const record = this.requireScaleSet(id);
     for (const instance of this.instanceState.listInstances(id))
       this.instanceState.deleteInstance(instance.id);
-    this.preempt(record.pending, 'delete');
+    const pending = record.pending;
+    record.pending = undefined;
+    this.preempt(pending, 'delete');
     this.scaleSets.delete(idKey(id));
   }
 

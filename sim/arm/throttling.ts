@@ -1,18 +1,24 @@
 /**
  * Request-rate accounting of the simulated ARM, in the shape Azure reports it:
  *
- * - Azure Resource Manager's per-subscription token buckets (reads 250 / 25 per s, writes and deletes
- *   200 / 10 per s; learn.microsoft.com "Understand how Azure Resource Manager throttles requests"),
- *   reported on every response as `x-ms-ratelimit-remaining-subscription-reads|writes|deletes`;
- * - the Compute resource provider's policies (learn.microsoft.com "Compute throttling limits": per
- *   subscription and region, a bucket refilled per minute up to a cap), reported as
- *   `x-ms-ratelimit-remaining-resource: Microsoft.Compute/<policy>;<remaining>` with the policy names
- *   Compute sends (`GetVMScaleSet3Min`, `HighCostGetVMScaleSet3Min`, …).
+ * - Azure Resource Manager's token buckets (reads 250 / 25 per s, writes and deletes 200 / 10 per s,
+ *   per subscription and principal; a global bucket per subscription 15 times as large for all
+ *   principals together; learn.microsoft.com/azure/azure-resource-manager/management/request-limits-and-throttling
+ *   "Regional throttling and token bucket algorithm"), reported on every response as
+ *   `x-ms-ratelimit-remaining-subscription-reads|writes|deletes` and
+ *   `x-ms-ratelimit-remaining-subscription-global-reads|writes|deletes` (249 and 3749 after one read
+ *   on a full bucket, as Azure answers). Tokens come back each whole second;
+ * - the Compute resource provider's policies (learn.microsoft.com/azure/virtual-machines/compute-throttling-limits:
+ *   per subscription and region, a bucket of a cap's tokens, one per request, refilled at the start of
+ *   each minute), reported as `x-ms-ratelimit-remaining-resource: Microsoft.Compute/<policy>;<remaining>`
+ *   with the policy names Compute sends (`GetVMScaleSet3Min`, `HighCostGetVMScaleSet3Min`, …). The
+ *   count falls with every call within a minute and is back at the next minute, on any clock speed.
  *
  * When a bucket is empty and enforcement is on, the request is refused like Compute refuses it: 429,
  * code `OperationNotAllowed`, a `TooManyRequests` detail whose target is the policy and whose message
  * is the JSON Compute writes (operationGroup, window, allowed and measured counts), and `Retry-After`.
- * Buckets refill on simulated time only. Per-resource buckets are not modelled (see sim/README.md).
+ * Buckets refill on simulated time only. Per-resource buckets and Compute's 30-minute policies are not
+ * modelled (see sim/arm/README.md).
  */
 import type { SimClock } from '../contracts.js';
 import type { ArmErrorBody } from './compute-state.js';
@@ -61,7 +67,11 @@ export function computePolicyOf(action: string, isCollection: boolean): ComputeP
     }
     if (lower === `${VMSS}/instanceview/read`) return COMPUTE_POLICIES.highCostGetScaleSet;
     if (lower === `${VMSS}/extensions/read`) return COMPUTE_POLICIES.getScaleSetVm;
-    if (lower === `${VMSS}/poweroff/action` || lower === `${VMSS}/deallocate/action`) {
+    if (
+      lower === `${VMSS}/delete` ||
+      lower === `${VMSS}/poweroff/action` ||
+      lower === `${VMSS}/deallocate/action`
+    ) {
       return COMPUTE_POLICIES.deleteScaleSet;
     }
     return COMPUTE_POLICIES.updateScaleSet;
@@ -79,7 +89,9 @@ export function computePolicyOf(action: string, isCollection: boolean): ComputeP
 
 interface Bucket {
   tokens: number;
+  /** The last refill instant; the next comes `tickMs` later. */
   atMs: number;
+  tickMs: number;
   /** Requests charged since the bucket was last full, for the 429 detail's measured count. */
   measured: number;
   sinceMs: number;
@@ -105,6 +117,9 @@ const ARM_BUCKETS: Record<ArmKind, { cap: number; perSecond: number }> = {
   deletes: { cap: 200, perSecond: 10 },
 };
 
+/** ARM's global subscription limit: 15 times a principal's, shared by every principal. */
+const GLOBAL_FACTOR = 15;
+
 export class ArmThrottle {
   private readonly buckets = new Map<string, Bucket>();
   private readonly clock: SimClock;
@@ -124,16 +139,27 @@ export class ArmThrottle {
     method: string,
     action: string | undefined,
     isCollection: boolean,
+    principal = '',
   ): ThrottleDecision {
     const kind: ArmKind =
       method === 'GET' || method === 'HEAD' ? 'reads' : method === 'DELETE' ? 'deletes' : 'writes';
     const arm = ARM_BUCKETS[kind];
-    const armBucket = this.take(`${subscriptionId}|arm|${kind}`, arm.cap, arm.perSecond);
+    const armBucket = this.take(`${subscriptionId}|${principal}|arm|${kind}`, arm.cap, arm.perSecond, 1000);
+    const globalBucket = this.take(
+      `${subscriptionId}|arm-global|${kind}`,
+      arm.cap * GLOBAL_FACTOR,
+      arm.perSecond * GLOBAL_FACTOR,
+      1000,
+    );
     const headers: Record<string, string> = {
       [`x-ms-ratelimit-remaining-subscription-${kind}`]: String(Math.max(0, Math.floor(armBucket.tokens))),
+      [`x-ms-ratelimit-remaining-subscription-global-${kind}`]: String(
+        Math.max(0, Math.floor(globalBucket.tokens)),
+      ),
     };
-    if (this.enforce && armBucket.tokens < 0) {
-      const retryAfterSeconds = Math.max(1, Math.ceil(-armBucket.tokens / arm.perSecond));
+    const empty = [armBucket, globalBucket].find((bucket) => bucket.tokens < 0);
+    if (this.enforce && empty) {
+      const retryAfterSeconds = secondsUntilRefill(empty, this.clock.nowMs());
       return {
         headers,
         refused: {
@@ -147,7 +173,12 @@ export class ArmThrottle {
     }
     const policy = action === undefined ? undefined : computePolicyOf(action, isCollection);
     if (!policy) return { headers };
-    const bucket = this.take(`${subscriptionId}|compute|${policy.name}`, policy.cap, policy.perMinute / 60);
+    const bucket = this.take(
+      `${subscriptionId}|compute|${policy.name}`,
+      policy.cap,
+      policy.perMinute,
+      60_000,
+    );
     headers['x-ms-ratelimit-remaining-resource'] =
       `Microsoft.Compute/${policy.name};${Math.max(0, Math.floor(bucket.tokens))}`;
     headers['x-ms-request-charge'] = '1';
@@ -157,20 +188,31 @@ export class ArmThrottle {
 
   /** Empties a Compute policy's bucket (tests, fault presets): the next request charged to it is refused. */
   exhaust(subscriptionId: string, policy: ComputePolicy): void {
-    const bucket = this.take(`${subscriptionId}|compute|${policy.name}`, policy.cap, policy.perMinute / 60);
+    const bucket = this.take(
+      `${subscriptionId}|compute|${policy.name}`,
+      policy.cap,
+      policy.perMinute,
+      60_000,
+    );
     bucket.tokens = 0;
   }
 
-  private take(key: string, cap: number, perSecond: number): Bucket {
+  /**
+   * Takes a token from a bucket of `cap` that gets `perTick` tokens back at the end of each whole
+   * `tickMs` since it was created (ARM: each second; Compute: each minute).
+   */
+  private take(key: string, cap: number, perTick: number, tickMs: number): Bucket {
     const nowMs = this.clock.nowMs();
     let bucket = this.buckets.get(key);
     if (!bucket) {
-      bucket = { tokens: cap, atMs: nowMs, measured: 0, sinceMs: nowMs };
+      bucket = { tokens: cap, atMs: nowMs, tickMs, measured: 0, sinceMs: nowMs };
       this.buckets.set(key, bucket);
     }
-    const refill = ((nowMs - bucket.atMs) / 1000) * perSecond;
-    bucket.tokens = Math.min(cap, bucket.tokens + refill);
-    bucket.atMs = nowMs;
+    const ticks = Math.floor((nowMs - bucket.atMs) / tickMs);
+    if (ticks > 0) {
+      bucket.tokens = Math.min(cap, bucket.tokens + ticks * perTick);
+      bucket.atMs += ticks * tickMs;
+    }
     if (bucket.tokens >= cap) {
       bucket.measured = 0;
       bucket.sinceMs = nowMs;
@@ -182,13 +224,18 @@ export class ArmThrottle {
   }
 }
 
-/** Compute's throttling error, with `Retry-After` until one token is back. */
+/** Whole seconds until the bucket's next refill (at least 1). */
+function secondsUntilRefill(bucket: { atMs: number; tickMs: number }, nowMs: number): number {
+  return Math.max(1, Math.ceil((bucket.atMs + bucket.tickMs - nowMs) / 1000));
+}
+
+/** Compute's throttling error, with `Retry-After` until the bucket's next refill. */
 export function computeThrottled(
   policy: ComputePolicy,
-  window: { measured: number; sinceMs: number; tokens: number },
+  window: { measured: number; sinceMs: number; tokens: number; atMs: number; tickMs: number },
   nowMs: number,
 ): { body: ArmErrorBody; retryAfterSeconds: number } {
-  const retryAfterSeconds = Math.max(1, Math.ceil(((0 - window.tokens) * 60) / policy.perMinute));
+  const retryAfterSeconds = secondsUntilRefill(window, nowMs);
   return {
     body: computeThrottlingBody(
       policy,

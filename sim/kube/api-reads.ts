@@ -1,7 +1,7 @@
 /**
  * The read verbs of the simulated Kubernetes API server: get and list (selectors, paging, Tables for
  * kubectl) and watch (with a bounded history so a watch resuming from a list's resourceVersion misses
- * nothing, 410 Expired beyond it).
+ * nothing, 410 Expired beyond it; streaming lists with `sendInitialEvents`, watch-list.ts).
  */
 import type { ServerResponse } from 'node:http';
 
@@ -16,6 +16,7 @@ import { badRequest, KubeApiError, notFound } from './status.js';
 import { isInMemoryKubeStore } from './store.js';
 import type { IncludeObject } from './tables.js';
 import { renderTable } from './tables.js';
+import { checkListOptions, initialEventsEndBookmark, watchStartOf } from './watch-list.js';
 
 /** Watch events kept for resuming watches; older resourceVersions get 410 Expired. */
 const WATCH_HISTORY = 5000;
@@ -35,6 +36,8 @@ export interface KubeReadsOptions {
   store: KubeStore;
   clock: SimClock;
   scheduler: Scheduler;
+  /** The server's version (`/version` gitVersion): whether streaming lists are on depends on it. */
+  kubernetesVersion?: string;
 }
 
 export type KubeReads = ReturnType<typeof createKubeReads>;
@@ -42,6 +45,7 @@ export type KubeReads = ReturnType<typeof createKubeReads>;
 /** The read verbs over one store; `close()` ends open watches and stops recording history. */
 export function createKubeReads(options: KubeReadsOptions) {
   const { store, clock, scheduler } = options;
+  const gitVersion = options.kubernetesVersion ?? 'v1.32.4';
   const watches = new Set<() => void>();
   // Recent changes, so a watch that resumes from a list's resourceVersion misses nothing.
   const history: { version: number; event: KubeWatchEvent }[] = [];
@@ -91,6 +95,7 @@ export function createKubeReads(options: KubeReadsOptions) {
   }
 
   function serveList(target: ResourceRoute, url: URL, table: boolean): HttpReply {
+    checkListOptions(url);
     const { labels, fields } = selectorsOf(target.info, url);
     const resourceVersion = store.resourceVersion();
     const token = url.searchParams.get('continue');
@@ -113,7 +118,15 @@ export function createKubeReads(options: KubeReadsOptions) {
     let items: KubeObject[];
     let matched: number;
     if (isInMemoryKubeStore(store)) {
-      ({ items, matched } = store.select(target.info.resource, target.namespace, wanted, limit));
+      // The store seeks to the continue key itself (binary search): a page costs the page.
+      const selected = (object: Readonly<KubeObject>): boolean =>
+        matchesRequirements(object.metadata.labels, labels) && matchesFields(object, fields);
+      // A JSON list is serialised within this request: the stored objects, not copies (decorate only
+      // spreads them); a Table keeps copies.
+      const { resource } = target.info;
+      ({ items, matched } = table
+        ? store.select(resource, target.namespace, selected, limit, start)
+        : store.selectStored(resource, target.namespace, selected, limit, start));
     } else {
       const all = store.list(target.info.resource, target.namespace).filter(wanted);
       matched = all.length;
@@ -161,6 +174,7 @@ export function createKubeReads(options: KubeReadsOptions) {
   }
 
   function serveWatch(target: ResourceRoute, url: URL, response: ServerResponse, table = false): void {
+    const start = watchStartOf(url, gitVersion);
     const { labels, fields } = selectorsOf(target.info, url);
     const matches = (object: KubeObject): boolean =>
       (target.namespace === undefined || object.metadata.namespace === target.namespace) &&
@@ -187,9 +201,20 @@ export function createKubeReads(options: KubeReadsOptions) {
       response.write(`${JSON.stringify({ type, object: payload })}\n`);
     };
     const since = url.searchParams.get('resourceVersion');
-    if (since === null || since === '' || since === '0') {
+    if (start.initialEvents) {
+      const resourceVersion = store.resourceVersion();
       for (const object of store.list(target.info.resource, target.namespace))
         if (matches(object)) write('ADDED', object);
+      if (start.initialEventsEndBookmark) {
+        const bookmark = initialEventsEndBookmark(
+          apiVersionOf(target.info),
+          target.info.kind,
+          resourceVersion,
+        );
+        response.write(`${JSON.stringify({ type: 'BOOKMARK', object: bookmark })}\n`);
+      }
+    } else if (since === null || since === '' || since === '0') {
+      // sendInitialEvents=false without a resourceVersion: from the most recent state, nothing before.
     } else {
       const from = Number(since);
       const oldest = history[0]?.version ?? Number(store.resourceVersion()) + 1;

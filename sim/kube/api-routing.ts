@@ -4,6 +4,7 @@
  * plus the reply type the verb handlers return.
  */
 import { openApiV2Document, openApiV3Document, openApiV3Index } from './openapi.js';
+import { negotiateOpenApiV2, OPENAPI_V2_PROTOBUF, openApiV2Forms } from './openapi-protobuf.js';
 import type { ResourceInfo, ReviewKind } from './resources.js';
 import {
   apiGroupList,
@@ -31,7 +32,15 @@ interface OtherRoute {
   type: 'discovery' | 'health' | 'missing';
   /** Served to anonymous callers too, like the system:public-info-viewer role allows. */
   public?: boolean;
-  respond: () => { status: number; body: unknown; contentType?: string };
+  respond: () => OtherReply;
+}
+
+/** A reply outside the resource verbs; a Buffer body is sent as it is, with its content type. */
+export interface OtherReply {
+  status: number;
+  body: unknown;
+  contentType?: string;
+  headers?: Record<string, string>;
 }
 
 /** A self review (`POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews`…): answered, never stored. */
@@ -111,10 +120,7 @@ export function routeRequest(
       }
     }
     const gitVersion = serverVersion.gitVersion ?? '';
-    if (path === 'openapi/v2') {
-      if (!acceptsJson(accept)) return notAcceptable('application/json');
-      return { type: 'discovery', respond: () => ({ status: 200, body: openApiV2Document(gitVersion) }) };
-    }
+    if (path === 'openapi/v2') return openApiV2(accept, gitVersion);
     if (path === 'openapi/v3') {
       return { type: 'discovery', respond: () => ({ status: 200, body: openApiV3Index(gitVersion) }) };
     }
@@ -126,7 +132,7 @@ export function routeRequest(
       return {
         type: 'health',
         public: true,
-        respond: () => ({ status: 200, body: 'ok', contentType: 'text/plain' }),
+        respond: () => ({ status: 200, body: 'ok', contentType: 'text/plain; charset=utf-8' }),
       };
     }
   }
@@ -202,24 +208,34 @@ export function routeRequest(
   };
 }
 
-/** The v2 document is JSON only: a client that accepts nothing else (protobuf) gets 406. */
-function acceptsJson(accept: string): boolean {
-  return accept
-    .split(',')
-    .map((part) => part.split(';')[0]?.trim().toLowerCase() ?? '')
-    .some((type) => type === '' || type === '*/*' || type === 'application/*' || type === 'application/json');
-}
-
-function notAcceptable(supported: string): OtherRoute {
+/**
+ * `/openapi/v2` as JSON or as the gnostic protobuf message, whichever the Accept header prefers, with
+ * the ETag and `Vary: Accept` kube-openapi sends (kubernetes/kube-openapi `pkg/handler/handler.go`);
+ * 406 when it names neither.
+ */
+function openApiV2(accept: string, gitVersion: string): OtherRoute {
+  const form = negotiateOpenApiV2(accept);
+  if (form === undefined) {
+    return {
+      type: 'missing',
+      respond: () => ({
+        status: 406,
+        body: new KubeApiError(
+          'NotAcceptable',
+          `only the following media types are accepted: application/json, ${OPENAPI_V2_PROTOBUF}`,
+        ).toStatus(),
+      }),
+    };
+  }
   return {
-    type: 'missing',
-    respond: () => ({
-      status: 406,
-      body: new KubeApiError(
-        'NotAcceptable',
-        `only the following media types are accepted: ${supported}`,
-      ).toStatus(),
-    }),
+    type: 'discovery',
+    respond: () => {
+      const forms = openApiV2Forms(gitVersion, () => openApiV2Document(gitVersion));
+      const headers = { ETag: forms.etag, Vary: 'Accept' };
+      return form === 'protobuf'
+        ? { status: 200, body: forms.protobuf, contentType: OPENAPI_V2_PROTOBUF, headers }
+        : { status: 200, body: forms.json, contentType: 'application/json', headers };
+    },
   };
 }
 

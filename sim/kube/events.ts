@@ -1,8 +1,9 @@
 /**
- * core/v1 Events as the kubelet records them, for the changes operators look for after a drain:
- * `NodeNotSchedulable` / `NodeSchedulable` when a node is cordoned or uncordoned, and `Killing` when a
- * pod's containers are stopped (an eviction or a graceful delete). `kubectl get events` and
- * `kubectl describe` read them like a real cluster's.
+ * Events as the cluster's components record them, for the changes operators look for after a drain:
+ * the kubelet's `NodeNotSchedulable` / `NodeSchedulable` when a node is cordoned or uncordoned and
+ * `Killing` when a pod's containers are stopped; the ReplicaSet and DaemonSet controllers'
+ * `SuccessfulCreate` for each pod they create; the scheduler's `Scheduled` for each pod it binds.
+ * `kubectl get events` and `kubectl describe` read them like a real cluster's.
  */
 import { createHash } from 'node:crypto';
 
@@ -57,5 +58,78 @@ export function recordEvent(store: KubeStore, clock: SimClock, spec: EventSpec):
     eventTime: null,
     reportingComponent: spec.component,
     reportingInstance: spec.host ?? '',
+  });
+}
+
+/**
+ * The scheduler's `Scheduled` event for a pod it bound. The scheduler records through the
+ * events.k8s.io/v1 recorder (kubernetes/kubernetes `pkg/scheduler/schedule_one.go`, `finishBinding`:
+ * `Eventf(assumed, nil, Normal, "Scheduled", "Binding", "Successfully assigned %v/%v to %v")`), so the
+ * core/v1 view has `eventTime`, `action`, `reportingComponent` and `reportingInstance`, no
+ * first/last timestamps, no count and an empty `source` (client-go `tools/events/event_recorder.go`,
+ * `makeEvent`); kubectl shows `default-scheduler` from `reportingComponent` when `source` is empty.
+ */
+export function recordScheduled(
+  store: KubeStore,
+  clock: SimClock,
+  pod: KubeObject,
+  nodeName: string,
+): KubeObject {
+  const namespace = pod.metadata.namespace ?? 'default';
+  sequence += 1;
+  const nowMs = clock.nowMs();
+  return store.create('events', {
+    apiVersion: 'v1',
+    kind: 'Event',
+    // `<regarding name>.<hex of the time in ns>`, like the recorder; the sequence keeps names apart
+    // when one simulated instant binds many pods.
+    metadata: {
+      name: `${pod.metadata.name}.${(BigInt(nowMs) * 1_000_000n + BigInt(sequence)).toString(16)}`,
+      namespace,
+    },
+    involvedObject: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      name: pod.metadata.name,
+      namespace,
+      ...(pod.metadata.uid === undefined ? {} : { uid: pod.metadata.uid }),
+      ...(pod.metadata.resourceVersion === undefined
+        ? {}
+        : { resourceVersion: pod.metadata.resourceVersion }),
+    },
+    reason: 'Scheduled',
+    message: `Successfully assigned ${namespace}/${pod.metadata.name} to ${nodeName}`,
+    source: {},
+    firstTimestamp: null,
+    lastTimestamp: null,
+    type: 'Normal',
+    eventTime: new Date(nowMs).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'),
+    action: 'Binding',
+    reportingComponent: 'default-scheduler',
+    reportingInstance: SCHEDULER_INSTANCE,
+  });
+}
+
+/** The scheduler's instance name: `<scheduler name>-<host name>`; the simulated host is `control-plane`. */
+const SCHEDULER_INSTANCE = 'default-scheduler-control-plane';
+
+/**
+ * A controller's `SuccessfulCreate` for a pod it created: `Created pod: <name>` about the owner, as
+ * `RealPodControl` records it (kubernetes/kubernetes `pkg/controller/controller_utils.go`,
+ * `createPods`), from `replicaset-controller` or `daemonset-controller` (the `EventSource` each
+ * controller's recorder is made with).
+ */
+export function recordSuccessfulCreate(
+  store: KubeStore,
+  clock: SimClock,
+  owner: KubeObject,
+  kind: 'ReplicaSet' | 'DaemonSet',
+  pod: KubeObject,
+): KubeObject {
+  return recordEvent(store, clock, {
+    involved: { ...owner, apiVersion: 'apps/v1', kind },
+    reason: 'SuccessfulCreate',
+    message: `Created pod: ${pod.metadata.name}`,
+    component: kind === 'ReplicaSet' ? 'replicaset-controller' : 'daemonset-controller',
   });
 }

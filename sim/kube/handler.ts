@@ -19,6 +19,7 @@ import type {
 import { KubeStoreError } from '../contracts.js';
 import { messageOf } from '../errors.js';
 import { serveReview } from './access-reviews.js';
+import { serveDeleteCollection } from './api-delete-collection.js';
 import { createKubeReads } from './api-reads.js';
 import type { HttpReply } from './api-routing.js';
 import { operationOf, refOf, type ResourceRoute, type ReviewRoute, routeRequest } from './api-routing.js';
@@ -89,7 +90,12 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       : { controllerDelaySeconds: options.controllerDelaySeconds }),
   });
   const version = serverVersion(options.kubernetesVersion);
-  const reads = createKubeReads({ store, clock, scheduler });
+  const reads = createKubeReads({
+    store,
+    clock,
+    scheduler,
+    kubernetesVersion: version.gitVersion ?? 'v1.32.4',
+  });
   const { serveList, serveGet, serveWatch } = reads;
   const { serveCreate, serveUpdate, servePatch, serveDelete } = createKubeWrites({
     store,
@@ -163,15 +169,19 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
     status: number,
     body: unknown,
     headers: Record<string, string> = {},
+    contentType?: string,
   ): void {
-    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    const payload = Buffer.isBuffer(body)
+      ? body
+      : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
     response.writeHead(status, {
-      'Content-Type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json',
-      'Content-Length': String(Buffer.byteLength(text)),
+      'Content-Type':
+        contentType ?? (typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json'),
+      'Content-Length': String(payload.length),
       'Cache-Control': 'no-cache, private',
       ...headers,
     });
-    response.end(text);
+    response.end(payload);
   }
 
   function serve(request: IncomingMessage, response: ServerResponse, received: Buffer): void {
@@ -186,9 +196,14 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       options.clusterApi === true,
     );
     const operation = operationOf(target);
-    const finish = (status: number, payload: unknown, headers?: Record<string, string>): void => {
+    const finish = (
+      status: number,
+      payload: unknown,
+      headers?: Record<string, string>,
+      contentType?: string,
+    ): void => {
       log.record('kube', operation, status);
-      send(response, status, payload, headers);
+      send(response, status, payload, headers, contentType);
     };
     const fail = (error: KubeApiError): void => {
       const headers: Record<string, string> =
@@ -227,7 +242,7 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       }
       if (target.type !== 'resource') {
         const reply = target.respond();
-        finish(reply.status, reply.body);
+        finish(reply.status, reply.body, reply.headers, reply.contentType);
         return;
       }
       if (!user) throw new KubeApiError('Unauthorized', 'Unauthorized');
@@ -236,8 +251,8 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       let reply: HttpReply;
       switch (target.verb) {
         case 'watch':
-          log.record('kube', operation, 200);
           serveWatch(target, url, response, table);
+          log.record('kube', operation, 200);
           return;
         case 'list':
           reply = serveList(target, url, table);
@@ -267,8 +282,10 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
             writeOptionsOf(url, 'PatchOptions', request.headers['user-agent']),
           );
           break;
-        case 'delete':
         case 'deletecollection':
+          reply = serveDeleteCollection({ store, controllers, decorate: reads.decorate }, target, url, body);
+          break;
+        case 'delete':
           reply = serveDelete(
             target,
             url,

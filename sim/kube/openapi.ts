@@ -1,8 +1,8 @@
 /**
  * The OpenAPI documents of the simulated API server: `/openapi/v3` (an index of group-version
  * documents, what kubectl 1.32 reads for `explain`, for validation and to learn which query parameters
- * — `fieldValidation`, `dryRun` — each operation takes) and `/openapi/v2` (one JSON document; the
- * protobuf form client-go's v2 reader asks for is not served). Paths are generated from the served
+ * — `fieldValidation`, `dryRun` — each operation takes) and `/openapi/v2` (one document; its protobuf
+ * form, which client-go's v2 reader asks for, is in openapi-protobuf.ts). Paths are generated from the served
  * resources, schemas come from openapi-schemas.ts. Also strict field validation (`fieldValidation`)
  * over the same schemas.
  */
@@ -85,13 +85,18 @@ function pathsOf(group: string, version: string): PathEntry[] {
           kind: gvk,
           summary: `create a ${info.kind}`,
         },
-        {
-          method: 'delete',
-          action: 'deletecollection',
-          response: 'io.k8s.apimachinery.pkg.apis.meta.v1.Status',
-          kind: gvk,
-          summary: `delete collection of ${info.kind}`,
-        },
+        // Only where discovery advertises it (a Namespace has no deletecollection).
+        ...(info.verbs.includes('deletecollection')
+          ? [
+              {
+                method: 'delete' as const,
+                action: 'deletecollection' as const,
+                response: 'io.k8s.apimachinery.pkg.apis.meta.v1.Status',
+                kind: gvk,
+                summary: `delete collection of ${info.kind}`,
+              },
+            ]
+          : []),
       ],
     });
     if (info.namespaced) {
@@ -369,6 +374,27 @@ export function openApiV3Document(path: string, kubernetesVersion: string): Sche
 
 // ------------------------------------------------------------------------------------- v2
 
+/**
+ * The v2 form of the schemas: a reference is a plain `$ref` next to its description, where v3 wraps it
+ * in `allOf` with a `default` (kubernetes/kubernetes `api/openapi-spec/swagger.json` against
+ * `api/openapi-spec/v3/*.json`). client-go's v2 reader (kube-openapi `pkg/util/proto`) follows only
+ * the plain form: behind an `allOf` kubectl explain and validation see an arbitrary value.
+ */
+function v2Refs(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(v2Refs);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const { allOf, ...rest } = schema as Schema;
+  const only = Array.isArray(allOf) && allOf.length === 1 ? (allOf[0] as Schema | undefined) : undefined;
+  if (only && typeof only.$ref === 'string' && Object.keys(only).length === 1) {
+    const { default: _default, ...kept } = rest;
+    return {
+      ...Object.fromEntries(Object.entries(kept).map(([key, value]) => [key, v2Refs(value)])),
+      $ref: only.$ref,
+    };
+  }
+  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, v2Refs(value)]));
+}
+
 /** `/openapi/v2` as JSON (Swagger 2.0), every path and definition in one document. */
 export function openApiV2Document(kubernetesVersion: string): Schema {
   const paths: Record<string, Schema> = {};
@@ -432,7 +458,7 @@ export function openApiV2Document(kubernetesVersion: string): Schema {
     swagger: '2.0',
     info: { title: 'Kubernetes', version: kubernetesVersion },
     paths,
-    definitions: DEFINITIONS,
+    definitions: v2Refs(DEFINITIONS),
     securityDefinitions: { BearerToken: { type: 'apiKey', name: 'authorization', in: 'header' } },
     security: [{ BearerToken: [] }],
   };

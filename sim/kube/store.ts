@@ -44,22 +44,93 @@ function describe(resource: KubeResource, namespace: string | undefined, name: s
     : `${resource} "${name}" in namespace "${namespace}"`;
 }
 
-/** The contract plus a filtered read that copies only what it returns (list pages of large clusters). */
+/**
+ * The contract plus reads that copy only what they return: list pages and control loops of large
+ * clusters (20 000 nodes) would otherwise deep-copy every object on every read.
+ */
 export interface InMemoryKubeStore extends KubeStore {
   /**
    * Objects in list order for which `predicate` holds; copies at most `limit` of them and counts all.
-   * `predicate` sees the stored object and must not change it.
+   * `predicate` sees the stored object and must not change it. With `after` (`<namespace>/<name>`, the
+   * namespace empty for cluster-scoped resources), only objects sorting after that key, found by a
+   * binary search: a page of a continued list costs the page, not the objects before it.
    */
   select(
     resource: KubeResource,
     namespace: string | undefined,
     predicate: (object: Readonly<KubeObject>) => boolean,
     limit?: number,
+    after?: string,
   ): { items: KubeObject[]; matched: number };
+  /**
+   * `select` without the copies: the stored objects themselves, on the same terms as `view` (a list page
+   * serialised at once: copying 500 nodes only to serialise them cost most of a page's time).
+   */
+  selectStored(
+    resource: KubeResource,
+    namespace: string | undefined,
+    predicate: (object: Readonly<KubeObject>) => boolean,
+    limit?: number,
+    after?: string,
+  ): { items: Readonly<KubeObject>[]; matched: number };
+  /**
+   * The stored objects themselves, in list order, not copies: for readers that only look (the control
+   * loops). A caller must not change them nor keep them past its turn (a write replaces the object).
+   */
+  view(resource: KubeResource, namespace?: string): readonly Readonly<KubeObject>[];
+  /** The stored object itself (not a copy), on the same terms as `view`. */
+  peek(resource: KubeResource, namespace: string | undefined, name: string): Readonly<KubeObject> | undefined;
 }
 
 export function isInMemoryKubeStore(store: KubeStore): store is InMemoryKubeStore {
   return typeof (store as Partial<InMemoryKubeStore>).select === 'function';
+}
+
+/** Objects to look at, not to change: the in-memory store's own (no copy), else a listed copy. */
+export function viewOf(
+  store: KubeStore,
+  resource: KubeResource,
+  namespace?: string,
+): readonly Readonly<KubeObject>[] {
+  return isInMemoryKubeStore(store) ? store.view(resource, namespace) : store.list(resource, namespace);
+}
+
+/** An object to look at, not to change: the in-memory store's own (no copy), else a copy. */
+export function peekOf(
+  store: KubeStore,
+  resource: KubeResource,
+  namespace: string | undefined,
+  name: string,
+): Readonly<KubeObject> | undefined {
+  return isInMemoryKubeStore(store)
+    ? store.peek(resource, namespace, name)
+    : store.get(resource, namespace, name);
+}
+
+/** A store key (`name`, or `namespace/name`) as the pair list order sorts by. */
+function splitKey(key: string): readonly [string, string] {
+  const slash = key.indexOf('/');
+  return slash < 0 ? ['', key] : [key.slice(0, slash), key.slice(slash + 1)];
+}
+
+function compareKeys(a: string, b: string): number {
+  const [namespaceA, nameA] = splitKey(a);
+  const [namespaceB, nameB] = splitKey(b);
+  return compare(namespaceA, namespaceB) || compare(nameA, nameB);
+}
+
+/** Index of the first key in `order` (sorted) that sorts after `after` (`<namespace>/<name>`). */
+function firstAfter(order: readonly string[], after: string): number {
+  const [namespace, name] = splitKey(after);
+  const target = namespace === '' ? name : after;
+  let low = 0;
+  let high = order.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (compareKeys(order[middle] ?? '', target) <= 0) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 export function createInMemoryKubeStore(options: InMemoryKubeStoreOptions): InMemoryKubeStore {
@@ -98,19 +169,24 @@ export function createInMemoryKubeStore(options: InMemoryKubeStoreOptions): InMe
     for (const listener of [...listeners]) listener({ type, resource, object: copy(object) });
   }
 
-  /** Objects in list order (namespace, then name); cached until an object is added or removed. */
-  function sorted(resource: KubeResource): KubeObject[] {
+  /** Keys in list order (namespace, then name); cached until an object is added or removed. */
+  function orderOf(resource: KubeResource): string[] {
     let order = orders.get(resource);
     if (!order) {
-      order = [...table(resource).keys()].sort((a, b) => {
-        const [namespaceA = '', nameA = ''] = a.includes('/') ? a.split('/') : ['', a];
-        const [namespaceB = '', nameB = ''] = b.includes('/') ? b.split('/') : ['', b];
-        return compare(namespaceA, namespaceB) || compare(nameA, nameB);
-      });
+      order = [...table(resource).keys()].sort(compareKeys);
       orders.set(resource, order);
     }
+    return order;
+  }
+
+  /** Stored objects in list order from position `from`, in `namespace` when given. */
+  function* inOrder(resource: KubeResource, namespace: string | undefined, from = 0): Generator<KubeObject> {
+    const order = orderOf(resource);
     const objects = table(resource);
-    return order.map((key) => objects.get(key)).filter((object) => object !== undefined);
+    for (let index = from; index < order.length; index++) {
+      const object = objects.get(order[index] ?? '');
+      if (object !== undefined && inNamespace(resource, object, namespace)) yield object;
+    }
   }
 
   function store(resource: KubeResource, key: string, object: KubeObject): KubeObject {
@@ -120,6 +196,24 @@ export function createInMemoryKubeStore(options: InMemoryKubeStoreOptions): InMe
     return object;
   }
 
+  function selectStored(
+    resource: KubeResource,
+    namespace: string | undefined,
+    predicate: (object: Readonly<KubeObject>) => boolean,
+    limit?: number,
+    after?: string,
+  ): { items: KubeObject[]; matched: number } {
+    const items: KubeObject[] = [];
+    let matched = 0;
+    const from = after === undefined ? 0 : firstAfter(orderOf(resource), after);
+    for (const object of inOrder(resource, namespace, from)) {
+      if (!predicate(object)) continue;
+      matched += 1;
+      if (limit === undefined || items.length < limit) items.push(object);
+    }
+    return { items, matched };
+  }
+
   return {
     get(resource, namespace, name) {
       const found = table(resource).get(keyOf(resource, namespace, name));
@@ -127,20 +221,22 @@ export function createInMemoryKubeStore(options: InMemoryKubeStoreOptions): InMe
     },
 
     list(resource, namespace) {
-      return sorted(resource)
-        .filter((object) => inNamespace(resource, object, namespace))
-        .map(copy);
+      return [...inOrder(resource, namespace)].map(copy);
     },
 
-    select(resource, namespace, predicate, limit) {
-      const items: KubeObject[] = [];
-      let matched = 0;
-      for (const object of sorted(resource)) {
-        if (!inNamespace(resource, object, namespace) || !predicate(object)) continue;
-        matched += 1;
-        if (limit === undefined || items.length < limit) items.push(copy(object));
-      }
-      return { items, matched };
+    select(resource, namespace, predicate, limit, after) {
+      const { items, matched } = selectStored(resource, namespace, predicate, limit, after);
+      return { items: items.map(copy), matched };
+    },
+
+    selectStored,
+
+    peek(resource, namespace, name) {
+      return table(resource).get(keyOf(resource, namespace, name));
+    },
+
+    view(resource, namespace) {
+      return [...inOrder(resource, namespace)];
     },
 
     create(resource, object) {

@@ -426,15 +426,22 @@ const EVENT_TABLE: TableShape = {
   cells: (event, nowMs) => {
     const involved = (event.involvedObject ?? {}) as { kind?: string; name?: string; fieldPath?: string };
     const source = (event.source ?? {}) as { component?: string; host?: string };
+    // Events from the events.k8s.io recorder (the scheduler's) have no lastTimestamp or source: the
+    // printer falls back to eventTime and reportingController (kubernetes/kubernetes
+    // `pkg/printers/internalversion/printers.go`, printEvent and formatEventSource).
+    const firstNonEmpty = (...values: unknown[]): string | undefined =>
+      values.find((value): value is string => typeof value === 'string' && value !== '');
+    const component = firstNonEmpty(source.component, event.reportingComponent);
+    const host = firstNonEmpty(source.host, event.reportingInstance);
     return [
-      sinceText(event.lastTimestamp, nowMs),
+      sinceText(event.lastTimestamp ?? event.eventTime, nowMs),
       typeof event.type === 'string' ? event.type : '',
       typeof event.reason === 'string' ? event.reason : '',
       `${(involved.kind ?? '').toLowerCase()}/${involved.name ?? ''}`,
       involved.fieldPath ?? '',
-      [source.component, source.host].filter((part) => part !== undefined && part !== '').join(', '),
+      [component, host].filter((part) => part !== undefined).join(', '),
       typeof event.message === 'string' ? event.message : '',
-      sinceText(event.firstTimestamp, nowMs),
+      sinceText(event.firstTimestamp ?? event.eventTime, nowMs),
       typeof event.count === 'number' ? event.count : 1,
       event.metadata.name,
     ];

@@ -32,7 +32,8 @@ import { HostShell, type ShellStep } from './host-shell.js';
 import { needsModelledHost } from './host-stand-ins.js';
 import type { NodeIdentities } from './node-identity.js';
 import { nodeNameOf } from './nodes.js';
-import { oneShotLog, terminationMessage } from './one-shot-output.js';
+import { terminationMessage } from './one-shot-output.js';
+import { runOneShot } from './one-shot-run.js';
 import { PATHS } from './os-disk.js';
 import { podScript, powersHostOff, type PrepEffect } from './prep-pod.js';
 import { findBwrap } from './real-shell.js';
@@ -168,7 +169,7 @@ export class PrepRuns {
   /**
    * A pod was created or changed: a host pod whose container has started runs its script (TERM on
    * deletion); any other run-once pod (restartPolicy Never, e.g. the canary's check pod) ends by its
-   * command (oneShotExit).
+   * command (one-shot-run.ts).
    */
   onPod(pod: KubeObject): void {
     const key = podKey(pod);
@@ -479,24 +480,34 @@ export class PrepRuns {
   }
 
   private endOneShotPod(namespace: string, name: string, uid: string | undefined): void {
+    const alive = (): boolean => {
+      const pod = this.store.get('pods', namespace, name);
+      return !!pod && pod.metadata.uid === uid && !isTerminating(pod) && podPhase(pod) === 'Running';
+    };
     const pod = this.store.get('pods', namespace, name);
-    if (!pod || pod.metadata.uid !== uid || isTerminating(pod) || podPhase(pod) !== 'Running') return;
+    if (!pod || !alive()) return;
     const containers = Array.isArray(specOf(pod).containers) ? (specOf(pod).containers as Container[]) : [];
-    const words = containers.flatMap((container) => [
-      ...(Array.isArray(container.command) ? container.command.map(String) : []),
-      ...(Array.isArray(container.args) ? container.args.map(String) : []),
-    ]);
-    const code = oneShotExit(words);
-    // As the kubelet reports it: the pod's own message stays empty; the container's termination message
-    // is the end of its log only under FallbackToLogsOnError (one-shot-output.ts).
     const container = containers[0];
+    const words = [
+      ...(Array.isArray(container?.command) ? container.command.map(String) : []),
+      ...(Array.isArray(container?.args) ? container.args.map(String) : []),
+    ];
     const env = Object.fromEntries(
       (Array.isArray(container?.env) ? (container.env as { name?: unknown; value?: unknown }[]) : [])
         .filter((entry) => typeof entry.name === 'string')
         .map((entry) => [String(entry.name), typeof entry.value === 'string' ? entry.value : '']),
     );
-    const message = terminationMessage(container?.terminationMessagePolicy, code, oneShotLog(words, env));
-    this.finishPod(namespace, name, code === 0, message, code, { podMessage: false });
+    const outcome = runOneShot({ words, env, podName: name, nowMs: this.clock.nowMs() });
+    // As the kubelet reports it: the pod's own message stays empty; the container's termination message
+    // is the end of its log only under FallbackToLogsOnError (one-shot-output.ts).
+    const end = (): void => {
+      if (!alive()) return;
+      const code = outcome.exitCode;
+      const message = terminationMessage(container?.terminationMessagePolicy, code, outcome.log);
+      this.finishPod(namespace, name, code === 0, message, code, { podMessage: false });
+    };
+    if (outcome.sleptSeconds > 0) this.clock.after(outcome.sleptSeconds, `one-shot pod ${name} (sleep)`, end);
+    else end();
   }
 
   private record(
@@ -671,18 +682,4 @@ function effectsOf(effects: HostEffects): PrepEffect[] {
 
 function podKey(pod: KubeObject): string {
   return `${pod.metadata.namespace ?? ''}/${pod.metadata.name}/${pod.metadata.uid ?? ''}`;
-}
-
-/**
- * How a run-once pod's command ends in the simulator (sim/README.md "One-shot pods"): `true` → 0,
- * `false` → 1, a shell line ending in `exit N` → N; anything else is taken to succeed (the check ran).
- */
-export function oneShotExit(words: readonly string[]): number {
-  const last = words.at(-1)?.trim() ?? '';
-  if (words.length === 1 && last === 'false') return 1;
-  if (words.length === 1 && last === 'true') return 0;
-  const exit = /(?:^|[;&|\s])exit\s+(\d{1,3})\s*$/.exec(last);
-  if (exit?.[1] !== undefined) return Number(exit[1]);
-  if (/(?:^|[;&|\s])false\s*$/.test(last)) return 1;
-  return 0;
 }

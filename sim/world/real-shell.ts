@@ -9,13 +9,17 @@
  */
 import { spawnSync } from 'node:child_process';
 import {
+  closeSync,
   existsSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
+  readSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -43,6 +47,8 @@ const NOT_THE_DISK = new Set([
 const IMAGES_MARKER = '/var/lib/containerd/.simulator-images';
 const DEFAULT_TIMEOUT_MS = 20_000;
 const OUTPUT_TAIL_BYTES = 600;
+/** What is kept of a run's output (the end): more than any reader of it (error tails, termination messages) takes. */
+const OUTPUT_MAX_BYTES = 1024 * 1024;
 
 export const BWRAP_MISSING =
   "the simulator runs host scripts in a real shell inside bubblewrap, and 'bwrap' is not installed on this machine: install Debian's bubblewrap package (apt-get install -y bubblewrap) and run again";
@@ -58,6 +64,8 @@ export interface RealShellInput {
   readonly nowMs: number;
   /** The `scrub-leaves` fault: paths a removal leaves in place. */
   readonly rmLeaves?: readonly string[];
+  /** Environment beyond PATH and HOME (a container's own `env`, its HOSTNAME). */
+  readonly env?: Readonly<Record<string, string>>;
   readonly timeoutMs?: number;
 }
 
@@ -78,6 +86,8 @@ export interface RealShellResult {
   readonly sleptSeconds: number;
   /** What the stand-ins were asked, in order. */
   readonly requests: string[];
+  /** What the command printed, stdout and stderr interleaved as they were written (a container's log). */
+  readonly output: string;
 }
 
 let bwrapPath: string | null | undefined;
@@ -140,6 +150,7 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
       poweredOff: false,
       sleptSeconds: 0,
       requests: [],
+      output: '',
     };
   }
   const work = mkdtempSync(join(tmpdir(), 'vmss-sim-host-'));
@@ -150,6 +161,7 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
     mkdirSync(requests);
     writeFileSync(join(requests, 'requests.log'), '');
     materialise(tree, input.disk);
+    const outputPath = join(work, 'output');
     const bins = standInFarm();
     const args = [
       '--bind',
@@ -199,6 +211,7 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
       '--setenv',
       'HOME',
       '/root',
+      ...Object.entries(input.env ?? {}).flatMap(([name, value]) => ['--setenv', name, value]),
       '--setenv',
       'SIMULATED_EPOCH',
       String(Math.floor(input.nowMs / 1000)),
@@ -207,12 +220,18 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
       '--',
       ...input.argv,
     ];
-    const run = spawnSync(bwrap, args, {
-      encoding: 'utf8',
-      timeout: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      killSignal: 'SIGKILL',
-      maxBuffer: 4 * 1024 * 1024,
-    });
+    // One file for stdout and stderr: the order the lines were written in is kept, as in a container log.
+    const outputFd = openSync(outputPath, 'w');
+    let run: ReturnType<typeof spawnSync>;
+    try {
+      run = spawnSync(bwrap, args, {
+        stdio: ['ignore', outputFd, outputFd],
+        timeout: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        killSignal: 'SIGKILL',
+      });
+    } finally {
+      closeSync(outputFd);
+    }
     const log = readFileSync(join(requests, 'requests.log'), 'utf8')
       .split('\n')
       .filter((line) => line.length > 0);
@@ -224,8 +243,8 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
     const exitCode = run.status ?? (run.signal === null ? 1 : 128);
     const timedOut = run.error !== undefined && (run.error as NodeJS.ErrnoException).code === 'ETIMEDOUT';
     const ok = poweredOff || (exitCode === 0 && !timedOut);
-    const output = `${run.stdout ?? ''}${run.stderr ?? ''}`.trim();
-    const tail = Buffer.from(output).subarray(-OUTPUT_TAIL_BYTES).toString('utf8');
+    const output = readTail(outputPath, OUTPUT_MAX_BYTES);
+    const tail = Buffer.from(output.trim()).subarray(-OUTPUT_TAIL_BYTES).toString('utf8');
     const error = ok
       ? undefined
       : timedOut
@@ -244,10 +263,25 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
         .filter((line) => line.startsWith('sleep '))
         .reduce((sum, line) => sum + sleepSeconds(line), 0),
       requests: log,
+      output,
     };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** The last `max` bytes of a file. */
+function readTail(path: string, max: number): string {
+  const size = statSync(path).size;
+  if (size <= max) return readFileSync(path, 'utf8');
+  const buffer = Buffer.alloc(max);
+  const fd = openSync(path, 'r');
+  try {
+    readSync(fd, buffer, 0, max, size - max);
+  } finally {
+    closeSync(fd);
+  }
+  return buffer.toString('utf8');
 }
 
 /** /lib, /lib64 … as the machine has them (links into /usr on a merged-/usr system, else bound). */

@@ -9,6 +9,7 @@
  * kamino's published run: 243 s cordon to uncordon, about 45 CLI calls.
  */
 import { replayWithSdk } from '../../cli/runner/durable-internals.js';
+import { HistoryEventType } from '../../cli/runner/history.js';
 import { ORCHESTRATORS } from '../../functions/orchestrations/index.js';
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
@@ -56,6 +57,11 @@ export interface RefreshFigures {
   readonly kubeRequests: number;
   readonly historyEvents: number;
   readonly historyKb: number;
+  /**
+   * Activities that failed and were retried (name: error), from the history: none on a quiet machine.
+   * A wall-clock request deadline met on an overloaded one shows here, naming why the figures moved.
+   */
+  readonly failedActivities: readonly string[];
   readonly replayCpuMs: number;
   readonly wallS: number;
 }
@@ -227,6 +233,15 @@ export async function measureRefresh(
       kubeRequests: log.byApi.kube ?? 0,
       historyEvents: history.length,
       historyKb: Math.round(Buffer.byteLength(JSON.stringify(history)) / 1024),
+      failedActivities: history
+        .filter((event) => event.EventType === HistoryEventType.TaskFailed)
+        .map((event) => {
+          const scheduled = history.find(
+            (other) =>
+              other.EventType === HistoryEventType.TaskScheduled && other.EventId === event.TaskScheduledId,
+          );
+          return `${scheduled?.Name ?? '?'}: ${event.FailureDetails?.ErrorMessage ?? event.Reason ?? '?'}`;
+        }),
       replayCpuMs: Number(((cpu.user + cpu.system) / 1000 / REPLAYS).toFixed(1)),
       wallS: Number((wallMs / 1000).toFixed(1)),
     };

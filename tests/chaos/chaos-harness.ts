@@ -9,7 +9,7 @@ import type { OrchestrationStatus } from '../../cli/runner/index.js';
 import { createDurableRunner, createMemoryStore, type DurableRunner } from '../../cli/runner/index.js';
 import { durableRegistry } from '../../functions/durable-registry.js';
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
-import type { Harness, HarnessOptions } from '../e2e/harness.js';
+import type { Harness, HarnessOptions, ScenarioData } from '../e2e/harness.js';
 import { startHarness } from '../e2e/harness.js';
 import type { WorldBefore, WorldCheck } from './invariants.js';
 import { checkInvariants, takeBefore } from './invariants.js';
@@ -32,28 +32,83 @@ export interface Chaos {
   stop(): Promise<void>;
 }
 
+/** The product's orchestrations and activities on a local durable runner over the harness's clock. */
+export function runnerOver(
+  harness: Harness,
+  onStatus: (status: OrchestrationStatus) => void,
+  extendedSessions = false,
+): DurableRunner {
+  return createDurableRunner({
+    ...durableRegistry(harness.composition.dependencies),
+    clock: harness.sim.clock,
+    store: createMemoryStore(),
+    maxConcurrentActivities: 8,
+    onStatus,
+    extendedSessions,
+  });
+}
+
+/**
+ * A cluster of a fleet scenario: `pools` scale sets of `capacity` nodes, patched 6 h ago, with a
+ * CustomScript bootstrap, kube-proxy on every node and `workloads` besides.
+ */
+export function fleetCluster(
+  name: string,
+  shape: { pools: number; capacity: number; subscriptionId?: string },
+  workloads: readonly Record<string, unknown>[] = [],
+): ScenarioData['clusters'][number] {
+  return {
+    name,
+    ...(shape.subscriptionId === undefined ? {} : { subscriptionId: shape.subscriptionId }),
+    resourceGroup: `rg-${name}`,
+    tokens: {
+      admin: `sim-admin-token-${name}-0123456789`,
+      serviceAccount: `sim-sa-token-${name}-0123456789`,
+    },
+    scaleSets: Array.from({ length: shape.pools }, (_, p) => ({
+      name: `k8s-${name}p${p + 1}-12345678-vmss`,
+      capacity: shape.capacity,
+      zones: ['1', '2', '3'],
+      extensions: [
+        {
+          name: 'vmssCSE',
+          publisher: 'Microsoft.Azure.Extensions',
+          type: 'CustomScript',
+          typeHandlerVersion: '2.0',
+        },
+      ],
+      customData: '#cloud-config\nruncmd: [/opt/azure/containers/provision.sh]\n',
+      readyFor: '6h',
+      kured: { mostRecentRebootNeeded: '-6h' },
+    })),
+    workloads: [
+      {
+        kind: 'DaemonSet',
+        namespace: 'kube-system',
+        name: 'kube-proxy',
+        tolerations: [{ operator: 'Exists' }],
+      },
+      ...workloads,
+    ],
+  };
+}
+
 export async function startChaos(options: HarnessOptions = {}): Promise<Chaos> {
   const harness = await startHarness(options);
   const hooks: { step: string; action: (status: OrchestrationStatus) => void; fired: boolean }[] = [];
   const details: string[] = [];
   const steps: string[] = [];
-  const runner = createDurableRunner({
-    ...durableRegistry(harness.composition.dependencies),
-    clock: harness.sim.clock,
-    store: createMemoryStore(),
-    maxConcurrentActivities: 8,
-    onStatus: (status) => {
-      const detail = (status.customStatus as { detail?: unknown } | undefined)?.detail;
-      if (typeof detail === 'string') details.push(detail);
-      const step = (status.customStatus as { step?: unknown } | undefined)?.step;
-      if (typeof step === 'string' && steps.at(-1) !== step) steps.push(step);
-      for (const hook of hooks) {
-        if (!hook.fired && step === hook.step) {
-          hook.fired = true;
-          hook.action(status);
-        }
+  const runner = runnerOver(harness, (status) => {
+    const detail = (status.customStatus as { detail?: unknown } | undefined)?.detail;
+    if (typeof detail === 'string') details.push(detail);
+    const step = (status.customStatus as { step?: unknown } | undefined)?.step;
+    if (typeof step === 'string' && steps.at(-1) !== step) steps.push(step);
+    for (const hook of hooks) {
+      if (!hook.fired && step === hook.step) {
+        hook.fired = true;
+        hook.action(status);
       }
-    },
+    }
   });
   const running = harness.sim.running;
   const startedMs = running.clock.nowMs();

@@ -14,7 +14,7 @@ import { startSingleton } from '../../shared/application/singleton.js';
 import type { InjectedFault } from '../../sim/contracts.js';
 import type { ScenarioData } from '../e2e/harness.js';
 import { POOL1, POOL2 } from '../e2e/harness.js';
-import { assertInvariants, startChaos, summaryTable } from './chaos-harness.js';
+import { assertInvariants, fleetCluster, startChaos, summaryTable } from './chaos-harness.js';
 
 type Settled = { ok: true; status: OrchestrationStatus } | { ok: false; error: unknown };
 
@@ -53,42 +53,11 @@ function clientOver(runner: DurableRunner, runs: Promise<Settled>[]): Orchestrat
 /** 3 clusters × 7, 7 and 6 pools of 2 nodes each, patched 6 h ago, with a CustomScript bootstrap. */
 function fleetScenario(scenario: ScenarioData): void {
   const sizes = [7, 7, 6];
-  scenario.clusters = sizes.map((pools, c) => {
-    const name = `fleet${c + 1}`;
-    return {
-      name,
-      resourceGroup: `rg-${name}`,
-      tokens: {
-        admin: `sim-admin-token-${name}-0123456789`,
-        serviceAccount: `sim-sa-token-${name}-0123456789`,
-      },
-      scaleSets: Array.from({ length: pools }, (_, p) => ({
-        name: `k8s-${name}p${p + 1}-12345678-vmss`,
-        capacity: 2,
-        zones: ['1', '2', '3'],
-        extensions: [
-          {
-            name: 'vmssCSE',
-            publisher: 'Microsoft.Azure.Extensions',
-            type: 'CustomScript',
-            typeHandlerVersion: '2.0',
-          },
-        ],
-        customData: '#cloud-config\nruncmd: [/opt/azure/containers/provision.sh]\n',
-        readyFor: '6h',
-        kured: { mostRecentRebootNeeded: '-6h' },
-      })),
-      workloads: [
-        {
-          kind: 'DaemonSet',
-          namespace: 'kube-system',
-          name: 'kube-proxy',
-          tolerations: [{ operator: 'Exists' }],
-        },
-        { kind: 'Deployment', namespace: 'default', name: 'web', replicas: 6, pdb: { maxUnavailable: 1 } },
-      ],
-    };
-  });
+  scenario.clusters = sizes.map((pools, c) =>
+    fleetCluster(`fleet${c + 1}`, { pools, capacity: 2 }, [
+      { kind: 'Deployment', namespace: 'default', name: 'web', replicas: 6, pdb: { maxUnavailable: 1 } },
+    ]),
+  );
 }
 
 /**

@@ -10,14 +10,14 @@
 import type { InvocationContext } from '@azure/functions';
 
 import type { OrchestrationStatus } from '../../cli/runner/index.js';
-import { createDurableRunner, createMemoryStore, type DurableRunner } from '../../cli/runner/index.js';
-import { durableRegistry } from '../../functions/durable-registry.js';
+import type { DurableRunner } from '../../cli/runner/index.js';
 import { handleRefreshSchedule } from '../../functions/triggers/refresh-schedule.timer.js';
 import type { SubscriptionRefreshResult } from '../../shared/application/refresh-contracts.js';
 import type { OrchestrationClient } from '../../shared/application/singleton.js';
 import { admissionShape } from '../../shared/domain/admission.js';
 import type { ScenarioData } from '../e2e/harness.js';
 import { startHarness } from '../e2e/harness.js';
+import { fleetCluster, runnerOver } from './chaos-harness.js';
 
 export interface FleetShape {
   readonly subscriptions: number;
@@ -27,8 +27,19 @@ export interface FleetShape {
   readonly maxPoolsPerSubscription: number;
   /** VMSSP_MAX_PARALLEL_POOLS. */
   readonly maxParallelPools: number;
-  /** Simulated seconds per wall second (the scaled clock). */
+  /** Simulated seconds per wall second (the scaled clock); without it, the manual clock. */
   readonly timeFactor?: number;
+  /**
+   * The runner keeps each orchestrator in memory between its episodes instead of replaying its whole
+   * history (the Durable extension's `extendedSessionsEnabled`).
+   */
+  readonly extendedSessions?: boolean;
+}
+
+/** Progress while the fleet refreshes: a line every `every` pool runs ended. */
+export interface FleetProgress {
+  readonly every: number;
+  readonly print: (line: string) => void;
 }
 
 export interface FleetFigures {
@@ -57,44 +68,12 @@ export function subscriptionOf(index: number): string {
 function fleetScenario(shape: FleetShape): (scenario: ScenarioData) => void {
   return (scenario) => {
     (scenario as Record<string, unknown>)['region'] = { ...scenario.region, throttling: 'enforce' };
-    scenario.clusters = Array.from(
-      { length: shape.subscriptions * shape.clustersPerSubscription },
-      (_, c) => {
-        const name = `f${String(c + 1).padStart(3, '0')}`;
-        return {
-          name,
-          subscriptionId: subscriptionOf(Math.floor(c / shape.clustersPerSubscription)),
-          resourceGroup: `rg-${name}`,
-          tokens: {
-            admin: `sim-admin-token-${name}-0123456789`,
-            serviceAccount: `sim-sa-token-${name}-0123456789`,
-          },
-          scaleSets: Array.from({ length: shape.poolsPerCluster }, (_, p) => ({
-            name: `k8s-${name}p${p + 1}-12345678-vmss`,
-            capacity: 3,
-            zones: ['1', '2', '3'],
-            extensions: [
-              {
-                name: 'vmssCSE',
-                publisher: 'Microsoft.Azure.Extensions',
-                type: 'CustomScript',
-                typeHandlerVersion: '2.0',
-              },
-            ],
-            customData: '#cloud-config\nruncmd: [/opt/azure/containers/provision.sh]\n',
-            readyFor: '6h',
-            kured: { mostRecentRebootNeeded: '-6h' },
-          })),
-          workloads: [
-            {
-              kind: 'DaemonSet',
-              namespace: 'kube-system',
-              name: 'kube-proxy',
-              tolerations: [{ operator: 'Exists' }],
-            },
-          ],
-        };
-      },
+    scenario.clusters = Array.from({ length: shape.subscriptions * shape.clustersPerSubscription }, (_, c) =>
+      fleetCluster(`f${String(c + 1).padStart(3, '0')}`, {
+        pools: shape.poolsPerCluster,
+        capacity: 3,
+        subscriptionId: subscriptionOf(Math.floor(c / shape.clustersPerSubscription)),
+      }),
     );
   };
 }
@@ -124,10 +103,10 @@ const quietContext = {
 } as unknown as InvocationContext;
 
 /** Builds the fleet, refreshes it through the schedule's path, and measures. */
-export async function runFleet(shape: FleetShape): Promise<FleetFigures> {
+export async function runFleet(shape: FleetShape, progress?: FleetProgress): Promise<FleetFigures> {
   const harness = await startHarness({
     scenario: fleetScenario(shape),
-    timeFactor: shape.timeFactor ?? 200,
+    ...(shape.timeFactor === undefined ? { clock: 'manual' as const } : { timeFactor: shape.timeFactor }),
     env: {
       VMSSP_MAX_POOLS_PER_SUBSCRIPTION: String(shape.maxPoolsPerSubscription),
       VMSSP_MAX_PARALLEL_POOLS: String(shape.maxParallelPools),
@@ -146,15 +125,19 @@ export async function runFleet(shape: FleetShape): Promise<FleetFigures> {
     const subscriptionOfCluster = new Map(
       settings.clusters.map((c) => [c.name, c.subscriptionId.toLowerCase()]),
     );
+    const pools = shape.subscriptions * shape.clustersPerSubscription * shape.poolsPerCluster;
+    const log = harness.sim.running.log;
+    let simStart = harness.sim.clock.now();
+    let wallStart = performance.now();
+    const simHours = (): number => (harness.sim.clock.now() - simStart) / 3_600_000;
     // Pool runs of each subscription running now, and the most at once (counted, not timed).
     const running = new Map<string, Set<string>>();
     let peak = 0;
-    const runner = createDurableRunner({
-      ...durableRegistry(harness.composition.dependencies),
-      clock: harness.sim.clock,
-      store: createMemoryStore(),
-      maxConcurrentActivities: 8,
-      onStatus: (status) => {
+    let ended = 0;
+    let endedFailed = 0;
+    const runner = runnerOver(
+      harness,
+      (status) => {
         if (status.name !== 'refreshPool') return;
         const cluster = status.instanceId.split(':')[1] ?? '';
         const subscription = subscriptionOfCluster.get(cluster) ?? '';
@@ -163,13 +146,20 @@ export async function runFleet(shape: FleetShape): Promise<FleetFigures> {
         if (status.runtimeStatus === 'Running' || status.runtimeStatus === 'Pending') {
           set.add(status.instanceId);
           peak = Math.max(peak, set.size);
-        } else set.delete(status.instanceId);
+        } else if (set.delete(status.instanceId)) {
+          ended++;
+          if (status.runtimeStatus !== 'Completed' || !isRefreshed(status.output)) endedFailed++;
+          if (progress !== undefined && (ended % progress.every === 0 || ended === pools)) {
+            sample();
+            progress.print(progressLine(ended, pools, endedFailed, simHours(), wallStart, log, peakRss));
+          }
+        }
       },
-    });
-    const log = harness.sim.running.log;
+      shape.extendedSessions === true,
+    );
     log.reset();
-    const simStart = harness.sim.clock.now();
-    const wallStart = performance.now();
+    simStart = harness.sim.clock.now();
+    wallStart = performance.now();
     const runs: Promise<OrchestrationStatus>[] = [];
     await handleRefreshSchedule(
       {
@@ -187,13 +177,13 @@ export async function runFleet(shape: FleetShape): Promise<FleetFigures> {
         },
       },
     );
-    const ended = await Promise.all(runs);
+    const subscriptionRuns = await Promise.all(runs);
     const wallSeconds = (performance.now() - wallStart) / 1000;
     const simulatedSeconds = (harness.sim.clock.now() - simStart) / 1000;
     sample();
     let refreshed = 0;
     const failures: string[] = [];
-    for (const status of ended) {
+    for (const status of subscriptionRuns) {
       if (status.runtimeStatus !== 'Completed') {
         failures.push(`${status.instanceId}: ${status.failure?.ErrorMessage ?? status.runtimeStatus}`);
         continue;
@@ -212,7 +202,6 @@ export async function runFleet(shape: FleetShape): Promise<FleetFigures> {
           failures.push(`${cluster.cluster}: ${String(count)} ${outcome}`);
       }
     }
-    const pools = shape.subscriptions * shape.clustersPerSubscription * shape.poolsPerCluster;
     const armRequests = log.count({ api: 'arm' });
     const admitted = admissionShape(settings.maxPoolsPerSubscription, settings.maxParallelPools);
     return {
@@ -226,7 +215,7 @@ export async function runFleet(shape: FleetShape): Promise<FleetFigures> {
       wallSeconds: Math.round(wallSeconds * 10) / 10,
       simulatedSeconds: Math.round(simulatedSeconds),
       peakPoolsPerSubscription: peak,
-      admitted: admitted.clustersAtOnce * admitted.poolsPerCluster,
+      admitted: admitted.poolsAtOnce,
       peakRssMb: Math.round(peakRss / 2 ** 20),
       peakHeapMb: Math.round(peakHeap / 2 ** 20),
     };
@@ -234,6 +223,28 @@ export async function runFleet(shape: FleetShape): Promise<FleetFigures> {
     clearInterval(sampler);
     await harness.stop();
   }
+}
+
+/** Whether a pool run's output says it refreshed the pool. */
+function isRefreshed(output: unknown): boolean {
+  return (output as { outcome?: unknown } | undefined)?.outcome === 'refreshed';
+}
+
+function progressLine(
+  ended: number,
+  pools: number,
+  failed: number,
+  simHours: number,
+  wallStart: number,
+  log: { count(filter: { api: 'arm'; status?: number }): number },
+  peakRss: number,
+): string {
+  const wall = (performance.now() - wallStart) / 1000;
+  return (
+    `fleet: ${String(ended).padStart(String(pools).length)}/${pools} pool runs ended, ${failed} not refreshed, ` +
+    `simulated ${simHours.toFixed(1)} h, wall ${wall.toFixed(0)} s, ` +
+    `${log.count({ api: 'arm', status: 429 })} 429s, peak RSS ${Math.round(peakRss / 2 ** 20)} MB`
+  );
 }
 
 /** The figures as one table row per line. */

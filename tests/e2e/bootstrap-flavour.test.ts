@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
+import { expectedShell } from '../sim/world/bwrap-gate.js';
 import {
   assertIdentityClean,
   type Harness,
@@ -79,7 +80,7 @@ void describe('bootstrap flavour on the simulator', { concurrency: false }, () =
     }
   });
 
-  void it('a k3s pool is refreshed (its prep pod in the real shell) and a clone of its image joins as itself', async () => {
+  void it('a k3s pool is refreshed (its prep pod in the real shell) and a clone of its image joins as itself', async (t) => {
     const harness = await startHarness({ scenario: pool2Flavour('k3s') });
     try {
       const status = await harness.run(
@@ -91,7 +92,7 @@ void describe('bootstrap flavour on the simulator', { concurrency: false }, () =
       const result = status.output as PoolRefreshResult;
       assert.equal(result.outcome, 'refreshed', result.reason);
       const prep = harness.sim.running.world.prepRecords().find((record) => record.via === 'pod');
-      assert.equal(prep?.shell, 'real');
+      assert.equal(prep?.shell, expectedShell(t), prep?.error);
       const clone = scaleOutOne(harness, POOL2);
       assert.ok(clone.joined, `the clone ${clone.nodeName} joined as itself`);
       assertIdentityClean(harness, 'a clone of the k3s image');

@@ -24,7 +24,7 @@ import { VERSION_VERDICT_TAG_KEYS } from '../../shared/domain/version-verdict.js
 import { writeConnectionFile } from '../../sim/connection.js';
 import { runChild } from './fixtures/crash-sweep.js';
 import { withPromotion } from './fixtures/promotion-env.js';
-import { POOL2, sampleScenario } from './harness.js';
+import { assertIdentityClean, POOL2, sampleScenario } from './harness.js';
 
 interface Case {
   readonly name: string;
@@ -111,6 +111,7 @@ function assertEndState(
     [],
     `${label}: no canary record left`,
   );
+  assertIdentityClean({ sim }, `${label}: the canary built from the new image`);
   if (testCase.brokenImage) {
     assert.equal(result.outcome, 'rejected-by-canary', `${label}: ${result.reason}`);
     assert.deepEqual(after, before, `${label}: the model, tags, capacity and instances as before`);

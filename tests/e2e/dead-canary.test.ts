@@ -12,7 +12,7 @@ import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult, ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
 import { CANARY_TAG_PREFIX } from '../../shared/domain/canary-record.js';
 import { setupWorld } from '../explore/point.js';
-import { POOL2, startHarness } from './harness.js';
+import { assertIdentityClean, POOL2, startHarness } from './harness.js';
 
 function idOf(reference: Readonly<Record<string, unknown>> | undefined): string {
   const id = reference?.['id'];
@@ -91,6 +91,7 @@ void describe('a dead run’s canary', { concurrency: false }, () => {
       assert.ok(
         refreshed.version !== undefined && !compute.getImageVersion(refreshed.version.id)?.excludeFromLatest,
       );
+      assertIdentityClean(harness, 'the dead run’s canary and the next refresh’s');
     } finally {
       await harness.stop();
     }

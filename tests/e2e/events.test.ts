@@ -14,7 +14,15 @@ import type { PoolRefreshResult } from '../../shared/application/refresh-contrac
 import type { ReceivedBatch } from './event-receiver.js';
 import { startEventReceiver } from './event-receiver.js';
 import type { Harness, HarnessOptions } from './harness.js';
-import { nodeOf, POOL1, POOL2, startHarness, withCheckPodCanary, withUndrainablePod } from './harness.js';
+import {
+  assertIdentityClean,
+  nodeOf,
+  POOL1,
+  POOL2,
+  startHarness,
+  withCheckPodCanary,
+  withUndrainablePod,
+} from './harness.js';
 
 const FAKE_TOKEN = 'fake-event-grid-token';
 
@@ -57,6 +65,7 @@ async function withReceiver(
   });
   try {
     await test(harness, receiver, { scopes, logs });
+    assertIdentityClean(harness, 'the canaries the refreshes created');
   } finally {
     await harness.stop();
     await receiver.stop();

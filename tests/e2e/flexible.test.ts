@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { ClusterRefreshResult } from '../../shared/application/refresh-contracts.js';
-import { POOL1, POOL2, type ScenarioData, startHarness } from './harness.js';
+import { assertIdentityClean, POOL1, POOL2, type ScenarioData, startHarness } from './harness.js';
 
 function pool2Flexible(scenario: ScenarioData): void {
   const pool2 = scenario.clusters[0]?.scaleSets.find((scaleSet) => scaleSet['name'] === POOL2);
@@ -86,6 +86,7 @@ void describe('Flexible scale sets in auto mode', { concurrency: false }, () => 
         .map((entry) => entry.operation);
       assert.ok(operations.includes('Microsoft.Compute/virtualMachines/read'), operations.join('\n'));
       assert.ok(operations.includes('Microsoft.Compute/virtualMachines/start/action'), operations.join('\n'));
+      assertIdentityClean(harness, 'the canary built from the Flexible pool’s new image');
     } finally {
       await harness.stop();
     }

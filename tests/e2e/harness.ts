@@ -127,7 +127,7 @@ export function nodeOf(pool: string, index: number): string {
  * cloud-init instance, waagent state or journal, a kubelet authenticating as another node, a take-over,
  * …). Every e2e test that creates nodes from an image ends with it.
  */
-export function assertIdentityClean(harness: Harness, context: string): void {
+export function assertIdentityClean(harness: Pick<Harness, 'sim'>, context: string): void {
   const identity = harness.sim.running.world.identity();
   assert.deepEqual(identity.violations, [], `${context}: no duplicated machine-id, hostname or SSH host key`);
   assert.deepEqual(identity.findings, [], `${context}: no identity finding`);

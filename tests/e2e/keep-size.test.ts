@@ -15,7 +15,7 @@ import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import { IMAGE_VERSION_LABEL } from '../../shared/domain/generations.js';
 import type { Harness } from './harness.js';
-import { POOL2, startHarness } from './harness.js';
+import { assertIdentityClean, POOL2, startHarness } from './harness.js';
 
 const CLUSTER = 'prod';
 const OUR_PREFIX = 'vmss-prototype.';
@@ -182,6 +182,7 @@ void describe(
           assert.equal(poolNodes(harness).filter(isReady).length, start, `all Ready: ${context}`);
           assert.equal(line.generations[line.version], 1, `one node of the new version: ${context}`);
         });
+        assertIdentityClean(harness, `${REFRESHES} canaries kept, one per refresh`);
         const report = {
           afterPass: 'keep-size',
           refreshes: REFRESHES,
@@ -210,6 +211,7 @@ void describe(
           assert.equal(line.nodesAfter, start + line.refresh, `nodes: ${context}`);
           assert.deepEqual(line.retired, [], `nothing retired: ${context}`);
         });
+        assertIdentityClean(harness, `${KEEP_REFRESHES} canaries kept, one per refresh`);
         console.log(JSON.stringify({ afterPass: 'keep', refreshes: KEEP_REFRESHES, lines }, null, 2));
       } finally {
         await harness.stop();

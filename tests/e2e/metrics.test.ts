@@ -17,7 +17,7 @@ import {
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import { METRIC_NAMES } from '../../shared/application/run-metrics.js';
-import { POOL1, startHarness } from './harness.js';
+import { assertIdentityClean, POOL1, startHarness } from './harness.js';
 
 function metricsNamed(exporter: InMemoryMetricExporter, name: string): MetricData[] {
   return exporter
@@ -100,6 +100,7 @@ void describe('run metrics', { concurrency: false }, () => {
         2,
       );
       assert.equal(scaleSetReads[0]?.attributes['http.response.status_code'], 429);
+      assertIdentityClean(harness, 'the canary built from the new image');
     } finally {
       await harness.stop();
       await provider.shutdown();

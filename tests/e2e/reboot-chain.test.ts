@@ -17,6 +17,7 @@ import { ORCHESTRATION, signalInstanceId } from '../../shared/application/orches
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import { compareImageVersions } from '../../shared/domain/image-version.js';
 import { startHealthEventEmitter } from '../../sim/events/health-resources-emitter.js';
+import { assertIdentityClean } from './harness.js';
 import { type RebootHarness, startRebootHarness } from './reboot-harness.js';
 
 const POOL = 'k8s-pool1-12345678-vmss';
@@ -125,6 +126,7 @@ void describe(
           `(goal ≤ ${goalMinutes} min: quiet period 10 + minimumReadyTime 60 + 20)`,
       );
       assert.ok(latencyMinutes <= goalMinutes, `${latencyMinutes} min`);
+      assertIdentityClean({ sim: session }, 'the canaries of both refreshes');
     });
   },
 );

@@ -11,6 +11,7 @@ import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { ClusterRefreshResult, PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import { CAPTURE_RUN_ANNOTATION, SCALE_DOWN_DISABLED_ANNOTATION } from '../../shared/domain/cluster-node.js';
 import { compareImageVersions } from '../../shared/domain/image-version.js';
+import { expectedShell } from '../sim/world/bwrap-gate.js';
 import type { Harness } from './harness.js';
 import {
   assertIdentityClean,
@@ -69,7 +70,7 @@ function assertWorldOk(
 }
 
 void describe('refresh pipeline on the simulator', { concurrency: false }, () => {
-  void it('auto mode refreshes both eligible pools in parallel and explains every other pool', async () => {
+  void it('auto mode refreshes both eligible pools in parallel and explains every other pool', async (t) => {
     const harness = await startHarness();
     try {
       const status = await harness.run(
@@ -143,9 +144,11 @@ void describe('refresh pipeline on the simulator', { concurrency: false }, () =>
       // The prep pods ran the product's script in the simulator's real shell; a clone of each new image
       // joins as itself and the identity model finds nothing shared or inherited.
       const preps = harness.sim.running.world.prepRecords().filter((record) => record.via === 'pod');
+      const shell = expectedShell(t);
       assert.ok(
         preps.length >= 2 &&
-          preps.every((record) => record.shell === 'real' && record.outcome === 'succeeded'),
+          preps.every((record) => record.shell === shell && record.outcome === 'succeeded'),
+        JSON.stringify(preps.map((record) => [record.shell, record.outcome, record.error])),
       );
       for (const pool of [POOL1, POOL2]) {
         const clone = scaleOutOne(harness, pool);

@@ -21,7 +21,7 @@ import type {
 import { IMAGE_VERSION_LABEL } from '../../shared/domain/generations.js';
 import { DO_NOT_RETIRE_ANNOTATION } from '../../shared/domain/retirement.js';
 import type { Harness } from './harness.js';
-import { nodeOf, POOL2, startHarness, withUndrainablePod } from './harness.js';
+import { assertIdentityClean, nodeOf, POOL2, startHarness, withUndrainablePod } from './harness.js';
 
 const CLUSTER = 'prod';
 const OUR_PREFIX = 'vmss-prototype.io/';
@@ -350,7 +350,7 @@ void describe('retirement of older generations on the simulator', { concurrency:
       const added = nodes.filter((node) => !original.has(node.metadata.name));
       assert.equal(added.length, 2);
       // New nodes built from the newest version have identities of their own.
-      assert.deepEqual(world.identity().violations, [], 'no duplicate machine-id, hostname or host keys');
+      assertIdentityClean(harness, 'the new nodes built from the newest version');
     } finally {
       await harness.stop();
     }

@@ -23,7 +23,7 @@ import { IMAGE_VERSION_LABEL, OLDER_GENERATION_TAINT } from '../../shared/domain
 import { VERSION_VERDICT_TAG_KEYS } from '../../shared/domain/version-verdict.js';
 import { writeConnectionFile } from '../../sim/connection.js';
 import type { Harness } from './harness.js';
-import { nodeOf, POOL2, startHarness } from './harness.js';
+import { assertIdentityClean, nodeOf, POOL2, startHarness } from './harness.js';
 
 const CLI = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
 
@@ -212,6 +212,7 @@ void describe('rollback, generations and freshness on the simulator', { concurre
       const again = await cli(['rollback', ...common, '--to', v2], dir);
       assert.equal(again.code, 1);
       assert.match(again.stdout.replaceAll(/\s+/g, ' '), /was rejected/);
+      assertIdentityClean(harness, 'the canaries of both versions');
     } finally {
       await harness.stop();
       await rm(dir, { recursive: true, force: true });

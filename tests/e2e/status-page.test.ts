@@ -34,7 +34,7 @@ import type { EligibilityState } from '../../shared/application/status-page/view
 import { poolViewOf } from '../../shared/application/status-page/view-model.js';
 import { LEASE_DURATION_SECONDS } from '../../shared/domain/ownership.js';
 import type { Harness } from './harness.js';
-import { nodeOf, POOL1, POOL2, startHarness } from './harness.js';
+import { assertIdentityClean, nodeOf, POOL1, POOL2, startHarness } from './harness.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const OUTPUT = resolve('test-output');
@@ -131,6 +131,7 @@ void describe('status page in a real browser', { skip }, () => {
     assert.ok(browser && server);
     assert.equal(first.outcome, 'refreshed', first.reason);
     assert.equal(second.outcome, 'refreshed', second.reason);
+    assertIdentityClean(harness, 'the canaries of both refreshes');
     const page = await browser.newPage();
     try {
       const violations: string[] = [];

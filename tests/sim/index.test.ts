@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -116,6 +116,35 @@ void describe('simulator over the wire', () => {
     assert.equal(version.status, 200);
     const anonymous = await call(`${sim.kubeHttpUrl}/api/v1/nodes`);
     assert.equal(anonymous.status, 401);
+  });
+
+  void it("keeps an idle keep-alive connection past Node's 5 s, as the API server does (90 s)", async () => {
+    // A client reusing a socket the server closed meets ECONNRESET and retries: figures that move.
+    const agent = new HttpsAgent({ keepAlive: true, maxSockets: 1, ca: sim.caPem });
+    try {
+      const sockets: unknown[] = [];
+      const get = () =>
+        new Promise<number>((resolve, reject) => {
+          const request = httpsRequest(
+            `${sim.kubeHttpsUrl}/api/v1/nodes`,
+            { agent, headers: { authorization: `Bearer ${sim.tokens.admin}` } },
+            (response) => {
+              response.resume();
+              response.on('end', () => resolve(response.statusCode ?? 0));
+            },
+          );
+          request.on('socket', (socket) => sockets.push(socket));
+          request.on('error', reject);
+          request.end();
+        });
+      assert.equal(await get(), 200);
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      assert.equal(await get(), 200);
+      assert.equal(sockets.length, 2);
+      assert.equal(sockets[0], sockets[1], 'the second request reused the idle connection');
+    } finally {
+      agent.destroy();
+    }
   });
 
   void it('admin API: refuses without the token, moves time, injects faults, counts requests', async () => {

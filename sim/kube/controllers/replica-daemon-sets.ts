@@ -1,5 +1,11 @@
-/** The ReplicaSet and DaemonSet controllers: stamp pods from the template until the count is right. */
+/**
+ * The ReplicaSet and DaemonSet controllers: stamp pods from the template until the count is right. A
+ * new pod is bound at once (the scheduler's decision made here, `chooseNode`; a DaemonSet's pod goes to
+ * its node), so each creation records the controller's `SuccessfulCreate` and the scheduler's
+ * `Scheduled` (events.ts), the two events a real cluster shows for it.
+ */
 import type { KubeObject } from '../../contracts.js';
+import { recordScheduled, recordSuccessfulCreate } from '../events.js';
 import {
   controllerOf,
   isPodReady,
@@ -11,6 +17,7 @@ import {
 } from '../objects.js';
 import type { LabelSelectorObject } from '../selectors.js';
 import { matchesSelector } from '../selectors.js';
+import { viewOf } from '../store.js';
 import { deletePod } from './kubelet.js';
 import { chooseNode } from './scheduler.js';
 import { type ControllerState, generateName, nodeLoad, safeMutate } from './state.js';
@@ -65,7 +72,22 @@ function podFromTemplate(
   };
 }
 
-function ownedPods(owner: KubeObject, pods: KubeObject[]): KubeObject[] {
+/** Creates a controller's pod with the events a real cluster records for it. */
+function createPod(
+  state: ControllerState,
+  owner: KubeObject,
+  kind: 'ReplicaSet' | 'DaemonSet',
+  pod: KubeObject,
+): KubeObject {
+  const { store, clock } = state;
+  const created = store.create('pods', pod);
+  recordSuccessfulCreate(store, clock, owner, kind, created);
+  const nodeName = nodeNameOf(created);
+  if (nodeName !== undefined) recordScheduled(store, clock, created, nodeName);
+  return created;
+}
+
+function ownedPods(owner: KubeObject, pods: readonly KubeObject[]): KubeObject[] {
   return pods.filter((pod) => controllerOf(pod)?.uid === owner.metadata.uid);
 }
 
@@ -78,12 +100,13 @@ export function reconcileReplicaSet(state: ControllerState, namespace: string, n
   const { store } = state;
   const replicaSet = store.get('replicasets', namespace, name);
   if (!replicaSet || isTerminating(replicaSet)) return;
-  const pods = store.list('pods', namespace);
+  // The stored objects, not copies (viewOf): this loop only looks, and runs on every pod change.
+  const pods = viewOf(store, 'pods', namespace);
   const mine = ownedPods(replicaSet, pods);
   const active = mine.filter(isActive);
   const replicas = Number(specOf(replicaSet).replicas ?? 1);
   if (active.length < replicas) {
-    const nodes = store.list('nodes');
+    const nodes = viewOf(store, 'nodes');
     const load = nodeLoad(state);
     for (let index = active.length; index < replicas; index += 1) {
       const pod = podFromTemplate(state, replicaSet, 'ReplicaSet');
@@ -92,7 +115,7 @@ export function reconcileReplicaSet(state: ControllerState, namespace: string, n
         pod.spec = { ...specOf(pod), nodeName };
         load.set(nodeName, (load.get(nodeName) ?? 0) + 1);
       }
-      active.push(store.create('pods', pod));
+      active.push(createPod(state, replicaSet, 'ReplicaSet', pod));
     }
   } else if (active.length > replicas) {
     // Scale down the youngest pods first, like the ReplicaSet controller's ranking (simplified).
@@ -101,7 +124,7 @@ export function reconcileReplicaSet(state: ControllerState, namespace: string, n
       .slice(0, active.length - replicas);
     for (const victim of victims) deletePod(state, namespace, victim.metadata.name, undefined);
   }
-  const now = store.list('pods', namespace);
+  const now = viewOf(store, 'pods', namespace);
   const current = ownedPods(replicaSet, now).filter(isActive);
   const status = {
     replicas: current.length,
@@ -117,7 +140,7 @@ export function reconcileReplicaSet(state: ControllerState, namespace: string, n
   }
 }
 
-function daemonSetNodes(daemonSet: KubeObject, nodes: KubeObject[]): KubeObject[] {
+function daemonSetNodes(daemonSet: KubeObject, nodes: readonly KubeObject[]): KubeObject[] {
   const template = (specOf(daemonSet).template ?? {}) as {
     spec?: { nodeSelector?: Record<string, string> };
   };
@@ -129,11 +152,20 @@ export function reconcileDaemonSet(state: ControllerState, namespace: string, na
   const { store } = state;
   const daemonSet = store.get('daemonsets', namespace, name);
   if (!daemonSet || isTerminating(daemonSet)) return;
-  const nodes = daemonSetNodes(daemonSet, store.list('nodes'));
-  const mine = ownedPods(daemonSet, store.list('pods', namespace)).filter(isActive);
+  // Stored objects, not copies (viewOf), and a set of covered nodes: O(nodes + pods), whatever the size.
+  const nodes = daemonSetNodes(daemonSet, viewOf(store, 'nodes'));
+  const mine = ownedPods(daemonSet, viewOf(store, 'pods', namespace)).filter(isActive);
+  const covered = new Set(mine.map(nodeNameOf));
   for (const node of nodes) {
-    if (mine.some((pod) => nodeNameOf(pod) === node.metadata.name)) continue;
-    mine.push(store.create('pods', podFromTemplate(state, daemonSet, 'DaemonSet', node.metadata.name)));
+    if (covered.has(node.metadata.name)) continue;
+    mine.push(
+      createPod(
+        state,
+        daemonSet,
+        'DaemonSet',
+        podFromTemplate(state, daemonSet, 'DaemonSet', node.metadata.name),
+      ),
+    );
   }
   const status = {
     desiredNumberScheduled: nodes.length,

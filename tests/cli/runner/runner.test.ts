@@ -353,6 +353,32 @@ for (const extendedSessions of [false, true]) {
       assert.equal(clock.now(), START);
     });
 
+    void it('on a virtual clock, replays concurrent completions in the order they were sent', async () => {
+      // The activity sent first answers last in wall time: the machine's speed must not pick the winner.
+      const race: OrchestrationHandler = function* (context) {
+        const slow = context.df.callActivity('slow');
+        const fast = context.df.callActivity('fast');
+        const winner = (yield context.df.Task.any([slow, fast])) as Task;
+        yield context.df.Task.all([slow, fast]);
+        return winner === slow ? 'slow' : 'fast';
+      };
+      const { runner } = setup({
+        orchestrators: { race },
+        activities: {
+          slow: () => new Promise((resolve) => setTimeout(() => resolve('slow'), 50)),
+          fast: () => 'fast',
+        },
+      });
+
+      const status = await runner.startOrchestration('race', undefined, 'race-order');
+
+      assert.equal(status.output, 'slow');
+      const completions = (await runner.getHistory('race-order'))
+        ?.filter((event) => historyEventName(event.EventType) === 'TaskCompleted')
+        .map((event) => event.TaskScheduledId);
+      assert.deepEqual(completions, [0, 1]);
+    });
+
     void it('runs sub-orchestrations, with their results and failures reaching the parent', async () => {
       const child: OrchestrationHandler = function* (context) {
         const node = context.df.getInput<string>();

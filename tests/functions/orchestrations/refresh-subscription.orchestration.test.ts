@@ -1,7 +1,8 @@
 /**
- * refreshSubscription through the local runner on the in-memory port fakes: the cluster's run gets the
- * admission's pools per cluster, a cluster another trigger is refreshing is skipped, one that cannot be
- * refreshed is reported without stopping the others, and the first start waits its jitter.
+ * refreshSubscription through the local runner on the in-memory port fakes: the cluster's run plans and
+ * hands its pools over, the subscription's cap counts pool runs, a cluster another trigger is
+ * refreshing is skipped, one that cannot be refreshed is reported without stopping the others, and each
+ * pool's first start waits its jitter.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -14,6 +15,7 @@ import {
   subscriptionInstanceId,
 } from '../../../shared/application/orchestration-ids.js';
 import type { SubscriptionRefreshResult } from '../../../shared/application/refresh-contracts.js';
+import { admissionJitterSeconds } from '../../../shared/domain/admission.js';
 import { CLUSTER, createFakeWorld, failureOf, START, SUBSCRIPTION } from './fake-world.js';
 
 const POOLS = ['pool1', 'pool2', 'pool3'];
@@ -47,23 +49,35 @@ function refreshSubscription(
 }
 
 void describe('refreshSubscription on the port fakes', () => {
-  void it('admits the cluster with the cap as its window: one pool at a time under a cap of 1', async () => {
+  void it('admits one pool at a time under a cap of 1, each after its jitter', async () => {
     const world = createFakeWorld({ pools: POOLS, maxParallelPools: 4 });
 
     const status = await refreshSubscription(world, [CLUSTER], 1);
 
     assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
     const result = status.output as SubscriptionRefreshResult;
-    assert.deepEqual(result.admitted, { clustersAtOnce: 1, poolsPerCluster: 1 });
+    assert.deepEqual(result.admitted, { poolsAtOnce: 1, poolsPerCluster: 1 });
     assert.deepEqual(result.clusters, [
       { cluster: CLUSTER, outcome: 'ran', pools: { refreshed: 3 }, failed: [] },
     ]);
     assert.equal(await peakPoolRuns(world), 1);
+    // The cluster's run planned and handed its pools over; the subscription's run started them.
     const clusterRun = await world.runner.getStatus(clusterInstanceId(CLUSTER));
     assert.equal(clusterRun?.runtimeStatus, 'Completed');
-    // The cluster's first start waited its jitter, within the window.
-    const delayMs = (clusterRun?.createdTime.getTime() ?? 0) - START;
-    assert.ok(delayMs >= 0 && delayMs < ADMISSION_JITTER_SECONDS * 1000, `started ${delayMs} ms after`);
+    assert.deepEqual(clusterRun?.output, { cluster: CLUSTER, pools: [], handedOver: POOLS });
+    const runs = await Promise.all(
+      POOLS.map((pool) => world.runner.getStatus(poolInstanceId(CLUSTER, pool))),
+    );
+    for (const run of runs) assert.equal(run?.parentInstanceId, subscriptionInstanceId(SUBSCRIPTION));
+    // The first pool started when the earliest pool's jitter ended (the jitters are within the window).
+    const jitters = POOLS.map((pool) =>
+      admissionJitterSeconds(
+        `${subscriptionInstanceId(SUBSCRIPTION)}|${CLUSTER}|${pool}`,
+        ADMISSION_JITTER_SECONDS,
+      ),
+    );
+    const firstStart = Math.min(...runs.map((run) => run?.createdTime.getTime() ?? Infinity));
+    assert.equal(firstStart - START, Math.min(...jitters) * 1000);
   });
 
   void it('the same run under a cap of 4 refreshes the pools together', async () => {

@@ -8,6 +8,7 @@ import {
   MAX_NAME_LOOKUPS,
   poolMemberNodes,
   resourceIdOfNode,
+  suggestedPoolLabel,
 } from '../../../shared/application/node-scan.js';
 import type { PoolRefreshResult } from '../../../shared/application/refresh-contracts.js';
 import type { ClusterNode } from '../../../shared/domain/cluster-node.js';
@@ -136,5 +137,45 @@ void describe('a refresh on the port fakes', () => {
       [],
       'no step holds the whole node list',
     );
+  });
+});
+
+void describe('suggestedPoolLabel', () => {
+  const cases: readonly [string, Record<string, string>, Record<string, string> | undefined][] = [
+    ['aks-engine', { poolName: 'pool1', orchestrator: 'Kubernetes:1.30' }, { agentpool: 'pool1' }],
+    ['AKS', { 'aks-managed-poolName': 'nodepool1' }, { 'kubernetes.azure.com/agentpool': 'nodepool1' }],
+    ['tag names are case-insensitive', { POOLNAME: 'p' }, { agentpool: 'p' }],
+    ['an empty name', { poolName: '' }, undefined],
+    ['no pool tag', { team: 'x' }, undefined],
+  ];
+  for (const [label, tags, expected] of cases) {
+    void it(label, () => assert.deepEqual(suggestedPoolLabel(tags), expected));
+  }
+});
+
+void describe("a refresh's holdings read", () => {
+  /** Pages of the whole list one refresh of pool1 reads, its scale set tagged `tags`, among 10 other nodes. */
+  async function wholeListPages(tags: Record<string, string>): Promise<number> {
+    const world = createFakeWorld({
+      nodeLabels: { agentpool: 'pool1' },
+      scaleSets: { pool1: { tags } },
+      cluster: { nodePageSize: 2 },
+    });
+    for (const node of poolNodes(OTHER_POOL, 'b', 10)) world.kube.nodes.add(node);
+    const status = await world.refreshPool('pool1');
+    assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+    return fullPages(world.kube);
+  }
+
+  void it("looks for marked nodes among the pool's nodes when the scale set's tags name the pool", async () => {
+    const untagged = await wholeListPages({});
+    const tagged = await wholeListPages({ poolName: 'pool1' });
+    // 13 nodes, 2 a page: one listing of every node is 7 pages, the one the holdings read no longer makes.
+    assert.equal(untagged - tagged, 7, `pages of the whole list: untagged ${untagged}, tagged ${tagged}`);
+  });
+
+  void it('scans every node when the suggested label selects no member of the pool', async () => {
+    const untagged = await wholeListPages({});
+    assert.equal(await wholeListPages({ poolName: 'not-the-label' }), untagged);
   });
 });

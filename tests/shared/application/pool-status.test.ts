@@ -9,12 +9,15 @@ import { orchestrations } from '../../../functions/orchestrations/index.js';
 import { leaseRefOf } from '../../../shared/application/pool-holdings.js';
 import type { PoolStatus } from '../../../shared/application/pool-status.js';
 import type { PoolRefreshResult } from '../../../shared/application/refresh-contracts.js';
+import { CAPTURE_RUN_ANNOTATION } from '../../../shared/domain/cluster-node.js';
 import { LEASE_ANNOTATIONS } from '../../../shared/domain/ownership.js';
+import { aNode, DEFAULT_POOL } from '../../builders/node.js';
 import {
   CLUSTER,
   createFakeWorld,
   failureOf,
   type FakeWorld,
+  nodeName,
   poolRef,
   RUN_SETTINGS,
 } from '../../functions/orchestrations/fake-world.js';
@@ -114,5 +117,33 @@ void describe('readPoolStatus: convergence', () => {
     const { convergence } = await statusOf(world);
 
     assert.deepEqual(convergence.samples, []);
+  });
+});
+
+void describe('readPoolStatus: what it lists', () => {
+  void it("reads the pool's nodes and its runs' marked nodes by the pool label, not the whole cluster", async () => {
+    const world = createFakeWorld({ nodeLabels: { agentpool: POOL }, cluster: { nodePageSize: 2 } });
+    // Nodes of another pool (no scale set of this cluster's): listed only by a scan of every node.
+    for (let instanceId = 0; instanceId < 10; instanceId++) {
+      const node = aNode({ pool: { ...DEFAULT_POOL, name: 'k8s-other' }, instanceId });
+      world.kube.nodes.add({ ...node, labels: { ...node.labels, agentpool: 'other' } });
+    }
+    // Instances named as their nodes (ARM's computerName): the pool's label is read off one of them.
+    for (const n of [0, 1, 2])
+      world.compute.addInstance(poolRef(POOL), String(n), { computerName: nodeName(POOL, n) });
+    const marked = nodeName(POOL, 1);
+    await world.kube.nodes.patchAnnotations(marked, { [CAPTURE_RUN_ANNOTATION]: 'run-1' });
+
+    const status = await statusOf(world);
+
+    assert.deepEqual(
+      status.ownership?.heldNodes.map((node) => [node.node, node.runId]),
+      [[marked, 'run-1']],
+      'the marked node found among the nodes carrying the pool label',
+    );
+    assert.equal(status.nodes.length, 3);
+    // 13 nodes, 2 a page: 7 pages of the whole list, the planning's one listing (the status reads none).
+    const wholeListPages = world.kube.callsTo('nodes.scan').filter((call) => call.args.length === 1).length;
+    assert.equal(wholeListPages, 7, `pages of the whole list: ${wholeListPages}`);
   });
 });

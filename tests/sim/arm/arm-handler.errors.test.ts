@@ -267,7 +267,7 @@ describe('simulated ARM: errors, throttling and api-versions', () => {
   });
 
   it('answers 405 for a method the resource does not support', async () => {
-    const response = await rawRequest(world, 'DELETE', `${VMSS_PATH}?api-version=2026-04-01`);
+    const response = await rawRequest(world, 'POST', `${VMSS_PATH}?api-version=2026-04-01`);
 
     assert.equal(response.status, 405);
     assert.equal(errorCode(response.body), 'MethodNotAllowed');

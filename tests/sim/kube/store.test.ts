@@ -129,3 +129,45 @@ void describe('in-memory KubeStore', () => {
     assert.deepEqual(events, ['ADDED nodes n1 1', 'MODIFIED nodes n1 2', 'DELETED nodes n1 3']);
   });
 });
+
+void describe('in-memory KubeStore: reads of large lists', () => {
+  const names = ['n-a', 'n-b', 'n-c', 'n-d', 'n-e'];
+
+  void it('select after a key starts right after it, whether or not that key still exists', () => {
+    const store = newStore();
+    for (const name of names) store.create('nodes', nodeObject(name));
+    const after = (key: string): string[] =>
+      store.select('nodes', undefined, () => true, 2, key).items.map((node) => node.metadata.name);
+    assert.deepEqual(after('/n-b'), ['n-c', 'n-d']);
+    assert.deepEqual(after('/n-bb'), ['n-c', 'n-d'], 'a key between two names');
+    assert.deepEqual(after('/n-e'), []);
+    assert.deepEqual(after('/a'), ['n-a', 'n-b']);
+    assert.equal(store.select('nodes', undefined, () => true, 2, '/n-b').matched, 3);
+  });
+
+  void it('select after a namespaced key orders by namespace, then name', () => {
+    const store = newStore();
+    for (const namespace of ['kube-system', 'default']) {
+      for (const name of ['p1', 'p2']) store.create('pods', runningPod(namespace, name, 'n-a'));
+    }
+    const keys = store
+      .select('pods', undefined, () => true, undefined, 'default/p2')
+      .items.map((pod) => `${pod.metadata.namespace}/${pod.metadata.name}`);
+    assert.deepEqual(keys, ['kube-system/p1', 'kube-system/p2']);
+  });
+
+  void it('view, peek and selectStored hand out the stored objects; a write replaces them', () => {
+    const store = newStore();
+    for (const name of names) store.create('nodes', nodeObject(name));
+    const viewed = store.view('nodes');
+    assert.equal(viewed.length, 5);
+    assert.equal(viewed[0], store.peek('nodes', undefined, 'n-a'), 'the same object, not a copy');
+    assert.equal(store.selectStored('nodes', undefined, () => true, 1).items[0], viewed[0]);
+    assert.notEqual(store.select('nodes', undefined, () => true, 1).items[0], viewed[0], 'select copies');
+    store.mutate('nodes', undefined, 'n-a', (node) => {
+      node.metadata.labels = { changed: 'yes' };
+    });
+    assert.equal(viewed[0]?.metadata.labels?.['changed'], undefined, 'what was viewed is not changed');
+    assert.equal(store.peek('nodes', undefined, 'n-a')?.metadata.labels?.['changed'], 'yes');
+  });
+});

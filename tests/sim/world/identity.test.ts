@@ -16,6 +16,7 @@ import type { InstanceInfo } from '../../../sim/arm/compute-state.js';
 import { isNodeReady } from '../../../sim/kube/objects.js';
 import { parseScenario } from '../../../sim/world/scenario.js';
 import { createWorld, type World } from '../../../sim/world/world.js';
+import { skipWithoutBwrap } from './bwrap-gate.js';
 
 const SUBSCRIPTION = '3f2b8c1e-4d5a-4b6c-9e7f-0a1b2c3d4e5f';
 const RG = 'rg-k8s';
@@ -205,7 +206,8 @@ const KAMINO_STYLE_REMOVES =
   '/etc/hostname /etc/ssh/ssh_host_* /var/lib/cloud/data/* /var/lib/cloud/instance /var/lib/cloud/instances/* /var/lib/waagent/history/* /var/lib/waagent/events/* /var/log/journal/*';
 
 void describe('identity: scripts run in a real shell over the disk', () => {
-  void it("the product's prep script runs in the real shell, and the identity model judges what it left", () => {
+  void it("the product's prep script runs in the real shell, and the identity model judges what it left", (t) => {
+    if (skipWithoutBwrap(t)) return;
     const world = makeWorld();
     prepare(world, 'aks-engine', buildPrepScript({ ancestry: 'real shell', flavour: 'aks-engine' }));
     const record = world.prepRecords().at(-1);
@@ -215,7 +217,8 @@ void describe('identity: scripts run in a real shell over the disk', () => {
     world.stop();
   });
 
-  void it('a kamino-style pod (/usr/bin/nsenter -m/proc/1/ns/mnt -- /bin/sh -xc, "$(…)", cp) prepares the disk; its clone joins as itself', () => {
+  void it('a kamino-style pod (/usr/bin/nsenter -m/proc/1/ns/mnt -- /bin/sh -xc, "$(…)", cp) prepares the disk; its clone joins as itself', (t) => {
+    if (skipWithoutBwrap(t)) return;
     const world = makeWorld();
     const donor = prepare(world, 'aks-engine', 'unused', kaminoStyle(KAMINO_STYLE_REMOVES));
     const record = world.prepRecords().at(-1);
@@ -237,7 +240,8 @@ void describe('identity: scripts run in a real shell over the disk', () => {
     world.stop();
   });
 
-  void it('a kamino-style script that forgets the machine-id is caught by the identity model', () => {
+  void it('a kamino-style script that forgets the machine-id is caught by the identity model', (t) => {
+    if (skipWithoutBwrap(t)) return;
     const world = makeWorld();
     const donor = prepare(world, 'aks-engine', 'unused', kaminoStyle(KAMINO_STYLE_REMOVES, false));
     assert.equal(world.prepRecords().at(-1)?.outcome, 'succeeded');

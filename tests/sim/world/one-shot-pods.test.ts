@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { oneShotExit } from '../../../sim/world/prep-runs.js';
+import { oneShotExit } from '../../../sim/world/one-shot-run.js';
 
 void describe('oneShotExit', () => {
   const cases: readonly [readonly string[], number][] = [

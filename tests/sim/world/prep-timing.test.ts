@@ -13,9 +13,10 @@ import { prepPodManifest } from '../../../shared/adapters/kubernetes/pod-manifes
 import { buildPrepScript } from '../../../shared/domain/prep-script.js';
 import type { KubeObject } from '../../../sim/contracts.js';
 import { podPhase, statusOf } from '../../../sim/kube/objects.js';
-import { useBwrap } from '../../../sim/world/real-shell.js';
+import { findBwrap, useBwrap } from '../../../sim/world/real-shell.js';
 import { parseScenario } from '../../../sim/world/scenario.js';
 import { createWorld, type World } from '../../../sim/world/world.js';
+import { skipWithoutBwrap } from './bwrap-gate.js';
 
 const POOL = 'k8s-pool1-12345678-vmss';
 const NODE0 = `${POOL}000000`;
@@ -153,7 +154,8 @@ void describe('prep script in the real shell', () => {
     },
   ];
   for (const { name, script, message } of runs) {
-    void it(`${name} fails the pod with the shell's own message; the VM stays up`, () => {
+    void it(`${name} fails the pod with the shell's own message; the VM stays up`, (t) => {
+      if (skipWithoutBwrap(t)) return;
       const world = makeWorld();
       createPrepPod(world, 'prep', NODE0, script);
 
@@ -172,6 +174,7 @@ void describe('prep script in the real shell', () => {
   }
 
   void it("without bwrap the modelled shell takes the product's script; one beyond its grammar fails naming bubblewrap", () => {
+    const installed = findBwrap();
     useBwrap(null);
     try {
       const world = makeWorld();
@@ -199,7 +202,7 @@ void describe('prep script in the real shell', () => {
       assert.equal(powerOf(world, NODE1), 'running');
       world.stop();
     } finally {
-      useBwrap(undefined);
+      useBwrap(installed);
     }
   });
 
@@ -240,7 +243,8 @@ void describe('prep script in the real shell', () => {
     world.stop();
   });
 
-  void it('Run Command runs the script in the real shell on the host, and powers off after the agent reports', () => {
+  void it('Run Command runs the script in the real shell on the host, and powers off after the agent reports', (t) => {
+    if (skipWithoutBwrap(t)) return;
     const world = makeWorld();
     const instance = world.cluster().world.instanceOfNode(NODE1);
     assert.ok(instance);

@@ -2,7 +2,7 @@
  * The real shell over a disk tree (sim/world/real-shell.ts) and its stand-ins (host-stand-ins.ts): the
  * nsenter forms that enter the host's mount namespace and those that do not, what the tree reads back
  * as (removed, emptied, appended), simulated sleeps, the image store, the `scrub-leaves` fault, and which
- * scripts still need the modelled host.
+ * scripts still need the modelled host. Without bwrap they skip (under CI=true they fail: bwrap-gate.ts).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -10,6 +10,7 @@ import { describe, it } from 'node:test';
 import type { DiskContent } from '../../../sim/arm/compute-state.js';
 import { needsModelledHost } from '../../../sim/world/host-stand-ins.js';
 import { runInRealShell } from '../../../sim/world/real-shell.js';
+import { skipWithoutBwrap } from './bwrap-gate.js';
 
 const NOW = Date.parse('2026-11-22T12:00:00Z');
 
@@ -47,7 +48,8 @@ void describe('real shell: nsenter forms', () => {
     { nsenter: ['nsenter', '-m', '--'], enters: false },
   ];
   for (const { nsenter, enters } of cases) {
-    void it(`${nsenter.join(' ')} → ${enters ? 'runs on the host' : 'refused'}`, () => {
+    void it(`${nsenter.join(' ')} → ${enters ? 'runs on the host' : 'refused'}`, (t) => {
+      if (skipWithoutBwrap(t)) return;
       const argv = ['/usr/bin/nsenter', ...nsenter.slice(1), '/bin/sh', '-c', 'rm -f /etc/hostname'];
       const result = run(argv);
       assert.equal(result.ok, enters, result.error);
@@ -58,7 +60,8 @@ void describe('real shell: nsenter forms', () => {
 });
 
 void describe('real shell: what the tree reads back as', () => {
-  void it('removed, emptied and appended files; sleeps add simulated time; a power-off stops what follows', () => {
+  void it('removed, emptied and appended files; sleeps add simulated time; a power-off stops what follows', (t) => {
+    if (skipWithoutBwrap(t)) return;
     const result = run([
       '/bin/sh',
       '-c',
@@ -76,21 +79,24 @@ void describe('real shell: what the tree reads back as', () => {
     assert.equal(result.files['/etc/hostname'], 'node-1\n', 'nothing after the power-off ran');
   });
 
-  void it("removing the container runtime's store removes its images", () => {
+  void it("removing the container runtime's store removes its images", (t) => {
+    if (skipWithoutBwrap(t)) return;
     const result = run(['/bin/sh', '-c', 'rm -rf /var/lib/containerd']);
     assert.ok(result.ok);
     assert.equal(result.imagesRemoved, true);
     assert.equal(run(['/bin/sh', '-c', 'true']).imagesRemoved, false);
   });
 
-  void it('the scrub-leaves fault: a removal leaves the path in place, and nothing says it changed', () => {
+  void it('the scrub-leaves fault: a removal leaves the path in place, and nothing says it changed', (t) => {
+    if (skipWithoutBwrap(t)) return;
     const result = run(['/bin/sh', '-c', 'rm -rf /etc/machine-id /etc/hostname'], ['/etc/machine-id']);
     assert.ok(result.ok);
     assert.equal(result.files['/etc/machine-id'], 'abc\n');
     assert.deepEqual(result.changed, ['/etc/hostname']);
   });
 
-  void it('a tool only the modelled host has fails with a message saying so', () => {
+  void it('a tool only the modelled host has fails with a message saying so', (t) => {
+    if (skipWithoutBwrap(t)) return;
     const result = run(['/bin/sh', '-c', 'set -e; fsfreeze --freeze /']);
     assert.equal(result.ok, false);
     assert.match(result.error ?? '', /fsfreeze: .*modelled only by the simulator's modelled host shell/);
