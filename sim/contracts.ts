@@ -59,6 +59,8 @@ export interface KubeObjectMeta {
     controller?: boolean;
   }[];
   finalizers?: string[];
+  /** Which field manager set which fields (written by the simulated API server, sim/kube/managed-fields.ts). */
+  managedFields?: unknown[];
 }
 
 /** Any stored Kubernetes object, as plain JSON. */

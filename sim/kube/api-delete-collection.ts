@@ -11,11 +11,11 @@ import { z } from 'zod';
 
 import type { KubeObject, KubeStore } from '../contracts.js';
 import { HttpReply, type ResourceRoute } from './api-routing.js';
-import { parseDryRun } from './api-writes.js';
 import type { KubeControllers } from './controllers.js';
 import { apiVersionOf } from './resources.js';
 import { matchesFields, matchesRequirements, parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { badRequest, KubeApiError } from './status.js';
+import { parseDryRun } from './write-options.js';
 
 const CollectionDeleteOptions = z.object({
   gracePeriodSeconds: z.number().int().nullish(),

@@ -57,6 +57,8 @@ export class HttpReply {
   constructor(
     readonly status: number,
     readonly body: unknown,
+    /** Extra response headers, e.g. the `Warning` of fields a write dropped. */
+    readonly headers: Record<string, string> = {},
   ) {}
 }
 

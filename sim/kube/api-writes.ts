@@ -1,27 +1,35 @@
 /**
  * The write verbs of the simulated Kubernetes API server: create (generateName, status reset),
  * update and the three patch types (with resourceVersion/UID preconditions, immutable fields and
- * status subresources), delete (grace periods through the kubelet stand-in) and pod eviction with
- * PodDisruptionBudgets.
+ * status subresources), unknown fields dropped (field-pruning.ts); deletes and evictions are in
+ * api-deletes.ts.
  */
 import { createHash } from 'node:crypto';
-
-import { z } from 'zod';
 
 import type { KubeObject, KubeStore, SimClock } from '../contracts.js';
 import { KubeStoreError } from '../contracts.js';
 import { messageOf } from '../errors.js';
+import { createKubeDeletes } from './api-deletes.js';
 import type { KubeReads } from './api-reads.js';
-import { HttpReply, isRecord, refOf, type ResourceRoute, successStatus } from './api-routing.js';
+import { HttpReply, isRecord, refOf, type ResourceRoute } from './api-routing.js';
 import type { KubeControllers } from './controllers.js';
-import { checkEvictionAllowed } from './disruption.js';
-import { specOf, statusOf } from './objects.js';
+import { pruneUnknownFields, warningHeader } from './field-pruning.js';
+import {
+  type ManagedFieldsEntry,
+  recordUpdate,
+  setManagedFields,
+  type UpdateRecord,
+  withoutTimes,
+} from './managed-fields.js';
+import { specOf } from './objects.js';
 import type { PatchType } from './patch.js';
 import { applyPatch, PATCH_CONTENT_TYPES } from './patch.js';
 import type { ResourceInfo } from './resources.js';
 import { apiVersionOf } from './resources.js';
-import { alreadyExists, badRequest, conflict, invalid, KubeApiError, notFound } from './status.js';
+import { APPLY_CONTENT_TYPE, parseApplyBody, serverSideApply } from './server-side-apply.js';
+import { alreadyExists, badRequest, conflict, invalid, KubeApiError } from './status.js';
 import { checkImmutable, validateMetadata } from './validation.js';
+import type { WriteOptions } from './write-options.js';
 
 /** Resources whose main endpoint ignores status changes (they have a `/status` subresource). */
 const STATUS_SUBRESOURCE = new Set([
@@ -49,52 +57,6 @@ const RESET_STATUS_ON_CREATE = new Set([
   'poddisruptionbudgets',
 ]);
 
-const DeleteOptions = z.object({
-  gracePeriodSeconds: z.number().int().nullish(),
-  preconditions: z.object({ uid: z.string().nullish(), resourceVersion: z.string().nullish() }).nullish(),
-  propagationPolicy: z.string().nullish(),
-  dryRun: z.array(z.string()).nullish(),
-});
-type DeleteOptions = z.infer<typeof DeleteOptions>;
-
-const Eviction = z.object({
-  apiVersion: z.string().optional(),
-  kind: z.string().optional(),
-  metadata: z.object({ name: z.string().optional(), namespace: z.string().optional() }).optional(),
-  deleteOptions: DeleteOptions.nullish(),
-});
-
-/**
- * `dryRun` as the API server validates it (`dryRun=All` is the only value; anything else is refused
- * the way `ValidateDryRun` does: 422 on the request's options).
- */
-export function parseDryRun(values: readonly string[], optionsKind: string): boolean {
-  for (const value of values) {
-    if (value !== 'All') {
-      throw new KubeApiError(
-        'Invalid',
-        `${optionsKind}.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["${value}"]: supported values: "All"`,
-        {
-          group: 'meta.k8s.io',
-          kind: optionsKind,
-          causes: [
-            {
-              reason: 'FieldValueNotSupported',
-              message: `Unsupported value: ["${value}"]: supported values: "All"`,
-              field: 'dryRun',
-            },
-          ],
-        },
-      );
-    }
-  }
-  return values.length > 0;
-}
-
-function isDryRun(values: readonly string[] | null | undefined): boolean {
-  return parseDryRun(values ?? [], 'DeleteOptions');
-}
-
 /** A uid for an object a dry run would create: stable for the same name, never stored. */
 function dryRunUid(object: KubeObject): string {
   const hex = createHash('sha256')
@@ -114,8 +76,9 @@ export type KubeWrites = ReturnType<typeof createKubeWrites>;
 
 /** The write verbs over one store. */
 export function createKubeWrites(options: KubeWritesOptions) {
-  const { store, controllers, reads, clock } = options;
+  const { store, reads, clock } = options;
   const { decorate, requireObject, requireNamespace } = reads;
+  const deletes = createKubeDeletes(options);
 
   // --- writes -----------------------------------------------------------------------------------
 
@@ -128,8 +91,9 @@ export function createKubeWrites(options: KubeWritesOptions) {
     }
   }
 
-  function serveCreate(target: ResourceRoute, body: Buffer, dryRun: boolean): HttpReply {
-    if (target.subresource === 'eviction') return serveEviction(target, body, dryRun);
+  function serveCreate(target: ResourceRoute, body: Buffer, options: WriteOptions): HttpReply {
+    const { dryRun } = options;
+    if (target.subresource === 'eviction') return deletes.serveEviction(target, body, dryRun);
     if (target.name !== undefined)
       throw new KubeApiError(
         'MethodNotAllowed',
@@ -140,6 +104,28 @@ export function createKubeWrites(options: KubeWritesOptions) {
       throw badRequest('decoding object: metadata is required');
     const object = parsed as unknown as KubeObject;
     const { info } = target;
+    const headers = warningHeader(
+      pruneUnknownFields(object, {
+        group: info.group,
+        kind: info.kind,
+        mode: options.fieldValidation,
+        verb: 'create',
+      }),
+    );
+    return createObject(target, object, options, headers, undefined);
+  }
+
+  /** Stores a new object: the create verb, and an apply that finds nothing (its own managed fields). */
+  function createObject(
+    target: ResourceRoute,
+    object: KubeObject,
+    options: WriteOptions,
+    headers: Record<string, string>,
+    applied: ManagedFieldsEntry[] | undefined,
+  ): HttpReply {
+    const { info } = target;
+    const { dryRun } = options;
+    const generateName: unknown = (object.metadata as unknown as Record<string, unknown>).generateName;
     object.apiVersion = apiVersionOf(info);
     object.kind = info.kind;
     if (info.namespaced) {
@@ -157,7 +143,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
       requireNamespace(target.namespace);
     }
     if (!object.metadata.name) {
-      const base = parsed.metadata.generateName;
+      const base = generateName;
       if (typeof base !== 'string' || base === '') {
         throw invalid(
           info.kind,
@@ -193,6 +179,9 @@ export function createKubeWrites(options: KubeWritesOptions) {
       };
     }
     if (info.resource === 'namespaces') object.status = { phase: 'Active' };
+    delete object.metadata.managedFields;
+    const managedFields = applied ?? recordUpdate(undefined, object, updateRecord(target, options));
+    if (managedFields.length > 0) object.metadata.managedFields = managedFields;
     if (dryRun) {
       // Validated and answered as if created; nothing is stored (no resourceVersion is assigned).
       if (store.get(info.resource, target.namespace, object.metadata.name)) {
@@ -200,10 +189,10 @@ export function createKubeWrites(options: KubeWritesOptions) {
       }
       object.metadata.uid = dryRunUid(object);
       object.metadata.creationTimestamp = nowTimestamp();
-      return new HttpReply(201, decorate(info, object));
+      return new HttpReply(201, decorate(info, object), headers);
     }
     try {
-      return new HttpReply(201, decorate(info, store.create(info.resource, object)));
+      return new HttpReply(201, decorate(info, store.create(info.resource, object)), headers);
     } catch (error) {
       if (error instanceof KubeStoreError) throw alreadyExists(refOf(target, object.metadata.name));
       throw error;
@@ -225,9 +214,12 @@ export function createKubeWrites(options: KubeWritesOptions) {
     existing: KubeObject,
     candidate: KubeObject,
     expectedVersion: string | undefined,
-    dryRun: boolean,
+    options: WriteOptions,
+    headers: Record<string, string>,
+    applied = false,
   ): HttpReply {
     const { info } = target;
+    const { dryRun } = options;
     if (candidate.metadata.name !== existing.metadata.name) {
       throw invalid(
         info.kind,
@@ -265,6 +257,8 @@ export function createKubeWrites(options: KubeWritesOptions) {
       checkImmutable(info, existing, next);
     }
     next.metadata.resourceVersion = expectedVersion ?? existing.metadata.resourceVersion ?? '';
+    // What a client sends in managedFields is not taken: the server records who wrote what.
+    if (!applied) setManagedFields(next, existing.metadata.managedFields);
     // Like the API server, a write that changes nothing keeps the resourceVersion and notifies no one.
     const unchanged =
       next.metadata.resourceVersion === existing.metadata.resourceVersion &&
@@ -274,23 +268,30 @@ export function createKubeWrites(options: KubeWritesOptions) {
           ...next.metadata,
           uid: existing.metadata.uid,
           creationTimestamp: existing.metadata.creationTimestamp,
+          managedFields: withoutTimes(next.metadata.managedFields),
         },
-      }) === JSON.stringify(existing);
-    if (unchanged) return new HttpReply(200, decorate(info, existing));
+      }) ===
+        JSON.stringify({
+          ...existing,
+          metadata: { ...existing.metadata, managedFields: withoutTimes(existing.metadata.managedFields) },
+        });
+    if (unchanged) return new HttpReply(200, decorate(info, existing), headers);
+    if (!applied) setManagedFields(next, recordUpdate(existing, next, updateRecord(target, options)));
     if (dryRun) {
       if (next.metadata.resourceVersion !== existing.metadata.resourceVersion) {
         throw conflict(refOf(target, existing.metadata.name));
       }
-      return new HttpReply(200, decorate(info, next));
+      return new HttpReply(200, decorate(info, next), headers);
     }
-    return new HttpReply(200, decorate(info, store.update(info.resource, next)));
+    return new HttpReply(200, decorate(info, store.update(info.resource, next)), headers);
   }
 
-  function serveUpdate(target: ResourceRoute, body: Buffer, dryRun: boolean): HttpReply {
+  function serveUpdate(target: ResourceRoute, body: Buffer, options: WriteOptions): HttpReply {
     const parsed = parseBody(body, 'decoding object');
     if (!isRecord(parsed) || !isRecord(parsed.metadata))
       throw badRequest('decoding object: metadata is required');
     const candidate = parsed as unknown as KubeObject;
+    const headers = pruneOnWrite(target, candidate, options, 'update');
     if (candidate.metadata.name !== target.name) {
       throw badRequest('the name of the object does not match the name on the URL');
     }
@@ -305,11 +306,37 @@ export function createKubeWrites(options: KubeWritesOptions) {
     }
     const existing = requireObject(target);
     const expected = candidate.metadata.resourceVersion;
-    return writeUpdate(target, existing, candidate, expected === '' ? undefined : expected, dryRun);
+    return writeUpdate(target, existing, candidate, expected === '' ? undefined : expected, options, headers);
   }
 
-  function servePatch(target: ResourceRoute, body: Buffer, contentType: string, dryRun: boolean): HttpReply {
+  /** Drops unknown fields from what a PUT or PATCH would store (not on subresources): the Warning header. */
+  function pruneOnWrite(
+    target: ResourceRoute,
+    candidate: KubeObject,
+    options: WriteOptions,
+    verb: 'update' | 'patch',
+  ): Record<string, string> {
+    if (target.subresource !== undefined) return {};
+    const existing = store.get(target.info.resource, target.namespace, target.name ?? '');
+    return warningHeader(
+      pruneUnknownFields(candidate, {
+        group: target.info.group,
+        kind: target.info.kind,
+        mode: options.fieldValidation,
+        verb,
+        ...(existing ? { existing } : {}),
+      }),
+    );
+  }
+
+  function servePatch(
+    target: ResourceRoute,
+    body: Buffer,
+    contentType: string,
+    options: WriteOptions,
+  ): HttpReply {
     const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+    if (mediaType === APPLY_CONTENT_TYPE) return serveApply(target, body, options);
     const patchType: PatchType | undefined = PATCH_CONTENT_TYPES[mediaType];
     if (patchType === undefined) {
       throw new KubeApiError(
@@ -330,6 +357,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
       );
     }
     const candidate = patched as unknown as KubeObject;
+    const headers = pruneOnWrite(target, candidate, options, 'patch');
     // A resourceVersion in the patch is a precondition, like an If-Match.
     const requested = candidate.metadata.resourceVersion;
     const expected =
@@ -342,153 +370,41 @@ export function createKubeWrites(options: KubeWritesOptions) {
         `Precondition failed: UID in precondition: ${candidate.metadata.uid}, UID in object meta: ${existing.metadata.uid ?? ''}`,
       );
     }
-    return writeUpdate(target, existing, candidate, expected, dryRun);
+    return writeUpdate(target, existing, candidate, expected, options, headers);
   }
 
-  function deleteOptionsOf(url: URL, body: Buffer): DeleteOptions {
-    let options: DeleteOptions = {};
-    if (body.length > 0) {
-      const parsed = DeleteOptions.safeParse(parseBody(body, 'decoding delete options'));
-      if (!parsed.success) throw badRequest(`decoding delete options: ${parsed.error.message}`);
-      options = parsed.data;
-    }
-    const query = url.searchParams.get('gracePeriodSeconds');
-    if (query !== null) {
-      const grace = Number(query);
-      if (!Number.isInteger(grace)) throw badRequest(`invalid gracePeriodSeconds "${query}"`);
-      options = { ...options, gracePeriodSeconds: grace };
-    }
-    return options;
-  }
-
-  function checkPreconditions(target: ResourceRoute, object: KubeObject, options: DeleteOptions): void {
-    const uid = options.preconditions?.uid;
-    if (uid && uid !== object.metadata.uid) {
-      throw new KubeApiError(
-        'Conflict',
-        `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${object.metadata.uid ?? ''}`,
-        { name: object.metadata.name, kind: target.info.resource },
-      );
-    }
-    const version = options.preconditions?.resourceVersion;
-    if (version && version !== object.metadata.resourceVersion) {
-      throw new KubeApiError(
-        'Conflict',
-        `Precondition failed: ResourceVersion in precondition: ${version}, ResourceVersion in object meta: ${object.metadata.resourceVersion ?? ''}`,
-        { name: object.metadata.name, kind: target.info.resource },
-      );
-    }
-  }
-
-  function serveDelete(target: ResourceRoute, url: URL, body: Buffer, dryRunQuery: boolean): HttpReply {
-    if (target.verb === 'deletecollection' || target.subresource !== undefined) {
-      throw new KubeApiError(
-        'MethodNotAllowed',
-        'the server does not allow this method on the requested resource',
-      );
-    }
-    const options = deleteOptionsOf(url, body);
-    const existing = requireObject(target);
-    checkPreconditions(target, existing, options);
+  /** Server-side apply: create if absent, else merge with field ownership (server-side-apply.ts). */
+  function serveApply(target: ResourceRoute, body: Buffer, options: WriteOptions): HttpReply {
     const { info } = target;
-    if (dryRunQuery || isDryRun(options.dryRun)) return dryRunDelete(target, existing, options);
-    if (info.resource === 'pods') {
-      const deleted = controllers.deletePod(
-        target.namespace ?? '',
-        existing.metadata.name,
-        options.gracePeriodSeconds ?? undefined,
-      );
-      return new HttpReply(200, decorate(info, deleted ?? existing));
+    const applied = parseApplyBody(body, info, target.name ?? '', options.fieldManagerGiven);
+    const headers = pruneOnWrite(target, applied as unknown as KubeObject, options, 'update');
+    const live = store.get(info.resource, target.namespace, target.name ?? '');
+    const object = serverSideApply({
+      live,
+      applied,
+      record: updateRecord(target, options),
+      force: options.force,
+      ignored: STATUS_SUBRESOURCE.has(info.resource) && target.subresource === undefined ? ['status'] : [],
+    });
+    if (!live) {
+      const entries = object.metadata.managedFields as ManagedFieldsEntry[];
+      return createObject(target, object, options, headers, entries);
     }
-    if (info.resource === 'namespaces') {
-      for (const other of [
-        'pods',
-        'poddisruptionbudgets',
-        'daemonsets',
-        'replicasets',
-        'deployments',
-        'leases',
-        'serviceaccounts',
-        'secrets',
-        'events',
-      ] as const) {
-        for (const object of store.list(other, existing.metadata.name))
-          store.remove(other, object.metadata.namespace, object.metadata.name);
-      }
-    }
-    store.remove(info.resource, target.namespace, existing.metadata.name);
-    return new HttpReply(
-      200,
-      successStatus(200, {
-        name: existing.metadata.name,
-        ...(info.group === '' ? {} : { group: info.group }),
-        kind: info.resource,
-        uid: existing.metadata.uid,
-      }),
-    );
+    return writeUpdate(target, live, object, live.metadata.resourceVersion, options, headers, true);
   }
 
-  /** What a delete would answer, without deleting: a pod with its deletion stamps, else a Status. */
-  function dryRunDelete(target: ResourceRoute, existing: KubeObject, options: DeleteOptions): HttpReply {
-    const { info } = target;
-    if (info.resource === 'pods') {
-      const grace =
-        options.gracePeriodSeconds ?? Number(specOf(existing).terminationGracePeriodSeconds ?? 30);
-      const phase = statusOf(existing).phase;
-      if (
-        grace <= 0 ||
-        specOf(existing).nodeName === undefined ||
-        phase === 'Succeeded' ||
-        phase === 'Failed'
-      ) {
-        return new HttpReply(200, decorate(info, existing));
-      }
-      return new HttpReply(
-        200,
-        decorate(info, {
-          ...existing,
-          metadata: {
-            ...existing.metadata,
-            deletionTimestamp: new Date(clock.nowMs() + grace * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
-            deletionGracePeriodSeconds: grace,
-          },
-        }),
-      );
-    }
-    return new HttpReply(
-      200,
-      successStatus(200, {
-        name: existing.metadata.name,
-        ...(info.group === '' ? {} : { group: info.group }),
-        kind: info.resource,
-        uid: existing.metadata.uid,
-      }),
-    );
-  }
-
-  function serveEviction(target: ResourceRoute, body: Buffer, dryRunQuery: boolean): HttpReply {
-    const parsed = Eviction.safeParse(parseBody(body, 'decoding eviction'));
-    if (!parsed.success) throw badRequest(`decoding eviction: ${parsed.error.message}`);
-    const eviction = parsed.data;
-    const name = target.name ?? '';
-    if (eviction.metadata?.name !== undefined && eviction.metadata.name !== name) {
-      throw badRequest('name in URL does not match name in Eviction object');
-    }
-    const pod = store.get('pods', target.namespace, name);
-    if (!pod) throw notFound({ resource: 'pods', group: '', name });
-    const options = eviction.deleteOptions ?? {};
-    checkPreconditions(target, pod, options);
-    // A dry-run eviction (kubectl drain --dry-run=server sends deleteOptions.dryRun: [All]) is checked
-    // against the budgets like a real one, and evicts nothing.
-    checkEvictionAllowed(store, pod);
-    if (dryRunQuery || isDryRun(options.dryRun)) return new HttpReply(201, successStatus(201));
-    controllers.deletePod(target.namespace ?? '', name, options.gracePeriodSeconds ?? undefined);
-    return new HttpReply(201, successStatus(201));
+  function updateRecord(target: ResourceRoute, options: WriteOptions): UpdateRecord {
+    return {
+      manager: options.fieldManager,
+      apiVersion: apiVersionOf(target.info),
+      time: nowTimestamp(),
+      ...(target.subresource === undefined ? {} : { subresource: target.subresource }),
+    };
   }
 
   function nowTimestamp(): string {
     return new Date(clock.nowMs()).toISOString().replace(/\.\d{3}Z$/, 'Z');
   }
 
-  return { serveCreate, serveUpdate, servePatch, serveDelete };
+  return { serveCreate, serveUpdate, servePatch, serveDelete: deletes.serveDelete };
 }

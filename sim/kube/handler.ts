@@ -23,16 +23,17 @@ import { serveDeleteCollection } from './api-delete-collection.js';
 import { createKubeReads } from './api-reads.js';
 import type { HttpReply } from './api-routing.js';
 import { operationOf, refOf, type ResourceRoute, type ReviewRoute, routeRequest } from './api-routing.js';
-import { createKubeWrites, parseDryRun } from './api-writes.js';
+import { createKubeWrites } from './api-writes.js';
 import type { KubeControllers } from './controllers.js';
 import { startKubeControllers } from './controllers.js';
-import { unknownFieldsOf } from './openapi.js';
+import { impersonatedUser, ImpersonationHeaderError } from './impersonation.js';
 import { decodeProtobufBody, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
 import type { KubeAuthenticator, KubeAuthorizer, KubeUser } from './rbac.js';
 import { serverVersion } from './resources.js';
 import type { StatusReason } from './status.js';
 import { fromStoreError, KubeApiError } from './status.js';
 import { wantsTable } from './tables.js';
+import { parseDryRun, writeOptionsOf } from './write-options.js';
 
 export interface KubeHandlerOptions {
   store: KubeStore;
@@ -129,6 +130,8 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
    */
   function jsonBody(contentType: string, body: Buffer): Buffer {
     const type = contentType.toLowerCase();
+    // Server-side apply bodies are YAML; the apply verb reads them (server-side-apply.ts).
+    if (type.startsWith('application/apply-patch+yaml')) return body;
     if (type.startsWith(PROTOBUF_CONTENT_TYPE)) {
       const decoded = decodeProtobufBody(body);
       if (decoded) return Buffer.from(JSON.stringify(decoded));
@@ -159,43 +162,6 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
     } catch (error) {
       throw new KubeApiError('BadRequest', `decoding review: ${messageOf(error)}`);
     }
-  }
-
-  /**
-   * Server-side field validation of a create, update or merge/strategic patch body against the
-   * OpenAPI schemas: `Strict` refuses unknown fields (400), `Warn` (the default) answers with a
-   * `Warning` header per field, `Ignore` checks nothing. JSON patches are not checked.
-   */
-  function fieldValidation(
-    target: ResourceRoute,
-    url: URL,
-    body: Buffer,
-    contentType: string,
-  ): Record<string, string> | undefined {
-    if (!['create', 'update', 'patch'].includes(target.verb) || target.subresource !== undefined)
-      return undefined;
-    if (target.verb === 'patch' && contentType.toLowerCase().startsWith('application/json-patch+json'))
-      return undefined;
-    const mode = url.searchParams.get('fieldValidation') ?? 'Warn';
-    if (!['Strict', 'Warn', 'Ignore'].includes(mode)) {
-      throw new KubeApiError(
-        'BadRequest',
-        `fieldValidation "${mode}" is invalid: must be one of Ignore, Warn, or Strict`,
-      );
-    }
-    if (mode === 'Ignore' || body.length === 0) return undefined;
-    let object: unknown;
-    try {
-      object = JSON.parse(body.toString('utf8')) as unknown;
-    } catch {
-      return undefined; // the verb reports the malformed body
-    }
-    const unknown = unknownFieldsOf(target.info.group, target.info.kind, object);
-    if (unknown.length === 0) return undefined;
-    const described = unknown.map((field) => `unknown field "${field}"`);
-    if (mode === 'Strict')
-      throw new KubeApiError('BadRequest', `strict decoding error: ${described.join(', ')}`);
-    return { Warning: described.map((text) => `299 - ${JSON.stringify(text)}`).join(', ') };
   }
 
   function send(
@@ -257,14 +223,16 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       );
       return;
     }
-    const user = authenticator.authenticate(request.headers.authorization);
+    const authenticated = authenticator.authenticate(request.headers.authorization);
     const anonymousAllowed =
       (target.type === 'discovery' || target.type === 'health') && target.public === true;
-    if (!user && !anonymousAllowed) {
+    if (!authenticated && !anonymousAllowed) {
       fail(new KubeApiError('Unauthorized', 'Unauthorized'));
       return;
     }
     try {
+      // Authentication, then impersonation, then authorization: the request runs as whom it impersonates.
+      const user = authenticated && impersonatedUser(authenticated, request.headersDistinct, authorizer);
       const body = jsonBody(request.headers['content-type'] ?? '', received);
       if (target.type === 'review') {
         if (!user) throw new KubeApiError('Unauthorized', 'Unauthorized');
@@ -279,7 +247,6 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       }
       if (!user) throw new KubeApiError('Unauthorized', 'Unauthorized');
       authorize(user, target);
-      const warnings = fieldValidation(target, url, body, request.headers['content-type'] ?? '');
       const table = wantsTable(request.headers.accept);
       let reply: HttpReply;
       switch (target.verb) {
@@ -294,17 +261,25 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
           reply = serveGet(target, url, table);
           break;
         case 'create':
-          reply = serveCreate(target, body, parseDryRun(url.searchParams.getAll('dryRun'), 'CreateOptions'));
+          reply = serveCreate(
+            target,
+            body,
+            writeOptionsOf(url, 'CreateOptions', request.headers['user-agent']),
+          );
           break;
         case 'update':
-          reply = serveUpdate(target, body, parseDryRun(url.searchParams.getAll('dryRun'), 'UpdateOptions'));
+          reply = serveUpdate(
+            target,
+            body,
+            writeOptionsOf(url, 'UpdateOptions', request.headers['user-agent']),
+          );
           break;
         case 'patch':
           reply = servePatch(
             target,
             body,
             request.headers['content-type'] ?? '',
-            parseDryRun(url.searchParams.getAll('dryRun'), 'PatchOptions'),
+            writeOptionsOf(url, 'PatchOptions', request.headers['user-agent']),
           );
           break;
         case 'deletecollection':
@@ -319,10 +294,17 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
           );
           break;
       }
-      finish(reply.status, reply.body, warnings);
+      finish(reply.status, reply.body, reply.headers);
     } catch (error) {
       if (error instanceof KubeApiError) fail(error);
-      else if (error instanceof KubeStoreError && target.type === 'resource')
+      else if (error instanceof ImpersonationHeaderError) {
+        log.record('kube', operation, 500);
+        send(
+          response,
+          500,
+          `Internal Server Error: ${JSON.stringify(request.url ?? '/')}: ${error.message}\n`,
+        );
+      } else if (error instanceof KubeStoreError && target.type === 'resource')
         fail(fromStoreError(error, refOf(target)));
       else fail(new KubeApiError('InternalError', `serving ${operation}: ${messageOf(error)}`));
     }
