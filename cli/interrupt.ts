@@ -1,5 +1,5 @@
 /**
- * Ctrl-C during `refresh` (issue 27): the first one asks every run of the command to stop — the cancel
+ * Ctrl-C during `refresh`: the first one asks every run of the command to stop — the cancel
  * event, which a run acts on at its next activity boundary whatever its step
  * (functions/orchestrations/cancel.ts) — and the command waits for them to end: each gives back what it
  * holds and ends failed, saying what it gave back. Runs the command starts afterwards (the next pools of a

@@ -1,5 +1,5 @@
 /**
- * What an interrupted refresh left, read from the world once its run ended (issue 27): the pool's lease,
+ * What an interrupted refresh left, read from the world once its run ended: the pool's lease,
  * the nodes carrying the run's marker with their VMs' power state, its pods, snapshots, copy disks and
  * image versions, and a canary record — what `status` and `release --dry-run` read
  * (shared/application/pool-holdings.ts), never a guess from the step the run was at. The command prints it

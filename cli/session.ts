@@ -79,7 +79,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
 }
 
 /**
- * The CLI's metrics (issue 16), only when asked: `VMSSP_METRICS=console` prints them, an
+ * The CLI's metrics, only when asked: `VMSSP_METRICS=console` prints them, an
  * `OTEL_EXPORTER_OTLP_ENDPOINT` (or `VMSSP_METRICS=otlp`) exports them over OTLP/HTTP. The SDK is loaded
  * only then.
  */

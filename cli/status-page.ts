@@ -1,5 +1,5 @@
 /**
- * `vmss-prototype status --html <file>` and `status --serve <port>` (issue 16): the status page written to
+ * `vmss-prototype status --html <file>` and `status --serve <port>`: the status page written to
  * a file, or served on 127.0.0.1 (for the simulator) and rendered afresh for every request. Loaded only by
  * `status` when one of the two flags is given.
  */

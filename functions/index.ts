@@ -4,6 +4,6 @@ import './triggers/index.js';
 
 import { startWorkerTelemetry } from '../shared/composition-root.js';
 
-// Metrics (issue 16): the worker composes its dependencies on the first activity, after this module has
+// Metrics: the worker composes its dependencies on the first activity, after this module has
 // finished loading, so the composition takes the distro's meter provider (none without a connection string).
 await startWorkerTelemetry();

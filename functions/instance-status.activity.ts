@@ -2,8 +2,8 @@
  * The one activity that reads the Durable host itself: the runtime status of an orchestration instance.
  * Orchestrators ask it before they start a pool's singleton refresh as a sub-orchestration, because a
  * backend does not refuse a start over a running instance id: the Azure Storage backend writes a second
- * ExecutionStarted over it and the running refresh is replaced mid-capture (seen on the real host,
- * issue 26). A start that races this check is still held off by the pool lease (docs/design.md).
+ * ExecutionStarted over it and the running refresh is replaced mid-capture (seen on the real Functions
+ * host). A start that races this check is still held off by the pool lease (docs/design.md).
  *
  * The status comes from the durable client binding (`df.input.durableClient()`, registered in
  * refresh.registrations.ts); the local runner hands its own client to every activity under

@@ -2,8 +2,8 @@
 // finished child's outcome to its parent.
 //
 // A start over an instance id that is still running is NOT refused: the Azure Storage backend writes
-// the new ExecutionStarted over it and the instance begins a second execution (seen on the real host,
-// issue 26); the first execution's pending work and its parent are forgotten. The runner does the same,
+// the new ExecutionStarted over it and the instance begins a second execution (seen on the real Functions
+// host); the first execution's pending work and its parent are forgotten. The runner does the same,
 // so an orchestrator that relies on the backend refusing a running id fails its tests here.
 import { completedTaskId, type FailureDetails, type HistoryEvent, historyEvent } from './history.js';
 import { type InstanceHost, isTerminal, type Live, type PendingWork } from './instance.js';

@@ -1,5 +1,5 @@
 // What the Durable extension makes of an out-of-process orchestrator's actions, modelled so the runner
-// numbers and schedules work exactly as the host does (issue 26: the runner used to take task ids from
+// numbers and schedules work exactly as the host does (the runner used to take task ids from
 // the SDK's own open tasks, which hid every case where the two disagree).
 //
 // The extension (azure-functions-durable-extension, src/WebJobs.Extensions.DurableTask/Listener/

@@ -205,7 +205,7 @@ export type CallOutcome<Output> =
  * yielded alone is never sent again) so a host failure of one leaves none unheard; the transient failures
  * are retried together after the longest of their waits. Never a Task.any over calls already sent:
  * durable-functions 3.5 would send them again and the Durable extension would schedule them twice
- * (azure-functions-durable-js#574, issue 26).
+ * (azure-functions-durable-js#574).
  */
 export function* callEach<Input, Output>(
   context: OrchestrationContext,

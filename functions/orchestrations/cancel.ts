@@ -1,5 +1,5 @@
 /**
- * The operator's cancel of a pool refresh (issue 27, "Ctrl-C and cancel are truthful at every step"): the
+ * The operator's cancel of a pool refresh ("Ctrl-C and cancel are truthful at every step"): the
  * cancel event (Ctrl-C in the CLI, the HTTP API's cancel) and a cancel asked on the pool's lease
  * (`vmss-prototype cancel`, any machine) stop the run at its next activity boundary, wherever it is, and
  * the run gives back what it holds before it ends.

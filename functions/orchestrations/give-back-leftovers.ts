@@ -46,7 +46,7 @@ export function* giveBackLeftovers(
   const read = () =>
     call(context, activities.readPoolHoldings, { cluster: hold.cluster, pool: hold.pool }, { step: STEP });
   let view = yield* read();
-  // A dead run's canary first (issue 13): the model goes back to its prior image before the reaper
+  // A dead run's canary first: the model goes back to its prior image before the reaper
   // judges the versions (it keeps the one a model pins), and the canary instances go; then what is left
   // is read again.
   let canary: { gaveBack: string[]; failures: string[] } = { gaveBack: [], failures: [] };
@@ -303,7 +303,7 @@ function* carryOut(
         break;
       case 'restore-node': {
         // The node is given back once its VM runs again. A VM that could not be started keeps the node
-        // cordoned and marked: the marker is what lets the next reaper tick find and start it (issue 27).
+        // cordoned and marked: the marker is what lets the next reaper tick find and start it.
         yield* awaitStarts();
         const why = notStarted.get(action.node);
         if (why !== undefined) {

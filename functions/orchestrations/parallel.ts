@@ -6,7 +6,7 @@
  *
  * No task is ever sent twice. durable-functions 3.5 sends the whole action tree of each new Task.any, and
  * the Durable extension schedules every copy again under a new id, after which its ids and the SDK's no
- * longer match (azure-functions-durable-js#574; the real host failed every refresh this way, issue 26).
+ * longer match (azure-functions-durable-js#574; the real host failed every refresh this way).
  * So when one branch moves on while the other's task was already sent:
  * - a pending timer is stood in for by a new timer at the same time (`durableTimer`); the first one
  *   still fires, unheard; a pending race of a timer and an event (a sleep the operator's cancel may end)

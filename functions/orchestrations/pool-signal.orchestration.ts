@@ -64,7 +64,7 @@ function* runPoolSignal(
   const waitMs = Math.max(input.quietPeriodSeconds, input.minimumReadySeconds, 0) * 1000;
   let notices = 1;
   const runs: PoolSignalRun[] = [];
-  // A new wait for each race, never one sent twice (races.ts EventWatch, issue 26); a notice that
+  // A new wait for each race, never one sent twice (races.ts EventWatch); a notice that
   // arrived while nothing waited (during a refresh) is found and wins at once.
   const rebootNotices = new EventWatch(context, EVENT.rebootNotice);
   /** True when a notice arrives before `timer` fires (the timer is then cancelled). */

@@ -2,7 +2,7 @@
  * Durable timers and external events raced against them, made so that no task is ever sent twice
  * (docs/conventions.md): durable-functions 3.5 sends the whole action tree of every new Task.any
  * (azure-functions-durable-js#574) and the Durable extension makes each copy a task of its own, after
- * which its ids and the SDK's drift apart (issue 26).
+ * which its ids and the SDK's drift apart.
  *
  * A timer or a race that was already sent and must be waited for again (by `inParallel`, when the other
  * branch moved on) is stood in for by a new one equivalent to it: `standInFor` says how.

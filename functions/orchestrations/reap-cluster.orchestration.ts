@@ -1,5 +1,5 @@
 /**
- * The reaper on its own timer (`%VMSSP_REAPER_SCHEDULE%`, every 5 minutes by default; issue 27): for each
+ * The reaper on its own timer (`%VMSSP_REAPER_SCHEDULE%`, every 5 minutes by default): for each
  * pool of a cluster, gives back what runs that are no longer alive left (`releaseLeftovers`, as `release`
  * does). It only reads unless something is to be given back, and leaves a pool a live run holds alone; so a
  * dead run's node is back within its lease's expiry plus one period, not at the next refresh. The pools

@@ -109,7 +109,7 @@ function* runRefreshCluster(
       }
     }
   }
-  // Refusals decided at the cluster's planning (the refreshed pools report their own, issue 16).
+  // Refusals decided at the cluster's planning (the refreshed pools report their own).
   if (input.dryRun !== true) {
     const time = eventTime(context);
     const key = `${context.df.instanceId}@${time}`;
@@ -133,7 +133,7 @@ function* runRefreshCluster(
 
   // Window of sub-orchestrations: a finished pool makes room for the next one. Each child is sent once:
   // the children started in a round race only a new check timer, and children sent before are only ever
-  // waited for on their own (a Task.any over them would send them again, issue 26).
+  // waited for on their own (a Task.any over them would send them again).
   const inFlight: WindowEntry<string, PoolRefreshResult>[] = [];
   let next = 0;
   while (next < toRefresh.length || inFlight.length > 0) {

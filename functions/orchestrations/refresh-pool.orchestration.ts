@@ -2,7 +2,7 @@
  * Refreshes one node pool (docs/design.md#one-refresh-step-by-step): plan, hold the pool, then the phases — prepare the image
  * definition, capture the donor's OS disk (capture.phase.ts: drain-and-stop and run-command;
  * live-capture.phase.ts: live), build and publish a gallery image version (image.phase.ts), test it on
- * canary instances before it is published (canary.phase.ts; issue 13), point the scale set at it and clean
+ * canary instances before it is published (canary.phase.ts), point the scale set at it and clean
  * up (model.phase.ts), label the pool's nodes with their generation (generations.phase.ts). A
  * deterministic generator:
  * every effect is an activity, every wait a durable timer, every decision a pure domain function. Each
@@ -58,7 +58,7 @@ import { releaseLeftovers } from './release-pool.orchestration.js';
 import { eventTime, PhaseClock, reportRunEvents } from './run-events.js';
 import { StepFailure } from './step-failure.js';
 
-/** What a run reports at its end (issue 16): its phase timings and events it held back until then. */
+/** What a run reports at its end: its phase timings and events it held back until then. */
 interface RunReport {
   readonly clock: PhaseClock;
   /** Version events, timed when they happened, sent with the run's last event (one activity, not three). */

@@ -1,6 +1,5 @@
 /**
- * The schedule's run of one Azure subscription's clusters (`refresh-subscription:<subscriptionId>`,
- * issue 32): Compute's throttling limits are per subscription and region, so a night when hundreds of
+ * The schedule's run of one Azure subscription's clusters (`refresh-subscription:<subscriptionId>`): Compute's throttling limits are per subscription and region, so a night when hundreds of
  * pools are due admits them per pool, per subscription (shared/domain/admission.ts). Each cluster is
  * planned by its own `refresh:<cluster>` run with `handOverPools` (plan, give back leftovers, report
  * refusals), a cluster or two ahead of the slots; the pools it hands over wait in one queue and start as

@@ -67,7 +67,7 @@ export function* releaseLeftovers(
   const alive = force ? undefined : live?.holder.runId;
   const preview = planReaping(view.holdings, alive);
   // A dead run's canary: the model pinned to a version nobody tests any more, recorded on the scale set
-  // (issue 27: a run killed while testing left every scale-out booting the untested image).
+  // (a run killed while testing left every scale-out booting the untested image).
   const record = view.canaryRecord;
   const deadCanary: string[] =
     record === undefined

@@ -1,5 +1,5 @@
 /**
- * Retires nodes of older generations (issue 31, docs/retirement.md): plan (the pool's policy, or every
+ * Retires nodes of older generations (docs/retirement.md): plan (the pool's policy, or every
  * node of one generation on demand), and — unless it is a dry run or nothing is due — hold the pool's
  * lease, plan again under it, and retire the planned nodes one after another (retire-pool/retire-node.ts:
  * surge, hold, drain, delete), counting each against the open window's budget on the lease. A surge that

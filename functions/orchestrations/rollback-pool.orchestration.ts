@@ -1,5 +1,5 @@
 /**
- * Rolls a pool back to a retained earlier version (issue 13): plan (the domain's planRollback: the
+ * Rolls a pool back to a retained earlier version: plan (the domain's planRollback: the
  * previous usable version, or the operator's `to`, refused when it is not Succeeded, was rejected or is
  * gone, or a canary is running), then — unless it is a dry run — put the target back in `latest` if an
  * earlier rollback hid it, point a pinned model at it (If-Match on the planned read), hide the newer

@@ -1,5 +1,5 @@
 /**
- * How the orchestrations report their milestones (issue 16): they build the run events with the pure
+ * How the orchestrations report their milestones: they build the run events with the pure
  * builders of shared/application/run-events.ts, from their own deterministic time and ids, and hand
  * them to the `reportRunEvents` activity, which publishes in the background and records the metrics.
  * Events are built here but never sent from orchestrator code: a replay rebuilds identical events and

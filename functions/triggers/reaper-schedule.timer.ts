@@ -1,6 +1,6 @@
 /**
  * The reaper's schedule (`%VMSSP_REAPER_SCHEDULE%`, NCRONTAB, UTC, every 5 minutes by default): one
- * `reap:<cluster>` instance per configured cluster gives back what dead runs left in its pools (issue 27).
+ * `reap:<cluster>` instance per configured cluster gives back what dead runs left in its pools.
  * Skipped while the cluster's previous reaper run or its refresh (`refresh:<cluster>`, which reaps the
  * pools it does not refresh, each pool run its own) is active.
  */

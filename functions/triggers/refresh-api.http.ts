@@ -6,7 +6,7 @@
  * back what a pool's dead or stuck runs hold (`POST …/pools/{pool}/release`, like `vmss-prototype release`),
  * roll a pool back to a retained earlier version (`POST …/pools/{pool}/rollback`), and retire nodes of
  * older image versions (`POST …/pools/{pool}/retire`, docs/retirement.md). The status page
- * (`GET /api/status/page[?cluster=]`, issue 16) is the same status as one self-contained HTML document.
+ * (`GET /api/status/page[?cluster=]`) is the same status as one self-contained HTML document.
  * Starts answer 202 with the durable status links.
  */
 import { randomUUID } from 'node:crypto';

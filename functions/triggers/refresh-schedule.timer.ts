@@ -1,7 +1,7 @@
 /**
  * The schedule (`%VMSSP_SCHEDULE%`, NCRONTAB, UTC): auto mode for every configured cluster. Clusters are
  * grouped by Azure subscription, one `refresh-subscription:<subscriptionId>` instance each, which admits
- * the subscription's pools a few at a time (refresh-subscription.orchestration.ts, issue 32) and skips
+ * the subscription's pools a few at a time (refresh-subscription.orchestration.ts) and skips
  * a cluster whose own run is still active; a subscription whose previous run is still active is skipped.
  */
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * The retirement timer (issue 31, docs/retirement.md): every quarter hour, one `retire:<cluster>` run per
+ * The retirement timer (docs/retirement.md): every quarter hour, one `retire:<cluster>` run per
  * configured cluster starts the retirement of the pools whose scheduled retirement may act now. The pace
  * is the operator's, set per pool by windows and budgets: this timer only bounds how soon after a window
  * opens its first node goes (at most 15 minutes). Skipped while the cluster's previous run is active.

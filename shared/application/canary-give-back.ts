@@ -1,6 +1,6 @@
 /**
  * Giving back the canary of a run that died for good, from Azure state alone (the scale set's canary
- * record, the version, the instances): for the reaper of issue 11, which knows which runs are dead. The
+ * record, the version, the instances): for the reaper, which knows which runs are dead. The
  * decision is the domain's (decideCanaryGiveBack); this carries it out, each write idempotent, so the
  * reaper may call it again until it reports nothing left to do.
  */

@@ -1,5 +1,5 @@
 /**
- * The canary gate's use cases (issue 13), one idempotent step each: read the model as it is, pin it to
+ * The canary gate's use cases, one idempotent step each: read the model as it is, pin it to
  * the version under test (with If-Match, recording what it was in the scale set's tags), add the canary
  * instances, observe them, restore the model exactly, delete or keep the canaries, mark the version.
  * Every write re-reads first, so a retried activity finds its own earlier write done; a change by another

@@ -1,8 +1,8 @@
 /**
  * Keeps the generation labels (and the optional older-generation taint) of one pool's nodes current
- * (issue 13), and says how fresh the pool is. Runs at the end of every refresh and rollback, so every
+ *, and says how fresh the pool is. Runs at the end of every refresh and rollback, so every
  * timer tick too. Touches nothing but our label and our taint — and, for a run that holds the pool, the
- * pool lease's record of nodes per generation over time (issue 31; shared/domain/generation-samples.ts).
+ * pool lease's record of nodes per generation over time (shared/domain/generation-samples.ts).
  */
 import type { ClusterNode } from '../domain/cluster-node.js';
 import type { ImageVersion, ScaleSetInstance } from '../domain/compute.js';

@@ -1,9 +1,9 @@
 /**
  * The nodes a step needs, read page by page and kept only when they matter to it: memory holds one page
  * and what is kept (a pool's members, the nodes carrying our marker), never the whole cluster's list —
- * 20 000 nodes are ~280 MB as one list (issue 14, bench `planner-memory`). A pool's members are listed
+ * 20 000 nodes are ~280 MB as one list (bench `planner-memory`). A pool's members are listed
  * by the pool's label where its nodes carry one (`poolMemberNodes`), so a step of one pool's refresh
- * reads that pool's pages, not the cluster's (issue 32, bench `nodeListPagesPerPoolRefresh`).
+ * reads that pool's pages, not the cluster's (bench `nodeListPagesPerPoolRefresh`).
  */
 import type { ClusterNode } from '../domain/cluster-node.js';
 import type { ScaleSetInstance } from '../domain/compute.js';

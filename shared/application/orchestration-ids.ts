@@ -37,7 +37,7 @@ export function clusterInstanceId(cluster: string): string {
   return `refresh:${cluster}`;
 }
 
-/** The schedule's run of one subscription's clusters, admitted a few pools at a time (issue 32). */
+/** The schedule's run of one subscription's clusters, admitted a few pools at a time. */
 export function subscriptionInstanceId(subscriptionId: string): string {
   return `refresh-subscription:${subscriptionId.toLowerCase()}`;
 }

@@ -237,7 +237,7 @@ export async function planFromSelection(
           ...(plan.flavour === undefined ? {} : { flavourEvidence: plan.flavour.evidence }),
           reason: plan.why,
           warnings: plan.warnings,
-          // The node's recorded patch, whether it was chosen or named by the operator (issue 33).
+          // The node's recorded patch, whether it was chosen or named by the operator.
           ...definedOnly({ patchedAt: verdict?.lastPatchedAt }),
         };
       }
@@ -255,7 +255,7 @@ export async function planFromSelection(
   }
 
   // A canary recorded on the scale set pins the model to a version under test: nothing is planned on top
-  // of it. The run that holds the pool is testing it, or a dead run left it (issue 27): a refresh gives
+  // of it. The run that holds the pool is testing it, or a dead run left it: a refresh gives
   // that back first, and so do `release` and the reaper.
   const canary = parseCanaryRecord(scaleSet.tags);
   if (canary.kind !== 'none') {

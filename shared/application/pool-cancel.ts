@@ -1,6 +1,6 @@
 /**
  * A cancel asked through the pool's lease (`vmss-prototype cancel`, from any machine; pool-lease.ts
- * `requestPoolCancel`), seen at every activity boundary of the run that holds the pool (issue 27).
+ * `requestPoolCancel`), seen at every activity boundary of the run that holds the pool.
  *
  * The run does not spend an activity of its own on it: every activity it calls while it may still be
  * cancelled carries the lease to read (`withCancelWatch`), and reads it first — one GET — before it does

@@ -51,7 +51,7 @@ export interface PoolHoldingsView {
   readonly lease?: PoolLease;
   readonly holdings: PoolHoldings;
   /**
-   * The canary recorded on the scale set's tags (issue 13), if any: the run that made it, or `damaged`.
+   * The canary recorded on the scale set's tags, if any: the run that made it, or `damaged`.
    * Read with the rest, so that a run whose pool has no canary of a dead run reads the model once.
    */
   readonly canaryRecord?: { readonly run: string } | 'damaged';

@@ -1,5 +1,5 @@
 /**
- * Planning a pool's retirement (issue 31, docs/retirement.md): read the pool's nodes with their
+ * Planning a pool's retirement (docs/retirement.md): read the pool's nodes with their
  * generations, the definition's versions, the scale set's capacity, the open window and what it already
  * retired (the pool lease's lasting record), then ask the domain (planRetirement) which nodes go now.
  * Every node of the pool gets a line: what happens to it and why. Reads only; the orchestration acts.

@@ -313,7 +313,7 @@ export async function readPoolStatus(
   const provenance = version === undefined ? undefined : provenanceOf(version);
   const builtAt = version?.publishedAt ?? version?.tags['vmss-prototype.built-at'];
   // The pool's label is read once (a GET of a member) and selects both its members and the nodes its
-  // runs marked: a status reads the pool's pages, not the cluster's (issue 32).
+  // runs marked: a status reads the pool's pages, not the cluster's.
   const instances = await handle.compute.instances.list(pool.scaleSet);
   const poolLabels = await poolLabelOf(handle.kube, instances);
   const [{ ownership, lease, run }, read] = await Promise.all([

@@ -82,7 +82,7 @@ export interface RefreshPoolInput extends PoolTarget {
   readonly runSeed?: string;
 }
 
-/** What the canary gate of a run did (issue 13). */
+/** What the canary gate of a run did. */
 export interface CanaryReport {
   readonly verdict: 'passed' | 'rejected';
   /** Why it was rejected (the first failed condition). */
@@ -102,7 +102,7 @@ export interface CanaryReport {
   readonly keptSize?: { readonly retired: readonly string[]; readonly detail: string };
 }
 
-/** The generation labels a run left (issue 13). */
+/** The generation labels a run left. */
 export interface GenerationsReport {
   readonly nodes: number;
   readonly labelled: number;
@@ -178,7 +178,7 @@ export interface RefreshClusterInput {
   /** At most this many pools at once, below the setting. */
   readonly maxParallelPools?: number;
   /**
-   * The schedule's subscription run admits this cluster's pools one by one (issue 32): plan, give back
+   * The schedule's subscription run admits this cluster's pools one by one: plan, give back
    * leftovers and report refusals, then end with the pools to refresh in `handedOver` instead of
    * refreshing them.
    */

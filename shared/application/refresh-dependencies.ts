@@ -50,7 +50,7 @@ export interface PoolRunSettings {
   readonly liveRootPartition: number;
   /** `capture.live.maxFreeze` in seconds. */
   readonly liveMaxFreezeSeconds: number;
-  /** The canary gate a new version must pass before it is published (issue 13). */
+  /** The canary gate a new version must pass before it is published. */
   readonly canary: CanaryPolicy;
   /** Node generation labels and the optional taint on older generations. */
   readonly generations: GenerationPolicy;
@@ -117,9 +117,9 @@ export interface RefreshDependencies {
   now(): Date;
   /** Who runs: the runner kind (`cli`, `function-app`) and its host, for the pool lease's holder identity. */
   readonly runner: RunnerIdentity;
-  /** Where run events go (issue 16); absent: none are published (no topic configured). */
+  /** Where run events go; absent: none are published (no topic configured). */
   readonly events?: RunEventPublisher;
-  /** The run metrics (issue 16); absent: none are recorded. */
+  /** The run metrics; absent: none are recorded. */
   readonly metrics?: RunEventRecorder;
   /** Configured values never quoted from a pod into a reason or an event (canary check pods' environment values). */
   readonly sensitiveValues?: readonly string[];

@@ -1,5 +1,5 @@
 /**
- * The builds auto mode must not repeat (issue 13): every rejected version of the pool's definition names
+ * The builds auto mode must not repeat: every rejected version of the pool's definition names
  * its donor and patch. Read whatever image the model uses now: after a rejected first refresh the model
  * is back on its marketplace image, and the record is still what keeps the same build from happening.
  */

@@ -1,5 +1,5 @@
 /**
- * What the retire-pool orchestration takes and reports (issue 31, docs/retirement.md). Plain JSON: it
+ * What the retire-pool orchestration takes and reports (docs/retirement.md). Plain JSON: it
  * crosses durable boundaries and is shown by the CLI, the HTTP API and the status page.
  */
 import type { PoolTarget } from './pool-plan.js';

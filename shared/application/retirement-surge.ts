@@ -1,5 +1,5 @@
 /**
- * The Azure and lease side of retiring one node (issue 31): record the retirement on the pool lease,
+ * The Azure and lease side of retiring one node: record the retirement on the pool lease,
  * scale the scale set out by one (surge), see the new instance and its node, and count what the window
  * retired. Each step is idempotent: a retried activity or a resumed run finds what the first try did.
  */

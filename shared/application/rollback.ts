@@ -1,5 +1,5 @@
 /**
- * The rollback use cases (issue 13): read everything the domain's `planRollback` needs (the model, the
+ * The rollback use cases: read everything the domain's `planRollback` needs (the model, the
  * pool's versions, a canary in progress) and point the model at the target with If-Match. The rollback
  * orchestration runs them step by step; `planPoolRollback` alone is the dry run.
  */

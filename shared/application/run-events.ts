@@ -1,5 +1,5 @@
 /**
- * What a run tells the outside world (issue 16): the CloudEvents the orchestrations emit at their
+ * What a run tells the outside world: the CloudEvents the orchestrations emit at their
  * milestones, built here from the runs' own results. Pure: the orchestrators call these with their
  * deterministic time and ids, so a replay builds the very same events (same ids: Event Grid subscribers
  * and our own retries dedupe on them). docs/events.md documents every type and its data.

@@ -1,5 +1,5 @@
 /**
- * The product's OpenTelemetry metrics (issue 16), recorded through @opentelemetry/api only: whichever
+ * The product's OpenTelemetry metrics, recorded through @opentelemetry/api only: whichever
  * SDK the composition registered (Azure Monitor in the function app, console or OTLP in the CLI, an
  * in-memory reader in tests) exports them; with none, the API's no-op meter drops them.
  *

@@ -1,5 +1,5 @@
 /**
- * `promotion.retirement` (issue 31, docs/retirement.md): retiring nodes of older generations at the
+ * `promotion.retirement` (docs/retirement.md): retiring nodes of older generations at the
  * operator's pace. Off by default; a cluster's fields are the defaults of its pools, a pool's override
  * them field by field (its `windows` replace the cluster's as a whole). `retire --generation V` uses the
  * budget, surge and drain timeout whether or not scheduled retirement is enabled.

@@ -371,7 +371,7 @@ const Capture = strictObject(
 });
 
 // ---------------------------------------------------------------------------------------------------------
-// Promotion: the canary gate and node generations (issue 13). Cluster-level fields have defaults; a pool's
+// Promotion: the canary gate and node generations. Cluster-level fields have defaults; a pool's
 // `promotion` overrides them field by field (a pool's checkPod replaces the cluster's as a whole).
 
 /**
@@ -723,11 +723,11 @@ function ncrontab() {
 export const Settings = z.object({
   clusters: Clusters,
   schedule: ncrontab().default('0 0 3 * * *'),
-  /** The reaper's own timer: gives back what dead runs left, between the refreshes (issue 27). */
+  /** The reaper's own timer: gives back what dead runs left, between the refreshes. */
   reaperSchedule: ncrontab().default('0 */5 * * * *'),
   taskHub: named(TASK_HUB_RULE).default('vmssprototype'),
   maxParallelPools: integer(1, 20).default(4),
-  /** Pools of one Azure subscription refreshing at once on the schedule (issue 32). */
+  /** Pools of one Azure subscription refreshing at once on the schedule. */
   maxPoolsPerSubscription: integer(1, 100).default(8),
   rebootQueue: named(QUEUE_NAME_RULE).default('vmss-prototype-reboots'),
   quietPeriod: duration(0, 86_400).default(600),

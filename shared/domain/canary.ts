@@ -1,5 +1,5 @@
 /**
- * The canary gate of a new image version (issue 13): what a canary instance must do before the version
+ * The canary gate of a new image version: what a canary instance must do before the version
  * is published — provision, register as a node under its own name, become Ready, stay Ready for the
  * soak, run every DaemonSet pod that targets it, and (optionally) pass the operator's check pod — and
  * the verdict over what was observed. Pure: observations and `now` come in as arguments.

@@ -1,5 +1,5 @@
 /**
- * A pool's convergence on its newest generation (issue 31), as `status` and the status page show it:
+ * A pool's convergence on its newest generation, as `status` and the status page show it:
  * nodes per generation over time (the pool lease's readings, shared/domain/generation-samples.ts, and the
  * nodes as `status` read them now), and the pace retirement keeps — its budget, what the open window has
  * used of it, when the window closes or the next one opens. Pure: the time comes in.

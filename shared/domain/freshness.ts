@@ -1,5 +1,5 @@
 /**
- * Freshness of a pool (issue 13): how old are the patches a node created now would boot with. For one of
+ * Freshness of a pool: how old are the patches a node created now would boot with. For one of
  * our versions, the donor's last-patch time recorded on the version; for a marketplace image, its
  * publish date when the version name tells it (Canonical's and most publishers' `…YYYYMMDD…` builds).
  * Pure: `now` comes in.

@@ -1,5 +1,5 @@
 /**
- * Nodes per generation over time (issue 31): the pool lease's lasting record
+ * Nodes per generation over time: the pool lease's lasting record
  * `vmss-prototype.io/generation-samples` (LEASE_ANNOTATIONS.generationSamples), written by every run's
  * labelling step while it holds the pool, read by `status` and drawn on the status page. Pure.
  *

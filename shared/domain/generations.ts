@@ -1,5 +1,5 @@
 /**
- * Node generations (issue 13): every node of a managed pool carries the image version its machine was
+ * Node generations: every node of a managed pool carries the image version its machine was
  * built from, as a label, and — when a pool asks for it — nodes more than K generations behind the
  * version new nodes get carry a taint. Which version an instance was built from, how many generations
  * behind that is, and which label and taint changes bring the nodes there. Pure.

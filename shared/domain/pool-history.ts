@@ -1,5 +1,5 @@
 /**
- * A pool's recent history as the status page shows it (issue 16), rebuilt from what the runs leave in
+ * A pool's recent history as the status page shows it, rebuilt from what the runs leave in
  * Azure and the cluster, never from a runner's files: each image version we built names its run, donor and
  * patch time in its tags and its creation second in its name; ARM records when it was created; a rejection
  * or abandonment is a tag with its reason; the pool lease names the last run and when it let go. Pure:

@@ -182,7 +182,7 @@ export function planReaping(holdings: PoolHoldings, aliveRunId: string | undefin
       });
     } else if (node.instance.kind === 'unknown') {
       // Its VM may be one we stopped: the marker is what finds it again, so the node stays held until its
-      // power state can be read (issue 27: a VM stopped for good once the marker was gone).
+      // power state can be read (a VM stopped for good once the marker was gone).
       kept.push({
         what,
         reason:

@@ -204,7 +204,7 @@ function untrustedPatchWarnings(selection: PrototypeSelection): string[] {
 }
 
 /**
- * Adds the bootstrap flavour to a plan (issue 12): the configured flavour refuses the pool whatever the
+ * Adds the bootstrap flavour to a plan: the configured flavour refuses the pool whatever the
  * nodes say when the product cannot capture it (none today: captureDecision); otherwise a plan that would refresh takes the
  * configured flavour or the one its donor shows, and is refused when that one is unknown or cannot be
  * captured. The reason names the flavour, the evidence and what to do. A refused, disabled or node-less

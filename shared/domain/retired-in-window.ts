@@ -1,6 +1,6 @@
 /**
  * The pool lease's lasting record of which nodes the open retirement window has retired
- * (LEASE_ANNOTATIONS.retiredInWindow, issue 31): `<window opened at, RFC 3339> <node>,<node>…`, e.g.
+ * (LEASE_ANNOTATIONS.retiredInWindow): `<window opened at, RFC 3339> <node>,<node>…`, e.g.
  * `2026-11-28T02:00:00.000Z k8s-pool2-vmss000002`. Names, so that recording one twice (a retried
  * activity) counts it once. The record belongs to the window that opened then: once another window is
  * open, it counts nothing. Pure.

@@ -1,5 +1,5 @@
 /**
- * The record a retirement run keeps on the pool lease while it retires one node (issue 31): enough for
+ * The record a retirement run keeps on the pool lease while it retires one node: enough for
  * the reaper to give the pool back its size and the node its state when the run is gone — which run,
  * which node and instance, the scale set's capacity before the surge, and the surge's instance once seen.
  * Pure: parse and write.

@@ -1,5 +1,5 @@
 /**
- * Retirement of older generations at the operator's pace (issue 31; Karpenter's disruption controls are
+ * Retirement of older generations at the operator's pace (Karpenter's disruption controls are
  * the model operators know): which nodes of a pool may be retired now — drained and their instances
  * replaced by the newest generation — under a policy (generations older than an age or beyond the
  * newest N), a budget (nodes or a percentage of the pool, rounded up as Karpenter rounds), schedule

@@ -1,5 +1,5 @@
 /**
- * Rolling a pool back to a retained earlier version (issue 13): which version, what else changes, or
+ * Rolling a pool back to a retained earlier version: which version, what else changes, or
  * why not. One step of ARM time and no capture: the model is pointed at the target (pinned, or the
  * definition with every newer version hidden from `latest`), and the versions it rolls back from are
  * hidden and rejected, so that neither `latest` nor auto mode brings them back. Pure.

@@ -1,5 +1,5 @@
 /**
- * Schedule windows (issue 31): an NCRONTAB schedule (six fields, seconds first, as the Functions timer's)
+ * Schedule windows: an NCRONTAB schedule (six fields, seconds first, as the Functions timer's)
  * that opens a window of a given duration at each of its firings, like Karpenter's disruption budget
  * `schedule` + `duration`. Pure: whether a window is open at `now`, and when the next one opens. Only
  * valid expressions are given (settings validate them with shared/config/ncrontab.ts).

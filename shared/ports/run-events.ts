@@ -1,5 +1,5 @@
 /**
- * The port to where run events go (issue 16): CloudEvents 1.0 for operators to automate on, published
+ * The port to where run events go: CloudEvents 1.0 for operators to automate on, published
  * to an Event Grid topic by shared/adapters/eventgrid/run-event-publisher.ts. What each event says is the
  * application's (shared/application/run-events.ts); this is only the envelope and the promise.
  */

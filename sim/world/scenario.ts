@@ -218,7 +218,7 @@ export type Workload = z.infer<typeof Workload>;
 
 export const Cluster = z.strictObject({
   name: Name,
-  /** The cluster's Azure subscription; absent: the scenario's. A fleet spans several (issue 32). */
+  /** The cluster's Azure subscription; absent: the scenario's. A fleet spans several. */
   subscriptionId: z.guid('expected a subscription GUID').optional(),
   resourceGroup: AzureName,
   kubernetesVersion: z

@@ -1,5 +1,5 @@
 /**
- * The fleet bench (issue 32): 1 000 pools (5 subscriptions × 20 clusters × 10 pools of 3 nodes) on one
+ * The fleet bench: 1 000 pools (5 subscriptions × 20 clusters × 10 pools of 3 nodes) on one
  * local durable runner against one simulator with Compute's per-subscription throttling enforced,
  * refreshed through the schedule's path (tests/chaos/fleet-harness.ts), with a progress line every
  * `BENCH_FLEET_EVERY` (default 50) pool runs ended. `BENCH_FLEET_SHAPE=SxCxP` (e.g. `2x5x4`) measures a

@@ -124,7 +124,7 @@ function measured(figures: RefreshFigures | { readonly refused: string }): Refre
   return 'refused' in figures ? undefined : figures;
 }
 
-/** The machine-readable summary: the figures issue 14 asks for, and the details they come from. */
+/** The machine-readable summary: the headline figures, and the details they come from. */
 async function jsonSummary(): Promise<Record<string, unknown>> {
   const progress = (text: string) => process.stderr.write(`bench: ${text}\n`);
   progress('selection at 5 000 and 20 000 nodes');

@@ -1,5 +1,5 @@
 /**
- * A kubeadm pool on the simulator (issue 29), `kamino-observed` latency profile, manual clock: one refresh
+ * A kubeadm pool on the simulator, `kamino-observed` latency profile, manual clock: one refresh
  * by drain-and-stop (the donor snapshotted as it is and given back, then its copy scrubbed) and one live,
  * with the same figures as the refresh bench; and a new node's time to Ready before the refresh (a
  * marketplace image, full bootstrap) and after it (the captured image, `kubeadm join` only). The times to

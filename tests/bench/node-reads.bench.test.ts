@@ -1,5 +1,5 @@
 /**
- * One pool refresh on a large cluster reads the whole node list once (issue 32; the goal: at most twice): the
+ * One pool refresh on a large cluster reads the whole node list once (the goal: at most twice): the
  * count of node-list pages comes from the simulator's request log and does not vary between runs.
  */
 import assert from 'node:assert/strict';

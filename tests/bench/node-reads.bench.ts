@@ -1,5 +1,5 @@
 /**
- * Node reads of one pool refresh on a 20 000-node cluster (issue 32): the node-list pages the simulated
+ * Node reads of one pool refresh on a 20 000-node cluster: the node-list pages the simulated
  * API server served during one refresh of one pool, with the canary on and the product's default
  * `canary.afterPass: keep-size` (one older node retired in the canary's place), beside the pages of one
  * listing of every node. The goal: at most two full listings' worth of pages per pool refresh, whatever

@@ -1,5 +1,5 @@
 /**
- * The planner's memory on a 20 000-node cluster listed page by page (issue 14, "Large clusters"): the
+ * The planner's memory on a 20 000-node cluster listed page by page ("Large clusters"): the
  * product's planner (one listing for 40 pools, pages folded as they arrive) against the whole-list way
  * planning worked before, each in its own child process so that each peak RSS is its own. The two must
  * choose the same donors.

@@ -1,6 +1,6 @@
 /**
  * Peak RSS of the planner and of the status reads on a 20 000-node cluster through the real Kubernetes
- * adapter (issue 32): the simulator runs in this process, its `prod` cluster grown to that many nodes
+ * adapter: the simulator runs in this process, its `prod` cluster grown to that many nodes
  * written straight into the simulated API server (node-reads.bench.ts), and the planner
  * (`planPoolsOfCluster`, as `vmss-prototype plan` runs it) or `readPoolStatus` of every pool runs in a
  * child process over the product's composition: @kubernetes/client-node over HTTPS, ARM over HTTPS. The

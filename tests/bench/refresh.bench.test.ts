@@ -46,7 +46,7 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
       arm.excludingPolls + arm.operationStatusReads + arm.resourcePolls + arm.repeatedReads,
     );
     assert.ok(arm.operationStatusReads > 0 && arm.resourcePolls > 0, JSON.stringify(arm));
-    // ARM's read budget (issue 14): 107 requests before the canary watched its node in the cluster and
+    // ARM's read budget: 107 requests before the canary watched its node in the cluster and
     // stopped reading ARM while its node stays Ready, steps read the model without its image's facts,
     // polls waited for the expected end, the pin and the canaries' scale-out became one write, a run
     // reads the model once when no dead run's canary is recorded, and no step reads what the one before

@@ -1,5 +1,5 @@
 /**
- * Cancel at every step (issue 27, "Ctrl-C and cancel are truthful at every step"). A reference run names
+ * Cancel at every step ("Ctrl-C and cancel are truthful at every step"). A reference run names
  * the steps of a refresh; then, for every step and both ways of asking — the cancel event (Ctrl-C, the
  * HTTP API) and a request written on the pool's lease (`vmss-prototype cancel`, any machine) — a fresh
  * world, the cancel asked the moment the run reaches the step, and:

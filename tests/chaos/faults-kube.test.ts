@@ -134,7 +134,7 @@ void describe('Kubernetes and donor faults during a refresh', { concurrency: fal
     }
   });
 
-  // Issue 27, finding 1: the API server away while the donor's VM is stopped. The run's start of the VM
+  // The API server away while the donor's VM is stopped. The run's start of the VM
   // is fenced by the pool's lease, which lives in the cluster: it must wait for the API server as long as
   // the node's own restore does, and never leave the VM stopped once the node is given back.
   for (const minutes of [5, 20, 45]) {

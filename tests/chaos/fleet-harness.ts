@@ -1,5 +1,5 @@
 /**
- * A fleet in one simulator (issue 32): `subscriptions` × `clustersPerSubscription` × `poolsPerCluster`
+ * A fleet in one simulator: `subscriptions` × `clustersPerSubscription` × `poolsPerCluster`
  * pools of 3 nodes, every cluster in its own resource group, Compute's and ARM's per-subscription
  * throttling enforced (sim/arm/throttling.ts), and the product's schedule path: the refresh timer's
  * handler starts one `refresh-subscription:<s>` run per subscription on the local durable runner, which

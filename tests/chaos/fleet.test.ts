@@ -1,5 +1,5 @@
 /**
- * A small fleet refreshing in one simulated night through the schedule's path (issue 32): 2
+ * A small fleet refreshing in one simulated night through the schedule's path: 2
  * subscriptions × 3 clusters × 2 pools, Compute's throttling enforced, 3 pools of a subscription at once,
  * at most 2 of one cluster: the admission counts pools, so pools of two clusters share the slots. Every
  * pool is refreshed, none fails, and no subscription ever had more pool runs at once than its admission

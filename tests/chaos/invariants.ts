@@ -1,5 +1,5 @@
 /**
- * The invariants every refresh must leave behind, whatever failed on the way (issue 7): checked from
+ * The invariants every refresh must leave behind, whatever failed on the way: checked from
  * the simulator's own records against a snapshot of the world taken before the run, so a run that
  * reports success while leaving a node cordoned (or fails leaving a snapshot behind) is caught.
  */

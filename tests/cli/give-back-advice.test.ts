@@ -1,4 +1,4 @@
-// Every place a refresh ends without its node given back names the same way back (issue 27).
+// Every place a refresh ends without its node given back names the same way back.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 

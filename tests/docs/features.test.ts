@@ -1,5 +1,5 @@
 /**
- * The documentation never calls a built feature unbuilt (issue 33: design.md listed retirement under
+ * The documentation never calls a built feature unbuilt (design.md listed retirement under
  * "not supported" after `retire` shipped). Each feature names the files that implement it (the test fails
  * when one is gone: then the feature, or this list, changed) and the words that name it in prose; no
  * sentence of docs/ or the README that names it may say it is not built, not yet there, or planned.

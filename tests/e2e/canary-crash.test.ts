@@ -1,5 +1,5 @@
 /**
- * Crash and resume inside the canary phase (issue 13): a refresh with the canary gate runs in a child
+ * Crash and resume inside the canary phase: a refresh with the canary gate runs in a child
  * process against a simulator in this test process and is killed with SIGKILL right after each activity
  * of the canary phase (pin, scale-out, observations, the publish request or the give-back); a new runner
  * resumes from the persisted history. A canary that joins must end published, the model on the

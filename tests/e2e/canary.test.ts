@@ -1,5 +1,5 @@
 /**
- * The canary gate end to end on the simulator (issue 13): a new version is built hidden, the model is
+ * The canary gate end to end on the simulator: a new version is built hidden, the model is
  * pinned to it and a canary instance added; a canary that joins, turns Ready, soaks and runs its
  * DaemonSet pods (and check pod) publishes the version; one that never joins, or whose check pod fails,
  * puts the model back exactly as it was, deletes the canary, tags the version rejected and keeps it

@@ -1,5 +1,5 @@
 /**
- * CAPZ MachinePool pools end to end on the simulator (issue 30): the sample cluster's second pool made a
+ * CAPZ MachinePool pools end to end on the simulator: the sample cluster's second pool made a
  * kubeadm pool owned by a Cluster API MachinePool, its management cluster simulated with a CAPZ-like
  * reconciler (sim/README.md). Through the real orchestrator, activities, SDKs and client-node: the plan
  * refuses without the rollout opt-in and says what CAPZ will do; a refresh writes the version into the

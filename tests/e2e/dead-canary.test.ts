@@ -1,5 +1,5 @@
 /**
- * A run killed for good while its canary tests (issue 27, finding 2): the model stays pinned to the
+ * A run killed for good while its canary tests (finding 2): the model stays pinned to the
  * hidden version, the canary and its record on the scale set. `plan` must say so instead of
  * `up-to-date`, `release --dry-run` must list it, and `refresh --pool` gives it back before it plans.
  */

@@ -1,5 +1,5 @@
 /**
- * Run events end to end (issue 16): real refreshes on the simulator publish CloudEvents 1.0 through
+ * Run events end to end: real refreshes on the simulator publish CloudEvents 1.0 through
  * @azure/eventgrid to a local HTTPS receiver speaking Event Grid's publishing protocol, with a bearer
  * token; in order, once each (durable replays publish nothing twice); a topic that fails or is down does
  * not fail the refresh; a canary check pod's secret never appears in any event.

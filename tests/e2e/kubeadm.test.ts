@@ -1,5 +1,5 @@
 /**
- * kubeadm pools end to end on the simulator (issue 29): the sample cluster's second pool made a
+ * kubeadm pools end to end on the simulator: the sample cluster's second pool made a
  * self-assembled kubeadm pool (customData runs `kubeadm join` with a bootstrap token the cluster holds),
  * refreshed by drain-and-stop and by live capture through the real orchestrator, activities and SDKs.
  * The donor keeps its identity (same kubelet certificate, same machine-id on its disk), the version is

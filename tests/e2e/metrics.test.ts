@@ -1,5 +1,5 @@
 /**
- * Run metrics end to end (issue 16): a real refresh on the simulator, with ARM throttling injected,
+ * Run metrics end to end: a real refresh on the simulator, with ARM throttling injected,
  * read back from OpenTelemetry's in-memory exporter: the pool's freshness, the phase durations, the
  * donor's time out of service, the outcome count, and the 429s the ARM adapter saw.
  */

@@ -1,5 +1,5 @@
 /**
- * The reaper on its own timer (issue 27), end to end on the simulator with a manual clock: a refresh in
+ * The reaper on its own timer, end to end on the simulator with a manual clock: a refresh in
  * its own process is SIGKILLed while it holds its donor (cordoned, marked, VM stopped for the snapshot)
  * and is never resumed. Only the reaper runs after that: `reapCluster` every 5 simulated minutes, on the
  * minutes NCRONTAB `0 *\/5 * * * *` fires at. While the dead run's lease is live the reaper leaves the pool

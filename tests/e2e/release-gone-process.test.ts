@@ -1,5 +1,5 @@
 /**
- * `vmss-prototype release` on the machine of a refresh whose process is gone (issue 27): the refresh holds
+ * `vmss-prototype release` on the machine of a refresh whose process is gone: the refresh holds
  * the pool as the CLI does (runner `cli` on this host, its pid on the lease) and is SIGKILLed holding its
  * donor. `release` — a real CLI process, simulated time stopped (manual clock), the lease still live — sees
  * that pid gone, says so, and gives everything back at once instead of after the lease expired.

@@ -1,5 +1,5 @@
 /**
- * Retirement of older generations end to end on the simulator (issue 31): a 6-node pool on 3 generations
+ * Retirement of older generations end to end on the simulator: a 6-node pool on 3 generations
  * (2 nodes from the marketplace image, `unknown`; 2 from the first refresh's version; 2 from the second's,
  * the newest), a budget of 1 node per window, surge on. Run in successive windows as the timer would, the
  * pool converges to the newest generation one node per window, never with fewer than 6 Ready nodes; a

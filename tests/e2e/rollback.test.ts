@@ -1,5 +1,5 @@
 /**
- * Rollback, generations and freshness end to end (issue 13): two refreshes of a pool on the simulator
+ * Rollback, generations and freshness end to end: two refreshes of a pool on the simulator
  * build two versions (each through its canary); with `history: 1` pruning still keeps the first, the
  * rollback target; nodes carry their generation and the older generation is tainted when the pool asks
  * for it. Then the operator's path: `vmss-prototype rollback` as a child process against the same

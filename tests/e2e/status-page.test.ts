@@ -1,5 +1,5 @@
 /**
- * The status page in a real browser (issue 16): a real refresh on the simulator (manual clock), the status
+ * The status page in a real browser: a real refresh on the simulator (manual clock), the status
  * read by the real status orchestration, the page served by the CLI's `--serve` server on 127.0.0.1 and
  * opened in Debian's chromium through puppeteer-core. Checks what a person sees (pools, versions, run
  * timeline), that nothing overflows a 375 px phone screen, that hostile text stays text, and saves

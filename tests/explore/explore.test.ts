@@ -1,7 +1,7 @@
 /**
  * The fault-space explorer's sample for the test suite: every run variant × every fault kind at one
  * boundary each (a different one per fault kind, spread over the run), plus the points where outside
- * probes found a pool harmed (issue 27). Every point must keep every invariant once unattended recovery
+ * probes found a pool harmed. Every point must keep every invariant once unattended recovery
  * is over. `npm run explore` runs the whole space.
  */
 import assert from 'node:assert/strict';
@@ -23,7 +23,7 @@ void describe('fault-space explorer', { concurrency: false, timeout: 40 * 60_000
   });
 
   void it(
-    'the findings of issue 27 leave no harm after unattended recovery',
+    "the outside probes' findings leave no harm after unattended recovery",
     { timeout: 10 * 60_000 },
     async () => {
       const byName = (name: string) => {

@@ -74,7 +74,7 @@ const ALLOWED_BUILT_IN_ROLE_IDS = {
   'Key Vault Secrets User': '4633458b-17de-408a-b874-0445c86b69e6',
   'Key Vault Secrets Officer': 'b86a8fe4-44ce-4948-aee5-eccb2c155cd7',
   'Monitoring Metrics Publisher': '3913510d-42f4-4e42-8a64-420c390055eb',
-  // Issue 16: the app publishes run events to its own topic, when one is configured (send only).
+  // Run events: the app publishes run events to its own topic, when one is configured (send only).
   'EventGrid Data Sender': 'd5a91429-5739-47e2-a06b-3470a27159e7',
   // The Durable Task Scheduler backend, when chosen: data access to the one task hub.
   'Durable Task Data Contributor': '0ad04412-c4d5-4796-b79c-f76d14c8d402',
@@ -316,7 +316,7 @@ void describe('compiled template: least privilege', () => {
   });
 });
 
-void describe('compiled template: run events topic (issue 16)', () => {
+void describe('compiled template: run events topic', () => {
   void it('grants the app EventGrid Data Sender on the configured topic only, and only when it is set', () => {
     const deployment = moduleDeployment(main, 'eventsSender');
     assert.equal(deployment.condition, "[not(empty(parameters('eventsTopicResourceId')))]");

@@ -54,7 +54,7 @@ void describe('infra/azure/compute-actions.json', () => {
     );
   });
 
-  void it('deletes instances only for the canary gate (issue 13), and says so', () => {
+  void it('deletes instances only for the canary gate, and says so', () => {
     // Deleting a machine is the one destructive grant: it exists only to take back the canary instances
     // a run added itself (tests/e2e/canary.test.ts shows the product never deletes anything else).
     const deletes = entries.filter((entry) => /\/virtualMachines\/delete$/i.test(entry.action));

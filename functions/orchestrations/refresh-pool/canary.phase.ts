@@ -1,5 +1,5 @@
 /**
- * Canary phase of a pool refresh (issue 13), between building the version (hidden from `latest`) and
+ * Canary phase of a pool refresh, between building the version (hidden from `latest`) and
  * publishing it: read the model, pin it to the version and add the canary instances in one write with
  * If-Match (recording in the scale set's tags what it was), and watch them until every one passed (joined
  * under its own name, Ready, Ready for the soak, its DaemonSet pods running, the check pod succeeded) or

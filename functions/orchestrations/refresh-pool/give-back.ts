@@ -73,7 +73,7 @@ function* giveBack(run: RefreshRun, input: GiveBackInput): Generator<Task, GiveB
     }
   }
   // Starting the VM is fenced by the pool's lease, which lives in the cluster: it waits for an API server
-  // (or ARM) that is away as long as the node's restore does (issue 27, finding 1).
+  // (or ARM) that is away as long as the node's restore does (finding 1).
   const patient = { step, retry: RESTORE_RETRY, onRetry };
   let vmBack = false;
   let started = false;

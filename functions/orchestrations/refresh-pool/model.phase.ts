@@ -4,7 +4,7 @@
  * reading it back, only then remove the bootstrap extensions (a model without them but with the old image
  * would build broken nodes), and prune old versions.
  *
- * Publishing is the run's point of no return (issue 27): the publication request is the last boundary at
+ * Publishing is the run's point of no return: the publication request is the last boundary at
  * which a cancel gives everything back. From it on the run finishes publishing and the model update
  * (seconds) before a cancel can stop it, so that a pool is never left half way (a model pinned to a version
  * hidden from `latest`, a canary record on the scale set); a cancel then stops the run before its next

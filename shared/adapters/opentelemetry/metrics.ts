@@ -1,5 +1,5 @@
 /**
- * The OpenTelemetry SDKs and exporters (issue 16): the only files that load them. Application code
+ * The OpenTelemetry SDKs and exporters: the only files that load them. Application code
  * records through @opentelemetry/api (shared/application/run-metrics.ts); what exports is chosen here:
  * - the function app: the Azure Monitor OpenTelemetry distro, when the host has an Application Insights
  *   connection string (`APPLICATIONINSIGHTS_CONNECTION_STRING`), with Entra ID auth when the host says

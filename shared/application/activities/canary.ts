@@ -1,4 +1,4 @@
-/** Activities of the canary gate (issue 13) and of giving a dead run's canary back. */
+/** Activities of the canary gate and of giving a dead run's canary back. */
 import { z } from 'zod';
 
 import type { CanaryObservation } from '../../domain/canary.js';
@@ -220,7 +220,7 @@ const keepCanaryCordonedActivity = defineActivity(
 );
 
 /**
- * For the reaper (issue 11, give-back-leftovers.ts): gives back the canary a dead run left on a pool's
+ * For the reaper (give-back-leftovers.ts): gives back the canary a dead run left on a pool's
  * scale set, from Azure state alone (see canary-give-back.ts), fenced by the pool lease the caller holds.
  * Idempotent; answers `nothing-to-do` once nothing is left.
  */

@@ -1,5 +1,5 @@
 /**
- * The run events activity (issue 16): the orchestrations call it at their milestones with the events
+ * The run events activity: the orchestrations call it at their milestones with the events
  * they built (run-events.ts). It hands them to the publisher, which delivers them in the background, and
  * records the metrics they carry (run-metrics.ts explains why here and not in orchestrator code).
  *

@@ -1,4 +1,4 @@
-/** Activities of rollback and node generations (issue 13). */
+/** Activities of rollback and node generations. */
 import { z } from 'zod';
 
 import { messageOf } from '../../domain/errors.js';

@@ -1,5 +1,5 @@
 /**
- * Activities of retirement (issue 31, docs/retirement.md): plan, surge, see the surge's node, record and
+ * Activities of retirement (docs/retirement.md): plan, surge, see the surge's node, record and
  * clear the retirement on the pool lease, count what a window retired. The node itself is held, drained
  * and given back with the donor's activities (node.ts); instances are deleted with the canary's.
  */

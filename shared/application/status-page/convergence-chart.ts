@@ -1,5 +1,5 @@
 /**
- * A pool's convergence on the status page (issue 31): a small inline SVG stacked chart of its nodes per
+ * A pool's convergence on the status page: a small inline SVG stacked chart of its nodes per
  * generation over time — the readings its runs left on the pool lease (shared/domain/generation-samples.ts)
  * and the nodes as `status` read them now — with a text legend that reads without colour, and one line
  * on retirement's pace. The generation new nodes get is one strong colour at the bottom of the stack,

@@ -1,5 +1,5 @@
 /**
- * The status page (issue 16, redesigned for issue 33): one self-contained HTML document (inline CSS,
+ * The status page: one self-contained HTML document (inline CSS,
  * inline SVG, no script, nothing fetched) rendered from the same status `vmss-prototype status --json`
  * prints. It opens with what an operator asks first: which pools are stale, which nodes runs hold and
  * since when, what runs now, what failed and why (the glance table); then a section per pool; pools that

@@ -1,6 +1,6 @@
 // The out-of-process protocol's edge cases, where the local runner must behave exactly as the Durable
 // extension does (cli/runner/extension-shim.ts): including where the real host gets it wrong, so an
-// orchestrator that relies on any of these fails here as it fails on Azure (issue 26). Each case names
+// orchestrator that relies on any of these fails here as it fails on Azure. Each case names
 // what the host does; the cases marked "host fails" failed on the runner before it modelled the shim.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * reapCluster, the reaper timer's run over a cluster's pools (issue 27), through the local runner on the
+ * reapCluster, the reaper timer's run over a cluster's pools, through the local runner on the
  * port fakes: a dead run's node given back, a live run left alone, an idle pool only read; one pool failing
  * (or losing its lease mid-give-back) does not stop the next.
  */

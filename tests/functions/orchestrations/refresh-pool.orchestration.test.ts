@@ -37,7 +37,7 @@ const DONOR = nodeName(POOL, 0);
 
 /** The donor is back as it was: schedulable, without our annotations, its VM running. */
 /**
- * A donor whose VM could not be started is kept cordoned and marked (issue 27, finding 1): the marks are
+ * A donor whose VM could not be started is kept cordoned and marked (finding 1): the marks are
  * the record that we stopped its VM, for `status`, `release` and the reaper.
  */
 function assertDonorKeptForReaper(world: FakeWorld): void {

@@ -1,5 +1,5 @@
 /**
- * `release` given a holder whose process the CLI saw gone (ReleasePoolInput.holderGone, issue 27): that
+ * `release` given a holder whose process the CLI saw gone (ReleasePoolInput.holderGone): that
  * run's live lease is taken over at once, and only that run's; the orchestration itself only compares run
  * ids (the pid check is the CLI's, cli/dead-holder.ts).
  */

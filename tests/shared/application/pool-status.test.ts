@@ -1,5 +1,5 @@
 /**
- * The pool status's convergence (issue 31), read by the status orchestration on the port fakes: the
+ * The pool status's convergence, read by the status orchestration on the port fakes: the
  * lease's readings and retired-in-window record, the nodes now, the retirement settings.
  */
 import assert from 'node:assert/strict';

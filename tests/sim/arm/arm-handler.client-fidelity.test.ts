@@ -1,5 +1,5 @@
 /**
- * What real clients still saw differently from Azure (issue 34, second pass), driven through the real
+ * What real clients still saw differently from Azure (second pass), driven through the real
  * @azure/arm-compute client and, for the bodies the SDK would not send, raw HTTPS with the exact body
  * the named tool sends: partial image references (PUT refuses one that names no image, PATCH merges),
  * `az vmss scale`'s property-less PUT, `"zones": null`, and a scale-set DELETE that is authorized first and
@@ -42,7 +42,7 @@ function plain(reference: object | undefined): unknown {
   return JSON.parse(JSON.stringify(reference ?? {})) as unknown;
 }
 
-void describe('simulated ARM as real clients see it (issue 34)', () => {
+void describe('simulated ARM as real clients see it', () => {
   let world: ArmTestWorld;
 
   before(async () => {

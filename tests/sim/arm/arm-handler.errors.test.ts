@@ -486,7 +486,7 @@ describe('simulated ARM: linked authorization and the product role (infra/azure/
       assert.deepEqual(authorizer.denied(), []);
       const unused = authorizer.allowed.filter((action) => !authorizer.used().includes(action));
       // Only the Flexible-mode VM actions, Run Command (capture.mode run-command), the delete of a
-      // scale-set VM (a rejected canary's, issue 13) and live capture's disk actions (the copy disk and its
+      // scale-set VM (a rejected canary's) and live capture's disk actions (the copy disk and its
       // attach; tests/infra/permissions.test.ts runs a live refresh) stay unused by a Uniform refresh with
       // the prep pod.
       assert.ok(

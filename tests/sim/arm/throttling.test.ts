@@ -1,6 +1,6 @@
 /**
  * The rate-limit headers of the simulated ARM (sim/arm/throttling.ts) as the real @azure/arm-compute
- * client reads them (issue 34): ARM's per-principal and global subscription counters and Compute's
+ * client reads them: ARM's per-principal and global subscription counters and Compute's
  * policy counter fall with each call in their window and are back after it.
  */
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Read paths of the simulated API server where real clients saw a difference (issue 34), run with the
+// Read paths of the simulated API server where real clients saw a difference, run with the
 // clients themselves: the protobuf /openapi/v2 (curl, kubectl explain's v2 output, kubectl create
 // --validate=strict), the scheduler's and controllers' Events (kubectl get events), deletecollection
 // (curl and client-node) and streaming-list watches with sendInitialEvents (curl and client-node).

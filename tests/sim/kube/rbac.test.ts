@@ -88,7 +88,7 @@ void describe('RBAC authorizer', () => {
       },
       allowed: true,
     },
-    // The canary gate lists DaemonSets to know which must run a pod on the canary (issue 13); watch is not granted.
+    // The canary gate lists DaemonSets to know which must run a pod on the canary; watch is not granted.
     {
       attributes: { verb: 'list', apiGroup: 'apps', resource: 'daemonsets', namespace: 'kube-system' },
       allowed: true,

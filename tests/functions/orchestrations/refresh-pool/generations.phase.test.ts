@@ -1,6 +1,6 @@
 /**
  * The labelling step of a run that holds the pool records the pool's nodes per generation on the pool
- * lease (issue 31: the status page's convergence chart), through the local runner on the port fakes. A
+ * lease (the status page's convergence chart), through the local runner on the port fakes. A
  * failure to record is a warning, never the run's failure; a run that holds nothing records nothing.
  */
 import assert from 'node:assert/strict';
