@@ -4,93 +4,32 @@
 // RBAC manifests in infra/kubernetes), workload Tables, NotReady, watch rows, Events, label and patch
 // directive validation, and a /version kubectl's dispatcher picks its client by.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import { isTerminating, isUnschedulable, nodeNameOf } from '../../../sim/kube/objects.js';
-import { createRbacAuthorizer } from '../../../sim/kube/rbac.js';
 import type { TestCluster } from './fixtures.js';
-import {
-  ADMIN_TOKEN,
-  namespaceObject,
-  nodeObject,
-  readyCondition,
-  replicaSetObject,
-  runningPod,
-  SA_TOKEN,
-  startTestCluster,
-} from './fixtures.js';
-import { createTestTls } from './tls.js';
-
-const RBAC_DIR = fileURLToPath(new URL('../../../../infra/kubernetes/', import.meta.url));
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+import { nodeObject, readyCondition, replicaSetObject, runningPod } from './fixtures.js';
+import { type KubectlResult, type KubectlSession, startKubectlSession } from './kubectl-session.js';
 
 void describe('kubectl 1.32 against the simulated API server: fidelity', () => {
   let cluster: TestCluster;
   let directory: string;
   let ticker: NodeJS.Timeout | undefined;
 
-  function kubectl(...args: string[]): Promise<Result> {
-    return new Promise((resolve, reject) => {
-      const child = spawn('kubectl', args, {
-        env: { ...process.env, KUBECONFIG: join(directory, 'kubeconfig'), HOME: directory },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
-  }
+  let session: KubectlSession;
+  const kubectl = (...args: string[]): Promise<KubectlResult> => session.kubectl(...args);
 
   const node = (name: string): Record<string, unknown> =>
     cluster.store.get('nodes', undefined, name) ?? { metadata: { name } };
 
   before(async () => {
-    const tls = createTestTls();
-    const manifests = readdirSync(RBAC_DIR)
-      .filter((file) => file.endsWith('.yaml') && file !== 'kustomization.yaml')
-      .map((file) => join(RBAC_DIR, file));
-    cluster = await startTestCluster({
-      tls,
-      authorizer: createRbacAuthorizer(manifests),
-      kubernetesVersion: 'v1.32.4',
+    session = await startKubectlSession({
+      namespaces: ['default', 'apps', 'kube-system', 'vmss-prototype'],
     });
-    directory = mkdtempSync(join(tmpdir(), 'kube-sim-kubectl-fidelity-'));
-    writeFileSync(join(directory, 'ca.crt'), tls.caPem);
-    writeFileSync(
-      join(directory, 'kubeconfig'),
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        'clusters:',
-        `- name: sim\n  cluster:\n    server: ${cluster.url}\n    certificate-authority: ${join(directory, 'ca.crt')}`,
-        'users:',
-        `- name: admin\n  user:\n    token: ${ADMIN_TOKEN}`,
-        `- name: product\n  user:\n    token: ${SA_TOKEN}`,
-        'contexts:',
-        '- name: sim\n  context:\n    cluster: sim\n    user: admin',
-        '- name: product\n  context:\n    cluster: sim\n    user: product\n    namespace: vmss-prototype',
-        'current-context: sim',
-        '',
-      ].join('\n'),
-    );
-
+    ({ cluster, directory } = session);
     const { store } = cluster;
-    for (const namespace of ['default', 'apps', 'kube-system', 'vmss-prototype']) {
-      store.create('namespaces', namespaceObject(namespace));
-    }
     store.create('nodes', nodeObject('vmss000000', { 'node-role.kubernetes.io/agent': '' }));
     store.create('nodes', nodeObject('vmss000001', {}));
     store.create('nodes', nodeObject('vmss000002', {}));
@@ -123,8 +62,7 @@ void describe('kubectl 1.32 against the simulated API server: fidelity', () => {
 
   after(async () => {
     if (ticker) clearInterval(ticker);
-    await cluster.close();
-    rmSync(directory, { recursive: true, force: true });
+    await session.close();
   });
 
   void it('reports the server version kubectl picks its 1.32 client by', async () => {

@@ -3,9 +3,7 @@
 // --validate=strict), the scheduler's and controllers' Events (kubectl get events), deletecollection
 // (curl and client-node) and streaming-list watches with sendInitialEvents (curl and client-node).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
@@ -14,22 +12,9 @@ import { CoreV1Api, Watch } from '@kubernetes/client-node';
 import type { KubeObject } from '../../../sim/contracts.js';
 import { isTerminating, nodeNameOf } from '../../../sim/kube/objects.js';
 import type { TestCluster } from './fixtures.js';
-import {
-  ADMIN_TOKEN,
-  namespaceObject,
-  nodeObject,
-  replicaSetObject,
-  runningPod,
-  startTestCluster,
-} from './fixtures.js';
+import { ADMIN_TOKEN, nodeObject, replicaSetObject, runningPod, startTestCluster } from './fixtures.js';
+import { type KubectlSession, startKubectlSession } from './kubectl-session.js';
 import { bytes, named, text } from './protobuf-reader.js';
-import { createTestTls } from './tls.js';
-
-interface Result {
-  code: number | null;
-  stdout: Buffer;
-  stderr: string;
-}
 
 const PROTOBUF_ACCEPT = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
 
@@ -38,22 +23,9 @@ void describe('real clients against the simulated API server: read paths', () =>
   let directory: string;
   let ticker: NodeJS.Timeout | undefined;
 
-  function run(command: string, args: string[]): Promise<Result> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(command, args, {
-        env: { ...process.env, KUBECONFIG: join(directory, 'kubeconfig'), HOME: directory },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      const stdout: Buffer[] = [];
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout: Buffer.concat(stdout), stderr }));
-    });
-  }
-
-  const kubectl = (...args: string[]): Promise<Result> => run('kubectl', args);
+  let session: KubectlSession;
+  const run: KubectlSession['run'] = (command, args) => session.run(command, args);
+  const kubectl = (...args: string[]) => session.kubectl(...args);
 
   /** curl with the admin token; `-w` appends the status code and content type on a last line. */
   async function curl(
@@ -81,28 +53,9 @@ void describe('real clients against the simulated API server: read paths', () =>
   }
 
   before(async () => {
-    const tls = createTestTls();
-    cluster = await startTestCluster({ tls, kubernetesVersion: 'v1.32.4' });
-    directory = mkdtempSync(join(tmpdir(), 'kube-sim-reads-'));
-    writeFileSync(join(directory, 'ca.crt'), tls.caPem);
-    writeFileSync(
-      join(directory, 'kubeconfig'),
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        'clusters:',
-        `- name: sim\n  cluster:\n    server: ${cluster.url}\n    certificate-authority: ${join(directory, 'ca.crt')}`,
-        'users:',
-        `- name: admin\n  user:\n    token: ${ADMIN_TOKEN}`,
-        'contexts:',
-        '- name: sim\n  context:\n    cluster: sim\n    user: admin',
-        'current-context: sim',
-        '',
-      ].join('\n'),
-    );
+    session = await startKubectlSession({ namespaces: ['default', 'apps', 'batch'], rbac: false });
+    ({ cluster, directory } = session);
     const { store } = cluster;
-    for (const namespace of ['default', 'apps', 'batch'])
-      store.create('namespaces', namespaceObject(namespace));
     store.create('nodes', nodeObject('vmss000000'));
     store.create('nodes', nodeObject('vmss000001'));
     store.create('replicasets', replicaSetObject('apps', 'web-5d8f', 2, { app: 'web' }));
@@ -112,8 +65,7 @@ void describe('real clients against the simulated API server: read paths', () =>
 
   after(async () => {
     if (ticker) clearInterval(ticker);
-    await cluster.close();
-    rmSync(directory, { recursive: true, force: true });
+    await session.close();
   });
 
   void describe('/openapi/v2 as protobuf', () => {

@@ -1,7 +1,8 @@
 /**
  * The machine's kubectl against a simulated API server started in-process over HTTPS, with the
  * product's RBAC manifests (infra/kubernetes) loaded: an `admin` context (system:masters) and a
- * `product` context (the product's service-account token). For the write-path tests.
+ * `product` context (the product's service-account token). For the tests of kubectl, curl and the
+ * other clients a user would point at the simulator.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,26 +23,40 @@ export interface KubectlResult {
   stderr: string;
 }
 
+export interface KubectlSessionOptions {
+  /** Namespaces created up front (default: `default` and `vmss-prototype`). */
+  readonly namespaces?: readonly string[];
+  /** Authorize with the product's RBAC manifests (default); false: every authenticated user may all. */
+  readonly rbac?: boolean;
+}
+
 export interface KubectlSession {
   cluster: TestCluster;
+  /** The session's directory: its kubeconfig, `ca.crt` and the manifests written. */
+  directory: string;
   /** Runs kubectl with the session's kubeconfig (admin context unless `--context=product`). */
   kubectl(...args: string[]): Promise<KubectlResult>;
+  /** Runs any client (curl) with the session's kubeconfig and home; stdout as bytes. */
+  run(
+    command: string,
+    args: readonly string[],
+  ): Promise<{ code: number | null; stdout: Buffer; stderr: string }>;
   /** Writes a manifest into the session's directory and returns its path. */
   manifest(name: string, yaml: string): string;
   close(): Promise<void>;
 }
 
-export async function startKubectlSession(): Promise<KubectlSession> {
+export async function startKubectlSession(options: KubectlSessionOptions = {}): Promise<KubectlSession> {
   const tls = createTestTls();
   const manifests = readdirSync(RBAC_DIR)
     .filter((file) => file.endsWith('.yaml') && file !== 'kustomization.yaml')
     .map((file) => join(RBAC_DIR, file));
   const cluster = await startTestCluster({
     tls,
-    authorizer: createRbacAuthorizer(manifests),
+    ...(options.rbac === false ? {} : { authorizer: createRbacAuthorizer(manifests) }),
     kubernetesVersion: 'v1.32.4',
   });
-  const directory = mkdtempSync(join(tmpdir(), 'kube-sim-kubectl-writes-'));
+  const directory = mkdtempSync(join(tmpdir(), 'kube-sim-kubectl-'));
   writeFileSync(join(directory, 'ca.crt'), tls.caPem);
   writeFileSync(
     join(directory, 'kubeconfig'),
@@ -60,25 +75,30 @@ export async function startKubectlSession(): Promise<KubectlSession> {
       '',
     ].join('\n'),
   );
-  for (const namespace of ['default', 'vmss-prototype']) {
+  for (const namespace of options.namespaces ?? ['default', 'vmss-prototype']) {
     cluster.store.create('namespaces', namespaceObject(namespace));
   }
+  const run: KubectlSession['run'] = (command, args) =>
+    new Promise((resolve, reject) => {
+      const child = spawn(command, args, {
+        env: { ...process.env, KUBECONFIG: join(directory, 'kubeconfig'), HOME: directory },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const stdout: Buffer[] = [];
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout: Buffer.concat(stdout), stderr }));
+    });
   return {
     cluster,
-    kubectl(...args) {
-      return new Promise((resolve, reject) => {
-        const child = spawn('kubectl', args, {
-          env: { ...process.env, KUBECONFIG: join(directory, 'kubeconfig'), HOME: directory },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-        child.on('error', reject);
-        child.on('close', (code) => resolve({ code, stdout, stderr }));
-      });
+    directory,
+    async kubectl(...args) {
+      const result = await run('kubectl', args);
+      return { ...result, stdout: result.stdout.toString() };
     },
+    run,
     manifest(name, yaml) {
       const path = join(directory, name);
       writeFileSync(path, yaml);
