@@ -145,7 +145,7 @@ async function deadRunHoldingTheDonor(world: SetupWorld): Promise<void> {
     'refreshPool',
     { cluster: 'prod', pool: world.pool, trigger: 'explore-setup', runSeed: 'dead-run' },
     `refresh:prod:${world.pool}`,
-    { activity: 'readPrepPod', occurrence: 2 },
+    { activity: 'readPrepPod', occurrence: 1 },
   );
   if (end !== 'killed') throw new Error(`setup: the run to kill ended ${end}`);
   world.harness.sim.running.clock.advanceBy(16 * 60);
