@@ -127,15 +127,7 @@ export function createKubeDeletes(options: KubeDeletesOptions) {
       }
     }
     store.remove(info.resource, target.namespace, existing.metadata.name);
-    return new HttpReply(
-      200,
-      successStatus(200, {
-        name: existing.metadata.name,
-        ...(info.group === '' ? {} : { group: info.group }),
-        kind: info.resource,
-        uid: existing.metadata.uid,
-      }),
-    );
+    return deletedStatus(info, existing);
   }
 
   /** What a delete would answer, without deleting: a pod with its deletion stamps, else a Status. */
@@ -165,15 +157,7 @@ export function createKubeDeletes(options: KubeDeletesOptions) {
         }),
       );
     }
-    return new HttpReply(
-      200,
-      successStatus(200, {
-        name: existing.metadata.name,
-        ...(info.group === '' ? {} : { group: info.group }),
-        kind: info.resource,
-        uid: existing.metadata.uid,
-      }),
-    );
+    return deletedStatus(info, existing);
   }
 
   function serveEviction(target: ResourceRoute, body: Buffer, dryRunQuery: boolean): HttpReply {
@@ -197,4 +181,17 @@ export function createKubeDeletes(options: KubeDeletesOptions) {
   }
 
   return { serveDelete, serveEviction };
+}
+
+/** The Status a delete answers for an object that is gone (not a pod with a grace period). */
+function deletedStatus(info: ResourceRoute['info'], existing: KubeObject): HttpReply {
+  return new HttpReply(
+    200,
+    successStatus(200, {
+      name: existing.metadata.name,
+      ...(info.group === '' ? {} : { group: info.group }),
+      kind: info.resource,
+      uid: existing.metadata.uid,
+    }),
+  );
 }
