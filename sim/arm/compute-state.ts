@@ -88,6 +88,7 @@ export class ComputeState {
   // Disks and snapshots.
   readonly listDisks: DiskState['listDisks'];
   readonly getDiskContent: DiskState['getDiskContent'];
+  readonly peekDiskImages: DiskState['peekDiskImages'];
   readonly setDiskContent: DiskState['setDiskContent'];
   readonly getSnapshotContent: DiskState['getSnapshotContent'];
   readonly getDisk: DiskState['getDisk'];
@@ -180,6 +181,7 @@ export class ComputeState {
 
     this.listDisks = disks.listDisks.bind(disks);
     this.getDiskContent = disks.getDiskContent.bind(disks);
+    this.peekDiskImages = disks.peekDiskImages.bind(disks);
     this.setDiskContent = disks.setDiskContent.bind(disks);
     this.getSnapshotContent = disks.getSnapshotContent.bind(disks);
     this.getDisk = disks.getDisk.bind(disks);

@@ -44,6 +44,11 @@ export class DiskState extends ComputeCore {
     return content ? deepCopy(content) : undefined;
   }
 
+  /** The images a disk's container runtime holds, as stored (not a copy: to compare, not to change). */
+  peekDiskImages(id: string): readonly string[] | undefined {
+    return this.disks.get(idKey(id))?.content?.images;
+  }
+
   /** Replaces a disk's content (the world writing to the disk: a prep script, a boot, pulled images). */
   setDiskContent(id: string, content: DiskContent): void {
     const record = this.disks.get(idKey(id));

@@ -200,10 +200,12 @@ export class NodeIdentities {
   /** Keeps the disk's image store in step with what the node pulled. */
   syncImages(instance: InstanceInfo, images: readonly string[]): void {
     if (!instance.osDiskId) return;
+    const merged = [...new Set(images)];
+    // Every status report of every node lands here: compare with the stored list before copying the disk.
+    const held = this.options.compute.peekDiskImages(instance.osDiskId);
+    if (held === undefined || sameList(merged, held)) return;
     const disk = this.options.compute.getDiskContent(instance.osDiskId);
     if (!disk) return;
-    const merged = [...new Set(images)];
-    if (JSON.stringify(merged) === JSON.stringify(disk.images)) return;
     this.options.compute.setDiskContent(instance.osDiskId, { ...disk, images: merged });
   }
 
@@ -227,4 +229,8 @@ export class NodeIdentities {
         .map(([, value]) => value),
     });
   }
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((value, index) => value === b[index]);
 }
