@@ -26,6 +26,50 @@ export interface EventSpec {
 
 let sequence = 0;
 
+/**
+ * How long an Event lives: the API server stores each one with a lease of `--event-ttl`, one hour by
+ * default (kubernetes/kubernetes `cmd/kube-apiserver/app/options/options.go`, `EventTTL: 1 * time.Hour`),
+ * and etcd deletes it when the lease ends.
+ */
+export const EVENT_TTL_MS = 60 * 60 * 1000;
+
+/** The events the components recorded in a store, oldest first, for their expiry. */
+const recorded = new WeakMap<KubeStore, { expiresMs: number; namespace: string; name: string }[]>();
+
+/**
+ * Deletes the recorded events whose hour has passed (watchers see them DELETED, as after etcd's lease
+ * expiry). Done when the next event is recorded: a cluster that records nothing keeps its old events.
+ */
+function expireEvents(store: KubeStore, nowMs: number): void {
+  const queue = recorded.get(store);
+  if (queue === undefined) return;
+  let expired = 0;
+  while (expired < queue.length && (queue[expired]?.expiresMs ?? Infinity) <= nowMs) {
+    const event = queue[expired];
+    if (event !== undefined) store.remove('events', event.namespace, event.name);
+    expired += 1;
+  }
+  if (expired > 0) queue.splice(0, expired);
+}
+
+/** Stores an event and remembers when it expires. */
+function createEvent(store: KubeStore, clock: SimClock, event: KubeObject): KubeObject {
+  const nowMs = clock.nowMs();
+  expireEvents(store, nowMs);
+  const created = store.create('events', event);
+  let queue = recorded.get(store);
+  if (queue === undefined) {
+    queue = [];
+    recorded.set(store, queue);
+  }
+  queue.push({
+    expiresMs: nowMs + EVENT_TTL_MS,
+    namespace: created.metadata.namespace ?? 'default',
+    name: created.metadata.name,
+  });
+  return created;
+}
+
 /** Stores one Event (in the object's namespace; cluster-scoped objects' events go to `default`). */
 export function recordEvent(store: KubeStore, clock: SimClock, spec: EventSpec): KubeObject {
   const { involved } = spec;
@@ -36,7 +80,7 @@ export function recordEvent(store: KubeStore, clock: SimClock, spec: EventSpec):
     .digest('hex')
     .slice(0, 16);
   const at = timestamp(clock.nowMs());
-  return store.create('events', {
+  return createEvent(store, clock, {
     apiVersion: 'v1',
     kind: 'Event',
     metadata: { name: `${involved.metadata.name}.${suffix}`, namespace },
@@ -78,7 +122,7 @@ export function recordScheduled(
   const namespace = pod.metadata.namespace ?? 'default';
   sequence += 1;
   const nowMs = clock.nowMs();
-  return store.create('events', {
+  return createEvent(store, clock, {
     apiVersion: 'v1',
     kind: 'Event',
     // `<regarding name>.<hex of the time in ns>`, like the recorder; the sequence keeps names apart
