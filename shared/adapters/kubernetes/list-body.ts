@@ -3,8 +3,8 @@
  * item parsed from its own text: the same value as `JSON.parse` of the whole text, without that text as
  * one string. A 500-node page is about 1.7 MB of JSON; as one string it sits in V8's large-object space
  * for the whole parse and outlives the young collections the parse itself causes, while an item's text
- * is a few KiB and dies young. Measured (bench `planner-rss`, 20 000 nodes): the status of every pool
- * peaked at 182–186 MiB instead of 191–209 MiB.
+ * is a few KiB and dies young. Measured (bench `planner-rss`, 20 000 nodes, 7 runs each on 2 shared
+ * CPUs): the status of every pool peaked at 182–199 MiB (mean 189) instead of 191–209 (mean 201).
  */
 
 const QUOTE = 0x22;
