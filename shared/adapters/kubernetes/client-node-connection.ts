@@ -5,6 +5,7 @@
  * paged lists.
  */
 import type { RequestOptions } from 'node:https';
+import type { ReadableStream } from 'node:stream/web';
 
 import {
   ApiException,
@@ -14,6 +15,7 @@ import {
   KubeConfig,
   type Middleware,
   type RequestContext,
+  type ResponseBody,
   type ResponseContext,
   type SecurityAuthentication,
   ServerConfiguration,
@@ -22,6 +24,7 @@ import {
 
 import { isRefreshError, TerminalError, TransientError } from '../../domain/errors.js';
 import { type KubeCallContext, toRefreshError } from './errors.js';
+import { parseListBody } from './list-body.js';
 
 export interface ClientNodeKubernetesOptions {
   /** API server URL; must be `https:`. */
@@ -178,6 +181,19 @@ class PooledKubeConfigAuthentication implements SecurityAuthentication {
   }
 }
 
+/**
+ * A response's body as bytes (list-body.ts parses a list from them without one string of the whole).
+ * client-node 2.0.1's fetch body also offers the response's stream, which its type does not declare (its
+ * `binary()` calls a `buffer()` that undici's Response lacks); without the stream, the text is read.
+ */
+async function bodyBytes(body: ResponseBody): Promise<Buffer> {
+  const stream = (body as { stream?: () => ReadableStream<Uint8Array> | null }).stream?.();
+  if (stream === undefined || stream === null) return Buffer.from(await body.text(), 'utf8');
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
 /** The client configuration and the error-mapping call wrapper every per-resource adapter uses. */
 export class KubeConnection {
   readonly configuration: Configuration;
@@ -228,11 +244,12 @@ export class KubeConnection {
 
   /**
    * One GET of `path` whose JSON body is returned as parsed, without client-node's deserialisation into
-   * its model classes: a list page is then held once (its text, then its plain objects) instead of three
-   * times (text, plain objects, class instances with revived Dates) while it is converted. The request is
-   * built, authenticated and sent as the generated client does (its `ObservableAPI`: the request context,
-   * the default auth method, the middleware, `httpApi.send`); a status outside 2xx becomes the
-   * ApiException the generated client throws, with the server's Status text as its body (errors.ts).
+   * its model classes: a list page is then held once (its bytes, then its plain objects, each item parsed
+   * from its own text: list-body.ts) instead of three times (text, plain objects, class instances with
+   * revived Dates) while it is converted. The request is built, authenticated and sent as the generated
+   * client does (its `ObservableAPI`: the request context, the default auth method, the middleware,
+   * `httpApi.send`); a status outside 2xx becomes the ApiException the generated client throws, with the
+   * server's Status text as its body (errors.ts).
    */
   async getJson(
     context: KubeCallContext,
@@ -249,10 +266,15 @@ export class KubeConnection {
       let response = await config.httpApi.send(request).toPromise();
       for (const middleware of [...config.middleware].reverse())
         response = await middleware.post(response).toPromise();
-      const text = await response.body.text();
+      const body = await bodyBytes(response.body);
       if (response.httpStatusCode < 200 || response.httpStatusCode > 299)
-        throw new ApiException(response.httpStatusCode, `GET ${path}`, text, response.headers);
-      return JSON.parse(text) as unknown;
+        throw new ApiException(
+          response.httpStatusCode,
+          `GET ${path}`,
+          body.toString('utf8'),
+          response.headers,
+        );
+      return parseListBody(body);
     });
   }
 
