@@ -73,9 +73,21 @@ for word in "$@"; do
 done
 case "$verb" in
   poweroff|halt) ${POWER_OFF.replaceAll('\n', '\n  ')};;
-  is-system-running) echo running ;;
+  is-system-running)
+    system=$(cat ${REQUESTS_DIR}/system-state 2>/dev/null || echo running)
+    echo "$system"
+    [ "$system" = running ] ;;
   is-active) echo active ;;
-  start|stop|restart|reload|try-restart|enable|disable|mask|unmask|daemon-reload|reset-failed|kill) ;;
+  stop)
+    # A transient unit a script started (systemd-run's stand-in) stops; any other unit: nothing modelled.
+    for unit in "$@"; do
+      case "$unit" in -*|stop) continue ;; esac
+      if [ -f "${REQUESTS_DIR}/units/$unit" ]; then
+        rm -f "${REQUESTS_DIR}/units/$unit"
+        echo "unit-stop $unit" >> "$log"
+      fi
+    done ;;
+  start|restart|reload|try-restart|enable|disable|mask|unmask|daemon-reload|reset-failed|kill) ;;
   *) echo "systemctl $verb: not modelled by the simulated host (power-off, start/stop/enable/disable and is-system-running are)" >&2; exit 1 ;;
 esac
 `;
@@ -109,26 +121,11 @@ esac
 exec ${HOST_BIN}/date -d "@\${SIMULATED_EPOCH:-0}" "$@"
 `;
 
-/** Tools whose effect (block devices, freezes, transient units) only the modelled shell has (host-shell.ts). */
-function modelledOnly(name: string): string {
-  return `${HEADER}echo "${name} $*" >> "$log"
-echo "${name}: block devices, freezes and transient units are modelled only by the simulator's modelled host shell (sim/README.md); this script ran in the real shell" >&2
+/** A reboot from a script is not modelled (the world reboots a VM through the API only). */
+const REBOOT = `${HEADER}echo "reboot $*" >> "$log"
+echo "reboot: a reboot from a script is not modelled by the simulated host" >&2
 exit 1
 `;
-}
-
-const MODELLED_ONLY = [
-  'fsfreeze',
-  'mount',
-  'umount',
-  'blkid',
-  'tune2fs',
-  'xfs_admin',
-  'sfdisk',
-  'findmnt',
-  'systemd-run',
-  'reboot',
-] as const;
 
 /** The stand-ins by the name they take in `/usr/bin` (and `/usr/sbin`). */
 export const STAND_INS: Readonly<Record<string, string>> = {
@@ -139,18 +136,19 @@ export const STAND_INS: Readonly<Record<string, string>> = {
   shutdown: SHUTDOWN,
   sleep: SLEEP,
   date: DATE,
-  ...Object.fromEntries(MODELLED_ONLY.map((name) => [name, modelledOnly(name)])),
+  reboot: REBOOT,
 };
 
 /**
- * Commands a script needs the modelled host for (host-shell.ts): data disks, mounts and filesystem
- * identifiers, freezes, transient units, and `wait`/TERM traps over simulated time. A script naming any
- * of them runs there; every other script runs in the real shell.
+ * Commands a script still needs the modelled host for (host-shell.ts): freezes and transient units over
+ * simulated time, `wait`, and a TERM/INT trap in a script that sleeps (the real shell's run lands at once
+ * at its end, so a TERM while it sleeps could not run the trap). A script naming any of them runs there;
+ * every other script — data disks, mounts and filesystem identifiers included — runs in the real shell.
  */
-const MODELLED_COMMAND =
-  /(^|[\s;&|('"`/])(fsfreeze|systemd-run|mount|umount|blkid|tune2fs|xfs_admin|sfdisk|findmnt|wait)(?=$|[\s;&|)'"`])/m;
+const MODELLED_COMMAND = /(^|[\s;&|('"`/])(fsfreeze|wait)(?=$|[\s;&|)'"`])/m;
 const TERM_TRAP = /(^|[\s;&|])trap\s[^\n]*\b(TERM|INT|SIGTERM|SIGINT)\b/m;
+const SLEEP_COMMAND = /(^|[\s;&|('"`/])sleep(?=$|[\s;&|)'"`])/m;
 
 export function needsModelledHost(script: string): boolean {
-  return MODELLED_COMMAND.test(script) || TERM_TRAP.test(script);
+  return MODELLED_COMMAND.test(script) || (TERM_TRAP.test(script) && SLEEP_COMMAND.test(script));
 }

@@ -33,6 +33,7 @@ export function runOnHost(
     disk: model.root,
     hostname: hostnameOf(model.root) ?? nodeName,
     nowMs,
+    host: model,
     ...(model.rmLeaves === undefined ? {} : { rmLeaves: model.rmLeaves }),
   });
 }
@@ -50,6 +51,28 @@ export function applyRun(model: HostModel, result: RealShellResult): HostEffects
   effects.appended.push(...result.appended);
   effects.rootWritten = result.changed.length > 0 || result.appended.length > 0 || result.imagesRemoved;
   effects.poweredOff = result.poweredOff;
+  const host = result.host;
+  if (host === undefined) return effects;
+  for (const disk of host.disks) {
+    const attached = model.dataDisks.get(disk.lun);
+    if (!disk.written || attached?.diskId !== disk.diskId) continue;
+    attached.content = disk.content;
+    effects.writtenDisks.add(disk.diskId);
+    effects.changed.push(...disk.changed);
+    effects.appended.push(...disk.appended);
+  }
+  model.mounts = new Map(host.mounts);
+  model.tmpfs = { ...host.tmpfs };
+  effects.froze = !model.frozen && host.frozen;
+  effects.thawed = model.frozen && !host.frozen;
+  model.frozen = host.frozen;
+  for (const name of host.stoppedUnits) model.units.delete(name);
+  for (const name of host.startedUnits) {
+    const unit = host.units.get(name);
+    if (unit !== undefined) model.units.set(name, unit);
+  }
+  effects.startedUnits.push(...host.startedUnits);
+  effects.stoppedUnits.push(...host.stoppedUnits);
   return effects;
 }
 
