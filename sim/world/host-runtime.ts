@@ -18,7 +18,6 @@ import { timestamp } from '../kube/objects.js';
 import type { WorldClock } from './clock.js';
 import { type HostEffects, type HostModel, type HostUnit, noEffects } from './host-commands.js';
 import { HostShell } from './host-shell.js';
-import { needsModelledHost } from './host-stand-ins.js';
 import type { NodeIdentities } from './node-identity.js';
 import { nodeNameOf } from './nodes.js';
 import { findBwrap } from './real-shell.js';
@@ -262,7 +261,7 @@ export class HostRuntimes {
   ): void {
     const current = this.options.compute.getInstance(instance.id);
     if (!current) return;
-    if (!needsModelledHost(script) && findBwrap() !== null) {
+    if (findBwrap() !== null) {
       // systemd runs the command line (ExecStop=/bin/sh FILE) as root on the host: the real shell.
       const model = this.model(current);
       model.systemState = state;

@@ -186,16 +186,15 @@ put partUuid "$(lower "$4")"
 /** `fsfreeze`: the host's root freezes and thaws at the script's simulated offset (`sleep` advances it). */
 const FSFREEZE = `${LIBRARY}[ $# -eq 2 ] || fail 1 "fsfreeze: only 'fsfreeze --freeze|--unfreeze /' is modelled by the simulated host"
 [ "$2" = / ] || fail 1 "fsfreeze: $2: only / is modelled"
-offset=$(cat "$state/offset" 2>/dev/null || echo 0)
 case "$1" in
   -f|--freeze)
     [ -f "$state/frozen" ] && fail 1 "fsfreeze: /: freeze failed: Device or resource busy"
     : > "$state/frozen"
-    echo "freeze $offset" >> "$log" ;;
+    echo "freeze $(cat "$state/offset" 2>/dev/null || echo 0)" >> "$log" ;;
   -u|--unfreeze)
     [ -f "$state/frozen" ] || fail 1 "fsfreeze: /: unfreeze failed: Invalid argument"
     rm -f "$state/frozen"
-    echo "thaw $offset" >> "$log" ;;
+    echo "thaw $(cat "$state/offset" 2>/dev/null || echo 0)" >> "$log" ;;
   *) fail 1 "fsfreeze: only --freeze and --unfreeze are modelled by the simulated host" ;;
 esac
 `;

@@ -10,6 +10,8 @@
 /** Where the stand-ins write what they were asked (a tmpfs of the sandbox, bound from the simulator). */
 export const REQUESTS_DIR = '/run/simulator';
 export const REQUESTS_LOG = `${REQUESTS_DIR}/requests.log`;
+/** The script's simulated offset in whole seconds (`sleep` advances it). */
+export const OFFSET_FILE = `${REQUESTS_DIR}/offset`;
 
 /** Where the machine's own /usr/bin and /usr/sbin are visible in the sandbox (the farm links to them). */
 export const HOST_BIN = '/run/host/usr/bin';
@@ -105,13 +107,51 @@ const SHUTDOWN = `${HEADER}case " $* " in
 esac
 ${POWER_OFF}`;
 
-/** sleep: simulated time. The simulator adds what was asked to the script's duration; no wall time passes. */
+/**
+ * sleep: simulated time. The simulator adds what was asked to the script's duration; no wall time passes.
+ * It also keeps the script's simulated offset (whole seconds, in OFFSET_FILE: a sleep ends at its start
+ * plus its interval, in the background too) and carries out a staged run's instructions: with
+ * SIMULATED_STOP_AT the sandbox stops where a sleep would pass that offset (the host as it is then); with
+ * SIMULATED_TERM_AT the kubelet's TERM reaches the shell there — at once in `wait` (a background sleep),
+ * when it ends for a foreground one, as sh runs traps.
+ */
 const SLEEP = `${HEADER}for interval in "$@"; do
   case "$interval" in
     ''|*[!0-9.smhd]*) echo "sleep: invalid time interval '$interval'" >&2; exit 1 ;;
   esac
 done
 echo "sleep $*" >> "$log"
+offset_file=${OFFSET_FILE}
+start=$(cat "$offset_file" 2>/dev/null || echo 0)
+end=$start
+for interval in "$@"; do
+  number=\${interval%[smhd]}
+  whole=\${number%%.*}
+  case "\${interval#"$number"}" in
+    m) whole=$((\${whole:-0} * 60)) ;;
+    h) whole=$((\${whole:-0} * 3600)) ;;
+    d) whole=$((\${whole:-0} * 86400)) ;;
+  esac
+  end=$((end + \${whole:-0}))
+done
+if [ -n "\${SIMULATED_STOP_AT:-}" ] && [ "$end" -gt "$SIMULATED_STOP_AT" ]; then
+  echo "stop $SIMULATED_STOP_AT" >> "$log"
+  kill -KILL -1 2>/dev/null
+  exit 0
+fi
+if [ -n "\${SIMULATED_TERM_AT:-}" ] && [ "$end" -gt "$SIMULATED_TERM_AT" ] && [ ! -e "$offset_file.term" ]; then
+  : > "$offset_file.term"
+  # A background job ignores SIGINT (sh without job control): the shell waits for it in \`wait\`.
+  case "$(sed -n 's/^SigIgn:[[:space:]]*//p' /proc/$$/status)" in
+    *[2367abefABEF]) end=$SIMULATED_TERM_AT ;;
+  esac
+  [ "$end" -gt "$(cat "$offset_file" 2>/dev/null || echo 0)" ] && echo "$end" > "$offset_file"
+  echo "term $end" >> "$log"
+  kill -TERM $PPID
+  exit 0
+fi
+[ "$end" -gt "$(cat "$offset_file" 2>/dev/null || echo 0)" ] && echo "$end" > "$offset_file"
+exit 0
 `;
 
 /** date: the world's simulated time (SIMULATED_EPOCH) unless the script names a date itself. */
@@ -139,16 +179,13 @@ export const STAND_INS: Readonly<Record<string, string>> = {
   reboot: REBOOT,
 };
 
-/**
- * Commands a script still needs the modelled host for (host-shell.ts): freezes and transient units over
- * simulated time, `wait`, and a TERM/INT trap in a script that sleeps (the real shell's run lands at once
- * at its end, so a TERM while it sleeps could not run the trap). A script naming any of them runs there;
- * every other script — data disks, mounts and filesystem identifiers included — runs in the real shell.
- */
-const MODELLED_COMMAND = /(^|[\s;&|('"`/])(fsfreeze|wait)(?=$|[\s;&|)'"`])/m;
 const TERM_TRAP = /(^|[\s;&|])trap\s[^\n]*\b(TERM|INT|SIGTERM|SIGINT)\b/m;
 const SLEEP_COMMAND = /(^|[\s;&|('"`/])sleep(?=$|[\s;&|)'"`])/m;
 
-export function needsModelledHost(script: string): boolean {
-  return MODELLED_COMMAND.test(script) || (TERM_TRAP.test(script) && SLEEP_COMMAND.test(script));
+/**
+ * Whether a pod's script runs in stages over simulated time (staged-run.ts): it sets a TERM/INT trap and
+ * sleeps, so a graceful deletion while it sleeps must run the trap (live capture's freeze pod).
+ */
+export function runsInStages(script: string): boolean {
+  return TERM_TRAP.test(script) && SLEEP_COMMAND.test(script);
 }

@@ -27,8 +27,10 @@ export function runOnHost(
   model: HostModel,
   nodeName: string,
   nowMs: number,
+  stage: { readonly stopAtSeconds?: number; readonly termAtSeconds?: number } = {},
 ): RealShellResult {
   return runInRealShell({
+    ...stage,
     argv,
     disk: model.root,
     hostname: hostnameOf(model.root) ?? nodeName,
@@ -38,8 +40,11 @@ export function runOnHost(
   });
 }
 
-/** Applies what a real-shell run did to `model` (the host as it is now) and says what it did. */
-export function applyRun(model: HostModel, result: RealShellResult): HostEffects {
+/**
+ * Applies what a real-shell run did to `model` (the host as it is now) and says what it did. `since`: a
+ * staged run's earlier stage, already applied: units started or stopped are those since that stage.
+ */
+export function applyRun(model: HostModel, result: RealShellResult, since?: RealShellResult): HostEffects {
   const effects = noEffects();
   for (const path of [...result.changed, ...result.appended]) {
     const content = result.files[path];
@@ -66,13 +71,18 @@ export function applyRun(model: HostModel, result: RealShellResult): HostEffects
   effects.froze = !model.frozen && host.frozen;
   effects.thawed = model.frozen && !host.frozen;
   model.frozen = host.frozen;
-  for (const name of host.stoppedUnits) model.units.delete(name);
-  for (const name of host.startedUnits) {
+  const before = since?.host?.units;
+  const started =
+    before === undefined ? host.startedUnits : [...host.units.keys()].filter((name) => !before.has(name));
+  const stopped =
+    before === undefined ? host.stoppedUnits : [...before.keys()].filter((name) => !host.units.has(name));
+  for (const name of stopped) model.units.delete(name);
+  for (const name of started) {
     const unit = host.units.get(name);
     if (unit !== undefined) model.units.set(name, unit);
   }
-  effects.startedUnits.push(...host.startedUnits);
-  effects.stoppedUnits.push(...host.stoppedUnits);
+  effects.startedUnits.push(...started);
+  effects.stoppedUnits.push(...stopped);
   return effects;
 }
 

@@ -2,8 +2,9 @@
  * Runs a host script in a real shell over the node's disk: the OS disk model (os-disk.ts) is written out
  * as a directory tree, Debian's bubblewrap (`bwrap`, https://github.com/containers/bubblewrap) binds it
  * as `/` of a sandbox (no network, own PID/UTS/IPC namespaces, the machine's /usr read-only, a fresh
- * /proc, /dev, /tmp and /run), the pod's command runs there (`nsenter … -- /bin/sh -c SCRIPT` with the
- * recording stand-ins of host-stand-ins.ts in /usr/bin), and the tree is read back: what the script
+ * /proc, /dev and /tmp; /run is the host's tmpfs, and its data disks come along: real-shell-disks.ts), the
+ * pod's command runs there (`nsenter … -- /bin/sh -c SCRIPT` with the recording stand-ins of
+ * host-stand-ins.ts and host-stand-ins-disks.ts in /usr/bin), and the tree is read back: what the script
  * removed, emptied or appended is what the identity model then judges. One run takes milliseconds and is
  * bounded by a timeout; `sleep` is simulated time the caller adds to the run.
  */
@@ -62,6 +63,10 @@ export interface RealShellInput {
    * stand-ins and read back (real-shell-disks.ts). Without it /run is a fresh tmpfs and no disk is attached.
    */
   readonly host?: HostModel;
+  /** A staged run: the sandbox stops where a sleep would pass this simulated offset (the host as it is then). */
+  readonly stopAtSeconds?: number;
+  /** A staged run: the kubelet's TERM reaches the script's shell at this simulated offset. */
+  readonly termAtSeconds?: number;
 }
 
 export interface RealShellResult {
@@ -83,6 +88,10 @@ export interface RealShellResult {
   readonly requests: string[];
   /** What the command printed, stdout and stderr interleaved as they were written (a container's log). */
   readonly output: string;
+  /** Where the script's simulated offset ended (whole seconds: its sleeps, background ones included). */
+  readonly offsetSeconds: number;
+  /** A staged run stopped at `stopAtSeconds` (the script had not ended). */
+  readonly stopped: boolean;
   /** The host beyond its root disk after the run (when the input had `host`). */
   readonly host?: HostAfterRun;
 }
@@ -146,6 +155,8 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
       error: BWRAP_MISSING,
       poweredOff: false,
       sleptSeconds: 0,
+      offsetSeconds: 0,
+      stopped: false,
       requests: [],
       output: '',
     };
@@ -213,6 +224,12 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
       'HOME',
       '/root',
       ...Object.entries(input.env ?? {}).flatMap(([name, value]) => ['--setenv', name, value]),
+      ...(input.stopAtSeconds === undefined
+        ? []
+        : ['--setenv', 'SIMULATED_STOP_AT', String(input.stopAtSeconds)]),
+      ...(input.termAtSeconds === undefined
+        ? []
+        : ['--setenv', 'SIMULATED_TERM_AT', String(input.termAtSeconds)]),
       '--setenv',
       'SIMULATED_EPOCH',
       String(Math.floor(input.nowMs / 1000)),
@@ -237,11 +254,15 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
       .split('\n')
       .filter((line) => line.length > 0);
     const poweredOff = log.some((line) => line.startsWith('power-off '));
+    const stopped = log.some((line) => line.startsWith('stop '));
+    const offsetText = existsSync(join(requests, 'offset'))
+      ? readFileSync(join(requests, 'offset'), 'utf8')
+      : '';
     const diff = readDiskBack(tree, input.disk, input.rmLeaves ?? []);
     const imagesRemoved = diff.imagesRemoved;
     const exitCode = run.status ?? (run.signal === null ? 1 : 128);
     const timedOut = run.error !== undefined && (run.error as NodeJS.ErrnoException).code === 'ETIMEDOUT';
-    const ok = poweredOff || (exitCode === 0 && !timedOut);
+    const ok = poweredOff || (stopped && !timedOut) || (exitCode === 0 && !timedOut);
     const output = readTail(outputPath, OUTPUT_MAX_BYTES);
     const tail = Buffer.from(output.trim()).subarray(-OUTPUT_TAIL_BYTES).toString('utf8');
     const error = ok
@@ -251,7 +272,7 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
         : `exit ${exitCode}${tail === '' ? '' : `: ${tail}`}`;
     return {
       ok,
-      exitCode: poweredOff ? 0 : exitCode,
+      exitCode: poweredOff || stopped ? 0 : exitCode,
       ...(error === undefined ? {} : { error }),
       files: diff.files,
       imagesRemoved,
@@ -261,6 +282,8 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
       sleptSeconds: log
         .filter((line) => line.startsWith('sleep '))
         .reduce((sum, line) => sum + sleepSeconds(line), 0),
+      offsetSeconds: Number(offsetText.trim()) || 0,
+      stopped,
       requests: log,
       output,
       ...(input.host === undefined ? {} : { host: readHostBack(requests, runDir, input.host) }),
