@@ -29,16 +29,16 @@ import { type HostEffects, noEffects } from './host-commands.js';
 import type { HostRuntimes } from './host-runtime.js';
 import { podHostScript } from './host-script.js';
 import { HostShell, type ShellStep } from './host-shell.js';
-import { runsInStages } from './host-stand-ins.js';
 import type { NodeIdentities } from './node-identity.js';
 import { nodeNameOf } from './nodes.js';
 import { terminationMessage } from './one-shot-output.js';
 import { runOneShot } from './one-shot-run.js';
 import { PATHS } from './os-disk.js';
 import { podScript, powersHostOff, type PrepEffect } from './prep-pod.js';
+import { type RealPodRuns, startRealPodRun } from './real-pod-runs.js';
 import { findBwrap, type RealShellResult } from './real-shell.js';
 import { applyRun, podArgv, runOnHost } from './real-shell-run.js';
-import { StagedRun } from './staged-run.js';
+import type { StagedRun } from './staged-run.js';
 
 /**
  * Which shell takes a host script: the real one (bubblewrap over the node's disk), or, when bwrap is not
@@ -158,6 +158,7 @@ export class PrepRuns {
   private readonly compute: ComputeState;
   private readonly latency: LatencyProfile;
   private readonly hosts: HostRuntimes;
+  private readonly realPods: RealPodRuns;
 
   constructor(private readonly options: PrepRunsOptions) {
     this.name = options.cluster;
@@ -166,6 +167,13 @@ export class PrepRuns {
     this.compute = options.compute;
     this.latency = options.latency;
     this.hosts = options.hosts;
+    this.realPods = {
+      ...options,
+      realRuns: this.realRuns,
+      stagedRuns: this.stagedRuns,
+      ended: (pod, instance, nodeName, script, result, effects) =>
+        this.endReal(pod, instance, nodeName, script, result, effects),
+    };
   }
 
   /**
@@ -252,7 +260,7 @@ export class PrepRuns {
     if (shellOf() === 'real') {
       const target = podArgv(command.words);
       if ('refused' in target) this.refuse(key, pod, instance, nodeName, script, target.refused, 'real');
-      else this.startReal(pod, key, instance, nodeName, script, target.argv);
+      else startRealPodRun(this.realPods, { pod, key, instance, nodeName, script, argv: target.argv });
       return;
     }
     const refuse = (error: string): void =>
@@ -326,102 +334,36 @@ export class PrepRuns {
     );
   }
 
-  /**
-   * The script in the real shell (real-shell.ts): it runs `prepScriptSeconds` after the container
-   * started; what it did lands on the disk, and the pod ends, once the simulated time it slept has passed
-   * too. A pod deleted before then changes nothing (its process was killed).
-   */
-  private startReal(
-    pod: KubeObject,
-    key: string,
+  /** A real-shell run ended (real-pod-runs.ts): the record, and the pod ends (or its deletion is confirmed). */
+  private endReal(
+    pod: { readonly namespace: string; readonly name: string },
     instance: InstanceInfo,
     nodeName: string,
     script: string,
-    argv: readonly string[],
+    result: RealShellResult,
+    effects: HostEffects,
   ): void {
-    const namespace = pod.metadata.namespace ?? '';
-    const name = pod.metadata.name;
-    const uid = pod.metadata.uid;
-    const alive = (): InstanceInfo | undefined => {
-      const current = this.store.get('pods', namespace, name);
-      if (!current || current.metadata.uid !== uid || isTerminating(current)) return undefined;
-      const host = this.compute.getInstance(instance.id);
-      return host?.powerState === 'running' ? host : undefined;
-    };
-    const ended = (current: InstanceInfo, result: RealShellResult, effects: HostEffects): void => {
-      this.record(
-        current,
-        nodeName,
-        'pod',
-        script,
-        {
-          ok: result.ok,
-          ...(result.error === undefined ? {} : { error: result.error }),
-          changed: effects.changed,
-          effects: effectsOf(effects),
-          shell: 'real',
-        },
-        { namespace, pod: name },
-      );
-      const podNow = this.store.get('pods', namespace, name);
-      if (podNow && isTerminating(podNow)) {
-        this.store.remove('pods', namespace, name);
-        return;
-      }
-      this.finishPod(namespace, name, result.ok, result.error, result.exitCode);
-      if (effects.poweredOff) this.compute.powerOffInstance(current.id, { cause: 'guest' });
-    };
-    const apply = (host: InstanceInfo, result: RealShellResult, since?: RealShellResult): HostEffects => {
-      const model = this.hosts.model(host);
-      const effects = applyRun(model, result, since);
-      this.hosts.commit(host, model, effects, { name, kind: 'script' });
-      return effects;
-    };
-    const run = (): void => {
-      this.realRuns.delete(key);
-      const host = alive();
-      if (!host) return;
-      const model = this.hosts.model(host);
-      const nowMs = this.clock.nowMs();
-      if (runsInStages(script)) {
-        const staged = new StagedRun(this.clock, `prep script ${name} (sleep)`, {
-          run: (stage) => runOnHost(argv, model, nodeName, nowMs, stage),
-          alive: () => {
-            const current = this.store.get('pods', namespace, name);
-            const vm = this.compute.getInstance(instance.id);
-            return current?.metadata.uid === uid && vm?.powerState === 'running' ? vm : undefined;
-          },
-          apply,
-          ended: (current, result, effects) => {
-            this.stagedRuns.delete(key);
-            ended(current, result, effects);
-          },
-        });
-        this.stagedRuns.set(key, staged);
-        staged.start();
-        return;
-      }
-      const result = runOnHost(argv, model, nodeName, nowMs);
-      const end = (): void => {
-        this.realRuns.delete(key);
-        const current = alive();
-        if (!current) return;
-        ended(current, result, apply(current, result));
-      };
-      const wrote = result.changed.length > 0 || result.appended.length > 0;
-      const land = (): void => {
-        // A write to a frozen root filesystem blocks until the thaw.
-        if (wrote) this.hosts.whenThawed(host.vmId, end);
-        else end();
-      };
-      if (result.sleptSeconds > 0) {
-        this.realRuns.set(key, this.clock.after(result.sleptSeconds, `prep script ${name} (sleep)`, land));
-      } else land();
-    };
-    this.realRuns.set(
-      key,
-      this.clock.after(durationOf(this.latency, 'prepScriptSeconds'), `prep script ${name}`, run),
+    this.record(
+      instance,
+      nodeName,
+      'pod',
+      script,
+      {
+        ok: result.ok,
+        ...(result.error === undefined ? {} : { error: result.error }),
+        changed: effects.changed,
+        effects: effectsOf(effects),
+        shell: 'real',
+      },
+      { namespace: pod.namespace, pod: pod.name },
     );
+    const current = this.store.get('pods', pod.namespace, pod.name);
+    if (current && isTerminating(current)) {
+      this.store.remove('pods', pod.namespace, pod.name);
+      return;
+    }
+    this.finishPod(pod.namespace, pod.name, result.ok, result.error, result.exitCode);
+    if (effects.poweredOff) this.compute.powerOffInstance(instance.id, { cause: 'guest' });
   }
 
   /** The next segment runs at `fromMs` plus the script time when it does disk work. */
