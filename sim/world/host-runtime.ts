@@ -20,6 +20,8 @@ import { type HostEffects, type HostModel, type HostUnit, noEffects } from './ho
 import { HostShell } from './host-shell.js';
 import type { NodeIdentities } from './node-identity.js';
 import { nodeNameOf } from './nodes.js';
+import { findBwrap } from './real-shell.js';
+import { applyRun, runOnHost } from './real-shell-run.js';
 
 /** Beyond this, a frozen root wedges a real node (kubelet, runtime, journald block): the world thaws and flags it. */
 export const FREEZE_LIMIT_SECONDS = 300;
@@ -259,6 +261,19 @@ export class HostRuntimes {
   ): void {
     const current = this.options.compute.getInstance(instance.id);
     if (!current) return;
+    if (findBwrap() !== null) {
+      // systemd runs the command line (ExecStop=/bin/sh FILE) as root on the host: the real shell.
+      const model = this.model(current);
+      model.systemState = state;
+      const result = runOnHost(
+        ['/bin/sh', '-c', script],
+        model,
+        nodeNameOf(current),
+        this.options.clock.nowMs(),
+      );
+      this.commit(current, model, applyRun(model, result), { name, kind: 'unit' });
+      return;
+    }
     let shell: HostShell;
     try {
       shell = new HostShell(script);

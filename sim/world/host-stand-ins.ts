@@ -10,6 +10,8 @@
 /** Where the stand-ins write what they were asked (a tmpfs of the sandbox, bound from the simulator). */
 export const REQUESTS_DIR = '/run/simulator';
 export const REQUESTS_LOG = `${REQUESTS_DIR}/requests.log`;
+/** The script's simulated offset in whole seconds (`sleep` advances it). */
+export const OFFSET_FILE = `${REQUESTS_DIR}/offset`;
 
 /** Where the machine's own /usr/bin and /usr/sbin are visible in the sandbox (the farm links to them). */
 export const HOST_BIN = '/run/host/usr/bin';
@@ -73,9 +75,21 @@ for word in "$@"; do
 done
 case "$verb" in
   poweroff|halt) ${POWER_OFF.replaceAll('\n', '\n  ')};;
-  is-system-running) echo running ;;
+  is-system-running)
+    system=$(cat ${REQUESTS_DIR}/system-state 2>/dev/null || echo running)
+    echo "$system"
+    [ "$system" = running ] ;;
   is-active) echo active ;;
-  start|stop|restart|reload|try-restart|enable|disable|mask|unmask|daemon-reload|reset-failed|kill) ;;
+  stop)
+    # A transient unit a script started (systemd-run's stand-in) stops; any other unit: nothing modelled.
+    for unit in "$@"; do
+      case "$unit" in -*|stop) continue ;; esac
+      if [ -f "${REQUESTS_DIR}/units/$unit" ]; then
+        rm -f "${REQUESTS_DIR}/units/$unit"
+        echo "unit-stop $unit" >> "$log"
+      fi
+    done ;;
+  start|restart|reload|try-restart|enable|disable|mask|unmask|daemon-reload|reset-failed|kill) ;;
   *) echo "systemctl $verb: not modelled by the simulated host (power-off, start/stop/enable/disable and is-system-running are)" >&2; exit 1 ;;
 esac
 `;
@@ -93,13 +107,51 @@ const SHUTDOWN = `${HEADER}case " $* " in
 esac
 ${POWER_OFF}`;
 
-/** sleep: simulated time. The simulator adds what was asked to the script's duration; no wall time passes. */
+/**
+ * sleep: simulated time. The simulator adds what was asked to the script's duration; no wall time passes.
+ * It also keeps the script's simulated offset (whole seconds, in OFFSET_FILE: a sleep ends at its start
+ * plus its interval, in the background too) and carries out a staged run's instructions: with
+ * SIMULATED_STOP_AT the sandbox stops where a sleep would pass that offset (the host as it is then); with
+ * SIMULATED_TERM_AT the kubelet's TERM reaches the shell there — at once in `wait` (a background sleep),
+ * when it ends for a foreground one, as sh runs traps.
+ */
 const SLEEP = `${HEADER}for interval in "$@"; do
   case "$interval" in
     ''|*[!0-9.smhd]*) echo "sleep: invalid time interval '$interval'" >&2; exit 1 ;;
   esac
 done
 echo "sleep $*" >> "$log"
+offset_file=${OFFSET_FILE}
+start=$(cat "$offset_file" 2>/dev/null || echo 0)
+end=$start
+for interval in "$@"; do
+  number=\${interval%[smhd]}
+  whole=\${number%%.*}
+  case "\${interval#"$number"}" in
+    m) whole=$((\${whole:-0} * 60)) ;;
+    h) whole=$((\${whole:-0} * 3600)) ;;
+    d) whole=$((\${whole:-0} * 86400)) ;;
+  esac
+  end=$((end + \${whole:-0}))
+done
+if [ -n "\${SIMULATED_STOP_AT:-}" ] && [ "$end" -gt "$SIMULATED_STOP_AT" ]; then
+  echo "stop $SIMULATED_STOP_AT" >> "$log"
+  kill -KILL -1 2>/dev/null
+  exit 0
+fi
+if [ -n "\${SIMULATED_TERM_AT:-}" ] && [ "$end" -gt "$SIMULATED_TERM_AT" ] && [ ! -e "$offset_file.term" ]; then
+  : > "$offset_file.term"
+  # A background job ignores SIGINT (sh without job control): the shell waits for it in \`wait\`.
+  case "$(sed -n 's/^SigIgn:[[:space:]]*//p' /proc/$$/status)" in
+    *[2367abefABEF]) end=$SIMULATED_TERM_AT ;;
+  esac
+  [ "$end" -gt "$(cat "$offset_file" 2>/dev/null || echo 0)" ] && echo "$end" > "$offset_file"
+  echo "term $end" >> "$log"
+  kill -TERM $PPID
+  exit 0
+fi
+[ "$end" -gt "$(cat "$offset_file" 2>/dev/null || echo 0)" ] && echo "$end" > "$offset_file"
+exit 0
 `;
 
 /** date: the world's simulated time (SIMULATED_EPOCH) unless the script names a date itself. */
@@ -109,26 +161,11 @@ esac
 exec ${HOST_BIN}/date -d "@\${SIMULATED_EPOCH:-0}" "$@"
 `;
 
-/** Tools whose effect (block devices, freezes, transient units) only the modelled shell has (host-shell.ts). */
-function modelledOnly(name: string): string {
-  return `${HEADER}echo "${name} $*" >> "$log"
-echo "${name}: block devices, freezes and transient units are modelled only by the simulator's modelled host shell (sim/README.md); this script ran in the real shell" >&2
+/** A reboot from a script is not modelled (the world reboots a VM through the API only). */
+const REBOOT = `${HEADER}echo "reboot $*" >> "$log"
+echo "reboot: a reboot from a script is not modelled by the simulated host" >&2
 exit 1
 `;
-}
-
-const MODELLED_ONLY = [
-  'fsfreeze',
-  'mount',
-  'umount',
-  'blkid',
-  'tune2fs',
-  'xfs_admin',
-  'sfdisk',
-  'findmnt',
-  'systemd-run',
-  'reboot',
-] as const;
 
 /** The stand-ins by the name they take in `/usr/bin` (and `/usr/sbin`). */
 export const STAND_INS: Readonly<Record<string, string>> = {
@@ -139,18 +176,16 @@ export const STAND_INS: Readonly<Record<string, string>> = {
   shutdown: SHUTDOWN,
   sleep: SLEEP,
   date: DATE,
-  ...Object.fromEntries(MODELLED_ONLY.map((name) => [name, modelledOnly(name)])),
+  reboot: REBOOT,
 };
 
-/**
- * Commands a script needs the modelled host for (host-shell.ts): data disks, mounts and filesystem
- * identifiers, freezes, transient units, and `wait`/TERM traps over simulated time. A script naming any
- * of them runs there; every other script runs in the real shell.
- */
-const MODELLED_COMMAND =
-  /(^|[\s;&|('"`/])(fsfreeze|systemd-run|mount|umount|blkid|tune2fs|xfs_admin|sfdisk|findmnt|wait)(?=$|[\s;&|)'"`])/m;
 const TERM_TRAP = /(^|[\s;&|])trap\s[^\n]*\b(TERM|INT|SIGTERM|SIGINT)\b/m;
+const SLEEP_COMMAND = /(^|[\s;&|('"`/])sleep(?=$|[\s;&|)'"`])/m;
 
-export function needsModelledHost(script: string): boolean {
-  return MODELLED_COMMAND.test(script) || TERM_TRAP.test(script);
+/**
+ * Whether a pod's script runs in stages over simulated time (staged-run.ts): it sets a TERM/INT trap and
+ * sleeps, so a graceful deletion while it sleeps must run the trap (live capture's freeze pod).
+ */
+export function runsInStages(script: string): boolean {
+  return TERM_TRAP.test(script) && SLEEP_COMMAND.test(script);
 }

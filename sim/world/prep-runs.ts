@@ -29,24 +29,24 @@ import { type HostEffects, noEffects } from './host-commands.js';
 import type { HostRuntimes } from './host-runtime.js';
 import { podHostScript } from './host-script.js';
 import { HostShell, type ShellStep } from './host-shell.js';
-import { needsModelledHost } from './host-stand-ins.js';
 import type { NodeIdentities } from './node-identity.js';
 import { nodeNameOf } from './nodes.js';
 import { terminationMessage } from './one-shot-output.js';
 import { runOneShot } from './one-shot-run.js';
 import { PATHS } from './os-disk.js';
 import { podScript, powersHostOff, type PrepEffect } from './prep-pod.js';
-import { findBwrap } from './real-shell.js';
+import { type RealPodRuns, startRealPodRun } from './real-pod-runs.js';
+import { findBwrap, type RealShellResult } from './real-shell.js';
 import { applyRun, podArgv, runOnHost } from './real-shell-run.js';
+import type { StagedRun } from './staged-run.js';
 
 /**
- * Which shell takes a host script: the real one (bubblewrap over the node's disk) unless the script
- * needs the modelled host, or bwrap is not installed — then the modelled shell takes what its grammar
- * knows, so the demo runs on a machine without bubblewrap, and a script beyond the grammar fails naming
- * the package (WITHOUT_BWRAP).
+ * Which shell takes a host script: the real one (bubblewrap over the node's disk), or, when bwrap is not
+ * installed, the modelled shell with what its grammar knows, so the demo runs on a machine without
+ * bubblewrap, and a script beyond the grammar fails naming the package (WITHOUT_BWRAP).
  */
-function shellOf(script: string): 'real' | 'modelled' {
-  return needsModelledHost(script) || findBwrap() === null ? 'modelled' : 'real';
+function shellOf(): 'real' | 'modelled' {
+  return findBwrap() === null ? 'modelled' : 'real';
 }
 
 const WITHOUT_BWRAP =
@@ -74,7 +74,7 @@ export interface PrepRecord {
   changed: string[];
   /**
    * Which shell took the script: `real` (sh in a bubblewrap sandbox over the disk's tree, real-shell.ts)
-   * or `modelled` (the grammar of host-shell.ts, for scripts that need data disks, freezes or units).
+   * or `modelled` (the grammar of host-shell.ts, when bwrap is not installed).
    */
   shell: 'real' | 'modelled';
 }
@@ -148,6 +148,8 @@ export class PrepRuns {
   private readonly refusals = new Map<string, () => void>();
   /** Scripts in the real shell, pending their run or their end. */
   private readonly realRuns = new Map<string, () => void>();
+  /** Scripts with a TERM trap that sleep, in the real shell over simulated time (staged-run.ts). */
+  private readonly stagedRuns = new Map<string, StagedRun>();
   /** Run-once pods that are not host pods (check pods), pending their end. */
   private readonly oneShots = new Map<string, () => void>();
   private readonly name: string;
@@ -156,6 +158,7 @@ export class PrepRuns {
   private readonly compute: ComputeState;
   private readonly latency: LatencyProfile;
   private readonly hosts: HostRuntimes;
+  private readonly realPods: RealPodRuns;
 
   constructor(private readonly options: PrepRunsOptions) {
     this.name = options.cluster;
@@ -164,6 +167,13 @@ export class PrepRuns {
     this.compute = options.compute;
     this.latency = options.latency;
     this.hosts = options.hosts;
+    this.realPods = {
+      ...options,
+      realRuns: this.realRuns,
+      stagedRuns: this.stagedRuns,
+      ended: (pod, instance, nodeName, script, result, effects) =>
+        this.endReal(pod, instance, nodeName, script, result, effects),
+    };
   }
 
   /**
@@ -176,6 +186,11 @@ export class PrepRuns {
     const running = this.processes.get(key);
     if (running) {
       if (isTerminating(pod)) this.terminate(running);
+      return;
+    }
+    const staged = this.stagedRuns.get(key);
+    if (staged) {
+      if (isTerminating(pod)) staged.term();
       return;
     }
     const real = this.realRuns.get(key);
@@ -212,6 +227,8 @@ export class PrepRuns {
     this.refusals.delete(key);
     this.realRuns.get(key)?.();
     this.realRuns.delete(key);
+    this.stagedRuns.get(key)?.kill();
+    this.stagedRuns.delete(key);
     const process = this.processes.get(key);
     if (!process) return;
     process.timer?.();
@@ -240,10 +257,10 @@ export class PrepRuns {
     if (!instance || nodeName === undefined || !command) return;
     const parsed = podHostScript(command.words);
     const script = parsed?.script ?? podScript(pod);
-    if (shellOf(command.words.join(' ')) === 'real') {
+    if (shellOf() === 'real') {
       const target = podArgv(command.words);
       if ('refused' in target) this.refuse(key, pod, instance, nodeName, script, target.refused, 'real');
-      else this.startReal(pod, key, instance, nodeName, script, target.argv);
+      else startRealPodRun(this.realPods, { pod, key, instance, nodeName, script, argv: target.argv });
       return;
     }
     const refuse = (error: string): void =>
@@ -317,71 +334,36 @@ export class PrepRuns {
     );
   }
 
-  /**
-   * The script in the real shell (real-shell.ts): it runs `prepScriptSeconds` after the container
-   * started; what it did lands on the disk, and the pod ends, once the simulated time it slept has passed
-   * too. A pod deleted before then changes nothing (its process was killed).
-   */
-  private startReal(
-    pod: KubeObject,
-    key: string,
+  /** A real-shell run ended (real-pod-runs.ts): the record, and the pod ends (or its deletion is confirmed). */
+  private endReal(
+    pod: { readonly namespace: string; readonly name: string },
     instance: InstanceInfo,
     nodeName: string,
     script: string,
-    argv: readonly string[],
+    result: RealShellResult,
+    effects: HostEffects,
   ): void {
-    const namespace = pod.metadata.namespace ?? '';
-    const name = pod.metadata.name;
-    const uid = pod.metadata.uid;
-    const alive = (): InstanceInfo | undefined => {
-      const current = this.store.get('pods', namespace, name);
-      if (!current || current.metadata.uid !== uid || isTerminating(current)) return undefined;
-      const host = this.compute.getInstance(instance.id);
-      return host?.powerState === 'running' ? host : undefined;
-    };
-    const run = (): void => {
-      this.realRuns.delete(key);
-      const host = alive();
-      if (!host) return;
-      const result = runOnHost(argv, this.hosts.model(host), nodeName, this.clock.nowMs());
-      const end = (): void => {
-        this.realRuns.delete(key);
-        const current = alive();
-        if (!current) return;
-        const model = this.hosts.model(current);
-        const effects = applyRun(model, result);
-        this.hosts.commit(current, model, effects, { name, kind: 'script' });
-        this.record(
-          current,
-          nodeName,
-          'pod',
-          script,
-          {
-            ok: result.ok,
-            ...(result.error === undefined ? {} : { error: result.error }),
-            changed: effects.changed,
-            effects: effectsOf(effects),
-            shell: 'real',
-          },
-          { namespace, pod: name },
-        );
-        this.finishPod(namespace, name, result.ok, result.error, result.exitCode);
-        if (effects.poweredOff) this.compute.powerOffInstance(current.id, { cause: 'guest' });
-      };
-      const wrote = result.changed.length > 0 || result.appended.length > 0;
-      const land = (): void => {
-        // A write to a frozen root filesystem blocks until the thaw.
-        if (wrote) this.hosts.whenThawed(host.vmId, end);
-        else end();
-      };
-      if (result.sleptSeconds > 0) {
-        this.realRuns.set(key, this.clock.after(result.sleptSeconds, `prep script ${name} (sleep)`, land));
-      } else land();
-    };
-    this.realRuns.set(
-      key,
-      this.clock.after(durationOf(this.latency, 'prepScriptSeconds'), `prep script ${name}`, run),
+    this.record(
+      instance,
+      nodeName,
+      'pod',
+      script,
+      {
+        ok: result.ok,
+        ...(result.error === undefined ? {} : { error: result.error }),
+        changed: effects.changed,
+        effects: effectsOf(effects),
+        shell: 'real',
+      },
+      { namespace: pod.namespace, pod: pod.name },
     );
+    const current = this.store.get('pods', pod.namespace, pod.name);
+    if (current && isTerminating(current)) {
+      this.store.remove('pods', pod.namespace, pod.name);
+      return;
+    }
+    this.finishPod(pod.namespace, pod.name, result.ok, result.error, result.exitCode);
+    if (effects.poweredOff) this.compute.powerOffInstance(instance.id, { cause: 'guest' });
   }
 
   /** The next segment runs at `fromMs` plus the script time when it does disk work. */
@@ -594,7 +576,7 @@ export class PrepRuns {
     let shell: HostShell;
     let effects = noEffects();
     let step: ShellStep;
-    const shellKind = shellOf(script);
+    const shellKind = shellOf();
     if (shellKind === 'real') {
       // The real shell, as root on the host (no nsenter: the agent runs it there); a sleep takes no time.
       const model = this.hosts.model(instance);
@@ -650,6 +632,7 @@ export class PrepRuns {
     for (const process of this.processes.values()) process.timer?.();
     for (const cancel of this.refusals.values()) cancel();
     for (const cancel of this.realRuns.values()) cancel();
+    for (const staged of this.stagedRuns.values()) staged.kill();
   }
 }
 

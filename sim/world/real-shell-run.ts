@@ -27,18 +27,24 @@ export function runOnHost(
   model: HostModel,
   nodeName: string,
   nowMs: number,
+  stage: { readonly stopAtSeconds?: number; readonly termAtSeconds?: number } = {},
 ): RealShellResult {
   return runInRealShell({
+    ...stage,
     argv,
     disk: model.root,
     hostname: hostnameOf(model.root) ?? nodeName,
     nowMs,
+    host: model,
     ...(model.rmLeaves === undefined ? {} : { rmLeaves: model.rmLeaves }),
   });
 }
 
-/** Applies what a real-shell run did to `model` (the host as it is now) and says what it did. */
-export function applyRun(model: HostModel, result: RealShellResult): HostEffects {
+/**
+ * Applies what a real-shell run did to `model` (the host as it is now) and says what it did. `since`: a
+ * staged run's earlier stage, already applied: units started or stopped are those since that stage.
+ */
+export function applyRun(model: HostModel, result: RealShellResult, since?: RealShellResult): HostEffects {
   const effects = noEffects();
   for (const path of [...result.changed, ...result.appended]) {
     const content = result.files[path];
@@ -50,6 +56,33 @@ export function applyRun(model: HostModel, result: RealShellResult): HostEffects
   effects.appended.push(...result.appended);
   effects.rootWritten = result.changed.length > 0 || result.appended.length > 0 || result.imagesRemoved;
   effects.poweredOff = result.poweredOff;
+  const host = result.host;
+  if (host === undefined) return effects;
+  for (const disk of host.disks) {
+    const attached = model.dataDisks.get(disk.lun);
+    if (!disk.written || attached?.diskId !== disk.diskId) continue;
+    attached.content = disk.content;
+    effects.writtenDisks.add(disk.diskId);
+    effects.changed.push(...disk.changed);
+    effects.appended.push(...disk.appended);
+  }
+  model.mounts = new Map(host.mounts);
+  model.tmpfs = { ...host.tmpfs };
+  effects.froze = !model.frozen && host.frozen;
+  effects.thawed = model.frozen && !host.frozen;
+  model.frozen = host.frozen;
+  const before = since?.host?.units;
+  const started =
+    before === undefined ? host.startedUnits : [...host.units.keys()].filter((name) => !before.has(name));
+  const stopped =
+    before === undefined ? host.stoppedUnits : [...before.keys()].filter((name) => !host.units.has(name));
+  for (const name of stopped) model.units.delete(name);
+  for (const name of started) {
+    const unit = host.units.get(name);
+    if (unit !== undefined) model.units.set(name, unit);
+  }
+  effects.startedUnits.push(...started);
+  effects.stoppedUnits.push(...stopped);
   return effects;
 }
 

@@ -2,8 +2,9 @@
  * Runs a host script in a real shell over the node's disk: the OS disk model (os-disk.ts) is written out
  * as a directory tree, Debian's bubblewrap (`bwrap`, https://github.com/containers/bubblewrap) binds it
  * as `/` of a sandbox (no network, own PID/UTS/IPC namespaces, the machine's /usr read-only, a fresh
- * /proc, /dev, /tmp and /run), the pod's command runs there (`nsenter … -- /bin/sh -c SCRIPT` with the
- * recording stand-ins of host-stand-ins.ts in /usr/bin), and the tree is read back: what the script
+ * /proc, /dev and /tmp; /run is the host's tmpfs, and its data disks come along: real-shell-disks.ts), the
+ * pod's command runs there (`nsenter … -- /bin/sh -c SCRIPT` with the recording stand-ins of
+ * host-stand-ins.ts and host-stand-ins-disks.ts in /usr/bin), and the tree is read back: what the script
  * removed, emptied or appended is what the identity model then judges. One run takes milliseconds and is
  * bounded by a timeout; `sleep` is simulated time the caller adds to the run.
  */
@@ -24,27 +25,17 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 
 import type { DiskContent } from '../arm/compute-state.js';
-import { HOST_BIN, HOST_SBIN, REQUESTS_DIR, STAND_INS } from './host-stand-ins.js';
+import { materialise, readDiskBack } from './disk-tree.js';
+import type { HostModel } from './host-commands.js';
+import { HOST_BIN, HOST_SBIN, REQUESTS_DIR, STAND_INS as HOST_STAND_INS } from './host-stand-ins.js';
+import { DEVICE_STAND_INS } from './host-stand-ins-disks.js';
+import { type HostAfterRun, readHostBack, writeHostOut } from './real-shell-disks.js';
 
-/** Top-level directories of the sandbox that are not the disk (mount points bwrap makes). */
-const NOT_THE_DISK = new Set([
-  'usr',
-  'bin',
-  'sbin',
-  'lib',
-  'lib64',
-  'lib32',
-  'libx32',
-  'proc',
-  'dev',
-  'tmp',
-  'run',
-]);
-/** The container runtime's image store is on the disk: a marker file stands for the images it holds. */
-const IMAGES_MARKER = '/var/lib/containerd/.simulator-images';
+const STAND_INS: Readonly<Record<string, string>> = { ...HOST_STAND_INS, ...DEVICE_STAND_INS };
+
 const DEFAULT_TIMEOUT_MS = 20_000;
 const OUTPUT_TAIL_BYTES = 600;
 /** What is kept of a run's output (the end): more than any reader of it (error tails, termination messages) takes. */
@@ -67,6 +58,15 @@ export interface RealShellInput {
   /** Environment beyond PATH and HOME (a container's own `env`, its HOSTNAME). */
   readonly env?: Readonly<Record<string, string>>;
   readonly timeoutMs?: number;
+  /**
+   * The host beyond its root disk (data disks, mounts, tmpfs, freeze, units): written out for the device
+   * stand-ins and read back (real-shell-disks.ts). Without it /run is a fresh tmpfs and no disk is attached.
+   */
+  readonly host?: HostModel;
+  /** A staged run: the sandbox stops where a sleep would pass this simulated offset (the host as it is then). */
+  readonly stopAtSeconds?: number;
+  /** A staged run: the kubelet's TERM reaches the script's shell at this simulated offset. */
+  readonly termAtSeconds?: number;
 }
 
 export interface RealShellResult {
@@ -88,6 +88,12 @@ export interface RealShellResult {
   readonly requests: string[];
   /** What the command printed, stdout and stderr interleaved as they were written (a container's log). */
   readonly output: string;
+  /** Where the script's simulated offset ended (whole seconds: its sleeps, background ones included). */
+  readonly offsetSeconds: number;
+  /** A staged run stopped at `stopAtSeconds` (the script had not ended). */
+  readonly stopped: boolean;
+  /** The host beyond its root disk after the run (when the input had `host`). */
+  readonly host?: HostAfterRun;
 }
 
 let bwrapPath: string | null | undefined;
@@ -149,6 +155,8 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
       error: BWRAP_MISSING,
       poweredOff: false,
       sleptSeconds: 0,
+      offsetSeconds: 0,
+      stopped: false,
       requests: [],
       output: '',
     };
@@ -161,6 +169,8 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
     mkdirSync(requests);
     writeFileSync(join(requests, 'requests.log'), '');
     materialise(tree, input.disk);
+    const runDir = join(work, 'run');
+    const hostArgs = input.host === undefined ? undefined : writeHostOut(requests, runDir, input.host);
     const outputPath = join(work, 'output');
     const bins = standInFarm();
     const args = [
@@ -170,8 +180,7 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
       '--ro-bind',
       '/usr',
       '/usr',
-      '--tmpfs',
-      '/run',
+      ...(hostArgs === undefined ? ['--tmpfs', '/run'] : ['--bind', runDir, '/run']),
       '--ro-bind',
       '/usr/bin',
       HOST_BIN,
@@ -187,6 +196,7 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
       '--bind',
       requests,
       REQUESTS_DIR,
+      ...(hostArgs?.args ?? []),
       '--symlink',
       'usr/bin',
       '/bin',
@@ -201,6 +211,8 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
       '--tmpfs',
       '/tmp',
       '--unshare-all',
+      // The mount stand-in binds a data disk's tree in the sandbox's own mount namespace (root only).
+      ...(hostArgs !== undefined && process.getuid?.() === 0 ? ['--cap-add', 'CAP_SYS_ADMIN'] : []),
       '--hostname',
       input.hostname,
       '--die-with-parent',
@@ -212,6 +224,12 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
       'HOME',
       '/root',
       ...Object.entries(input.env ?? {}).flatMap(([name, value]) => ['--setenv', name, value]),
+      ...(input.stopAtSeconds === undefined
+        ? []
+        : ['--setenv', 'SIMULATED_STOP_AT', String(input.stopAtSeconds)]),
+      ...(input.termAtSeconds === undefined
+        ? []
+        : ['--setenv', 'SIMULATED_TERM_AT', String(input.termAtSeconds)]),
       '--setenv',
       'SIMULATED_EPOCH',
       String(Math.floor(input.nowMs / 1000)),
@@ -236,13 +254,15 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
       .split('\n')
       .filter((line) => line.length > 0);
     const poweredOff = log.some((line) => line.startsWith('power-off '));
-    const after = readTree(tree);
-    const imagesRemoved = input.disk.images.length > 0 && !(IMAGES_MARKER in after);
-    delete after[IMAGES_MARKER];
-    const diff = compare(input.disk.files, after, input.rmLeaves ?? []);
+    const stopped = log.some((line) => line.startsWith('stop '));
+    const offsetText = existsSync(join(requests, 'offset'))
+      ? readFileSync(join(requests, 'offset'), 'utf8')
+      : '';
+    const diff = readDiskBack(tree, input.disk, input.rmLeaves ?? []);
+    const imagesRemoved = diff.imagesRemoved;
     const exitCode = run.status ?? (run.signal === null ? 1 : 128);
     const timedOut = run.error !== undefined && (run.error as NodeJS.ErrnoException).code === 'ETIMEDOUT';
-    const ok = poweredOff || (exitCode === 0 && !timedOut);
+    const ok = poweredOff || (stopped && !timedOut) || (exitCode === 0 && !timedOut);
     const output = readTail(outputPath, OUTPUT_MAX_BYTES);
     const tail = Buffer.from(output.trim()).subarray(-OUTPUT_TAIL_BYTES).toString('utf8');
     const error = ok
@@ -252,7 +272,7 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
         : `exit ${exitCode}${tail === '' ? '' : `: ${tail}`}`;
     return {
       ok,
-      exitCode: poweredOff ? 0 : exitCode,
+      exitCode: poweredOff || stopped ? 0 : exitCode,
       ...(error === undefined ? {} : { error }),
       files: diff.files,
       imagesRemoved,
@@ -262,8 +282,11 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
       sleptSeconds: log
         .filter((line) => line.startsWith('sleep '))
         .reduce((sum, line) => sum + sleepSeconds(line), 0),
+      offsetSeconds: Number(offsetText.trim()) || 0,
+      stopped,
       requests: log,
       output,
+      ...(input.host === undefined ? {} : { host: readHostBack(requests, runDir, input.host) }),
     };
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -294,84 +317,6 @@ function libraryLinks(): string[] {
     else args.push('--ro-bind', path, path);
   }
   return args;
-}
-
-/** The directories every Linux root filesystem has (the model keeps only files; a script expects these). */
-const SKELETON = [
-  'etc',
-  'root',
-  'home',
-  'opt',
-  'srv',
-  'mnt',
-  'media',
-  'var/log',
-  'var/lib',
-  'var/tmp',
-  'var/cache',
-  'var/spool',
-];
-
-function materialise(tree: string, disk: DiskContent): void {
-  for (const directory of SKELETON) mkdirSync(join(tree, directory), { recursive: true });
-  const files = {
-    ...disk.files,
-    ...(disk.images.length > 0 ? { [IMAGES_MARKER]: disk.images.join('\n') } : {}),
-  };
-  for (const [path, content] of Object.entries(files)) {
-    if (!path.startsWith('/') || NOT_THE_DISK.has(path.split('/')[1] ?? '')) continue;
-    const target = join(tree, path);
-    try {
-      mkdirSync(dirname(target), { recursive: true });
-      writeFileSync(target, content);
-    } catch {
-      // A path that is both a file and a directory in the model cannot be written out; it is kept as it is.
-    }
-  }
-}
-
-/** The regular files under `tree`, by absolute path (symbolic links and special files are not the model's). */
-function readTree(tree: string): Record<string, string> {
-  const files: Record<string, string> = {};
-  const walk = (directory: string, prefix: string): void => {
-    for (const entry of readdirSync(directory, { withFileTypes: true })) {
-      if (prefix === '' && NOT_THE_DISK.has(entry.name)) continue;
-      const path = `${prefix}/${entry.name}`;
-      const full = join(directory, entry.name);
-      if (entry.isDirectory()) walk(full, path);
-      else if (entry.isFile()) files[path] = readFileSync(full, 'utf8');
-    }
-  };
-  walk(tree, '');
-  return files;
-}
-
-/** What changed; a removal under a `scrub-leaves` path is undone (the file stays as it was). */
-function compare(
-  before: Readonly<Record<string, string>>,
-  after: Record<string, string>,
-  leaves: readonly string[],
-): { files: Record<string, string>; changed: string[]; appended: string[] } {
-  const kept = (path: string): boolean =>
-    leaves.some((leave) => path === leave || path.startsWith(`${leave}/`));
-  const files: Record<string, string> = {};
-  const changed: string[] = [];
-  const appended: string[] = [];
-  for (const [path, content] of Object.entries(before)) {
-    if (NOT_THE_DISK.has(path.split('/')[1] ?? '')) files[path] = content;
-    else if (!(path in after)) {
-      if (kept(path)) files[path] = content;
-      else changed.push(path);
-    }
-  }
-  for (const [path, content] of Object.entries(after)) {
-    files[path] = content;
-    const old = before[path];
-    if (old === content) continue;
-    if (old === undefined || (content.startsWith(old) && content.length > old.length)) appended.push(path);
-    else changed.push(path);
-  }
-  return { files, changed, appended };
 }
 
 function sleepSeconds(line: string): number {

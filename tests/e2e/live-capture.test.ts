@@ -10,6 +10,7 @@ import { describe, it } from 'node:test';
 import { checkRefreshedWorld } from '../../cli/demo-checks.js';
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { ClusterRefreshResult, PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
+import { expectedShell } from '../sim/world/bwrap-gate.js';
 import type { Harness } from './harness.js';
 import { nodeOf, POOL1, POOL2, startHarness } from './harness.js';
 import { liveCaptureLeftovers } from './live-checks.js';
@@ -95,7 +96,7 @@ async function liveHarness(): Promise<Harness> {
 }
 
 void describe('live capture on the simulator', { concurrency: false }, () => {
-  void it('builds the version from a scrubbed copy while the donor keeps serving; clones join as themselves', async () => {
+  void it('builds the version from a scrubbed copy while the donor keeps serving; clones join as themselves', async (t) => {
     const harness = await liveHarness();
     const donor = nodeOf(POOL1, 1);
     const watched = watchDonor(harness, donor);
@@ -157,6 +158,17 @@ void describe('live capture on the simulator', { concurrency: false }, () => {
         .find((instance) => instance.computerName.toLowerCase() === donor);
       assert.ok(donorInstance, 'the donor instance exists');
       assert.deepEqual(donorInstance?.dataDisks, [], 'nothing is attached to the donor');
+      // The freeze and scrub pods' scripts ran in the real shell (the modelled one without bwrap).
+      const shell = expectedShell(t);
+      assert.deepEqual(
+        world
+          .prepRecords()
+          .map((record) => [record.pod?.replace(/^vmssp-([a-z]+)-.*$/, '$1'), record.shell, record.outcome]),
+        [
+          ['freeze', shell, 'succeeded'],
+          ['scrub', shell, 'succeeded'],
+        ],
+      );
       const failed = checkRefreshedWorld(running, [
         { cluster: 'prod', trigger: 'test', pools: [result] } as never,
       ]).filter((check) => !check.ok);

@@ -36,7 +36,7 @@ void describe('real-shell tests without bwrap', () => {
     assert.match(output, /# SKIP bwrap not installed: apt-get install -y bubblewrap/);
     assert.match(output, /^# fail 0$/m);
     // The tests that need no shell still run.
-    assert.match(output, /^\s*ok \d+ - .*→ modelled$/m);
+    assert.match(output, /^\s*ok \d+ - .*→ staged$/m);
   });
 
   void it('fail under CI=true, naming the fix', () => {
