@@ -27,6 +27,13 @@ export const POLL = {
    */
   prepImagePull: { interval: 2, timeout: 15 * 60 },
   powerOff: { interval: 15, timeout: 20 * 60 },
+  /**
+   * Until the cluster says the donor's guest went down (shared/domain/power-off-signal.ts): the prep pod
+   * and the node read every 5 s (Kubernetes reads, nothing of ARM's budget); a pod that ended is checked
+   * again 60 s later (the node lifecycle controller's grace, 40–50 s, and its 5 s period, passed) to tell
+   * a script that did not power off. Without a signal, ARM is read first as before (EXPECTED.powerOff).
+   */
+  powerOffSignals: { interval: 5, nodeMonitorGrace: 40, stillUpAfter: 60 },
   runCommand: { interval: 10 /* timeout from settings: capture.runCommandTimeout */ },
   snapshot: { interval: 15, timeout: 60 * 60 },
   start: { interval: 15, timeout: 20 * 60 },
@@ -86,6 +93,16 @@ export const EXPECTED = {
    * (135, 169, 211 s…): a stop at the slow end of the range costs two reads, not seven.
    */
   powerOff: { expectedSeconds: 135, intervalSeconds: 10, lateShare: 0.25, backoffToSeconds: 60 },
+  /**
+   * The guest's own power-off (the prep script's last command, as the cluster dates it:
+   * shared/domain/power-off-signal.ts) → ARM reports the instance stopped. No published figure for a stop
+   * the guest started; kamino's stops (113–183 s) are of the API's, which shut the guest down the same
+   * way, and the simulator models it so (sim/README.md). Read first at 115 s, just past the quickest seen:
+   * the usual stop costs one read and keeps the donor out of service no longer than it must. A miss is
+   * read again 40 % later (161 s), where nine stops in ten are done (the range's slow tail is thin), then
+   * at most a minute apart: reads at 115, 161, 221 s.
+   */
+  guestHalt: { expectedSeconds: 115, intervalSeconds: 10, lateShare: 0.4, backoffToSeconds: 60 },
   /**
    * Snapshot requested → Succeeded (6–65 s; full copies of a stopped disk): read at the longest seen,
    * then 13 s later.

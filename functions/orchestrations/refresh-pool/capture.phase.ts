@@ -18,13 +18,14 @@ import { mustWaitForSnapshotCompletion } from '../../../shared/domain/snapshot-r
 import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
-import { EXPECTED, POLL, RESTORE_WAIT_WORTH_TELLING_MS } from '../timing.js';
+import { POLL, RESTORE_WAIT_WORTH_TELLING_MS } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import { giveBackDonor } from './give-back.js';
+import { awaitDonorPowerOff } from './power-off-wait.js';
 import { pullPrepImage } from './prep-image-pull.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
-import { isStopped, prepareByRunCommand } from './run-command.js';
+import { prepareByRunCommand } from './run-command.js';
 import { awaitSnapshot, deleteSnapshot, snapshotWhere } from './snapshot.js';
 
 /** A read of the donor instance (activity readInstance). */
@@ -250,7 +251,6 @@ function* prepareByPrepPod(
 ): Generator<Task, InstanceView, unknown> {
   const { context, cluster, plan } = run;
   const node = run.donor.node;
-  const instance = { cluster, scaleSet: plan.scaleSet, instanceId: run.donor.instanceId };
   const settings = plan.settings;
   if (settings.prepImage === undefined) {
     throw StepFailure.terminal(
@@ -279,49 +279,10 @@ function* prepareByPrepPod(
   );
 
   setStatus(run, 'waiting-for-power-off');
-  // Watch the prep pod too: a script that fails (image pull, missing nsenter…) never powers the host
-  // off, and waiting the full power-off timeout for it would keep the donor out of service for nothing.
-  // A script that ran to its end (disk prepared and synced) while the guest is still up gets the power
-  // off through the API instead.
-  const prepPod = { cluster, namespace: settings.prepNamespace, name: prep.prepPodName };
-  let poweredOffThroughApi = false;
-  const { view: stopped } = yield* pollUntil(context, {
-    step: 'waiting-for-power-off',
-    ...EXPECTED.powerOff,
-    timeoutSeconds: POLL.powerOff.timeout,
-    read: function* () {
-      const view = yield* call(context, activities.readInstance, instance, { step: 'waiting-for-power-off' });
-      const phase = yield* call(context, activities.readPrepPod, prepPod, { step: 'waiting-for-power-off' });
-      return { view, phase };
-    },
-    done: ({ view, phase }) => {
-      if (isStopped(run, view)) return true;
-      if (phase === 'Failed') {
-        throw StepFailure.terminal(
-          'preparing-disk',
-          'PrepPodFailed',
-          `prep pod ${settings.prepNamespace}/${prep.prepPodName} on node ${node} failed before powering the host off`,
-          `see its logs (kubectl -n ${settings.prepNamespace} logs ${prep.prepPodName}) and check ` +
-            `capture.prepImage (it needs nsenter and must be pullable on the node)`,
-        );
-      }
-      return false;
-    },
-    between: function* ({ view, phase }) {
-      if (phase === 'Succeeded' && view.powerState === 'running' && !poweredOffThroughApi) {
-        yield* call(
-          context,
-          activities.requestInstancePowerOff,
-          { ...instance, fence: run.fence },
-          { step: 'waiting-for-power-off' },
-        );
-        poweredOffThroughApi = true;
-      }
-    },
-    describe: ({ view, phase }) =>
-      `instance ${run.donor.instanceId} is ${view.powerState}, prep pod ${phase}`,
+  return yield* awaitDonorPowerOff(run, {
+    prepPodName: prep.prepPodName,
+    createdAtMs: context.df.currentUtcDateTime.getTime(),
   });
-  return stopped;
 }
 
 /** One error for the run: the capture failure first (it is the cause), then anything give-back could not do. */

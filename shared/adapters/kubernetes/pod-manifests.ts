@@ -102,5 +102,10 @@ export function toPodOutcome(pod: V1Pod): PodOutcome {
     ...(terminated?.message === undefined || terminated.message === '' ? [] : [terminated.message]),
     ...(pod.status?.message === undefined || pod.status.message === '' ? [] : [pod.status.message]),
   ];
-  return { phase, ...(parts.length === 0 ? {} : { message: parts.join(': ').slice(0, 300) }) };
+  const endedAt = terminated?.finishedAt;
+  return {
+    phase,
+    ...(parts.length === 0 ? {} : { message: parts.join(': ').slice(0, 300) }),
+    ...(endedAt === undefined ? {} : { endedAt: new Date(endedAt).toISOString() }),
+  };
 }

@@ -5,7 +5,9 @@
  */
 import { z } from 'zod';
 
+import { isNotFound } from '../../domain/errors.js';
 import { runPodLabels } from '../../domain/ownership.js';
+import type { PowerOffSignals } from '../../domain/power-off-signal.js';
 import { drainStep, protectNode, readNodePriorState, restoreNode } from '../donor-node.js';
 import { checkFence } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
@@ -111,6 +113,40 @@ const readPrepPod = defineActivity('readPrepPod', PrepPodInput, async (deps, inp
   return (await kube.pods.getPhase(input.namespace, input.name)) ?? 'Absent';
 });
 
+/**
+ * What the cluster shows of the donor's guest going down (shared/domain/power-off-signal.ts): the prep
+ * pod's phase and end, and the node's Ready condition (absent when the node is gone). Kubernetes reads
+ * only: the power-off wait makes these instead of ARM reads until the guest is down.
+ */
+const readPowerOffSignals = defineActivity(
+  'readPowerOffSignals',
+  PrepPodInput.extend({ node: Name }),
+  async (deps, input): Promise<PowerOffSignals> => {
+    const { kube } = await deps.cluster(input.cluster);
+    const outcome = await kube.pods.getOutcome(input.namespace, input.name);
+    const node = await kube.nodes.get(input.node).catch((error: unknown) => {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    });
+    const ready = node?.conditions.find((condition) => condition.type === 'Ready');
+    const endedAt = outcome?.endedAt === undefined ? undefined : Date.parse(outcome.endedAt);
+    const readySince =
+      ready?.lastTransitionTime === undefined ? undefined : Date.parse(ready.lastTransitionTime);
+    return {
+      podPhase: outcome?.phase ?? 'Absent',
+      ...(endedAt === undefined || Number.isNaN(endedAt) ? {} : { podEndedAtMs: endedAt }),
+      ...(ready === undefined
+        ? {}
+        : {
+            nodeReady: {
+              status: ready.status,
+              ...(readySince === undefined || Number.isNaN(readySince) ? {} : { sinceMs: readySince }),
+            },
+          }),
+    };
+  },
+);
+
 const deletePrepPod = defineActivity('deletePrepPod', PrepPodInput, async (deps, input) => {
   const { kube } = await deps.cluster(input.cluster);
   await kube.pods.delete(input.namespace, input.name);
@@ -138,6 +174,7 @@ export const NODE_ACTIVITIES = {
   startPrepImagePull,
   readPrepImagePull,
   readPrepPod,
+  readPowerOffSignals,
   deletePrepPod,
   restoreNode: restoreNodeActivity,
 } as const;

@@ -55,6 +55,8 @@ export interface CheckPodSpec {
 export interface PodOutcome {
   readonly phase: PodPhase;
   readonly message?: string;
+  /** When its container ended (`state.terminated.finishedAt`, RFC 3339), once it has. */
+  readonly endedAt?: string;
 }
 
 /** A pod as listing by label shows it. */
@@ -79,7 +81,7 @@ export interface PodsPort {
   createCheckPod(spec: CheckPodSpec): Promise<void>;
   /** A pod's phase; undefined when it does not exist. */
   getPhase(namespace: string, name: string): Promise<PodPhase | undefined>;
-  /** Phase and end reason of a pod; undefined when it does not exist. */
+  /** Phase, end reason and end time of a pod; undefined when it does not exist. */
   getOutcome(namespace: string, name: string): Promise<PodOutcome | undefined>;
   /** Deletes with grace period 0 (or the one given: the pod gets TERM first); no-op when absent. */
   delete(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void>;

@@ -27,6 +27,18 @@ void describe('pollDelaySeconds with a late share: a miss is read again after a 
     ['at the slow end of the range (kamino: 183 s): three reads', stop, 187, [135, 169, 212]],
     ['very late: the sleeps stop growing at the cap', stop, 400, [135, 169, 212, 265, 325, 385, 445]],
     [
+      'read first at the quickest stop, a miss 40 % later: most stops cost two reads',
+      { expectedSeconds: 115, intervalSeconds: 10, lateShare: 0.4, backoffToSeconds: 60 },
+      160,
+      [115, 161],
+    ],
+    [
+      'the same at the slow end of the range: three',
+      { expectedSeconds: 115, intervalSeconds: 10, lateShare: 0.4, backoffToSeconds: 60 },
+      183,
+      [115, 161, 221],
+    ],
+    [
       'a short wait: never less than the interval',
       { expectedSeconds: 35, intervalSeconds: 10, lateShare: 0.2 },
       50,

@@ -169,7 +169,14 @@ export class FakePods implements PodsPort {
   }
 
   getOutcome(namespace: string, name: string): Promise<PodOutcome | undefined> {
-    return this.log.call('pods.getOutcome', [namespace, name], () => {
+    return this.log.call('pods.getOutcome', [namespace, name], (): PodOutcome | undefined => {
+      const prepPod = this.#prepPods.get(podKey(namespace, name));
+      if (prepPod !== undefined) {
+        const phase = this.#phase(prepPod);
+        return phase === 'Running'
+          ? { phase }
+          : { phase, endedAt: new Date(prepPod.finishesAt).toISOString() };
+      }
       const record = this.#checkPods.get(podKey(namespace, name));
       if (record === undefined) return undefined;
       if (this.log.now() < record.finishesAt) return { phase: 'Running' as const };
