@@ -77,6 +77,11 @@ export interface PollSpec<T> {
   readonly lateShare?: number | undefined;
   /** When the operation was asked for (orchestration time, ms); default: when the wait starts. */
   readonly sinceMs?: number;
+  /**
+   * When the wait began, if before this poll (a wait that watched something else first): the timeout
+   * and its message count from it. Default: now.
+   */
+  readonly startedAtMs?: number;
   /** One read (activity calls through `call`); run once per round. */
   readonly read: () => Generator<Task, T, unknown>;
   /** True when done; may throw a StepFailure to stop early. */
@@ -100,9 +105,10 @@ export interface PollSpec<T> {
  * the deadline) first reads the world again, so a capture that finished meanwhile is not thrown away.
  */
 export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>): Generator<Task, T, unknown> {
-  const startedAt = context.df.currentUtcDateTime.getTime();
+  const pollStartedAt = context.df.currentUtcDateTime.getTime();
+  const startedAt = Math.min(spec.startedAtMs ?? pollStartedAt, pollStartedAt);
   const deadline = startedAt + spec.timeoutSeconds * 1000;
-  const since = spec.sinceMs ?? startedAt;
+  const since = spec.sinceMs ?? pollStartedAt;
   const schedule: PollSchedule = {
     expectedSeconds: spec.expectedSeconds ?? 0,
     intervalSeconds: spec.intervalSeconds,
@@ -111,7 +117,7 @@ export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>):
     lateShare: spec.lateShare,
   };
   const firstReadAt = since + schedule.expectedSeconds * 1000;
-  if (firstReadAt > startedAt) {
+  if (firstReadAt > pollStartedAt) {
     yield* sleepUnlessCancelled(context, spec.step, new Date(Math.min(deadline, firstReadAt)));
   }
   for (;;) {

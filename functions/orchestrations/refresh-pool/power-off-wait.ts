@@ -80,7 +80,6 @@ export function* awaitDonorPowerOff(
   }
 
   const schedule = next.why === 'guest-down' ? EXPECTED.guestHalt : EXPECTED.powerOff;
-  const now = context.df.currentUtcDateTime.getTime();
   let poweredOffThroughApi = false;
   let justPoweredOff = false;
   const { view: stopped } = yield* pollUntil(context, {
@@ -90,7 +89,8 @@ export function* awaitDonorPowerOff(
     backoffToSeconds: schedule.backoffToSeconds,
     sinceMs: next.sinceMs,
     expectedSeconds: Math.max(0, (next.atMs - next.sinceMs) / 1000),
-    timeoutSeconds: Math.max(0, (deadline - now) / 1000),
+    startedAtMs: prep.createdAtMs,
+    timeoutSeconds: POLL.powerOff.timeout,
     read: function* () {
       const view = yield* call(context, activities.readInstance, instance, { step: STEP });
       const phase = yield* call(context, activities.readPrepPod, prepPod, { step: STEP });

@@ -141,4 +141,21 @@ void describe('the power-off wait', () => {
     assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
     assert.deepEqual(powerOffWaitOf(world).instanceReads, [EXPECTED.powerOff.expectedSeconds]);
   });
+
+  void it('times out the whole wait from the prep pod, its signal reads counted, with what it saw', async () => {
+    // The host never goes down and its pod never ends (a script stuck before its power-off).
+    const world = createFakeWorld({ cluster: { prepPodRunMs: 2 * POLL.powerOff.timeout * 1000 } });
+
+    const status = await world.refreshPool(POOL);
+
+    assert.equal(status.runtimeStatus, 'Failed');
+    assert.match(
+      failureOf(status),
+      new RegExp(
+        `waiting-for-power-off: timed out after ${POLL.powerOff.timeout} s: instance 0 is running, prep pod Running`,
+      ),
+    );
+    const { instanceReads } = powerOffWaitOf(world);
+    assert.equal(instanceReads.at(-1), POLL.powerOff.timeout);
+  });
 });
