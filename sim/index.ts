@@ -177,7 +177,10 @@ export async function startSimulator(options: StartSimulatorOptions): Promise<Ru
   const world = createWorld({
     scenario,
     clockMode: options.clock ?? 'scaled',
-    startMs: options.startMs ?? wallNow,
+    // At a whole second: the API server's timestamps are whole seconds, so a client that times a wait from
+    // one (the power-off wait dates the guest's end from the prep pod's `finishedAt`) would otherwise wait
+    // a different number of simulated milliseconds from run to run, as the wall clock's millisecond moved.
+    startMs: options.startMs ?? Math.floor(wallNow / 1000) * 1000,
     ...(options.timeFactor === undefined ? {} : { timeFactor: options.timeFactor }),
     kubeControllers: 'external',
   });

@@ -61,6 +61,25 @@ function call(
   });
 }
 
+void describe('simulated time', () => {
+  void it('starts at a whole second of the wall clock when the caller names no start', async () => {
+    const outDir = await mkdtemp(join(tmpdir(), 'vmss-sim-start-'));
+    // Two simulators: each start misses a whole second by chance once in a thousand at most.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const before = Math.floor(Date.now() / 1000) * 1000;
+      const sim = await startSimulator({ scenario: SAMPLE_SCENARIO, outDir, clock: 'manual' });
+      try {
+        const startMs = sim.clock.nowMs();
+        assert.equal(startMs % 1000, 0, `started at ${new Date(startMs).toISOString()}`);
+        assert.ok(startMs >= before && startMs <= Date.now(), 'at the wall clock second it started in');
+      } finally {
+        await sim.stop();
+      }
+    }
+    await rm(outDir, { recursive: true, force: true });
+  });
+});
+
 void describe('simulator over the wire', () => {
   let sim: RunningSimulator;
   let outDir: string;
