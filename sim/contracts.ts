@@ -33,6 +33,10 @@ export type KubeResource =
   | 'serviceaccounts'
   | 'secrets'
   | 'events'
+  | 'customresourcedefinitions'
+  // A custom resource an established CustomResourceDefinition serves, stored as `<plural>.<group>`
+  // (a CRD's group always has a dot): sim/kube/crd-registry.ts.
+  | `${string}.${string}`
   // Cluster API and CAPZ kinds, served by a management cluster (sim/kube/cluster-api-resources.ts).
   | 'clusters'
   | 'machinepools'

@@ -5,13 +5,14 @@
  */
 import { z } from 'zod';
 
-import type { KubeObject, KubeStore, SimClock } from '../contracts.js';
+import type { KubeObject, KubeResource, KubeStore, SimClock } from '../contracts.js';
 import { messageOf } from '../errors.js';
 import type { KubeReads } from './api-reads.js';
 import { HttpReply, type ResourceRoute, successStatus } from './api-routing.js';
 import type { KubeControllers } from './controllers.js';
 import { checkEvictionAllowed } from './disruption.js';
 import { specOf, statusOf } from './objects.js';
+import { restNameOf, type ServedCustomResources } from './resources.js';
 import { badRequest, KubeApiError, notFound } from './status.js';
 import { parseDryRun } from './write-options.js';
 
@@ -39,11 +40,13 @@ export interface KubeDeletesOptions {
   clock: SimClock;
   controllers: KubeControllers;
   reads: KubeReads;
+  /** The custom resources served: a namespace's deletion removes their objects too. */
+  custom?: ServedCustomResources;
 }
 
 /** The delete verbs over one store. */
 export function createKubeDeletes(options: KubeDeletesOptions) {
-  const { store, controllers, reads, clock } = options;
+  const { store, controllers, reads, clock, custom } = options;
   const { decorate, requireObject } = reads;
 
   function parseBody(body: Buffer, what: string): unknown {
@@ -77,7 +80,7 @@ export function createKubeDeletes(options: KubeDeletesOptions) {
       throw new KubeApiError(
         'Conflict',
         `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${object.metadata.uid ?? ''}`,
-        { name: object.metadata.name, kind: target.info.resource },
+        { name: object.metadata.name, kind: restNameOf(target.info) },
       );
     }
     const version = options.preconditions?.resourceVersion;
@@ -85,7 +88,7 @@ export function createKubeDeletes(options: KubeDeletesOptions) {
       throw new KubeApiError(
         'Conflict',
         `Precondition failed: ResourceVersion in precondition: ${version}, ResourceVersion in object meta: ${object.metadata.resourceVersion ?? ''}`,
-        { name: object.metadata.name, kind: target.info.resource },
+        { name: object.metadata.name, kind: restNameOf(target.info) },
       );
     }
   }
@@ -111,7 +114,7 @@ export function createKubeDeletes(options: KubeDeletesOptions) {
       return new HttpReply(200, decorate(info, deleted ?? existing));
     }
     if (info.resource === 'namespaces') {
-      for (const other of [
+      const kinds: readonly KubeResource[] = [
         'pods',
         'poddisruptionbudgets',
         'daemonsets',
@@ -121,7 +124,9 @@ export function createKubeDeletes(options: KubeDeletesOptions) {
         'serviceaccounts',
         'secrets',
         'events',
-      ] as const) {
+        ...(custom?.namespacedKeys() ?? []),
+      ];
+      for (const other of kinds) {
         for (const object of store.list(other, existing.metadata.name))
           store.remove(other, object.metadata.namespace, object.metadata.name);
       }
@@ -190,7 +195,7 @@ function deletedStatus(info: ResourceRoute['info'], existing: KubeObject): HttpR
     successStatus(200, {
       name: existing.metadata.name,
       ...(info.group === '' ? {} : { group: info.group }),
-      kind: info.resource,
+      kind: restNameOf(info),
       uid: existing.metadata.uid,
     }),
   );

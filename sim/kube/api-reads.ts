@@ -7,6 +7,8 @@ import type { ServerResponse } from 'node:http';
 
 import type { KubeObject, KubeStore, KubeWatchEvent, Scheduler, SimClock } from '../contracts.js';
 import { HttpReply, refOf, type ResourceRoute } from './api-routing.js';
+import { renderCrdTable, renderCustomTable } from './crd-tables.js';
+import { defaultRead } from './custom-writes.js';
 import { withBudgetStatus } from './disruption.js';
 import type { ResourceInfo } from './resources.js';
 import { apiVersionOf } from './resources.js';
@@ -60,6 +62,8 @@ export function createKubeReads(options: KubeReadsOptions) {
   });
 
   function decorate(info: ResourceInfo, object: KubeObject): KubeObject {
+    // A custom resource is served in the version asked for (conversion None) with its defaults.
+    if (info.custom) return { ...defaultRead(info, object), apiVersion: apiVersionOf(info), kind: info.kind };
     const shaped = {
       ...object,
       apiVersion: object.apiVersion || apiVersionOf(info),
@@ -78,6 +82,21 @@ export function createKubeReads(options: KubeReadsOptions) {
     if (namespace !== undefined && !store.get('namespaces', undefined, namespace)) {
       throw notFound({ resource: 'namespaces', group: '', name: namespace });
     }
+  }
+
+  /** The Table of a kind: a custom resource's printer columns, a CRD's default columns, or tables.ts. */
+  function render(
+    info: ResourceInfo,
+    objects: KubeObject[],
+    listMeta: Record<string, unknown>,
+    include: IncludeObject,
+    withColumns = true,
+  ): object {
+    if (info.custom)
+      return renderCustomTable(info.custom.columns, objects, listMeta, clock.nowMs(), include, withColumns);
+    if (info.resource === 'customresourcedefinitions')
+      return renderCrdTable(objects, listMeta, include, withColumns);
+    return renderTable(info.resource, objects, listMeta, clock.nowMs(), include, withColumns);
   }
 
   // --- reads ------------------------------------------------------------------------------------
@@ -143,11 +162,7 @@ export function createKubeReads(options: KubeReadsOptions) {
       if (labels.length === 0 && fields.length === 0) metadata.remainingItemCount = matched - limit;
     }
     const decorated = items.map((object) => decorate(target.info, object));
-    if (table)
-      return new HttpReply(
-        200,
-        renderTable(target.info.resource, decorated, metadata, clock.nowMs(), includeObject(url)),
-      );
+    if (table) return new HttpReply(200, render(target.info, decorated, metadata, includeObject(url)));
     return new HttpReply(200, {
       kind: `${target.info.kind}List`,
       apiVersion: apiVersionOf(target.info),
@@ -159,16 +174,8 @@ export function createKubeReads(options: KubeReadsOptions) {
   function serveGet(target: ResourceRoute, url: URL, table: boolean): HttpReply {
     const object = decorate(target.info, requireObject(target));
     if (table) {
-      return new HttpReply(
-        200,
-        renderTable(
-          target.info.resource,
-          [object],
-          { resourceVersion: object.metadata.resourceVersion },
-          clock.nowMs(),
-          includeObject(url),
-        ),
-      );
+      const listMeta = { resourceVersion: object.metadata.resourceVersion };
+      return new HttpReply(200, render(target.info, [object], listMeta, includeObject(url)));
     }
     return new HttpReply(200, object);
   }
@@ -188,11 +195,10 @@ export function createKubeReads(options: KubeReadsOptions) {
       const decorated = decorate(target.info, object);
       // kubectl get -w asks for Tables: each event carries a one-row Table (columns on the first only).
       const payload = table
-        ? renderTable(
-            target.info.resource,
+        ? render(
+            target.info,
             [decorated],
             { resourceVersion: decorated.metadata.resourceVersion },
-            clock.nowMs(),
             includeObject(url),
             first,
           )

@@ -5,13 +5,15 @@
  */
 import { openApiV2Document, openApiV3Document, openApiV3Index } from './openapi.js';
 import { negotiateOpenApiV2, OPENAPI_V2_PROTOBUF, openApiV2Forms } from './openapi-protobuf.js';
-import type { ResourceInfo, ReviewKind } from './resources.js';
+import type { OpenApiExtension, ResourceInfo, ReviewKind, ServedCustomResources } from './resources.js';
 import {
+  apiGroup,
   apiGroupList,
   apiResourceList,
   apiVersions,
   findResource,
   isClusterApiGroup,
+  restNameOf,
   REVIEW_RESOURCES,
   servedGroups,
 } from './resources.js';
@@ -83,6 +85,7 @@ export function routeRequest(
   serverVersion: Record<string, string>,
   accept = 'application/json',
   clusterApi = false,
+  custom?: ServedCustomResources,
 ): Route {
   const groups = servedGroups(clusterApi);
   const segments = url.pathname
@@ -98,13 +101,15 @@ export function routeRequest(
   if (method === 'GET') {
     if (path === 'version') return discovery(serverVersion, true);
     if (path === 'api') return discovery(apiVersions(url.host));
-    if (path === 'apis') return discovery(apiGroupList(clusterApi));
+    if (path === 'apis') return discovery(apiGroupList(clusterApi, custom));
     if (path === 'api/v1') return discovery(apiResourceList('', 'v1'));
     if (segments[0] === 'apis' && segments.length === 3) {
       const [, group = '', version = ''] = segments;
       if (groups.some((entry) => entry.group === group && entry.version === version)) {
         return discovery(apiResourceList(group, version));
       }
+      if (custom?.groups().some((entry) => entry.group === group && entry.versions.includes(version)))
+        return discovery(apiResourceList(group, version, custom));
     }
     if (segments[0] === 'apis' && segments.length === 2) {
       const served = groups.find((entry) => entry.group === segments[1]);
@@ -118,14 +123,25 @@ export function routeRequest(
           preferredVersion: groupVersion,
         });
       }
+      const customGroup = custom?.groups().find((entry) => entry.group === segments[1]);
+      if (customGroup)
+        return discovery({
+          kind: 'APIGroup',
+          apiVersion: 'v1',
+          ...apiGroup(customGroup.group, customGroup.versions),
+        });
     }
     const gitVersion = serverVersion.gitVersion ?? '';
-    if (path === 'openapi/v2') return openApiV2(accept, gitVersion);
+    const extension = custom?.openApi();
+    if (path === 'openapi/v2') return openApiV2(accept, gitVersion, extension);
     if (path === 'openapi/v3') {
-      return { type: 'discovery', respond: () => ({ status: 200, body: openApiV3Index(gitVersion) }) };
+      return {
+        type: 'discovery',
+        respond: () => ({ status: 200, body: openApiV3Index(gitVersion, extension) }),
+      };
     }
     if (segments[0] === 'openapi' && segments[1] === 'v3') {
-      const document = openApiV3Document(segments.slice(2).join('/'), gitVersion);
+      const document = openApiV3Document(segments.slice(2).join('/'), gitVersion, extension);
       if (document) return discovery(document);
     }
     if (['healthz', 'livez', 'readyz'].includes(path)) {
@@ -169,7 +185,7 @@ export function routeRequest(
     rest = rest.slice(2);
   }
   const [plural = '', name, subresource, ...extra] = rest;
-  const info = findResource(group, version, plural);
+  const info = findResource(group, version, plural) ?? custom?.find(group, version, plural);
   if (!info || extra.length > 0 || (!clusterApi && isClusterApiGroup(info.group)))
     return missing(url.pathname);
   if (namespace !== undefined && !info.namespaced) return missing(url.pathname);
@@ -213,7 +229,7 @@ export function routeRequest(
  * the ETag and `Vary: Accept` kube-openapi sends (kubernetes/kube-openapi `pkg/handler/handler.go`);
  * 406 when it names neither.
  */
-function openApiV2(accept: string, gitVersion: string): OtherRoute {
+function openApiV2(accept: string, gitVersion: string, extension?: OpenApiExtension): OtherRoute {
   const form = negotiateOpenApiV2(accept);
   if (form === undefined) {
     return {
@@ -230,7 +246,8 @@ function openApiV2(accept: string, gitVersion: string): OtherRoute {
   return {
     type: 'discovery',
     respond: () => {
-      const forms = openApiV2Forms(gitVersion, () => openApiV2Document(gitVersion));
+      const key = extension === undefined ? gitVersion : `${gitVersion}#${extension.revision}`;
+      const forms = openApiV2Forms(key, () => openApiV2Document(gitVersion, extension));
       const headers = { ETag: forms.etag, Vary: 'Accept' };
       return form === 'protobuf'
         ? { status: 200, body: forms.protobuf, contentType: OPENAPI_V2_PROTOBUF, headers }
@@ -267,11 +284,11 @@ export function missing(path: string): OtherRoute {
 export function operationOf(target: Route): string {
   if (target.type === 'review') return `${target.resource}:create`;
   if (target.type !== 'resource') return `${target.type}:get`;
-  const resource =
-    target.subresource === undefined ? target.info.resource : `${target.info.resource}/${target.subresource}`;
+  const name = restNameOf(target.info);
+  const resource = target.subresource === undefined ? name : `${name}/${target.subresource}`;
   return `${resource}:${target.verb}`;
 }
 
 export function refOf(target: ResourceRoute, name?: string): ObjectRef {
-  return { resource: target.info.resource, group: target.info.group, name: name ?? target.name ?? '' };
+  return { resource: restNameOf(target.info), group: target.info.group, name: name ?? target.name ?? '' };
 }

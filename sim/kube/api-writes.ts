@@ -13,6 +13,16 @@ import { createKubeDeletes } from './api-deletes.js';
 import type { KubeReads } from './api-reads.js';
 import { HttpReply, isRecord, refOf, type ResourceRoute } from './api-routing.js';
 import type { KubeControllers } from './controllers.js';
+import {
+  customPruner,
+  customStatusSubresource,
+  customWriteWarnings,
+  defaultDecoded,
+  prepareCreate,
+  prepareUpdate,
+  refuseStrategicPatch,
+  validateCustomWrite,
+} from './custom-writes.js';
 import { pruneUnknownFields, warningHeader } from './field-pruning.js';
 import {
   type ManagedFieldsEntry,
@@ -24,7 +34,7 @@ import {
 import { specOf } from './objects.js';
 import type { PatchType } from './patch.js';
 import { applyPatch, PATCH_CONTENT_TYPES } from './patch.js';
-import type { ResourceInfo } from './resources.js';
+import type { ResourceInfo, ServedCustomResources } from './resources.js';
 import { apiVersionOf } from './resources.js';
 import { APPLY_CONTENT_TYPE, parseApplyBody, serverSideApply } from './server-side-apply.js';
 import { alreadyExists, badRequest, conflict, invalid, KubeApiError } from './status.js';
@@ -70,6 +80,8 @@ export interface KubeWritesOptions {
   clock: SimClock;
   controllers: KubeControllers;
   reads: KubeReads;
+  /** The custom resources served (crd-registry.ts). */
+  custom?: ServedCustomResources;
 }
 
 export type KubeWrites = ReturnType<typeof createKubeWrites>;
@@ -104,14 +116,17 @@ export function createKubeWrites(options: KubeWritesOptions) {
       throw badRequest('decoding object: metadata is required');
     const object = parsed as unknown as KubeObject;
     const { info } = target;
+    const prune = customPruner(info);
     const headers = warningHeader(
       pruneUnknownFields(object, {
         group: info.group,
         kind: info.kind,
         mode: options.fieldValidation,
         verb: 'create',
+        ...(prune ? { prune } : {}),
       }),
     );
+    defaultDecoded(info, object);
     return createObject(target, object, options, headers, undefined);
   }
 
@@ -179,6 +194,9 @@ export function createKubeWrites(options: KubeWritesOptions) {
       };
     }
     if (info.resource === 'namespaces') object.status = { phase: 'Active' };
+    prepareCreate(info, object);
+    validateCustomWrite(info, object);
+    Object.assign(headers, customWriteWarnings(info, object));
     delete object.metadata.managedFields;
     const managedFields = applied ?? recordUpdate(undefined, object, updateRecord(target, options));
     if (managedFields.length > 0) object.metadata.managedFields = managedFields;
@@ -234,7 +252,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
       next = { ...existing, status: candidate.status };
     } else {
       next = { ...candidate, apiVersion: apiVersionOf(info), kind: info.kind };
-      if (STATUS_SUBRESOURCE.has(info.resource)) {
+      if (STATUS_SUBRESOURCE.has(info.resource) || customStatusSubresource(info)) {
         if (existing.status === undefined) delete next.status;
         else next.status = existing.status;
       }
@@ -255,7 +273,9 @@ export function createKubeWrites(options: KubeWritesOptions) {
       }
       validateMetadata(info.kind, info.group, next);
       checkImmutable(info, existing, next);
+      prepareUpdate(info, existing, next);
     }
+    validateCustomWrite(info, next, existing);
     next.metadata.resourceVersion = expectedVersion ?? existing.metadata.resourceVersion ?? '';
     // What a client sends in managedFields is not taken: the server records who wrote what.
     if (!applied) setManagedFields(next, existing.metadata.managedFields);
@@ -316,17 +336,21 @@ export function createKubeWrites(options: KubeWritesOptions) {
     options: WriteOptions,
     verb: 'update' | 'patch',
   ): Record<string, string> {
-    if (target.subresource !== undefined) return {};
+    if (target.subresource !== undefined && !target.info.custom) return {};
     const existing = store.get(target.info.resource, target.namespace, target.name ?? '');
-    return warningHeader(
+    const prune = customPruner(target.info);
+    const headers = warningHeader(
       pruneUnknownFields(candidate, {
         group: target.info.group,
         kind: target.info.kind,
         mode: options.fieldValidation,
         verb,
         ...(existing ? { existing } : {}),
+        ...(prune ? { prune } : {}),
       }),
     );
+    defaultDecoded(target.info, candidate);
+    return headers;
   }
 
   function servePatch(
@@ -337,6 +361,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
   ): HttpReply {
     const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
     if (mediaType === APPLY_CONTENT_TYPE) return serveApply(target, body, options);
+    refuseStrategicPatch(target.info, mediaType);
     const patchType: PatchType | undefined = PATCH_CONTENT_TYPES[mediaType];
     if (patchType === undefined) {
       throw new KubeApiError(
@@ -384,7 +409,11 @@ export function createKubeWrites(options: KubeWritesOptions) {
       applied,
       record: updateRecord(target, options),
       force: options.force,
-      ignored: STATUS_SUBRESOURCE.has(info.resource) && target.subresource === undefined ? ['status'] : [],
+      ignored:
+        (STATUS_SUBRESOURCE.has(info.resource) || customStatusSubresource(info)) &&
+        target.subresource === undefined
+          ? ['status']
+          : [],
     });
     if (!live) {
       const entries = object.metadata.managedFields as ManagedFieldsEntry[];

@@ -111,6 +111,11 @@ export interface PruneRequest {
   verb: 'create' | 'update' | 'patch';
   /** The stored object a PUT or PATCH replaces: fields it already has are not the client's doing. */
   existing?: KubeObject;
+  /**
+   * A custom resource's structural pruning (crd-schema.ts) in place of the built-in schemas: drops
+   * what the CRD's schema does not specify from the object it is given and returns those paths.
+   */
+  prune?: (object: KubeObject) => string[];
 }
 
 /**
@@ -120,6 +125,13 @@ export interface PruneRequest {
  * world seeds objects that way, and a client's PUT of what it read must not lose them.
  */
 export function pruneUnknownFields(object: KubeObject, request: PruneRequest): string[] {
+  if (request.prune) {
+    const paths = request.prune(structuredClone(object));
+    if (paths.length === 0) return [];
+    if (request.mode === 'Strict') throw strictError(object, paths, request.verb);
+    request.prune(object);
+    return request.mode === 'Warn' ? paths : [];
+  }
   const before = new Set(
     request.existing === undefined
       ? []
@@ -128,16 +140,17 @@ export function pruneUnknownFields(object: KubeObject, request: PruneRequest): s
   const found = unknownOf(request.group, request.kind, object).filter((field) => !before.has(field.path));
   if (found.length === 0) return [];
   const paths = found.map((field) => field.path);
-  if (request.mode === 'Strict') {
-    const detail = `strict decoding error: ${paths.map((path) => `unknown field "${path}"`).join(', ')}`;
-    if (request.verb !== 'patch') throw new KubeApiError('BadRequest', detail);
-    const value = JSON.stringify(JSON.stringify(object));
-    throw new KubeApiError('Invalid', ` "" is invalid: patch: Invalid value: ${value}: ${detail}`, {
-      causes: [
-        { reason: 'FieldValueInvalid', message: `Invalid value: ${value}: ${detail}`, field: 'patch' },
-      ],
-    });
-  }
+  if (request.mode === 'Strict') throw strictError(object, paths, request.verb);
   for (const field of found) delete field.holder[field.key];
   return request.mode === 'Warn' ? paths : [];
+}
+
+/** The Strict refusal: 400 for a create or update body, 422 naming the patched object for a patch. */
+function strictError(object: KubeObject, paths: readonly string[], verb: PruneRequest['verb']): KubeApiError {
+  const detail = `strict decoding error: ${paths.map((path) => `unknown field "${path}"`).join(', ')}`;
+  if (verb !== 'patch') return new KubeApiError('BadRequest', detail);
+  const value = JSON.stringify(JSON.stringify(object));
+  return new KubeApiError('Invalid', ` "" is invalid: patch: Invalid value: ${value}: ${detail}`, {
+    causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: ${value}: ${detail}`, field: 'patch' }],
+  });
 }

@@ -26,10 +26,11 @@ import { operationOf, refOf, type ResourceRoute, type ReviewRoute, routeRequest 
 import { createKubeWrites } from './api-writes.js';
 import type { KubeControllers } from './controllers.js';
 import { startKubeControllers } from './controllers.js';
+import { createCrdRegistry } from './crd-registry.js';
 import { impersonatedUser, ImpersonationHeaderError } from './impersonation.js';
 import { decodeProtobufBody, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
 import type { KubeAuthenticator, KubeAuthorizer, KubeUser } from './rbac.js';
-import { serverVersion } from './resources.js';
+import { restNameOf, serverVersion } from './resources.js';
 import type { StatusReason } from './status.js';
 import { fromStoreError, KubeApiError } from './status.js';
 import { wantsTable } from './tables.js';
@@ -90,6 +91,7 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       : { controllerDelaySeconds: options.controllerDelaySeconds }),
   });
   const version = serverVersion(options.kubernetesVersion);
+  const crds = createCrdRegistry({ store, clock, scheduler });
   const reads = createKubeReads({
     store,
     clock,
@@ -102,6 +104,7 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
     clock,
     controllers,
     reads,
+    custom: crds,
   });
 
   // --- request plumbing -------------------------------------------------------------------------
@@ -110,7 +113,7 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
     const decision = authorizer.authorize(user, {
       verb: target.verb,
       apiGroup: target.info.group,
-      resource: target.info.resource,
+      resource: restNameOf(target.info),
       ...(target.subresource === undefined ? {} : { subresource: target.subresource }),
       ...(target.name === undefined ? {} : { name: target.name }),
       ...(target.namespace === undefined ? {} : { namespace: target.namespace }),
@@ -119,7 +122,7 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       throw new KubeApiError('Forbidden', decision.reason, {
         ...(target.name === undefined ? {} : { name: target.name }),
         ...(target.info.group === '' ? {} : { group: target.info.group }),
-        kind: target.info.resource,
+        kind: restNameOf(target.info),
       });
     }
   }
@@ -194,6 +197,7 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       version,
       request.headers.accept ?? 'application/json',
       options.clusterApi === true,
+      crds,
     );
     const operation = operationOf(target);
     const finish = (
@@ -319,6 +323,7 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
   Object.defineProperty(handler, 'close', {
     value: () => {
       reads.close();
+      crds.close();
       controllers.stop();
     },
   });

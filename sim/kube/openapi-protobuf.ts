@@ -388,6 +388,8 @@ export function openApiV2Forms(
     protobuf: encodeOpenApiV2(document),
     etag: `"${createHash('sha512').update(json).digest('hex').toUpperCase()}"`,
   };
+  // Keys change with the served custom resources (`<version>#<revision>`): keep the cache small.
+  if (cache.size >= 16) cache.delete(cache.keys().next().value ?? '');
   cache.set(kubernetesVersion, forms);
   return forms;
 }

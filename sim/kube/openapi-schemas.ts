@@ -7,6 +7,8 @@
  * (`x-kubernetes-preserve-unknown-fields`), so strict validation never refuses a valid manifest.
  * References are written `#/definitions/…` (OpenAPI v2); openapi.ts rewrites them for v3.
  */
+import { APIEXTENSIONS, CRD_DEFINITIONS } from './crd-definitions.js';
+
 export type Schema = Record<string, unknown>;
 
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1';
@@ -90,6 +92,7 @@ const LABEL_SELECTOR = ref(`${META}.LabelSelector`, 'Label query over pods.');
 const TEMPLATE = ref(`${CORE}.PodTemplateSpec`, 'Template describes the pods that will be created.');
 
 export const DEFINITIONS: Readonly<Record<string, Schema>> = {
+  ...CRD_DEFINITIONS,
   // ---------------------------------------------------------------- meta
   [`${META}.Time`]: {
     description:
@@ -742,6 +745,7 @@ export function definitionOf(group: string, kind: string): string {
     'coordination.k8s.io': COORDINATION,
     'authorization.k8s.io': AUTHORIZATION,
     'authentication.k8s.io': AUTHENTICATION,
+    'apiextensions.k8s.io': APIEXTENSIONS,
   };
   return `${prefix[group] ?? CORE}.${kind}`;
 }

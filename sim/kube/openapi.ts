@@ -9,7 +9,8 @@
 import { createHash } from 'node:crypto';
 
 import { definitionOf, DEFINITIONS, type Schema } from './openapi-schemas.js';
-import { API_GROUPS, RESOURCES, REVIEW_RESOURCES } from './resources.js';
+import type { OpenApiExtension } from './resources.js';
+import { API_GROUPS, RESOURCES, restNameOf, REVIEW_RESOURCES } from './resources.js';
 
 interface Operation {
   method: 'get' | 'put' | 'post' | 'patch' | 'delete';
@@ -53,18 +54,18 @@ function groupVersionPath(group: string, version: string): string {
 }
 
 /** Every path of a group version, with its operations. */
-function pathsOf(group: string, version: string): PathEntry[] {
+function pathsOf(group: string, version: string, extension?: OpenApiExtension): PathEntry[] {
   const base = `/${groupVersionPath(group, version)}`;
   const entries: PathEntry[] = [];
-  for (const info of RESOURCES.filter(
+  for (const info of [...RESOURCES, ...(extension?.resources ?? [])].filter(
     (candidate) => candidate.group === group && candidate.version === version,
   )) {
     const gvk = { group, version, kind: info.kind };
-    const definition = definitionOf(group, info.kind);
-    const listDefinition = definitionOf(group, `${info.kind}List`);
+    const definition = info.custom?.definition ?? definitionOf(group, info.kind);
+    const listDefinition = info.custom?.listDefinition ?? definitionOf(group, `${info.kind}List`);
     const collection = info.namespaced
-      ? `${base}/namespaces/{namespace}/${info.resource}`
-      : `${base}/${info.resource}`;
+      ? `${base}/namespaces/{namespace}/${restNameOf(info)}`
+      : `${base}/${restNameOf(info)}`;
     const scope = info.namespaced ? ['namespace'] : [];
     entries.push({
       path: collection,
@@ -101,7 +102,7 @@ function pathsOf(group: string, version: string): PathEntry[] {
     });
     if (info.namespaced) {
       entries.push({
-        path: `${base}/${info.resource}`,
+        path: `${base}/${restNameOf(info)}`,
         pathParameters: [],
         operations: [
           {
@@ -228,8 +229,8 @@ function pathsOf(group: string, version: string): PathEntry[] {
 }
 
 /** Every group version the server documents. */
-function groupVersions(): { group: string; version: string }[] {
-  return [{ group: '', version: 'v1' }, ...API_GROUPS];
+function groupVersions(extension?: OpenApiExtension): { group: string; version: string }[] {
+  return [{ group: '', version: 'v1' }, ...API_GROUPS, ...(extension?.groupVersions ?? [])];
 }
 
 function queryParameters(operation: Operation): string[] {
@@ -266,9 +267,14 @@ function v3Refs(schema: unknown): unknown {
   return JSON.parse(JSON.stringify(schema).replaceAll('#/definitions/', '#/components/schemas/')) as unknown;
 }
 
-function v3Document(group: string, version: string, kubernetesVersion: string): Schema {
+function v3Document(
+  group: string,
+  version: string,
+  kubernetesVersion: string,
+  extension?: OpenApiExtension,
+): Schema {
   const paths: Record<string, Schema> = {};
-  for (const entry of pathsOf(group, version)) {
+  for (const entry of pathsOf(group, version, extension)) {
     const item: Schema = {
       parameters: entry.pathParameters.map((name) => ({
         name,
@@ -339,7 +345,7 @@ function v3Document(group: string, version: string, kubernetesVersion: string): 
     info: { title: 'Kubernetes', version: kubernetesVersion },
     paths,
     components: {
-      schemas: v3Refs(DEFINITIONS),
+      schemas: v3Refs({ ...DEFINITIONS, ...extension?.definitions }),
       securitySchemes: {
         BearerToken: {
           type: 'apiKey',
@@ -353,12 +359,12 @@ function v3Document(group: string, version: string, kubernetesVersion: string): 
 }
 
 /** `/openapi/v3`: one entry per group version, its URL carrying a content hash (kubectl caches by it). */
-export function openApiV3Index(kubernetesVersion: string): Schema {
+export function openApiV3Index(kubernetesVersion: string, extension?: OpenApiExtension): Schema {
   const paths: Record<string, Schema> = {};
-  for (const { group, version } of groupVersions()) {
+  for (const { group, version } of groupVersions(extension)) {
     const key = groupVersionPath(group, version);
     const hash = createHash('sha512')
-      .update(JSON.stringify(v3Document(group, version, kubernetesVersion)))
+      .update(JSON.stringify(v3Document(group, version, kubernetesVersion, extension)))
       .digest('hex')
       .toUpperCase();
     paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${hash}` };
@@ -367,9 +373,15 @@ export function openApiV3Index(kubernetesVersion: string): Schema {
 }
 
 /** `/openapi/v3/api/v1`, `/openapi/v3/apis/apps/v1`…; undefined for a group version not served. */
-export function openApiV3Document(path: string, kubernetesVersion: string): Schema | undefined {
-  const found = groupVersions().find(({ group, version }) => groupVersionPath(group, version) === path);
-  return found ? v3Document(found.group, found.version, kubernetesVersion) : undefined;
+export function openApiV3Document(
+  path: string,
+  kubernetesVersion: string,
+  extension?: OpenApiExtension,
+): Schema | undefined {
+  const found = groupVersions(extension).find(
+    ({ group, version }) => groupVersionPath(group, version) === path,
+  );
+  return found ? v3Document(found.group, found.version, kubernetesVersion, extension) : undefined;
 }
 
 // ------------------------------------------------------------------------------------- v2
@@ -396,10 +408,10 @@ function v2Refs(schema: unknown): unknown {
 }
 
 /** `/openapi/v2` as JSON (Swagger 2.0), every path and definition in one document. */
-export function openApiV2Document(kubernetesVersion: string): Schema {
+export function openApiV2Document(kubernetesVersion: string, extension?: OpenApiExtension): Schema {
   const paths: Record<string, Schema> = {};
-  for (const { group, version } of groupVersions()) {
-    for (const entry of pathsOf(group, version)) {
+  for (const { group, version } of groupVersions(extension)) {
+    for (const entry of pathsOf(group, version, extension)) {
       const item: Schema = {
         parameters: entry.pathParameters.map((name) => ({
           name,
@@ -458,7 +470,7 @@ export function openApiV2Document(kubernetesVersion: string): Schema {
     swagger: '2.0',
     info: { title: 'Kubernetes', version: kubernetesVersion },
     paths,
-    definitions: v2Refs(DEFINITIONS),
+    definitions: v2Refs({ ...DEFINITIONS, ...extension?.definitionsV2 }),
     securityDefinitions: { BearerToken: { type: 'apiKey', name: 'authorization', in: 'header' } },
     security: [{ BearerToken: [] }],
   };

@@ -4,6 +4,8 @@
  */
 import type { KubeResource } from '../contracts.js';
 import { CLUSTER_API_GROUPS, CLUSTER_API_RESOURCES } from './cluster-api-resources.js';
+import type { CustomResourceVersion } from './crd-types.js';
+import type { Schema } from './openapi-schemas.js';
 
 export interface ResourceInfo {
   resource: KubeResource;
@@ -17,6 +19,39 @@ export interface ResourceInfo {
   /** Subresource name → kind, for discovery (`pods/eviction` → `Eviction` in policy/v1). */
   subresources?: Record<string, { kind: string; group?: string; version?: string; verbs: string[] }>;
   fieldSelectors: string[];
+  /** Categories discovery lists (`kubectl get all`, `api-extensions`). */
+  categories?: string[];
+  /** The REST name where it differs from the store key: a custom resource is stored as `<plural>.<group>`. */
+  plural?: string;
+  /** What its CustomResourceDefinition declares for this version (custom resources only). */
+  custom?: CustomResourceVersion;
+}
+
+/** The resource's name in URLs, RBAC and messages (`nodes`, `poolimagepolicies`). */
+export function restNameOf(info: ResourceInfo): string {
+  return info.plural ?? info.resource;
+}
+
+/** What the OpenAPI documents add for custom resources (openapi.ts). */
+export interface OpenApiExtension {
+  /** Changes whenever what is served changes: part of the documents' cache key. */
+  revision: string;
+  groupVersions: readonly { group: string; version: string }[];
+  resources: readonly ResourceInfo[];
+  definitions: Readonly<Record<string, Schema>>;
+  /** The same in the Swagger 2.0 form (`/openapi/v2`). */
+  definitionsV2: Readonly<Record<string, Schema>>;
+}
+
+/** The custom resources an API server serves, from its established CRDs (crd-registry.ts). */
+export interface ServedCustomResources {
+  find(group: string, version: string, plural: string): ResourceInfo | undefined;
+  /** Served groups, each with its versions in preference order (the first is preferred). */
+  groups(): readonly { group: string; versions: readonly string[] }[];
+  resources(group: string, version: string): readonly ResourceInfo[];
+  openApi(): OpenApiExtension;
+  /** The store keys of every namespaced custom resource (a namespace deletion removes their objects). */
+  namespacedKeys(): readonly KubeResource[];
 }
 
 const READ_WRITE = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -165,6 +200,19 @@ export const RESOURCES: readonly ResourceInfo[] = [
     verbs: READ_WRITE,
     fieldSelectors: METADATA_FIELDS,
   },
+  {
+    resource: 'customresourcedefinitions',
+    group: 'apiextensions.k8s.io',
+    version: 'v1',
+    kind: 'CustomResourceDefinition',
+    singular: 'customresourcedefinition',
+    namespaced: false,
+    verbs: READ_WRITE,
+    shortNames: ['crd', 'crds'],
+    categories: ['api-extensions'],
+    subresources: { status: { kind: 'CustomResourceDefinition', verbs: ['get', 'patch', 'update'] } },
+    fieldSelectors: ['metadata.name'],
+  },
   ...CLUSTER_API_RESOURCES,
 ];
 
@@ -220,6 +268,7 @@ export const API_GROUPS: readonly { group: string; version: string }[] = [
   { group: 'coordination.k8s.io', version: 'v1' },
   { group: 'authorization.k8s.io', version: 'v1' },
   { group: 'authentication.k8s.io', version: 'v1' },
+  { group: 'apiextensions.k8s.io', version: 'v1' },
   ...CLUSTER_API_GROUPS,
 ];
 
@@ -239,22 +288,24 @@ export function serverVersion(gitVersion = 'v1.32.4'): Record<string, string> {
   };
 }
 
-export function apiResourceList(group: string, version: string): object {
+export function apiResourceList(group: string, version: string, custom?: ServedCustomResources): object {
   const resources: object[] = [];
-  for (const info of RESOURCES.filter(
-    (candidate) => candidate.group === group && candidate.version === version,
-  )) {
+  for (const info of [
+    ...RESOURCES.filter((candidate) => candidate.group === group && candidate.version === version),
+    ...(custom?.resources(group, version) ?? []),
+  ]) {
     resources.push({
-      name: info.resource,
+      name: restNameOf(info),
       singularName: info.singular,
       namespaced: info.namespaced,
       kind: info.kind,
       verbs: info.verbs,
       ...(info.shortNames ? { shortNames: info.shortNames } : {}),
+      ...(info.categories ? { categories: info.categories } : {}),
     });
     for (const [sub, subInfo] of Object.entries(info.subresources ?? {})) {
       resources.push({
-        name: `${info.resource}/${sub}`,
+        name: `${restNameOf(info)}/${sub}`,
         singularName: '',
         namespaced: info.namespaced,
         ...(subInfo.group !== undefined ? { group: subInfo.group, version: subInfo.version } : {}),
@@ -292,15 +343,21 @@ export function servedGroups(clusterApi: boolean): readonly { group: string; ver
   return API_GROUPS.filter((entry) => clusterApi || !isClusterApiGroup(entry.group));
 }
 
-export function apiGroupList(clusterApi = false): object {
+export function apiGroupList(clusterApi = false, custom?: ServedCustomResources): object {
   return {
     kind: 'APIGroupList',
     apiVersion: 'v1',
-    groups: servedGroups(clusterApi).map(({ group, version }) => {
-      const groupVersion = { groupVersion: `${group}/${version}`, version };
-      return { name: group, versions: [groupVersion], preferredVersion: groupVersion };
-    }),
+    groups: [
+      ...servedGroups(clusterApi).map(({ group, version }) => apiGroup(group, [version])),
+      ...(custom?.groups() ?? []).map(({ group, versions }) => apiGroup(group, versions)),
+    ],
   };
+}
+
+/** An `APIGroup` (`/apis/<group>` and an entry of `/apis`): versions in preference order. */
+export function apiGroup(group: string, versions: readonly string[]): Record<string, unknown> {
+  const entries = versions.map((version) => ({ groupVersion: `${group}/${version}`, version }));
+  return { name: group, versions: entries, preferredVersion: entries[0] };
 }
 
 export function apiVersions(serverAddress: string): object {

@@ -8,10 +8,22 @@ import type { KubeObject, KubeResource, KubeStore, KubeWatchEvent, SimClock } fr
 import { KubeStoreError } from '../contracts.js';
 
 /** Resources that live outside namespaces; everything else needs `metadata.namespace`. */
-const CLUSTER_SCOPED: ReadonlySet<KubeResource> = new Set<KubeResource>(['namespaces', 'nodes']);
+const CLUSTER_SCOPED: ReadonlySet<KubeResource> = new Set<KubeResource>([
+  'namespaces',
+  'nodes',
+  'customresourcedefinitions',
+]);
 
 export function isClusterScoped(resource: KubeResource): boolean {
   return CLUSTER_SCOPED.has(resource);
+}
+
+/**
+ * A custom resource (`<plural>.<group>`): its scope is its CustomResourceDefinition's, which the API
+ * server enforces; the store keys it by the namespace the object has, if any.
+ */
+function isCustomResource(resource: KubeResource): boolean {
+  return resource.includes('.');
 }
 
 export interface InMemoryKubeStoreOptions {
@@ -21,6 +33,7 @@ export interface InMemoryKubeStoreOptions {
 }
 
 function keyOf(resource: KubeResource, namespace: string | undefined, name: string): string {
+  if (isCustomResource(resource)) return namespace === undefined ? name : `${namespace}/${name}`;
   return isClusterScoped(resource) ? name : `${namespace ?? ''}/${name}`;
 }
 
@@ -152,6 +165,7 @@ export function createInMemoryKubeStore(options: InMemoryKubeStoreOptions): InMe
 
   function namespaceOf(resource: KubeResource, object: KubeObject): string | undefined {
     if (isClusterScoped(resource)) return undefined;
+    if (isCustomResource(resource)) return object.metadata.namespace || undefined;
     const namespace = object.metadata.namespace;
     if (!namespace) {
       throw new Error(`storing ${resource} "${object.metadata.name}": metadata.namespace is required`);

@@ -109,7 +109,7 @@ void describe('simulated Kubernetes API server with client-node', () => {
       );
     });
 
-    void it('lists apps, policy, coordination.k8s.io and the self-review groups under /apis', async () => {
+    void it('lists apps, policy, coordination.k8s.io, the self-review groups and apiextensions.k8s.io under /apis', async () => {
       const response = await fetch(`${cluster.url}/apis`, {
         headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
       });
@@ -117,7 +117,14 @@ void describe('simulated Kubernetes API server with client-node', () => {
 
       assert.deepEqual(
         body.groups.map((group) => group.name),
-        ['apps', 'policy', 'coordination.k8s.io', 'authorization.k8s.io', 'authentication.k8s.io'],
+        [
+          'apps',
+          'policy',
+          'coordination.k8s.io',
+          'authorization.k8s.io',
+          'authentication.k8s.io',
+          'apiextensions.k8s.io',
+        ],
       );
     });
   });
