@@ -239,11 +239,16 @@ function objectChecks(
   for (const name of Array.isArray(schema.required) ? schema.required : []) {
     if (typeof name === 'string' && !(name in value)) errors.push(required(child(path, name)));
   }
+  // The schema's properties in the order the CRD declares them (the real validator's order is that
+  // of a Go map, unspecified), then the others against additionalProperties.
   const properties = schemaAt(schema.properties) ?? {};
+  for (const [key, property] of Object.entries(properties)) {
+    const specified = schemaAt(property);
+    if (specified && key in value) validate(value[key], specified, child(path, key), errors);
+  }
   const additional = schemaAt(schema.additionalProperties);
   for (const [key, entry] of Object.entries(value)) {
-    const specified = schemaAt(properties[key]) ?? additional;
-    if (specified) validate(entry, specified, child(path, key), errors);
+    if (additional && !(key in properties)) validate(entry, additional, child(path, key), errors);
   }
 }
 
