@@ -43,7 +43,7 @@ function parseSteps(text: string, expression: string): Step[] {
   while (rest !== '') {
     if (rest.startsWith('..'))
       throw new Error(`parsing JSONPath ${expression}: recursive descent is not supported`);
-    const field = /^\.((?:[\w-]|\\.)+|\*)/.exec(rest);
+    const field = /^\.((?:[\w/-]|\\.)+|\*)/.exec(rest);
     if (field) {
       const name = field[1] ?? '';
       steps.push(name === '*' ? { kind: 'all' } : { kind: 'field', name: name.replaceAll('\\', '') });
