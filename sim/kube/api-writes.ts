@@ -335,6 +335,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
     candidate: KubeObject,
     options: WriteOptions,
     verb: 'update' | 'patch',
+    defaults = true,
   ): Record<string, string> {
     if (target.subresource !== undefined && !target.info.custom) return {};
     const existing = store.get(target.info.resource, target.namespace, target.name ?? '');
@@ -349,7 +350,8 @@ export function createKubeWrites(options: KubeWritesOptions) {
         ...(prune ? { prune } : {}),
       }),
     );
-    defaultDecoded(target.info, candidate);
+    // An applied configuration is defaulted once merged: the applier owns only what it sent.
+    if (defaults) defaultDecoded(target.info, candidate);
     return headers;
   }
 
@@ -402,7 +404,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
   function serveApply(target: ResourceRoute, body: Buffer, options: WriteOptions): HttpReply {
     const { info } = target;
     const applied = parseApplyBody(body, info, target.name ?? '', options.fieldManagerGiven);
-    const headers = pruneOnWrite(target, applied as unknown as KubeObject, options, 'update');
+    const headers = pruneOnWrite(target, applied as unknown as KubeObject, options, 'update', false);
     const live = store.get(info.resource, target.namespace, target.name ?? '');
     const object = serverSideApply({
       live,
@@ -415,6 +417,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
           ? ['status']
           : [],
     });
+    defaultDecoded(info, object);
     if (!live) {
       const entries = object.metadata.managedFields as ManagedFieldsEntry[];
       return createObject(target, object, options, headers, entries);

@@ -210,6 +210,35 @@ void describe('the custom resources a CRD registers', () => {
     assert.deepEqual(v2Spec?.properties.spec.properties.window, { type: 'string', default: 'nights' });
   });
 
+  void it('applies a policy server-side: defaults added, status ignored, the applier owning what it sent', async () => {
+    await call('POST', CRDS, poolImagePolicyCrd());
+    const response = await fetch(
+      `${cluster.url}/apis/${GROUP}/${VERSION}/${PLURAL}/applied?fieldManager=tester`,
+      {
+        method: 'PATCH',
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/apply-patch+yaml' },
+        body: JSON.stringify({ ...policy('applied'), status: { currentVersion: 'forged' } }),
+      },
+    );
+    const applied = (await response.json()) as KubeObject;
+
+    assert.equal(response.status, 201);
+    assert.deepEqual(applied.spec, {
+      pool: 'applied',
+      captureMode: 'offline',
+      keepGenerations: 3,
+      paused: false,
+    });
+    assert.equal(applied.status, undefined);
+    assert.deepEqual(
+      (applied.metadata.managedFields as { manager: string; fieldsV1: unknown }[]).map((entry) => [
+        entry.manager,
+        entry.fieldsV1,
+      ]),
+      [['tester', { 'f:spec': { 'f:pool': {} } }]],
+    );
+  });
+
   void it('warns that CEL rules are not evaluated', async () => {
     const crd = poolImagePolicyCrd();
     const schema = (crd.spec as { versions: { schema: { openAPIV3Schema: Record<string, unknown> } }[] })
