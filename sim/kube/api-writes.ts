@@ -13,16 +13,7 @@ import { createKubeDeletes } from './api-deletes.js';
 import type { KubeReads } from './api-reads.js';
 import { HttpReply, isRecord, refOf, type ResourceRoute } from './api-routing.js';
 import type { KubeControllers } from './controllers.js';
-import {
-  customPruner,
-  customStatusSubresource,
-  customWriteWarnings,
-  defaultDecoded,
-  prepareCreate,
-  prepareUpdate,
-  refuseStrategicPatch,
-  validateCustomWrite,
-} from './custom-writes.js';
+import * as custom from './custom-writes.js';
 import { pruneUnknownFields, warningHeader } from './field-pruning.js';
 import {
   type ManagedFieldsEntry,
@@ -57,6 +48,11 @@ const STATUS_SUBRESOURCE = new Set([
   'azuremachinepoolmachines',
   'kubeadmconfigs',
 ]);
+
+/** Whether the main endpoint ignores status: a built-in kind above, a CRD, a custom resource's choice. */
+function ignoresStatus(info: ResourceInfo): boolean {
+  return STATUS_SUBRESOURCE.has(info.resource) || custom.customStatusSubresource(info);
+}
 
 /** Resources whose status a client may not set on create (the API server resets it). */
 const RESET_STATUS_ON_CREATE = new Set([
@@ -116,7 +112,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
       throw badRequest('decoding object: metadata is required');
     const object = parsed as unknown as KubeObject;
     const { info } = target;
-    const prune = customPruner(info);
+    const prune = custom.customPruner(info);
     const headers = warningHeader(
       pruneUnknownFields(object, {
         group: info.group,
@@ -126,7 +122,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
         ...(prune ? { prune } : {}),
       }),
     );
-    defaultDecoded(info, object);
+    custom.defaultDecoded(info, object);
     return createObject(target, object, options, headers, undefined);
   }
 
@@ -194,9 +190,9 @@ export function createKubeWrites(options: KubeWritesOptions) {
       };
     }
     if (info.resource === 'namespaces') object.status = { phase: 'Active' };
-    prepareCreate(info, object);
-    validateCustomWrite(info, object);
-    Object.assign(headers, customWriteWarnings(info, object));
+    custom.prepareCreate(info, object);
+    custom.validateCustomWrite(info, object);
+    Object.assign(headers, custom.customWriteWarnings(info, object));
     delete object.metadata.managedFields;
     const managedFields = applied ?? recordUpdate(undefined, object, updateRecord(target, options));
     if (managedFields.length > 0) object.metadata.managedFields = managedFields;
@@ -252,7 +248,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
       next = { ...existing, status: candidate.status };
     } else {
       next = { ...candidate, apiVersion: apiVersionOf(info), kind: info.kind };
-      if (STATUS_SUBRESOURCE.has(info.resource) || customStatusSubresource(info)) {
+      if (ignoresStatus(info)) {
         if (existing.status === undefined) delete next.status;
         else next.status = existing.status;
       }
@@ -273,9 +269,9 @@ export function createKubeWrites(options: KubeWritesOptions) {
       }
       validateMetadata(info.kind, info.group, next);
       checkImmutable(info, existing, next);
-      prepareUpdate(info, existing, next);
+      custom.prepareUpdate(info, existing, next);
     }
-    validateCustomWrite(info, next, existing);
+    custom.validateCustomWrite(info, next, existing);
     next.metadata.resourceVersion = expectedVersion ?? existing.metadata.resourceVersion ?? '';
     // What a client sends in managedFields is not taken: the server records who wrote what.
     if (!applied) setManagedFields(next, existing.metadata.managedFields);
@@ -339,7 +335,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
   ): Record<string, string> {
     if (target.subresource !== undefined && !target.info.custom) return {};
     const existing = store.get(target.info.resource, target.namespace, target.name ?? '');
-    const prune = customPruner(target.info);
+    const prune = custom.customPruner(target.info);
     const headers = warningHeader(
       pruneUnknownFields(candidate, {
         group: target.info.group,
@@ -351,7 +347,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
       }),
     );
     // An applied configuration is defaulted once merged: the applier owns only what it sent.
-    if (defaults) defaultDecoded(target.info, candidate);
+    if (defaults) custom.defaultDecoded(target.info, candidate);
     return headers;
   }
 
@@ -363,7 +359,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
   ): HttpReply {
     const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
     if (mediaType === APPLY_CONTENT_TYPE) return serveApply(target, body, options);
-    refuseStrategicPatch(target.info, mediaType);
+    custom.refuseStrategicPatch(target.info, mediaType);
     const patchType: PatchType | undefined = PATCH_CONTENT_TYPES[mediaType];
     if (patchType === undefined) {
       throw new KubeApiError(
@@ -411,13 +407,9 @@ export function createKubeWrites(options: KubeWritesOptions) {
       applied,
       record: updateRecord(target, options),
       force: options.force,
-      ignored:
-        (STATUS_SUBRESOURCE.has(info.resource) || customStatusSubresource(info)) &&
-        target.subresource === undefined
-          ? ['status']
-          : [],
+      ignored: ignoresStatus(info) && target.subresource === undefined ? ['status'] : [],
     });
-    defaultDecoded(info, object);
+    custom.defaultDecoded(info, object);
     if (!live) {
       const entries = object.metadata.managedFields as ManagedFieldsEntry[];
       return createObject(target, object, options, headers, entries);
