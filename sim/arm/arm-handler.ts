@@ -103,14 +103,18 @@ class ArmServer extends ArmRoutes {
     }
     const policy =
       computePolicyOf(route.action, isCollectionRead(method, route)) ?? COMPUTE_POLICIES.highCostGetVm;
-    const nowMs = this.options.clock.nowMs();
-    return computeThrottlingBody(
-      policy,
-      nowMs - 60_000,
-      nowMs + (fault.retryAfterSeconds ?? 60) * 1000,
-      policy.cap,
-      policy.cap + 1,
-    );
+    // The policy's own window (3, 5 or 30 minutes, by its name) holding now, its cap counted and one more.
+    const windowMs = (Number(/(\d+)Min$/.exec(policy.name)?.[1] ?? '3') || 3) * 60_000;
+    const startMs = Math.floor(this.options.clock.nowMs() / windowMs) * windowMs;
+    return computeThrottlingBody(policy, startMs, startMs + windowMs, policy.cap, policy.cap + 1);
+  }
+
+  /** What Compute's headers say with an injected 429 in its shape: the policy's bucket is empty. */
+  private faultHeaders(fault: InjectedFault, route: Route, method: string): Record<string, string> {
+    if (fault.status !== 429 || fault.code === 'SubscriptionRequestsThrottled') return {};
+    const policy =
+      computePolicyOf(route.action, isCollectionRead(method, route)) ?? COMPUTE_POLICIES.highCostGetVm;
+    return { 'x-ms-ratelimit-remaining-resource': `Microsoft.Compute/${policy.name};0` };
   }
 
   async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -172,6 +176,7 @@ class ArmServer extends ArmRoutes {
       }
       const fault = this.options.faults.check('arm', route.action);
       if (fault) {
+        throttleHeaders = { ...throttleHeaders, ...this.faultHeaders(fault, route, method) };
         throw new HttpError(
           fault.status,
           this.faultBody(fault, route, method),

@@ -19,7 +19,8 @@ import {
 } from './arm-http.js';
 import { renderScaleSet, scaleSetExtensions } from './arm-resources.js';
 import { type AddRoute, ArmRoutes, VMSS } from './arm-routes.js';
-import { deepCopy, isGalleryImageReference, type JsonObject, textOr } from './compute-state.js';
+import { deepCopy, isGalleryImageReference, isObject, type JsonObject, textOr } from './compute-state.js';
+import { imageReferenceProblem } from './image-reference-check.js';
 import { mergePatch } from './merge-patch.js';
 
 const ScaleSetPut = z.looseObject({
@@ -119,13 +120,7 @@ export class ScaleSetRoutes extends ArmRoutes {
       // `VirtualMachineScaleSet(location=vmss.location, sku=vmss.sku)`), and so does cluster-autoscaler
       // (kubernetes/autoscaler cluster-autoscaler/cloudprovider/azure/azure_scale_set.go,
       // createOrUpdateInstances: Name, Sku, Location), on scale sets whose model and tags survive it.
-      return this.applyScaleSet(
-        context,
-        id,
-        current.properties,
-        body.tags ?? current.tags,
-        body.sku?.capacity,
-      );
+      return this.applyScaleSet(context, id, current.properties, body.tags ?? current.tags, body.sku);
     }
     const properties = withoutReadOnly(body.properties);
     // az's get-modify-put (`az vmss update --set …`, `az vmss extension delete`) leaves the image
@@ -139,7 +134,7 @@ export class ScaleSetRoutes extends ArmRoutes {
     }
     const next = { ...properties, ...readOnlyOf(current.properties) };
     this.validateScaleSetModel(current.properties, next);
-    return this.applyScaleSet(context, id, next, body.tags ?? {}, body.sku?.capacity);
+    return this.applyScaleSet(context, id, next, body.tags ?? {}, body.sku);
   }
 
   private patchScaleSet(context: RequestContext): Reply {
@@ -153,7 +148,7 @@ export class ScaleSetRoutes extends ArmRoutes {
     const next = { ...merged, ...readOnlyOf(current.properties) };
     this.validateScaleSetModel(current.properties, next);
     // ARM PATCH replaces the tags dictionary as a whole.
-    return this.applyScaleSet(context, id, next, body.tags ?? current.tags, body.sku?.capacity);
+    return this.applyScaleSet(context, id, next, body.tags ?? current.tags, body.sku);
   }
 
   /**
@@ -189,8 +184,13 @@ export class ScaleSetRoutes extends ArmRoutes {
     id: string,
     properties: JsonObject,
     tags: Record<string, string>,
-    capacity: number | undefined,
+    sku: { readonly name?: string | undefined; readonly capacity?: number | undefined } | undefined,
   ): Reply {
+    const capacity = sku?.capacity;
+    // A new `sku.name` is a new VM size in the model: instances built from then on get it, existing ones
+    // report latestModelApplied false until upgraded (learn.microsoft.com/azure/virtual-machine-scale-sets/
+    // virtual-machine-scale-sets-upgrade-policy, "Scale set model").
+    const skuName = sku?.name;
     const scaleSet = this.state.getScaleSet(id);
     const { operation, failure, done } = this.beginOperation(
       context,
@@ -200,7 +200,12 @@ export class ScaleSetRoutes extends ArmRoutes {
     // An injected failure still applies the model: ARM has been seen to report failure for updates that worked.
     this.state.replaceScaleSet(
       id,
-      { properties, tags, ...(capacity === undefined ? {} : { capacity }) },
+      {
+        properties,
+        tags,
+        ...(capacity === undefined ? {} : { capacity }),
+        ...(skuName === undefined ? {} : { skuName }),
+      },
       done,
       failure,
     );
@@ -264,23 +269,33 @@ export class ScaleSetRoutes extends ArmRoutes {
       }
       if (!hasMarketplace && !hasSharedOrCommunityId(after))
         throw invalidParameter("Required parameter 'imageReference' is missing (null).", 'imageReference');
+      const problem = hasSharedOrCommunityId(after) ? imageReferenceProblem(this.state, after) : undefined;
+      if (problem) {
+        throw new HttpError(problem.status, {
+          code: problem.code,
+          message: problem.message,
+          target: problem.target,
+        });
+      }
       if (hasMarketplace) checkMarketplaceReference(after);
     }
   }
 
   private validateGalleryImage(imageId: string, model: JsonObject): void {
     if (!isGalleryImageReference({ id: imageId })) return;
-    const isVersion = /\/versions\/[^/]+$/i.test(imageId);
-    const definitionId = isVersion ? imageId.replace(/\/versions\/[^/]+$/i, '') : imageId;
-    const definition = this.state.getImageDefinition(definitionId);
-    const version = isVersion ? this.state.getImageVersion(imageId) : undefined;
-    if (!definition || (isVersion && !version)) {
-      throw new HttpError(404, {
-        code: 'GalleryImageNotFound',
-        message: `The gallery image ${imageId} is not available in ${this.state.defaultLocation} region. Please contact image owner to replicate to this region, or change your requested region.`,
-        target: 'imageReference',
+    const problem = imageReferenceProblem(this.state, { id: imageId });
+    if (problem) {
+      throw new HttpError(problem.status, {
+        code: problem.code,
+        message: problem.message,
+        target: problem.target,
       });
     }
+    const isVersion = /\/versions\/[^/]+$/i.test(imageId);
+    const definition = this.state.getImageDefinition(
+      isVersion ? imageId.replace(/\/versions\/[^/]+$/i, '') : imageId,
+    );
+    if (!definition) return;
     const hasOsProfile = objectPath(model, 'virtualMachineProfile', 'osProfile') !== undefined;
     if (definition.properties.osState === 'Specialized' && hasOsProfile) {
       throw invalidParameter("Parameter 'osProfile' is not allowed.", 'osProfile');
@@ -406,5 +421,28 @@ function keepStoredImageReference(next: JsonObject, stored: JsonObject): void {
     profile.storageProfile = deepCopy(storedStorage);
   } else if (storage.imageReference === undefined && storedStorage.imageReference !== undefined) {
     storage.imageReference = deepCopy(storedStorage.imageReference);
+  } else if (isObject(storage.imageReference) && isObject(storedStorage.imageReference)) {
+    storage.imageReference = withStoredMarketplaceFields(
+      storage.imageReference,
+      storedStorage.imageReference,
+    );
   }
+}
+
+/**
+ * A PUT whose reference names only some of a marketplace image's fields (`{ version }`: what `az vmss
+ * update --set virtualMachineProfile.storageProfile.imageReference.version=X` changes) keeps the stored
+ * marketplace reference's other fields, as Azure accepts that change of version. A reference with an id
+ * (custom, gallery, shared or community) replaces the stored one.
+ */
+function withStoredMarketplaceFields(next: JsonObject, stored: JsonObject): JsonObject {
+  const references = ['id', 'sharedGalleryImageId', 'communityGalleryImageId'];
+  const named = (reference: JsonObject): boolean =>
+    references.some((field) => typeof reference[field] === 'string' && reference[field] !== '');
+  if (named(next) || named(stored)) return next;
+  const filled: JsonObject = { ...next };
+  for (const field of ['publisher', 'offer', 'sku', 'version']) {
+    if (filled[field] === undefined && typeof stored[field] === 'string') filled[field] = stored[field];
+  }
+  return filled;
 }

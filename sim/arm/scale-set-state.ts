@@ -163,20 +163,23 @@ export class ScaleSetState extends ComputeCore {
 
   /**
    * Replaces the stored model after a PUT/PATCH: `Updating` for `scaleSetUpdateSeconds`, then
-   * `Succeeded`. A changed `virtualMachineProfile` bumps the model version, so existing instances
+   * `Succeeded`. A changed `virtualMachineProfile` or VM size (`skuName`) bumps the model version, so existing instances
    * report `latestModelApplied: false`. A larger `capacity` scales out. A `failure` ends the
    * operation Failed but keeps the new model (ARM has reported failure for updates that worked).
    */
   replaceScaleSet(
     id: string,
-    next: { properties: JsonObject; tags: Record<string, string>; capacity?: number },
+    next: { properties: JsonObject; tags: Record<string, string>; capacity?: number; skuName?: string },
     onComplete?: Completion,
     failure?: FailureCheck,
   ): void {
     const record = this.requireScaleSet(id);
+    const sizeChanged = next.skuName !== undefined && next.skuName !== record.sku.name;
+    if (next.skuName !== undefined) record.sku.name = next.skuName;
     const profileChanged =
+      sizeChanged ||
       JSON.stringify(record.properties.virtualMachineProfile) !==
-      JSON.stringify(next.properties.virtualMachineProfile);
+        JSON.stringify(next.properties.virtualMachineProfile);
     record.properties = deepCopy(next.properties);
     record.tags = { ...next.tags };
     if (profileChanged) record.modelVersion += 1;

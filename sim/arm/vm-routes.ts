@@ -587,7 +587,10 @@ export class VirtualMachineRoutes extends ArmRoutes {
                   code: 'ProvisioningState/succeeded',
                   level: 'Info',
                   displayStatus: 'Provisioning succeeded',
-                  message: `Enable succeeded: \n[stdout]\n${lastBytes(output.stdout, 4096)}\n[stderr]\n${lastBytes(output.stderr, 4096)}\n`,
+                  // run-command-extension-linux: `enable` always succeeds ("extension should not fail if
+                  // script throws error", main/cmds.go), its message the last 4 KiB of each stream
+                  // (`maxTailLen`), `statusMsg` puts "Enable succeeded: " before it (main/status.go).
+                  message: `Enable succeeded: \n[stdout]\n${lastBytes(output.stdout, 4096)}\n[stderr]\n${lastBytes(output.stderr, 4096)}`,
                 },
               ],
             }

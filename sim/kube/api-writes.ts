@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type { KubeObject, KubeStore, SimClock } from '../contracts.js';
 import { KubeStoreError } from '../contracts.js';
 import { messageOf } from '../errors.js';
+import { admit, leaseUpdateNeedsResourceVersion } from './admission.js';
 import { createKubeDeletes } from './api-deletes.js';
 import type { KubeReads } from './api-reads.js';
 import { HttpReply, isRecord, refOf, type ResourceRoute } from './api-routing.js';
@@ -167,6 +168,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
       object.metadata.name = uniqueName(info, target.namespace, base);
     }
     validateMetadata(info.kind, info.group, object);
+    admit(info.resource, object, undefined);
     for (const field of [
       'uid',
       'resourceVersion',
@@ -270,6 +272,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
       validateMetadata(info.kind, info.group, next);
       checkImmutable(info, existing, next);
       custom.prepareUpdate(info, existing, next);
+      admit(info.resource, next, existing);
     }
     custom.validateCustomWrite(info, next, existing);
     next.metadata.resourceVersion = expectedVersion ?? existing.metadata.resourceVersion ?? '';
@@ -322,6 +325,9 @@ export function createKubeWrites(options: KubeWritesOptions) {
     }
     const existing = requireObject(target);
     const expected = candidate.metadata.resourceVersion;
+    // Leases take no unconditional update (admission.ts): a PUT must carry the version it read.
+    if (target.info.resource === 'leases' && (expected === undefined || expected === ''))
+      throw leaseUpdateNeedsResourceVersion(existing.metadata.name);
     return writeUpdate(target, existing, candidate, expected === '' ? undefined : expected, options, headers);
   }
 

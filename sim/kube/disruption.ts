@@ -124,6 +124,20 @@ export function withBudgetStatus(store: KubeStore, pdb: KubeObject): KubeObject 
       currentHealthy: status.currentHealthy,
       desiredHealthy: status.desiredHealthy,
       expectedPods: status.expectedPods,
+      // The disruption controller's condition (kubernetes pkg/controller/disruption/disruption.go
+      // `updatePdbStatus`, pkg/apis/policy/helper.go): DisruptionAllowed, reason SufficientPods or
+      // InsufficientPods. Its transition time is the budget's creation: the simulator does not keep when
+      // it last flipped.
+      conditions: [
+        {
+          type: 'DisruptionAllowed',
+          status: status.disruptionsAllowed > 0 ? 'True' : 'False',
+          reason: status.disruptionsAllowed > 0 ? 'SufficientPods' : 'InsufficientPods',
+          message: '',
+          observedGeneration: pdb.metadata.generation ?? 1,
+          lastTransitionTime: pdb.metadata.creationTimestamp ?? '1970-01-01T00:00:00Z',
+        },
+      ],
     },
   };
 }

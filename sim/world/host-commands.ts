@@ -4,7 +4,7 @@
  * its root filesystem is frozen, and the systemd units scripts created. A command changes the model and
  * reports what it did (`HostEffects`); the world commits both when a script's segment ends.
  *
- *   rm -rf PATH…, truncate -s 0 FILE…, echo WORDS >> FILE, mkdir -p DIR, sync, true, set -eux
+ *   rm -rf PATH…, truncate -s 0 FILE…, echo WORDS [>> FILE], mkdir -p DIR, sync, true, set -eux
  *   systemctl poweroff [--force…], poweroff, systemctl stop UNIT.timer
  *   mount [-o nouuid] /dev/disk/azure/scsi1/lun<N>-part<P> DIR, umount DIR
  *   blkid -s UUID|LABEL|PARTUUID|TYPE -o value DEVICE
@@ -42,6 +42,15 @@ export interface HostModel {
    * exiting 0, as a scrub whose list misses one file would.
    */
   rmLeaves?: readonly string[];
+  /** The `host-command` fault: commands that print `stderr` and exit `exitCode` instead of running. */
+  commandOverrides?: readonly CommandOverride[];
+}
+
+/** A command the `host-command` fault replaces on every host (by its name, whatever its path). */
+export interface CommandOverride {
+  readonly command: string;
+  readonly exitCode: number;
+  readonly stderr: string;
 }
 
 /** A transient unit systemd-run started: a timer that runs a command once, or a service with an ExecStop. */
@@ -83,6 +92,8 @@ export interface CommandResult {
   status: number;
   output?: string;
   error?: string;
+  /** What it printed on stderr and still exited 0 (a warning). */
+  warning?: string;
 }
 
 const OK: CommandResult = { status: 0 };
@@ -104,7 +115,7 @@ export const WORK_COMMANDS: ReadonlySet<string> = new Set([
 ]);
 
 export const SUPPORTED_COMMANDS =
-  'rm -rf, truncate -s 0, echo … >>, mkdir -p, sync, true, set, systemctl poweroff|stop|is-system-running, poweroff, mount, umount, blkid, findmnt, tune2fs, xfs_admin, sfdisk --part-uuid, cmp -s, [ ], test, fsfreeze, systemd-run, sh FILE, sleep, wait, trap, exit';
+  'rm -rf, truncate -s 0, echo [… >>], mkdir -p, sync, true, false, set, systemctl poweroff|stop|is-system-running, poweroff, mount, umount, blkid, findmnt, tune2fs, xfs_admin, sfdisk --part-uuid, cmp -s, [ ], test, fsfreeze, systemd-run, sh FILE, sleep, wait, trap, exit';
 
 const DEVICE = /^\/dev\/disk\/azure\/scsi1\/lun(\d{1,2})(?:-part(\d{1,3}))?$/;
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -116,10 +127,18 @@ export function runHostCommand(
   effects: HostEffects,
 ): CommandResult | undefined {
   const [command = '', ...args] = words;
+  const override = host.commandOverrides?.find((entry) => entry.command === command.replace(/^.*\//, ''));
+  if (override !== undefined) {
+    const printed = override.stderr.replace(/\n$/, '');
+    if (override.exitCode === 0) return printed === '' ? OK : { status: 0, warning: `${printed}\n` };
+    return { status: override.exitCode, ...(printed === '' ? {} : { error: printed }) };
+  }
   switch (command) {
     case 'true':
     case 'sync':
       return args.length === 0 || command === 'true' ? OK : undefined;
+    case 'false':
+      return { status: 1 };
     case 'set':
       return args.every((arg) => /^[-+][euxo]+$/.test(arg) || arg === 'pipefail') ? OK : undefined;
     case 'rm':
@@ -256,8 +275,10 @@ function truncate(args: readonly string[], host: HostModel, effects: HostEffects
 
 function append(args: readonly string[], host: HostModel, effects: HostEffects): CommandResult | undefined {
   const redirect = args.indexOf('>>');
+  // Without a redirection echo writes to the script's stdout.
+  if (redirect < 0) return { status: 0, output: `${args.join(' ')}\n` };
   const file = args[redirect + 1];
-  if (redirect < 0 || file === undefined || redirect !== args.length - 2) return undefined;
+  if (file === undefined || redirect !== args.length - 2) return undefined;
   const where = resolve(file, host);
   where.tree.files[where.path] =
     `${where.tree.files[where.path] ?? ''}${args.slice(0, redirect).join(' ')}\n`;

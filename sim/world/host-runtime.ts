@@ -16,7 +16,13 @@
 import type { ComputeState, DiskContent, InstanceInfo } from '../arm/compute-state.js';
 import { timestamp } from '../kube/objects.js';
 import type { WorldClock } from './clock.js';
-import { type HostEffects, type HostModel, type HostUnit, noEffects } from './host-commands.js';
+import {
+  type CommandOverride,
+  type HostEffects,
+  type HostModel,
+  type HostUnit,
+  noEffects,
+} from './host-commands.js';
 import { HostShell } from './host-shell.js';
 import type { NodeIdentities } from './node-identity.js';
 import { nodeNameOf } from './nodes.js';
@@ -74,12 +80,22 @@ export class HostRuntimes {
   private readonly runtimes = new Map<string, Runtime>();
   /** The `scrub-leaves` fault: paths every host's `rm -rf` leaves in place. */
   private readonly rmLeaves = new Set<string>();
+  /** The `host-command` fault: commands every host runs as the fault says. */
+  private commandOverrides: CommandOverride[] = [];
 
   constructor(private readonly options: HostRuntimesOptions) {}
 
   /** From now on `rm -rf` on any host of this cluster leaves `path` (on the disk it works on) in place. */
   leaveOnRemove(path: string): void {
     this.rmLeaves.add(path);
+  }
+
+  /** From now on `override.command` on any host of this cluster prints its stderr and exits its code. */
+  overrideCommand(override: CommandOverride): void {
+    this.commandOverrides = [
+      ...this.commandOverrides.filter((entry) => entry.command !== override.command),
+      override,
+    ];
   }
 
   /** A copy of the host as a script sees it now. */
@@ -102,6 +118,7 @@ export class HostRuntimes {
       tmpfs: { ...runtime.tmpfs },
       systemState: 'running',
       ...(this.rmLeaves.size > 0 ? { rmLeaves: [...this.rmLeaves] } : {}),
+      ...(this.commandOverrides.length > 0 ? { commandOverrides: [...this.commandOverrides] } : {}),
     };
   }
 

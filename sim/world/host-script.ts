@@ -194,10 +194,16 @@ class Parser {
       this.index += 1;
       return { kind: 'subst', script };
     }
+    // `$?`: the status of the last command (an EXIT trap's is the shell's exit status).
+    if (this.peek() === '?') {
+      this.index += 1;
+      return { kind: 'var', name: '?' };
+    }
     const braced = this.peek() === '{';
     if (braced) this.index += 1;
     const match = /^[A-Za-z_][A-Za-z0-9_]*/.exec(this.text.slice(this.index));
-    if (!match) throw this.error(`'$${this.peek() ?? ''}' is not supported (only $NAME, \${NAME} and $(…))`);
+    if (!match)
+      throw this.error(`'$${this.peek() ?? ''}' is not supported (only $NAME, \${NAME}, $? and $(…))`);
     this.index += match[0].length;
     if (braced) {
       if (this.peek() !== '}') throw this.error('only ${NAME} is supported');

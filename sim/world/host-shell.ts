@@ -8,7 +8,8 @@
  * is its last command's); `trap 'COMMANDS' EXIT` runs when the script ends (failed too); `trap … TERM`
  * runs when the pod is deleted with a grace period — at once if the script waits (`wait`), only after a
  * foreground `sleep` ends, as sh does; without a TERM trap, TERM ends the script and no trap runs.
- * Variables: `NAME=VALUE`, `NAME=$(COMMAND)` (its output, trailing new lines removed), `$NAME`.
+ * Variables: `NAME=VALUE`, `NAME=$(COMMAND)` (its output, trailing new lines removed), `$NAME`, `$?`.
+ * `echo` without a redirection (and any command's output outside `$(…)`) goes to the script's stdout.
  */
 import { messageOf } from '../errors.js';
 import {
@@ -43,6 +44,12 @@ interface ShellState {
   /** A TERM arrived during a foreground sleep: its trap runs when the sleep ends. */
   pendingSignal?: Signal;
   ended: boolean;
+  /** `$?`. */
+  status: number;
+  /** What the script wrote to stdout (echo without a redirection, a command's output outside `$(…)`). */
+  stdout: string;
+  /** Warnings its commands printed on stderr while succeeding. */
+  stderr: string;
 }
 
 class ScriptStop extends Error {
@@ -66,7 +73,15 @@ class Suspend extends Error {
 
 export class HostShell {
   private readonly script: Script;
-  private state: ShellState = { vars: new Map(), traps: new Map(), position: 0, ended: false };
+  private state: ShellState = {
+    vars: new Map(),
+    traps: new Map(),
+    position: 0,
+    ended: false,
+    status: 0,
+    stdout: '',
+    stderr: '',
+  };
 
   /** Throws ScriptSyntaxError for what the host cannot run. */
   constructor(text: string) {
@@ -148,6 +163,16 @@ export class HostShell {
     return this.state.ended;
   }
 
+  /** What the script printed on stdout so far. */
+  get stdout(): string {
+    return this.state.stdout;
+  }
+
+  /** The warnings its commands printed on stderr so far (a failing command's message is the step's error). */
+  get stderr(): string {
+    return this.state.stderr;
+  }
+
   /** The process's state, to roll a segment back (a write to a frozen filesystem blocks it). */
   save(): unknown {
     return structuredClone(this.state);
@@ -159,6 +184,7 @@ export class HostShell {
 
   private end(host: HostModel, effects: HostEffects, nowMs: number, stop: ScriptStop | undefined): ShellStep {
     this.state.ended = true;
+    this.state.status = stop?.status ?? 0;
     const exit = this.state.traps.get('EXIT');
     this.state.traps.delete('EXIT');
     let trapError: string | undefined;
@@ -175,16 +201,25 @@ export class HostShell {
   }
 
   private runList(list: AndOrList, host: HostModel, effects: HostEffects, nowMs: number): void {
-    let result = this.runCommand(list.first, host, effects, nowMs);
+    let result = this.printed(this.runCommand(list.first, host, effects, nowMs));
     for (const { op, command } of list.rest) {
-      if ((op === '&&') === (result.status === 0)) result = this.runCommand(command, host, effects, nowMs);
+      if ((op === '&&') === (result.status === 0))
+        result = this.printed(this.runCommand(command, host, effects, nowMs));
     }
+    this.state.status = result.status;
     if (result.status !== 0) {
       throw new ScriptStop(
         result.status,
         `line ${list.line}: ${result.error ?? `'${describe(list.first)}' failed (exit ${result.status})`}`,
       );
     }
+  }
+
+  /** A command's output outside a substitution goes to the script's stdout. */
+  private printed(result: CommandResult): CommandResult {
+    if (result.output !== undefined) this.state.stdout += result.output;
+    if (result.warning !== undefined) this.state.stderr += result.warning;
+    return result;
   }
 
   private runCommand(
@@ -303,6 +338,7 @@ export class HostShell {
       .map((part) => {
         if (part.kind === 'text') return part.value;
         if (part.kind === 'var') {
+          if (part.name === '?') return String(this.state.status);
           const value = this.state.vars.get(part.name);
           if (value === undefined) throw new ScriptStop(1, `${part.name}: parameter not set`);
           return value;

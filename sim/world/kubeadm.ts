@@ -7,6 +7,8 @@
  * cmd/kubeadm/app/preflight/checks.go (RunJoinNodeChecks), cmd/kubeadm/app/discovery/token/token.go and
  * pkg/kubelet/certificate/bootstrap/bootstrap.go in https://github.com/kubernetes/kubernetes.
  */
+import { parse as parseYaml, parseAllDocuments } from 'yaml';
+
 import type { DiskContent } from '../arm/compute-state.js';
 import type { KubeObject } from '../contracts.js';
 import { exists, filesUnder, PATHS, writeKubeadmJoinFiles, writeKubeletClientCert } from './os-disk.js';
@@ -24,7 +26,14 @@ export interface KubeadmJoinCommand {
   token: string;
 }
 
-/** The `kubeadm join` a cloud-config (its runcmd, or any line of the user-data) runs, if any. */
+/**
+ * The `kubeadm join` a cloud-config (its runcmd, or any line of the user-data) runs, if any: with
+ * `--token` on the command line, or with `--config FILE` — what Cluster API's bootstrap data runs
+ * (`kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml`, cluster-api
+ * bootstrap/kubeadm/pkg/cloudinit/cloudinit.go and node.go) — whose JoinConfiguration the same
+ * cloud-config writes (`write_files`), its token and endpoint under `discovery.bootstrapToken`
+ * (kubeadm's JoinConfiguration, https://kubernetes.io/docs/reference/config-api/kubeadm-config.v1beta4/).
+ */
 export function kubeadmJoinOf(userData: string): KubeadmJoinCommand | undefined {
   for (const line of userData.split('\n')) {
     // A runcmd entry is a string or a list (`[kubeadm, join, …]`).
@@ -37,17 +46,62 @@ export function kubeadmJoinOf(userData: string): KubeadmJoinCommand | undefined 
       .filter((word) => word !== '');
     let token = '';
     let endpoint = '';
+    let config: string | undefined;
     for (let index = 0; index < words.length; index++) {
       const word = words[index] ?? '';
-      const flag = /^--(token|discovery-token)(?:=(.*))?$/.exec(word);
-      if (flag) token = flag[2] ?? words[++index] ?? '';
-      else if (word.startsWith('--')) {
+      if (word === '&&' || word === ';' || word === '||') break;
+      const flag = /^--(token|discovery-token|config)(?:=(.*))?$/.exec(word);
+      if (flag) {
+        const value = flag[2] ?? words[++index] ?? '';
+        if (flag[1] === 'config') config = value;
+        else token = value;
+      } else if (word.startsWith('--')) {
         if (!word.includes('=') && !(words[index + 1] ?? '--').startsWith('--')) index++;
       } else endpoint ||= word;
+    }
+    if (config !== undefined && token === '') {
+      const join = joinConfigurationOf(userData, config);
+      return { endpoint: endpoint || (join?.endpoint ?? ''), token: join?.token ?? '' };
     }
     return { endpoint, token };
   }
   return undefined;
+}
+
+/** The JoinConfiguration a cloud-config's `write_files` puts at `path` (plain or base64 content). */
+function joinConfigurationOf(
+  userData: string,
+  path: string,
+): { readonly token: string; readonly endpoint: string } | undefined {
+  let cloudConfig: unknown;
+  try {
+    cloudConfig = parseYaml(userData);
+  } catch {
+    return undefined;
+  }
+  const files = (cloudConfig as { write_files?: unknown } | null)?.write_files;
+  if (!Array.isArray(files)) return undefined;
+  const file = (files as Record<string, unknown>[]).find((entry) => entry.path === path);
+  if (typeof file?.content !== 'string') return undefined;
+  const text =
+    file.encoding === 'b64' || file.encoding === 'base64'
+      ? Buffer.from(file.content, 'base64').toString('utf8')
+      : file.content;
+  let documents: unknown[];
+  try {
+    documents = parseAllDocuments(text).map((document) => document.toJS() as unknown);
+  } catch {
+    return undefined;
+  }
+  const join = documents.find(
+    (document) => (document as { kind?: unknown } | null)?.kind === 'JoinConfiguration',
+  ) as { discovery?: { bootstrapToken?: { token?: unknown; apiServerEndpoint?: unknown } } } | undefined;
+  const bootstrapToken = join?.discovery?.bootstrapToken;
+  if (bootstrapToken === undefined) return undefined;
+  return {
+    token: typeof bootstrapToken.token === 'string' ? bootstrapToken.token : '',
+    endpoint: typeof bootstrapToken.apiServerEndpoint === 'string' ? bootstrapToken.apiServerEndpoint : '',
+  };
 }
 
 function encode(text: string): string {

@@ -576,14 +576,21 @@ export class PrepRuns {
     let shell: HostShell;
     let effects = noEffects();
     let step: ShellStep;
+    // What the extension reports: the script's own stdout and stderr (run-command-extension-linux
+    // main/cmds.go `enable`), never its exit status.
+    let streams: { stdout: string; stderr: string };
     const shellKind = shellOf();
     if (shellKind === 'real') {
       // The real shell, as root on the host (no nsenter: the agent runs it there); a sleep takes no time.
       const model = this.hosts.model(instance);
-      const result = runOnHost(['/bin/sh', '-c', script], model, nodeNameOf(instance), this.clock.nowMs());
+      const result = runOnHost(['/bin/sh', '-c', script], model, nodeNameOf(instance), this.clock.nowMs(), {
+        separateStreams: true,
+      });
       effects = applyRun(model, result);
       this.hosts.commit(instance, model, effects, { name: 'run-command', kind: 'script' });
       step = { kind: 'ended', ok: result.ok, ...(result.error === undefined ? {} : { error: result.error }) };
+      // bwrap itself failing (not installed) prints nothing of the script's: its reason is the stderr.
+      streams = result.streams ?? { stdout: '', stderr: result.error ?? '' };
     } else
       try {
         shell = new HostShell(script);
@@ -594,12 +601,18 @@ export class PrepRuns {
           step = { kind: 'ended', ok: false, error: 'sleep is not supported in Run Command scripts' };
         }
         this.hosts.commit(instance, model, effects, { name: 'run-command', kind: 'script' });
+        // The modelled shell prints what echo wrote; a failing command's own message stands for its stderr.
+        streams = {
+          stdout: shell.stdout,
+          stderr: shell.stderr + (step.kind === 'ended' && !step.ok ? modelledStderr(step.error) : ''),
+        };
       } catch (error) {
         step = {
           kind: 'ended',
           ok: false,
           error: withBwrapHint(`the script cannot run on the simulated host: ${messageOf(error)}`),
         };
+        streams = { stdout: '', stderr: step.error ?? '' };
       }
     const ok = step.kind === 'ended' && step.ok;
     const error = step.kind === 'ended' ? step.error : undefined;
@@ -625,7 +638,7 @@ export class PrepRuns {
         }
       });
     }
-    return ok ? { stdout: 'Enable succeeded', stderr: '' } : { stdout: '', stderr: error ?? '' };
+    return streams;
   }
 
   stop(): void {
@@ -665,4 +678,13 @@ function effectsOf(effects: HostEffects): PrepEffect[] {
 
 function podKey(pod: KubeObject): string {
   return `${pod.metadata.namespace ?? ''}/${pod.metadata.name}/${pod.metadata.uid ?? ''}`;
+}
+
+/**
+ * What a modelled script that failed printed on stderr: the failing command's own message; a command
+ * that failed without one (`false`) printed nothing (the shell's "failed (exit N)" is ours, not sh's).
+ */
+function modelledStderr(error: string | undefined): string {
+  if (error === undefined || /^line \d+: '[^\n]*' failed \(exit \d+\)$/.test(error)) return '';
+  return `${error.replace(/^line \d+: /, '')}\n`;
 }

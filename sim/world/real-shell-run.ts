@@ -27,7 +27,11 @@ export function runOnHost(
   model: HostModel,
   nodeName: string,
   nowMs: number,
-  stage: { readonly stopAtSeconds?: number; readonly termAtSeconds?: number } = {},
+  stage: {
+    readonly stopAtSeconds?: number;
+    readonly termAtSeconds?: number;
+    readonly separateStreams?: boolean;
+  } = {},
 ): RealShellResult {
   return runInRealShell({
     ...stage,
@@ -37,6 +41,7 @@ export function runOnHost(
     nowMs,
     host: model,
     ...(model.rmLeaves === undefined ? {} : { rmLeaves: model.rmLeaves }),
+    ...(model.commandOverrides === undefined ? {} : { commandOverrides: model.commandOverrides }),
   });
 }
 

@@ -29,7 +29,7 @@ import { join } from 'node:path';
 
 import type { DiskContent } from '../arm/compute-state.js';
 import { materialise, readDiskBack } from './disk-tree.js';
-import type { HostModel } from './host-commands.js';
+import type { CommandOverride, HostModel } from './host-commands.js';
 import { HOST_BIN, HOST_SBIN, REQUESTS_DIR, STAND_INS as HOST_STAND_INS } from './host-stand-ins.js';
 import { DEVICE_STAND_INS } from './host-stand-ins-disks.js';
 import { type HostAfterRun, readHostBack, writeHostOut } from './real-shell-disks.js';
@@ -55,6 +55,8 @@ export interface RealShellInput {
   readonly nowMs: number;
   /** The `scrub-leaves` fault: paths a removal leaves in place. */
   readonly rmLeaves?: readonly string[];
+  /** The `host-command` fault: commands replaced by one that prints the stderr and exits the code. */
+  readonly commandOverrides?: readonly CommandOverride[];
   /** Environment beyond PATH and HOME (a container's own `env`, its HOSTNAME). */
   readonly env?: Readonly<Record<string, string>>;
   readonly timeoutMs?: number;
@@ -67,6 +69,8 @@ export interface RealShellInput {
   readonly stopAtSeconds?: number;
   /** A staged run: the kubelet's TERM reaches the script's shell at this simulated offset. */
   readonly termAtSeconds?: number;
+  /** Keep stdout and stderr apart (Run Command's extension writes each to its own file), in `streams`. */
+  readonly separateStreams?: boolean;
 }
 
 export interface RealShellResult {
@@ -88,6 +92,8 @@ export interface RealShellResult {
   readonly requests: string[];
   /** What the command printed, stdout and stderr interleaved as they were written (a container's log). */
   readonly output: string;
+  /** With `separateStreams`: stdout and stderr apart (`output` is then stdout followed by stderr). */
+  readonly streams?: { readonly stdout: string; readonly stderr: string };
   /** Where the script's simulated offset ended (whole seconds: its sleeps, background ones included). */
   readonly offsetSeconds: number;
   /** A staged run stopped at `stopAtSeconds` (the script had not ended). */
@@ -173,6 +179,7 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
     const hostArgs = input.host === undefined ? undefined : writeHostOut(requests, runDir, input.host);
     const outputPath = join(work, 'output');
     const bins = standInFarm();
+    const overrides = overrideBinds(work, input.commandOverrides ?? []);
     const args = [
       '--bind',
       tree,
@@ -197,6 +204,7 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
       requests,
       REQUESTS_DIR,
       ...(hostArgs?.args ?? []),
+      ...overrides,
       '--symlink',
       'usr/bin',
       '/bin',
@@ -240,15 +248,18 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
     ];
     // One file for stdout and stderr: the order the lines were written in is kept, as in a container log.
     const outputFd = openSync(outputPath, 'w');
+    const errorPath = join(work, 'stderr');
+    const errorFd = input.separateStreams === true ? openSync(errorPath, 'w') : outputFd;
     let run: ReturnType<typeof spawnSync>;
     try {
       run = spawnSync(bwrap, args, {
-        stdio: ['ignore', outputFd, outputFd],
+        stdio: ['ignore', outputFd, errorFd],
         timeout: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
         killSignal: 'SIGKILL',
       });
     } finally {
       closeSync(outputFd);
+      if (errorFd !== outputFd) closeSync(errorFd);
     }
     const log = readFileSync(join(requests, 'requests.log'), 'utf8')
       .split('\n')
@@ -263,7 +274,12 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
     const exitCode = run.status ?? (run.signal === null ? 1 : 128);
     const timedOut = run.error !== undefined && (run.error as NodeJS.ErrnoException).code === 'ETIMEDOUT';
     const ok = poweredOff || (stopped && !timedOut) || (exitCode === 0 && !timedOut);
-    const output = readTail(outputPath, OUTPUT_MAX_BYTES);
+    const streams =
+      input.separateStreams === true
+        ? { stdout: readTail(outputPath, OUTPUT_MAX_BYTES), stderr: readTail(errorPath, OUTPUT_MAX_BYTES) }
+        : undefined;
+    const output =
+      streams === undefined ? readTail(outputPath, OUTPUT_MAX_BYTES) : streams.stdout + streams.stderr;
     const tail = Buffer.from(output.trim()).subarray(-OUTPUT_TAIL_BYTES).toString('utf8');
     const error = ok
       ? undefined
@@ -286,11 +302,35 @@ export function runInRealShell(input: RealShellInput): RealShellResult {
       stopped,
       requests: log,
       output,
+      ...(streams === undefined ? {} : { streams }),
       ...(input.host === undefined ? {} : { host: readHostBack(requests, runDir, input.host) }),
     };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** The `host-command` fault: a script per command, bound over `/usr/bin/<command>` (`/bin` links there). */
+function overrideBinds(work: string, overrides: readonly CommandOverride[]): string[] {
+  if (overrides.length === 0) return [];
+  const directory = join(work, 'overrides');
+  mkdirSync(directory);
+  return overrides.flatMap((override) => {
+    if (!/^[A-Za-z0-9_.+-]+$/.test(override.command)) return [];
+    const file = join(directory, override.command);
+    const printed = override.stderr === '' ? '' : `printf '%s\\n' ${shellQuoted(override.stderr)} >&2\n`;
+    writeFileSync(file, `#!/bin/sh\n${printed}exit ${override.exitCode}\n`, { mode: 0o755 });
+    // A machine binary is a link in the sandbox's /usr/bin to the machine's own directory: bound there.
+    const target =
+      STAND_INS[override.command] === undefined && existsSync(join('/usr/bin', override.command))
+        ? `${HOST_BIN}/${override.command}`
+        : `/usr/bin/${override.command}`;
+    return ['--ro-bind', file, target];
+  });
+}
+
+function shellQuoted(value: string): string {
+  return `'${value.replaceAll("'", `'"'"'`)}'`;
 }
 
 /** The last `max` bytes of a file. */

@@ -291,6 +291,7 @@ export const FaultPresetName = z.enum([
   'pdb-never-allows',
   'node-deleted',
   'scrub-leaves',
+  'host-command',
 ]);
 export type FaultPresetName = z.infer<typeof FaultPresetName>;
 
@@ -310,13 +311,23 @@ export const FaultPreset = z
     node: z.string().optional(),
     /** scrub-leaves: the path (on the disk `rm` works on, e.g. a mounted copy) that `rm -rf` leaves. */
     path: z.string().startsWith('/').optional(),
+    /** host-command: the command (its name, e.g. `sync`) every host runs as the fault says. */
+    command: z
+      .string()
+      .regex(/^[A-Za-z0-9_.+-]+$/, 'a command name without a path, e.g. sync')
+      .optional(),
+    /** host-command: the exit status it ends with instead of running. */
+    exitCode: z.int().min(0).max(255).optional(),
+    /** host-command: what it prints on stderr first (default nothing). */
+    stderr: z.string().max(4096).optional(),
     /** pdb-never-allows: the workload the PDB covers. */
     workload: z.string().optional(),
     namespace: Name.optional(),
     cluster: Name.optional(),
   })
   .superRefine((fault, ctx) => {
-    const needs: Partial<Record<FaultPresetName, 'for' | 'node' | 'workload' | 'path'>> = {
+    const needs: Partial<Record<FaultPresetName, 'for' | 'node' | 'workload' | 'path' | 'command'>> = {
+      'host-command': 'command',
       'arm-429-storm': 'for',
       'kube-api-down': 'for',
       'node-deleted': 'node',
@@ -326,6 +337,9 @@ export const FaultPreset = z
     const field = needs[fault.preset];
     if (field && fault[field] === undefined) {
       ctx.addIssue({ code: 'custom', path: [field], message: `preset ${fault.preset} needs ${field}` });
+    }
+    if (fault.preset === 'host-command' && fault.exitCode === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['exitCode'], message: 'preset host-command needs exitCode' });
     }
   });
 export type FaultPreset = z.infer<typeof FaultPreset>;

@@ -158,12 +158,7 @@ export class World {
 
     this.compute.setRunCommandHandler((instance, record) => {
       const owner = [...clusters.values()].find((handle) => handle.world.owns(instance.scaleSetId));
-      return (
-        owner?.world.handleRunCommand(instance, record.script.join('\n')) ?? {
-          stdout: 'Enable succeeded',
-          stderr: '',
-        }
-      );
+      return owner?.world.handleRunCommand(instance, record.script.join('\n')) ?? { stdout: '', stderr: '' };
     });
 
     // A copy of a running VM's disk is crash-consistent unless its root filesystem is frozen.
@@ -372,6 +367,20 @@ export class World {
           preset.cluster === undefined ? [...this.clusters.values()] : [this.cluster(preset.cluster)];
         this.at(startMs, `rm leaves ${path}`, () => {
           for (const handle of handles) handle.world.hosts.leaveOnRemove(path);
+        });
+        return { kind: preset.preset, ruleIds: [], at };
+      }
+      case 'host-command': {
+        // A world fact: the command prints the fault's stderr and exits its code on every host.
+        const override = {
+          command: preset.command ?? '',
+          exitCode: preset.exitCode ?? 1,
+          stderr: preset.stderr ?? '',
+        };
+        const handles =
+          preset.cluster === undefined ? [...this.clusters.values()] : [this.cluster(preset.cluster)];
+        this.at(startMs, `host command ${override.command} exits ${override.exitCode}`, () => {
+          for (const handle of handles) handle.world.hosts.overrideCommand(override);
         });
         return { kind: preset.preset, ruleIds: [], at };
       }

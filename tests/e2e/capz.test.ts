@@ -279,6 +279,53 @@ void describe('CAPZ MachinePool pools on the simulator', { concurrency: false },
     }
   });
 
+  void it("a canary template naming a missing gallery image: CAPZ's PUT fails, nothing rolled", async () => {
+    const harness = await startCapz({ canary: { soak: '1m', deadline: '15m' } });
+    try {
+      const world = harness.sim.running.world;
+      // The version goes away as the canary pool is created (deleted by someone else, or never replicated
+      // to the region): CAPZ's scale set PUT then names a gallery image that is not there.
+      const unsubscribe = harness.sim.running.log.subscribe((request) => {
+        if (request.api !== 'kube' || request.operation !== 'azuremachinepools:create') return;
+        for (const amp of management(harness).list('azuremachinepools') as Json[]) {
+          const gallery = ((amp['spec'] as Json)['template'] as Json)['image'] as Json | undefined;
+          const fields = gallery?.['computeGallery'] as Record<string, string> | undefined;
+          if (fields === undefined || !String((amp['metadata'] as Json)['name']).includes('-canary-'))
+            continue;
+          world.compute.deleteImageVersion(
+            `/subscriptions/${fields['subscriptionID']}/resourceGroups/${fields['resourceGroup']}/providers/Microsoft.Compute/galleries/${fields['gallery']}/images/${fields['name']}/versions/${fields['version']}`,
+          );
+        }
+      });
+      const template = templateImageOf(harness);
+      const model = modelImage(harness);
+      const instancesBefore = world.compute.listInstances(scaleSetOf(harness).id).map((i) => i.vmId);
+      const status = await run(harness, 'capz-canary-missing-image', { node: DONOR });
+      unsubscribe();
+
+      assert.equal(status.runtimeStatus, 'Failed', JSON.stringify(status.output));
+      assert.match(status.failure?.ErrorMessage ?? '', /canary/i);
+      assert.deepEqual(templateImageOf(harness), template, 'the template as before');
+      assert.deepEqual(modelImage(harness), model, 'the model as before');
+      assert.deepEqual(
+        world.compute.listInstances(scaleSetOf(harness).id).map((i) => i.vmId),
+        instancesBefore,
+        'no machine of the pool was replaced',
+      );
+      assert.deepEqual(canaryObjects(harness), [], 'the canary pool is gone');
+      const events = world.capzEvents();
+      assert.ok(
+        events.some(
+          (event) => event.kind === 'model-write-failed' && /GalleryImageNotFound/.test(event.detail),
+        ),
+        events.map((event) => `${event.kind} ${event.pool} ${event.detail}`).join('\n'),
+      );
+      assert.ok(!events.some((event) => event.kind === 'scale-set-create'), 'no canary scale set was made');
+    } finally {
+      await harness.stop();
+    }
+  });
+
   void it('a rollout whose new machines cannot join: the previous image goes back into the template', async () => {
     const harness = await startCapz();
     try {

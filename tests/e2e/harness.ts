@@ -222,12 +222,41 @@ export function withKubeadmPool(pool: string): (scenario: ScenarioData) => void 
   };
 }
 
+/**
+ * Cluster API's bootstrap data for a worker (CABPK, cluster-api bootstrap/kubeadm/pkg/cloudinit/node.go):
+ * the JoinConfiguration written by cloud-init's write_files, then `kubeadm join --config` in runcmd.
+ */
+export function capiJoinData(token: string): string {
+  return [
+    '## template: jinja',
+    '#cloud-config',
+    'write_files:',
+    '-   path: /run/kubeadm/kubeadm-join-config.yaml',
+    '    owner: root:root',
+    "    permissions: '0640'",
+    '    content: |',
+    '      ---',
+    '      apiVersion: kubeadm.k8s.io/v1beta3',
+    '      kind: JoinConfiguration',
+    '      discovery:',
+    '        bootstrapToken:',
+    '          apiServerEndpoint: 10.0.0.4:6443',
+    `          token: ${token}`,
+    '          caCertHashes:',
+    `          - sha256:${'4e'.repeat(32)}`,
+    'runcmd:',
+    '  - kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml  && echo success > /run/cluster-api/bootstrap-success.complete',
+    '',
+  ].join('\n');
+}
+
 /** The simulated Cluster API management cluster withCapzPool adds, and the MachinePools' namespace. */
 export const CAPZ_MANAGEMENT = { cluster: 'mgmt', namespace: 'default' } as const;
 
 /**
  * A scenario change that makes `pool` a CAPZ MachinePool pool of a kubeadm cluster (withKubeadmPool):
- * its scale set carries CAPZ's owner tag for the cluster, and a management cluster `mgmt` serves its
+ * its customData is Cluster API's (`kubeadm join --config`, capiJoinData), its scale set carries CAPZ's
+ * owner tag for the cluster, and a management cluster `mgmt` serves its
  * MachinePool and AzureMachinePool, reconciled like CAPZ does (sim/README.md). The simulator's settings
  * give the cluster `capz` (rollout refused by default).
  */
@@ -248,6 +277,7 @@ export function withCapzPool(
       'sigs.k8s.io_cluster-api-provider-azure_role': 'node',
     };
     scaleSet['machinePool'] = { strategy };
+    scaleSet['customData'] = capiJoinData(KUBEADM_TOKEN);
     cluster['managedBy'] = { managementCluster: CAPZ_MANAGEMENT.cluster };
     scenario.clusters.push({
       name: CAPZ_MANAGEMENT.cluster,

@@ -120,39 +120,122 @@ void describe('capture mode run-command on the simulator', { concurrency: false 
     }
   });
 
-  void it('a prep script that fails on the host fails the run at preparing-disk and gives the node back', async () => {
+  /** The run failed at preparing-disk before any power-off or snapshot, the donor running and given back. */
+  function assertRefusedBeforePowerOff(harness: Harness, donor: string, message: string): void {
+    const world = harness.sim.running.world;
+    assert.match(message, /the node was given back/);
+    assert.equal(world.compute.runCommandHistory().length, 1);
+    const log = harness.sim.running.log.snapshot().entries;
+    assert.ok(!log.some((entry) => entry.operation.endsWith('/powerOff/action')), 'no power-off');
+    assert.equal(world.compute.listSnapshots().length, 0);
+    assert.equal(world.cluster('prod').world.instanceOfNode(donor)?.powerState, 'running');
+    const node = world.cluster('prod').world.store.get('nodes', undefined, donor) as
+      { spec?: { unschedulable?: boolean }; metadata: { annotations?: Record<string, string> } } | undefined;
+    assert.notEqual(node?.spec?.unschedulable, true, 'the node was given back');
+    assert.ok(
+      !Object.keys(node?.metadata.annotations ?? {}).some((key) => key.startsWith('vmss-prototype.io/')),
+    );
+  }
+
+  async function refreshFailing(harness: Harness, donor: string, id: string): Promise<string> {
+    const status = await harness.run(
+      ORCHESTRATION.refreshPool,
+      { cluster: 'prod', pool: POOL2, trigger: 'test', node: donor },
+      id,
+    );
+    assert.equal(status.runtimeStatus, 'Failed');
+    return status.failure?.ErrorMessage ?? '';
+  }
+
+  /** How the script really ended, as the world recorded it (ARM's answer never says). */
+  function lastRunCommandOutcome(harness: Harness): string {
+    const record = harness.sim.running.world.prepRecords().at(-1);
+    assert.equal(record?.via, 'run-command');
+    return record?.outcome ?? '';
+  }
+
+  void it('a prep script that exits 1 without printing is refused before the power-off', async () => {
     const donor = nodeOf(POOL2, 1);
     const harness = await startHarness({ settings: runCommandSettings });
     try {
-      const world = harness.sim.running.world;
-      // The donor's disk is read-only for the script: Run Command reports the error on stderr.
-      world.compute.setRunCommandHandler(() => ({
-        stdout: '',
-        stderr: 'rm: cannot remove /etc/hostname: Read-only file system',
-      }));
-      const status = await harness.run(
-        ORCHESTRATION.refreshPool,
-        { cluster: 'prod', pool: POOL2, trigger: 'test', node: donor },
-        'run-command-fails',
-      );
+      // `sync` fails silently on the donor: under `set -e` the script stops there with status 1 and
+      // nothing on stderr; the extension still reports "Enable succeeded".
+      harness.sim.running.world.applyFault({
+        preset: 'host-command',
+        command: 'sync',
+        exitCode: 1,
+        at: '0s',
+      });
+      const message = await refreshFailing(harness, donor, 'run-command-silent');
 
-      assert.equal(status.runtimeStatus, 'Failed');
-      const message = status.failure?.ErrorMessage ?? '';
-      assert.match(message, /^preparing-disk: the prep script failed on instance .*Read-only file system/);
-      assert.match(message, /the node was given back/);
-      assert.equal(world.compute.runCommandHistory().length, 1);
-      // A failed script is not followed by a power-off or a snapshot: the donor still runs, schedulable.
-      const log = harness.sim.running.log.snapshot().entries;
-      assert.ok(!log.some((entry) => entry.operation.endsWith('/powerOff/action')));
-      assert.equal(world.compute.listSnapshots().length, 0);
-      assert.equal(world.cluster('prod').world.instanceOfNode(donor)?.powerState, 'running');
-      const node = world.cluster('prod').world.store.get('nodes', undefined, donor) as
-        | { spec?: { unschedulable?: boolean }; metadata: { annotations?: Record<string, string> } }
-        | undefined;
-      assert.notEqual(node?.spec?.unschedulable, true, 'the node was given back');
-      assert.ok(
-        !Object.keys(node?.metadata.annotations ?? {}).some((key) => key.startsWith('vmss-prototype.io/')),
+      assert.match(
+        message,
+        /^preparing-disk: the prep script failed on instance .*: it exited 1; it printed nothing/,
       );
+      assert.equal(lastRunCommandOutcome(harness), 'failed');
+      assertRefusedBeforePowerOff(harness, donor, message);
+    } finally {
+      await harness.stop();
+    }
+  });
+
+  void it('a prep script that prints a warning and exits 0 is accepted', async () => {
+    const harness = await startHarness({ settings: runCommandSettings });
+    try {
+      harness.sim.running.world.applyFault({
+        preset: 'host-command',
+        command: 'sync',
+        exitCode: 0,
+        stderr: 'sync: warning: the journal of /dev/sda1 is being replayed',
+        at: '0s',
+      });
+      const result = await refresh(harness, POOL2, 'run-command-warning');
+
+      assert.equal(result.outcome, 'refreshed', result.reason);
+      assert.ok(
+        harness.sim.running.log
+          .snapshot()
+          .entries.some((entry) => entry.operation.endsWith('/virtualMachines/powerOff/action')),
+      );
+    } finally {
+      await harness.stop();
+    }
+  });
+
+  void it('a prep script that fails with an error is refused, naming the error', async () => {
+    const donor = nodeOf(POOL2, 1);
+    const harness = await startHarness({ settings: runCommandSettings });
+    try {
+      harness.sim.running.world.applyFault({
+        preset: 'host-command',
+        command: 'truncate',
+        exitCode: 1,
+        stderr: "truncate: cannot open '/etc/machine-id' for writing: Read-only file system",
+        at: '0s',
+      });
+      const message = await refreshFailing(harness, donor, 'run-command-fails');
+
+      assert.match(
+        message,
+        /^preparing-disk: the prep script failed on instance .*: it exited 1; it printed: .*Read-only file system/,
+      );
+      assertRefusedBeforePowerOff(harness, donor, message);
+    } finally {
+      await harness.stop();
+    }
+  });
+
+  void it('a run command whose output has no exit status line is refused (cut short)', async () => {
+    const donor = nodeOf(POOL2, 1);
+    const harness = await startHarness({ settings: runCommandSettings });
+    try {
+      // What the extension reports for a script killed before its EXIT trap ran: whatever it printed.
+      harness.sim.running.world.compute.setRunCommandHandler(() => ({ stdout: '', stderr: 'Killed' }));
+      const message = await refreshFailing(harness, donor, 'run-command-unreported');
+
+      assert.match(message, /^preparing-disk: the prep script on instance .* did not report its exit status/);
+      assert.match(message, /it printed: Killed/);
+      assertRefusedBeforePowerOff(harness, donor, message);
     } finally {
       await harness.stop();
     }

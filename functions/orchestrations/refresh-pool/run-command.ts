@@ -13,7 +13,7 @@
 import type { Task } from 'durable-functions';
 
 import type { BootstrapFlavour } from '../../../shared/domain/bootstrap-flavour.js';
-import { buildPrepScript } from '../../../shared/domain/prep-script.js';
+import { buildPrepScript, prepScriptReport } from '../../../shared/domain/prep-script.js';
 import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
@@ -42,7 +42,12 @@ export function* prepareByRunCommand(
   const where =
     `instance ${run.donor.instanceId} of scale set ${plan.scaleSet.name} ` +
     `(az vmss run-command invoke -g ${plan.scaleSet.resourceGroup} -n ${plan.scaleSet.name} --instance-id ${run.donor.instanceId} …)`;
-  const script = buildPrepScript({ ancestry: prep.ancestry, flavour: prep.flavour, powerOff: false });
+  const script = buildPrepScript({
+    ancestry: prep.ancestry,
+    flavour: prep.flavour,
+    powerOff: false,
+    reportExitStatus: true,
+  });
 
   // Ask for the command, waiting out one still executing on the VM (ours, whose handle a crash lost).
   const started = yield* pollUntil(context, {
@@ -93,12 +98,24 @@ export function* prepareByRunCommand(
       'check the VM agent (waagent) of the instance and its Run Command extension; the node was given back',
     );
   }
-  // The script runs under `set -eu` and its commands print nothing: any stderr is the error that stopped it.
-  if (result.state === 'running' || result.stderr !== '') {
+  if (result.state === 'running') {
     throw StepFailure.terminal(
       step,
       'PrepScriptFailed',
-      `the prep script failed on ${where}: ${result.state === 'running' ? 'no result' : result.stderr}`,
+      `the prep script on ${where} gave no result`,
+      'the disk was not powered off or captured; the node was given back',
+    );
+  }
+  // Run Command says "Enable succeeded" whatever the script's exit status (docs/design.md#capture): only
+  // the status line the script prints last decides; stderr alone is neither success nor failure.
+  const report = prepScriptReport(result.stdout, result.stderr);
+  if (report.kind !== 'succeeded') {
+    throw StepFailure.terminal(
+      step,
+      'PrepScriptFailed',
+      report.kind === 'failed'
+        ? `the prep script failed on ${where}: it exited ${report.exitStatus}; ${report.detail}`
+        : `the prep script on ${where} did not report its exit status (cut short, or its output lost); ${report.detail}`,
       'the disk was not powered off or captured; the node was given back',
     );
   }

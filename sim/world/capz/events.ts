@@ -2,6 +2,8 @@
 
 export type CapzEventKind =
   | 'model-write'
+  /** CAPZ's scale set PUT failed (an image that is not there): nothing was written. */
+  | 'model-write-failed'
   | 'revert'
   | 'scale'
   | 'scale-set-create'

@@ -156,7 +156,54 @@ export class CapzMachines {
       image: (amp.spec as { template?: { image?: unknown } } | undefined)?.template?.image ?? {},
       infrastructureMachineKind: 'AzureMachinePoolMachine',
     };
-    this.writeIfChanged('azuremachinepools', amp, ampStatus);
+    const conditions = statusOf(
+      this.store.get('azuremachinepools', amp.metadata.namespace, amp.metadata.name) ?? amp,
+    ).conditions;
+    this.writeIfChanged(
+      'azuremachinepools',
+      amp,
+      conditions === undefined ? ampStatus : { ...ampStatus, conditions },
+    );
+  }
+
+  /**
+   * The condition CAPZ's scale set service sets after its PUT (azure/services/scalesets/scalesets.go
+   * `Reconcile` → `UpdatePutStatus(BootstrapSucceededCondition, "scalesets", err)`, azure/scope/
+   * machinepool.go): True, or False with reason `Failed`, severity `Error` and the ARM error. Written
+   * only when it changes (its transition time is when it did).
+   */
+  writePutCondition(amp: KubeObject, error: string | undefined, nowIso: string): void {
+    const current = this.store.get('azuremachinepools', amp.metadata.namespace, amp.metadata.name);
+    if (!current) return;
+    const condition =
+      error === undefined
+        ? { type: 'BootstrapSucceeded', status: 'True' }
+        : {
+            type: 'BootstrapSucceeded',
+            status: 'False',
+            severity: 'Error',
+            reason: 'Failed',
+            message: `scalesets failed to create or update. err: ${error}`,
+          };
+    const others = ((statusOf(current).conditions as Record<string, unknown>[] | undefined) ?? []).filter(
+      (entry) => entry.type !== 'BootstrapSucceeded',
+    );
+    const existing = ((statusOf(current).conditions as Record<string, unknown>[] | undefined) ?? []).find(
+      (entry) => entry.type === 'BootstrapSucceeded',
+    );
+    if (
+      existing !== undefined &&
+      existing.status === condition.status &&
+      existing.message === condition.message
+    )
+      return;
+    if (existing === undefined && error === undefined) return;
+    this.store.mutate('azuremachinepools', amp.metadata.namespace, amp.metadata.name, (stored) => {
+      stored.status = {
+        ...(stored.status as Record<string, unknown> | undefined),
+        conditions: [...others, { ...condition, lastTransitionTime: nowIso }],
+      };
+    });
   }
 
   private writeIfChanged(

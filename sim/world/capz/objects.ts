@@ -179,33 +179,33 @@ export function bootstrapDataOf(secret: KubeObject | undefined): string | undefi
 }
 
 /**
- * The scale set's imageReference for an AzureMachinePool's `template.image` (CAPZ azure/converters/image.go):
- * `computeGallery` → the gallery image version's ARM id (subscription and resource group defaulting to
- * the cluster's), `id` as it is, `marketplace` as publisher/offer/sku/version.
+ * The scale set's imageReference for an AzureMachinePool's `template.image`, as CAPZ converts it
+ * (azure/converters/image.go `ImageToSDK`): `id` as it is; `marketplace` as publisher/offer/sku/version;
+ * `sharedGallery` → the version's ARM id from its fields; `computeGallery` with both `subscriptionID` and
+ * `resourceGroup` → the version's ARM id, without them → a community gallery reference
+ * (`communityGalleryImageId: /CommunityGalleries/<gallery>/Images/<name>/Versions/<version>`), never the
+ * cluster's own subscription.
  */
-export function imageReferenceOf(
-  image: unknown,
-  defaults: { subscriptionId: string; resourceGroup: string },
-): JsonObject | undefined {
+export function imageReferenceOf(image: unknown): JsonObject | undefined {
   if (typeof image !== 'object' || image === null) return undefined;
   const spec = image as Record<string, Record<string, unknown> | string | undefined>;
   if (typeof spec.id === 'string') return { id: spec.id };
-  const gallery = spec.computeGallery;
-  if (typeof gallery === 'object') {
-    const text = (key: string): string => (typeof gallery[key] === 'string' ? gallery[key] : '');
-    const subscription = text('subscriptionID') || defaults.subscriptionId;
-    const group = text('resourceGroup') || defaults.resourceGroup;
-    return {
-      id: `/subscriptions/${subscription}/resourceGroups/${group}/providers/Microsoft.Compute/galleries/${text('gallery')}/images/${text('name')}/versions/${text('version')}`,
-    };
-  }
   const market = spec.marketplace;
   if (typeof market === 'object') {
+    return { publisher: market.publisher, offer: market.offer, sku: market.sku, version: market.version };
+  }
+  const galleryId = (fields: Record<string, unknown>, subscription: unknown, group: unknown): string =>
+    `/subscriptions/${String(subscription)}/resourceGroups/${String(group)}/providers/Microsoft.Compute/galleries/${String(fields.gallery)}/images/${String(fields.name)}/versions/${String(fields.version)}`;
+  const shared = spec.sharedGallery;
+  if (typeof shared === 'object')
+    return { id: galleryId(shared, shared.subscriptionID, shared.resourceGroup) };
+  const gallery = spec.computeGallery;
+  if (typeof gallery === 'object') {
+    if (typeof gallery.subscriptionID === 'string' && typeof gallery.resourceGroup === 'string') {
+      return { id: galleryId(gallery, gallery.subscriptionID, gallery.resourceGroup) };
+    }
     return {
-      publisher: market.publisher,
-      offer: market.offer,
-      sku: market.sku,
-      version: market.version,
+      communityGalleryImageId: `/CommunityGalleries/${String(gallery.gallery)}/Images/${String(gallery.name)}/Versions/${String(gallery.version)}`,
     };
   }
   return undefined;

@@ -22,6 +22,7 @@
  * log, no throttling budget).
  */
 import type { ComputeState, InstanceInfo, JsonObject } from '../../arm/compute-state.js';
+import { type ImageReferenceProblem, imageReferenceProblem } from '../../arm/image-reference-check.js';
 import type { KubeObject, KubeStore } from '../../contracts.js';
 import { isNodeReady, specOf, timestamp } from '../../kube/objects.js';
 import type { WorldClock } from '../clock.js';
@@ -250,11 +251,17 @@ export class CapzReconciler {
         this.options.tokenTtlSeconds * 1000,
       ),
     );
-    const image = imageReferenceOf((specOf(amp).template as { image?: unknown } | undefined)?.image, {
-      subscriptionId: managed.subscriptionId,
-      resourceGroup: managed.world.resourceGroup,
-    });
+    const image = imageReferenceOf((specOf(amp).template as { image?: unknown } | undefined)?.image);
     if (bootstrapData === undefined || image === undefined) return;
+    // CAPZ's ARM PUT of a model naming an image that is not there fails, and writes nothing
+    // (scalesets.go `Reconcile`): no scale set for a new pool, no model change, no surge.
+    const problem = imageReferenceProblem(compute, image);
+    this.machines.writePutCondition(
+      amp,
+      problem === undefined ? undefined : `${problem.code}: ${problem.message}`,
+      new Date(this.options.clock.nowMs()).toISOString(),
+    );
+    if (problem !== undefined) this.recordPutFailure(namespace, name, problem);
     const replicas =
       typeof specOf(machinePool).replicas === 'number' ? (specOf(machinePool).replicas as number) : 1;
     const rolling =
@@ -265,6 +272,7 @@ export class CapzReconciler {
     const key = keyOf(namespace, name);
     const scaleSetId = scaleSetIdOf(managed, name);
     if (!compute.getScaleSet(scaleSetId)) {
+      if (problem !== undefined) return;
       const created = createCanaryScaleSet(this.store, compute, managed, amp, image, bootstrapData, replicas);
       if (created === undefined) return;
       this.record(namespace, name, 'scale-set-create', created);
@@ -283,7 +291,7 @@ export class CapzReconciler {
       instances.length === replicas &&
       instances.every((instance) => latest(instance) && this.ready(managed, instance)) &&
       !instances.some((instance) => this.draining.has(instance.id.toLowerCase()));
-    if (force || !atRest)
+    if ((force || !atRest) && problem === undefined)
       this.writeModel(managed, name, scaleSetId, image, bootstrapData, replicas, maxSurge, force);
     const views = this.machines.sync(
       managed,
@@ -311,6 +319,14 @@ export class CapzReconciler {
       this.machines.sync(managed, amp, (instance) => this.ready(managed, instance), latest, this.draining);
     }
     this.machines.writeStatus(managed, machinePool, amp, replicas, compute.getScaleSet(scaleSetId));
+  }
+
+  /** A failed PUT, recorded once per error (CAPZ retries it at every reconcile). */
+  private recordPutFailure(namespace: string, pool: string, problem: ImageReferenceProblem): void {
+    const detail = `scale set PUT failed: ${problem.status} ${problem.code}: ${problem.message}`;
+    const last = this.events.findLast((event) => event.namespace === namespace && event.pool === pool);
+    if (last?.kind === 'model-write-failed' && last.detail === detail) return;
+    this.record(namespace, pool, 'model-write-failed', detail);
   }
 
   private ready(managed: ManagedCluster, instance: InstanceInfo): boolean {

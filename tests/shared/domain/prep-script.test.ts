@@ -7,6 +7,7 @@ import {
   buildPrepScript,
   deIdentificationCommands,
   PREP_REMOVED_PATHS,
+  prepScriptReport,
 } from '../../../shared/domain/prep-script.js';
 
 void describe('buildPrepScript', () => {
@@ -63,4 +64,71 @@ void describe('buildPrepScript', () => {
       'systemctl poweroff --force --message=vmss-prototype',
     ]);
   });
+});
+
+void describe('prepScriptReport (Run Command: only the exit status line the script prints last decides)', () => {
+  void it('prints its exit status last from an EXIT trap when asked', () => {
+    const script = buildPrepScript({ ancestry: 'a', powerOff: false, reportExitStatus: true }).split('\n');
+
+    assert.deepEqual(script.slice(0, 2), [
+      'set -eu',
+      `trap 'echo "vmss-prototype-prep-exit-status=$?"' EXIT`,
+    ]);
+    assert.equal(script.at(-1), 'sync');
+  });
+
+  const cases: {
+    name: string;
+    stdout: string;
+    stderr: string;
+    expected: ReturnType<typeof prepScriptReport>;
+  }[] = [
+    {
+      name: 'status 0, nothing else',
+      stdout: 'vmss-prototype-prep-exit-status=0\n',
+      stderr: '',
+      expected: { kind: 'succeeded' },
+    },
+    {
+      name: 'status 0 with a warning on stderr',
+      stdout: 'vmss-prototype-prep-exit-status=0\n',
+      stderr: 'sync: warning\n',
+      expected: { kind: 'succeeded' },
+    },
+    {
+      name: 'status 1, silent',
+      stdout: 'vmss-prototype-prep-exit-status=1\n',
+      stderr: '',
+      expected: { kind: 'failed', exitStatus: 1, detail: 'it printed nothing' },
+    },
+    {
+      name: 'status 2 with an error',
+      stdout: 'vmss-prototype-prep-exit-status=2\r\n',
+      stderr: 'sh: 3: X: parameter not set\n',
+      expected: { kind: 'failed', exitStatus: 2, detail: 'it printed: sh: 3: X: parameter not set' },
+    },
+    {
+      name: 'no status line, nothing printed (the old "empty stderr is success")',
+      stdout: '',
+      stderr: '',
+      expected: { kind: 'unreported', detail: 'it printed nothing' },
+    },
+    {
+      name: 'the status line not last',
+      stdout: 'vmss-prototype-prep-exit-status=0\nmore\n',
+      stderr: '',
+      expected: { kind: 'unreported', detail: 'it printed: vmss-prototype-prep-exit-status=0\nmore' },
+    },
+    {
+      name: 'a malformed status',
+      stdout: 'vmss-prototype-prep-exit-status=ok\n',
+      stderr: '',
+      expected: { kind: 'unreported', detail: 'its last line was vmss-prototype-prep-exit-status=ok' },
+    },
+  ];
+  for (const { name, stdout, stderr, expected } of cases) {
+    void it(name, () => {
+      assert.deepEqual(prepScriptReport(stdout, stderr), expected);
+    });
+  }
 });

@@ -269,12 +269,21 @@ void describe('simulated ARM fidelity through @azure/arm-compute', () => {
       ).error?.details;
       assert.equal(details?.[0]?.code, 'TooManyRequests');
       assert.equal(details?.[0]?.target, 'HighCostGetVMScaleSet3Min');
-      assert.equal(
-        (JSON.parse(details?.[0]?.message ?? '{}') as { operationGroup?: string }).operationGroup,
-        'HighCostGetVMScaleSet3Min',
-      );
+      const counter = JSON.parse(details?.[0]?.message ?? '{}') as {
+        operationGroup?: string;
+        startTime?: string;
+        endTime?: string;
+        allowedRequestCount?: number;
+        measuredRequestCount?: number;
+      };
+      assert.equal(counter.operationGroup, 'HighCostGetVMScaleSet3Min');
+      // The policy's 3-minute window, its cap counted and one more: a counter that says why it refused.
+      assert.equal(Date.parse(counter.endTime ?? '') - Date.parse(counter.startTime ?? ''), 180_000);
+      assert.equal(counter.allowedRequestCount, 1080);
+      assert.equal(counter.measuredRequestCount, 1081);
       assert.equal(headers.retryAfter, '17');
-      assert.match(headers.resource ?? '', /^Microsoft\.Compute\/HighCostGetVMScaleSet3Min;\d+$/);
+      // And the headers agree with it: the bucket is empty, not full.
+      assert.equal(headers.resource, 'Microsoft.Compute/HighCostGetVMScaleSet3Min;0');
       const mapped = toRefreshError(error, 'listing scale sets', world.clock.nowMs());
       assert.ok(mapped instanceof TransientError);
       assert.equal(mapped.retryAfterMs, 17_000);

@@ -190,18 +190,31 @@ void describe('Cluster API objects over the wire', () => {
       api.getNamespacedCustomObject({ ...INFRA, plural: 'azuremachinepools', name: 'nope' }),
       (error: unknown) => error instanceof ApiException && error.code === 404,
     );
+    const modelBefore = sim.world.compute
+      .listScaleSets()
+      .find((candidate) => candidate.name === POOL)?.imageReference;
     sim.clock.advanceBy(3);
+    // Without subscriptionID/resourceGroup CAPZ names a community gallery image (azure/converters/
+    // image.go); there is none, so its scale set PUT fails and the model stays as it was.
     const scaleSet = sim.world.compute.listScaleSets().find((candidate) => candidate.name === POOL);
-    assert.equal(
-      scaleSet?.imageReference.id,
-      `/subscriptions/${sim.subscriptionId}/resourceGroups/rg-capz-lab/providers/Microsoft.Compute/galleries/gallery/images/workers/versions/1.0.0`,
+    assert.deepEqual(scaleSet?.imageReference, modelBefore);
+    const failed = (await api.getNamespacedCustomObject({
+      ...INFRA,
+      plural: 'azuremachinepools',
+      name: POOL,
+    })) as { status?: { conditions?: { type: string; status: string; message?: string }[] } };
+    const condition = failed.status?.conditions?.find((entry) => entry.type === 'BootstrapSucceeded');
+    assert.equal(condition?.status, 'False');
+    assert.match(
+      condition?.message ?? '',
+      /\/CommunityGalleries\/gallery\/Images\/workers\/Versions\/1\.0\.0/,
     );
     assert.equal(
       sim.log.count({ api: 'arm' }),
       armBefore,
       'the reconciler is not the product: no ARM request logged',
     );
-    assert.ok(sim.world.capzEvents().some((event) => event.kind === 'model-write'));
+    assert.ok(sim.world.capzEvents().some((event) => event.kind === 'model-write-failed'));
   });
 
   void it('creates a canary pool from objects posted by client-node and deletes it whatever the order', async () => {

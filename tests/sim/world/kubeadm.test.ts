@@ -245,6 +245,43 @@ void describe('kubeadm: bootstrap tokens', () => {
     });
     assert.equal(kubeadmJoinOf('#cloud-config\n'), undefined);
   });
+
+  void it("reads Cluster API's join: --config and the JoinConfiguration its write_files puts there", () => {
+    // The shape of cluster-api bootstrap/kubeadm/pkg/cloudinit/node.go's user data.
+    const capi = [
+      '## template: jinja',
+      '#cloud-config',
+      'write_files:',
+      '-   path: /run/kubeadm/kubeadm-join-config.yaml',
+      '    owner: root:root',
+      "    permissions: '0640'",
+      '    content: |',
+      '      ---',
+      '      apiVersion: kubeadm.k8s.io/v1beta3',
+      '      kind: JoinConfiguration',
+      '      discovery:',
+      '        bootstrapToken:',
+      '          apiServerEndpoint: 10.0.0.4:6443',
+      `          token: ${TOKEN}`,
+      '          caCertHashes:',
+      '          - sha256:9d2f4a4c3b1e8f7a6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e',
+      '      nodeRegistration:',
+      '        kubeletExtraArgs:',
+      '          cloud-provider: external',
+      'runcmd:',
+      '  - kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml  && echo success > /run/cluster-api/bootstrap-success.complete',
+      '',
+    ].join('\n');
+
+    assert.deepEqual(kubeadmJoinOf(capi), { endpoint: '10.0.0.4:6443', token: TOKEN });
+    assert.deepEqual(
+      kubeadmJoinOf(
+        capi.replace('/run/kubeadm/kubeadm-join-config.yaml  &&', '/run/kubeadm/missing.yaml &&'),
+      ),
+      { endpoint: '', token: '' },
+      'a --config file the cloud-config does not write: no token to join with',
+    );
+  });
 });
 
 void describe('kubeadm: join preflight (RunJoinNodeChecks) on a disk', () => {

@@ -115,7 +115,21 @@ export interface ScaleSetRecord {
 }
 
 /** How a Run Command ends: the script ran (`succeeded`), or it failed on the host (stderr), or ARM failed it. */
-export type FakeRunCommandOutcome = 'succeeded' | 'script-failed' | 'operation-failed';
+/**
+ * How a fake run command ends. Every script outcome is reported as Azure's Linux extension does: the
+ * operation succeeds with the script's streams, whatever its exit status; a script that prints its exit
+ * status (an EXIT trap echoing `$?`) has it as the last line of stdout.
+ */
+export type FakeRunCommandOutcome =
+  | 'succeeded'
+  /** Exit 1 with an error on stderr. */
+  | 'script-failed'
+  /** Exit 1 printing nothing (`false` under `set -e`). */
+  | 'script-failed-silently'
+  /** Exit 0 with a warning on stderr. */
+  | 'succeeded-with-warning'
+  /** The agent did not report: the operation itself failed. */
+  | 'operation-failed';
 
 /** A Run Command the fake received: its instance, script, when it ends and how. */
 export interface FakeRunCommand {

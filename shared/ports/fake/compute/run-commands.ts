@@ -60,15 +60,24 @@ export class FakeRunCommands implements RunCommandsPort {
         throw new NotFoundError('NotFound', `reading run command ${handle}: the operation was not found`);
       }
       if (this.estate.now() < command.finishesAt) return { state: 'running' };
+      const status = (exit: number): string => {
+        const trap = /trap '[^']*\$\?[^']*' EXIT/.exec(command.script.join('\n'));
+        if (trap === null) return '';
+        return `${/echo "?([^"$]*)\$\?/.exec(trap[0])?.[1] ?? ''}${exit}`;
+      };
       switch (command.outcome) {
         case 'succeeded':
-          return { state: 'succeeded', stdout: '', stderr: '' };
+          return { state: 'succeeded', stdout: status(0), stderr: '' };
+        case 'succeeded-with-warning':
+          return { state: 'succeeded', stdout: status(0), stderr: 'sync: warning: fsync delayed' };
         case 'script-failed':
           return {
             state: 'succeeded',
-            stdout: '',
+            stdout: status(1),
             stderr: 'rm: cannot remove /etc/hostname: Read-only file system',
           };
+        case 'script-failed-silently':
+          return { state: 'succeeded', stdout: status(1), stderr: '' };
         case 'operation-failed':
           return {
             state: 'failed',

@@ -74,6 +74,16 @@ function imageOf(world: World, id = POOL_ID): unknown {
 }
 
 const IMAGE_ID = `/subscriptions/${SUBSCRIPTION}/resourceGroups/${RG}/providers/Microsoft.Compute/galleries/gallery/images/workers`;
+/** A private gallery version: CAPZ writes its ARM id only with subscriptionID and resourceGroup. */
+const GALLERY_IMAGE = {
+  computeGallery: {
+    gallery: 'gallery',
+    name: 'workers',
+    version: '1.0.0',
+    subscriptionID: SUBSCRIPTION,
+    resourceGroup: RG,
+  },
+};
 /** What a capture must not carry for a clone to join as itself (the product's kubeadm scrub, roughly). */
 const SCRUB = [
   /^\/etc\/kubernetes\/(kubelet|bootstrap-kubelet)\.conf$/,
@@ -233,11 +243,49 @@ void describe('CAPZ reconciler', () => {
     }
   });
 
+  void it("a template naming a missing image: CAPZ's PUT fails, the model and machines stay, the condition says why", async () => {
+    const world = await makeWorld();
+    try {
+      const before = imageOf(world);
+      const instances = world.compute.listInstances(POOL_ID).map((instance) => instance.instanceId);
+      // No subscriptionID/resourceGroup: CAPZ writes a community gallery reference (converters/image.go).
+      setImage(world, { computeGallery: { gallery: 'gallery', name: 'workers', version: '1.0.0' } });
+      world.clock.advanceBy(600);
+
+      assert.deepEqual(imageOf(world), before);
+      assert.deepEqual(
+        world.compute.listInstances(POOL_ID).map((instance) => instance.instanceId),
+        instances,
+      );
+      const failed = world.capzEvents().filter((event) => event.kind === 'model-write-failed');
+      assert.equal(failed.length, 1, 'recorded once, retried at every reconcile');
+      assert.match(
+        failed[0]?.detail ?? '',
+        /404 GalleryImageNotFound: The gallery image \/CommunityGalleries\/gallery\/Images\/workers\/Versions\/1.0.0 is not available/,
+      );
+      const amp = world.cluster('mgmt').world.store.get('azuremachinepools', 'default', POOL) as {
+        status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+      };
+      const condition = amp.status?.conditions?.find((entry) => entry.type === 'BootstrapSucceeded');
+      assert.equal(condition?.status, 'False');
+      assert.equal(condition?.reason, 'Failed');
+      assert.match(
+        condition?.message ?? '',
+        /^scalesets failed to create or update. err: GalleryImageNotFound/,
+      );
+      assert.ok(
+        !world.capzEvents().some((event) => event.kind === 'model-write' || event.kind === 'machine-delete'),
+      );
+    } finally {
+      world.stop();
+    }
+  });
+
   void it('rolls onto a captured gallery image version: the clones join with the kubeadm join in customData', async () => {
     const world = await makeWorld();
     try {
       captureImage(world, true);
-      setImage(world, { computeGallery: { gallery: 'gallery', name: 'workers', version: '1.0.0' } });
+      setImage(world, GALLERY_IMAGE);
       world.clock.advanceBy(1200);
       assert.deepEqual(imageOf(world), { id: `${IMAGE_ID}/versions/1.0.0` });
       assert.deepEqual(
@@ -307,7 +355,7 @@ void describe('CAPZ reconciler', () => {
     try {
       // A capture of a node that was not scrubbed: kubeadm join's preflight refuses it on every clone.
       captureImage(world, false);
-      setImage(world, { computeGallery: { gallery: 'gallery', name: 'workers', version: '1.0.0' } });
+      setImage(world, GALLERY_IMAGE);
       world.clock.advanceBy(1200);
       assert.deepEqual(imageOf(world), { id: `${IMAGE_ID}/versions/1.0.0` });
       const instances = world.compute.listInstances(POOL_ID);
@@ -332,7 +380,7 @@ void describe('CAPZ reconciler', () => {
       ).template.image;
       const before = poolNodes(world).map((node) => node.metadata.name);
       captureImage(world, false);
-      setImage(world, { computeGallery: { gallery: 'gallery', name: 'workers', version: '1.0.0' } });
+      setImage(world, GALLERY_IMAGE);
       world.clock.advanceBy(600);
       assert.equal(world.compute.listInstances(POOL_ID).length, 4);
       setImage(world, seededImage);
