@@ -35,7 +35,12 @@ export function requiredAccessFor(context: AccessContext): KubernetesAccess[] {
  * namespace of the cluster's MachinePools (`capz.namespace`).
  */
 export function requiredManagementAccessFor(namespace: string): KubernetesAccess[] {
-  return requiredKubernetesAccess(MANAGEMENT_RBAC, { captureMode: 'any', namespace });
+  return requiredKubernetesAccess(MANAGEMENT_RBAC, {
+    captureMode: 'any',
+    namespace,
+    // infra/kubernetes/management/ puts its Role in `default`: it goes where the MachinePools are.
+    manifestsNamespace: 'default',
+  });
 }
 
 /** What to do about permissions missing in a management cluster. */

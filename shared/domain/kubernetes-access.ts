@@ -44,6 +44,11 @@ export interface AccessContext {
   readonly captureMode: string;
   /** Where the product's namespaced roles apply (`capture.prepNamespace`). */
   readonly namespace: string;
+  /**
+   * The namespace the manifests put those roles in (default MANIFESTS_NAMESPACE; the management
+   * cluster's manifests use `default`): a Role there applies in `namespace`, one elsewhere stays put.
+   */
+  readonly manifestsNamespace?: string;
 }
 
 /**
@@ -93,9 +98,8 @@ export function requiredKubernetesAccess(
 export const MANIFESTS_NAMESPACE = 'vmss-prototype';
 
 function roleNamespace(role: RbacRole, context: AccessContext): string {
-  return role.namespace === undefined || role.namespace === MANIFESTS_NAMESPACE
-    ? context.namespace
-    : role.namespace;
+  const moved = context.manifestsNamespace ?? MANIFESTS_NAMESPACE;
+  return role.namespace === undefined || role.namespace === moved ? context.namespace : role.namespace;
 }
 
 /** `create pods/eviction (cluster-wide)`, `get daemonsets.apps (cluster-wide)`, `create pods in vmss-prototype`. */
