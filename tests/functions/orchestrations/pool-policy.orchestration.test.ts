@@ -34,7 +34,7 @@ interface WrittenStatus {
 }
 
 function statusOf(world: FakeWorld, pool = POOL): WrittenStatus {
-  return (world.kube.poolPolicies.object(pool)?.status ?? {});
+  return world.kube.poolPolicies.object(pool)?.status ?? {};
 }
 
 function condition(world: FakeWorld, type: string) {
