@@ -3,7 +3,13 @@ import { messageOf } from '../shared/domain/errors.js';
 import { definedOnly } from '../shared/domain/optional.js';
 
 export type CheckKind =
-  'settings' | 'azure-credential' | 'cluster-secrets' | 'kubernetes' | 'azure-role' | 'management-cluster';
+  | 'settings'
+  | 'azure-credential'
+  | 'cluster-secrets'
+  | 'kubernetes'
+  | 'pool-policies'
+  | 'azure-role'
+  | 'management-cluster';
 
 export interface DoctorCheck {
   readonly check: CheckKind;

@@ -27,6 +27,7 @@ import { definedOnly } from '../shared/domain/optional.js';
 import type { CliOptions } from './args.js';
 import { type DoctorCheck, failed } from './doctor-check.js';
 import { managementClusterChecks } from './doctor-management.js';
+import { poolPolicyChecks } from './doctor-policies.js';
 import { isUnreachable, unreachableCheck } from './doctor-reachability.js';
 import type { Session } from './session.js';
 
@@ -100,6 +101,12 @@ export async function runDoctor(session: Session, options: CliOptions): Promise<
     }
   }
   checks.push(...(await permissionChecks(session, scope, azureToken)));
+  // Each cluster's PoolImagePolicy objects: what a run would refuse (not part of refresh's preflight,
+  // which must not be stopped by another pool's object).
+  for (const cluster of scope.clusters) {
+    const handle = await session.composition.dependencies.cluster(cluster).catch(() => undefined);
+    if (handle !== undefined) checks.push(...(await poolPolicyChecks(cluster, handle)));
+  }
   return { kind: 'doctor', ok: checks.every((check) => check.result === 'ok'), checks };
 }
 

@@ -94,8 +94,11 @@ function renderStatus(result: StatusResult, options: RenderOptions): string {
   ];
   for (const pool of pools) {
     const ownership = pool.ownership;
-    if (ownership === undefined) continue;
-    const lines: string[] = [];
+    const lines: string[] = policyLines(pool);
+    if (ownership === undefined) {
+      if (lines.length > 0) parts.push(`\n${pool.cluster}/${pool.pool}:\n${indent(lines.join('\n'))}`);
+      continue;
+    }
     if (ownership.lease.state !== 'free') lines.push(`held by ${ownership.lease.description}`);
     if (ownership.lease.state !== 'free' && ownership.lease.cancelRequested !== undefined) {
       lines.push(`cancel requested: ${ownership.lease.cancelRequested}`);
@@ -116,6 +119,24 @@ function renderStatus(result: StatusResult, options: RenderOptions): string {
     if (lines.length > 0) parts.push(`\n${pool.cluster}/${pool.pool}:\n${indent(lines.join('\n'))}`);
   }
   return parts.join('\n');
+}
+
+/** The pool's PoolImagePolicy, as its object's status says it (docs/pool-policy.md). */
+function policyLines(pool: StatusResult['clusters'][number]['pools'][number]): string[] {
+  const policy = pool.imagePolicy;
+  if (policy === undefined) return [];
+  const lines = [
+    `PoolImagePolicy ${policy.name} (generation ${policy.generation}): ` +
+      (policy.valid
+        ? `valid${policy.paused ? ', paused' : ''}${policy.overridden.length === 0 ? '' : `; overrides ${policy.overridden.join(', ')}`}`
+        : `invalid, nothing starts: ${policy.problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ')}`),
+  ];
+  for (const [kind, action] of Object.entries(policy.actions)) {
+    lines.push(
+      `${kind} ${action.target}: ${action.state}${action.message === undefined ? '' : ` (${action.message})`}`,
+    );
+  }
+  return lines;
 }
 
 function renderRelease(result: ReleaseResult, options: RenderOptions): string {

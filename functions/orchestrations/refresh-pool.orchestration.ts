@@ -44,6 +44,7 @@ import { giveBackLeftovers } from './give-back-leftovers.js';
 import { RefreshPoolInputSchema } from './inputs.js';
 import type { PoolHold } from './ownership.js';
 import { acquirePool, fenceOf, leaseLost, releasePool, runIdOf } from './ownership.js';
+import { withPolicyStatus } from './policy-status.js';
 import { canaryPhase } from './refresh-pool/canary.phase.js';
 import { captureAndBuild } from './refresh-pool/capture-and-build.js';
 import { followRollout, type RolloutOutput } from './refresh-pool/capz.phase.js';
@@ -73,6 +74,14 @@ export const refreshPoolOrchestration = defineOrchestration(
 );
 
 function* runRefreshPool(
+  context: OrchestrationContext,
+  input: RefreshPoolInput,
+): Generator<Task, PoolRefreshResult, unknown> {
+  // Whatever the end, the pool's PoolImagePolicy says how the run ended (docs/pool-policy.md).
+  return yield* withPolicyStatus(context, input, 'refresh', runRefreshPoolBody(context, input));
+}
+
+function* runRefreshPoolBody(
   context: OrchestrationContext,
   input: RefreshPoolInput,
 ): Generator<Task, PoolRefreshResult, unknown> {

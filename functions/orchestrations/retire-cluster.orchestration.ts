@@ -3,7 +3,8 @@
  * retirement-schedule.timer.ts): the pools whose scheduled retirement is enabled and may act now (a
  * window is open, or they have none) each get their retirement run (`retire:<cluster>:<pool>`), one after
  * another; the run plans under the pool's lease and does nothing when nothing is due or the window's
- * budget is spent. One pool failing does not stop the others.
+ * budget is spent. One pool failing does not stop the others. Before them, the actions the pools'
+ * PoolImagePolicy objects ask for (policy-tick.ts); after them, every policy's status.
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
@@ -17,6 +18,7 @@ import { defineOrchestration } from '../orchestration.js';
 import { call } from './call.js';
 import { CHILD_ALREADY_RUNNING, childResult, startChild } from './children.js';
 import { RetireClusterInputSchema } from './inputs.js';
+import { actOnPoolPolicies, writePolicyStatuses } from './policy-tick.js';
 import { retirePoolOrchestration } from './retire-pool.orchestration.js';
 
 export const retireClusterOrchestration = defineOrchestration(
@@ -30,6 +32,9 @@ function* runRetireCluster(
   input: RetireClusterInput,
 ): Generator<Task, RetireClusterResult, unknown> {
   const { cluster } = input;
+  // What the pools' PoolImagePolicy objects ask for first (docs/pool-policy.md): a rollback, a retirement.
+  context.df.setCustomStatus({ cluster, step: 'reading-pool-policies' });
+  const policies = yield* actOnPoolPolicies(context, input);
   context.df.setCustomStatus({ cluster, step: 'listing-pools' });
   const due = yield* call(
     context,
@@ -66,6 +71,14 @@ function* runRetireCluster(
       pools.push({ cluster, pool, outcome: 'failed', reason: ended.failure.message });
     }
   }
+  // Every policy's status, after the tick's runs (those runs wrote theirs already: unchanged ones are not written).
+  context.df.setCustomStatus({ cluster, step: 'writing-policy-status' });
+  yield* writePolicyStatuses(context, cluster, policies.pools);
   context.df.setCustomStatus({ cluster, step: 'done' });
-  return { cluster, pools };
+  return {
+    cluster,
+    pools,
+    ...(policies.actions.length === 0 ? {} : { policyActions: policies.actions }),
+    ...(policies.failure === undefined ? {} : { policyFailure: policies.failure }),
+  };
 }

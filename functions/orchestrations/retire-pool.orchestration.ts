@@ -24,6 +24,7 @@ import { giveBackLeftovers } from './give-back-leftovers.js';
 import { RetirePoolInputSchema } from './inputs.js';
 import type { PoolHold } from './ownership.js';
 import { acquirePool, fenceOf, leaseLost, releasePool, runIdOf } from './ownership.js';
+import { withPolicyStatus } from './policy-status.js';
 import { generationsPhase } from './refresh-pool/generations.phase.js';
 import { setStatus } from './refresh-pool/run.js';
 import type { RetireRun } from './retire-pool/retire-node.js';
@@ -38,6 +39,14 @@ export const retirePoolOrchestration = defineOrchestration(
 );
 
 function* runRetirePool(
+  context: OrchestrationContext,
+  input: RetirePoolInput,
+): Generator<Task, PoolRetirementResult, unknown> {
+  // Whatever the end, the pool's PoolImagePolicy says how the run ended (docs/pool-policy.md).
+  return yield* withPolicyStatus(context, input, 'retire', runRetirePoolBody(context, input));
+}
+
+function* runRetirePoolBody(
   context: OrchestrationContext,
   input: RetirePoolInput,
 ): Generator<Task, PoolRetirementResult, unknown> {

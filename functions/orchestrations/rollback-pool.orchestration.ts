@@ -22,6 +22,7 @@ import { call } from './call.js';
 import { RollbackPoolInputSchema } from './inputs.js';
 import type { PoolHold } from './ownership.js';
 import { acquirePool, fenceOf, leaseLost, releasePool, runIdOf } from './ownership.js';
+import { withPolicyStatus } from './policy-status.js';
 import { capzImageOf } from './refresh-pool/capz.phase.js';
 import { generationsPhase } from './refresh-pool/generations.phase.js';
 import { isoNow, setStatus } from './refresh-pool/run.js';
@@ -38,6 +39,14 @@ export const rollbackPoolOrchestration = defineOrchestration(
 );
 
 function* runRollbackPool(
+  context: OrchestrationContext,
+  input: RollbackPoolInput,
+): Generator<Task, PoolRollbackResult, unknown> {
+  // Whatever the end, the pool's PoolImagePolicy says how the run ended (docs/pool-policy.md).
+  return yield* withPolicyStatus(context, input, 'rollback', runRollbackPoolBody(context, input));
+}
+
+function* runRollbackPoolBody(
   context: OrchestrationContext,
   input: RollbackPoolInput,
 ): Generator<Task, PoolRollbackResult, unknown> {

@@ -21,6 +21,8 @@ export const STEP_NAMES = [
   'waiting-quiet-period',
   'waiting-for-running-refresh',
   'waiting-for-ready-time',
+  'reading-pool-policies',
+  'acting-on-policy',
   'unknown',
 ] as const;
 

@@ -30,6 +30,7 @@ import { currentImageFacts } from './plan-pool.js';
 import type { Fence } from './pool-lease.js';
 import { writeLeaseRecord } from './pool-lease.js';
 import { findPool, ownGroupPool } from './pool-lookup.js';
+import { policyAwareHandleFor } from './pool-policies.js';
 import type { GenerationsReport } from './refresh-contracts.js';
 import type { ClusterHandle, ConfiguredPool } from './refresh-dependencies.js';
 
@@ -57,7 +58,8 @@ export async function applyNodeGenerations(
   known: { readonly modelImageId?: string; readonly versions?: readonly ImageVersion[] } = {},
 ): Promise<GenerationsResult> {
   const { pool, instances } = await poolWithInstances(handle, poolName);
-  const configuration = handle.configuration.poolConfiguration(pool);
+  // The pool's PoolImagePolicy may set the generation taint (docs/pool-policy.md).
+  const configuration = (await policyAwareHandleFor(handle, pool.name)).configuration.poolConfiguration(pool);
   const policy = configuration.run.generations;
   const scaleSet: Pick<ScaleSet, 'imageReference'> =
     known.modelImageId === undefined

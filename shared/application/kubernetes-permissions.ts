@@ -35,7 +35,12 @@ export function requiredAccessFor(context: AccessContext): KubernetesAccess[] {
  * namespace of the cluster's MachinePools (`capz.namespace`).
  */
 export function requiredManagementAccessFor(namespace: string): KubernetesAccess[] {
-  return requiredKubernetesAccess(MANAGEMENT_RBAC, { captureMode: 'any', namespace });
+  return requiredKubernetesAccess(MANAGEMENT_RBAC, {
+    captureMode: 'any',
+    namespace,
+    // infra/kubernetes/management/ puts its Role in `default`: it goes where the MachinePools are.
+    manifestsNamespace: 'default',
+  });
 }
 
 /** What to do about permissions missing in a management cluster. */
@@ -66,13 +71,18 @@ export async function checkKubernetesAccess(
     if (!isNotFound(error)) throw error;
   }
   // No SelfSubjectAccessReview on this server: its rules in the product's namespace include the
-  // cluster-wide ones (a namespaced grant of a cluster-wide permission would pass here).
-  const review = await kube.server.reviewRules(namespace);
+  // cluster-wide ones (a namespaced grant of a cluster-wide permission would pass here). A permission in
+  // another namespace (the policy Events' in `default`) is judged by that namespace's rules.
+  const reviews = new Map<string, Awaited<ReturnType<typeof kube.server.reviewRules>>>();
+  for (const where of new Set(required.map((access) => access.namespace ?? namespace))) {
+    reviews.set(where, await kube.server.reviewRules(where));
+  }
+  const rulesOf = (access: KubernetesAccess) => reviews.get(access.namespace ?? namespace);
   return {
     method: 'rules-review',
     required,
-    missing: required.filter((access) => !rulesAllow(review.resourceRules, access)),
-    incomplete: review.incomplete,
+    missing: required.filter((access) => !rulesAllow(rulesOf(access)?.resourceRules ?? [], access)),
+    incomplete: [...reviews.values()].some((review) => review.incomplete),
   };
 }
 

@@ -25,6 +25,7 @@ import {
 import { planFromSelection, type PreparedPool, preparePool, selectionInputOf } from './plan-pool.js';
 import { scaleSetsOfVirtualMachines } from './pool-membership.js';
 import type { PoolPlan } from './pool-plan.js';
+import { policyAwareHandle, policyAwareHandleFor } from './pool-policies.js';
 import type { ClusterHandle, ConfiguredPool } from './refresh-dependencies.js';
 
 /** One pool's plan, or why it could not be planned (the other pools are planned all the same). */
@@ -53,10 +54,15 @@ interface PoolState {
  * of one pool is that pool's outcome.
  */
 export async function planPoolsOfCluster(
-  handle: ClusterHandle,
+  clusterHandle: ClusterHandle,
   now: Date,
   options: ClusterPlanOptions = {},
 ): Promise<PoolPlanOutcome[]> {
+  // The pools' PoolImagePolicy objects override their settings (docs/pool-policy.md): read once.
+  const handle =
+    options.pool === undefined
+      ? await policyAwareHandle(clusterHandle)
+      : await policyAwareHandleFor(clusterHandle, options.pool);
   const configured = handle.configuration.pools;
   const limits: SelectionFoldLimits = {
     ...(options.limits ?? DEFAULT_FOLD_LIMITS),

@@ -26,6 +26,7 @@ import { instanceOfNode, newestUsableVersion, provenanceOf } from './image-facts
 import { requireKubernetesAccess } from './kubernetes-permissions.js';
 import { flexibleMemberIds } from './pool-membership.js';
 import type { NodeVerdictView, PoolDecision, PoolPlan } from './pool-plan.js';
+import { policyRefusalOf } from './pool-policies.js';
 import type { ClusterHandle, ConfiguredPool, PoolConfiguration } from './refresh-dependencies.js';
 import { rejectedBuildsOfPool } from './rejected-builds.js';
 
@@ -186,7 +187,7 @@ export async function planFromSelection(
     eligibility,
     selection,
     enabled: configuration.enabled,
-    ...definedOnly({ requestedNode }),
+    ...definedOnly({ requestedNode, disabledReason: configuration.disabledReason }),
     now,
   });
   // The pool's bootstrap flavour: configured, or read off the donor; refused when it cannot be captured.
@@ -253,6 +254,10 @@ export async function planFromSelection(
       decision = { kind: 'refused', reason: plan.reason };
       break;
   }
+
+  // An invalid PoolImagePolicy starts nothing for its pool (docs/pool-policy.md).
+  const policyRefusal = policyRefusalOf(configuration);
+  if (policyRefusal !== undefined) decision = { kind: 'refused', reason: policyRefusal };
 
   // A canary recorded on the scale set pins the model to a version under test: nothing is planned on top
   // of it. The run that holds the pool is testing it, or a dead run left it: a refresh gives

@@ -24,6 +24,7 @@ import { poolMemberNodes } from './node-scan.js';
 import { leaseRefOf } from './pool-holdings.js';
 import type { LeaseRef } from './pool-lease.js';
 import { findPoolModel, listPoolsOfCluster } from './pool-lookup.js';
+import { policyAwareHandle, policyAwareHandleFor, policyRefusalOf } from './pool-policies.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
 import type { RetirementNodeLine } from './retirement-contracts.js';
 
@@ -76,7 +77,7 @@ export const AUTOSCALER_DISCOVERY_TAG = 'cluster-autoscaler-enabled';
  * (on demand: no windows, no age or keep rule; still one node at a time and surge first).
  */
 export async function planPoolRetirement(
-  handle: ClusterHandle,
+  clusterHandle: ClusterHandle,
   poolName: string,
   options: {
     readonly generation?: string;
@@ -90,6 +91,7 @@ export async function planPoolRetirement(
   },
   now: Date,
 ): Promise<PoolRetirementPlan> {
+  const handle = await policyAwareHandleFor(clusterHandle, poolName);
   const { pool, model: scaleSet } = await findPoolModel(handle, poolName);
   const configuration = handle.configuration.poolConfiguration(pool);
   const settings = configuration.run.retirement;
@@ -115,6 +117,12 @@ export async function planPoolRetirement(
     lines: [],
     budget: { allowed: 0, usedInWindow: 0 },
   });
+  const policyRefusal = policyRefusalOf(configuration);
+  if (policyRefusal !== undefined) return refuse(policyRefusal);
+  const scheduled = options.generation === undefined && options.inPlaceOfCanaries === undefined;
+  if (scheduled && !configuration.enabled) {
+    return refuse(configuration.disabledReason ?? `pool ${pool.name} is disabled in configuration`);
+  }
   const eligibility = checkScaleSetEligibility(scaleSet);
   if (!eligibility.eligible && eligibility.reasons.some((reason) => reason.code === 'capz-managed')) {
     return refuse(
@@ -338,11 +346,15 @@ async function listVersions(
  * The pools of the cluster whose scheduled retirement may act at `now`: enabled, and inside a window (or
  * with none). Settings only, apart from listing the pools: the timer asks every quarter hour.
  */
-export async function poolsDueForRetirement(handle: ClusterHandle, now: Date): Promise<string[]> {
+export async function poolsDueForRetirement(clusterHandle: ClusterHandle, now: Date): Promise<string[]> {
+  // A pool's PoolImagePolicy may enable, pace or pause it (docs/pool-policy.md); an invalid one starts nothing.
+  const handle = await policyAwareHandle(clusterHandle);
   const pools = await listPoolsOfCluster(handle);
   return pools
     .filter((pool) => {
-      const { enabled, policy } = handle.configuration.poolConfiguration(pool).run.retirement;
+      const configuration = handle.configuration.poolConfiguration(pool);
+      if (!configuration.enabled || policyRefusalOf(configuration) !== undefined) return false;
+      const { enabled, policy } = configuration.run.retirement;
       return enabled && (policy.windows.length === 0 || openWindowAt(policy.windows, now) !== undefined);
     })
     .map((pool) => pool.name);

@@ -38,6 +38,7 @@ import { currentImageFacts } from './plan-pool.js';
 import { type PoolScope, poolScope, readPoolHoldings, scopeOfPool } from './pool-holdings.js';
 import { findPoolModel } from './pool-lookup.js';
 import type { PoolPlanSummary } from './pool-plan.js';
+import { applyPolicyToConfiguration, policyViewOf, type PoolPolicyView } from './pool-policies.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
 
 /**
@@ -132,6 +133,8 @@ export interface PoolStatus {
         readonly instances: readonly string[];
       }
     | { readonly state: 'damaged'; readonly problem: string };
+  /** The pool's PoolImagePolicy (docs/pool-policy.md); absent: it runs with its settings. */
+  readonly imagePolicy?: PoolPolicyView;
 }
 
 export interface PoolNodeView {
@@ -293,7 +296,11 @@ export async function readPoolStatus(
   now: Date,
 ): Promise<PoolStatus> {
   const { pool, model: scaleSet } = await findPoolModel(handle, poolName);
-  const configuration = handle.configuration.poolConfiguration(pool);
+  // The pool's PoolImagePolicy, applied as a run would (docs/pool-policy.md).
+  const configuration = applyPolicyToConfiguration(
+    handle.configuration.poolConfiguration(pool),
+    await handle.kube.poolPolicies.get(pool.name),
+  );
   // A CAPZ pool is judged as the plan judges it: against its MachinePool and the rollout setting.
   const { eligibility, capz } = await weighCapzOwnership(
     handle,
@@ -406,6 +413,6 @@ export async function readPoolStatus(
       capacity: scaleSet.capacity ?? nodes.length,
       now,
     }),
-    ...definedOnly({ canary }),
+    ...definedOnly({ canary, imagePolicy: policyViewOf(configuration) }),
   };
 }

@@ -63,6 +63,7 @@ export const REFRESH_STEPS = [
   'deleting-retired-instance',
   'giving-back-surge',
   'releasing-lease',
+  'writing-policy-status',
   'done',
 ] as const;
 

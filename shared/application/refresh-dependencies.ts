@@ -9,6 +9,7 @@ import type { CaptureModeSetting } from '../domain/capture-mode.js';
 import type { StorageAccountType } from '../domain/compute.js';
 import type { GenerationPolicy } from '../domain/generations.js';
 import type { RunnerIdentity } from '../domain/ownership.js';
+import type { PolicyEvaluation } from '../domain/pool-policy.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { RetirementSettings } from '../domain/retirement.js';
 import type { SelectionPolicy } from '../domain/selection-policy.js';
@@ -65,6 +66,13 @@ export interface ConfiguredPool {
 /** Everything a run needs to know about one pool, from configuration. */
 export interface PoolConfiguration {
   readonly enabled: boolean;
+  /** Why `enabled` is false when it is not the settings' `pools[].enabled` (a PoolImagePolicy's pause). */
+  readonly disabledReason?: string;
+  /**
+   * The pool's PoolImagePolicy as it applies (shared/application/pool-policies.ts): its object, whether it
+   * is valid, which settings it replaced. Absent: the pool has none, it runs with its settings.
+   */
+  readonly imagePolicy?: PolicyEvaluation;
   readonly policy: SelectionPolicy;
   /** `pools[].bootstrapFlavour`; absent: detected from the donor at planning. */
   readonly bootstrapFlavour?: BootstrapFlavour;

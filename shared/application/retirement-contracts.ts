@@ -87,4 +87,14 @@ export interface RetireClusterResult {
         readonly reason: string;
       }
   )[];
+  /** What the tick did with the actions the pools' PoolImagePolicy objects ask for (docs/pool-policy.md). */
+  readonly policyActions?: readonly {
+    readonly pool: string;
+    readonly kind: 'rollback' | 'retire';
+    readonly target: string;
+    readonly state: 'Running' | 'Done' | 'Failed' | 'waiting';
+    readonly message: string;
+  }[];
+  /** The objects could not be read this tick. */
+  readonly policyFailure?: string;
 }

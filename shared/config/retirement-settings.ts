@@ -16,7 +16,7 @@ export type { RetirementSettings };
 const BUDGET_ACCEPTS =
   'how many nodes a window may retire: a number of nodes (e.g. 1) or a percentage of the pool\'s capacity, rounded up (e.g. "20%")';
 
-const Budget = z.union([z.number(), z.string()], { error: BUDGET_ACCEPTS }).transform((value, ctx) => {
+export const Budget = z.union([z.number(), z.string()], { error: BUDGET_ACCEPTS }).transform((value, ctx) => {
   if (typeof value === 'number') {
     if (Number.isInteger(value) && value >= 1 && value <= 1_000) return { nodes: value };
   } else {
@@ -36,12 +36,12 @@ const Schedule = z.string({ error: NCRONTAB_FORMAT }).superRefine((expression, c
   if (problem !== undefined) ctx.issues.push({ code: 'custom', message: problem, input: expression });
 });
 
-const Window = strictObject(
+export const Window = strictObject(
   { schedule: Schedule, duration: duration(60, 7 * 86_400) },
   'a retirement window: { "schedule": NCRONTAB (UTC, e.g. "0 0 2 * * sat"), "duration": e.g. "4h" }',
 );
 
-const FIELDS = {
+export const RETIREMENT_FIELDS = {
   enabled: Flag,
   olderThan: duration(3_600, 365 * 86_400),
   keepGenerations: integer(1, 50),
@@ -52,7 +52,7 @@ const FIELDS = {
   surge: Flag,
   drainTimeout: duration(60, 6 * 3_600),
 };
-const ACCEPTS = `retirement: { ${Object.keys(FIELDS).join(', ')} }, all optional`;
+const ACCEPTS = `retirement: { ${Object.keys(RETIREMENT_FIELDS).join(', ')} }, all optional`;
 
 export const DEFAULT_RETIREMENT = {
   enabled: false,
@@ -84,13 +84,13 @@ function enabledNeedsARule(
 
 export const ClusterRetirement = strictObject(
   {
-    enabled: FIELDS.enabled.default(DEFAULT_RETIREMENT.enabled),
-    olderThan: FIELDS.olderThan.optional(),
-    keepGenerations: FIELDS.keepGenerations.optional(),
-    budget: FIELDS.budget.default({ ...DEFAULT_RETIREMENT.budget }),
-    windows: FIELDS.windows.default([]),
-    surge: FIELDS.surge.default(DEFAULT_RETIREMENT.surge),
-    drainTimeout: FIELDS.drainTimeout.default(DEFAULT_RETIREMENT.drainTimeout),
+    enabled: RETIREMENT_FIELDS.enabled.default(DEFAULT_RETIREMENT.enabled),
+    olderThan: RETIREMENT_FIELDS.olderThan.optional(),
+    keepGenerations: RETIREMENT_FIELDS.keepGenerations.optional(),
+    budget: RETIREMENT_FIELDS.budget.default({ ...DEFAULT_RETIREMENT.budget }),
+    windows: RETIREMENT_FIELDS.windows.default([]),
+    surge: RETIREMENT_FIELDS.surge.default(DEFAULT_RETIREMENT.surge),
+    drainTimeout: RETIREMENT_FIELDS.drainTimeout.default(DEFAULT_RETIREMENT.drainTimeout),
   },
   ACCEPTS,
 )
@@ -99,13 +99,13 @@ export const ClusterRetirement = strictObject(
 
 export const PoolRetirement = strictObject(
   {
-    enabled: FIELDS.enabled.optional(),
-    olderThan: FIELDS.olderThan.optional(),
-    keepGenerations: FIELDS.keepGenerations.optional(),
-    budget: FIELDS.budget.optional(),
-    windows: FIELDS.windows.optional(),
-    surge: FIELDS.surge.optional(),
-    drainTimeout: FIELDS.drainTimeout.optional(),
+    enabled: RETIREMENT_FIELDS.enabled.optional(),
+    olderThan: RETIREMENT_FIELDS.olderThan.optional(),
+    keepGenerations: RETIREMENT_FIELDS.keepGenerations.optional(),
+    budget: RETIREMENT_FIELDS.budget.optional(),
+    windows: RETIREMENT_FIELDS.windows.optional(),
+    surge: RETIREMENT_FIELDS.surge.optional(),
+    drainTimeout: RETIREMENT_FIELDS.drainTimeout.optional(),
   },
   `a pool's ${ACCEPTS}`,
 );

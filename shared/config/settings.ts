@@ -286,8 +286,8 @@ const PoolSelection = strictObject(
  * privileged pods, then a power-off through the API). The last two drain the node first and snapshot the
  * stopped disk. `run-command` is never chosen by `auto`: only when set.
  */
-const CAPTURE_MODES = ['auto', 'live', 'drain-and-stop', 'run-command'] as const;
-const CAPTURE_MODES_ACCEPTED =
+export const CAPTURE_MODES = ['auto', 'live', 'drain-and-stop', 'run-command'] as const;
+export const CAPTURE_MODES_ACCEPTED =
   '"auto" (live capture where safe, else drain-and-stop), "live" (freeze, snapshot and scrub a copy; the donor keeps serving), "drain-and-stop" (privileged prep pod, then power off) or "run-command" (Azure Run Command, then power off through the API)';
 
 /** Live capture's options (shared/domain/live-capture.ts). */
@@ -441,7 +441,7 @@ const AFTER_PASS = ['keep-size', 'keep', 'remove'] as const;
 const AFTER_FAIL = ['delete', 'keep-cordoned'] as const;
 const TAINT_EFFECTS = ['PreferNoSchedule', 'NoSchedule', 'NoExecute'] as const;
 
-const CANARY_FIELDS = {
+export const CANARY_FIELDS = {
   enabled: Flag,
   instances: integer(1, 10),
   soak: duration(0, 6 * 3_600),
@@ -457,7 +457,7 @@ const CANARY_FIELDS = {
 };
 const CANARY_ACCEPTS = `the canary gate: { ${Object.keys(CANARY_FIELDS).join(', ')} }, all optional`;
 
-const GENERATION_FIELDS = {
+export const GENERATION_FIELDS = {
   maxGenerationsBehind: integer(0, 50),
   taintEffect: z.enum(TAINT_EFFECTS, { error: '"PreferNoSchedule", "NoSchedule" or "NoExecute"' }),
 };

@@ -44,11 +44,16 @@ export interface AccessContext {
   readonly captureMode: string;
   /** Where the product's namespaced roles apply (`capture.prepNamespace`). */
   readonly namespace: string;
+  /**
+   * The namespace the manifests put those roles in (default MANIFESTS_NAMESPACE; the management
+   * cluster's manifests use `default`): a Role there applies in `namespace`, one elsewhere stays put.
+   */
+  readonly manifestsNamespace?: string;
 }
 
 /**
  * Every permission the deployed roles grant that a run with this capture mode needs: ClusterRole rules
- * cluster-wide, Role rules in the product's namespace. A role annotated for other capture modes is left
+ * cluster-wide, Role rules in the product's namespace (or the one their manifest names, MANIFESTS_NAMESPACE). A role annotated for other capture modes is left
  * out (the prep pod's role is not needed when Run Command prepares the disk).
  */
 export function requiredKubernetesAccess(
@@ -70,7 +75,7 @@ export function requiredKubernetesAccess(
               group,
               resource,
               ...definedOnly({ subresource }),
-              ...(role.kind === 'Role' ? { namespace: context.namespace } : {}),
+              ...(role.kind === 'Role' ? { namespace: roleNamespace(role, context) } : {}),
               grantedBy: `${role.kind} ${role.name}`,
             };
             const key = describeAccess(access);
@@ -83,6 +88,18 @@ export function requiredKubernetesAccess(
     }
   }
   return accesses;
+}
+
+/**
+ * The namespace the manifests of infra/kubernetes/ put the product's Roles in. Those Roles apply where
+ * the settings say the product works (`capture.prepNamespace`); a Role the manifests put elsewhere (the
+ * policy Events' Role in `default`, where the API server keeps events of cluster-scoped objects) stays there.
+ */
+export const MANIFESTS_NAMESPACE = 'vmss-prototype';
+
+function roleNamespace(role: RbacRole, context: AccessContext): string {
+  const moved = context.manifestsNamespace ?? MANIFESTS_NAMESPACE;
+  return role.namespace === undefined || role.namespace === moved ? context.namespace : role.namespace;
 }
 
 /** `create pods/eviction (cluster-wide)`, `get daemonsets.apps (cluster-wide)`, `create pods in vmss-prototype`. */

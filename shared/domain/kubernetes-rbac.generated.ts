@@ -12,6 +12,8 @@ export const KUBERNETES_RBAC: readonly RbacRole[] = [
       { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
       { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
       { apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['get', 'list'] },
+      { apiGroups: ['vmss-prototype.io'], resources: ['poolimagepolicies'], verbs: ['get', 'list'] },
+      { apiGroups: ['vmss-prototype.io'], resources: ['poolimagepolicies/status'], verbs: ['update'] },
     ],
   },
   {
@@ -28,6 +30,12 @@ export const KUBERNETES_RBAC: readonly RbacRole[] = [
     rules: [
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
     ],
+  },
+  {
+    kind: 'Role',
+    name: 'vmss-prototype-policy-events',
+    namespace: 'default',
+    rules: [{ apiGroups: [''], resources: ['events'], verbs: ['create'] }],
   },
 ];
 

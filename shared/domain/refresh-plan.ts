@@ -56,6 +56,8 @@ export interface PoolRefreshInput {
   readonly selection: PrototypeSelection;
   /** False when configuration turned this pool off; default true. */
   readonly enabled?: boolean;
+  /** Why the pool is disabled, when not by `pools[].enabled` (a PoolImagePolicy's `spec.paused`). */
+  readonly disabledReason?: string;
   /** Node the operator asked to use (HTTP/CLI request) instead of auto selection. */
   readonly requestedNode?: string;
   readonly now: Date;
@@ -80,7 +82,12 @@ export function planPoolRefresh(input: PoolRefreshInput): RefreshPlan {
   const base: PlanBase = { pool: selection.pool, plannedAt: input.now.toISOString() };
 
   if (input.enabled === false) {
-    return { ...base, kind: 'skip', code: 'pool-disabled', reason: 'the pool is disabled in configuration' };
+    return {
+      ...base,
+      kind: 'skip',
+      code: 'pool-disabled',
+      reason: input.disabledReason ?? 'the pool is disabled in configuration',
+    };
   }
   if (!input.eligibility.eligible) {
     const refusals = input.eligibility.reasons;

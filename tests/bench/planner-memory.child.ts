@@ -78,8 +78,8 @@ function pagedNodeSource(sampler: Sampler): KubernetesPorts {
 }
 
 function portsOf(kube: FakeKubernetes): KubernetesPorts {
-  const { server, nodes, pods, daemonSets, leases } = kube;
-  return { server, nodes, pods, daemonSets, leases };
+  const { server, nodes, pods, daemonSets, leases, poolPolicies } = kube;
+  return { server, nodes, pods, daemonSets, leases, poolPolicies };
 }
 
 function handleOf(kube: KubernetesPorts): { handle: ClusterHandle; pools: ConfiguredPool[] } {

@@ -208,7 +208,7 @@ void describe('vmss-prototype doctor', { concurrency: false }, () => {
     assert.equal(result.ok, true);
     assert.deepEqual(
       [...new Set(result.checks.map((check) => check.check))],
-      ['settings', 'cluster-secrets', 'kubernetes', 'azure-role'],
+      ['settings', 'cluster-secrets', 'kubernetes', 'azure-role', 'pool-policies'],
     );
   });
 });

@@ -2,7 +2,8 @@
  * One point of the fault space, explored on its own simulated world (manual clock, so every point is
  * deterministic): the variant's run starts, the fault strikes right before the chosen activity boundary,
  * the run goes on (or dies), and then only unattended recovery acts — a resume for a killed-and-resumed
- * run, reaper ticks every 5 simulated minutes, the next timer run — before every invariant is checked.
+ * run, reaper ticks every 5 simulated minutes, the next timer run, the next retirement tick — before
+ * every invariant is checked.
  * Right after the run, whatever the world still shows as held must also be reported by `release
  * --dry-run` (a holding nobody can see is a holding nobody gives back).
  */
@@ -350,6 +351,20 @@ export async function explorePoint(
     extraRuns += 1;
     running.clock.advanceBy(REAPER_PERIOD_SECONDS);
     await reapTick(recovery, REAPER_TICKS);
+    // The retirement timer's next tick: it continues what a PoolImagePolicy asked for (docs/pool-policy.md).
+    const retirementTick = await recovery.startOrchestration(
+      ORCHESTRATION.retireCluster,
+      { cluster: CLUSTER, trigger: 'retirement-timer', runSeed: 'explore-retirement-tick' },
+      `retire:${CLUSTER}`,
+    );
+    if (retirementTick.runtimeStatus !== 'Completed') {
+      violations.push(
+        `the next retirement tick ${endOf(retirementTick)}: ${retirementTick.failure?.ErrorMessage ?? ''}`,
+      );
+    }
+    for (const c of (await variant.checks?.(harness)) ?? []) {
+      if (!c.ok) violations.push(`${c.name}: ${c.detail ?? ''}`);
+    }
 
     for (const c of [
       ...checkInvariants(running, before, { runsPerPool: 1 + extraRuns }),

@@ -3,8 +3,10 @@
  * such a run (fault kinds), and how a run's activity boundaries are enumerated. A point of the space is a
  * variant, a boundary of its uninterrupted run and a fault kind; point.ts explores one.
  */
+import type { WorldCheck } from '../../cli/demo-checks.js';
 import type { ClusterSettingsData, Harness, HarnessOptions, ScenarioData } from '../e2e/harness.js';
 import { nodeOf, POOL2, withCapzPool, withKubeadmPool } from '../e2e/harness.js';
+import { POLICY_VARIANTS } from './policy-variants.js';
 
 export interface Variant {
   readonly name: string;
@@ -20,6 +22,8 @@ export interface Variant {
    */
   readonly setup?: (world: SetupWorld) => Promise<void>;
   readonly comparedBeforeSetup?: boolean;
+  /** The variant's own invariants, checked after unattended recovery (policy-variants.ts). */
+  readonly checks?: (harness: Harness) => Promise<WorldCheck[]>;
 }
 
 export interface ExploredRun {
@@ -229,7 +233,7 @@ export const GIVE_BACK_VARIANTS: readonly Variant[] = [
   },
 ];
 
-export const VARIANTS: readonly Variant[] = [...REFRESH_VARIANTS, ...GIVE_BACK_VARIANTS];
+export const VARIANTS: readonly Variant[] = [...REFRESH_VARIANTS, ...GIVE_BACK_VARIANTS, ...POLICY_VARIANTS];
 
 export type FaultKind =
   | 'kill'

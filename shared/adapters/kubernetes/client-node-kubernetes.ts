@@ -8,6 +8,7 @@ import { ClientNodeDaemonSets } from './client-node-daemon-sets.js';
 import { ClientNodeLeases } from './client-node-leases.js';
 import { ClientNodeNodes } from './client-node-nodes.js';
 import { ClientNodePods } from './client-node-pods.js';
+import { ClientNodePoolPolicies } from './client-node-pool-policies.js';
 import { ClientNodeServer } from './client-node-server.js';
 
 export type { ClientNodeKubernetesOptions } from './client-node-connection.js';
@@ -26,6 +27,7 @@ export function clientNodeKubernetes(options: ClientNodeKubernetesOptions): Clie
     pods: new ClientNodePods(connection),
     daemonSets: new ClientNodeDaemonSets(connection),
     leases: new ClientNodeLeases(connection),
+    poolPolicies: new ClientNodePoolPolicies(connection),
     close: () => connection.close(),
   };
 }

@@ -16,6 +16,7 @@ import { MODEL_ACTIVITIES } from './model.js';
 import { NODE_ACTIVITIES } from './node.js';
 import { OWNERSHIP_ACTIVITIES } from './ownership.js';
 import { PLANNING_ACTIVITIES } from './planning.js';
+import { POLICY_ACTIVITIES } from './policies.js';
 import { PROMOTION_ACTIVITIES } from './promotion.js';
 import { RETIREMENT_ACTIVITIES } from './retirement.js';
 import { RUN_COMMAND_ACTIVITIES } from './run-command.js';
@@ -41,6 +42,7 @@ export const ACTIVITIES = catalogue({
   ...OWNERSHIP_ACTIVITIES,
   ...EVENT_ACTIVITIES,
   ...RETIREMENT_ACTIVITIES,
+  ...POLICY_ACTIVITIES,
 });
 
 export type ActivityCatalogue = typeof ACTIVITIES;

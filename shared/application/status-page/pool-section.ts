@@ -142,6 +142,25 @@ function summary(pool: PoolStatus, view: PoolView): Html {
             true,
           )
     }
+    ${
+      pool.imagePolicy === undefined
+        ? ''
+        : fact(
+            'PoolImagePolicy',
+            pool.imagePolicy.valid
+              ? html`${badge(pool.imagePolicy.paused ? 'warn' : 'good', pool.imagePolicy.paused ? 'paused' : 'valid')}
+                  <span class="muted"
+                    >${
+                      pool.imagePolicy.overridden.length === 0
+                        ? 'overrides no setting'
+                        : `overrides ${pool.imagePolicy.overridden.join(', ')}`
+                    }</span
+                  >`
+              : html`${badge('bad', 'invalid')}
+                ${pool.imagePolicy.problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ')}`,
+            true,
+          )
+    }
     ${fact('Plan', html`${badge(plan.tone, plan.label)} ${plan.reason ?? ''}`, true)}
     ${fact('Run', runText(view.run, true), true)}
   </dl>`;

@@ -12,6 +12,7 @@ import type { DaemonSetsPort } from './daemon-sets.js';
 import type { LeasesPort } from './leases.js';
 import type { NodesPort } from './nodes.js';
 import type { PodsPort } from './pods.js';
+import type { PoolPoliciesPort } from './pool-policies.js';
 import type { ServerPort } from './server.js';
 
 export type { DaemonSetsPort } from './daemon-sets.js';
@@ -26,6 +27,7 @@ export type {
   PodSummary,
   PrepPodSpec,
 } from './pods.js';
+export type { PoolPoliciesPort } from './pool-policies.js';
 export type { AccessDecision, RulesReview, ServerPort } from './server.js';
 
 /** One cluster's ports, bound to one API server and one identity. */
@@ -35,6 +37,8 @@ export interface KubernetesPorts {
   readonly pods: PodsPort;
   readonly daemonSets: DaemonSetsPort;
   readonly leases: LeasesPort;
+  /** The pools' PoolImagePolicy objects and their Events. */
+  readonly poolPolicies: PoolPoliciesPort;
 }
 
 /** A method of one of the ports, as `<port>.<method>` (what the fakes record, e.g. `nodes.get`). */

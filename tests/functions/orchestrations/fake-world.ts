@@ -103,6 +103,8 @@ export interface FakeWorld {
   readonly clock: VirtualClock;
   readonly compute: FakeCompute;
   readonly kube: FakeKubernetes;
+  /** The cluster's handle, as activities get it (for use cases called directly). */
+  readonly handle: ClusterHandle;
   readonly runner: DurableRunner;
   readonly runnerOptions: RunnerOptions;
   /** Every custom status the runs published, in order. */
@@ -224,6 +226,7 @@ export function createFakeWorld(options: FakeWorldOptions = {}): FakeWorld {
     clock,
     compute,
     kube,
+    handle,
     runner,
     runnerOptions,
     statuses,

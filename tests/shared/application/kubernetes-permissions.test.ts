@@ -31,6 +31,21 @@ void describe('requiredAccessFor', () => {
       'get pods in namespace vmss-prototype',
     ]);
   });
+
+  void it('reads the pool policies cluster-wide, writes only their status, and records their events in default', () => {
+    const accesses = requiredAccessFor({ captureMode: 'run-command', namespace: 'tools' }).map(
+      describeAccess,
+    );
+    const policies = accesses.filter((access) => /poolimagepolicies|events/.test(access));
+    assert.deepEqual(policies, [
+      'get poolimagepolicies.vmss-prototype.io (cluster-wide)',
+      'list poolimagepolicies.vmss-prototype.io (cluster-wide)',
+      'update poolimagepolicies/status.vmss-prototype.io (cluster-wide)',
+      // Not moved with capture.prepNamespace: the API server keeps events of cluster-scoped objects there.
+      'create events in namespace default',
+    ]);
+    assert.ok(accesses.includes('get leases.coordination.k8s.io in namespace tools'));
+  });
 });
 
 void describe('checkKubernetesAccess', () => {
@@ -51,10 +66,18 @@ void describe('checkKubernetesAccess', () => {
       { verbs: ['list'], apiGroups: [''], resources: ['pods'] },
       { verbs: ['get', 'list'], apiGroups: ['apps'], resources: ['daemonsets'] },
       { verbs: ['get', 'create', 'update'], apiGroups: ['coordination.k8s.io'], resources: ['leases'] },
+      { verbs: ['get', 'list'], apiGroups: ['vmss-prototype.io'], resources: ['poolimagepolicies'] },
+      { verbs: ['update'], apiGroups: ['vmss-prototype.io'], resources: ['poolimagepolicies/status'] },
+      { verbs: ['create'], apiGroups: [''], resources: ['events'] },
     ]);
     const check = await checkKubernetesAccess(kube, requiredAccessFor(RUN_COMMAND), 'vmss-prototype');
     assert.equal(check.method, 'rules-review');
     assert.deepEqual(check.missing.map(describeAccess), ['create pods/eviction (cluster-wide)']);
+    // The policy Events' Role is in `default`: its rules are asked there, the others in the product's.
+    assert.deepEqual(
+      kube.callsTo('server.reviewRules').map((call) => call.args[0]),
+      ['vmss-prototype', 'default'],
+    );
   });
 });
 

@@ -1,7 +1,7 @@
 // RBAC over the manifests in infra/kubernetes: the product's service account may do exactly what the
 // product needs, and a missing permission fails with the API server's Forbidden message.
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
@@ -10,9 +10,11 @@ import {
   AppsV1Api,
   CoordinationV1Api,
   CoreV1Api,
+  CustomObjectsApi,
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
 
 import type { RbacAuthorizer, ResourceAttributes } from '../../../sim/kube/rbac.js';
 import {
@@ -22,6 +24,7 @@ import {
 } from '../../../sim/kube/rbac.js';
 import type { TestCluster } from './fixtures.js';
 import {
+  ADMIN_TOKEN,
   namespaceObject,
   nodeObject,
   runningPod,
@@ -258,6 +261,7 @@ void describe('RBAC over the wire with the product service account', () => {
   let core: CoreV1Api;
   let apps: AppsV1Api;
   let coordination: CoordinationV1Api;
+  let custom: CustomObjectsApi;
 
   void before(async () => {
     authorizer = createRbacAuthorizer(manifestFiles());
@@ -272,6 +276,18 @@ void describe('RBAC over the wire with the product service account', () => {
     core = config.makeApiClient(CoreV1Api);
     apps = config.makeApiClient(AppsV1Api);
     coordination = config.makeApiClient(CoordinationV1Api);
+    custom = config.makeApiClient(CustomObjectsApi);
+    // The product's PoolImagePolicy CRD, as `kubectl apply -k infra/kubernetes` installs it (POSTed as
+    // JSON: client-node's typed API would drop the schema's `default` and `enum`).
+    const crd = parseAllDocuments(
+      readFileSync(`${INFRA}pool-image-policy.crd.yaml`, 'utf8'),
+    )[0]?.toJS() as unknown;
+    const created = await fetch(`${cluster.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(crd),
+    });
+    assert.equal(created.status, 201, await created.text());
   });
 
   void after(async () => {
@@ -362,6 +378,31 @@ void describe('RBAC over the wire with the product service account', () => {
       namespace: 'vmss-prototype',
       name: 'vmssp-agents',
       body: { ...lease, spec: { ...lease.spec, holderIdentity: 'run-2' } },
+    });
+    // The pools' PoolImagePolicy objects (docs/pool-policy.md): listed, read by name, their status
+    // written, Events recorded about them in `default`. Authorized before the server finds none here.
+    const policies = { group: 'vmss-prototype.io', version: 'v1alpha1', plural: 'poolimagepolicies' };
+    const absent = (error: unknown): void => {
+      assert.ok(error instanceof ApiException && error.code === 404, String(error));
+    };
+    await custom.listClusterCustomObject(policies).catch(absent);
+    await custom.getClusterCustomObject({ ...policies, name: 'agents' }).catch(absent);
+    await custom
+      .replaceClusterCustomObjectStatus({
+        ...policies,
+        name: 'agents',
+        body: { metadata: { name: 'agents', resourceVersion: '1' }, status: {} },
+      })
+      .catch(absent);
+    await core.createNamespacedEvent({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'agents.1', namespace: 'default' },
+        involvedObject: { apiVersion: 'vmss-prototype.io/v1alpha1', kind: 'PoolImagePolicy', name: 'agents' },
+        reason: 'InvalidSpec',
+        message: 'spec.canary.soak: …',
+        type: 'Warning',
+      },
     });
     const unused = authorizer
       .ruleUsage()

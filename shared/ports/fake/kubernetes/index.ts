@@ -1,6 +1,6 @@
 /**
  * In-memory Kubernetes ports for fast tests: one fake per resource (server, nodes, pods, DaemonSets,
- * leases), sharing one clock and one call log. They keep the ports' contract: NotFoundError for missing
+ * leases, pool policies), sharing one clock and one call log. They keep the ports' contract: NotFoundError for missing
  * reads, no-op deletions of absent pods, idempotent writes. Calls are logged as `<port>.<method>`
  * (`nodes.get`, `pods.evict`); `nextError` queues one-shot failures, `failAllUntil` an API server
  * outage; `reset` starts afresh. Each fake has its own test controls (`nodes.add`, `pods.add`,
@@ -13,12 +13,14 @@ import { FakeDaemonSets } from './daemon-sets.js';
 import { FakeLeases } from './leases.js';
 import { FakeNodes } from './nodes.js';
 import { FakePods, type FakePodsOptions } from './pods.js';
+import { FakePoolPolicies } from './pool-policies.js';
 import { FakeServer } from './server.js';
 
 export { FakeDaemonSets } from './daemon-sets.js';
 export { FakeLeases } from './leases.js';
 export { FakeNodes } from './nodes.js';
 export { FakePods, type FakePodsOptions } from './pods.js';
+export { FakePoolPolicies } from './pool-policies.js';
 export { FakeServer } from './server.js';
 
 export interface FakeKubernetesOptions extends FakePodsOptions {
@@ -34,6 +36,7 @@ export class FakeKubernetes extends RecordingFake<KubernetesMethod> implements K
   readonly pods: FakePods;
   readonly daemonSets: FakeDaemonSets;
   readonly leases: FakeLeases;
+  readonly poolPolicies: FakePoolPolicies;
 
   constructor(options: FakeKubernetesOptions = {}) {
     super(new CallLog<KubernetesMethod>(options.now ?? (() => Date.now())));
@@ -42,6 +45,7 @@ export class FakeKubernetes extends RecordingFake<KubernetesMethod> implements K
     this.pods = new FakePods(this.log, options);
     this.daemonSets = new FakeDaemonSets(this.log);
     this.leases = new FakeLeases(this.log);
+    this.poolPolicies = new FakePoolPolicies(this.log);
   }
 
   /** Removes a node and the pods bound to it. */
@@ -57,5 +61,6 @@ export class FakeKubernetes extends RecordingFake<KubernetesMethod> implements K
     this.pods.reset();
     this.daemonSets.reset();
     this.leases.reset();
+    this.poolPolicies.reset();
   }
 }
