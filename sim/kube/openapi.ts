@@ -26,6 +26,22 @@ interface PathEntry {
   path: string;
   pathParameters: string[];
   operations: Operation[];
+  /** A custom resource's path: its PATCH takes no strategic merge patch. */
+  custom?: boolean;
+}
+
+/**
+ * The media types a PATCH takes. A custom resource has no Go type to merge by, so the real server neither
+ * takes nor advertises a strategic merge patch for it (apiextensions-apiserver
+ * pkg/controller/openapi/builder/builder.go); kubectl apply reads this to choose a JSON merge patch.
+ */
+function patchMediaTypes(custom: boolean | undefined): string[] {
+  return [
+    'application/json-patch+json',
+    'application/merge-patch+json',
+    ...(custom === true ? [] : ['application/strategic-merge-patch+json']),
+    'application/apply-patch+yaml',
+  ];
 }
 
 const WRITE_PARAMETERS = ['dryRun', 'fieldManager', 'fieldValidation', 'pretty'];
@@ -60,6 +76,7 @@ function pathsOf(group: string, version: string, extension?: OpenApiExtension): 
   for (const info of [...RESOURCES, ...(extension?.resources ?? [])].filter(
     (candidate) => candidate.group === group && candidate.version === version,
   )) {
+    const firstEntry = entries.length;
     const gvk = { group, version, kind: info.kind };
     const definition = info.custom?.definition ?? definitionOf(group, info.kind);
     const listDefinition = info.custom?.listDefinition ?? definitionOf(group, `${info.kind}List`);
@@ -205,6 +222,7 @@ function pathsOf(group: string, version: string, extension?: OpenApiExtension): 
         });
       }
     }
+    if (info.custom !== undefined) for (const entry of entries.slice(firstEntry)) entry.custom = true;
   }
   for (const review of REVIEW_RESOURCES.filter(
     (candidate) => candidate.group === group && candidate.version === version,
@@ -313,12 +331,7 @@ function v3Document(
                 content:
                   operation.action === 'patch'
                     ? Object.fromEntries(
-                        [
-                          'application/apply-patch+yaml',
-                          'application/json-patch+json',
-                          'application/merge-patch+json',
-                          'application/strategic-merge-patch+json',
-                        ].map((type) => [
+                        patchMediaTypes(entry.custom).map((type) => [
                           type,
                           { schema: { $ref: `#/components/schemas/${operation.body ?? ''}` } },
                         ]),
@@ -426,15 +439,7 @@ export function openApiV2Document(kubernetesVersion: string, extension?: OpenApi
         item[operation.method] = {
           description: operation.summary,
           operationId: operationId(operation, entry.path),
-          consumes:
-            operation.action === 'patch'
-              ? [
-                  'application/json-patch+json',
-                  'application/merge-patch+json',
-                  'application/strategic-merge-patch+json',
-                  'application/apply-patch+yaml',
-                ]
-              : ['*/*'],
+          consumes: operation.action === 'patch' ? patchMediaTypes(entry.custom) : ['*/*'],
           produces: ['application/json'],
           parameters: [
             ...queryParameters(operation).map((name) => ({

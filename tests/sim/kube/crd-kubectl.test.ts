@@ -198,6 +198,20 @@ void describe('custom resources with kubectl', () => {
     );
   });
 
+  void it('applies a changed policy again as a JSON merge patch, as kubectl does for custom resources', async () => {
+    // kubectl apply asks the OpenAPI document whether the kind takes a strategic merge patch; a custom
+    // resource's PATCH must not offer one, or the second apply is refused with 415.
+    const changed = session.manifest(
+      'pool-d.yaml',
+      stringify(policy('pool-d', { pool: 'pool-d', keepGenerations: 4 })),
+    );
+    await ok('apply', '-f', changed);
+    session.manifest('pool-d.yaml', stringify(policy('pool-d', { pool: 'pool-d', keepGenerations: 6 })));
+    assert.equal(await ok('apply', '-f', changed), 'poolimagepolicy.policies.sim.test/pool-d configured\n');
+    assert.equal(await ok('get', 'pip', 'pool-d', '-o', 'jsonpath={.spec.keepGenerations}'), '6');
+    await ok('delete', 'pip', 'pool-d');
+  });
+
   void it('refuses an invalid CRD naming each problem, and deletes the policies with their CRD', async () => {
     const broken = poolImagePolicyCrd();
     broken.metadata.name = 'wrong.policies.sim.test';
