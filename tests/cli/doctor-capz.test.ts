@@ -106,7 +106,7 @@ void describe('vmss-prototype doctor, CAPZ cluster', { concurrency: false }, () 
     assert.equal(result.ok, true);
     assert.deepEqual(
       [...new Set(result.checks.map((check) => check.check))],
-      ['settings', 'cluster-secrets', 'kubernetes', 'management-cluster', 'azure-role'],
+      ['settings', 'cluster-secrets', 'kubernetes', 'management-cluster', 'azure-role', 'pool-policies'],
     );
   });
 });

@@ -2,7 +2,8 @@
  * Activities of the pools' PoolImagePolicy objects (docs/pool-policy.md): the timer tick's reading of
  * them (which pools have one, which actions their specs ask for), an action's record, and the status
  * written after every run, retirement and tick. The writes never fail: a status that could not be
- * written comes back as a value, for the log, and the run goes on.
+ * written comes back as a value, for the log, and the run goes on. A cluster that is not configured is
+ * refused like in every other activity (the input is wrong, nothing was tried).
  */
 import { z } from 'zod';
 
@@ -33,10 +34,12 @@ const recordPolicyActionActivity = defineActivity(
     }),
   }),
   async (deps, input) => {
+    // An unknown cluster is the caller's error, not a write that failed: it fails the activity.
+    const handle = await deps.cluster(input.cluster);
     try {
       const { record } = input;
       return await recordPolicyAction(
-        await deps.cluster(input.cluster),
+        handle,
         input.pool,
         input.kind,
         {
@@ -70,10 +73,11 @@ const writePolicyStatusActivity = defineActivity(
       .optional(),
   }),
   async (deps, input) => {
+    const handle = await deps.cluster(input.cluster);
     try {
       const run = input.lastRun;
       return await writePolicyStatus(
-        await deps.cluster(input.cluster),
+        handle,
         input.pool,
         deps.now(),
         run === undefined
