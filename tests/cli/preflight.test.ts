@@ -102,7 +102,7 @@ void describe('entry points', () => {
   };
 
   void it('every script a user runs checks the version before it builds or loads anything', () => {
-    for (const script of ['demo', 'sim', 'bench', 'prepare', 'test']) {
+    for (const script of ['demo', 'sim', 'bench', 'prepare', 'pretest', 'test']) {
       assert.match(manifest.scripts[script] ?? '', /^node cli\/preflight\.cjs\b/, script);
     }
     assert.equal(manifest.scripts['cli'], 'node cli/vmss-prototype.cjs');
