@@ -4,10 +4,12 @@
  * that identifies the donor may survive, and what a new node needs to join its cluster must. Which files
  * that is depends on the pool's bootstrap flavour (bootstrap-flavour.ts). The last command powers the
  * host off, so the script must be idempotent and quick; it uses only `set`, `trap … EXIT`, `echo`,
- * `rm -rf`, `truncate -s 0`, `sync` and `systemctl poweroff` (POSIX sh and coreutils; the simulator runs
- * it in a real shell over the disk, sim/README.md).
+ * `printf`, `mkdir -p`, `rm -rf`, `truncate -s 0`, `sync` and `systemctl poweroff` (POSIX sh and
+ * coreutils; the simulator runs it in a real shell over the disk, sim/README.md). With the host keys it
+ * removes it installs a first-boot key generator (host-key-generator.ts).
  */
 import { type BootstrapFlavour, captureDecision, type IdentityPlan } from './bootstrap-flavour.js';
+import { hostKeyGeneratorCommands } from './host-key-generator.js';
 
 export interface PrepScriptInput {
   /** One line appended to /var/log/vmss-prototype-ancestry.log: which node, run and time built this image. */
@@ -77,7 +79,7 @@ export function buildPowerOffScript(): string {
 }
 
 /**
- * The de-identification itself (ancestry line, removals, emptied files) for the flavour, applied to the
+ * The de-identification itself (ancestry line, removals, emptied files, the host key generator) for the flavour, applied to the
  * file tree mounted at `root` (`''`: the host's own `/`; live capture: where the OS disk's copy is
  * mounted). Every path is absolute under `root`, so the same plan scrubs the donor and its copy alike.
  */
@@ -97,6 +99,8 @@ export function deIdentificationCommands(input: PrepScriptInput, root: string): 
     `echo ${shellQuote(ancestry)} >> ${root}/var/log/vmss-prototype-ancestry.log`,
     `rm -rf ${plan.removes.map((path) => `${root}${path}`).join(' ')}`,
     ...plan.empties.map((path) => `truncate -s 0 ${root}${path}`),
+    // The host keys are gone: an image without cloud-init or sshd-keygen must still get new ones.
+    ...hostKeyGeneratorCommands(root),
   ];
 }
 

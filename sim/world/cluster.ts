@@ -150,6 +150,7 @@ export class ClusterWorld {
       clock: this.clock,
       flavourOf: (instance) => this.poolOf(instance)?.spec.bootstrapFlavour ?? 'aks-engine',
       roleOf: (instance) => this.poolOf(instance)?.spec.role ?? 'agent',
+      imageOf: (instance) => this.poolOf(instance)?.spec.image,
       bootstrapTokenSecret: (tokenId) =>
         this.store.get('secrets', 'kube-system', `bootstrap-token-${tokenId}`),
       nodeOwner: (nodeName) =>

@@ -3,11 +3,11 @@
  * per bootstrap flavour. The rules (sim/README.md "Identity"):
  *
  * - machine-id: systemd writes a new one only when /etc/machine-id is empty or missing;
- * - hostname: /etc/hostname, when present, is the name the machine (and its kubelet) uses; without
- *   it the name comes from the VM's computer name (osProfile via cloud-init/DHCP);
- * - SSH host keys: only missing ones are generated (sshd-keygen / `ssh-keygen -A`);
+ * - hostname and SSH host keys follow the image's flavour (image-flavour.ts): cloud-init's per-instance
+ *   `ssh` module and its hostname modules on a new instance, else what the disk holds; missing keys are
+ *   generated only where the image (or a scrub) has a generator, else sshd has none (`no-ssh-host-keys`);
  * - cloud-init: an instance id cached for another VM means the donor's instance data (its user-data)
- *   is still on the disk; per-instance modules are not relied on to regenerate anything;
+ *   is still on the disk;
  * - waagent state and journals written by another VM are the donor's, inherited;
  * - kubelet credentials per flavour: aks-engine joins under its hostname with the cluster's shared
  *   client certificate; kubeadm: a new cloud-init instance whose customData runs `kubeadm join` runs
@@ -20,6 +20,7 @@
  *   password is generated when the file is missing).
  */
 import type { DiskContent } from '../arm/compute-state.js';
+import { applyFirstBoot, type ImageFlavour, UBUNTU_CLOUD_IMAGE } from './image-flavour.js';
 import { kubeadmJoinOf, runKubeadmJoin, startKubelet } from './kubeadm.js';
 import {
   type BootstrapFlavour,
@@ -29,7 +30,6 @@ import {
   machineIdFor,
   PATHS,
   rancherConfig,
-  sshHostKeyFor,
 } from './os-disk.js';
 
 /** Something a booted machine carries that belongs to another machine, or a join that failed. */
@@ -38,6 +38,7 @@ export interface IdentityFinding {
     | 'inherited-cloud-init-instance'
     | 'inherited-waagent-state'
     | 'inherited-journal'
+    | 'no-ssh-host-keys'
     | 'kubelet-authenticates-as-another-node'
     | 'kubeadm-preflight-failed'
     | 'bootstrap-token-rejected'
@@ -56,6 +57,8 @@ export interface BootInput {
   /** The VM's computer name, lower-cased (what the node is called when /etc/hostname is absent). */
   computerName: string;
   flavour: BootstrapFlavour;
+  /** What the OS image does at boot about host keys and the hostname (default: an Ubuntu cloud image). */
+  image?: ImageFlavour;
   /** The cluster's name (what its CA is). */
   cluster: string;
   /** The instance's own customData (base64), which a new cloud-init instance runs. */
@@ -95,17 +98,27 @@ export function boot(disk: DiskContent, input: BootInput): Boot {
   if ((files[PATHS.machineId] ?? '') === '')
     files[PATHS.machineId] = machineIdFor(input.vmId, bootGeneration(files));
   const machineId = files[PATHS.machineId] ?? '';
-  const hostname = (files[PATHS.hostname] ?? '').trim() || input.computerName;
-  files[PATHS.hostname] = hostname;
-  for (const key of PATHS.sshHostKeys) files[key] ??= sshHostKeyFor(input.vmId, key, bootGeneration(files));
-  const sshHostKeys = PATHS.sshHostKeys.map((key) => files[key] ?? '');
-
   // cloud-init: the cached instance id names the instance the cache belongs to.
   const cached = files[PATHS.cloudInitInstanceId];
   const foreign = filesUnder(content, PATHS.cloudInitInstances).filter(
     (path) => !path.startsWith(`${PATHS.cloudInitInstances}/${input.vmId}/`),
   );
   const newInstance = cached !== input.vmId;
+  const image = input.image ?? UBUNTU_CLOUD_IMAGE;
+  const { hostname, sshHostKeys } = applyFirstBoot(content, {
+    vmId: input.vmId,
+    computerName: input.computerName,
+    image,
+    newInstance,
+    generation: bootGeneration(files),
+  });
+  if (sshHostKeys.length === 0) {
+    finding(
+      'no-ssh-host-keys',
+      `sshd has no host keys: /etc/ssh/ssh_host_* are missing, ${image.cloudInit ? 'cloud-init ran no ssh module (not a new instance)' : 'the image has no cloud-init'} and no key generator (sshd-keygen, or a unit running ssh-keygen -A) runs at boot: sshd: no hostkeys available -- exiting`,
+      hostname,
+    );
+  }
   if (foreign.length > 0 || (cached !== undefined && cached !== input.vmId)) {
     finding(
       'inherited-cloud-init-instance',

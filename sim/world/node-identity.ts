@@ -14,6 +14,7 @@ import {
   identityViolations,
   type RunningIdentity,
 } from './identity.js';
+import type { ImageFlavour } from './image-flavour.js';
 import { bootstrapTokenError } from './kubeadm.js';
 import { type BootstrapFlavour, freshDisk, hash } from './os-disk.js';
 
@@ -29,6 +30,8 @@ export interface NodeIdentityOptions {
   clock: WorldClock;
   /** The pool's flavour. */
   flavourOf: (instance: InstanceInfo) => BootstrapFlavour;
+  /** What the pool's OS image does at boot about host keys and the hostname (default: Ubuntu with cloud-init). */
+  imageOf?: (instance: InstanceInfo) => ImageFlavour | undefined;
   /** The pool's role (a kubeadm control-plane node's disk holds static pod manifests). */
   roleOf?: (instance: InstanceInfo) => 'agent' | 'control-plane';
   /** kubeadm: the cluster's Secret `kube-system/bootstrap-token-<id>`, if it holds one. */
@@ -92,10 +95,12 @@ export class NodeIdentities {
     if (!instance.osDiskId || !disk) return { kind: 'joins', nodeName: instance.computerName.toLowerCase() };
     const flavour = this.options.flavourOf(instance);
     const customData = this.customDataOf(instance);
+    const image = this.options.imageOf?.(instance);
     const booted = boot(disk, {
       vmId: instance.vmId,
       computerName: instance.computerName.toLowerCase(),
       flavour,
+      ...(image === undefined ? {} : { image }),
       cluster: this.options.cluster,
       ...(customData === undefined ? {} : { customData }),
       bootstrapTokenError: (token) =>

@@ -109,6 +109,13 @@ export const Extension = z.strictObject({
 });
 export type Extension = z.infer<typeof Extension>;
 
+export const ImageFlavourSpec = z.strictObject({
+  cloudInit: z.boolean().default(true),
+  sshDeleteKeys: z.boolean().default(true),
+  preserveHostname: z.boolean().default(false),
+  hostKeyGeneration: z.enum(['when-missing', 'never']).default('never'),
+});
+
 export const ScaleSet = z.strictObject({
   name: AzureName,
   orchestrationMode: z.enum(['Uniform', 'Flexible']).default('Uniform'),
@@ -137,6 +144,11 @@ export const ScaleSet = z.strictObject({
    * certificate), k3s or rke2 (join token and node password).
    */
   bootstrapFlavour: z.enum(['aks-engine', 'kubeadm', 'k3s', 'rke2']).default('aks-engine'),
+  /**
+   * What the OS image does at boot about SSH host keys and the hostname (sim/README.md "Identity");
+   * the default is an Ubuntu cloud image: cloud-init, ssh_deletekeys, no preserve_hostname, no generator.
+   */
+  image: ImageFlavourSpec.prefault({}),
   /** Defaults to the scale set name (aks-engine/capz convention: node names are name + 6 base-36 chars). */
   computerNamePrefix: z.string().optional(),
   capacity: z.int().nonnegative().max(1000),

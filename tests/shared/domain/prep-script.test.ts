@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
+import { hostKeyGeneratorCommands } from '../../../shared/domain/host-key-generator.js';
 import {
   buildPowerOffScript,
   buildPrepScript,
@@ -19,6 +20,7 @@ void describe('buildPrepScript', () => {
       `echo 'built from node-0 (run '"'"'r1'"'"') second line' >> /var/log/vmss-prototype-ancestry.log`,
       `rm -rf ${PREP_REMOVED_PATHS.join(' ')}`,
       'truncate -s 0 /etc/machine-id',
+      ...hostKeyGeneratorCommands(''),
       'sync',
       'systemctl poweroff --force --message=vmss-prototype',
     ]);

@@ -30,7 +30,10 @@ function poolName(flavour: Flavour): string {
   return `${flavour.replace('-', '')}-pool-vmss`;
 }
 
-function makeWorld(): World {
+/** A Flatcar-like image: no cloud-init to replace what the disk holds (sim/world/image-flavour.ts). */
+const NO_CLOUD_INIT = { cloudInit: false, hostKeyGeneration: 'when-missing' } as const;
+
+function makeWorld(image?: { cloudInit: boolean; hostKeyGeneration: 'when-missing' | 'never' }): World {
   const scenario = parseScenario({
     subscriptionId: SUBSCRIPTION,
     location: 'westeurope',
@@ -44,6 +47,7 @@ function makeWorld(): World {
           name: poolName(flavour),
           capacity: 2,
           bootstrapFlavour: flavour,
+          ...(image === undefined ? {} : { image }),
           ...(flavour === 'kubeadm' ? { customData: KUBEADM_JOIN } : {}),
         })),
         workloads: [
@@ -254,71 +258,75 @@ void describe('identity: scripts run in a real shell over the disk', () => {
 });
 
 void describe('identity: a prep script with one line left out yields a flagged clone', () => {
-  const cases: { path: string; expect: (world: World, clone: InstanceInfo, donor: InstanceInfo) => void }[] =
-    [
-      {
-        path: '/etc/hostname',
-        expect: (world, clone, donor) => {
-          const { violations, findings } = world.identity();
-          assert.ok(
-            violations.some(
+  // Cloud-init replaces the hostname and the host keys of a new instance: only an image without it keeps them.
+  const cases: {
+    path: string;
+    image?: typeof NO_CLOUD_INIT;
+    expect: (world: World, clone: InstanceInfo, donor: InstanceInfo) => void;
+  }[] = [
+    {
+      path: '/etc/hostname',
+      image: NO_CLOUD_INIT,
+      expect: (world, clone, donor) => {
+        const { violations, findings } = world.identity();
+        assert.ok(
+          violations.some(
+            (v) =>
+              v.kind === 'duplicate-hostname' && v.vmIds.includes(clone.vmId) && v.vmIds.includes(donor.vmId),
+          ),
+        );
+        assert.ok(findings.some((f) => f.kind === 'takes-over-existing-node' && f.vmId === clone.vmId));
+        assert.equal(nodeOf(world, clone), undefined, 'the clone did not register its own node');
+      },
+    },
+    {
+      path: '/var/lib/cloud/instances/*',
+      expect: (world, clone) => {
+        assert.ok(
+          world
+            .identity()
+            .findings.some((f) => f.kind === 'inherited-cloud-init-instance' && f.vmId === clone.vmId),
+        );
+      },
+    },
+    {
+      path: '/var/lib/waagent/history/*',
+      expect: (world, clone) => {
+        assert.ok(
+          world
+            .identity()
+            .findings.some((f) => f.kind === 'inherited-waagent-state' && f.vmId === clone.vmId),
+        );
+      },
+    },
+    {
+      path: '/var/log/journal/*',
+      expect: (world, clone) => {
+        assert.ok(
+          world.identity().findings.some((f) => f.kind === 'inherited-journal' && f.vmId === clone.vmId),
+        );
+      },
+    },
+    {
+      path: '/etc/ssh/ssh_host_*',
+      image: NO_CLOUD_INIT,
+      expect: (world, clone, donor) => {
+        assert.ok(
+          world
+            .identity()
+            .violations.some(
               (v) =>
-                v.kind === 'duplicate-hostname' &&
+                v.kind === 'duplicate-ssh-host-key' &&
                 v.vmIds.includes(clone.vmId) &&
                 v.vmIds.includes(donor.vmId),
             ),
-          );
-          assert.ok(findings.some((f) => f.kind === 'takes-over-existing-node' && f.vmId === clone.vmId));
-          assert.equal(nodeOf(world, clone), undefined, 'the clone did not register its own node');
-        },
+        );
       },
-      {
-        path: '/var/lib/cloud/instances/*',
-        expect: (world, clone) => {
-          assert.ok(
-            world
-              .identity()
-              .findings.some((f) => f.kind === 'inherited-cloud-init-instance' && f.vmId === clone.vmId),
-          );
-        },
-      },
-      {
-        path: '/var/lib/waagent/history/*',
-        expect: (world, clone) => {
-          assert.ok(
-            world
-              .identity()
-              .findings.some((f) => f.kind === 'inherited-waagent-state' && f.vmId === clone.vmId),
-          );
-        },
-      },
-      {
-        path: '/var/log/journal/*',
-        expect: (world, clone) => {
-          assert.ok(
-            world.identity().findings.some((f) => f.kind === 'inherited-journal' && f.vmId === clone.vmId),
-          );
-        },
-      },
-      {
-        path: '/etc/ssh/ssh_host_*',
-        expect: (world, clone, donor) => {
-          assert.ok(
-            world
-              .identity()
-              .violations.some(
-                (v) =>
-                  v.kind === 'duplicate-ssh-host-key' &&
-                  v.vmIds.includes(clone.vmId) &&
-                  v.vmIds.includes(donor.vmId),
-              ),
-          );
-        },
-      },
-    ];
-  for (const { path, expect } of cases) {
-    void it(`without ${path}`, () => {
-      const world = makeWorld();
+    },
+  ];
+  for (const { path, image, expect } of cases) {
+    void it(`without ${path}${image === undefined ? '' : ' (an image without cloud-init)'}`, () => {
+      const world = makeWorld(image);
       const donor = prepare(world, 'aks-engine', scriptWithout(path));
       const clone = captureAndScaleOut(world, 'aks-engine', donor);
 
