@@ -42,7 +42,8 @@ export type KubeResource =
   | 'machinepools'
   | 'azuremachinepools'
   | 'azuremachinepoolmachines'
-  | 'kubeadmconfigs';
+  | 'kubeadmconfigs'
+  | 'machines';
 
 export interface KubeObjectMeta {
   name: string;

@@ -48,6 +48,7 @@ const STATUS_SUBRESOURCE = new Set([
   'azuremachinepools',
   'azuremachinepoolmachines',
   'kubeadmconfigs',
+  'machines',
 ]);
 
 /** Whether the main endpoint ignores status: a built-in kind above, a CRD, a custom resource's choice. */

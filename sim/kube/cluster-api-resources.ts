@@ -1,6 +1,6 @@
 /**
  * The Cluster API and CAPZ kinds a management cluster serves (the CRDs of cluster-api and
- * cluster-api-provider-azure, v1beta1): Cluster and MachinePool (cluster.x-k8s.io), AzureMachinePool and
+ * cluster-api-provider-azure, v1beta1): Cluster, MachinePool and Machine (cluster.x-k8s.io), AzureMachinePool and
  * AzureMachinePoolMachine (infrastructure.cluster.x-k8s.io), KubeadmConfig (bootstrap.cluster.x-k8s.io).
  * Every one is namespaced and has a `status` subresource, as its CRD declares.
  */
@@ -46,6 +46,7 @@ export const BOOTSTRAP_GROUP = 'bootstrap.cluster.x-k8s.io';
 export const CLUSTER_API_RESOURCES: readonly CrdInfo[] = [
   crd('clusters', CLUSTER_API_GROUP, 'Cluster', ['cl']),
   crd('machinepools', CLUSTER_API_GROUP, 'MachinePool', ['mp']),
+  crd('machines', CLUSTER_API_GROUP, 'Machine', ['ma']),
   crd('azuremachinepools', INFRASTRUCTURE_GROUP, 'AzureMachinePool', ['amp']),
   crd('azuremachinepoolmachines', INFRASTRUCTURE_GROUP, 'AzureMachinePoolMachine', ['ampm']),
   crd('kubeadmconfigs', BOOTSTRAP_GROUP, 'KubeadmConfig', []),

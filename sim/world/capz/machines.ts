@@ -8,7 +8,7 @@
  */
 import type { ComputeState, InstanceInfo, ScaleSetInfo } from '../../arm/compute-state.js';
 import type { KubeObject, KubeStore } from '../../contracts.js';
-import { statusOf, timestamp } from '../../kube/objects.js';
+import { statusOf } from '../../kube/objects.js';
 import { nodeNameOf } from '../nodes.js';
 import { MACHINE_POOL_NAME_LABEL, machineObject, randomRank } from './objects.js';
 import type { ManagedCluster } from './seed.js';
@@ -40,6 +40,7 @@ export class CapzMachines {
     ready: (instance: InstanceInfo) => boolean,
     latest: (instance: InstanceInfo) => boolean,
     draining: ReadonlySet<string>,
+    deleteAnnotated: ReadonlySet<string> = new Set(),
   ): MachineView[] {
     const namespace = managed.namespace;
     const ampName = amp.metadata.name;
@@ -62,10 +63,14 @@ export class CapzMachines {
       const isLatest = latest(instance);
       const deleting = draining.has(instance.id.toLowerCase());
       const node = managed.world.store.get('nodes', undefined, nodeNameOf(instance));
+      // While CAPI drains the node the AzureMachinePoolMachine is untouched (capi-machines.ts); it is
+      // marked deleted only once the drain is done, just before its instance goes.
+      const stored = this.store.get('azuremachinepoolmachines', namespace, name);
+      const infraDeleting = stored?.metadata.deletionTimestamp !== undefined;
       const status = {
         ready: isReady,
         latestModelApplied: isLatest,
-        provisioningState: deleting ? 'Deleting' : instance.provisioningState,
+        provisioningState: infraDeleting ? 'Deleting' : instance.provisioningState,
         version: managed.world.spec.kubernetesVersion,
         ...(node
           ? {
@@ -78,12 +83,10 @@ export class CapzMachines {
             }
           : {}),
       };
-      const stored = this.store.get('azuremachinepoolmachines', namespace, name);
-      const stamp = deleting && stored?.metadata.deletionTimestamp === undefined;
-      if (stored && (stamp || JSON.stringify(stored.status) !== JSON.stringify(status))) {
+      const current = this.store.get('azuremachinepoolmachines', namespace, name);
+      if (current && JSON.stringify(current.status) !== JSON.stringify(status)) {
         this.store.mutate('azuremachinepoolmachines', namespace, name, (machine) => {
           machine.status = status;
-          if (stamp) machine.metadata.deletionTimestamp = timestamp(this.compute.clock.nowMs());
         });
       }
       views.push({
@@ -91,7 +94,8 @@ export class CapzMachines {
         ready: isReady,
         latestModelApplied: isLatest,
         provisioningState: instance.provisioningState,
-        deleting,
+        deleting: deleting || infraDeleting,
+        deleteAnnotated: deleteAnnotated.has(name),
         createdMs: Date.parse(instance.timeCreated),
         randomRank: randomRank(name),
       });

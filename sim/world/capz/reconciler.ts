@@ -29,6 +29,7 @@ import type { WorldClock } from '../clock.js';
 import type { ClusterWorld } from '../cluster.js';
 import { nodeNameOf } from '../nodes.js';
 import { bootstrapDataFor, createCanaryScaleSet } from './canary.js';
+import { CapiMachines, DELETE_MACHINE_ANNOTATION } from './capi-machines.js';
 import { drainPass } from './drain.js';
 import type { CapzEvent, CapzEventKind } from './events.js';
 import { CapzMachines } from './machines.js';
@@ -76,6 +77,7 @@ export class CapzReconciler {
   /** The generation (a Secret: its data) each watched object was last seen with. */
   private readonly generations = new Map<string, string>();
   private readonly machines: CapzMachines;
+  private readonly capi: CapiMachines;
   private readonly cancels: (() => void)[] = [];
   private pending: (() => void) | undefined;
   private pendingForce = false;
@@ -88,6 +90,7 @@ export class CapzReconciler {
       seedManagementObjects(this.store, options.compute, managed, options.location);
     }
     this.machines = new CapzMachines(this.store, options.compute);
+    this.capi = new CapiMachines(this.store);
     for (const managed of options.managed) {
       for (const amp of this.store.list('azuremachinepools', managed.namespace)) {
         const id = scaleSetIdOf(managed, amp.metadata.name);
@@ -112,6 +115,16 @@ export class CapzReconciler {
     this.reconcileAll(false);
     this.cancels.push(
       this.store.subscribe((event) => {
+        // A client's delete-machine annotation on a Machine: CAPZ's machine controllers react to it.
+        if (
+          event.resource === 'machines' &&
+          event.type === 'MODIFIED' &&
+          event.object.metadata.annotations?.[DELETE_MACHINE_ANNOTATION] !== undefined &&
+          event.object.metadata.deletionTimestamp === undefined
+        ) {
+          this.schedule(false);
+          return;
+        }
         if (!['machinepools', 'azuremachinepools', 'kubeadmconfigs', 'secrets'].includes(event.resource))
           return;
         // A spec change (a new generation), a new or deleted object: a full reconcile; a status write: none.
@@ -226,6 +239,7 @@ export class CapzReconciler {
         this.store.remove(resource, namespace, name);
     }
     this.machines.removeAll(namespace, name);
+    this.capi.removeAll(namespace, name);
     if (this.options.compute.getScaleSet(memory.scaleSetId)) {
       this.options.compute.deleteScaleSet(memory.scaleSetId);
       this.record(namespace, name, 'scale-set-delete', `deleted scale set ${name}`);
@@ -287,7 +301,10 @@ export class CapzReconciler {
       });
     const instances = compute.listInstances(scaleSetId);
     const latest = (instance: InstanceInfo): boolean => sameImage(instance.imageReference, image);
+    this.capi.propagateDeleteAnnotations(namespace, name);
+    const annotated = this.capi.deleteAnnotated(namespace, name);
     const atRest =
+      annotated.size === 0 &&
       instances.length === replicas &&
       instances.every((instance) => latest(instance) && this.ready(managed, instance)) &&
       !instances.some((instance) => this.draining.has(instance.id.toLowerCase()));
@@ -299,6 +316,7 @@ export class CapzReconciler {
       (instance) => this.ready(managed, instance),
       latest,
       this.draining,
+      annotated,
     );
     if (!atRest) {
       const rollout = views.some((view) => !view.latestModelApplied);
@@ -308,6 +326,7 @@ export class CapzReconciler {
           .find((candidate) => `${name}-${candidate.instanceId}` === view.name);
         if (!instance) continue;
         this.draining.add(instance.id.toLowerCase());
+        this.capi.markDeleting(namespace, view.name, this.options.clock.nowMs());
         this.record(
           namespace,
           name,
@@ -316,8 +335,16 @@ export class CapzReconciler {
         );
       }
       this.drainAll(managed, name, scaleSetId);
-      this.machines.sync(managed, amp, (instance) => this.ready(managed, instance), latest, this.draining);
+      this.machines.sync(
+        managed,
+        amp,
+        (instance) => this.ready(managed, instance),
+        latest,
+        this.draining,
+        this.capi.deleteAnnotated(namespace, name),
+      );
     }
+    this.capi.sync(namespace, managed.clusterName, machinePool, name);
     this.machines.writeStatus(managed, machinePool, amp, replicas, compute.getScaleSet(scaleSetId));
   }
 
@@ -346,6 +373,11 @@ export class CapzReconciler {
       }
       if (result.kind !== 'drained') continue;
       this.draining.delete(key);
+      this.capi.deleteInfrastructure(
+        managed.namespace,
+        `${pool}-${instance.instanceId}`,
+        this.options.clock.nowMs(),
+      );
       this.options.compute.deleteInstance(instance.id);
       this.record(
         managed.namespace,

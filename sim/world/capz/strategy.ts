@@ -17,6 +17,8 @@ export interface MachineView {
   provisioningState: string;
   /** Being deleted (drained) already. */
   deleting: boolean;
+  /** Carries `cluster.x-k8s.io/delete-machine` (copied from its Machine, capi-machines.ts). */
+  deleteAnnotated?: boolean;
   /** Creation time (ms) for Oldest/Newest; rank for Random. */
   createdMs: number;
   randomRank: string;
@@ -64,6 +66,12 @@ export function selectMachinesToDelete(
     policy,
   );
   if (failed.length > 0 || deleting.length > 0) return [...failed, ...deleting];
+  // `getDeleteAnnotatedMachines`: machines annotated with delete-machine go next, whatever the count.
+  const annotated = order(
+    live.filter((machine) => machine.deleteAnnotated === true),
+    policy,
+  );
+  if (annotated.length > 0) return annotated;
   const ready = order(
     live.filter((machine) => machine.ready && machine.provisioningState === 'Succeeded'),
     policy,
