@@ -16,7 +16,7 @@ interface CrdInfo {
   namespaced: boolean;
   verbs: string[];
   shortNames: string[];
-  subresources: Record<string, { kind: string; verbs: string[] }>;
+  subresources: Record<string, { kind: string; group?: string; version?: string; verbs: string[] }>;
   fieldSelectors: string[];
 }
 
@@ -38,6 +38,17 @@ function crd(resource: KubeResource, group: string, kind: string, shortNames: st
   };
 }
 
+/** MachinePool's CRD also serves `/scale` (an autoscaling/v1 Scale, sim/kube/scale-subresource.ts). */
+function withScale(info: CrdInfo): CrdInfo {
+  return {
+    ...info,
+    subresources: {
+      ...info.subresources,
+      scale: { kind: 'Scale', group: 'autoscaling', version: 'v1', verbs: ['get', 'patch', 'update'] },
+    },
+  };
+}
+
 export const CLUSTER_API_GROUP = 'cluster.x-k8s.io';
 export const INFRASTRUCTURE_GROUP = 'infrastructure.cluster.x-k8s.io';
 export const BOOTSTRAP_GROUP = 'bootstrap.cluster.x-k8s.io';
@@ -45,7 +56,7 @@ export const BOOTSTRAP_GROUP = 'bootstrap.cluster.x-k8s.io';
 /** Short names as the CRDs declare them (`kubectl get mp`, `ampm`). */
 export const CLUSTER_API_RESOURCES: readonly CrdInfo[] = [
   crd('clusters', CLUSTER_API_GROUP, 'Cluster', ['cl']),
-  crd('machinepools', CLUSTER_API_GROUP, 'MachinePool', ['mp']),
+  withScale(crd('machinepools', CLUSTER_API_GROUP, 'MachinePool', ['mp'])),
   crd('machines', CLUSTER_API_GROUP, 'Machine', ['ma']),
   crd('azuremachinepools', INFRASTRUCTURE_GROUP, 'AzureMachinePool', ['amp']),
   crd('azuremachinepoolmachines', INFRASTRUCTURE_GROUP, 'AzureMachinePoolMachine', ['ampm']),

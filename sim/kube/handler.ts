@@ -31,6 +31,7 @@ import { impersonatedUser, ImpersonationHeaderError } from './impersonation.js';
 import { decodeProtobufBody, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
 import type { KubeAuthenticator, KubeAuthorizer, KubeUser } from './rbac.js';
 import { restNameOf, serverVersion } from './resources.js';
+import { serveScale } from './scale-subresource.js';
 import type { StatusReason } from './status.js';
 import { fromStoreError, KubeApiError } from './status.js';
 import { wantsTable } from './tables.js';
@@ -253,6 +254,11 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       authorize(user, target);
       const table = wantsTable(request.headers.accept);
       let reply: HttpReply;
+      if (target.subresource === 'scale') {
+        reply = serveScale(store, target, body, request.headers['content-type'] ?? '');
+        finish(reply.status, reply.body, reply.headers);
+        return;
+      }
       switch (target.verb) {
         case 'watch':
           serveWatch(target, url, response, table);
