@@ -34,7 +34,7 @@ export function functionAppSettingsFor(connection: SimulatorConnection): LocalSe
       FUNCTIONS_WORKER_RUNTIME: 'node',
       // host.json and the triggers bind %VMSSP_TASK_HUB%, %VMSSP_SCHEDULE%, %VMSSP_REAPER_SCHEDULE% and
       // %VMSSP_REBOOT_QUEUE%: the host does not start unless each is an app setting (the app's defaults are
-      // invisible to it). tests/cli/function-app-settings.test.ts keeps these equal to settings.ts's defaults.
+      // invisible to it). tests/sim/function-app-settings.test.ts keeps these equal to settings.ts's defaults.
       VMSSP_SCHEDULE: '0 0 3 * * *',
       VMSSP_REAPER_SCHEDULE: '0 */5 * * * *',
       VMSSP_TASK_HUB: 'vmssprototype',
