@@ -24,7 +24,7 @@ import { resourceIdOfProviderId } from '../../shared/application/reboot-notices.
 import type { Composition } from '../../shared/composition-root.js';
 import { workerComposition } from '../../shared/composition-root.js';
 import { selectionPolicyFor } from '../../shared/config/settings.js';
-import { isNotFound, messageOf } from '../../shared/domain/errors.js';
+import { ignoreNotFound, messageOf } from '../../shared/domain/errors.js';
 import type { RebootNoticeSender } from '../../shared/ports/reboot-notice-queue.js';
 
 export interface TriggerDependencies {
@@ -113,12 +113,8 @@ export function createTriggerDependencies(
     },
     async nodeResourceId(cluster, node) {
       const handle = await dependencies.cluster(cluster);
-      try {
-        return resourceIdOfProviderId((await handle.kube.nodes.get(node)).providerId);
-      } catch (error) {
-        if (isNotFound(error)) return undefined;
-        throw error;
-      }
+      const found = await handle.kube.nodes.get(node).catch(ignoreNotFound);
+      return found === undefined ? undefined : resourceIdOfProviderId(found.providerId);
     },
     async scaleSetOfVirtualMachine(cluster, vm) {
       return scaleSetOfVirtualMachine((await dependencies.cluster(cluster)).compute, vm);

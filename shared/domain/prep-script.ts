@@ -8,7 +8,7 @@
  * coreutils; the simulator runs it in a real shell over the disk, sim/README.md). With the host keys it
  * removes it installs a first-boot key generator (host-key-generator.ts).
  */
-import { type BootstrapFlavour, captureDecision, type IdentityPlan } from './bootstrap-flavour.js';
+import { type BootstrapFlavour, identityPlan } from './bootstrap-flavour.js';
 import { hostKeyGeneratorCommands } from './host-key-generator.js';
 
 export interface PrepScriptInput {
@@ -40,17 +40,6 @@ export const PREP_REMOVED_PATHS: readonly string[] = identityPlan('aks-engine').
 /** Quotes a string for a POSIX shell single-quoted context. */
 function shellQuote(value: string): string {
   return `'${value.replaceAll("'", `'"'"'`)}'`;
-}
-
-/** The plan for a flavour the product can capture; throws with the reason for one it cannot. */
-export function identityPlan(flavour: BootstrapFlavour): IdentityPlan {
-  const decision = captureDecision(flavour);
-  if (decision.kind === 'refuse') {
-    throw new Error(
-      `building the prep script: pools of flavour ${flavour} cannot be captured: ${decision.reason}`,
-    );
-  }
-  return decision.plan;
 }
 
 /**
