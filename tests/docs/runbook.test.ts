@@ -154,6 +154,16 @@ void describe('docs/runbook.md', { timeout: 30 * 60_000 }, () => {
     }
   });
 
+  void it('names only metrics and attributes docs/metrics.md defines', () => {
+    const metrics = readRepoFile('docs/metrics.md');
+    const named = [...PAGE.matchAll(/`(vmssp\.[\w.]+)(?:=([\w-]+))?`/g)];
+    assert.ok(named.length >= 6, String(named.length));
+    for (const [, name = '', value] of named) {
+      assert.ok(metrics.includes(`\`${name}\``), name);
+      if (value !== undefined) assert.ok(metrics.includes(`\`${value}\``), `${name}=${value}`);
+    }
+  });
+
   void it('every command prints what the page shows, on the simulator', async () => {
     const scenario = sampleScenario();
     const pool2 = scenario.clusters[0]?.scaleSets.find((entry) => entry['name'] === POOL2);
