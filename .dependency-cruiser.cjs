@@ -88,6 +88,14 @@ module.exports = {
       to: { path: '^sim/' },
     },
     {
+      name: 'simulator-does-not-import-the-cli',
+      comment:
+        'The simulator is a test world below the CLI: the CLI starts it and reads its connection, never the other way (what both need lives in sim/, e.g. sim/app-settings.ts).',
+      severity: 'error',
+      from: { path: '^sim/' },
+      to: { path: '^cli/' },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       from: {},

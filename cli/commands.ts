@@ -18,7 +18,7 @@ import {
 } from '../shared/application/orchestration-ids.js';
 import { poolScope } from '../shared/application/pool-holdings.js';
 import { requestPoolCancel } from '../shared/application/pool-lease.js';
-import type { PoolStatus } from '../shared/application/pool-status.js';
+import type { PoolStatus, UnreadablePool } from '../shared/application/pool-status.js';
 import type {
   ClusterRefreshResult,
   PoolRefreshResult,
@@ -38,7 +38,12 @@ import type { Session } from './session.js';
 
 export interface StatusResult {
   readonly kind: 'status';
-  readonly clusters: readonly { readonly cluster: string; readonly pools: readonly PoolStatus[] }[];
+  readonly clusters: readonly {
+    readonly cluster: string;
+    readonly pools: readonly PoolStatus[];
+    /** Pools whose status could not be read (their scale set is gone…), with why. */
+    readonly unreadable: readonly UnreadablePool[];
+  }[];
 }
 
 export interface RefreshResult {
@@ -116,11 +121,11 @@ export async function runCommand(session: Session, options: CliOptions): Promise
           { cluster },
           `status:${cluster}:${runSuffix()}`,
         );
-        const pools = outputOf(orchestrations.clusterStatus, status);
-        if (pools === undefined) {
+        const read = outputOf(orchestrations.clusterStatus, status);
+        if (read === undefined) {
           throw new Error(`reading status of cluster ${cluster}: ${failureMessage(status)}`);
         }
-        results.push({ cluster, pools });
+        results.push({ cluster, pools: read.pools, unreadable: read.unreadable });
       }
       return { kind: 'status', clusters: results };
     }

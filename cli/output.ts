@@ -118,6 +118,11 @@ function renderStatus(result: StatusResult, options: RenderOptions): string {
     for (const kept of ownership.kept) lines.push(`kept: ${kept.what}: ${kept.reason}`);
     if (lines.length > 0) parts.push(`\n${pool.cluster}/${pool.pool}:\n${indent(lines.join('\n'))}`);
   }
+  for (const cluster of result.clusters) {
+    for (const entry of cluster.unreadable) {
+      parts.push(`\n${cluster.cluster}/${entry.pool} could not be read:\n${indent(entry.reason)}`);
+    }
+  }
   return parts.join('\n');
 }
 

@@ -14,6 +14,7 @@ import type { CliMeters } from '../shared/adapters/opentelemetry/metrics.js';
 import type { Composition } from '../shared/composition-root.js';
 import { compose } from '../shared/composition-root.js';
 import { definedOnly } from '../shared/domain/optional.js';
+import { withCapzRollout } from '../sim/app-settings.js';
 import { UsageError } from './args.js';
 import { pruneFinishedRuns } from './run-records.js';
 import type { Clock, DurableRunner } from './runner/index.js';
@@ -27,7 +28,6 @@ import {
 } from './runner/index.js';
 import { connectSimulator } from './sim-connection.js';
 import type { SimulatorSession } from './sim-session.js';
-import { withCapzRollout } from './sim-settings.js';
 
 export interface Session {
   readonly composition: Composition;

@@ -7,10 +7,10 @@ import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
 
 import { messageOf } from '../shared/domain/errors.js';
+import { settingsForConnection, SIM_ARM_TOKEN } from '../sim/app-settings.js';
 import type { SimulatorConnection } from '../sim/connection.js';
 import { UsageError } from './args.js';
 import type { Clock } from './runner/index.js';
-import { settingsForConnection, SIM_ARM_TOKEN } from './sim-settings.js';
 
 export interface ConnectedSimulator {
   readonly connection: SimulatorConnection;

@@ -10,13 +10,13 @@ import { fileURLToPath } from 'node:url';
 
 import { parseAllDocuments } from 'yaml';
 
+import { settingsForConnection, SIM_ARM_TOKEN } from '../sim/app-settings.js';
 import type { SimulatorConnection } from '../sim/connection.js';
 import { connectionOf } from '../sim/connection.js';
 import type { KubeObject } from '../sim/contracts.js';
 import type { RunningSimulator } from '../sim/index.js';
 import { startSimulator } from '../sim/index.js';
 import type { Clock } from './runner/index.js';
-import { settingsForConnection, SIM_ARM_TOKEN } from './sim-settings.js';
 
 const ARM_ACTIONS_FILE = fileURLToPath(new URL('../../infra/azure/compute-actions.json', import.meta.url));
 const RBAC_DIR = fileURLToPath(new URL('../../infra/kubernetes', import.meta.url));

@@ -6,9 +6,9 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { SettingsFileRefused, writeFunctionAppSettings } from '../cli/function-app-settings.js';
 import { connectionOf, writeConnectionFile } from './connection.js';
 import { messageOf } from './errors.js';
+import { SettingsFileRefused, writeFunctionAppSettings } from './function-app-settings.js';
 import { type RunningSimulator, SAMPLE_SCENARIO, startSimulator } from './index.js';
 import { ScenarioError } from './world/scenario.js';
 

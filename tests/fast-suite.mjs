@@ -7,73 +7,10 @@
 //   node tests/fast-suite.mjs            format check and lint of the changed files, then the tests
 //   node tests/fast-suite.mjs --list     print the test files and exit
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, readdirSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { lstatSync } from 'node:fs';
+import { join, relative } from 'node:path';
 
-const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
-const DIST_TESTS = join(ROOT, 'dist', 'tests');
-
-/** Folders of dist/tests whose tests are fast: pure logic, the fakes, the local runner in memory. */
-const FAST_FOLDERS = ['shared', 'functions', 'cli', 'docs'];
-
-/** Test files in those folders that are not fast, each with its reason (paths under tests/, no .test.js). */
-const SLOW = new Map([
-  ['shared/adapters/azure/arm-compute-gateway', "the real ARM client over HTTPS against the simulator's ARM"],
-  ['shared/adapters/azure/arm-compute-gateway-wire', 'a scripted HTTPS endpoint, with hung connections'],
-  ['shared/adapters/azure/credentials', 'real credential chains waiting out their deadlines'],
-  [
-    'shared/adapters/azure/key-vault-secrets',
-    'a real SecretClient against ports that refuse or never answer',
-  ],
-  [
-    'shared/adapters/kubernetes/client-node-cluster-gateway',
-    "the real client against the simulator's API server",
-  ],
-  [
-    'shared/adapters/cluster-api/client-node-machine-pools-sim',
-    "the real client against the simulator's management cluster",
-  ],
-  ['shared/adapters/storage-queue/reboot-queue', 'Azurite'],
-  ['functions/simulator-seam', 'the function app against the simulator'],
-  ['cli/bundle', 'builds the CLI bundle with esbuild'],
-  ['cli/compile-cache', 'starts the CLI in child processes'],
-  ['cli/doctor', 'the simulator'],
-  ['cli/doctor-capz', 'the simulator'],
-  ['cli/interrupt', 'the simulator'],
-  ['cli/main', 'the CLI end to end against the simulator'],
-  ['cli/preflight', 'starts node in child processes'],
-  ['cli/runner/crash', 'kills and resumes runner child processes'],
-  ['cli/status-page', 'serves the status page from a CLI child process against the simulator'],
-  ['docs/runbook', "runs the runbook's commands in CLI child processes against the simulator"],
-]);
-
-function testFiles(dir) {
-  const found = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) found.push(...testFiles(path));
-    else if (entry.name.endsWith('.test.js')) found.push(path);
-  }
-  return found;
-}
-
-function fastTestFiles() {
-  const files = [];
-  for (const folder of FAST_FOLDERS) {
-    const dir = join(DIST_TESTS, folder);
-    if (!existsSync(dir))
-      throw new Error(`test:fast: ${relative(ROOT, dir)} is missing; run \`npx tsc -b\` first`);
-    for (const file of testFiles(dir)) {
-      const key = relative(DIST_TESTS, file)
-        .replaceAll('\\', '/')
-        .replace(/\.test\.js$/, '');
-      // A compiled test whose source is gone (dist/ is never cleaned) is not run.
-      if (!SLOW.has(key) && existsSync(join(ROOT, 'tests', `${key}.test.ts`))) files.push(file);
-    }
-  }
-  return files.sort();
-}
+import { fastTestFiles, ROOT } from './test-files.mjs';
 
 function git(args) {
   try {

@@ -6,7 +6,7 @@ import type { OrchestrationContext, Task } from 'durable-functions';
 
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import { planSummaryOf } from '../../shared/application/pool-plan.js';
-import type { PoolStatus } from '../../shared/application/pool-status.js';
+import type { ClusterStatusRead, PoolStatus, UnreadablePool } from '../../shared/application/pool-status.js';
 import { activities } from '../activities.js';
 import { defineOrchestration } from '../orchestration.js';
 import { call, callEach } from './call.js';
@@ -22,24 +22,28 @@ export const clusterStatusOrchestration = defineOrchestration(
 function* runClusterStatus(
   context: OrchestrationContext,
   { cluster }: { readonly cluster: string },
-): Generator<Task, PoolStatus[], unknown> {
+): Generator<Task, ClusterStatusRead, unknown> {
   const { pools } = yield* call(context, activities.listPools, { cluster }, { step: 'listing-pools' });
-  if (pools.length === 0) return [];
+  if (pools.length === 0) return { pools: [], unreadable: [] };
   const outcomes = yield* callEach(
     context,
     activities.readPoolStatus,
     pools.map((pool) => ({ cluster, pool })),
     { step: 'reading-status' },
   );
-  const statuses = outcomes.map((outcome) => {
-    if (!outcome.ok) throw outcome.failure;
-    return outcome.value;
-  });
+  // A status is a report: a pool that could not be read (its scale set deleted, a group the role does not
+  // reach) is named with the reason, and every other pool is still reported.
+  const statuses: PoolStatus[] = [];
+  const unreadable: UnreadablePool[] = [];
+  for (const [index, outcome] of outcomes.entries()) {
+    if (outcome.ok) statuses.push(outcome.value);
+    else unreadable.push({ pool: pools[index] ?? '?', reason: outcome.failure.message });
+  }
   // The same planning `plan` runs (one listing of the cluster's nodes): the page and `status --json` say
   // what it decides, never a verdict of their own (a control-plane pool has an eligible scale set whose
   // nodes are all refused).
   const planning = yield* call(context, activities.planCluster, { cluster }, { step: 'planning' });
-  return statuses.map((status): PoolStatus => {
+  const planned = statuses.map((status): PoolStatus => {
     const entry = planning.pools.find((candidate) => candidate.pool === status.pool);
     if (entry === undefined) return status;
     return {
@@ -49,4 +53,5 @@ function* runClusterStatus(
         : { outcome: 'not-planned', reason: entry.failure.message },
     };
   });
+  return { pools: planned, unreadable };
 }

@@ -589,7 +589,8 @@ export async function handleStatusPageRequest(
   const clusters: StatusPageCluster[] = await Promise.all(
     (only === undefined ? known : [only]).map(async (cluster): Promise<StatusPageCluster> => {
       try {
-        return { cluster, pools: await deps.readClusterStatus(cluster) };
+        const read = await deps.readClusterStatus(cluster);
+        return { cluster, pools: read.pools, unreadable: read.unreadable };
       } catch (error) {
         context.warn('refresh api: reading status for the page failed', {
           cluster,

@@ -8,7 +8,12 @@ import { listPoolsOfCluster } from '../../shared/application/pool-lookup.js';
 import { scaleSetOfVirtualMachine } from '../../shared/application/pool-membership.js';
 import type { PoolPlan } from '../../shared/application/pool-plan.js';
 import { planSummaryOf } from '../../shared/application/pool-plan.js';
-import type { PoolOwnership, PoolStatus } from '../../shared/application/pool-status.js';
+import type {
+  ClusterStatusRead,
+  PoolOwnership,
+  PoolStatus,
+  UnreadablePool,
+} from '../../shared/application/pool-status.js';
 import { readPoolOwnership, readPoolStatus } from '../../shared/application/pool-status.js';
 import type {
   FlexibleMembership,
@@ -19,7 +24,7 @@ import { resourceIdOfProviderId } from '../../shared/application/reboot-notices.
 import type { Composition } from '../../shared/composition-root.js';
 import { workerComposition } from '../../shared/composition-root.js';
 import { selectionPolicyFor } from '../../shared/config/settings.js';
-import { isNotFound, messageOf } from '../../shared/domain/errors.js';
+import { ignoreNotFound, messageOf } from '../../shared/domain/errors.js';
 import type { RebootNoticeSender } from '../../shared/ports/reboot-notice-queue.js';
 
 export interface TriggerDependencies {
@@ -35,7 +40,7 @@ export interface TriggerDependencies {
    * Every pool's status with what `plan` decides for it (the cluster planned once, as the status
    * orchestration does), so the page served by the app says what `plan` and `status --json` say.
    */
-  readClusterStatus(cluster: string): Promise<PoolStatus[]>;
+  readClusterStatus(cluster: string): Promise<ClusterStatusRead>;
   /** Who holds the pool and what `release` would give back now (from the cluster and Azure). */
   readPoolOwnership(cluster: string, pool: string): Promise<PoolOwnership>;
   planPool(cluster: string, pool: string): Promise<PoolPlan>;
@@ -76,9 +81,16 @@ export function createTriggerDependencies(
       const handle = await dependencies.cluster(cluster);
       const now = dependencies.now();
       const pools = await listPoolsOfCluster(handle);
-      const statuses = await Promise.all(pools.map((pool) => readPoolStatus(handle, pool.name, now)));
+      const reads = await Promise.allSettled(pools.map((pool) => readPoolStatus(handle, pool.name, now)));
+      // As the clusterStatus orchestration: a pool that cannot be read is named, the others reported.
+      const statuses: PoolStatus[] = [];
+      const unreadable: UnreadablePool[] = [];
+      for (const [index, read] of reads.entries()) {
+        if (read.status === 'fulfilled') statuses.push(read.value);
+        else unreadable.push({ pool: pools[index]?.name ?? '?', reason: messageOf(read.reason) });
+      }
       const planning = await planPoolsOfCluster(handle, now);
-      return statuses.map((status): PoolStatus => {
+      const planned = statuses.map((status): PoolStatus => {
         const entry = planning.find((candidate) => candidate.pool === status.pool);
         if (entry === undefined) return status;
         return {
@@ -88,6 +100,7 @@ export function createTriggerDependencies(
             : { outcome: 'not-planned', reason: messageOf(entry.error) },
         };
       });
+      return { pools: planned, unreadable };
     },
     async readPoolOwnership(cluster, pool) {
       return readPoolOwnership(await dependencies.cluster(cluster), pool, dependencies.now());
@@ -100,12 +113,8 @@ export function createTriggerDependencies(
     },
     async nodeResourceId(cluster, node) {
       const handle = await dependencies.cluster(cluster);
-      try {
-        return resourceIdOfProviderId((await handle.kube.nodes.get(node)).providerId);
-      } catch (error) {
-        if (isNotFound(error)) return undefined;
-        throw error;
-      }
+      const found = await handle.kube.nodes.get(node).catch(ignoreNotFound);
+      return found === undefined ? undefined : resourceIdOfProviderId(found.providerId);
     },
     async scaleSetOfVirtualMachine(cluster, vm) {
       return scaleSetOfVirtualMachine((await dependencies.cluster(cluster)).compute, vm);

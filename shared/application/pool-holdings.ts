@@ -8,7 +8,7 @@ import { parseCanaryRecord } from '../domain/canary-record.js';
 import { CANARY_OF_LABEL } from '../domain/cluster-api-labels.js';
 import { CAPTURE_RUN_ANNOTATION, type ClusterNode } from '../domain/cluster-node.js';
 import type { ImageDefinitionRef } from '../domain/compute.js';
-import { isNotFound } from '../domain/errors.js';
+import { ignoreNotFound, isNotFound } from '../domain/errors.js';
 import { IMAGE_VERSION_TAG_KEYS, parseImageVersionTags } from '../domain/image-version.js';
 import {
   COPY_DISK_PURPOSE_TAG,
@@ -72,14 +72,9 @@ async function capzCanaryPoolsOf(
   const namespace = handle.configuration.capz?.namespace;
   const pools = handle.clusterApi?.machinePools;
   if (namespace === undefined || pools === undefined) return undefined;
-  let source;
-  try {
-    source = await pools.findByScaleSet(namespace, scope.scaleSet.name);
-  } catch (error) {
-    // Not a CAPZ pool (or not one in this namespace): no canary pool of it can exist.
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
+  // Not a CAPZ pool (or not one in this namespace): no canary pool of it can exist.
+  const source = await pools.findByScaleSet(namespace, scope.scaleSet.name).catch(ignoreNotFound);
+  if (source === undefined) return undefined;
   return { namespace, names: await pools.listCanaryPools(namespace, { [CANARY_OF_LABEL]: source.name }) };
 }
 

@@ -137,6 +137,22 @@ export interface PoolStatus {
   readonly imagePolicy?: PoolPolicyView;
 }
 
+/**
+ * A pool the cluster's nodes name whose status could not be read (its scale set deleted, or in a group
+ * the app's role does not reach): a cluster's status reports it with the reason and goes on.
+ */
+export interface UnreadablePool {
+  readonly pool: string;
+  /** The failure, in words (it names the scale set and what Azure answered). */
+  readonly reason: string;
+}
+
+/** A cluster's status: every pool that could be read, and the ones that could not. */
+export interface ClusterStatusRead {
+  readonly pools: readonly PoolStatus[];
+  readonly unreadable: readonly UnreadablePool[];
+}
+
 export interface PoolNodeView {
   readonly name: string;
   /** The `vmss-prototype.io/image-version` label; absent when the node carries none yet. */

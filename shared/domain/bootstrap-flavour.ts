@@ -2,8 +2,8 @@
  * How a pool's nodes get their kubelet credentials ("bootstrap flavour"), and what that means for
  * capturing one node's disk as the image of every new node: which identity files the prep script must
  * remove, which files joining needs and must be kept, whether only a copy of the disk may be scrubbed
- * and how new nodes join; a flavour that could not be captured safely would be refused with the reason
- * (none is today). Also the detection of the flavour from a node's labels and annotations. Pure: the
+ * and how new nodes join. Every flavour can be captured; a pool whose flavour is unknown is refused.
+ * Also the detection of the flavour from a node's labels and annotations. Pure: the
  * plan and the settings supply the inputs.
  */
 import type { ClusterNode } from './cluster-node.js';
@@ -52,10 +52,6 @@ export interface IdentityPlan {
   readonly empties: readonly string[];
   readonly keeps: readonly KeptPath[];
 }
-
-export type CaptureDecision =
-  | { readonly kind: 'capture'; readonly plan: IdentityPlan }
-  | { readonly kind: 'refuse'; readonly flavour: BootstrapFlavour; readonly reason: string };
 
 /**
  * Identity every flavour must not pass on. Each clone would otherwise boot as the donor:
@@ -115,42 +111,36 @@ function rancherKeeps(flavour: 'k3s' | 'rke2'): KeptPath[] {
   ];
 }
 
-/** The capture decision for a flavour: the plan, or why the product cannot capture it safely. */
-export function captureDecision(flavour: BootstrapFlavour): CaptureDecision {
+/** What capturing a pool of this flavour removes, empties and keeps, and how its new nodes join. */
+export function identityPlan(flavour: BootstrapFlavour): IdentityPlan {
   switch (flavour) {
     case 'aks-engine':
       return {
-        kind: 'capture',
-        plan: {
-          flavour,
-          scrub: 'donor-or-copy',
-          newNodes: 'boot-from-image',
-          removes: COMMON_REMOVED,
-          empties: COMMON_EMPTIED,
-          keeps: [
-            {
-              path: '/etc/kubernetes/certs',
-              why: 'the client certificate every node of the cluster shares: a clone joins with it under its own hostname',
-            },
-            {
-              path: '/var/lib/kubelet/kubeconfig',
-              why: "the kubelet's kubeconfig that points at that certificate",
-            },
-          ],
-        },
+        flavour,
+        scrub: 'donor-or-copy',
+        newNodes: 'boot-from-image',
+        removes: COMMON_REMOVED,
+        empties: COMMON_EMPTIED,
+        keeps: [
+          {
+            path: '/etc/kubernetes/certs',
+            why: 'the client certificate every node of the cluster shares: a clone joins with it under its own hostname',
+          },
+          {
+            path: '/var/lib/kubelet/kubeconfig',
+            why: "the kubelet's kubeconfig that points at that certificate",
+          },
+        ],
       };
     case 'k3s':
     case 'rke2':
       return {
-        kind: 'capture',
-        plan: {
-          flavour,
-          scrub: 'donor-or-copy',
-          newNodes: 'boot-from-image',
-          removes: COMMON_REMOVED,
-          empties: COMMON_EMPTIED,
-          keeps: rancherKeeps(flavour),
-        },
+        flavour,
+        scrub: 'donor-or-copy',
+        newNodes: 'boot-from-image',
+        removes: COMMON_REMOVED,
+        empties: COMMON_EMPTIED,
+        keeps: rancherKeeps(flavour),
       };
     case 'kubeadm':
       // A kubeadm node authenticates with a per-node certificate from TLS bootstrap: a clone that kept it
@@ -158,24 +148,21 @@ export function captureDecision(flavour: BootstrapFlavour): CaptureDecision {
       // it could not rejoin (its bootstrap token expired long ago). So only a copy is scrubbed, and new
       // nodes still run `kubeadm join` from the model's customData, with the packages and images there.
       return {
-        kind: 'capture',
-        plan: {
-          flavour,
-          scrub: 'copy-only',
-          newNodes: 'run-pool-bootstrap',
-          removes: [...COMMON_REMOVED, ...KUBEADM_RESET_REMOVED],
-          empties: COMMON_EMPTIED,
-          keeps: [
-            {
-              path: '/var/lib/containerd',
-              why: "the container image cache: a new node's kubeadm join starts with its images already pulled",
-            },
-            {
-              path: '/etc/systemd/system/kubelet.service.d',
-              why: 'the kubelet drop-in kubeadm installs with its packages: the kubelet waits for kubeadm join to configure it',
-            },
-          ],
-        },
+        flavour,
+        scrub: 'copy-only',
+        newNodes: 'run-pool-bootstrap',
+        removes: [...COMMON_REMOVED, ...KUBEADM_RESET_REMOVED],
+        empties: COMMON_EMPTIED,
+        keeps: [
+          {
+            path: '/var/lib/containerd',
+            why: "the container image cache: a new node's kubeadm join starts with its images already pulled",
+          },
+          {
+            path: '/etc/systemd/system/kubelet.service.d',
+            why: 'the kubelet drop-in kubeadm installs with its packages: the kubelet waits for kubeadm join to configure it',
+          },
+        ],
       };
   }
 }
@@ -234,12 +221,11 @@ export type FlavourChoice =
       readonly source: 'configured' | 'detected';
       readonly evidence: string;
     }
-  | { readonly kind: 'refuse'; readonly flavour?: BootstrapFlavour; readonly reason: string };
+  | { readonly kind: 'refuse'; readonly reason: string };
 
 /**
  * The pool's flavour: the configured one when set, else what the donor shows
- * (`pool.bootstrapFlavour ?? detectBootstrapFlavour(donor)`), then whether that flavour can be captured
- * (`captureDecision`). Without a configured flavour and without a donor there is nothing to decide yet:
+ * (`pool.bootstrapFlavour ?? detectBootstrapFlavour(donor)`); refused when neither says. Without a configured flavour and without a donor there is nothing to decide yet:
  * `undefined`.
  */
 export function chooseCaptureFlavour(input: {
@@ -262,14 +248,6 @@ export function chooseCaptureFlavour(input: {
     flavour = detection.flavour;
     source = 'detected';
     evidence = `node ${input.donor.name}: ${detection.evidence}`;
-  }
-  const decision = captureDecision(flavour);
-  if (decision.kind === 'refuse') {
-    return {
-      kind: 'refuse',
-      flavour,
-      reason: `bootstrap flavour ${flavour} (${evidence}): ${decision.reason}`,
-    };
   }
   return { kind: 'capture', flavour, source, evidence };
 }

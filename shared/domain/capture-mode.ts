@@ -6,7 +6,7 @@
  * known to be safe, and drain-and-stop otherwise, with the reason. Pure: the plan supplies the facts.
  */
 import type { BootstrapFlavour, NewNodeBootstrap } from './bootstrap-flavour.js';
-import { captureDecision } from './bootstrap-flavour.js';
+import { identityPlan } from './bootstrap-flavour.js';
 
 export const CAPTURE_MODES = ['drain-and-stop', 'live', 'run-command'] as const;
 export type CaptureMode = (typeof CAPTURE_MODES)[number];
@@ -107,9 +107,7 @@ export function liveCaptureBlockers(facts: CaptureModeFacts): string[] {
 export function chooseCaptureMode(facts: CaptureModeFacts): CaptureModeDecision {
   const choice = chooseMode(facts);
   if (choice.kind === 'refuse') return choice;
-  const identity = captureDecision(choice.flavour);
-  if (identity.kind === 'refuse') return { kind: 'refuse', reason: identity.reason };
-  const { scrub, newNodes } = identity.plan;
+  const { scrub, newNodes } = identityPlan(choice.flavour);
   if (scrub === 'copy-only' && choice.mode === 'run-command') {
     return {
       kind: 'refuse',
@@ -134,10 +132,6 @@ export function chooseCaptureMode(facts: CaptureModeFacts): CaptureModeDecision 
 
 function chooseMode(facts: CaptureModeFacts): ModeChoice {
   const known = facts.flavour.kind === 'unknown' ? undefined : facts.flavour.flavour;
-  if (known !== undefined) {
-    const identity = captureDecision(known);
-    if (identity.kind === 'refuse') return { kind: 'refuse', reason: identity.reason };
-  }
   const flavour = known ?? DEFAULT_FLAVOUR;
   const blockers = liveCaptureBlockers(facts);
   switch (facts.setting) {

@@ -7,7 +7,7 @@
  * `rm -rf`, `truncate -s 0`, `sync` and `systemctl poweroff` (POSIX sh and coreutils; the simulator runs
  * it in a real shell over the disk, sim/README.md).
  */
-import { type BootstrapFlavour, captureDecision, type IdentityPlan } from './bootstrap-flavour.js';
+import { type BootstrapFlavour, identityPlan } from './bootstrap-flavour.js';
 
 export interface PrepScriptInput {
   /** One line appended to /var/log/vmss-prototype-ancestry.log: which node, run and time built this image. */
@@ -38,17 +38,6 @@ export const PREP_REMOVED_PATHS: readonly string[] = identityPlan('aks-engine').
 /** Quotes a string for a POSIX shell single-quoted context. */
 function shellQuote(value: string): string {
   return `'${value.replaceAll("'", `'"'"'`)}'`;
-}
-
-/** The plan for a flavour the product can capture; throws with the reason for one it cannot. */
-export function identityPlan(flavour: BootstrapFlavour): IdentityPlan {
-  const decision = captureDecision(flavour);
-  if (decision.kind === 'refuse') {
-    throw new Error(
-      `building the prep script: pools of flavour ${flavour} cannot be captured: ${decision.reason}`,
-    );
-  }
-  return decision.plan;
 }
 
 /**

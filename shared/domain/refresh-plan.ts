@@ -211,10 +211,9 @@ function untrustedPatchWarnings(selection: PrototypeSelection): string[] {
 }
 
 /**
- * Adds the bootstrap flavour to a plan: the configured flavour refuses the pool whatever the
- * nodes say when the product cannot capture it (none today: captureDecision); otherwise a plan that would refresh takes the
- * configured flavour or the one its donor shows, and is refused when that one is unknown or cannot be
- * captured. The reason names the flavour, the evidence and what to do. A refused, disabled or node-less
+ * Adds the bootstrap flavour to a plan: a plan that would refresh takes the configured flavour or the one
+ * its donor shows, and is refused when neither says (the flavour is unknown). The reason says what was
+ * seen and what to do. A refused, disabled or node-less
  * plan is returned as it is.
  */
 export function applyBootstrapFlavour(
@@ -240,10 +239,7 @@ export function applyBootstrapFlavour(
         {
           code: 'bootstrap-flavour',
           reason: choice.reason,
-          remedy:
-            choice.flavour === undefined
-              ? "set pools[].bootstrapFlavour to how the pool's nodes get kubelet credentials"
-              : 'exclude this pool from vmss-prototype, or set pools[].bootstrapFlavour if it was detected wrongly',
+          remedy: "set pools[].bootstrapFlavour to how the pool's nodes get kubelet credentials",
         },
       ],
     };

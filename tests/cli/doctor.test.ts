@@ -13,11 +13,11 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
 
 import type { DoctorResult } from '../../cli/doctor.js';
-import { functionAppSettingsFor } from '../../cli/function-app-settings.js';
 import { SAMPLE_SCENARIO } from '../../cli/session.js';
 import type { SimulatorSession } from '../../cli/sim-session.js';
 import { startSimulatorSession } from '../../cli/sim-session.js';
 import { connectionOf } from '../../sim/connection.js';
+import { functionAppSettingsFor } from '../../sim/function-app-settings.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(ROOT, 'dist', 'cli', 'main.js');

@@ -27,7 +27,10 @@ const POOL: PoolStatus = {
 };
 
 function statusText(pool: PoolStatus): string {
-  return render({ kind: 'status', clusters: [{ cluster: 'prod', pools: [pool] }] }, { width: 200 });
+  return render(
+    { kind: 'status', clusters: [{ cluster: 'prod', pools: [pool], unreadable: [] }] },
+    { width: 200 },
+  );
 }
 
 void describe('status with a PoolImagePolicy', () => {

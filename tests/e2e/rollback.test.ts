@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 
 import { connectionOf } from '../../cli/sim-session.js';
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
-import type { PoolStatus } from '../../shared/application/pool-status.js';
+import type { ClusterStatusRead, PoolStatus } from '../../shared/application/pool-status.js';
 import type { PoolRefreshResult, PoolRollbackResult } from '../../shared/application/refresh-contracts.js';
 import { IMAGE_VERSION_LABEL, OLDER_GENERATION_TAINT } from '../../shared/domain/generations.js';
 import { VERSION_VERDICT_TAG_KEYS } from '../../shared/domain/version-verdict.js';
@@ -85,7 +85,7 @@ function poolNodes(harness: Harness) {
 async function poolStatus(harness: Harness, id: string): Promise<PoolStatus> {
   const status = await harness.run(ORCHESTRATION.clusterStatus, { cluster: 'prod' }, id);
   assert.equal(status.runtimeStatus, 'Completed', JSON.stringify(status.failure));
-  const pool = (status.output as PoolStatus[]).find((entry) => entry.pool === POOL2);
+  const pool = (status.output as ClusterStatusRead).pools.find((entry) => entry.pool === POOL2);
   assert.ok(pool);
   return pool;
 }

@@ -24,7 +24,7 @@ import { protectNode, readNodePriorState } from '../../shared/application/donor-
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import { poolScope } from '../../shared/application/pool-holdings.js';
 import { acquirePoolLease } from '../../shared/application/pool-lease.js';
-import type { PoolStatus } from '../../shared/application/pool-status.js';
+import type { ClusterStatusRead, PoolStatus } from '../../shared/application/pool-status.js';
 import type { ClusterRefreshResult, PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import {
   renderStatusPage,
@@ -98,7 +98,8 @@ void describe('status page in a real browser', { skip }, () => {
         `page-status-${served++}`,
       );
       assert.equal(run.runtimeStatus, 'Completed', JSON.stringify(run.failure));
-      return { kind: 'status', clusters: [{ cluster: 'prod', pools: run.output as PoolStatus[] }] };
+      const read = run.output as ClusterStatusRead;
+      return { kind: 'status', clusters: [{ cluster: 'prod', ...read }] };
     };
     status = await read();
     if (process.env['STATUS_PAGE_DUMP'] === '1') console.log(JSON.stringify(status, null, 1));
@@ -331,7 +332,7 @@ void describe('status page in a real browser', { skip }, () => {
     );
     assert.equal(statusRun.runtimeStatus, 'Completed', JSON.stringify(statusRun.failure));
     // What `status --json` prints: the statuses as JSON.
-    const json = JSON.parse(JSON.stringify(statusRun.output)) as PoolStatus[];
+    const json = (JSON.parse(JSON.stringify(statusRun.output)) as ClusterStatusRead).pools;
     const planRun = await harness.run(
       ORCHESTRATION.refreshCluster,
       { cluster: 'prod', trigger: 'test', dryRun: true },

@@ -1,14 +1,17 @@
 /**
- * The fault-space explorer's sample for the test suite: every run variant × every fault kind at one
- * boundary each (a different one per fault kind, spread over the run), plus the points where outside
- * probes found a pool harmed. Every point must keep every invariant once unattended recovery
+ * The fault-space explorer in the test suite: the points where outside probes found a pool harmed, and
+ * the split of the sample (every run variant × every fault kind at one boundary each, sample.ts) into
+ * its shard files (sample-<k>.test.ts). Every point must keep every invariant once unattended recovery
  * is over. `npm run explore` runs the whole space.
  */
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
-import { explore, reportTable, violationList } from './explore.js';
 import { explorePoint } from './point.js';
+import { SAMPLE_SHARDS, samplePairs, sampleShard } from './sample.js';
 import { boundariesOf, FAULT_KINDS, VARIANTS } from './space.js';
 
 void describe('fault-space explorer', { concurrency: false, timeout: 40 * 60_000 }, () => {
@@ -64,10 +67,21 @@ void describe('fault-space explorer', { concurrency: false, timeout: 40 * 60_000
     },
   );
 
-  void it('a sample of the whole space keeps every invariant', { timeout: 40 * 60_000 }, async (t) => {
-    const report = await explore({ variants: VARIANTS, boundariesPerFault: 1 });
-    t.diagnostic(`\n${reportTable(report)}`);
-    assert.equal(report.points.length, VARIANTS.length * FAULT_KINDS.length);
-    assert.equal(violationList(report), '');
+  void it('the sample is split into its shard files, every variant × fault kind in exactly one', () => {
+    const pairs = samplePairs();
+    assert.equal(pairs.length, VARIANTS.length * FAULT_KINDS.length);
+    const shards = Array.from({ length: SAMPLE_SHARDS }, (_, k) => sampleShard(k + 1));
+    assert.deepEqual(shards.flat(), pairs);
+    // A shard whose file is missing would drop its points: one file per shard, no more.
+    const sources = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'tests', 'explore');
+    const files = readdirSync(sources)
+      .filter((name) => /^sample-\d+\.test\.ts$/.test(name))
+      .sort();
+    const expected = shards.map((_, k) => `sample-${k + 1}.test.ts`).sort();
+    assert.deepEqual(files, expected);
+    // A variant or fault kind added later lands in a shard without a file changing.
+    const more = samplePairs(VARIANTS, [...FAULT_KINDS.map((fault) => fault.kind), 'kill']);
+    const grown = Array.from({ length: SAMPLE_SHARDS }, (_, k) => sampleShard(k + 1, more));
+    assert.equal(grown.flat().length, more.length);
   });
 });

@@ -13,6 +13,11 @@ export interface ExploreOptions {
   readonly faults?: readonly FaultKind[];
   /** At most this many boundaries per variant and fault kind, spread evenly (all when absent). */
   readonly boundariesPerFault?: number;
+  /**
+   * Only the variant and fault kind pairs it accepts (a shard of the sample, shard.ts): the boundaries
+   * picked for a pair are the same as without it.
+   */
+  readonly select?: (variant: Variant, fault: FaultKind) => boolean;
   /** Called after each point (progress). */
   readonly onPoint?: (result: PointResult, done: number, total: number) => void;
 }
@@ -30,6 +35,8 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
   const plan: { variant: Variant; boundary: Boundary; fault: FaultKind }[] = [];
   const boundaries: Record<string, number> = {};
   for (const variant of options.variants) {
+    if (options.select !== undefined && !faults.some((fault) => options.select?.(variant, fault) === true))
+      continue;
     const baseline = await activityCallsOf(variant);
     if (!baseline.status.startsWith('Completed')) {
       throw new Error(`${variant.name}: the uninterrupted run did not complete (${baseline.status})`);
@@ -37,6 +44,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
     const all = boundariesOf(baseline.calls);
     boundaries[variant.name] = all.length;
     faults.forEach((fault, faultIndex) => {
+      if (options.select !== undefined && !options.select(variant, fault)) return;
       const picked =
         options.boundariesPerFault === undefined ? all : spread(all, options.boundariesPerFault, faultIndex);
       for (const boundary of picked) plan.push({ variant, boundary, fault });

@@ -5,12 +5,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
-import { functionAppSettingsFor } from '../../cli/function-app-settings.js';
 import { SAMPLE_SCENARIO } from '../../cli/session.js';
 import type { SimulatorSession } from '../../cli/sim-session.js';
 import { connectionOf, startSimulatorSession } from '../../cli/sim-session.js';
 import { handlePlanRequest } from '../../functions/triggers/refresh-api.http.js';
 import { workerTriggerDependencies } from '../../functions/triggers/trigger-dependencies.js';
+import { functionAppSettingsFor } from '../../sim/function-app-settings.js';
 import { POOL1, POOL2 } from '../e2e/harness.js';
 import { recordingContext, request } from './triggers/fixtures.js';
 

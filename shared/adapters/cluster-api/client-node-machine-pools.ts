@@ -8,7 +8,13 @@ import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions } from 
 
 import type { MachinePoolMachine, MachinePoolView } from '../../domain/cluster-api.js';
 import { AZURE_MACHINE_POOL_LABEL, CANARY_OF_LABEL } from '../../domain/cluster-api-labels.js';
-import { isNotFound, NotFoundError, TerminalError, TransientError } from '../../domain/errors.js';
+import {
+  ignoreNotFound,
+  isNotFound,
+  NotFoundError,
+  TerminalError,
+  TransientError,
+} from '../../domain/errors.js';
 import type { CanaryPoolSpec, MachinePoolsPort } from '../../ports/cluster-api/machine-pools.js';
 import { type KubeConnection, PAGE_SIZE } from '../kubernetes/client-node-connection.js';
 import { type KubeCallContext, parseStatusBody } from '../kubernetes/errors.js';
@@ -254,13 +260,10 @@ export class ClientNodeMachinePools implements MachinePoolsPort {
     namespace: string,
     name: string,
   ): Promise<ObjectMeta | undefined> {
-    try {
-      const object = (await this.#get(resource, namespace, name)) as { metadata?: unknown };
-      return parseObject(ObjectMeta, object.metadata, `${resource.kind} ${namespace}/${name}`);
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
+    const object = (await this.#get(resource, namespace, name).catch(ignoreNotFound)) as
+      { metadata?: unknown } | undefined;
+    if (object === undefined) return undefined;
+    return parseObject(ObjectMeta, object.metadata, `${resource.kind} ${namespace}/${name}`);
   }
 
   async #get(resource: ClusterApiResource, namespace: string, name: string): Promise<unknown> {

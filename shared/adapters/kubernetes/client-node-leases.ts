@@ -5,7 +5,7 @@
  */
 import { CoordinationV1Api, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
 
-import { isNotFound, TerminalError, TransientError } from '../../domain/errors.js';
+import { ignoreNotFound, isNotFound, TerminalError, TransientError } from '../../domain/errors.js';
 import { definedOnly } from '../../domain/optional.js';
 import type { PoolLease } from '../../domain/ownership.js';
 import { parseRfc3339 } from '../../domain/rfc3339.js';
@@ -23,15 +23,10 @@ export class ClientNodeLeases implements LeasesPort {
   }
 
   async get(namespace: string, name: string): Promise<PoolLease | undefined> {
-    try {
-      const lease = await this.#connection.call(context('reading', namespace, name), () =>
-        this.#api.readNamespacedLease({ namespace, name }),
-      );
-      return toPoolLease(lease, namespace, name);
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
+    const lease = await this.#connection
+      .call(context('reading', namespace, name), () => this.#api.readNamespacedLease({ namespace, name }))
+      .catch(ignoreNotFound);
+    return lease === undefined ? undefined : toPoolLease(lease, namespace, name);
   }
 
   async create(lease: LeaseWrite): Promise<PoolLease | 'exists'> {

@@ -5,7 +5,7 @@
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 
 import type { PodOnNode } from '../../domain/drain.js';
-import { isNotFound, TerminalError } from '../../domain/errors.js';
+import { ignoreNotFound, isNotFound, TerminalError } from '../../domain/errors.js';
 import type {
   CheckPodSpec,
   EvictionOutcome,
@@ -160,14 +160,10 @@ export class ClientNodePods implements PodsPort {
   }
 
   async #readPod(namespace: string, name: string): Promise<V1Pod | undefined> {
-    try {
-      return await this.#connection.call(
-        { action: `reading pod ${qualifiedPod(namespace, name)}`, kind: 'Pod' },
-        () => this.#core.readNamespacedPod({ namespace, name }),
-      );
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
+    return this.#connection
+      .call({ action: `reading pod ${qualifiedPod(namespace, name)}`, kind: 'Pod' }, () =>
+        this.#core.readNamespacedPod({ namespace, name }),
+      )
+      .catch(ignoreNotFound);
   }
 }

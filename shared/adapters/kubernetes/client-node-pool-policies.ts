@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { z } from 'zod';
 
-import { isNotFound, TerminalError, TransientError } from '../../domain/errors.js';
+import { ignoreNotFound, isNotFound, TerminalError, TransientError } from '../../domain/errors.js';
 import { definedOnly } from '../../domain/optional.js';
 import {
   type PolicyEvent,
@@ -107,15 +107,10 @@ export class ClientNodePoolPolicies implements PoolPoliciesPort {
   }
 
   async get(name: string): Promise<PoolPolicyObject | undefined> {
-    try {
-      const object: unknown = await this.#connection.call(context('reading', name), () =>
-        this.#api.getClusterCustomObject({ ...COORDINATES, name }),
-      );
-      return toObject(object, `${POOL_POLICY_RESOURCE.kind} ${name}`);
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
+    const object: unknown = await this.#connection
+      .call(context('reading', name), () => this.#api.getClusterCustomObject({ ...COORDINATES, name }))
+      .catch(ignoreNotFound);
+    return object === undefined ? undefined : toObject(object, `${POOL_POLICY_RESOURCE.kind} ${name}`);
   }
 
   async replaceStatus(

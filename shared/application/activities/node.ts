@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-import { isNotFound } from '../../domain/errors.js';
+import { ignoreNotFound } from '../../domain/errors.js';
 import { runPodLabels } from '../../domain/ownership.js';
 import type { PowerOffSignals } from '../../domain/power-off-signal.js';
 import { drainStep, protectNode, readNodePriorState, restoreNode } from '../donor-node.js';
@@ -124,10 +124,7 @@ const readPowerOffSignals = defineActivity(
   async (deps, input): Promise<PowerOffSignals> => {
     const { kube } = await deps.cluster(input.cluster);
     const outcome = await kube.pods.getOutcome(input.namespace, input.name);
-    const node = await kube.nodes.get(input.node).catch((error: unknown) => {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    });
+    const node = await kube.nodes.get(input.node).catch(ignoreNotFound);
     const ready = node?.conditions.find((condition) => condition.type === 'Ready');
     const endedAt = outcome?.endedAt === undefined ? undefined : Date.parse(outcome.endedAt);
     const readySince =

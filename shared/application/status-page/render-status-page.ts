@@ -8,7 +8,7 @@
  * `escapeHtml`; the page is served with a Content-Security-Policy that allows nothing but its own inline
  * styles and data: images.
  */
-import type { PoolStatus } from '../pool-status.js';
+import type { PoolStatus, UnreadablePool } from '../pool-status.js';
 import { CONVERGENCE_STYLE } from './convergence-chart.js';
 import { FRESHNESS_STYLE } from './freshness-chart.js';
 import type { Html } from './html.js';
@@ -25,6 +25,8 @@ export { FRESH_SECONDS, STALE_SECONDS } from './view-model.js';
 export interface StatusPageCluster {
   readonly cluster: string;
   readonly pools: readonly PoolStatus[];
+  /** Pools whose status could not be read, each with why (shown above the others). */
+  readonly unreadable?: readonly UnreadablePool[];
   /** Reading the cluster's status failed: why (shown instead of its pools). */
   readonly error?: string;
 }
@@ -122,14 +124,23 @@ function clusterSection(cluster: StatusPageCluster, index: number): Html {
   }));
   const shown = entries.filter((entry) => !entry.view.collapsed);
   const collapsed = entries.filter((entry) => entry.view.collapsed);
+  const unreadable = (cluster.unreadable ?? []).map(
+    (entry) =>
+      html`<p role="alert">
+        ${badge('bad', 'error')} Pool ${entry.pool} could not be read: ${entry.reason}
+      </p>`,
+  );
   const body =
     cluster.error !== undefined
       ? html`<p role="alert">${badge('bad', 'error')} Reading this cluster failed: ${cluster.error}</p>`
-      : cluster.pools.length === 0
-        ? empty('No pools: no scale set of this cluster has nodes, or none is configured.')
-        : html`<div class="overview glance">${glance(shown)}</div>
-            ${shown.map(({ pool, view, id: poolId }) => poolSection(pool, view, poolId))}
-            ${notRefreshed(collapsed)}`;
+      : cluster.pools.length === 0 && unreadable.length > 0
+        ? html`${unreadable}`
+        : cluster.pools.length === 0
+          ? empty('No pools: no scale set of this cluster has nodes, or none is configured.')
+          : html`${unreadable}
+              <div class="overview glance">${glance(shown)}</div>
+              ${shown.map(({ pool, view, id: poolId }) => poolSection(pool, view, poolId))}
+              ${notRefreshed(collapsed)}`;
   return html`<section class="cluster" aria-labelledby="${id}">
     <h2 id="${id}">Cluster ${cluster.cluster}</h2>
     ${body}

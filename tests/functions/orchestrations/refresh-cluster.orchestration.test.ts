@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 
 import { CLUSTER_WINDOW_CHECK_SECONDS } from '../../../functions/orchestrations/timing.js';
 import { ORCHESTRATION, poolInstanceId } from '../../../shared/application/orchestration-ids.js';
-import type { PoolStatus } from '../../../shared/application/pool-status.js';
+import type { ClusterStatusRead } from '../../../shared/application/pool-status.js';
 import type { ClusterRefreshResult } from '../../../shared/application/refresh-contracts.js';
 import { TerminalError, TransientError } from '../../../shared/domain/errors.js';
 import type { ScaleSetRef } from '../../../shared/domain/resource-id.js';
@@ -249,12 +249,12 @@ void describe('clusterStatus on the port fakes', () => {
     const status = await world.runner.startOrchestration(ORCHESTRATION.clusterStatus, { cluster: CLUSTER });
     assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
     assert.deepEqual(
-      (status.output as PoolStatus[]).map((pool) => [pool.pool, pool.pointsAtOurImage]),
+      (status.output as ClusterStatusRead).pools.map((pool) => [pool.pool, pool.pointsAtOurImage]),
       POOLS.map((pool) => [pool, false]),
     );
   });
 
-  void it('fails naming the pool read that failed terminally', async () => {
+  void it('names the pool whose read failed terminally, with why, and reports the others', async () => {
     const world = createFakeWorld({ pools: POOLS });
     world.compute.nextErrorWhen(
       'scaleSets.get',
@@ -262,7 +262,14 @@ void describe('clusterStatus on the port fakes', () => {
       new TerminalError('Forbidden', 'reading scale set pool2: forbidden'),
     );
     const status = await world.runner.startOrchestration(ORCHESTRATION.clusterStatus, { cluster: CLUSTER });
-    assert.equal(status.runtimeStatus, 'Failed');
-    assert.equal(failureOf(status), 'reading-status: reading scale set pool2: forbidden');
+    assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+    const read = status.output as ClusterStatusRead;
+    assert.deepEqual(read.unreadable, [
+      { pool: 'pool2', reason: 'reading-status: reading scale set pool2: forbidden' },
+    ]);
+    assert.deepEqual(
+      read.pools.map((pool) => pool.pool),
+      POOLS.filter((pool) => pool !== 'pool2'),
+    );
   });
 });

@@ -203,12 +203,13 @@ export function fakeDependencies(
     },
     async readClusterStatus(cluster) {
       const list = await deps.listPools(cluster);
-      return Promise.all(
+      const pools = await Promise.all(
         list.map(async (pool) => ({
           ...(await deps.readPoolStatus(cluster, pool)),
           plan: planSummaryOf((await deps.planPool(cluster, pool)).decision),
         })),
       );
+      return { pools, unreadable: [] };
     },
     notices: {
       send(notice) {

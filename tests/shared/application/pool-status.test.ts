@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 
 import { orchestrations } from '../../../functions/orchestrations/index.js';
 import { leaseRefOf } from '../../../shared/application/pool-holdings.js';
-import type { PoolStatus } from '../../../shared/application/pool-status.js';
+import type { ClusterStatusRead, PoolStatus } from '../../../shared/application/pool-status.js';
 import type { PoolRefreshResult } from '../../../shared/application/refresh-contracts.js';
 import { CAPTURE_RUN_ANNOTATION } from '../../../shared/domain/cluster-node.js';
 import { LEASE_ANNOTATIONS } from '../../../shared/domain/ownership.js';
@@ -28,7 +28,7 @@ const LEASE = leaseRefOf(poolRef(POOL), 'vmss-prototype');
 async function statusOf(world: FakeWorld): Promise<PoolStatus> {
   const status = await world.runner.startOrchestration(orchestrations.clusterStatus, { cluster: CLUSTER });
   assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
-  const pool = (status.output as PoolStatus[]).find((candidate) => candidate.pool === POOL);
+  const pool = (status.output as ClusterStatusRead).pools.find((candidate) => candidate.pool === POOL);
   assert.ok(pool);
   return pool;
 }

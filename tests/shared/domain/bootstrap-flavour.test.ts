@@ -1,12 +1,12 @@
-/** Table tests of the capture decision per bootstrap flavour and of the flavour detection. */
+/** Table tests of the identity plan per bootstrap flavour and of the flavour detection. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import {
   BOOTSTRAP_FLAVOURS,
-  captureDecision,
   chooseCaptureFlavour,
   detectBootstrapFlavour,
+  identityPlan,
 } from '../../../shared/domain/bootstrap-flavour.js';
 
 const IDENTITY = [
@@ -20,15 +20,13 @@ const IDENTITY = [
   '/etc/ssh/ssh_host_*',
 ];
 
-void describe('captureDecision', () => {
+void describe('identityPlan', () => {
   for (const flavour of ['aks-engine', 'k3s', 'rke2'] as const) {
     void it(`${flavour}: removes every identity file, empties machine-id`, () => {
-      const decision = captureDecision(flavour);
+      const plan = identityPlan(flavour);
 
-      assert.equal(decision.kind, 'capture');
-      assert.ok(decision.kind === 'capture');
-      assert.deepEqual([...decision.plan.removes], IDENTITY);
-      assert.deepEqual([...decision.plan.empties], ['/etc/machine-id']);
+      assert.deepEqual([...plan.removes], IDENTITY);
+      assert.deepEqual([...plan.empties], ['/etc/machine-id']);
     });
   }
 
@@ -39,16 +37,15 @@ void describe('captureDecision', () => {
   ];
   for (const { flavour, keeps } of kept) {
     void it(`${flavour}: keeps what joining needs, and never removes it`, () => {
-      const decision = captureDecision(flavour);
-      assert.ok(decision.kind === 'capture');
+      const plan = identityPlan(flavour);
 
       assert.deepEqual(
-        decision.plan.keeps.map((entry) => entry.path),
+        plan.keeps.map((entry) => entry.path),
         keeps,
       );
       for (const path of keeps) {
         assert.ok(
-          !decision.plan.removes.some((removed) => path.startsWith(removed.replace(/\*$/, ''))),
+          !plan.removes.some((removed) => path.startsWith(removed.replace(/\*$/, ''))),
           `${path} is not removed`,
         );
       }
@@ -56,10 +53,8 @@ void describe('captureDecision', () => {
   }
 
   void it('kubeadm: removes what kubeadm reset removes, on a copy only; new nodes run kubeadm join', () => {
-    const decision = captureDecision('kubeadm');
+    const plan = identityPlan('kubeadm');
 
-    assert.ok(decision.kind === 'capture');
-    const { plan } = decision;
     assert.equal(plan.scrub, 'copy-only');
     assert.equal(plan.newNodes, 'run-pool-bootstrap');
     // The common identity set, then kubeadm reset's cleanup (cleanupnode.go) and join preflight's files.
@@ -82,8 +77,8 @@ void describe('captureDecision', () => {
   void it('scrubs the donor itself only where its identity can be given back', () => {
     assert.deepEqual(
       BOOTSTRAP_FLAVOURS.map((flavour) => {
-        const decision = captureDecision(flavour);
-        return decision.kind === 'capture' ? `${decision.plan.scrub}/${decision.plan.newNodes}` : 'refuse';
+        const plan = identityPlan(flavour);
+        return `${plan.scrub}/${plan.newNodes}`;
       }),
       [
         'donor-or-copy/boot-from-image',

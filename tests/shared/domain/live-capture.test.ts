@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
+import { identityPlan } from '../../../shared/domain/bootstrap-flavour.js';
 import {
   buildCopyGuardScript,
   buildFreezeScript,
@@ -12,7 +13,6 @@ import {
   temporaryIdentifiersFor,
 } from '../../../shared/domain/live-capture.js';
 import { LIVE_POD_GRACE_SECONDS, planLiveLeftovers } from '../../../shared/domain/live-leftovers.js';
-import { identityPlan } from '../../../shared/domain/prep-script.js';
 
 const TEMPORARY = temporaryIdentifiersFor('run-1\u0000copy');
 

@@ -5,9 +5,8 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 
-import type { SimulatorSettingsKey } from '../shared/config/settings-keys.js';
-import type { SimulatorConnection } from '../sim/connection.js';
-import { settingsForConnection, SIM_ARM_TOKEN } from './sim-settings.js';
+import { settingsForConnection, SIM_ARM_TOKEN } from './app-settings.js';
+import type { SimulatorConnection } from './connection.js';
 
 /** The form Core Tools reads (`func start`) and the CLI's `--settings` too. */
 export interface LocalSettingsFile {
@@ -20,7 +19,9 @@ export interface LocalSettingsFile {
  * clusters with their service-account tokens by env reference, and the simulator seam.
  */
 export function functionAppSettingsFor(connection: SimulatorConnection): LocalSettingsFile {
-  const seam: Record<SimulatorSettingsKey, string> = {
+  // The simulator seam's keys (shared/config/settings-keys.ts SIMULATOR_SETTINGS_KEYS; the simulator imports
+  // nothing of the product: tests/sim/function-app-settings.test.ts checks every key is one the app reads).
+  const seam: Record<string, string> = {
     VMSSP_SIMULATOR: 'true',
     VMSSP_SIMULATOR_ARM_ENDPOINT: connection.armEndpoint,
     VMSSP_SIMULATOR_CA: connection.caPem,
@@ -33,7 +34,7 @@ export function functionAppSettingsFor(connection: SimulatorConnection): LocalSe
       FUNCTIONS_WORKER_RUNTIME: 'node',
       // host.json and the triggers bind %VMSSP_TASK_HUB%, %VMSSP_SCHEDULE%, %VMSSP_REAPER_SCHEDULE% and
       // %VMSSP_REBOOT_QUEUE%: the host does not start unless each is an app setting (the app's defaults are
-      // invisible to it). tests/cli/function-app-settings.test.ts keeps these equal to settings.ts's defaults.
+      // invisible to it). tests/sim/function-app-settings.test.ts keeps these equal to settings.ts's defaults.
       VMSSP_SCHEDULE: '0 0 3 * * *',
       VMSSP_REAPER_SCHEDULE: '0 */5 * * * *',
       VMSSP_TASK_HUB: 'vmssprototype',

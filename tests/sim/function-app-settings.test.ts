@@ -6,14 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
+import { loadSettings } from '../../shared/config/settings.js';
+import { classifySettingsKey, SIMULATOR_SETTINGS_KEYS } from '../../shared/config/settings-keys.js';
+import type { SimulatorConnection } from '../../sim/connection.js';
 import {
   functionAppSettingsFor,
   SettingsFileRefused,
   writeFunctionAppSettings,
-} from '../../cli/function-app-settings.js';
-import { loadSettings } from '../../shared/config/settings.js';
-import { classifySettingsKey, SIMULATOR_SETTINGS_KEYS } from '../../shared/config/settings-keys.js';
-import type { SimulatorConnection } from '../../sim/connection.js';
+} from '../../sim/function-app-settings.js';
 
 const PEM =
   '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUXk1hc2ltdWxhdG9yLWNh\n-----END CERTIFICATE-----\n';

@@ -1,8 +1,9 @@
 /**
- * App settings that point the product at a simulator, from its connection file. Apart from
- * sim-session.ts so that connecting to a running simulator (`--sim-connect`) does not load the simulator.
+ * App settings that point the product at a simulator, from its connection file: for the CLI's `--sim` and
+ * `--sim-connect` and for `npm run sim -- --function-app-settings`. A module of its own, importing no other
+ * simulator code, so that connecting to a running simulator (`--sim-connect`) does not load the simulator.
  */
-import type { SimulatorConnection } from '../sim/connection.js';
+import type { SimulatorConnection } from './connection.js';
 
 /** A digest-pinned image for the prep pod; the simulator does not pull images. */
 const SIM_PREP_IMAGE =

@@ -1,0 +1,276 @@
+// `npm run test:unit`: every compiled test file, in two tiers, two processes at a time.
+//
+// - The fast files (tests/test-files.mjs: no simulator, Azurite, browser or child process) run in ONE
+//   process: loading the SDKs once instead of once per file is most of their time.
+// - Every other file runs in a process of its own, as `node --test` runs it, the longest first: the order
+//   comes from the checked-in times of the last full run (tests/test-times.json, `npm run test:times`
+//   updates it); a file without a time (new) starts first.
+//
+// Each process's TAP stream is printed whole when the process ends (so that streams do not interleave),
+// then the time table (the 15 slowest files and the total), the test counts per tier and, last, every
+// failed test with its file, line and error (tests/failure-summary.mjs). The measured times are written
+// to dist/test-times.json for the budget check (tests/check-budget.mjs) and `npm run test:times`.
+// Exits non-zero when a test fails or a process ends badly.
+//
+//   node tests/run-tiers.mjs            run everything
+//   node tests/run-tiers.mjs --list     print the jobs in their start order and exit
+//   node tests/run-tiers.mjs chaos/ e2e/refresh   only the files whose key starts so (and no fast tier
+//                                      unless FAST_KEY's `fast` is given)
+import { Buffer } from 'node:buffer';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+import { allTestFiles, fastTestFiles, keyOf, ROOT } from './test-files.mjs';
+
+const CONCURRENCY = Number(process.env['TEST_CONCURRENCY'] ?? '2');
+const FAST_KEY = 'fast tier';
+const TIMES_FILE = join(ROOT, 'tests', 'test-times.json');
+const MEASURED_FILE = join(ROOT, 'dist', 'test-times.json');
+const WORK = join(ROOT, 'dist', 'test-run');
+const SLOWEST = 15;
+
+/** The checked-in seconds per file key (and FAST_KEY), or none. */
+function knownTimes() {
+  if (!existsSync(TIMES_FILE)) return {};
+  return JSON.parse(readFileSync(TIMES_FILE, 'utf8')).seconds ?? {};
+}
+
+/** The jobs in their start order: the longest known first, the unknown before them. */
+function jobs() {
+  const fast = new Set(fastTestFiles());
+  const all = allTestFiles();
+  const list = [
+    { key: FAST_KEY, tier: 'fast', files: all.filter((file) => fast.has(file)) },
+    ...all
+      .filter((file) => !fast.has(file))
+      .map((file) => ({ key: keyOf(file), tier: 'process', files: [file] })),
+  ];
+  const only = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+  const chosen =
+    only.length === 0
+      ? list
+      : list.filter((job) =>
+          job.tier === 'fast' ? only.includes('fast') : only.some((prefix) => job.key.startsWith(prefix)),
+        );
+  const times = knownTimes();
+  const weight = (job) => times[job.key] ?? Number.POSITIVE_INFINITY;
+  return chosen.sort((a, b) => weight(b) - weight(a) || a.key.localeCompare(b.key));
+}
+
+const running = new Set();
+
+/**
+ * CPU seconds of the processes this one has waited for (Linux /proc: cutime + cstime). Read when a
+ * job's process has been reaped, its difference from the previous reading is that job's CPU time with
+ * its own children: on a machine shared with other work, a better measure of a file's cost than wall time.
+ */
+function childCpuSeconds() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+let cpuRead = childCpuSeconds();
+
+function runJob(job, index) {
+  const base = join(WORK, String(index));
+  const summary = `${base}.summary.txt`;
+  const tier = `${base}.tier.json`;
+  const args = [
+    '--test',
+    ...(job.tier === 'fast' ? ['--experimental-test-isolation=none'] : []),
+    '--test-timeout=2700000',
+    '--test-reporter=tap',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=./tests/failure-summary.mjs',
+    `--test-reporter-destination=${summary}`,
+    '--test-reporter=./tests/tier-reporter.mjs',
+    `--test-reporter-destination=${tier}`,
+    ...job.files.map((file) => relative(ROOT, file)),
+  ];
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    running.add(child);
+    const out = [];
+    const err = [];
+    child.stdout.on('data', (chunk) => out.push(chunk));
+    child.stderr.on('data', (chunk) => err.push(chunk));
+    child.on('close', (code, signal) => {
+      running.delete(child);
+      const seconds = (performance.now() - started) / 1000;
+      const cpuNow = childCpuSeconds();
+      const cpu = cpuNow - cpuRead;
+      cpuRead = cpuNow;
+      const what = job.tier === 'fast' ? `${job.files.length} fast files in one process` : job.key;
+      process.stdout.write(
+        `# ---- ${what}: exit ${signal ?? code} in ${seconds.toFixed(1)} s (${cpu.toFixed(1)} s CPU)\n`,
+      );
+      process.stdout.write(Buffer.concat(out));
+      process.stderr.write(Buffer.concat(err));
+      const read = (path) => (existsSync(path) ? readFileSync(path, 'utf8') : '');
+      const report = read(tier).trim();
+      resolve({
+        job,
+        seconds,
+        cpu,
+        ok: code === 0,
+        exit: signal ?? code,
+        summary: read(summary),
+        tier: report === '' ? undefined : JSON.parse(report),
+      });
+    });
+  });
+}
+
+async function runAll(list) {
+  const results = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < list.length) {
+      const index = next;
+      next += 1;
+      results.push(await runJob(list[index], index));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, list.length) }, worker));
+  return results;
+}
+
+/** Per file key, its wall seconds: a process's own time, or in the fast process its tests' time. */
+function fileSeconds(results) {
+  const seconds = {};
+  for (const result of results) {
+    if (result.job.tier !== 'fast') {
+      seconds[result.job.key] = result.seconds;
+      continue;
+    }
+    for (const [file, ms] of Object.entries(result.tier?.files ?? {})) {
+      const path = file.startsWith('file:') ? fileURLToPath(file) : file;
+      seconds[keyOf(path)] = ms / 1000;
+    }
+  }
+  return seconds;
+}
+
+function tierCounts(results) {
+  const tiers = {};
+  for (const result of results) {
+    const row = (tiers[result.job.tier] ??= {
+      files: 0,
+      processes: 0,
+      tests: 0,
+      passed: 0,
+      failed: 0,
+      skipped: 0,
+      todo: 0,
+      topLevel: 0,
+    });
+    row.files += result.job.files.length;
+    row.processes += 1;
+    for (const name of ['tests', 'passed', 'failed', 'skipped', 'todo', 'topLevel'])
+      row[name] += result.tier?.counts[name] ?? 0;
+  }
+  return tiers;
+}
+
+function report(results, totalSeconds) {
+  const seconds = fileSeconds(results);
+  const tiers = tierCounts(results);
+  const fast = results.find((result) => result.job.tier === 'fast');
+  const lines = [];
+  const slowest = Object.entries(seconds)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, SLOWEST);
+  const cpu = Object.fromEntries(
+    results.filter((result) => result.job.tier !== 'fast').map((result) => [result.job.key, result.cpu]),
+  );
+  lines.push(`# time table: the ${slowest.length} slowest of ${Object.keys(seconds).length} test files`);
+  lines.push('#    wall s   CPU s  file');
+  for (const [key, value] of slowest) {
+    const used = cpu[key] === undefined ? '-' : cpu[key].toFixed(1);
+    lines.push(`#   ${value.toFixed(1).padStart(7)} ${used.padStart(7)}  ${key}`);
+  }
+  if (fast !== undefined) {
+    lines.push(
+      `#   (the fast tier's one process: ${fast.seconds.toFixed(1)} s wall, ${fast.cpu.toFixed(1)} s CPU for ${fast.job.files.length} files)`,
+    );
+  }
+  const cpuTotal = results.reduce((sum, result) => sum + result.cpu, 0);
+  lines.push(
+    `# total: ${totalSeconds.toFixed(1)} s wall, ${cpuTotal.toFixed(1)} s CPU, ${CONCURRENCY} processes at a time`,
+  );
+  lines.push('# tests per tier:');
+  let sum = { tests: 0, passed: 0, failed: 0, skipped: 0, topLevel: 0 };
+  for (const [name, row] of Object.entries(tiers)) {
+    lines.push(
+      `#   ${name.padEnd(8)} ${row.files} files, ${row.processes} processes: ${row.tests} tests ` +
+        `(${row.passed} passed, ${row.failed} failed, ${row.skipped} skipped), ${row.topLevel} top-level`,
+    );
+    for (const name of Object.keys(sum)) sum[name] += row[name];
+  }
+  lines.push(
+    `#   all      ${sum.tests} tests (${sum.passed} passed, ${sum.failed} failed, ${sum.skipped} skipped), ${sum.topLevel} top-level`,
+  );
+  return { text: `${lines.join('\n')}\n`, seconds, tiers, total: sum };
+}
+
+function failureSummary(results) {
+  const failed = results.filter((result) => !result.ok || /test\(s\) failed/.test(result.summary));
+  if (failed.length === 0) {
+    const passed = results.reduce((n, result) => n + (result.tier?.counts.passed ?? 0), 0);
+    return `# failure summary: no test failed (${passed} passed)\n`;
+  }
+  const lines = ['', `# failure summary: ${failed.length} process(es) failed`];
+  for (const result of failed) {
+    lines.push(`# ---- ${result.job.key} (exit ${result.exit})`);
+    const text = result.summary.trim();
+    lines.push(text === '' ? '#   the process ended before its tests reported (see its stderr above)' : text);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+const list = jobs();
+if (process.argv.includes('--list')) {
+  const times = knownTimes();
+  for (const job of list) console.log(`${String(times[job.key] ?? '?').padStart(6)} ${job.key}`);
+  process.exit(0);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    for (const child of running) child.kill('SIGTERM');
+    process.exit(130);
+  });
+}
+
+rmSync(WORK, { recursive: true, force: true });
+mkdirSync(WORK, { recursive: true });
+const started = performance.now();
+const results = await runAll(list);
+const totalSeconds = (performance.now() - started) / 1000;
+const table = report(results, totalSeconds);
+writeFileSync(
+  MEASURED_FILE,
+  `${JSON.stringify(
+    {
+      totalSeconds,
+      concurrency: CONCURRENCY,
+      jobs: Object.fromEntries(results.map((result) => [result.job.key, result.seconds])),
+      cpu: Object.fromEntries(results.map((result) => [result.job.key, result.cpu])),
+      files: table.seconds,
+      tiers: table.tiers,
+    },
+    null,
+    2,
+  )}\n`,
+);
+process.stdout.write(`\n${table.text}`);
+process.stdout.write(failureSummary(results));
+process.exit(results.every((result) => result.ok) ? 0 : 1);
