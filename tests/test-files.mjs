@@ -40,6 +40,7 @@ const SLOW = new Map([
   ['cli/preflight', 'starts node in child processes'],
   ['cli/runner/crash', 'kills and resumes runner child processes'],
   ['cli/status-page', 'serves the status page from a CLI child process against the simulator'],
+  ['docs/runbook', "runs the runbook's commands in CLI child processes against the simulator"],
 ]);
 
 function testFiles(dir) {
