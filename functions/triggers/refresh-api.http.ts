@@ -148,6 +148,71 @@ async function resolvePools(
   return { ok: true, value: [pool] };
 }
 
+/**
+ * Where a route's pools come from: every pool of the cluster, the path's `{pool}`, `?pool=`, or a field of
+ * the body (then the body is read first).
+ */
+type PoolsFrom<B> = 'all' | 'path' | 'query' | { readonly body: (body: B) => string | undefined };
+
+/** What a route checks before it acts: the cluster (always), its pools, and its body's schema. */
+interface RoutePrelude<B> {
+  readonly pools: PoolsFrom<B>;
+  readonly body?: z.ZodType<B>;
+}
+
+/** A request past its route's prelude: a configured cluster, pools of it, a valid body. */
+interface RouteInput<B> {
+  readonly cluster: string;
+  /** One pool for a route on one pool (the first is it), else every pool of the cluster. */
+  readonly pools: readonly string[];
+  readonly pool: string;
+  readonly body: B;
+}
+
+function prelude<B = undefined>(pools: PoolsFrom<B>, body?: z.ZodType<B>): RoutePrelude<B> {
+  return body === undefined ? { pools } : { pools, body };
+}
+
+/**
+ * Runs a route's prelude, in one order for every route: the cluster (name rule first: nothing unvalidated
+ * reaches an id or a call), then the pools and the body (the body first when it names the pool).
+ */
+async function resolveRoute<B>(
+  request: HttpRequest,
+  context: InvocationContext,
+  deps: ApiDependencies,
+  route: RoutePrelude<B>,
+): Promise<Resolved<RouteInput<B>>> {
+  const cluster = resolveCluster(request, deps);
+  if (!cluster.ok) return cluster;
+  const readBody = async (): Promise<Resolved<B>> => {
+    if (route.body === undefined) return { ok: true, value: undefined as B };
+    const body = await readJsonBody(request, route.body, {});
+    return body.ok ? { ok: true, value: body.value } : body;
+  };
+  const from = route.pools;
+  const body = typeof from === 'object' ? await readBody() : undefined;
+  if (body !== undefined && !body.ok) return body;
+  const named =
+    from === 'all'
+      ? undefined
+      : from === 'path'
+        ? request.params['pool']
+        : from === 'query'
+          ? (request.query.get('pool') ?? undefined)
+          : body?.ok === true
+            ? from.body(body.value)
+            : undefined;
+  const pools = await resolvePools(context, deps, cluster.value, named);
+  if (!pools.ok) return pools;
+  const read = body ?? (await readBody());
+  if (!read.ok) return read;
+  return {
+    ok: true,
+    value: { cluster: cluster.value, pools: pools.value, pool: pools.value[0] ?? '', body: read.value },
+  };
+}
+
 /** POST /api/clusters/{cluster}/refresh: body `{ pool?, node?, dryRun? }`. */
 export async function handleRefreshRequest(
   request: HttpRequest,
@@ -155,33 +220,30 @@ export async function handleRefreshRequest(
   context: InvocationContext,
   deps: ApiDependencies,
 ): Promise<HttpResponse> {
-  const cluster = resolveCluster(request, deps);
-  if (!cluster.ok) return cluster.response;
-  const body = await readJsonBody(request, RefreshRequest, {});
-  if (!body.ok) return body.response;
-  const { pool, node, dryRun } = body.value;
-  const pools = await resolvePools(context, deps, cluster.value, pool);
-  if (!pools.ok) return pools.response;
+  const resolved = await resolveRoute(request, context, deps, ROUTE_PRELUDES.refresh);
+  if (!resolved.ok) return resolved.response;
+  const { cluster, pools } = resolved.value;
+  const { pool, node, dryRun } = resolved.value.body;
 
-  const clusterId = clusterInstanceId(cluster.value);
+  const clusterId = clusterInstanceId(cluster);
   const start =
     pool === undefined
       ? startRequest(
           orchestrations.refreshCluster,
           clusterId,
           {
-            cluster: cluster.value,
+            cluster,
             trigger: 'http',
             runSeed: randomUUID(),
             ...definedOnly({ dryRun }),
           },
-          pools.value.map((p) => poolInstanceId(cluster.value, p)),
+          pools.map((p) => poolInstanceId(cluster, p)),
         )
       : startRequest(
           orchestrations.refreshPool,
-          poolInstanceId(cluster.value, pool),
+          poolInstanceId(cluster, pool),
           {
-            cluster: cluster.value,
+            cluster,
             pool,
             trigger: 'http',
             runSeed: randomUUID(),
@@ -194,7 +256,7 @@ export async function handleRefreshRequest(
     const outcome = await startSingleton(client, start);
     if (outcome.kind === 'running') {
       return conflict(
-        pool === undefined ? `cluster ${cluster.value}` : `pool ${pool} of cluster ${cluster.value}`,
+        pool === undefined ? `cluster ${cluster}` : `pool ${pool} of cluster ${cluster}`,
         outcome.status,
       );
     }
@@ -216,20 +278,19 @@ export async function handleStatusRequest(
   context: InvocationContext,
   deps: ApiDependencies,
 ): Promise<HttpResponse> {
-  const cluster = resolveCluster(request, deps);
-  if (!cluster.ok) return cluster.response;
-  const pools = await resolvePools(context, deps, cluster.value, undefined);
-  if (!pools.ok) return pools.response;
-  const clusterRun = await readStatus(client, clusterInstanceId(cluster.value));
+  const resolved = await resolveRoute(request, context, deps, ROUTE_PRELUDES.status);
+  if (!resolved.ok) return resolved.response;
+  const { cluster, pools } = resolved.value;
+  const clusterRun = await readStatus(client, clusterInstanceId(cluster));
   const views = await Promise.all(
-    pools.value.map(async (pool) => {
+    pools.map(async (pool) => {
       const [image, run, signal] = await Promise.all([
-        deps.readPoolStatus(cluster.value, pool).then(
+        deps.readPoolStatus(cluster, pool).then(
           (status): PoolStatus | { error: string } => status,
           (error: unknown) => ({ error: messageOf(error) }),
         ),
-        readStatus(client, poolInstanceId(cluster.value, pool)),
-        readStatus(client, signalInstanceId(cluster.value, pool)),
+        readStatus(client, poolInstanceId(cluster, pool)),
+        readStatus(client, signalInstanceId(cluster, pool)),
       ]);
       return {
         pool,
@@ -252,7 +313,7 @@ export async function handleStatusRequest(
     }),
   );
   return json(200, {
-    cluster: cluster.value,
+    cluster,
     ...(clusterRun === undefined
       ? {}
       : isActive(clusterRun)
@@ -272,15 +333,13 @@ export async function handlePlanRequest(
   context: InvocationContext,
   deps: ApiDependencies,
 ): Promise<HttpResponse> {
-  const cluster = resolveCluster(request, deps);
-  if (!cluster.ok) return cluster.response;
-  const pool = request.query.get('pool') ?? undefined;
-  const pools = await resolvePools(context, deps, cluster.value, pool);
-  if (!pools.ok) return pools.response;
+  const resolved = await resolveRoute(request, context, deps, ROUTE_PRELUDES.plan);
+  if (!resolved.ok) return resolved.response;
+  const { cluster, pools } = resolved.value;
   try {
-    const plans: PoolPlan[] = await Promise.all(pools.value.map((p) => deps.planPool(cluster.value, p)));
+    const plans: PoolPlan[] = await Promise.all(pools.map((p) => deps.planPool(cluster, p)));
     return json(200, {
-      cluster: cluster.value,
+      cluster,
       pools: plans.map((plan) => ({
         pool: plan.pool,
         scaleSet: plan.scaleSet.name,
@@ -290,7 +349,7 @@ export async function handlePlanRequest(
       })),
     });
   } catch (error) {
-    return dependencyFailure(context, `planning cluster ${cluster.value}`, error);
+    return dependencyFailure(context, `planning cluster ${cluster}`, error);
   }
 }
 
@@ -314,19 +373,15 @@ export async function handleCancelRequest(
   context: InvocationContext,
   deps: ApiDependencies,
 ): Promise<HttpResponse> {
-  const cluster = resolveCluster(request, deps);
-  if (!cluster.ok) return cluster.response;
-  const pools = await resolvePools(context, deps, cluster.value, request.params['pool']);
-  if (!pools.ok) return pools.response;
-  const pool = pools.value[0] ?? '';
-  const body = await readJsonBody(request, CancelRequest, {});
-  if (!body.ok) return body.response;
-  const instanceId = poolInstanceId(cluster.value, pool);
+  const resolved = await resolveRoute(request, context, deps, ROUTE_PRELUDES.cancel);
+  if (!resolved.ok) return resolved.response;
+  const { cluster, pool, body } = resolved.value;
+  const instanceId = poolInstanceId(cluster, pool);
   const running = await readStatus(client, instanceId);
   if (running === undefined || !isActive(running)) {
-    return problem(409, 'NotRefreshing', `pool ${pool} of cluster ${cluster.value} has no refresh running`);
+    return problem(409, 'NotRefreshing', `pool ${pool} of cluster ${cluster} has no refresh running`);
   }
-  await client.raiseEvent(instanceId, EVENT.cancel, body.value.reason ?? 'cancelled through the API');
+  await client.raiseEvent(instanceId, EVENT.cancel, body.reason ?? 'cancelled through the API');
   context.log('refresh api: cancel requested', { instanceId });
   return json(202, { id: instanceId, cancelRequested: true, running: runView(running) });
 }
@@ -345,24 +400,20 @@ export async function handleReleaseRequest(
   context: InvocationContext,
   deps: ApiDependencies,
 ): Promise<HttpResponse> {
-  const cluster = resolveCluster(request, deps);
-  if (!cluster.ok) return cluster.response;
-  const pools = await resolvePools(context, deps, cluster.value, request.params['pool']);
-  if (!pools.ok) return pools.response;
-  const pool = pools.value[0] ?? '';
-  const body = await readJsonBody(request, ReleaseRequest, {});
-  if (!body.ok) return body.response;
-  const { dryRun, force } = body.value;
+  const resolved = await resolveRoute(request, context, deps, ROUTE_PRELUDES.release);
+  if (!resolved.ok) return resolved.response;
+  const { cluster, pool, body } = resolved.value;
+  const { dryRun, force } = body;
   let ownership;
   try {
-    ownership = await deps.readPoolOwnership(cluster.value, pool);
+    ownership = await deps.readPoolOwnership(cluster, pool);
   } catch (error) {
-    return dependencyFailure(context, `reading who holds pool ${pool} of cluster ${cluster.value}`, error);
+    return dependencyFailure(context, `reading who holds pool ${pool} of cluster ${cluster}`, error);
   }
   const heldBy = ownership.lease.state === 'held' ? ownership.lease.description : undefined;
   if (dryRun === true) {
     return json(200, {
-      cluster: cluster.value,
+      cluster,
       pool,
       dryRun: true,
       ...definedOnly({ heldBy }),
@@ -370,12 +421,12 @@ export async function handleReleaseRequest(
       kept: ownership.kept,
     });
   }
-  const running = await readStatus(client, poolInstanceId(cluster.value, pool));
+  const running = await readStatus(client, poolInstanceId(cluster, pool));
   if (running !== undefined && isActive(running)) {
     return problem(
       409,
       'RefreshRunning',
-      `pool ${pool} of cluster ${cluster.value} is being refreshed (instance ${running.instanceId}): ` +
+      `pool ${pool} of cluster ${cluster} is being refreshed (instance ${running.instanceId}): ` +
         'cancel it (POST …/cancel) instead; it gives its node back',
       { running: runView(running) },
     );
@@ -384,17 +435,17 @@ export async function handleReleaseRequest(
     return problem(
       409,
       'PoolHeld',
-      `pool ${pool} of cluster ${cluster.value} is held by ${heldBy}: cancel that run, wait until its lease ` +
+      `pool ${pool} of cluster ${cluster} is held by ${heldBy}: cancel that run, wait until its lease ` +
         'expires, or send {"force":true} if you know that runner is gone',
     );
   }
   if (ownership.leftovers.length === 0 && !(force === true && heldBy !== undefined)) {
-    return json(200, { cluster: cluster.value, pool, outcome: 'nothing-left', kept: ownership.kept });
+    return json(200, { cluster: cluster, pool, outcome: 'nothing-left', kept: ownership.kept });
   }
   return startPoolRun(request, client, context, {
     what: 'release',
-    start: startRequest(orchestrations.releasePool, releaseInstanceId(cluster.value, pool), {
-      cluster: cluster.value,
+    start: startRequest(orchestrations.releasePool, releaseInstanceId(cluster, pool), {
+      cluster,
       pool,
       trigger: 'http',
       runSeed: randomUUID(),
@@ -445,22 +496,6 @@ const VersionField = z.string().regex(/^\d{1,10}\.\d{1,10}\.\d{1,10}$/, {
   error: 'a gallery image version name: Major.Minor.Patch, e.g. 2026.1123.101500 (see status)',
 });
 
-/** The cluster, one pool and the body of a request on one pool (rollback, retire), or the answer refusing it. */
-async function resolvePoolRequest<T>(
-  request: HttpRequest,
-  context: InvocationContext,
-  deps: ApiDependencies,
-  schema: z.ZodType<T>,
-): Promise<Resolved<{ cluster: string; pool: string; body: T }>> {
-  const cluster = resolveCluster(request, deps);
-  if (!cluster.ok) return cluster;
-  const pools = await resolvePools(context, deps, cluster.value, request.params['pool']);
-  if (!pools.ok) return pools;
-  const body = await readJsonBody(request, schema, {});
-  if (!body.ok) return body;
-  return { ok: true, value: { cluster: cluster.value, pool: pools.value[0] ?? '', body: body.value } };
-}
-
 /** A dry run changes nothing: an instance id of its own (this suffix), never blocked. */
 function dryRunSuffix(): string {
   return new Date().toISOString().replaceAll(/[^0-9]/g, '');
@@ -485,33 +520,30 @@ export async function handleRollbackRequest(
   context: InvocationContext,
   deps: ApiDependencies,
 ): Promise<HttpResponse> {
-  const resolved = await resolvePoolRequest(request, context, deps, RollbackRequest);
+  const resolved = await resolveRoute(request, context, deps, ROUTE_PRELUDES.rollback);
   if (!resolved.ok) return resolved.response;
-  const { pool, body } = resolved.value;
-  const cluster = { value: resolved.value.cluster };
+  const { cluster, pool, body } = resolved.value;
   const { to, dryRun } = body;
   const instanceId =
-    dryRun === true
-      ? rollbackInstanceId(cluster.value, pool, dryRunSuffix())
-      : rollbackInstanceId(cluster.value, pool);
+    dryRun === true ? rollbackInstanceId(cluster, pool, dryRunSuffix()) : rollbackInstanceId(cluster, pool);
   return startPoolRun(request, client, context, {
     what: 'rollback',
     start: startRequest(
       orchestrations.rollbackPool,
       instanceId,
       {
-        cluster: cluster.value,
+        cluster,
         pool,
         trigger: 'http',
         runSeed: randomUUID(),
         ...definedOnly({ to }),
         ...(dryRun === true ? { dryRun } : {}),
       },
-      dryRun === true ? [] : [poolInstanceId(cluster.value, pool), clusterInstanceId(cluster.value)],
+      dryRun === true ? [] : [poolInstanceId(cluster, pool), clusterInstanceId(cluster)],
     ),
     busy: (runningId) => ({
       code: 'PoolBusy',
-      message: `pool ${pool} of cluster ${cluster.value} is busy (instance ${runningId}); roll back once it ends`,
+      message: `pool ${pool} of cluster ${cluster} is busy (instance ${runningId}); roll back once it ends`,
     }),
     logged: { dryRun: dryRun ?? false },
   });
@@ -535,37 +567,45 @@ export async function handleRetireRequest(
   context: InvocationContext,
   deps: ApiDependencies,
 ): Promise<HttpResponse> {
-  const resolved = await resolvePoolRequest(request, context, deps, RetireRequest);
+  const resolved = await resolveRoute(request, context, deps, ROUTE_PRELUDES.retire);
   if (!resolved.ok) return resolved.response;
-  const { pool, body } = resolved.value;
-  const cluster = { value: resolved.value.cluster };
+  const { cluster, pool, body } = resolved.value;
   const { generation, dryRun } = body;
   const instanceId =
-    dryRun === true
-      ? retireInstanceId(cluster.value, pool, dryRunSuffix())
-      : retireInstanceId(cluster.value, pool);
+    dryRun === true ? retireInstanceId(cluster, pool, dryRunSuffix()) : retireInstanceId(cluster, pool);
   return startPoolRun(request, client, context, {
     what: 'retirement',
     start: startRequest(
       orchestrations.retirePool,
       instanceId,
       {
-        cluster: cluster.value,
+        cluster,
         pool,
         trigger: 'http',
         runSeed: randomUUID(),
         ...definedOnly({ generation }),
         ...(dryRun === true ? { dryRun } : {}),
       },
-      dryRun === true ? [] : [poolInstanceId(cluster.value, pool), clusterInstanceId(cluster.value)],
+      dryRun === true ? [] : [poolInstanceId(cluster, pool), clusterInstanceId(cluster)],
     ),
     busy: (runningId) => ({
       code: 'PoolBusy',
-      message: `pool ${pool} of cluster ${cluster.value} is busy (instance ${runningId}); retire once it ends`,
+      message: `pool ${pool} of cluster ${cluster} is busy (instance ${runningId}); retire once it ends`,
     }),
     logged: { dryRun: dryRun ?? false, ...definedOnly({ generation }) },
   });
 }
+
+/** Each cluster route's prelude (resolveRoute): where its pools come from, and its body's schema. */
+const ROUTE_PRELUDES = {
+  refresh: prelude<RefreshRequest>({ body: (body) => body.pool }, RefreshRequest),
+  status: prelude('all'),
+  plan: prelude('query'),
+  cancel: prelude('path', CancelRequest),
+  release: prelude('path', ReleaseRequest),
+  rollback: prelude('path', RollbackRequest),
+  retire: prelude('path', RetireRequest),
+};
 
 /**
  * GET /api/status/page[?cluster=]: the status page, one self-contained HTML document (no script, nothing
