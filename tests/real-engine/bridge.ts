@@ -53,7 +53,7 @@ const functionsCore = {
 let installed = false;
 
 /** Makes `require('@azure/functions-core')` answer `functionsCore` (before `@azure/functions` first asks). */
-function installFunctionsCore(): void {
+export function installFunctionsCore(): void {
   if (installed) return;
   installed = true;
   const require = createRequire(import.meta.url);
@@ -97,6 +97,15 @@ async function body(request: IncomingMessage): Promise<unknown> {
   return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
 }
 
+function parsedLikeTheWorker(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value;
+  }
+}
+
 export async function startBridge(): Promise<Bridge> {
   let client: unknown;
   const calls: ActivityCall[] = [];
@@ -122,7 +131,9 @@ export async function startBridge(): Promise<Bridge> {
         context.extraInputs.set(input.name, client);
       }
     }
-    const input = request['input'];
+    // The worker hands a string input JSON-parsed when it parses (@azure/functions fromRpcTypedData), which
+    // is why durable-functions JSON-encodes string inputs of activities (processInput).
+    const input = parsedLikeTheWorker(request['input']);
     const instanceId =
       typeof input === 'object' && input !== null && 'instanceId' in input
         ? String(input.instanceId)
