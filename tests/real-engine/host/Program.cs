@@ -150,7 +150,10 @@ public static class Program
         // The bridge ends the host by closing its stdin.
         _ = Task.Run(() => { while (Console.In.ReadLine() != null) { } stopped.TrySetResult(); });
         await stopped.Task.ConfigureAwait(false);
-        await host.StopAsync().ConfigureAwait(false);
+        // Bounded: an orchestrator blocked on a bridge that is gone must not keep the process alive.
+        try { await host.StopAsync(TimeSpan.FromSeconds(5)).ConfigureAwait(false); }
+        catch (OperationCanceledException) { }
+        Environment.Exit(0);
         return 0;
     }
 
