@@ -10,13 +10,13 @@ import { after, before, describe, it } from 'node:test';
 
 import * as df from 'durable-functions';
 
-import { functionAppSettingsFor } from '../../cli/function-app-settings.js';
 import { createDurableRunner, createMemoryStore, historyEventName } from '../../cli/runner/index.js';
 import { SAMPLE_SCENARIO } from '../../cli/session.js';
 import type { SimulatorSession } from '../../cli/sim-session.js';
 import { connectionOf, startSimulatorSession } from '../../cli/sim-session.js';
 import { durableRegistry } from '../../functions/durable-registry.js';
 import { compose } from '../../shared/composition-root.js';
+import { functionAppSettingsFor } from '../../sim/function-app-settings.js';
 import { installFunctionsCore } from './bridge.js';
 import { type Engine, hostMissing, startEngine } from './engine.js';
 
