@@ -13,7 +13,8 @@
  * - every invariant holds (nothing of the run left: node, VM, pod, snapshot, copy disk, canary), the lease
  *   is free, and before the publication the model and `latest` are as they were.
  * Tables: drain-and-stop with its canary, live capture with its canary, the canary gate off, and a canary
- * removed once it passed.
+ * removed once it passed. The sweep (every table × both ways of asking) is split into CANCEL_SHARDS fixed
+ * shards (tests/shards.ts), one test file each (`cancel-<k>.test.ts`), so no one file holds it all.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
@@ -24,6 +25,7 @@ import type { KubeObject } from '../../sim/contracts.js';
 import type { ClusterSettingsData } from '../e2e/harness.js';
 import { POOL2 } from '../e2e/harness.js';
 import { liveCaptureLeftovers } from '../e2e/live-checks.js';
+import { shardOf } from '../shards.js';
 import type { Chaos } from './chaos-harness.js';
 import { assertInvariants, failureOf, startChaos, summaryTable } from './chaos-harness.js';
 
@@ -186,14 +188,41 @@ async function cancelAt(
   }
 }
 
-/** A table: every step of the reference run (from `from` on), both ways of asking. */
-function table(
-  name: string,
-  settings: (cluster: ClusterSettingsData) => void,
-  from?: string,
-  to?: string,
-): void {
-  void it(name, { timeout: 30 * 60_000 }, async (t) => {
+/** A table: every step of the reference run (from `from` on), asked one way. */
+interface Table {
+  readonly name: string;
+  readonly settings: (cluster: ClusterSettingsData) => void;
+  readonly from?: string;
+  readonly to?: string;
+}
+
+const TABLES: readonly Table[] = [
+  { name: 'drain-and-stop with its canary', settings: settingsOf('drain-and-stop', {}) },
+  { name: 'live capture with its canary', settings: settingsOf('live', {}) },
+  {
+    name: 'canary gate off',
+    settings: settingsOf('drain-and-stop', { enabled: false }),
+    from: 'building-image-version',
+  },
+  {
+    name: 'canary removed once it passed',
+    settings: settingsOf('drain-and-stop', { afterPass: 'remove' }),
+    from: 'testing-canaries',
+    to: 'publishing-image-version',
+  },
+];
+
+/** How many test files the sweep is split into (cancel-1.test.ts … cancel-<n>.test.ts). */
+export const CANCEL_SHARDS = 3;
+
+/** Every table × way of asking, table by table (the order the shards slice). */
+export function cancelSweep(): { readonly table: Table; readonly via: Via }[] {
+  return TABLES.flatMap((table) => (['event', 'lease'] as const).map((via) => ({ table, via })));
+}
+
+function sweep(table: Table, via: Via): void {
+  const { name, settings, from, to } = table;
+  void it(`${name}, by ${via}`, { timeout: 30 * 60_000 }, async (t) => {
     const steps = await referenceSteps(settings);
     const first = from === undefined ? 0 : steps.indexOf(from);
     const last = to === undefined ? steps.length : steps.indexOf(to) + 1;
@@ -203,28 +232,20 @@ function table(
     );
     const covered = [...new Set(steps.slice(first, last))];
     for (const step of covered) {
-      for (const via of ['event', 'lease'] as const) {
-        // Before the lease is taken there is nothing to write a request on (`cancel` answers not-running).
-        if (via === 'lease' && (step === 'planning' || step === 'acquiring-lease')) continue;
-        await t.test(`${via} at ${step}`, () => cancelAt(settings, steps, step, via, name));
-      }
+      // Before the lease is taken there is nothing to write a request on (`cancel` answers not-running).
+      if (via === 'lease' && (step === 'planning' || step === 'acquiring-lease')) continue;
+      await t.test(`${via} at ${step}`, () => cancelAt(settings, steps, step, via, name));
     }
-    t.diagnostic(`${name}: cancel asked at ${covered.length} steps, by event and through the lease`);
+    t.diagnostic(`${name}: cancel asked at ${covered.length} steps, by ${via}`);
   });
 }
 
-void describe('cancel at every step', { concurrency: false }, () => {
-  after(() => {
-    console.log(summaryTable('chaos: cancel at every step'));
+/** The test of one shard of the sweep. */
+export function describeCancelShard(shard: number): void {
+  void describe(`cancel at every step, shard ${shard} of ${CANCEL_SHARDS}`, { concurrency: false }, () => {
+    after(() => {
+      console.log(summaryTable(`chaos: cancel at every step, shard ${shard}`));
+    });
+    for (const { table, via } of shardOf(cancelSweep(), shard, CANCEL_SHARDS)) sweep(table, via);
   });
-
-  table('drain-and-stop with its canary', settingsOf('drain-and-stop', {}));
-  table('live capture with its canary', settingsOf('live', {}));
-  table('canary gate off', settingsOf('drain-and-stop', { enabled: false }), 'building-image-version');
-  table(
-    'canary removed once it passed',
-    settingsOf('drain-and-stop', { afterPass: 'remove' }),
-    'testing-canaries',
-    'publishing-image-version',
-  );
-});
+}
