@@ -17,6 +17,7 @@ import { EVENT, ORCHESTRATION, reapInstanceId } from '../../shared/application/o
 import { poolScope } from '../../shared/application/pool-holdings.js';
 import { requestPoolCancel } from '../../shared/application/pool-lease.js';
 import type { ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
+import { CAPTURE_RUN_ANNOTATION } from '../../shared/domain/cluster-node.js';
 import type { FaultRuleSpec } from '../../sim/world/faults.js';
 import { arm429Storm, kubeApiDown } from '../../sim/world/faults.js';
 import { checkInvariants, takeBefore } from '../chaos/invariants.js';
@@ -210,6 +211,8 @@ export async function explorePoint(
     const counts = new Map<string, number>();
     let reached = false;
     let extraRuns = 0;
+    /** Nodes the fault deleted (node-deleted): their VMs must run again and their kubelets register them. */
+    let deletedNodes: readonly string[] = [];
     /** Versions published when an operator asked the run to stop (Ctrl-C, cancel). */
     let publishedAtCancel: ReadonlySet<string> | undefined;
     // eslint-disable-next-line prefer-const -- the hook needs the runner it is installed in
@@ -254,6 +257,11 @@ export async function explorePoint(
           if (requested.kind === 'requested') publishedAtCancel = published;
           return;
         }
+        case 'node-deleted':
+          deletedNodes = deleteMarkedNodes(harness);
+          process1.kill();
+          killed();
+          return never();
         case 'lease-lost': {
           running.clock.advanceBy(16 * 60);
           const other = recoveryRunner(harness, registry);
@@ -300,6 +308,13 @@ export async function explorePoint(
     }
 
     const violations: string[] = [];
+    // A deleted Node comes back as a new object (what an outsider did to it is not the run's to restore).
+    if (deletedNodes.length > 0) {
+      before = {
+        ...before,
+        nodes: new Map([...before.nodes].filter(([name]) => !deletedNodes.includes(name))),
+      };
+    }
     if (publishedAtCancel !== undefined && runEnd.startsWith('Completed')) {
       const since = [...publishedVersions(harness)].filter((version) => !publishedAtCancel?.has(version));
       if (since.length > 0) {
@@ -362,6 +377,19 @@ export async function explorePoint(
         `the next retirement tick ${endOf(retirementTick)}: ${retirementTick.failure?.ErrorMessage ?? ''}`,
       );
     }
+    const registered = new Set(
+      [...running.world.clusters.values()].flatMap((handle) =>
+        handle.world.store
+          .list('nodes')
+          .map((object) => (object as { metadata: { name: string } }).metadata.name),
+      ),
+    );
+    const missing = deletedNodes.filter((name) => !registered.has(name));
+    if (missing.length > 0) {
+      violations.push(
+        `the pool stays a node short: ${missing.join(', ')} (deleted while its VM was held) never registered again`,
+      );
+    }
     for (const c of (await variant.checks?.(harness)) ?? []) {
       if (!c.ok) violations.push(`${c.name}: ${c.detail ?? ''}`);
     }
@@ -384,6 +412,22 @@ export async function explorePoint(
   } finally {
     await harness.stop();
   }
+}
+
+/** `kubectl delete node` on every node a run holds (carries our marker): the marker goes with it. */
+function deleteMarkedNodes(harness: Harness): string[] {
+  const deleted: string[] = [];
+  for (const handle of harness.sim.running.world.clusters.values()) {
+    for (const object of handle.world.store.list('nodes')) {
+      const { name, annotations } = (
+        object as { metadata: { name: string; annotations?: Record<string, string> } }
+      ).metadata;
+      if (annotations?.[CAPTURE_RUN_ANNOTATION] === undefined) continue;
+      handle.world.store.remove('nodes', undefined, name);
+      deleted.push(name);
+    }
+  }
+  return deleted;
 }
 
 /** Ids of the published image versions (Succeeded, not excluded from latest) of every definition. */

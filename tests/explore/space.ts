@@ -245,7 +245,8 @@ export type FaultKind =
   | 'throttle-storm'
   | 'ctrl-c'
   | 'cancel'
-  | 'lease-lost';
+  | 'lease-lost'
+  | 'node-deleted';
 
 export const FAULT_KINDS: readonly { readonly kind: FaultKind; readonly description: string }[] = [
   { kind: 'kill', description: 'the process is killed and never resumed' },
@@ -260,6 +261,11 @@ export const FAULT_KINDS: readonly { readonly kind: FaultKind; readonly descript
   {
     kind: 'lease-lost',
     description: 'the run stalls 16 minutes, another runner takes the expired lease and refreshes',
+  },
+  {
+    kind: 'node-deleted',
+    description:
+      'the Node object of the donor the run holds is deleted (`kubectl delete node`), the run dies',
   },
 ];
 

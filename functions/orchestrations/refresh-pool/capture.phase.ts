@@ -190,6 +190,20 @@ function* captureDisk(
   });
 
   setStatus(run, 'preparing-disk');
+  // Recorded in Azure before the VM is stopped: a donor whose Node object is deleted meanwhile is still
+  // found, started and given back (domain/stop-record.ts); give-back removes the record.
+  yield* call(
+    context,
+    activities.recordInstanceStop,
+    {
+      cluster,
+      scaleSet: plan.scaleSet,
+      instanceId: run.donor.instanceId,
+      runId: run.runId,
+      fence: run.fence,
+    },
+    { step: 'preparing-disk' },
+  );
   const ancestry = `${isoNow(run)} built image ${input.versionName} of ${cluster}/${run.input.pool} from node ${node} (run ${run.runId})`;
   const stopped =
     plan.capture?.mode === 'run-command'
