@@ -17,4 +17,11 @@ export const FINDINGS: readonly Finding[] = [
   // VM must run again and its kubelet register the node, found by the record on the scale set alone.
   { variant: 'refresh drain-and-stop', boundary: 'requestSnapshot#1', fault: 'node-deleted' },
   { variant: 'refresh drain-and-stop', boundary: 'readPrepPod#1', fault: 'node-deleted' },
+  // A runner whose clock is 16 minutes ahead takes the live run's lease: the live run may not snapshot
+  // (or publish) after that; every call that changes Azure or the cluster is fenced by the lease.
+  { variant: 'refresh drain-and-stop', boundary: 'requestSnapshot#1', fault: 'clock-skew' },
+  { variant: 'refresh drain-and-stop', boundary: 'requestImageVersionExclusion#1', fault: 'clock-skew' },
+  // The image definition deleted while the version is built: the run fails at its first read (it waited
+  // out the 8 h build timeout, holding the pool), everything given back.
+  { variant: 'refresh drain-and-stop', boundary: 'readImageVersion#1', fault: 'definition-deleted' },
 ];

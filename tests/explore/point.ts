@@ -46,6 +46,27 @@ export interface PointResult {
 
 const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
 
+/**
+ * Calls that change Azure or the cluster and must be fenced by the pool lease: once another runner took
+ * the lease (lease-lost, clock-skew), the explored run may not complete any of them.
+ */
+const FENCED_CHANGES: ReadonlySet<string> = new Set([
+  'protectNode',
+  'drainNodeStep',
+  'startDiskPrep',
+  'recordInstanceStop',
+  'requestInstancePowerOff',
+  'requestInstanceStart',
+  'requestSnapshot',
+  'requestImageVersionExclusion',
+]);
+
+/** How long a run may go on once its image definition was deleted: it must fail at its first read. */
+const DEFINITION_GONE_GRACE_SECONDS = 30 * 60;
+
+/** The skew of the clock-skew fault's other runner. */
+const SKEW_SECONDS = 16 * 60;
+
 /** The uninterrupted run's activity calls, in the order they were made. */
 export async function activityCallsOf(variant: Variant): Promise<{ calls: string[]; status: string }> {
   const harness = await startHarness(variant.harness);
@@ -124,13 +145,17 @@ export function setupWorld(
 function wrapActivities(
   activities: Readonly<Record<string, ActivityHandler>>,
   before: (name: string) => Promise<void>,
+  after?: (name: string) => void,
 ): Record<string, ActivityHandler> {
   return Object.fromEntries(
     Object.entries(activities).map(([name, handler]) => [
       name,
       (async (input: unknown, context: Parameters<ActivityHandler>[1]): Promise<unknown> => {
         await before(name);
-        return (await handler(input, context)) as unknown;
+        const result = (await handler(input, context)) as unknown;
+        // A catalogue activity answers `{ ok, value | failure }`: only one that succeeded changed anything.
+        if ((result as { ok?: unknown } | undefined)?.ok !== false) after?.(name);
+        return result;
       }) as ActivityHandler,
     ]),
   );
@@ -213,6 +238,11 @@ export async function explorePoint(
     let extraRuns = 0;
     /** Nodes the fault deleted (node-deleted): their VMs must run again and their kubelets register them. */
     let deletedNodes: readonly string[] = [];
+    /** Another runner took the lease (lease-lost, clock-skew): the explored run must change nothing more. */
+    let leaseTaken = false;
+    const changedAfterLoss: string[] = [];
+    /** When the definition-deleted fault struck (simulated ms). */
+    let definitionDeletedAtMs: number | undefined;
     /** Versions published when an operator asked the run to stop (Ctrl-C, cancel). */
     let publishedAtCancel: ReadonlySet<string> | undefined;
     // eslint-disable-next-line prefer-const -- the hook needs the runner it is installed in
@@ -262,7 +292,29 @@ export async function explorePoint(
           process1.kill();
           killed();
           return never();
+        case 'definition-deleted': {
+          const handle = await harness.composition.dependencies.cluster(CLUSTER);
+          const { definition: d } = await poolScope(handle, variant.pool);
+          running.world.compute.deleteImageDefinitionWithVersions(
+            `/subscriptions/${d.subscriptionId}/resourceGroups/${d.resourceGroup}/providers/Microsoft.Compute` +
+              `/galleries/${d.galleryName}/images/${d.imageName}`,
+          );
+          definitionDeletedAtMs = running.clock.nowMs();
+          return;
+        }
+        case 'clock-skew': {
+          const other = recoveryRunner(harness, skewedRegistry(harness, SKEW_SECONDS), SKEW_SECONDS);
+          await other.startOrchestration(
+            REFRESH.orchestration,
+            REFRESH.input(variant.pool, 'skewed-runner'),
+            REFRESH.instanceId(variant.pool),
+          );
+          extraRuns += 1;
+          leaseTaken = true;
+          return;
+        }
         case 'lease-lost': {
+          leaseTaken = true;
           running.clock.advanceBy(16 * 60);
           const other = recoveryRunner(harness, registry);
           await other.startOrchestration(
@@ -278,15 +330,21 @@ export async function explorePoint(
 
     runner = createDurableRunner({
       ...registry,
-      activities: wrapActivities(registry.activities, async (name) => {
-        if (process1.dead()) return never();
-        const count = (counts.get(name) ?? 0) + 1;
-        counts.set(name, count);
-        if (!reached && name === boundary.activity && count === boundary.occurrence) {
-          reached = true;
-          await strike();
-        }
-      }),
+      activities: wrapActivities(
+        registry.activities,
+        async (name) => {
+          if (process1.dead()) return never();
+          const count = (counts.get(name) ?? 0) + 1;
+          counts.set(name, count);
+          if (!reached && name === boundary.activity && count === boundary.occurrence) {
+            reached = true;
+            await strike();
+          }
+        },
+        (name) => {
+          if (leaseTaken && !process1.dead() && FENCED_CHANGES.has(name)) changedAfterLoss.push(name);
+        },
+      ),
       clock: process1.clock,
       store: process1.store,
       maxConcurrentActivities: 8,
@@ -308,6 +366,19 @@ export async function explorePoint(
     }
 
     const violations: string[] = [];
+    if (definitionDeletedAtMs !== undefined) {
+      const heldSeconds = (running.clock.nowMs() - definitionDeletedAtMs) / 1000;
+      if (heldSeconds > DEFINITION_GONE_GRACE_SECONDS) {
+        violations.push(
+          `the run went on ${Math.round(heldSeconds / 60)} minutes after its image definition was deleted (${runEnd})`,
+        );
+      }
+    }
+    if (changedAfterLoss.length > 0) {
+      violations.push(
+        `after losing its lease the run still changed the pool: ${changedAfterLoss.join(', ')}`,
+      );
+    }
     // A deleted Node comes back as a new object (what an outsider did to it is not the run's to restore).
     if (deletedNodes.length > 0) {
       before = {
@@ -447,11 +518,30 @@ function publishedVersions(harness: Harness): Set<string> {
   return published;
 }
 
+/** The same deployment on a machine whose clock is `skewSeconds` ahead (its activities see that time). */
+function skewedRegistry(harness: Harness, skewSeconds: number): ReturnType<typeof durableRegistry> {
+  const deps = harness.composition.dependencies;
+  return durableRegistry({ ...deps, now: () => new Date(deps.now().getTime() + skewSeconds * 1000) });
+}
+
 /** Another process of the same deployment (its own task hub): the reaper, the timer, another runner. */
-function recoveryRunner(harness: Harness, registry: ReturnType<typeof durableRegistry>): DurableRunner {
+function recoveryRunner(
+  harness: Harness,
+  registry: ReturnType<typeof durableRegistry>,
+  skewSeconds = 0,
+): DurableRunner {
+  const clock = harness.sim.clock;
+  const skew = skewSeconds * 1000;
   return createDurableRunner({
     ...registry,
-    clock: harness.sim.clock,
+    clock:
+      skew === 0
+        ? clock
+        : {
+            virtual: clock.virtual,
+            now: () => clock.now() + skew,
+            sleepUntil: (epochMs, signal) => clock.sleepUntil(epochMs - skew, signal),
+          },
     store: createMemoryStore(),
     maxConcurrentActivities: 8,
   });

@@ -246,7 +246,9 @@ export type FaultKind =
   | 'ctrl-c'
   | 'cancel'
   | 'lease-lost'
-  | 'node-deleted';
+  | 'node-deleted'
+  | 'clock-skew'
+  | 'definition-deleted';
 
 export const FAULT_KINDS: readonly { readonly kind: FaultKind; readonly description: string }[] = [
   { kind: 'kill', description: 'the process is killed and never resumed' },
@@ -266,6 +268,16 @@ export const FAULT_KINDS: readonly { readonly kind: FaultKind; readonly descript
     kind: 'node-deleted',
     description:
       'the Node object of the donor the run holds is deleted (`kubectl delete node`), the run dies',
+  },
+  {
+    kind: 'clock-skew',
+    description:
+      "another runner whose clock is 16 minutes ahead refreshes the pool, taking the live run's lease; the live run goes on",
+  },
+  {
+    kind: 'definition-deleted',
+    description:
+      "the pool's gallery image definition is deleted with its versions (by hand), the run goes on",
   },
 ];
 

@@ -234,6 +234,8 @@ function* captureDisk(
         [SNAPSHOT_TAG_KEYS.runId]: run.runId,
         [SNAPSHOT_TAG_KEYS.lease]: run.fence.name,
       },
+      // Fenced: a run that lost its lease (a runner whose clock is ahead took it) makes no snapshot.
+      fence: run.fence,
       // Named after the version the run chose: nothing of that name exists to be read first.
       newName: true,
     },

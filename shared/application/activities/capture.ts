@@ -96,9 +96,11 @@ const requestSnapshot = defineActivity(
     sourceDiskId: z.string().min(1),
     tags: Tags,
     newName: NewNameInput,
+    fence: FenceInput,
   }),
   async (deps, input): Promise<{ id: string }> => {
-    const { compute } = await deps.cluster(input.cluster);
+    const { compute, kube } = await deps.cluster(input.cluster);
+    await checkFence(kube, input.fence, `snapshotting disk ${input.sourceDiskId}`, deps.now());
     // A full snapshot: the image version copies it once and we delete it right after, so
     // incremental snapshots would save nothing and add the 7-per-5-minutes limit.
     await compute.snapshots.request({
