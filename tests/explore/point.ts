@@ -295,10 +295,22 @@ export async function explorePoint(
         case 'definition-deleted': {
           const handle = await harness.composition.dependencies.cluster(CLUSTER);
           const { definition: d } = await poolScope(handle, variant.pool);
-          running.world.compute.deleteImageDefinitionWithVersions(
+          const id =
             `/subscriptions/${d.subscriptionId}/resourceGroups/${d.resourceGroup}/providers/Microsoft.Compute` +
-              `/galleries/${d.galleryName}/images/${d.imageName}`,
-          );
+            `/galleries/${d.galleryName}/images/${d.imageName}`;
+          // Only while a version of it is unpublished (being built: the finding) and no model is pinned to
+          // one of its versions: that would break the pool whatever a run does, which is not the run's harm.
+          const compute = running.world.compute;
+          const building = compute
+            .listImageVersions(id)
+            .some((v) => v.excludeFromLatest || v.provisioningState !== 'Succeeded');
+          const pinned = compute
+            .listScaleSets()
+            .some((s) =>
+              JSON.stringify(s.imageReference).toLowerCase().includes(`${id.toLowerCase()}/versions/`),
+            );
+          if (!building || pinned) return;
+          compute.deleteImageDefinitionWithVersions(id);
           definitionDeletedAtMs = running.clock.nowMs();
           return;
         }
@@ -488,12 +500,24 @@ export async function explorePoint(
 /** `kubectl delete node` on every node a run holds (carries our marker): the marker goes with it. */
 function deleteMarkedNodes(harness: Harness): string[] {
   const deleted: string[] = [];
+  const compute = harness.sim.running.world.compute;
+  const off = new Set(['stopping', 'stopped', 'deallocating', 'deallocated']);
   for (const handle of harness.sim.running.world.clusters.values()) {
     for (const object of handle.world.store.list('nodes')) {
-      const { name, annotations } = (
-        object as { metadata: { name: string; annotations?: Record<string, string> } }
-      ).metadata;
+      const { metadata, spec } = object as {
+        metadata: { name: string; annotations?: Record<string, string> };
+        spec?: { providerID?: string };
+      };
+      const { name, annotations } = metadata;
       if (annotations?.[CAPTURE_RUN_ANNOTATION] === undefined) continue;
+      // Only a node whose VM we stopped (or are stopping): a running kubelet does not register its deleted
+      // Node again until it restarts, which no run of ours is asked to do.
+      const vmId = (spec?.providerID ?? '').replace(/^azure:\/\//i, '').toLowerCase();
+      const vm = compute
+        .listScaleSets()
+        .flatMap((s) => compute.listInstances(s.id))
+        .find((candidate) => candidate.id.toLowerCase() === vmId);
+      if (vm === undefined || !off.has(vm.powerState)) continue;
       handle.world.store.remove('nodes', undefined, name);
       deleted.push(name);
     }
