@@ -188,9 +188,11 @@ function* carryOut(
   const cluster = hold.cluster;
   const gaveBack: string[] = [];
   const failures: string[] = [];
-  const started: { instanceId: string; node: string }[] = [];
+  const started: { instanceId: string; node?: string }[] = [];
   /** Nodes whose VM we stopped and could not see running again: they stay held for the next reaper. */
   const notStarted = new Map<string, string>();
+  /** The same by instance id: their stopped-VM record stays for the next reaper. */
+  const notStartedInstances = new Map<string, string>();
   let startsAwaited = false;
 
   function* attempt(
@@ -224,7 +226,8 @@ function* carryOut(
       } catch (error) {
         if (error instanceof StepFailure && error.code === 'LeaseLost') throw error;
         const why = messageOf(error);
-        notStarted.set(node, why);
+        if (node !== undefined) notStarted.set(node, why);
+        notStartedInstances.set(instanceId, why);
         failures.push(`starting instance ${instanceId}: ${why}`);
       }
     }
@@ -288,8 +291,10 @@ function* carryOut(
         });
         break;
       }
-      case 'start-instance':
-        notStarted.set(action.node, 'its start was not requested');
+      case 'start-instance': {
+        const node = action.node;
+        if (node !== undefined) notStarted.set(node, 'its start was not requested');
+        notStartedInstances.set(action.instanceId, 'its start was not requested');
         yield* attempt(action, function* () {
           yield* call(
             context,
@@ -297,10 +302,33 @@ function* carryOut(
             { cluster, scaleSet: scope.scaleSet, instanceId: action.instanceId, fence: fenceOf(hold) },
             { step: STEP },
           );
-          notStarted.delete(action.node);
-          started.push({ instanceId: action.instanceId, node: action.node });
+          if (node !== undefined) notStarted.delete(node);
+          notStartedInstances.delete(action.instanceId);
+          started.push({ instanceId: action.instanceId, ...(node === undefined ? {} : { node }) });
         });
         break;
+      }
+      case 'clear-stop-record': {
+        // The record is what finds a VM with no node: it goes only once the VM runs again.
+        yield* awaitStarts();
+        const why = notStartedInstances.get(action.instanceId);
+        if (why !== undefined) {
+          failures.push(
+            `the record that instance ${action.instanceId} was stopped is kept: its VM is not running again ` +
+              `(${why}); the next reaper tick or \`vmss-prototype release\` tries again`,
+          );
+          break;
+        }
+        yield* attempt(action, function* () {
+          yield* call(
+            context,
+            activities.clearInstanceStop,
+            { cluster, scaleSet: scope.scaleSet, instanceId: action.instanceId, runId: action.runId },
+            { step: STEP },
+          );
+        });
+        break;
+      }
       case 'restore-node': {
         // The node is given back once its VM runs again. A VM that could not be started keeps the node
         // cordoned and marked: the marker is what lets the next reaper tick find and start it.

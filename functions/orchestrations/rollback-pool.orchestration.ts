@@ -167,7 +167,7 @@ function* rollBackHeldPool(
     yield* call(
       context,
       activities.requestImageVersionExclusion,
-      { cluster, ref: versionRef(plan.to), excludeFromLatest: false },
+      { cluster, ref: versionRef(plan.to), excludeFromLatest: false, fence: fenceOf(hold) },
       { step },
     );
   }
@@ -222,7 +222,7 @@ function* rollBackHeldPool(
     yield* call(
       context,
       activities.requestImageVersionExclusion,
-      { cluster, ref: versionRef(name), excludeFromLatest: true },
+      { cluster, ref: versionRef(name), excludeFromLatest: true, fence: fenceOf(hold) },
       { step },
     );
   }

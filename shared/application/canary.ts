@@ -156,7 +156,7 @@ export async function recordCanaryInstances(
 }
 
 /** Rewrites the scale set's tags from a fresh read, conditional on its etag; retried on a race. */
-async function writeTags(
+export async function writeTags(
   compute: ComputePorts,
   scaleSet: ScaleSetRef,
   change: (tags: Readonly<Record<string, string>>) => Record<string, string>,

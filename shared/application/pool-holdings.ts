@@ -1,6 +1,7 @@
 /**
  * What a pool's runs hold or left behind, read from the cluster and Azure only (never from a runner's
- * local files): the pool's lease, the nodes carrying our marker with their VMs' power state, our prep pods,
+ * local files): the pool's lease, the nodes carrying our marker with their VMs' power state, the VMs
+ * recorded on the scale set as stopped by a run (found even when their Node object is gone), our prep pods,
  * snapshots and image versions, and the image the model points at. The reaper decides on it
  * (domain/reaper.ts); `status` and `release --dry-run` show it.
  */
@@ -31,6 +32,7 @@ import type { HeldNode, PoolHoldings, VersionHolding } from '../domain/reaper.js
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import { scaleSetResourceId } from '../domain/resource-id.js';
 import type { ScaleSet } from '../domain/scale-set.js';
+import { parseStopRecords } from '../domain/stop-record.js';
 import { instanceOfNode } from './image-facts.js';
 import { keptNodes, suggestedPoolLabel } from './node-scan.js';
 import type { LeaseRef } from './pool-lease.js';
@@ -166,6 +168,14 @@ export async function readPoolHoldings(
     });
   }
 
+  // The VMs a run recorded as stopped (on the scale set's tags): found with or without their node.
+  const stoppedVms = await Promise.all(
+    parseStopRecords(scaleSet.tags).map(async (record) => ({
+      ...record,
+      instance: await instanceOf(handle, scope.scaleSet, record.instanceId),
+    })),
+  );
+
   const reference = scaleSet.imageReference;
   const canary = parseCanaryRecord(scaleSet.tags);
   return {
@@ -178,6 +188,7 @@ export async function readPoolHoldings(
       : { canaryRecord: canary.kind === 'damaged' ? 'damaged' : { run: canary.record.run } }),
     holdings: {
       nodes: held,
+      ...(stoppedVms.length === 0 ? {} : { stoppedVms }),
       prepPods: prepPods.map((pod) => {
         const runId = pod.labels[RUN_LABEL];
         const component = pod.labels[LIVE_POD_COMPONENT_LABEL];

@@ -7,6 +7,8 @@
  * given back exactly as it was:
  * - the prep pod → deleted first, so that it cannot power the VM off again after it was started;
  * - a stopped VM of a node it holds (we stopped it) → started;
+ * - a VM recorded on the scale set as stopped by it (domain/stop-record.ts), even with its Node object
+ *   deleted → started, then the record removed;
  * - the node (marker annotation) → its prior state restored from the node's own annotation: uncordoned only
  *   if it was schedulable before, scale-down-disabled put back as it was, our annotations removed;
  * - live capture's copy disk (a managed disk made from the snapshot, tag COPY_DISK_PURPOSE_TAG) → detached
@@ -68,9 +70,21 @@ export interface VersionHolding {
   readonly rejected: boolean;
 }
 
+/**
+ * A VM a run recorded on the scale set that it stops (domain/stop-record.ts), with its power state now:
+ * found even when its Node object is gone.
+ */
+export interface StoppedVmHolding {
+  readonly instanceId: string;
+  readonly runId: string;
+  readonly instance: HeldNode['instance'];
+}
+
 /** Everything one pool's runs may have left behind. */
 export interface PoolHoldings {
   readonly nodes: readonly HeldNode[];
+  /** The stopped-VM records on the scale set (absent: none looked for). */
+  readonly stoppedVms?: readonly StoppedVmHolding[];
   readonly prepPods: readonly PrepPodHolding[];
   readonly snapshots: readonly SnapshotHolding[];
   readonly versions: readonly VersionHolding[];
@@ -93,10 +107,13 @@ export type ReapAction =
   | Exclude<LiveReapAction, { readonly kind: 'delete-live-pod' }>
   | {
       readonly kind: 'start-instance';
-      readonly node: string;
+      /** Absent: a recorded VM whose Node object is gone. */
+      readonly node?: string;
       readonly instanceId: string;
       readonly runId: string;
     }
+  // The stopped-VM record goes once the VM runs again (after the starts).
+  | { readonly kind: 'clear-stop-record'; readonly instanceId: string; readonly runId: string }
   | {
       readonly kind: 'restore-node';
       readonly node: string;
@@ -136,6 +153,7 @@ export function planReaping(holdings: PoolHoldings, aliveRunId: string | undefin
   const restores: ReapAction[] = [];
   const snapshots: ReapAction[] = [];
   const versions: ReapAction[] = [];
+  const clears: ReapAction[] = [];
   const inUse = (runId: string | undefined): boolean => runId !== undefined && runId === aliveRunId;
 
   for (const pod of holdings.prepPods) {
@@ -194,6 +212,33 @@ export function planReaping(holdings: PoolHoldings, aliveRunId: string | undefin
     restores.push({ kind: 'restore-node', node: node.name, runId: node.runId, prior: node.prior });
   }
 
+  // VMs recorded as stopped by a run: started even when no node of theirs carries a marker any more.
+  const startedByNode = new Set(
+    starts.flatMap((action) => (action.kind === 'start-instance' ? [action.instanceId] : [])),
+  );
+  for (const record of holdings.stoppedVms ?? []) {
+    const what = `the VM of instance ${record.instanceId}, recorded as stopped by run ${record.runId}`;
+    if (inUse(record.runId)) {
+      kept.push({ what, reason: `stopped by the live run ${record.runId}` });
+      continue;
+    }
+    if (record.instance.kind === 'unknown') {
+      kept.push({
+        what,
+        reason: `its power state could not be read (${record.instance.reason}): the record stays until it can`,
+      });
+      continue;
+    }
+    if (
+      record.instance.kind === 'present' &&
+      STOPPED.has(record.instance.powerState) &&
+      !startedByNode.has(record.instanceId)
+    ) {
+      starts.push({ kind: 'start-instance', instanceId: record.instanceId, runId: record.runId });
+    }
+    clears.push({ kind: 'clear-stop-record', instanceId: record.instanceId, runId: record.runId });
+  }
+
   for (const snapshot of holdings.snapshots) {
     const what = `snapshot ${snapshot.name}`;
     if (snapshot.runId === undefined) kept.push({ what, reason: 'it carries no run id' });
@@ -225,7 +270,10 @@ export function planReaping(holdings: PoolHoldings, aliveRunId: string | undefin
       versions.push({ kind: 'delete-image-version', versionName: version.versionName, runId: version.runId });
   }
 
-  return { actions: [...prepPods, ...copyDisks, ...starts, ...restores, ...snapshots, ...versions], kept };
+  return {
+    actions: [...prepPods, ...copyDisks, ...starts, ...restores, ...clears, ...snapshots, ...versions],
+    kept,
+  };
 }
 
 /** The version name a model image id pins (`…/versions/<name>`), lower-cased; undefined for a definition. */
@@ -247,7 +295,11 @@ export function describeReapAction(action: ReapAction): string {
     case 'delete-copy-disk':
       return `delete live capture's copy disk ${action.name} ${of}`;
     case 'start-instance':
-      return `start the VM of node ${action.node} (instance ${action.instanceId}), stopped for a capture ${of}`;
+      return action.node === undefined
+        ? `start the VM of instance ${action.instanceId}, stopped for a capture, its node object gone ${of}`
+        : `start the VM of node ${action.node} (instance ${action.instanceId}), stopped for a capture ${of}`;
+    case 'clear-stop-record':
+      return `remove the record that instance ${action.instanceId} was stopped, from the scale set's tags ${of}`;
     case 'restore-node': {
       const cordon = action.prior.unschedulable ? 'keep it cordoned (it was before)' : 'uncordon it';
       const scaleDown =

@@ -116,6 +116,7 @@ export class ComputeState {
   readonly replicationProgress: GalleryState['replicationProgress'];
   readonly updateImageVersion: GalleryState['updateImageVersion'];
   readonly deleteImageVersion: GalleryState['deleteImageVersion'];
+  readonly deleteImageDefinitionWithVersions: GalleryState['deleteImageDefinitionWithVersions'];
 
   private readonly listeners = new Set<ComputeListener>();
 
@@ -209,6 +210,7 @@ export class ComputeState {
     this.replicationProgress = galleries.replicationProgress.bind(galleries);
     this.updateImageVersion = galleries.updateImageVersion.bind(galleries);
     this.deleteImageVersion = galleries.deleteImageVersion.bind(galleries);
+    this.deleteImageDefinitionWithVersions = galleries.deleteImageDefinitionWithVersions.bind(galleries);
   }
 
   /** Registers a listener for instance and model events; returns an unsubscribe function. */

@@ -403,6 +403,21 @@ export class GalleryState extends ComputeCore {
     return deepCopy({ ...record, pending: undefined });
   }
 
+  /**
+   * What an outsider does when it deletes an image definition from under a run (its versions first, as ARM
+   * requires, then the definition): everything gone at once, a pending creation preempted. False when absent.
+   */
+  deleteImageDefinitionWithVersions(id: string): boolean {
+    if (!this.images.has(idKey(id))) return false;
+    for (const [key, version] of [...this.versions]) {
+      if (idKey(version.imageId) !== idKey(id)) continue;
+      this.preempt(version.pending, 'delete');
+      this.versions.delete(key);
+    }
+    this.images.delete(idKey(id));
+    return true;
+  }
+
   /** Deletes a version after `imageVersionDeleteSeconds` (a pending creation is preempted); on `failure` it stays. */
   deleteImageVersion(id: string, onComplete?: Completion, failure?: FailureCheck): boolean {
     const record = this.versions.get(idKey(id));

@@ -434,6 +434,15 @@ export class ClusterWorld {
                 () => this.kubeletStarted(nodeName),
               );
             }
+          } else if (this.identities.hasDisk(instance)) {
+            // A kubelet registers its Node again when it starts and finds none (`kubectl delete node`
+            // while the VM was stopped).
+            this.setNodeTimer(
+              nodeName,
+              durationOf(this.latency, 'nodeBootSeconds'),
+              `kubelet registers ${nodeName}`,
+              () => this.join(instance.id, 'image-only', this.clock.nowMs()),
+            );
           }
         } else if (event.previous === 'running') {
           this.kubeletStopped(nodeName);

@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
+import { type Finding, FINDINGS } from './findings.js';
 import { explorePoint } from './point.js';
 import { SAMPLE_SHARDS, samplePairs, sampleShard } from './sample.js';
 import { boundariesOf, FAULT_KINDS, VARIANTS } from './space.js';
@@ -34,7 +35,7 @@ void describe('fault-space explorer', { concurrency: false, timeout: 40 * 60_000
         assert.ok(variant, name);
         return variant;
       };
-      const findings = [
+      const findings: readonly Finding[] = [
         // A VM stopped while the API server is away: it must run again.
         { variant: 'refresh drain-and-stop', boundary: 'requestSnapshot#1', fault: 'kube-down-20m' },
         // The reaper starting a stopped VM while ARM is away: the node stays marked until the VM runs.
@@ -47,7 +48,8 @@ void describe('fault-space explorer', { concurrency: false, timeout: 40 * 60_000
         { variant: 'refresh drain-and-stop', boundary: 'restoreNode#1', fault: 'ctrl-c' },
         { variant: 'refresh drain-and-stop', boundary: 'requestSnapshot#1', fault: 'ctrl-c' },
         { variant: 'refresh drain-and-stop', boundary: 'readSnapshot#1', fault: 'cancel' },
-      ] as const;
+        ...FINDINGS,
+      ];
       const failures: string[] = [];
       for (const finding of findings) {
         const [activity = '', occurrence = '1'] = finding.boundary.split('#');

@@ -17,6 +17,7 @@ import { EVENT, ORCHESTRATION, reapInstanceId } from '../../shared/application/o
 import { poolScope } from '../../shared/application/pool-holdings.js';
 import { requestPoolCancel } from '../../shared/application/pool-lease.js';
 import type { ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
+import { CAPTURE_RUN_ANNOTATION } from '../../shared/domain/cluster-node.js';
 import type { FaultRuleSpec } from '../../sim/world/faults.js';
 import { arm429Storm, kubeApiDown } from '../../sim/world/faults.js';
 import { checkInvariants, takeBefore } from '../chaos/invariants.js';
@@ -44,6 +45,27 @@ export interface PointResult {
 }
 
 const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
+
+/**
+ * Calls that change Azure or the cluster and must be fenced by the pool lease: once another runner took
+ * the lease (lease-lost, clock-skew), the explored run may not complete any of them.
+ */
+const FENCED_CHANGES: ReadonlySet<string> = new Set([
+  'protectNode',
+  'drainNodeStep',
+  'startDiskPrep',
+  'recordInstanceStop',
+  'requestInstancePowerOff',
+  'requestInstanceStart',
+  'requestSnapshot',
+  'requestImageVersionExclusion',
+]);
+
+/** How long a run may go on once its image definition was deleted: it must fail at its first read. */
+const DEFINITION_GONE_GRACE_SECONDS = 30 * 60;
+
+/** The skew of the clock-skew fault's other runner. */
+const SKEW_SECONDS = 16 * 60;
 
 /** The uninterrupted run's activity calls, in the order they were made. */
 export async function activityCallsOf(variant: Variant): Promise<{ calls: string[]; status: string }> {
@@ -123,13 +145,17 @@ export function setupWorld(
 function wrapActivities(
   activities: Readonly<Record<string, ActivityHandler>>,
   before: (name: string) => Promise<void>,
+  after?: (name: string) => void,
 ): Record<string, ActivityHandler> {
   return Object.fromEntries(
     Object.entries(activities).map(([name, handler]) => [
       name,
       (async (input: unknown, context: Parameters<ActivityHandler>[1]): Promise<unknown> => {
         await before(name);
-        return (await handler(input, context)) as unknown;
+        const result = (await handler(input, context)) as unknown;
+        // A catalogue activity answers `{ ok, value | failure }`: only one that succeeded changed anything.
+        if ((result as { ok?: unknown } | undefined)?.ok !== false) after?.(name);
+        return result;
       }) as ActivityHandler,
     ]),
   );
@@ -210,6 +236,13 @@ export async function explorePoint(
     const counts = new Map<string, number>();
     let reached = false;
     let extraRuns = 0;
+    /** Nodes the fault deleted (node-deleted): their VMs must run again and their kubelets register them. */
+    let deletedNodes: readonly string[] = [];
+    /** Another runner took the lease (lease-lost, clock-skew): the explored run must change nothing more. */
+    let leaseTaken = false;
+    const changedAfterLoss: string[] = [];
+    /** When the definition-deleted fault struck (simulated ms). */
+    let definitionDeletedAtMs: number | undefined;
     /** Versions published when an operator asked the run to stop (Ctrl-C, cancel). */
     let publishedAtCancel: ReadonlySet<string> | undefined;
     // eslint-disable-next-line prefer-const -- the hook needs the runner it is installed in
@@ -254,7 +287,46 @@ export async function explorePoint(
           if (requested.kind === 'requested') publishedAtCancel = published;
           return;
         }
+        case 'node-deleted':
+          deletedNodes = deleteMarkedNodes(harness);
+          process1.kill();
+          killed();
+          return never();
+        case 'definition-deleted': {
+          const handle = await harness.composition.dependencies.cluster(CLUSTER);
+          const { definition: d } = await poolScope(handle, variant.pool);
+          const id =
+            `/subscriptions/${d.subscriptionId}/resourceGroups/${d.resourceGroup}/providers/Microsoft.Compute` +
+            `/galleries/${d.galleryName}/images/${d.imageName}`;
+          // Only while a version of it is unpublished (being built: the finding) and no model is pinned to
+          // one of its versions: that would break the pool whatever a run does, which is not the run's harm.
+          const compute = running.world.compute;
+          const building = compute
+            .listImageVersions(id)
+            .some((v) => v.excludeFromLatest || v.provisioningState !== 'Succeeded');
+          const pinned = compute
+            .listScaleSets()
+            .some((s) =>
+              JSON.stringify(s.imageReference).toLowerCase().includes(`${id.toLowerCase()}/versions/`),
+            );
+          if (!building || pinned) return;
+          compute.deleteImageDefinitionWithVersions(id);
+          definitionDeletedAtMs = running.clock.nowMs();
+          return;
+        }
+        case 'clock-skew': {
+          const other = recoveryRunner(harness, skewedRegistry(harness, SKEW_SECONDS), SKEW_SECONDS);
+          await other.startOrchestration(
+            REFRESH.orchestration,
+            REFRESH.input(variant.pool, 'skewed-runner'),
+            REFRESH.instanceId(variant.pool),
+          );
+          extraRuns += 1;
+          leaseTaken = true;
+          return;
+        }
         case 'lease-lost': {
+          leaseTaken = true;
           running.clock.advanceBy(16 * 60);
           const other = recoveryRunner(harness, registry);
           await other.startOrchestration(
@@ -270,15 +342,21 @@ export async function explorePoint(
 
     runner = createDurableRunner({
       ...registry,
-      activities: wrapActivities(registry.activities, async (name) => {
-        if (process1.dead()) return never();
-        const count = (counts.get(name) ?? 0) + 1;
-        counts.set(name, count);
-        if (!reached && name === boundary.activity && count === boundary.occurrence) {
-          reached = true;
-          await strike();
-        }
-      }),
+      activities: wrapActivities(
+        registry.activities,
+        async (name) => {
+          if (process1.dead()) return never();
+          const count = (counts.get(name) ?? 0) + 1;
+          counts.set(name, count);
+          if (!reached && name === boundary.activity && count === boundary.occurrence) {
+            reached = true;
+            await strike();
+          }
+        },
+        (name) => {
+          if (leaseTaken && !process1.dead() && FENCED_CHANGES.has(name)) changedAfterLoss.push(name);
+        },
+      ),
       clock: process1.clock,
       store: process1.store,
       maxConcurrentActivities: 8,
@@ -300,6 +378,26 @@ export async function explorePoint(
     }
 
     const violations: string[] = [];
+    if (definitionDeletedAtMs !== undefined) {
+      const heldSeconds = (running.clock.nowMs() - definitionDeletedAtMs) / 1000;
+      if (heldSeconds > DEFINITION_GONE_GRACE_SECONDS) {
+        violations.push(
+          `the run went on ${Math.round(heldSeconds / 60)} minutes after its image definition was deleted (${runEnd})`,
+        );
+      }
+    }
+    if (changedAfterLoss.length > 0) {
+      violations.push(
+        `after losing its lease the run still changed the pool: ${changedAfterLoss.join(', ')}`,
+      );
+    }
+    // A deleted Node comes back as a new object (what an outsider did to it is not the run's to restore).
+    if (deletedNodes.length > 0) {
+      before = {
+        ...before,
+        nodes: new Map([...before.nodes].filter(([name]) => !deletedNodes.includes(name))),
+      };
+    }
     if (publishedAtCancel !== undefined && runEnd.startsWith('Completed')) {
       const since = [...publishedVersions(harness)].filter((version) => !publishedAtCancel?.has(version));
       if (since.length > 0) {
@@ -362,6 +460,19 @@ export async function explorePoint(
         `the next retirement tick ${endOf(retirementTick)}: ${retirementTick.failure?.ErrorMessage ?? ''}`,
       );
     }
+    const registered = new Set(
+      [...running.world.clusters.values()].flatMap((handle) =>
+        handle.world.store
+          .list('nodes')
+          .map((object) => (object as { metadata: { name: string } }).metadata.name),
+      ),
+    );
+    const missing = deletedNodes.filter((name) => !registered.has(name));
+    if (missing.length > 0) {
+      violations.push(
+        `the pool stays a node short: ${missing.join(', ')} (deleted while its VM was held) never registered again`,
+      );
+    }
     for (const c of (await variant.checks?.(harness)) ?? []) {
       if (!c.ok) violations.push(`${c.name}: ${c.detail ?? ''}`);
     }
@@ -386,6 +497,34 @@ export async function explorePoint(
   }
 }
 
+/** `kubectl delete node` on every node a run holds (carries our marker): the marker goes with it. */
+function deleteMarkedNodes(harness: Harness): string[] {
+  const deleted: string[] = [];
+  const compute = harness.sim.running.world.compute;
+  const off = new Set(['stopping', 'stopped', 'deallocating', 'deallocated']);
+  for (const handle of harness.sim.running.world.clusters.values()) {
+    for (const object of handle.world.store.list('nodes')) {
+      const { metadata, spec } = object as {
+        metadata: { name: string; annotations?: Record<string, string> };
+        spec?: { providerID?: string };
+      };
+      const { name, annotations } = metadata;
+      if (annotations?.[CAPTURE_RUN_ANNOTATION] === undefined) continue;
+      // Only a node whose VM we stopped (or are stopping): a running kubelet does not register its deleted
+      // Node again until it restarts, which no run of ours is asked to do.
+      const vmId = (spec?.providerID ?? '').replace(/^azure:\/\//i, '').toLowerCase();
+      const vm = compute
+        .listScaleSets()
+        .flatMap((s) => compute.listInstances(s.id))
+        .find((candidate) => candidate.id.toLowerCase() === vmId);
+      if (vm === undefined || !off.has(vm.powerState)) continue;
+      handle.world.store.remove('nodes', undefined, name);
+      deleted.push(name);
+    }
+  }
+  return deleted;
+}
+
 /** Ids of the published image versions (Succeeded, not excluded from latest) of every definition. */
 function publishedVersions(harness: Harness): Set<string> {
   const compute = harness.sim.running.world.compute;
@@ -403,11 +542,30 @@ function publishedVersions(harness: Harness): Set<string> {
   return published;
 }
 
+/** The same deployment on a machine whose clock is `skewSeconds` ahead (its activities see that time). */
+function skewedRegistry(harness: Harness, skewSeconds: number): ReturnType<typeof durableRegistry> {
+  const deps = harness.composition.dependencies;
+  return durableRegistry({ ...deps, now: () => new Date(deps.now().getTime() + skewSeconds * 1000) });
+}
+
 /** Another process of the same deployment (its own task hub): the reaper, the timer, another runner. */
-function recoveryRunner(harness: Harness, registry: ReturnType<typeof durableRegistry>): DurableRunner {
+function recoveryRunner(
+  harness: Harness,
+  registry: ReturnType<typeof durableRegistry>,
+  skewSeconds = 0,
+): DurableRunner {
+  const clock = harness.sim.clock;
+  const skew = skewSeconds * 1000;
   return createDurableRunner({
     ...registry,
-    clock: harness.sim.clock,
+    clock:
+      skew === 0
+        ? clock
+        : {
+            virtual: clock.virtual,
+            now: () => clock.now() + skew,
+            sleepUntil: (epochMs, signal) => clock.sleepUntil(epochMs - skew, signal),
+          },
     store: createMemoryStore(),
     maxConcurrentActivities: 8,
   });

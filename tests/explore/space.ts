@@ -245,7 +245,10 @@ export type FaultKind =
   | 'throttle-storm'
   | 'ctrl-c'
   | 'cancel'
-  | 'lease-lost';
+  | 'lease-lost'
+  | 'node-deleted'
+  | 'clock-skew'
+  | 'definition-deleted';
 
 export const FAULT_KINDS: readonly { readonly kind: FaultKind; readonly description: string }[] = [
   { kind: 'kill', description: 'the process is killed and never resumed' },
@@ -260,6 +263,21 @@ export const FAULT_KINDS: readonly { readonly kind: FaultKind; readonly descript
   {
     kind: 'lease-lost',
     description: 'the run stalls 16 minutes, another runner takes the expired lease and refreshes',
+  },
+  {
+    kind: 'node-deleted',
+    description:
+      'the Node object of the donor the run holds is deleted (`kubectl delete node`), the run dies',
+  },
+  {
+    kind: 'clock-skew',
+    description:
+      "another runner whose clock is 16 minutes ahead refreshes the pool, taking the live run's lease; the live run goes on",
+  },
+  {
+    kind: 'definition-deleted',
+    description:
+      "the pool's gallery image definition is deleted with its versions (by hand), the run goes on",
   },
 ];
 

@@ -6,6 +6,7 @@ import type { WorldCheck } from '../../cli/demo-checks.js';
 import { CANARY_TAG_PREFIX } from '../../shared/domain/canary-record.js';
 import { CANARY_OF_LABEL } from '../../shared/domain/cluster-api-labels.js';
 import { LEASE_ANNOTATIONS } from '../../shared/domain/ownership.js';
+import { STOP_TAG_PREFIX } from '../../shared/domain/stop-record.js';
 import type { RunningSimulator } from '../../sim/index.js';
 import { liveCaptureLeftovers } from '../e2e/live-checks.js';
 
@@ -146,6 +147,10 @@ export function checkExploreInvariants(running: RunningSimulator, before: Explor
     );
     const canaryTags = Object.keys(scaleSet.tags).filter((key) => key.startsWith(CANARY_TAG_PREFIX));
     check(`${where}: no canary record left`, canaryTags.length === 0, canaryTags.join(', '));
+    const stopTags = Object.keys(scaleSet.tags).filter((key) =>
+      key.toLowerCase().startsWith(STOP_TAG_PREFIX),
+    );
+    check(`${where}: no stopped-VM record left`, stopTags.length === 0, stopTags.join(', '));
     const added = compute
       .listInstances(scaleSet.id)
       .filter((vm) => !before.instances.has(`${scaleSet.id.toLowerCase()}|${vm.instanceId}`))

@@ -190,6 +190,20 @@ function* captureDisk(
   });
 
   setStatus(run, 'preparing-disk');
+  // Recorded in Azure before the VM is stopped: a donor whose Node object is deleted meanwhile is still
+  // found, started and given back (domain/stop-record.ts); give-back removes the record.
+  yield* call(
+    context,
+    activities.recordInstanceStop,
+    {
+      cluster,
+      scaleSet: plan.scaleSet,
+      instanceId: run.donor.instanceId,
+      runId: run.runId,
+      fence: run.fence,
+    },
+    { step: 'preparing-disk' },
+  );
   const ancestry = `${isoNow(run)} built image ${input.versionName} of ${cluster}/${run.input.pool} from node ${node} (run ${run.runId})`;
   const stopped =
     plan.capture?.mode === 'run-command'
@@ -220,6 +234,8 @@ function* captureDisk(
         [SNAPSHOT_TAG_KEYS.runId]: run.runId,
         [SNAPSHOT_TAG_KEYS.lease]: run.fence.name,
       },
+      // Fenced: a run that lost its lease (a runner whose clock is ahead took it) makes no snapshot.
+      fence: run.fence,
       // Named after the version the run chose: nothing of that name exists to be read first.
       newName: true,
     },

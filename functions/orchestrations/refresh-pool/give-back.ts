@@ -120,6 +120,13 @@ function* giveBack(run: RefreshRun, input: GiveBackInput): Generator<Task, GiveB
     failures.push(asStepFailure(step, error));
   }
   if (vmBack) {
+    // The VM runs (or is gone): the record that we stopped it goes. Left behind (ARM away), it is harmless:
+    // the reaper finds the VM running and removes it.
+    try {
+      yield* call(context, activities.clearInstanceStop, { ...instance, runId: run.runId }, { step });
+    } catch {
+      // kept for the reaper
+    }
     try {
       yield* call(
         context,

@@ -182,9 +182,13 @@ function* buildImageVersion(
         const rest = secondsToFinish(elapsedSeconds, view.replicationProgress);
         return rest === undefined ? undefined : Math.min(PROGRESS_ESTIMATE_MAX_SECONDS, Math.ceil(rest));
       },
-      done: (view) =>
-        view.provisioningState === 'Failed' ||
-        (view.provisioningState === 'Succeeded' && view.replicationState !== 'Replicating'),
+      done: (view) => {
+        if (view.definitionMissing === true) throw definitionMissing(run, ref);
+        return (
+          view.provisioningState === 'Failed' ||
+          (view.provisioningState === 'Succeeded' && view.replicationState !== 'Replicating')
+        );
+      },
       describe: (view) =>
         `version ${ref.versionName} ${view.provisioningState ?? 'absent'}, replication ${view.replicationState ?? 'unknown'}`,
     });
@@ -230,7 +234,13 @@ export function* requestPublication(run: RefreshRun, version: BuiltVersion): Gen
     run.context,
     activities.requestImageVersionExclusion,
     // The moment is recorded on the version for the status page's run timeline (pool-history.ts).
-    { cluster: run.cluster, ref: refOf(version), excludeFromLatest: false, inLatestAt: isoNow(run) },
+    {
+      cluster: run.cluster,
+      ref: refOf(version),
+      excludeFromLatest: false,
+      inLatestAt: isoNow(run),
+      fence: run.fence,
+    },
     { step },
   );
 }
@@ -282,4 +292,19 @@ function* versionDeletion(run: RefreshRun, ref: ImageVersionRef): Generator<Task
     describe: (view) => `version ${ref.versionName} ${view.provisioningState ?? 'deleting'}`,
   });
   noteGivenBack(context, `image version ${ref.versionName} (deleted)`);
+}
+
+/**
+ * The image definition (or its gallery) was deleted while the version was built: nothing will ever appear,
+ * so the run fails at that first read instead of waiting out the build timeout while it holds the pool.
+ */
+function definitionMissing(run: RefreshRun, ref: ImageVersionRef): StepFailure {
+  return StepFailure.terminal(
+    'building-image-version',
+    'ImageDefinitionMissing',
+    `image definition ${ref.imageName} of gallery ${ref.galleryName} (resource group ${ref.resourceGroup}) ` +
+      `no longer exists: image version ${ref.versionName} cannot be built in it`,
+    `the node was given back and the snapshot deleted; find out who deleted the definition (the gallery's ` +
+      `activity log), then run again: the next run of ${run.input.pool} creates it anew`,
+  );
 }

@@ -7,6 +7,7 @@ import { isNotFound } from '../../domain/errors.js';
 import { definedOnly } from '../../domain/optional.js';
 import { snapshotResourceId } from '../../domain/resource-id.js';
 import { checkFence } from '../pool-lease.js';
+import { clearStopRecord, recordStop } from '../stop-record.js';
 import { defineActivity } from './activity.js';
 import { ClusterInput, FenceInput, InstanceInput, Name, NewNameInput, Tags } from './inputs.js';
 
@@ -95,9 +96,11 @@ const requestSnapshot = defineActivity(
     sourceDiskId: z.string().min(1),
     tags: Tags,
     newName: NewNameInput,
+    fence: FenceInput,
   }),
   async (deps, input): Promise<{ id: string }> => {
-    const { compute } = await deps.cluster(input.cluster);
+    const { compute, kube } = await deps.cluster(input.cluster);
+    await checkFence(kube, input.fence, `snapshotting disk ${input.sourceDiskId}`, deps.now());
     // A full snapshot: the image version copies it once and we delete it right after, so
     // incremental snapshots would save nothing and add the 7-per-5-minutes limit.
     await compute.snapshots.request({
@@ -139,10 +142,39 @@ const requestSnapshotDeletion = defineActivity(
   },
 );
 
+/**
+ * Records on the scale set that the run stops the donor (domain/stop-record.ts), before the power-off is
+ * asked for: the reaper finds the VM by it even when its Node object is deleted. Fenced like the power-off.
+ */
+const recordInstanceStop = defineActivity(
+  'recordInstanceStop',
+  FencedInstanceInput.extend({ runId: Name }),
+  async (deps, input) => {
+    const { compute, kube } = await deps.cluster(input.cluster);
+    await checkFence(kube, input.fence, `recording the stop of instance ${input.instanceId}`, deps.now());
+    await recordStop(compute, input.scaleSet, { instanceId: input.instanceId, runId: input.runId });
+  },
+);
+
+/**
+ * Removes the record once the VM runs again. Not fenced: it only takes our own record away from a VM
+ * seen running (`runId`: only that run's), which is harmless whoever holds the lease.
+ */
+const clearInstanceStop = defineActivity(
+  'clearInstanceStop',
+  InstanceInput.extend({ runId: Name.optional() }),
+  async (deps, input) => {
+    const { compute } = await deps.cluster(input.cluster);
+    await clearStopRecord(compute, input.scaleSet, input.instanceId, input.runId);
+  },
+);
+
 export const CAPTURE_ACTIVITIES = {
   readInstance,
   requestInstancePowerOff,
   requestInstanceStart,
+  recordInstanceStop,
+  clearInstanceStop,
   requestSnapshot,
   readSnapshot,
   requestSnapshotDeletion,

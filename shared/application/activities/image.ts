@@ -16,10 +16,12 @@ import { parseGalleryImageId } from '../../domain/resource-id.js';
 import { defaultRollbackTarget } from '../../domain/rollback.js';
 import { versionVerdictOf } from '../../domain/version-verdict.js';
 import { newestUsableVersion } from '../image-facts.js';
+import { checkFence } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
 import {
   ClusterInput,
   DefinitionRefInput,
+  FenceInput,
   Name,
   NewNameInput,
   StorageAccountTypeInput,
@@ -35,6 +37,11 @@ export interface ImageVersionView {
   readonly replicationState?: ReplicationState;
   /** While replicating: the least regional progress (0–100), when ARM reported it. */
   readonly replicationProgress?: number;
+  /**
+   * The version is absent because its image definition (or its gallery) is: deleted from under the run.
+   * Nothing will ever appear there: a wait for it fails at once (ImageDefinitionMissing).
+   */
+  readonly definitionMissing?: true;
 }
 
 export type ImageVersionRequestResult =
@@ -156,8 +163,17 @@ const readImageVersion = defineActivity(
           : { replicationProgress: version.replicationProgress }),
       };
     } catch (error) {
-      if (isNotFound(error)) return { exists: false };
-      throw error;
+      if (!isNotFound(error)) throw error;
+      // Absent: is its definition (or gallery) still there? Without it the version can never appear.
+      const { versionName: _name, ...definition } = input.ref;
+      const definitionMissing = await compute.gallery.getImageDefinition(definition).then(
+        () => false,
+        (lookup: unknown) => {
+          if (isNotFound(lookup)) return true;
+          throw lookup;
+        },
+      );
+      return definitionMissing ? { exists: false, definitionMissing: true } : { exists: false };
     }
   },
 );
@@ -168,9 +184,17 @@ const requestImageVersionExclusion = defineActivity(
     excludeFromLatest: z.boolean(),
     /** Publication time, recorded in the version's tags with the change (pool-history.ts). */
     inLatestAt: z.string().min(1).optional(),
+    /** Publishing or hiding is fenced: a run that lost its lease changes no version's visibility. */
+    fence: FenceInput,
   }),
   async (deps, input) => {
-    const { compute } = await deps.cluster(input.cluster);
+    const { compute, kube } = await deps.cluster(input.cluster);
+    await checkFence(
+      kube,
+      input.fence,
+      `${input.excludeFromLatest ? 'hiding' : 'publishing'} image version ${input.ref.versionName}`,
+      deps.now(),
+    );
     await compute.imageVersions.requestExclusion(
       input.ref,
       input.excludeFromLatest,

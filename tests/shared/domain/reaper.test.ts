@@ -56,7 +56,9 @@ function show(plan: ReapPlan): { actions: string[]; kept: string[] } {
         case 'delete-copy-disk':
           return `delete-copy-disk:${action.name}${action.afterDetach ? ':after-detach' : ''}`;
         case 'start-instance':
-          return `start-instance:${action.instanceId}`;
+          return `start-instance:${action.instanceId}${action.node === undefined ? ':no-node' : ''}`;
+        case 'clear-stop-record':
+          return `clear-stop-record:${action.instanceId}`;
         case 'restore-node':
           return `restore-node:${action.node}`;
         case 'delete-snapshot':
@@ -139,6 +141,58 @@ const CASES: readonly Case[] = [
       prepPods: [{ namespace: 'vmss-prototype', name: 'prep-1', runId: DEAD, phase: 'Succeeded' }],
     }),
     actions: ['delete-prep-pod:prep-1', 'start-instance:3', 'restore-node:n0'],
+  },
+  {
+    name: 'a VM a dead run recorded as stopped, its node object deleted: started, then the record removed',
+    holdings: holdings({
+      stoppedVms: [
+        {
+          instanceId: '3',
+          runId: DEAD,
+          instance: { kind: 'present', instanceId: '3', powerState: 'stopped' },
+        },
+      ],
+    }),
+    actions: ['start-instance:3:no-node', 'clear-stop-record:3'],
+  },
+  {
+    name: 'a recorded VM whose node is still marked: started once (by its node), restored, record removed',
+    holdings: holdings({
+      nodes: [node({ instance: { kind: 'present', instanceId: '3', powerState: 'stopped' } })],
+      stoppedVms: [
+        {
+          instanceId: '3',
+          runId: DEAD,
+          instance: { kind: 'present', instanceId: '3', powerState: 'stopped' },
+        },
+      ],
+    }),
+    actions: ['start-instance:3', 'restore-node:n0', 'clear-stop-record:3'],
+  },
+  {
+    name: "a recorded VM running again or gone: only the record goes; the live run's and an unreadable one stay",
+    alive: LIVE,
+    holdings: holdings({
+      stoppedVms: [
+        {
+          instanceId: '1',
+          runId: DEAD,
+          instance: { kind: 'present', instanceId: '1', powerState: 'running' },
+        },
+        { instanceId: '2', runId: DEAD, instance: { kind: 'gone' } },
+        {
+          instanceId: '3',
+          runId: LIVE,
+          instance: { kind: 'present', instanceId: '3', powerState: 'stopped' },
+        },
+        { instanceId: '4', runId: DEAD, instance: { kind: 'unknown', reason: 'ARM answered 503' } },
+      ],
+    }),
+    actions: ['clear-stop-record:1', 'clear-stop-record:2'],
+    kept: [
+      'the VM of instance 3, recorded as stopped by run run-live',
+      'the VM of instance 4, recorded as stopped by run run-dead',
+    ],
   },
   {
     name: 'a deallocated VM is started too',

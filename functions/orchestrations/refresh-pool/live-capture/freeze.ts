@@ -154,6 +154,7 @@ export function* freezeAndSnapshot(
       location: disks.donor.location,
       sourceDiskId: disks.osDiskId,
       tags: scope.tags,
+      fence: run.fence,
       // Named after the version the run chose: nothing of that name exists to be read first.
       newName: true,
     },

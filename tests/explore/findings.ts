@@ -1,0 +1,27 @@
+/**
+ * Points where outside probes found a pool harmed (issue 50, "never harm a pool, second pass"), each
+ * reproduced in the fault space: they failed before the fix and must keep every invariant after it
+ * (docs/fault-space.md has the table). explore.test.ts runs them with the earlier findings.
+ */
+import type { FaultKind } from './space.js';
+
+export interface Finding {
+  readonly variant: string;
+  /** `<activity>#<occurrence>`. */
+  readonly boundary: string;
+  readonly fault: FaultKind;
+}
+
+export const FINDINGS: readonly Finding[] = [
+  // The donor's Node object deleted while its VM is stopped (and while it is stopping), the run dead: the
+  // VM must run again and its kubelet register the node, found by the record on the scale set alone.
+  { variant: 'refresh drain-and-stop', boundary: 'requestSnapshot#1', fault: 'node-deleted' },
+  { variant: 'refresh drain-and-stop', boundary: 'readPrepPod#1', fault: 'node-deleted' },
+  // A runner whose clock is 16 minutes ahead takes the live run's lease: the live run may not snapshot
+  // (or publish) after that; every call that changes Azure or the cluster is fenced by the lease.
+  { variant: 'refresh drain-and-stop', boundary: 'requestSnapshot#1', fault: 'clock-skew' },
+  { variant: 'refresh drain-and-stop', boundary: 'requestImageVersionExclusion#1', fault: 'clock-skew' },
+  // The image definition deleted while the version is built: the run fails at its first read (it waited
+  // out the 8 h build timeout, holding the pool), everything given back.
+  { variant: 'refresh drain-and-stop', boundary: 'readImageVersion#1', fault: 'definition-deleted' },
+];
