@@ -2,48 +2,28 @@
 // cluster where one pool's nodes name a scale set ARM does not have (deleted, or in a group the app
 // does not see): the command reports that pool with the reason and goes on with the others.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import { SAMPLE_SCENARIO } from '../../cli/session.js';
 import type { SimulatorSession } from '../../cli/sim-session.js';
 import { startSimulatorSession } from '../../cli/sim-session.js';
 import { connectionOf } from '../../sim/connection.js';
 import { FILLER_POOL_PREFIX, growCluster } from '../bench/node-reads.bench.js';
+import { type CliChildRun, runCliChild } from '../builders/cli-child.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 /** growCluster's filler pools name scale sets `k8s-<pool>-12345678-vmss`; ARM has none of them. */
 const MISSING_SCALE_SET = new RegExp(`k8s-${FILLER_POOL_PREFIX}\\d+-12345678-vmss`);
-
-interface CliRun {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 let work: string;
 let sim: SimulatorSession;
 let connectionFile: string;
 
-function cli(args: readonly string[]): Promise<CliRun> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args, `--sim-connect=${connectionFile}`, `--state-dir=${join(work, 'runs')}`],
-      { cwd: work, timeout: 180_000, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        resolve({
-          code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1,
-          stdout,
-          stderr,
-        });
-      },
-    );
+function cli(args: readonly string[]): Promise<CliChildRun> {
+  return runCliChild([...args, `--sim-connect=${connectionFile}`, `--state-dir=${join(work, 'runs')}`], {
+    cwd: work,
   });
 }
 
