@@ -117,6 +117,11 @@ export class ClusterWorld {
   private readonly bootCounts = new Map<string, number>();
   private readonly nodeTimers = new Map<string, () => void>();
   private readonly joinTimers = new Map<string, () => void>();
+  /**
+   * Instances whose Node existed when their VM went down: only such a kubelet registers its Node again
+   * at the next boot when it finds none. A new instance joins through its bootstrap instead.
+   */
+  private readonly downWithNode = new Set<string>();
   private readonly cleanups: (() => void)[] = [];
   private heartbeat: (() => void) | undefined;
   private readonly prep: PrepRuns;
@@ -420,9 +425,11 @@ export class ClusterWorld {
         if (event.previous === 'running') {
           this.prep.onHostDown(instance);
           this.hosts.onShutdown(instance, event.orderly);
+          if (this.store.get('nodes', undefined, nodeName)) this.downWithNode.add(instance.id.toLowerCase());
         }
         if (instance.powerState === 'running') {
           this.hosts.onBoot(instance);
+          const wentDownWithNode = this.downWithNode.delete(instance.id.toLowerCase());
           if (this.store.get('nodes', undefined, nodeName)) {
             // The machine boots from its disk: a prep script may have changed who it is.
             const outcome = this.identities.boot(instance);
@@ -434,7 +441,7 @@ export class ClusterWorld {
                 () => this.kubeletStarted(nodeName),
               );
             }
-          } else if (this.identities.hasDisk(instance)) {
+          } else if (wentDownWithNode && this.identities.hasDisk(instance)) {
             // A kubelet registers its Node again when it starts and finds none (`kubectl delete node`
             // while the VM was stopped).
             this.setNodeTimer(
