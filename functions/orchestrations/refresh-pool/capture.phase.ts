@@ -191,19 +191,23 @@ function* captureDisk(
 
   setStatus(run, 'preparing-disk');
   // Recorded in Azure before the VM is stopped: a donor whose Node object is deleted meanwhile is still
-  // found, started and given back (domain/stop-record.ts); give-back removes the record.
-  yield* call(
-    context,
-    activities.recordInstanceStop,
-    {
-      cluster,
-      scaleSet: plan.scaleSet,
-      instanceId: run.donor.instanceId,
-      runId: run.runId,
-      fence: run.fence,
-    },
-    { step: 'preparing-disk' },
-  );
+  // found, started and given back (domain/stop-record.ts); give-back removes the record. Not on a CAPZ
+  // pool: CAPZ owns its scale set and the run never writes it (docs/capz.md); there the deleted Node's
+  // Machine is Cluster API's to remediate.
+  if (plan.capz === undefined) {
+    yield* call(
+      context,
+      activities.recordInstanceStop,
+      {
+        cluster,
+        scaleSet: plan.scaleSet,
+        instanceId: run.donor.instanceId,
+        runId: run.runId,
+        fence: run.fence,
+      },
+      { step: 'preparing-disk' },
+    );
+  }
   const ancestry = `${isoNow(run)} built image ${input.versionName} of ${cluster}/${run.input.pool} from node ${node} (run ${run.runId})`;
   const stopped =
     plan.capture?.mode === 'run-command'
