@@ -3,7 +3,10 @@
 // with when it happens (shard the file, share its simulator) rather than when CI stops fitting.
 // It reads dist/test-times.json, which tests/run-tiers.mjs writes at the end of every run.
 //
-//   node tests/check-budget.mjs [times.json]
+//   node tests/check-budget.mjs [--report-only] [times.json]
+//
+// --report-only prints the same problems and exits 0: CI uses it while the suite is still over the budget
+// (docs/conventions.md, "Test time budget"), so that the figures are in every log without failing it.
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -12,7 +15,9 @@ import { ROOT } from './test-files.mjs';
 export const TOTAL_BUDGET_SECONDS = 20 * 60;
 export const FILE_BUDGET_SECONDS = 3 * 60;
 
-const path = process.argv[2] ?? join(ROOT, 'dist', 'test-times.json');
+const reportOnly = process.argv.includes('--report-only');
+const path =
+  process.argv.slice(2).find((arg) => !arg.startsWith('--')) ?? join(ROOT, 'dist', 'test-times.json');
 if (!existsSync(path)) {
   console.error(`test budget: ${relative(ROOT, path)} is missing; run npm test first`);
   process.exit(1);
@@ -33,7 +38,8 @@ for (const [file, seconds] of Object.entries(measured.files).sort((a, b) => b[1]
 }
 if (problems.length > 0) {
   for (const problem of problems) console.error(`test budget: ${problem}`);
-  process.exit(1);
+  if (reportOnly) console.error('test budget: report only, not enforced yet (docs/conventions.md)');
+  process.exit(reportOnly ? 0 : 1);
 }
 const slowest = Object.entries(measured.files).sort((a, b) => b[1] - a[1])[0];
 console.log(
