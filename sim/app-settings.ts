@@ -8,8 +8,11 @@ import type { SimulatorConnection } from './connection.js';
 /** A digest-pinned image for the prep pod; the simulator does not pull images. */
 const SIM_PREP_IMAGE =
   'mcr.microsoft.com/cbl-mariner/busybox:2.0@sha256:2f3b1f4e5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d';
-/** The simulator accepts any bearer token on ARM and authorizes by action list. */
-export const SIM_ARM_TOKEN = 'vmss-prototype-sim-arm-token';
+/**
+ * The simulator accepts any bearer token on ARM and authorizes by action list. The security suite scans
+ * everything the product emits for 16-character windows of it: it shares none with the product's names.
+ */
+export const SIM_ARM_TOKEN = 'simulated-arm-bearer-token-4f1c';
 
 function tokenKeyOf(cluster: string): string {
   return `VMSSP_SECRET_SIM_${cluster.toUpperCase().replaceAll(/[^A-Z0-9]/g, '_')}_TOKEN`;
