@@ -110,12 +110,13 @@ export const WORK_COMMANDS: ReadonlySet<string> = new Set([
   'sfdisk',
   'cmp',
   'mkdir',
+  'printf',
   'poweroff',
   'systemctl poweroff',
 ]);
 
 export const SUPPORTED_COMMANDS =
-  'rm -rf, truncate -s 0, echo [… >>], mkdir -p, sync, true, false, set, systemctl poweroff|stop|is-system-running, poweroff, mount, umount, blkid, findmnt, tune2fs, xfs_admin, sfdisk --part-uuid, cmp -s, [ ], test, fsfreeze, systemd-run, sh FILE, sleep, wait, trap, exit';
+  'rm -rf, truncate -s 0, echo [… >>], printf %s\\n … [> FILE], mkdir -p, sync, true, false, set, systemctl poweroff|stop|is-system-running, poweroff, mount, umount, blkid, findmnt, tune2fs, xfs_admin, sfdisk --part-uuid, cmp -s, [ ], test, fsfreeze, systemd-run, sh FILE, sleep, wait, trap, exit';
 
 const DEVICE = /^\/dev\/disk\/azure\/scsi1\/lun(\d{1,2})(?:-part(\d{1,3}))?$/;
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -148,7 +149,12 @@ export function runHostCommand(
     case 'echo':
       return append(args, host, effects);
     case 'mkdir':
-      return args[0] === '-p' && args.length === 2 && args[1]?.startsWith('/') === true ? OK : undefined;
+      // The disk tree has no directories of its own: a path exists once a file under it does.
+      return args[0] === '-p' && args.length >= 2 && args.slice(1).every((arg) => arg.startsWith('/'))
+        ? OK
+        : undefined;
+    case 'printf':
+      return printLines(args, host, effects);
     case 'poweroff':
       return powerOff(args, effects);
     case 'systemctl':
@@ -284,6 +290,24 @@ function append(args: readonly string[], host: HostModel, effects: HostEffects):
     `${where.tree.files[where.path] ?? ''}${args.slice(0, redirect).join(' ')}\n`;
   written(effects, where);
   effects.appended.push(where.path);
+  return OK;
+}
+
+/** `printf '%s\n' LINE… [> FILE]`: each line and a newline, to stdout or written over FILE. */
+function printLines(
+  args: readonly string[],
+  host: HostModel,
+  effects: HostEffects,
+): CommandResult | undefined {
+  if (args[0] !== '%s\\n') return undefined;
+  const redirect = args.indexOf('>');
+  const lines = args.slice(1, redirect < 0 ? undefined : redirect).map((line) => `${line}\n`);
+  if (redirect < 0) return { status: 0, output: lines.join('') };
+  const file = args[redirect + 1];
+  if (file === undefined || redirect !== args.length - 2) return undefined;
+  const where = resolve(file, host);
+  where.tree.files[where.path] = lines.join('');
+  written(effects, where);
   return OK;
 }
 

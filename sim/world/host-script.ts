@@ -43,7 +43,7 @@ export type Script = readonly AndOrList[];
 export class ScriptSyntaxError extends Error {}
 
 const SUPPORTED_SYNTAX =
-  "new lines, ';', '&&', '||', 'sleep N &', quotes, $NAME, NAME=$(…), 'echo … >> FILE'";
+  "new lines, ';', '&&', '||', 'sleep N &', quotes, $NAME, NAME=$(…), 'echo … >> FILE', 'printf … > FILE'";
 
 /** Parses a script; throws ScriptSyntaxError naming the line of what it cannot run. */
 export function parseHostScript(text: string): Script {
@@ -121,6 +121,11 @@ class Parser {
       if (this.startsWith('>>')) {
         this.index += 2;
         words.push({ parts: [{ kind: 'text', value: '>>' }], source: '>>' });
+        continue;
+      }
+      if (char === '>' && !this.startsWith('>&') && !this.startsWith('>|')) {
+        this.index += 1;
+        words.push({ parts: [{ kind: 'text', value: '>' }], source: '>' });
         continue;
       }
       if ('|<>`\\('.includes(char)) {

@@ -188,7 +188,11 @@ void describe('prep script in the real shell', () => {
       createPrepPod(world, 'prep', NODE0);
       wait();
       assert.equal(world.prepRecords()[0]?.shell, 'modelled');
-      assert.equal(world.prepRecords()[0]?.outcome, 'succeeded');
+      assert.equal(
+        world.prepRecords()[0]?.outcome,
+        'succeeded',
+        JSON.stringify({ ...world.prepRecords()[0], script: undefined }),
+      );
       createPrepPod(
         world,
         'kamino',
