@@ -10,8 +10,12 @@ import { measureRefresh, withJitterSeed } from './refresh.bench.js';
 
 export { withJitterSeed } from './refresh.bench.js';
 
-/** The budgets of ARM requests: a pool's first refresh, and every refresh after it. */
-export const ARM_BUDGET = { first: 45, next: 35 } as const;
+/**
+ * The budgets of ARM requests: a pool's first refresh, and every refresh after it. They were 45 and 35;
+ * the stop record a drain-and-stop capture writes on the scale set before the power-off and removes when
+ * the VM runs again (docs/interrupted-runs.md) costs 4 more: a read and a tag write each.
+ */
+export const ARM_BUDGET = { first: 49, next: 39 } as const;
 
 export const JITTER_SEEDS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 

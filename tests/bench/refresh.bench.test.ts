@@ -58,8 +58,9 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
     // Without jitter the waits' first reads find the power-off, the version and the extensions' deletion
     // done (they read first where most runs are done, timing.ts): 41 and 32. The budgets under jitter, over
     // several seeds: jitter.bench.test.ts.
-    assert.ok(first.armRequests.total <= 41, `ARM requests: ${first.armRequests.total}`);
-    assert.ok(first.armRequests.again <= 32, `ARM requests of the next refresh: ${first.armRequests.again}`);
+    // 41 and 32 before the stop record (a read and a tag write to record, the same to remove: 4 more).
+    assert.ok(first.armRequests.total <= 45, `ARM requests: ${first.armRequests.total}`);
+    assert.ok(first.armRequests.again <= 36, `ARM requests of the next refresh: ${first.armRequests.again}`);
     const snapshotReads = first.armByOperation['snapshots/read'] ?? 0;
     assert.ok(
       snapshotReads <= 4,
@@ -77,7 +78,9 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
       `instance reads: ${instanceReads} (35 when the canary listed VMs every 30 s)`,
     );
     assert.ok(
-      (first.armByOperation['virtualMachineScaleSets/write'] ?? 0) <= 3,
+      // Three model writes, and the stop record's two tag writes (written before the power-off, removed
+      // once the VM runs).
+      (first.armByOperation['virtualMachineScaleSets/write'] ?? 0) <= 5,
       'the pin and the scale-out are one model write',
     );
     assert.equal(
