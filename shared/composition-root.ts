@@ -159,6 +159,7 @@ export function compose(options: CompositionOptions): Composition {
       ...(simulator === undefined ? [] : [simulator.armToken]),
     ],
     runner: options.runner ?? { kind: 'function-app', host: options.env['WEBSITE_SITE_NAME'] ?? hostname() },
+    ...definedOnly({ waitScale: settings.simulator?.waitScale }),
     cluster(name: string): Promise<ClusterHandle> {
       const existing = handles.get(name);
       if (existing !== undefined) return existing;

@@ -22,7 +22,7 @@ import { askCancel, shielded } from './cancel.js';
 import { StepFailure } from './step-failure.js';
 import { LEASE_RENEWAL } from './timing.js';
 import type { WaitGuard } from './waits.js';
-import { setWaitGuard } from './waits.js';
+import { setWaitGuard, setWaitScale } from './waits.js';
 
 /** A pool this run holds: its lease, the run id in it, and what the last renewal said. */
 export interface PoolHold {
@@ -114,6 +114,7 @@ export function* acquirePool(
     renewedAt: askedAt,
   };
   setWaitGuard(context, leaseGuard(hold));
+  if ('waitScale' in outcome) setWaitScale(context, outcome.waitScale);
   return {
     kind: 'held',
     hold,

@@ -38,6 +38,31 @@ export function waitGuardOf(context: OrchestrationContext): WaitGuard | undefine
   return guards.get(context);
 }
 
+const scales = new WeakMap<OrchestrationContext, number>();
+
+/**
+ * Registers the share of Azure's usual timings this run's polls wait for (the pool lease's hold carries
+ * it: `VMSSP_SIMULATOR_WAIT_SCALE`, a simulator at ×1 only). Like the guard, per context object: the run
+ * registers it again on every replay, from the same history.
+ */
+export function setWaitScale(context: OrchestrationContext, scale: number): void {
+  scales.set(context, scale);
+}
+
+/** The run's wait scale: 1 (Azure's timings) unless a simulator's was registered. */
+export function waitScaleOf(context: OrchestrationContext): number {
+  return scales.get(context) ?? 1;
+}
+
+/** `seconds` of a product wait (a poll's expected time or interval) as this run waits them. */
+export function scaledSeconds(context: OrchestrationContext, seconds: number): number {
+  return seconds * waitScaleOf(context);
+}
+
+function scaledOptional(context: OrchestrationContext, seconds: number | undefined): number | undefined {
+  return seconds === undefined ? undefined : scaledSeconds(context, seconds);
+}
+
 /**
  * Sleeps until `fireAt`. A boundary of a refresh's cancel (cancel.ts): one already asked fails the step
  * before the sleep, and the cancel event ends the sleep at once.
@@ -103,6 +128,8 @@ export interface PollSpec<T> {
  * Monitor pattern: read until `done`, sleeping on durable timers, failing after `timeoutSeconds`. A timeout
  * is judged only on a read made at or after the deadline: a run resumed late (its process was down past
  * the deadline) first reads the world again, so a capture that finished meanwhile is not thrown away.
+ * The schedule's seconds (expected, interval, growth and backoff caps) are the run's wait scale of
+ * Azure's (waitScaleOf); the timeout and `nextDelaySeconds` (the operator's durations) are not scaled.
  */
 export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>): Generator<Task, T, unknown> {
   const pollStartedAt = context.df.currentUtcDateTime.getTime();
@@ -110,10 +137,10 @@ export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>):
   const deadline = startedAt + spec.timeoutSeconds * 1000;
   const since = spec.sinceMs ?? pollStartedAt;
   const schedule: PollSchedule = {
-    expectedSeconds: spec.expectedSeconds ?? 0,
-    intervalSeconds: spec.intervalSeconds,
-    growToSeconds: spec.growToSeconds,
-    backoffToSeconds: spec.backoffToSeconds,
+    expectedSeconds: scaledSeconds(context, spec.expectedSeconds ?? 0),
+    intervalSeconds: scaledSeconds(context, spec.intervalSeconds),
+    growToSeconds: scaledOptional(context, spec.growToSeconds),
+    backoffToSeconds: scaledOptional(context, spec.backoffToSeconds),
     lateShare: spec.lateShare,
   };
   const firstReadAt = since + schedule.expectedSeconds * 1000;

@@ -125,6 +125,11 @@ export interface RefreshDependencies {
   now(): Date;
   /** Who runs: the runner kind (`cli`, `function-app`) and its host, for the pool lease's holder identity. */
   readonly runner: RunnerIdentity;
+  /**
+   * The share of Azure's usual timings the runs' polls wait for (`VMSSP_SIMULATOR_WAIT_SCALE`, a simulator
+   * at ×1 only); absent: 1. Handed to each run with its pool lease (functions/orchestrations/ownership.ts).
+   */
+  readonly waitScale?: number;
   /** Where run events go; absent: none are published (no topic configured). */
   readonly events?: RunEventPublisher;
   /** The run metrics; absent: none are recorded. */

@@ -45,6 +45,8 @@ export const SIMULATOR_SETTINGS_KEYS = [
   'VMSSP_SIMULATOR_CA',
   /** The bearer token sent to the simulator's ARM instead of an Entra ID token. A secret. */
   'VMSSP_SIMULATOR_ARM_TOKEN',
+  /** Optional, 0.01–1: shortens the product's poll schedules for a fast simulator at ×1 (docs/real-engine.md). */
+  'VMSSP_SIMULATOR_WAIT_SCALE',
 ] as const;
 
 export type SimulatorSettingsKey = (typeof SIMULATOR_SETTINGS_KEYS)[number];

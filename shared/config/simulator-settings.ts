@@ -19,6 +19,11 @@ const ENDPOINT_ACCEPTS =
   "the simulator's ARM endpoint as `npm run sim` prints it: https://127.0.0.1:<port> or https://localhost:<port> (a loopback host; no path, credentials, query or fragment)";
 const TOKEN_ACCEPTS =
   'the bearer token the simulator accepts on ARM: 1 to 4096 visible ASCII characters, no spaces';
+const WAIT_SCALE_ACCEPTS =
+  "a number from 0.01 to 1: the share of Azure's usual timings the product's polls wait for (1, the default, waits as against Azure)";
+
+/** Whole-number or decimal text, e.g. `0.05`: nothing else is read as a scale (no exponent, no sign). */
+const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)$/;
 
 /** 127.0.0.0/8, ::1 and localhost: the simulator listens on 127.0.0.1 only. */
 function isLoopbackHost(hostname: string): boolean {
@@ -61,8 +66,21 @@ const FIELDS = {
   armToken: z.string({ error: TOKEN_ACCEPTS }).regex(/^[\x21-\x7e]{1,4096}$/, { error: TOKEN_ACCEPTS }),
 };
 
+/**
+ * `VMSSP_SIMULATOR_WAIT_SCALE`: the product's poll schedules (functions/orchestrations/timing.ts) are
+ * Azure's observed timings; a simulator run with a fast latency profile at ×1 (a Functions host, or the
+ * real Durable engine of docs/real-engine.md, whose timers run on wall time) shortens them by this share
+ * so that a refresh takes a minute or two instead of twenty. Timeouts and the operator's own durations
+ * (drain timeout, canary soak) are not scaled. Only with the seam on: against Azure every wait is Azure's.
+ */
+const WaitScale = z
+  .string({ error: WAIT_SCALE_ACCEPTS })
+  .regex(DECIMAL, { error: WAIT_SCALE_ACCEPTS })
+  .transform(Number)
+  .refine((scale) => scale >= 0.01 && scale <= 1, { error: WAIT_SCALE_ACCEPTS });
+
 /** `Settings.simulator`: what the composition root reaches ARM with instead of Azure's endpoint and identity. */
-export const SimulatorSettings = z.object(FIELDS);
+export const SimulatorSettings = z.object({ ...FIELDS, waitScale: WaitScale.optional() });
 export type SimulatorSettings = z.output<typeof SimulatorSettings>;
 
 /** Which app setting feeds each field, in the order the issues name them. */
@@ -72,6 +90,8 @@ const KEY_OF_FIELD: Readonly<Record<keyof typeof FIELDS, SimulatorSettingsKey>> 
   armToken: 'VMSSP_SIMULATOR_ARM_TOKEN',
 };
 
+const WAIT_SCALE_KEY: SimulatorSettingsKey = 'VMSSP_SIMULATOR_WAIT_SCALE';
+
 const FIELD_ACCEPTS: Readonly<Record<keyof typeof FIELDS, string>> = {
   armEndpoint: ENDPOINT_ACCEPTS,
   caPem: PEM_FORMAT,
@@ -80,7 +100,7 @@ const FIELD_ACCEPTS: Readonly<Record<keyof typeof FIELDS, string>> = {
 
 export interface SimulatorInput {
   /** The fields to parse into `Settings.simulator`: present only when the seam is on and nothing is wrong. */
-  readonly input?: Readonly<Record<keyof typeof FIELDS, string>>;
+  readonly input?: Readonly<Record<keyof typeof FIELDS, string>> & { readonly waitScale?: string };
   readonly issues: readonly RawIssue[];
 }
 
@@ -137,6 +157,21 @@ export function readSimulatorSettings(env: Readonly<Record<string, string | unde
         issues.push(shown === undefined ? raw : { ...raw, received: shown });
     }
   }
+  const waitScale = read(WAIT_SCALE_KEY);
+  if (waitScale !== undefined) {
+    if (!on) {
+      issues.push({
+        path: [WAIT_SCALE_KEY],
+        received: `${JSON.stringify(waitScale.slice(0, 40))} while VMSSP_SIMULATOR is not "true"`,
+        expected: `unset: it shortens the product's waits for a simulator run (${GUIDE}); against Azure every wait is Azure's`,
+      });
+    } else {
+      const parsed = WaitScale.safeParse(waitScale, { reportInput: true });
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues) issues.push(...fromZodIssue(issue, [WAIT_SCALE_KEY]));
+      }
+    }
+  }
   if (on) {
     const sign = appServiceSign(env);
     if (sign !== undefined) {
@@ -157,7 +192,10 @@ export function readSimulatorSettings(env: Readonly<Record<string, string | unde
   ) {
     return { issues };
   }
-  return { input: { armEndpoint, caPem, armToken }, issues };
+  return {
+    input: { armEndpoint, caPem, armToken, ...(waitScale === undefined ? {} : { waitScale }) },
+    issues,
+  };
 }
 
 /**

@@ -22,7 +22,7 @@ import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
 import { EXPECTED, POLL } from '../timing.js';
-import { pollUntil, sleepUnlessCancelled } from '../waits.js';
+import { pollUntil, scaledSeconds, sleepUnlessCancelled } from '../waits.js';
 import type { RefreshRun } from './run.js';
 import { isStopped } from './run-command.js';
 
@@ -55,7 +55,8 @@ export function* awaitDonorPowerOff(
 
   const watch: PowerOffWatch = {
     prepPodCreatedAtMs: prep.createdAtMs,
-    signalIntervalSeconds: POLL.powerOffSignals.interval,
+    // The cluster's own timings (its node monitor's grace) are not ours to scale; our reads' are.
+    signalIntervalSeconds: scaledSeconds(context, POLL.powerOffSignals.interval),
     nodeMonitorGraceSeconds: POLL.powerOffSignals.nodeMonitorGrace,
     stillUpAfterSeconds: POLL.powerOffSignals.stillUpAfter,
     guestHaltSeconds: EXPECTED.guestHalt.expectedSeconds,
@@ -116,7 +117,7 @@ export function* awaitDonorPowerOff(
     // A stop asked through the API is read first when such a stop is usually done, not on the backoff of
     // a wait that began before it.
     nextDelaySeconds: () => {
-      const delay = justPoweredOff ? EXPECTED.powerOff.expectedSeconds : undefined;
+      const delay = justPoweredOff ? scaledSeconds(context, EXPECTED.powerOff.expectedSeconds) : undefined;
       justPoweredOff = false;
       return delay;
     },

@@ -19,8 +19,8 @@ const acquirePoolLeaseActivity = defineActivity(
     force: z.boolean().optional(),
     plannedAt: z.string().datetime().optional(),
   }),
-  async (deps, input) =>
-    acquirePoolLease(
+  async (deps, input) => {
+    const outcome = await acquirePoolLease(
       (await deps.cluster(input.cluster)).kube,
       input.lease,
       {
@@ -30,7 +30,14 @@ const acquirePoolLeaseActivity = defineActivity(
         ...definedOnly({ force: input.force, plannedAt: input.plannedAt }),
       },
       deps.now(),
-    ),
+    );
+    // Every run that waits on a pool holds its lease first: the hold carries how this deployment's waits
+    // are timed (a simulator's scale), so that the orchestration reads it from history, never from settings.
+    const scale = deps.waitScale;
+    return outcome.kind === 'acquired' && scale !== undefined && scale !== 1
+      ? { ...outcome, waitScale: scale }
+      : outcome;
+  },
 );
 
 const renewPoolLeaseActivity = defineActivity('renewPoolLease', LeaseRunInput, async (deps, input) =>

@@ -52,6 +52,7 @@ void describe('VMSSP_SIMULATOR*: accepted', () => {
     readonly name: string;
     readonly env: Record<string, string | undefined>;
     readonly armEndpoint?: string;
+    readonly waitScale?: number;
   }[] = [
     { name: 'nothing set: no seam', env: {} },
     { name: 'the flag false alone: no seam', env: { VMSSP_SIMULATOR: 'false' } },
@@ -73,19 +74,36 @@ void describe('VMSSP_SIMULATOR*: accepted', () => {
       armEndpoint: 'https://[::1]:8443',
     },
     {
+      name: 'a wait scale',
+      env: { ...SEAM, VMSSP_SIMULATOR_WAIT_SCALE: '0.05' },
+      armEndpoint: ENDPOINT,
+      waitScale: 0.05,
+    },
+    {
+      name: 'a wait scale of 1 (as against Azure)',
+      env: { ...SEAM, VMSSP_SIMULATOR_WAIT_SCALE: '1' },
+      armEndpoint: ENDPOINT,
+      waitScale: 1,
+    },
+    {
       name: 'under Core Tools (WEBSITE_HOSTNAME=localhost:7071)',
       env: { ...SEAM, WEBSITE_HOSTNAME: 'localhost:7071' },
       armEndpoint: ENDPOINT,
     },
   ];
-  for (const { name, env, armEndpoint } of cases) {
+  for (const { name, env, armEndpoint, waitScale } of cases) {
     void it(name, () => {
       const settings = loadSettings(envWith(env));
       if (armEndpoint === undefined) {
         assert.equal(settings.simulator, undefined);
         return;
       }
-      assert.deepEqual(settings.simulator, { armEndpoint, caPem: PEM.trim(), armToken: TOKEN });
+      assert.deepEqual(settings.simulator, {
+        armEndpoint,
+        caPem: PEM.trim(),
+        armToken: TOKEN,
+        ...(waitScale === undefined ? {} : { waitScale }),
+      });
     });
   }
 });
@@ -123,6 +141,30 @@ void describe('VMSSP_SIMULATOR*: refused, naming the key and the fix', () => {
       env: { ...SEAM, VMSSP_SIMULATOR: 'false' },
       path: 'VMSSP_SIMULATOR_ARM_ENDPOINT',
       accepts: 'counts only with VMSSP_SIMULATOR=true',
+    },
+    {
+      name: 'a wait scale without the flag',
+      env: { VMSSP_SIMULATOR_WAIT_SCALE: '0.05' },
+      path: 'VMSSP_SIMULATOR_WAIT_SCALE',
+      accepts: "against Azure every wait is Azure's",
+    },
+    {
+      name: 'a wait scale below 0.01',
+      env: { ...SEAM, VMSSP_SIMULATOR_WAIT_SCALE: '0.001' },
+      path: 'VMSSP_SIMULATOR_WAIT_SCALE',
+      accepts: 'a number from 0.01 to 1',
+    },
+    {
+      name: 'a wait scale above 1',
+      env: { ...SEAM, VMSSP_SIMULATOR_WAIT_SCALE: '2' },
+      path: 'VMSSP_SIMULATOR_WAIT_SCALE',
+      accepts: 'a number from 0.01 to 1',
+    },
+    {
+      name: 'a wait scale that is not a number',
+      env: { ...SEAM, VMSSP_SIMULATOR_WAIT_SCALE: '5%' },
+      path: 'VMSSP_SIMULATOR_WAIT_SCALE',
+      accepts: 'a number from 0.01 to 1',
     },
     {
       name: 'a flag that is not true or false',
