@@ -56,12 +56,30 @@ export function waitScaleOf(context: OrchestrationContext): number {
 
 /** `seconds` of a product wait (a poll's expected time or interval) as this run waits them. */
 export function scaledSeconds(context: OrchestrationContext, seconds: number): number {
-  return seconds * waitScaleOf(context);
+  // Whole milliseconds, as timers fire: 35 × 0.02 is 0.7000000000000001 in floating point, and a wait
+  // due a fraction of a millisecond from now would be a timer at now, read again at the same time.
+  return Math.round(seconds * waitScaleOf(context) * 1000) / 1000;
+}
+
+/** The inverse of scaledSeconds: a wait already scaled, as pollUntil takes it (it scales what it is given). */
+export function unscaledSeconds(context: OrchestrationContext, seconds: number): number {
+  return seconds / waitScaleOf(context);
+}
+
+/**
+ * A poll's interval (or a cap of its backoff) under the run's scale: never below a second (or the
+ * interval itself when shorter), since a read made sooner would only find the same state and cost an
+ * activity; a scaled first read (expectedSeconds) may be shorter, it happens once.
+ */
+function scaledInterval(context: OrchestrationContext, seconds: number): number {
+  return Math.max(Math.min(seconds, MIN_SCALED_INTERVAL_SECONDS), scaledSeconds(context, seconds));
 }
 
 function scaledOptional(context: OrchestrationContext, seconds: number | undefined): number | undefined {
-  return seconds === undefined ? undefined : scaledSeconds(context, seconds);
+  return seconds === undefined ? undefined : scaledInterval(context, seconds);
 }
+
+const MIN_SCALED_INTERVAL_SECONDS = 1;
 
 /**
  * Sleeps until `fireAt`. A boundary of a refresh's cancel (cancel.ts): one already asked fails the step
@@ -138,7 +156,7 @@ export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>):
   const since = spec.sinceMs ?? pollStartedAt;
   const schedule: PollSchedule = {
     expectedSeconds: scaledSeconds(context, spec.expectedSeconds ?? 0),
-    intervalSeconds: scaledSeconds(context, spec.intervalSeconds),
+    intervalSeconds: scaledInterval(context, spec.intervalSeconds),
     growToSeconds: scaledOptional(context, spec.growToSeconds),
     backoffToSeconds: scaledOptional(context, spec.backoffToSeconds),
     lateShare: spec.lateShare,

@@ -34,6 +34,9 @@ export interface PollSchedule {
   readonly growToSeconds?: number | undefined;
 }
 
+/** The shortest sleep a durable timer can make: a millisecond. */
+const MIN_DELAY_SECONDS = 0.001;
+
 /**
  * Seconds to sleep before the next read of a wait that started `elapsedSeconds` ago: until the expected
  * completion while it is ahead, the short interval or the schedule's backoff after it, and never less
@@ -46,7 +49,9 @@ export function pollDelaySeconds(
 ): number {
   const untilExpected = schedule.expectedSeconds - elapsedSeconds;
   return Math.max(
-    untilExpected > 0 ? untilExpected : overdueDelaySeconds(schedule, elapsedSeconds),
+    // Less than a millisecond to go is due: a timer cannot fire sooner than the next millisecond, and
+    // one set at now would find the same clock again (a manual clock never moves past it).
+    untilExpected >= MIN_DELAY_SECONDS ? untilExpected : overdueDelaySeconds(schedule, elapsedSeconds),
     retryAfterSeconds ?? 0,
   );
 }

@@ -1,109 +1,184 @@
 /**
  * The real-engine tier (docs/real-engine.md): the app's orchestrations on the Durable extension itself
- * (DurableTask 3.19, Azure Storage backend on Azurite), against the simulator, each scenario compared
- * with the local runner: the same outcome, the same activity calls, the same number of history events.
- * One engine and one simulator serve every scenario of the file. Skipped (with the reason) when the host
- * is not built, outside CI only; in CI (CI=true) a missing host fails.
+ * (DurableTask 3.19, Azure Storage backend on Azurite), against a simulator at ×1 with a fast latency
+ * profile and the product's polls scaled to it (VMSSP_SIMULATOR_WAIT_SCALE), each scenario also run on
+ * the local runner over its own copy of the world (manual clock) and compared: the same outcome, the same
+ * activity calls (a poll's repeated rounds counted once: how many rounds a wait takes depends on wall
+ * time on the engine), the same history (likewise). One engine and one world serve every scenario, in
+ * order; the runner's world goes through the same scenarios. Skipped (with the reason) when the host is
+ * not built, outside CI only; in CI (CI=true) a missing host fails.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
 import * as df from 'durable-functions';
 
-import { createDurableRunner, createMemoryStore, historyEventName } from '../../cli/runner/index.js';
-import { SAMPLE_SCENARIO } from '../../cli/session.js';
 import type { SimulatorSession } from '../../cli/sim-session.js';
 import { connectionOf, startSimulatorSession } from '../../cli/sim-session.js';
-import { durableRegistry } from '../../functions/durable-registry.js';
-import { compose } from '../../shared/composition-root.js';
+import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
+import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import { functionAppSettingsFor } from '../../sim/function-app-settings.js';
+import { POOL1, POOL2, sampleScenario } from '../e2e/harness.js';
 import { installFunctionsCore } from './bridge.js';
 import { type Engine, hostMissing, startEngine } from './engine.js';
+import { engineSide, runnerSide, type Side } from './sides.js';
 
 const skip = hostMissing();
 
 /** The #574 pattern, seeded: a task still pending is yielded again inside a new Task.any. */
 const SEEDED_574 = 'realEngineSeeded574';
 const SEEDED_ACTIVITY = 'realEngineEcho';
+const CLUSTER = 'prod';
 
-let sim: SimulatorSession;
+/**
+ * The product's polls at 2 % of Azure's timings (an image version's first read at 13 s, not 670 s), and
+ * the world's operations a few seconds each: every wait is the world's, not a schedule's.
+ */
+const WAIT_SCALE = '0.02';
+const LATENCY = {
+  profile: 'fast',
+  overrides: {
+    instanceStopSeconds: 2,
+    instanceStartSeconds: 2,
+    nodeBootSeconds: 2,
+    snapshotCreateSeconds: 2,
+    imageVersionCreateSeconds: 5,
+    newNodeJoinFromPrototypeSeconds: 5,
+    newNodeJoinFromPrototypeWithKubeadmJoinSeconds: 5,
+    extensionDeleteSeconds: [1, 2],
+  },
+};
+
 let engine: Engine;
-let env: Record<string, string>;
+let onEngine: Side;
+let onRunner: Side;
+const sims: SimulatorSession[] = [];
 
-const EPISODE_MARKERS = new Set(['OrchestratorStarted', 'OrchestratorCompleted']);
-
-const TERMINAL = new Set(['Completed', 'Failed', 'Terminated', 'Canceled']);
-
-async function settle(instanceId: string, timeoutMs: number): Promise<df.DurableOrchestrationStatus> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const status = await engine.client.getStatus(instanceId);
-    if (TERMINAL.has(String(status.runtimeStatus))) return status;
-    if (Date.now() > deadline) throw new Error(`${instanceId}: still ${String(status.runtimeStatus)}`);
-    await new Promise((done) => setTimeout(done, 250));
-  }
+/** The app settings of a side: the simulator's, a canary with keep-size (the default), the wait scale. */
+function appSettings(sim: SimulatorSession): Record<string, string> {
+  const values = { ...functionAppSettingsFor(connectionOf(sim.running)).Values };
+  const clusters = JSON.parse(values['VMSSP_CLUSTERS'] ?? '[]') as Record<string, unknown>[];
+  const first = clusters[0];
+  if (first !== undefined) first['promotion'] = { canary: { soak: '10s', deadline: '3m' } };
+  values['VMSSP_CLUSTERS'] = JSON.stringify(clusters);
+  values['VMSSP_SIMULATOR_WAIT_SCALE'] = WAIT_SCALE;
+  return values;
 }
 
-/** Runs one orchestration on the engine and on the local runner, and prints them side by side. */
+async function world(clock: 'manual' | 'scaled'): Promise<SimulatorSession> {
+  const scenario = sampleScenario();
+  scenario['latency'] = LATENCY;
+  const sim = await startSimulatorSession({
+    scenarioPath: scenario,
+    clock,
+    ...(clock === 'scaled' ? { timeFactor: 1 } : {}),
+  });
+  sims.push(sim);
+  return sim;
+}
+
+/** A poll's rounds counted once: any block of up to 4 names repeated back to back is kept once. */
+export function shapeOf(names: readonly string[]): string[] {
+  const shape = [...names];
+  for (let changed = true; changed;) {
+    changed = false;
+    for (let size = 1; size <= 4; size += 1) {
+      for (let i = 0; i + 2 * size <= shape.length;) {
+        const block = shape.slice(i, i + size).join('\u0000');
+        if (block === shape.slice(i + size, i + 2 * size).join('\u0000')) {
+          shape.splice(i + size, size);
+          changed = true;
+        } else {
+          i += 1;
+        }
+      }
+    }
+  }
+  return shape;
+}
+
+/** Episode markers: where the engine splits episodes depends on when completions arrive in wall time. */
+const EPISODE_MARKERS = new Set(['OrchestratorStarted', 'OrchestratorCompleted']);
+
+interface Observed {
+  readonly ended: { readonly runtimeStatus: string; readonly output: unknown; readonly failure?: string };
+  readonly calls: readonly string[];
+  readonly history: readonly string[];
+  readonly seconds: number;
+}
+
+/** Runs `drive` on a side and collects what the instances it names did. */
+async function observe(
+  side: Side,
+  instanceId: string,
+  drive: (side: Side) => Promise<void>,
+  histories: readonly string[] = [instanceId],
+): Promise<Observed> {
+  const started = Date.now();
+  const before = side.calls().length;
+  await drive(side);
+  const ended = await side.settle(instanceId);
+  const history: string[] = [];
+  for (const id of histories) history.push(...(await side.history(id)));
+  return { ended, calls: side.calls().slice(before), history, seconds: (Date.now() - started) / 1000 };
+}
+
+/**
+ * One scenario on both hosts, printed side by side; fails on any difference. `check` judges the engine's
+ * end state (and runs on the runner's too).
+ */
 async function differential(
   scenario: string,
-  name: string,
-  input: unknown,
   instanceId: string,
+  drive: (side: Side) => Promise<void>,
+  check: (side: Side, ended: Observed['ended']) => void | Promise<void>,
+  histories?: readonly string[],
 ): Promise<void> {
-  const started = Date.now();
-  const before = engine.bridge.calls.length;
-  await engine.client.startNew(name, { instanceId, input });
-  const onEngine = await settle(instanceId, 5 * 60_000);
-  const engineCalls = engine.bridge.calls.slice(before).map((call) => call.name);
-  const engineRows = await engine.historyRows(instanceId);
-  const engineSeconds = (Date.now() - started) / 1000;
-
-  const composition = compose({ env, simulator: sim.endpoints });
-  const runnerCalls: string[] = [];
-  const registry = durableRegistry(composition.dependencies);
-  const activities = Object.fromEntries(
-    Object.entries(registry.activities).map(([activity, handler]) => [
-      activity,
-      (value: unknown, context: Parameters<typeof handler>[1]) => {
-        runnerCalls.push(activity);
-        return handler(value, context as never);
-      },
-    ]),
-  );
-  const runner = createDurableRunner({
-    orchestrators: registry.orchestrators,
-    activities,
-    store: createMemoryStore(),
-    clock: sim.clock,
-  });
-  const onRunner = await runner.startOrchestration(name, input, instanceId);
-  const runnerHistory = (await runner.getHistory(instanceId)) ?? [];
-  // Where episodes begin and end depends on when completions arrive (wall time on the engine): compared
-  // without the episode markers, printed with them.
-  const engineEvents = engineRows.filter((row) => !EPISODE_MARKERS.has(row.EventType));
-  const runnerEvents = runnerHistory.filter(
-    (event) => !EPISODE_MARKERS.has(historyEventName(event.EventType)),
-  );
-
+  const engineRun = await observe(onEngine, instanceId, drive, histories);
+  const runnerRun = await observe(onRunner, instanceId, drive, histories);
+  const events = (run: Observed) => run.history.filter((type) => !EPISODE_MARKERS.has(type));
   const rows: [string, string, string][] = [
     ['', 'engine', 'runner'],
-    ['outcome', String(onEngine.runtimeStatus), onRunner.runtimeStatus],
-    ['activity calls', String(engineCalls.length), String(runnerCalls.length)],
-    ['history events', String(engineRows.length), String(runnerHistory.length)],
-    ['  w/o episodes', String(engineEvents.length), String(runnerEvents.length)],
+    ['outcome', outcomeOf(engineRun.ended), outcomeOf(runnerRun.ended)],
+    ['activity calls', String(engineRun.calls.length), String(runnerRun.calls.length)],
+    ['  poll rounds once', String(shapeOf(engineRun.calls).length), String(shapeOf(runnerRun.calls).length)],
+    ['history events', String(engineRun.history.length), String(runnerRun.history.length)],
+    ['  w/o episodes', String(events(engineRun).length), String(events(runnerRun).length)],
+    ['  rounds once', String(shapeOf(events(engineRun)).length), String(shapeOf(events(runnerRun)).length)],
+    ['wall seconds', engineRun.seconds.toFixed(1), runnerRun.seconds.toFixed(1)],
   ];
   console.log(
-    `real-engine: ${scenario} (${engineSeconds.toFixed(1)} s on the engine)\n` +
-      rows.map(([label, a, b]) => `  ${label.padEnd(16)}${a.padEnd(12)}${b}`).join('\n'),
+    `real-engine: ${scenario}\n` +
+      rows.map(([label, a, b]) => `  ${label.padEnd(20)}${a.padEnd(14)}${b}`).join('\n'),
   );
-  assert.equal(String(onEngine.runtimeStatus), onRunner.runtimeStatus, `${scenario}: outcome`);
-  assert.deepEqual(engineCalls, runnerCalls, `${scenario}: activity calls, engine vs runner`);
+  assert.equal(
+    outcomeOf(engineRun.ended),
+    outcomeOf(runnerRun.ended),
+    `${scenario}: outcome, engine vs runner`,
+  );
   assert.deepEqual(
-    engineEvents.map((row) => row.EventType),
-    runnerEvents.map((event) => historyEventName(event.EventType)),
-    `${scenario}: history events (without episode markers), engine vs runner`,
+    shapeOf(engineRun.calls),
+    shapeOf(runnerRun.calls),
+    `${scenario}: activity calls, engine vs runner`,
   );
+  assert.deepEqual(
+    shapeOf(events(engineRun)),
+    shapeOf(events(runnerRun)),
+    `${scenario}: history events (episode markers aside, poll rounds once), engine vs runner`,
+  );
+  await check(onEngine, engineRun.ended);
+  await check(onRunner, runnerRun.ended);
+}
+
+function outcomeOf(ended: Observed['ended']): string {
+  if (ended.runtimeStatus !== 'Completed') return `${ended.runtimeStatus}: ${ended.failure ?? ''}`;
+  const output = ended.output as { outcome?: string } | null;
+  return `Completed: ${output?.outcome ?? JSON.stringify(output).slice(0, 80)}`;
+}
+
+function refreshed(ended: Observed['ended']): PoolRefreshResult {
+  assert.equal(ended.runtimeStatus, 'Completed', ended.failure);
+  return ended.output as PoolRefreshResult;
 }
 
 before(async () => {
@@ -131,21 +206,50 @@ before(async () => {
     const second: unknown = yield context.df.callActivity(SEEDED_ACTIVITY, 'second');
     return second;
   });
-  sim = await startSimulatorSession({ scenarioPath: SAMPLE_SCENARIO, timeFactor: 100 });
-  env = functionAppSettingsFor(connectionOf(sim.running)).Values;
-  Object.assign(process.env, env, { WEBSITE_HOSTNAME: 'localhost:7071' });
+  const engineWorld = await world('scaled');
+  const runnerWorld = await world('manual');
+  // The bridge composes the app from the process's app settings, as the Functions host's worker does.
+  Object.assign(process.env, appSettings(engineWorld), { WEBSITE_HOSTNAME: 'localhost:7071' });
   engine = await startEngine();
+  onEngine = engineSide(engine, engineWorld, 5 * 60_000);
+  onRunner = runnerSide(runnerWorld, appSettings(runnerWorld));
 });
 
 after(async () => {
   if (skip !== undefined) return;
   await engine.stop();
-  await sim.stop();
+  for (const sim of sims) await sim.stop();
 });
 
-void describe('the real Durable engine', { skip }, () => {
+void describe('the real Durable engine', { skip, concurrency: false }, () => {
   void it('reads a cluster status as the local runner does', async () => {
-    await differential('cluster status', 'clusterStatus', { cluster: 'prod' }, 'status-prod');
+    await differential(
+      'cluster status',
+      'status-prod',
+      (side) => side.start(ORCHESTRATION.clusterStatus, { cluster: CLUSTER }, 'status-prod'),
+      (_side, ended) => assert.equal(ended.runtimeStatus, 'Completed'),
+    );
+  });
+
+  void it('refreshes a pool: drain-and-stop, canary, keep-size', async () => {
+    const input = { cluster: CLUSTER, pool: POOL2, trigger: 'real-engine' };
+    await differential(
+      'pool refresh (canary, keep-size)',
+      'refresh-pool2',
+      (side) => side.start(ORCHESTRATION.refreshPool, input, 'refresh-pool2'),
+      (side, ended) => {
+        const result = refreshed(ended);
+        assert.equal(result.outcome, 'refreshed', `${side.name}: ${result.reason}`);
+        assert.equal(result.canary?.verdict, 'passed', `${side.name}: ${JSON.stringify(result.canary)}`);
+        assert.equal(
+          result.canary.keptSize?.retired.length,
+          1,
+          `${side.name}: one node retired in its place`,
+        );
+        const scaleSet = side.sim.running.world.compute.listScaleSets().find((entry) => entry.name === POOL2);
+        assert.equal(scaleSet?.capacity, 3, `${side.name}: the pool keeps its size`);
+      },
+    );
   });
 
   // The canary of the tier: the #574 pattern must go wrong here as it does on Azure. The engine schedules
@@ -154,13 +258,12 @@ void describe('the real Durable engine', { skip }, () => {
   void it('gets the seeded #574 pattern wrong, as the Functions host does', async () => {
     const started = Date.now();
     await engine.client.startNew(SEEDED_574, { instanceId: 'seeded-574' });
-    const status = await settle('seeded-574', 2 * 60_000);
+    const status = await onEngine.settle('seeded-574');
+    const rows = await onEngine.history('seeded-574');
     console.log(
       `real-engine: seeded #574 (${((Date.now() - started) / 1000).toFixed(1)} s): ` +
-        `${String(status.runtimeStatus)} ${JSON.stringify(status.output)}; history ` +
-        (await engine.historyRows('seeded-574')).map((row) => row.EventType).join(' '),
+        `${status.runtimeStatus} ${JSON.stringify(status.output ?? status.failure)}; history ${rows.join(' ')}`,
     );
-    const rows = (await engine.historyRows('seeded-574')).map((row) => row.EventType);
     assert.equal(
       rows.filter((type) => type === 'TaskScheduled').length,
       3,
@@ -173,3 +276,5 @@ void describe('the real Durable engine', { skip }, () => {
     );
   });
 });
+
+void POOL1;

@@ -22,7 +22,7 @@ import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
 import { EXPECTED, POLL } from '../timing.js';
-import { pollUntil, scaledSeconds, sleepUnlessCancelled } from '../waits.js';
+import { pollUntil, scaledSeconds, sleepUnlessCancelled, unscaledSeconds } from '../waits.js';
 import type { RefreshRun } from './run.js';
 import { isStopped } from './run-command.js';
 
@@ -56,11 +56,11 @@ export function* awaitDonorPowerOff(
   const watch: PowerOffWatch = {
     prepPodCreatedAtMs: prep.createdAtMs,
     // The cluster's own timings (its node monitor's grace) are not ours to scale; our reads' are.
-    signalIntervalSeconds: scaledSeconds(context, POLL.powerOffSignals.interval),
+    signalIntervalSeconds: Math.max(1, scaledSeconds(context, POLL.powerOffSignals.interval)),
     nodeMonitorGraceSeconds: POLL.powerOffSignals.nodeMonitorGrace,
     stillUpAfterSeconds: POLL.powerOffSignals.stillUpAfter,
-    guestHaltSeconds: EXPECTED.guestHalt.expectedSeconds,
-    fallbackFirstReadSeconds: EXPECTED.powerOff.expectedSeconds,
+    guestHaltSeconds: scaledSeconds(context, EXPECTED.guestHalt.expectedSeconds),
+    fallbackFirstReadSeconds: scaledSeconds(context, EXPECTED.powerOff.expectedSeconds),
   };
   // The cluster's reads: bounded, since every next read is later than the last and none comes after the
   // old schedule's first ARM read (nextPowerOffStep).
@@ -89,7 +89,8 @@ export function* awaitDonorPowerOff(
     lateShare: schedule.lateShare,
     backoffToSeconds: schedule.backoffToSeconds,
     sinceMs: next.sinceMs,
-    expectedSeconds: Math.max(0, (next.atMs - next.sinceMs) / 1000),
+    // Already the run's scale of Azure's (the watch's figures are): pollUntil scales what it is given.
+    expectedSeconds: unscaledSeconds(context, Math.max(0, (next.atMs - next.sinceMs) / 1000)),
     startedAtMs: prep.createdAtMs,
     timeoutSeconds: POLL.powerOff.timeout,
     read: function* () {

@@ -64,3 +64,13 @@ void describe('pollDelaySeconds: first at the expected completion, then briefly'
     }
   });
 });
+
+void describe('pollDelaySeconds: a wait due in less than a millisecond is due now', () => {
+  // A timer set at now fires at once and the read finds the same clock: on a manual clock the poll would
+  // read for ever at one instant. 35 × 0.02 s (a scaled expected time) is 0.7000000000000001 s.
+  void it('reads again after the schedule, not at once', () => {
+    const schedule = { expectedSeconds: 35 * 0.02, intervalSeconds: 1 };
+    assert.equal(pollDelaySeconds(schedule, 0.7), 1);
+    assert.ok(Math.abs(pollDelaySeconds(schedule, 0.699) - 0.001) < 1e-9, 'a millisecond to go is waited');
+  });
+});

@@ -50,7 +50,12 @@ function poller(scale: number | undefined, timeoutSeconds: number, nextDelay: nu
 const CASES: readonly Case[] = [
   { name: 'no scale: Azure’s schedule', reads: [100, 110, 120] },
   { name: 'a scale of 1 changes nothing', scale: 1, reads: [100, 110, 120] },
-  { name: 'a scale of 0.05: the first read and the interval shrink', scale: 0.05, reads: [5, 5.5, 6] },
+  {
+    name: 'a scale of 0.05: the first read shrinks, the interval to a second',
+    scale: 0.05,
+    reads: [5, 6, 7],
+  },
+  { name: 'a scale of 0.5: both shrink', scale: 0.5, reads: [50, 55, 60] },
   {
     name: 'the operator’s own delay (a soak) is not scaled',
     scale: 0.05,
@@ -61,14 +66,14 @@ const CASES: readonly Case[] = [
     name: 'the timeout is not scaled: 0.05 of it would have failed this poll',
     scale: 0.05,
     timeoutSeconds: 20,
-    reads: [5, 5.5, 6],
+    reads: [5, 6, 7],
   },
   {
     name: 'a timeout still ends a poll under a scale',
     scale: 0.05,
-    timeoutSeconds: 5.2,
-    reads: [5, 5.2],
-    outcome: /timed out after 5 s: 2 reads/,
+    timeoutSeconds: 5.5,
+    reads: [5, 5.5],
+    outcome: /timed out after 6 s: 2 reads/,
   },
 ];
 

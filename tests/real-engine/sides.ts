@@ -1,0 +1,148 @@
+/**
+ * The two hosts a real-engine scenario runs on (docs/real-engine.md), behind one shape: the Durable engine
+ * (the .NET host over Azurite, its own simulator at ×1 with a fast latency profile) and the local runner
+ * (its own simulator, the same world, on the manual clock). A scenario drives both the same way and the
+ * tier compares what they did.
+ */
+import * as df from 'durable-functions';
+
+import type { OrchestrationStatus } from '../../cli/runner/index.js';
+import { createDurableRunner, createMemoryStore, historyEventName } from '../../cli/runner/index.js';
+import type { SimulatorSession } from '../../cli/sim-session.js';
+import { durableRegistry } from '../../functions/durable-registry.js';
+import { compose } from '../../shared/composition-root.js';
+import type { Engine } from './engine.js';
+
+/** How an instance ended, as both hosts say it. */
+export interface Ended {
+  readonly runtimeStatus: string;
+  readonly output: unknown;
+  /** The failure message of a failed instance. */
+  readonly failure?: string;
+}
+
+export interface Side {
+  readonly name: 'engine' | 'runner';
+  readonly sim: SimulatorSession;
+  /** Starts an instance and returns at once. */
+  start(name: string, input: unknown, instanceId: string): Promise<void>;
+  /** Waits until the instance ended. */
+  settle(instanceId: string): Promise<Ended>;
+  raise(instanceId: string, event: string, data: unknown): Promise<void>;
+  /** Activity names called since the side was made, in the order they started. */
+  calls(): readonly string[];
+  /** The instance's history event types, in order. */
+  history(instanceId: string): Promise<readonly string[]>;
+  /** The runner's history events as stored (for debugging a scenario by hand). */
+  rawHistory?(instanceId: string): Promise<readonly unknown[]>;
+}
+
+const TERMINAL = new Set(['Completed', 'Failed', 'Terminated', 'Canceled']);
+
+export function engineSide(engine: Engine, sim: SimulatorSession, timeoutMs: number): Side {
+  return {
+    name: 'engine',
+    sim,
+    async start(name, input, instanceId) {
+      await engine.client.startNew(name, { instanceId, input });
+    },
+    async settle(instanceId) {
+      const deadline = Date.now() + timeoutMs;
+      let told = Date.now();
+      for (;;) {
+        const status = await engine.client.getStatus(instanceId);
+        if (process.env['REAL_ENGINE_VERBOSE'] === '1' && Date.now() - told > 5_000) {
+          told = Date.now();
+          console.log(
+            `[engine] ${instanceId}: ${String(status.runtimeStatus)} ${JSON.stringify(status.customStatus)}; ` +
+              `${engine.bridge.calls.length} calls, last ${engine.bridge.calls.at(-1)?.name ?? ''}`,
+          );
+        }
+        if (TERMINAL.has(String(status.runtimeStatus))) {
+          const failed = status.runtimeStatus === df.OrchestrationRuntimeStatus.Failed;
+          return {
+            runtimeStatus: String(status.runtimeStatus),
+            output: failed ? undefined : status.output,
+            ...(failed ? { failure: failureMessage(status.output) } : {}),
+          };
+        }
+        if (Date.now() > deadline) {
+          throw new Error(`${instanceId}: still ${String(status.runtimeStatus)} after ${timeoutMs} ms`);
+        }
+        await new Promise((done) => setTimeout(done, 250));
+      }
+    },
+    async raise(instanceId, event, data) {
+      await engine.client.raiseEvent(instanceId, event, data);
+    },
+    calls: () => engine.bridge.calls.map((call) => call.name),
+    async history(instanceId) {
+      return (await engine.historyRows(instanceId)).map((row) => row.EventType);
+    },
+  };
+}
+
+/** The extension reports a failed orchestrator's output as the worker's `message\nstack` text. */
+function failureMessage(output: unknown): string {
+  const text = typeof output === 'string' ? output : JSON.stringify(output);
+  return text.split('\n')[0] ?? '';
+}
+
+export function runnerSide(sim: SimulatorSession, env: Readonly<Record<string, string>>): Side {
+  const composition = compose({ env, simulator: sim.endpoints });
+  const called: string[] = [];
+  const registry = durableRegistry(composition.dependencies);
+  const activities = Object.fromEntries(
+    Object.entries(registry.activities).map(([activity, handler]) => [
+      activity,
+      (value: unknown, context: Parameters<typeof handler>[1]) => {
+        called.push(activity);
+        return handler(value, context as never);
+      },
+    ]),
+  );
+  const runner = createDurableRunner({
+    orchestrators: registry.orchestrators,
+    activities,
+    store: createMemoryStore(),
+    clock: sim.clock,
+    ...(process.env['REAL_ENGINE_VERBOSE'] === '1'
+      ? {
+          onStatus: (status: OrchestrationStatus) =>
+            console.log(
+              `[runner] ${status.instanceId}: ${status.runtimeStatus} ${JSON.stringify(status.customStatus)}; ` +
+                `${called.length} calls, last ${called.at(-1) ?? ''} at ${new Date(sim.clock.now()).toISOString()}`,
+            ),
+        }
+      : {}),
+  });
+  const running = new Map<string, Promise<OrchestrationStatus>>();
+  return {
+    name: 'runner',
+    sim,
+    start(name, input, instanceId) {
+      const run = runner.startOrchestration(name, input, instanceId);
+      running.set(instanceId, run);
+      // Let the run take its first steps before the scenario goes on, as the engine's would.
+      return new Promise((done) => setImmediate(done));
+    },
+    async settle(instanceId) {
+      const run = running.get(instanceId);
+      const status = run === undefined ? await runner.getStatus(instanceId) : await run;
+      if (status === undefined) throw new Error(`${instanceId}: no such instance`);
+      return {
+        runtimeStatus: status.runtimeStatus,
+        output: status.output,
+        ...(status.failure === undefined ? {} : { failure: status.failure.ErrorMessage }),
+      };
+    },
+    async raise(instanceId, event, data) {
+      await runner.raiseEvent(instanceId, event, data);
+    },
+    calls: () => called,
+    rawHistory: async (instanceId: string) => (await runner.getHistory(instanceId)) ?? [],
+    async history(instanceId) {
+      return ((await runner.getHistory(instanceId)) ?? []).map((event) => historyEventName(event.EventType));
+    },
+  };
+}
