@@ -155,22 +155,28 @@ export async function recordCanaryInstances(
   return { instances: ours, others };
 }
 
+/** The tags a write left on a scale set, and its etag then when ARM said it (else none). */
+export interface WrittenTags {
+  readonly tags: Readonly<Record<string, string>>;
+  readonly etag?: string;
+}
+
 /** Rewrites the scale set's tags from a fresh read, conditional on its etag; retried on a race. */
 export async function writeTags(
   compute: ComputePorts,
   scaleSet: ScaleSetRef,
   change: (tags: Readonly<Record<string, string>>) => Record<string, string>,
-): Promise<void> {
+): Promise<WrittenTags> {
   for (let attempt = 1; ; attempt++) {
     const model = await compute.scaleSets.get(scaleSet);
     const next = change(model.tags);
-    if (sameTags(model.tags, next)) return;
+    if (sameTags(model.tags, next)) return { tags: model.tags, ...definedOnly({ etag: model.etag }) };
     try {
-      await compute.scaleSets.requestChange(scaleSet, {
+      const written = await compute.scaleSets.requestChange(scaleSet, {
         tags: next,
         ...definedOnly({ ifMatch: model.etag }),
       });
-      return;
+      return { tags: next, ...definedOnly({ etag: written.etag }) };
     } catch (error) {
       if (!isConcurrentChange(error) || attempt >= 3) throw error;
     }

@@ -1,20 +1,28 @@
 /**
  * Writes and removes the record of a VM a run stops (domain/stop-record.ts) on the scale set's tags: from
  * a fresh read, conditional on its etag (writeTags). Both are idempotent: a retry finds its work done.
+ * The removal can start from what the record's write left (its tags and etag) instead of a read: one
+ * request instead of two when nobody wrote the scale set in between, the read when somebody did.
  */
+import { isConcurrentChange } from '../domain/errors.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { StopRecord } from '../domain/stop-record.js';
 import { stopRecordTag, withoutStopRecord } from '../domain/stop-record.js';
 import type { ComputePorts } from '../ports/compute/index.js';
-import { writeTags } from './canary.js';
+import { writeTags, type WrittenTags } from './canary.js';
 
-/** Records that `record.runId` stops `record.instanceId`: before the power-off is asked for. */
+export type { WrittenTags } from './canary.js';
+
+/**
+ * Records that `record.runId` stops `record.instanceId`: before the power-off is asked for. Returns the
+ * tags written and the scale set's etag after the write (for `clearStopRecord`'s `written`).
+ */
 export async function recordStop(
   compute: ComputePorts,
   scaleSet: ScaleSetRef,
   record: StopRecord,
-): Promise<void> {
-  await writeTags(compute, scaleSet, (tags) => ({
+): Promise<WrittenTags> {
+  return writeTags(compute, scaleSet, (tags) => ({
     ...withoutStopRecord(tags, record.instanceId),
     ...stopRecordTag(record),
   }));
@@ -23,12 +31,24 @@ export async function recordStop(
 /**
  * Removes the record once the VM runs again (or is gone); with `runId`, only that run's record (the run
  * giving its own donor back), without it whatever run wrote it (the reaper, which judged that run dead).
+ * With `written` (what `recordStop` returned), the tags are rewritten from it, conditional on its etag:
+ * a scale set written since (412) is read again.
  */
 export async function clearStopRecord(
   compute: ComputePorts,
   scaleSet: ScaleSetRef,
   instanceId: string,
   runId?: string,
+  written?: WrittenTags,
 ): Promise<void> {
-  await writeTags(compute, scaleSet, (tags) => withoutStopRecord(tags, instanceId, runId));
+  const change = (tags: Readonly<Record<string, string>>) => withoutStopRecord(tags, instanceId, runId);
+  if (written?.etag !== undefined) {
+    try {
+      await compute.scaleSets.requestChange(scaleSet, { tags: change(written.tags), ifMatch: written.etag });
+      return;
+    } catch (error) {
+      if (!isConcurrentChange(error)) throw error;
+    }
+  }
+  await writeTags(compute, scaleSet, change);
 }

@@ -41,6 +41,11 @@ export interface ClientCpuFigures {
   readonly exitEventCpuS: number;
   readonly exitCode: number | null;
   readonly wallS: number;
+  /**
+   * Requests the CLI made (counted by the simulator): the client's CPU grows with them (≈ 2 ms of CPU
+   * per Kubernetes request through @kubernetes/client-node on this machine, docs/scale.md).
+   */
+  readonly requests: { readonly arm: number; readonly kube: number };
 }
 
 const GNU_TIME = '/usr/bin/time';
@@ -114,6 +119,7 @@ export async function measureClientCpu(compileCache: string): Promise<ClientCpuF
         ? [GNU_TIME, ['-f', '%U %S', '-o', timeFile, process.execPath, ...cli]]
         : [process.execPath, cli];
     const childrenBefore = childrenCpuS();
+    sim.running.log.reset();
     const start = performance.now();
     const exitCode = await new Promise<number | null>((resolve, reject) => {
       const child = spawn(command, args, {
@@ -137,6 +143,7 @@ export async function measureClientCpu(compileCache: string): Promise<ClientCpuF
       });
     });
     const wallS = (performance.now() - start) / 1000;
+    const { byApi } = sim.running.log.snapshot();
     const treeCpuS =
       cpuSource === '/usr/bin/time'
         ? parseGnuTime(await readFile(timeFile, 'utf8'))
@@ -152,6 +159,7 @@ export async function measureClientCpu(compileCache: string): Promise<ClientCpuF
       exitEventCpuS: Number((micros / 1e6).toFixed(2)),
       exitCode,
       wallS: Number(wallS.toFixed(1)),
+      requests: { arm: byApi.arm ?? 0, kube: byApi.kube ?? 0 },
     };
   } finally {
     await sim.stop();

@@ -46,7 +46,8 @@ const clientCpuBench: Bench = {
       console.log(
         `\none CLI refresh, ${label} (child process tree, start-up to exit): ${figures.clientCpuS} s CPU ` +
           `(user + system, ${figures.cpuSource}; the process's own count at its exit event ${figures.exitEventCpuS} s), ` +
-          `${figures.wallS} s wall, exit ${String(figures.exitCode)}`,
+          `${figures.wallS} s wall, exit ${String(figures.exitCode)}; ` +
+          `requests ARM ${figures.requests.arm}, Kubernetes ${figures.requests.kube}`,
       );
     }
   },

@@ -195,7 +195,7 @@ function* captureDisk(
   // pool: CAPZ owns its scale set and the run never writes it (docs/capz.md); there the deleted Node's
   // Machine is Cluster API's to remediate.
   if (plan.capz === undefined) {
-    yield* call(
+    run.stopRecord = yield* call(
       context,
       activities.recordInstanceStop,
       {

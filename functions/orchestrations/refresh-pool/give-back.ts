@@ -123,7 +123,18 @@ function* giveBack(run: RefreshRun, input: GiveBackInput): Generator<Task, GiveB
     // The VM runs (or is gone): the record that we stopped it goes. Left behind (ARM away), it is harmless:
     // the reaper finds the VM running and removes it.
     try {
-      yield* call(context, activities.clearInstanceStop, { ...instance, runId: run.runId }, { step });
+      const written = run.stopRecord;
+      yield* call(
+        context,
+        activities.clearInstanceStop,
+        {
+          ...instance,
+          runId: run.runId,
+          // From what the record's write left (one conditional write, no read), when ARM gave its etag.
+          ...(written?.etag === undefined ? {} : { written: { tags: written.tags, etag: written.etag } }),
+        },
+        { step },
+      );
     } catch {
       // kept for the reaper
     }

@@ -35,6 +35,8 @@ export interface RefreshRun {
   version?: string;
   /** The scale set's instances before the canary added its own (canary.phase.ts). */
   canaryBaseline?: readonly string[];
+  /** What the stop record's write left (tags, etag): give-back.ts removes the record from it, no read. */
+  stopRecord?: { readonly tags: Readonly<Record<string, string>>; readonly etag?: string };
 }
 
 /** Publishes the run's current step (custom status, ≤ 16 KB, no secrets). */

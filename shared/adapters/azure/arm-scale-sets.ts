@@ -10,7 +10,12 @@ import { ignoreNotFound, isTransient } from '../../domain/errors.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
 import { describeScaleSet, parseGalleryImageId, scaleSetKey } from '../../domain/resource-id.js';
 import type { OrchestrationMode, ScaleSet } from '../../domain/scale-set.js';
-import type { ScaleSetChange, ScaleSetImageUpdate, ScaleSetsPort } from '../../ports/compute/scale-sets.js';
+import type {
+  ScaleSetChange,
+  ScaleSetImageUpdate,
+  ScaleSetsPort,
+  ScaleSetWritten,
+} from '../../ports/compute/scale-sets.js';
 import type { ArmClients } from './arm-clients.js';
 import { toRefreshError, withArmErrors } from './errors.js';
 import {
@@ -92,11 +97,19 @@ export class ArmScaleSets implements ScaleSetsPort {
   }
 
   /** PATCH of image reference fields, tags and capacity, conditional on the etag when given. */
-  async requestChange(ref: ScaleSetRef, change: ScaleSetChange): Promise<void> {
+  async requestChange(ref: ScaleSetRef, change: ScaleSetChange): Promise<ScaleSetWritten> {
     const action = `requesting a change of scale set ${describeScaleSet(ref)}`;
     const client = this.clients.client(ref.subscriptionId, action);
     // Nulls remove fields under PATCH's merge; the serializer keeps them (tested on the wire).
     const imageReference = change.imageReference as unknown as ArmImageReference | undefined;
+    // ARM answers the PATCH with the new model (200, or 201/202 while it applies): its etag is the one a
+    // next conditional write needs, without reading the model again.
+    let etag: string | undefined;
+    const onResponse = (response: { readonly status: number; readonly parsedBody?: unknown }): void => {
+      if (response.status < 200 || response.status > 299) return;
+      const body = response.parsedBody as { readonly etag?: unknown } | undefined;
+      if (typeof body?.etag === 'string' && body.etag !== '') etag = body.etag;
+    };
     await withArmErrors(action, () =>
       client.virtualMachineScaleSets.beginUpdate(
         ref.resourceGroup,
@@ -108,9 +121,10 @@ export class ArmScaleSets implements ScaleSetsPort {
             ? {}
             : { virtualMachineProfile: { storageProfile: { imageReference } } }),
         },
-        change.ifMatch === undefined ? {} : { ifMatch: change.ifMatch },
+        { onResponse, ...(change.ifMatch === undefined ? {} : { ifMatch: change.ifMatch }) },
       ),
     );
+    return etag === undefined ? {} : { etag };
   }
 
   async listExtensions(ref: ScaleSetRef): Promise<ScaleSetExtension[]> {

@@ -145,27 +145,36 @@ const requestSnapshotDeletion = defineActivity(
 /**
  * Records on the scale set that the run stops the donor (domain/stop-record.ts), before the power-off is
  * asked for: the reaper finds the VM by it even when its Node object is deleted. Fenced like the power-off.
+ * Returns the tags it left and the scale set's etag then: the removal starts from them (no read).
  */
 const recordInstanceStop = defineActivity(
   'recordInstanceStop',
   FencedInstanceInput.extend({ runId: Name }),
-  async (deps, input) => {
+  async (deps, input): Promise<{ tags: Record<string, string>; etag?: string }> => {
     const { compute, kube } = await deps.cluster(input.cluster);
     await checkFence(kube, input.fence, `recording the stop of instance ${input.instanceId}`, deps.now());
-    await recordStop(compute, input.scaleSet, { instanceId: input.instanceId, runId: input.runId });
+    const written = await recordStop(compute, input.scaleSet, {
+      instanceId: input.instanceId,
+      runId: input.runId,
+    });
+    return { tags: { ...written.tags }, ...definedOnly({ etag: written.etag }) };
   },
 );
 
 /**
  * Removes the record once the VM runs again. Not fenced: it only takes our own record away from a VM
- * seen running (`runId`: only that run's), which is harmless whoever holds the lease.
+ * seen running (`runId`: only that run's), which is harmless whoever holds the lease. `written`: what
+ * recordInstanceStop returned (a write conditional on its etag; the model is read when that fails).
  */
 const clearInstanceStop = defineActivity(
   'clearInstanceStop',
-  InstanceInput.extend({ runId: Name.optional() }),
+  InstanceInput.extend({
+    runId: Name.optional(),
+    written: z.object({ tags: Tags, etag: z.string().min(1) }).optional(),
+  }),
   async (deps, input) => {
     const { compute } = await deps.cluster(input.cluster);
-    await clearStopRecord(compute, input.scaleSet, input.instanceId, input.runId);
+    await clearStopRecord(compute, input.scaleSet, input.instanceId, input.runId, input.written);
   },
 );
 

@@ -30,6 +30,11 @@ export interface ScaleSetChange {
   readonly ifMatch?: string;
 }
 
+/** What a model change left: the scale set's new etag, when ARM's answer carried one. */
+export interface ScaleSetWritten {
+  readonly etag?: string;
+}
+
 export interface ScaleSetsPort {
   /**
    * The scale set's model. Its image's Hyper-V generation and architecture live on the image, one more
@@ -39,8 +44,11 @@ export interface ScaleSetsPort {
   get(ref: ScaleSetRef, options?: { readonly imageFacts?: boolean }): Promise<ScaleSet>;
   /** PATCH of the model: image reference (marketplace fields nulled) and, when given, customData. */
   requestImageUpdate(ref: ScaleSetRef, update: ScaleSetImageUpdate): Promise<void>;
-  /** PATCH of the model (image reference fields, tags, capacity), conditional on the etag when given. */
-  requestChange(ref: ScaleSetRef, change: ScaleSetChange): Promise<void>;
+  /**
+   * PATCH of the model (image reference fields, tags, capacity), conditional on the etag when given;
+   * returns the new etag when the answer carried one (a later write can then skip reading the model).
+   */
+  requestChange(ref: ScaleSetRef, change: ScaleSetChange): Promise<ScaleSetWritten>;
   listExtensions(ref: ScaleSetRef): Promise<ScaleSetExtension[]>;
   requestExtensionDeletion(ref: ScaleSetRef, extensionName: string): Promise<void>;
 }

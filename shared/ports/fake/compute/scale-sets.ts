@@ -4,7 +4,12 @@ import type { ScaleSetRef } from '../../../domain/resource-id.js';
 import { describeScaleSet } from '../../../domain/resource-id.js';
 import type { ScaleSet } from '../../../domain/scale-set.js';
 import type { ComputeMethod } from '../../compute/index.js';
-import type { ScaleSetChange, ScaleSetImageUpdate, ScaleSetsPort } from '../../compute/scale-sets.js';
+import type {
+  ScaleSetChange,
+  ScaleSetImageUpdate,
+  ScaleSetsPort,
+  ScaleSetWritten,
+} from '../../compute/scale-sets.js';
 import type { CallLog } from '../recording-fake.js';
 import type { ComputeEstate } from './estate.js';
 
@@ -48,7 +53,7 @@ export class FakeScaleSets implements ScaleSetsPort {
     });
   }
 
-  requestChange(ref: ScaleSetRef, change: ScaleSetChange): Promise<void> {
+  requestChange(ref: ScaleSetRef, change: ScaleSetChange): Promise<ScaleSetWritten> {
     return this.log.call('scaleSets.requestChange', [ref, change], () => {
       const action = `requesting a change of scale set ${describeScaleSet(ref)}`;
       const record = this.estate.scaleSetRecord(ref, action);
@@ -69,6 +74,7 @@ export class FakeScaleSets implements ScaleSetsPort {
         const current = this.estate.instancesOf(ref).length;
         for (let added = current; added < change.capacity; added++) this.estate.createInstance(ref, record);
       }
+      return { etag: `"${record.etag}"` };
     });
   }
 

@@ -388,6 +388,18 @@ void describe('armCompute against the simulated ARM', () => {
       assert.equal(scaleSet.architecture, 'x64');
     });
 
+    void it('returns the etag a tag change left: the next conditional write needs no read', async () => {
+      const model = await gateway.scaleSets.get(uniform);
+      const written = await gateway.scaleSets.requestChange(uniform, {
+        tags: { ...model.tags, note: 'etag' },
+        ...(model.etag === undefined ? {} : { ifMatch: model.etag }),
+      });
+      assert.ok(written.etag !== undefined && written.etag !== model.etag, JSON.stringify(written));
+      assert.equal(written.etag, (await gateway.scaleSets.get(uniform)).etag);
+      await gateway.scaleSets.requestChange(uniform, { tags: model.tags, ifMatch: written.etag });
+      assert.deepEqual((await gateway.scaleSets.get(uniform)).tags, model.tags);
+    });
+
     void it('lists extensions and deletes one, idempotently', async () => {
       const before = await gateway.scaleSets.listExtensions(uniform);
       assert.deepEqual(
