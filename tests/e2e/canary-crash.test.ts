@@ -130,7 +130,7 @@ function assertEndState(
 /**
  * Kill points: every activity of the canary phase (from reading the baseline to its last step: the publish
  * request after a pass, the canary record cleared after a rejection), repeated poll rounds at their ends
- * only. What follows (the model phase) is the capture crash test's (crash-resume.test.ts).
+ * only. What follows (the model phase) is the capture crash test's (crash-resume-<k>.test.ts).
  */
 function killPoints(activities: readonly string[]): number[] {
   const start = activities.indexOf('readCanaryBaseline');

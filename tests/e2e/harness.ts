@@ -16,6 +16,7 @@ import { startSimulatorSession } from '../../cli/sim-session.js';
 import { durableRegistry } from '../../functions/durable-registry.js';
 import type { Composition, CompositionOptions } from '../../shared/composition-root.js';
 import { compose } from '../../shared/composition-root.js';
+import { skipSdkRetryWaits } from './sdk-waits.js';
 
 export type ScenarioData = Record<string, unknown> & {
   region: { zoneRedundantStorage: boolean };
@@ -38,7 +39,10 @@ export interface HarnessOptions {
   /** Changes the first cluster's settings (VMSSP_CLUSTERS[0]). */
   readonly settings?: (cluster: ClusterSettingsData) => void;
   readonly leastPrivilege?: boolean;
-  /** `manual`: simulated time moves only on durable timers (deterministic figures). */
+  /**
+   * `manual`: simulated time moves only on durable timers (deterministic figures); the Azure SDK's
+   * retry waits then cost no wall time either (sdk-waits.ts).
+   */
   readonly clock?: 'manual' | 'scaled';
   /** Simulated seconds per wall second of the scaled clock (default 200). */
   readonly timeFactor?: number;
@@ -75,6 +79,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.armActionsFile === undefined ? {} : { armActionsFile: options.armActionsFile }),
     ...(options.rbacDir === undefined ? {} : { rbacDir: options.rbacDir }),
   });
+  const restoreWaits = options.clock === 'manual' ? skipSdkRetryWaits() : () => undefined;
+  const stop = async (): Promise<void> => {
+    try {
+      await sim.stop();
+    } finally {
+      restoreWaits();
+    }
+  };
   try {
     const env = { ...sim.env, ...options.env };
     const clusters = JSON.parse(env['VMSSP_CLUSTERS'] ?? '[]') as ClusterSettingsData[];
@@ -107,10 +119,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       runner,
       statuses,
       run: (name, input, instanceId) => runner.startOrchestration(name, input, instanceId),
-      stop: () => sim.stop(),
+      stop,
     };
   } catch (error) {
-    await sim.stop();
+    await stop();
     throw error;
   }
 }
