@@ -82,10 +82,14 @@ export function engineSide(engine: Engine, sim: SimulatorSession, timeoutMs: num
   };
 }
 
-/** The extension reports a failed orchestrator's output as the worker's `message\nstack` text. */
+/**
+ * The extension reports a failed orchestrator's output as `Orchestrator function '<name>' failed: ` and the
+ * worker's `message\nstack` text: the message, as the runner reports it.
+ */
 function failureMessage(output: unknown): string {
   const text = typeof output === 'string' ? output : JSON.stringify(output);
-  return text.split('\n')[0] ?? '';
+  const message = text.split('\n')[0] ?? '';
+  return message.replace(/^Orchestrator function '[^']*' failed: /, '');
 }
 
 export function runnerSide(sim: SimulatorSession, env: Readonly<Record<string, string>>): Side {
