@@ -24,4 +24,8 @@ export const FINDINGS: readonly Finding[] = [
   // The image definition deleted while the version is built: the run fails at its first read (it waited
   // out the 8 h build timeout, holding the pool), everything given back.
   { variant: 'refresh drain-and-stop', boundary: 'readImageVersion#1', fault: 'definition-deleted' },
+  // An autoscaler or admin scales the pool out while `retire` runs (before the run's first surge, and
+  // while it waits for it): the surge is an instance the run created, and the pool ends at its demand.
+  { variant: 'retire', boundary: 'startRetirementSurge#1', fault: 'outside-scale-out' },
+  { variant: 'retire', boundary: 'observeRetirementSurge#1', fault: 'outside-scale-out' },
 ];

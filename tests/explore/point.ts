@@ -18,6 +18,7 @@ import { poolScope } from '../../shared/application/pool-holdings.js';
 import { requestPoolCancel } from '../../shared/application/pool-lease.js';
 import type { ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
 import { CAPTURE_RUN_ANNOTATION } from '../../shared/domain/cluster-node.js';
+import { findCapzCluster } from '../../shared/domain/scale-set.js';
 import type { FaultRuleSpec } from '../../sim/world/faults.js';
 import { arm429Storm, kubeApiDown } from '../../sim/world/faults.js';
 import { checkInvariants, takeBefore } from '../chaos/invariants.js';
@@ -66,6 +67,12 @@ const DEFINITION_GONE_GRACE_SECONDS = 30 * 60;
 
 /** The skew of the clock-skew fault's other runner. */
 const SKEW_SECONDS = 16 * 60;
+
+/**
+ * The outside-scale-out fault's scale-outs: one instance at the boundary, one more right before the run's
+ * next call (an autoscaler that scales out twice, or an admin's `az vmss scale` by two in two steps).
+ */
+const OUTSIDE_SCALE_OUTS = 2;
 
 /** The uninterrupted run's activity calls, in the order they were made. */
 export async function activityCallsOf(variant: Variant): Promise<{ calls: string[]; status: string }> {
@@ -243,10 +250,24 @@ export async function explorePoint(
     const changedAfterLoss: string[] = [];
     /** When the definition-deleted fault struck (simulated ms). */
     let definitionDeletedAtMs: number | undefined;
+    /** Instances an outsider (autoscaler, admin) added to the pool's scale set during the run (outside-scale-out). */
+    let outsideAdded = 0;
+    let outsideTarget: string | undefined;
+    /** Deletions the run asked for while the pool had no surge of its own for them (outside-scale-out). */
+    const deletedShort: string[] = [];
     /** Versions published when an operator asked the run to stop (Ctrl-C, cancel). */
     let publishedAtCancel: ReadonlySet<string> | undefined;
     // eslint-disable-next-line prefer-const -- the hook needs the runner it is installed in
     let runner: DurableRunner;
+
+    const scaleOutOutside = (): void => {
+      if (outsideTarget === undefined || outsideAdded >= OUTSIDE_SCALE_OUTS) return;
+      running.world.compute.scaleOut(outsideTarget, 1);
+      outsideAdded += 1;
+    };
+    /** The pool's capacity against its demand: what it had before the run plus what outsiders added. */
+    const demandOf = (id: string): number =>
+      (exploreBefore.capacities.get(id.toLowerCase()) ?? 0) + outsideAdded;
 
     const strike = async (): Promise<void> => {
       switch (fault) {
@@ -314,6 +335,23 @@ export async function explorePoint(
           definitionDeletedAtMs = running.clock.nowMs();
           return;
         }
+        case 'outside-scale-out': {
+          const handle = await harness.composition.dependencies.cluster(CLUSTER);
+          const { scaleSet: ref } = await poolScope(handle, variant.pool);
+          const scaleSet = running.world.compute
+            .listScaleSets()
+            .find(
+              (candidate) =>
+                candidate.name.toLowerCase() === ref.name.toLowerCase() &&
+                candidate.resourceGroup.toLowerCase() === ref.resourceGroup.toLowerCase(),
+            );
+          // A CAPZ pool's scale set is sized by CAPZ from the MachinePool's replicas (which its autoscaler
+          // changes): a capacity written on the scale set is not an outsider's demand there.
+          if (scaleSet === undefined || findCapzCluster(scaleSet.tags) !== undefined) return;
+          outsideTarget = scaleSet.id;
+          scaleOutOutside();
+          return;
+        }
         case 'clock-skew': {
           const other = recoveryRunner(harness, skewedRegistry(harness, SKEW_SECONDS), SKEW_SECONDS);
           await other.startOrchestration(
@@ -348,9 +386,19 @@ export async function explorePoint(
           if (process1.dead()) return never();
           const count = (counts.get(name) ?? 0) + 1;
           counts.set(name, count);
+          if (reached) scaleOutOutside();
           if (!reached && name === boundary.activity && count === boundary.occurrence) {
             reached = true;
             await strike();
+          }
+          // Each instance the run deletes while an outsider grows the pool must be one it added (its
+          // surge, a canary): deleted with no surge of its own, the pool ends a node short of demand.
+          if (name === 'requestInstanceDeletion' && outsideTarget !== undefined) {
+            const scaleSet = running.world.compute.getScaleSet(outsideTarget);
+            const demand = demandOf(outsideTarget);
+            if (scaleSet !== undefined && scaleSet.capacity <= demand) {
+              deletedShort.push(`capacity ${scaleSet.capacity}, demand ${demand}`);
+            }
           }
         },
         (name) => {
@@ -377,7 +425,14 @@ export async function explorePoint(
       runEnd = `killed, resumed: ${endOf(await resumer.resume(instanceId))}`;
     }
 
+    const outsideAddedBy = (): ReadonlyMap<string, number> =>
+      outsideTarget === undefined ? new Map() : new Map([[outsideTarget.toLowerCase(), outsideAdded]]);
     const violations: string[] = [];
+    if (deletedShort.length > 0) {
+      violations.push(
+        `the run deleted an instance with no surge of its own while an outsider grew the pool (${deletedShort.join('; ')})`,
+      );
+    }
     if (definitionDeletedAtMs !== undefined) {
       const heldSeconds = (running.clock.nowMs() - definitionDeletedAtMs) / 1000;
       if (heldSeconds > DEFINITION_GONE_GRACE_SECONDS) {
@@ -415,7 +470,7 @@ export async function explorePoint(
     if (outageEnd > running.clock.nowMs()) running.clock.advanceTo(outageEnd);
     const heldNow = [
       ...checkInvariants(running, before, { runsPerPool: 1 + extraRuns }),
-      ...checkExploreInvariants(running, exploreBefore),
+      ...checkExploreInvariants(running, exploreBefore, outsideAddedBy()),
     ].filter((c) => !c.ok);
     if (heldNow.length > 0) {
       const dry = await recoveryRunner(harness, registry).startOrchestration(
@@ -482,7 +537,7 @@ export async function explorePoint(
 
     for (const c of [
       ...checkInvariants(running, before, { runsPerPool: 1 + extraRuns }),
-      ...checkExploreInvariants(running, exploreBefore),
+      ...checkExploreInvariants(running, exploreBefore, outsideAddedBy()),
     ]) {
       if (!c.ok) violations.push(`${c.name}: ${c.detail ?? ''}`);
     }

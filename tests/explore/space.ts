@@ -248,7 +248,8 @@ export type FaultKind =
   | 'lease-lost'
   | 'node-deleted'
   | 'clock-skew'
-  | 'definition-deleted';
+  | 'definition-deleted'
+  | 'outside-scale-out';
 
 export const FAULT_KINDS: readonly { readonly kind: FaultKind; readonly description: string }[] = [
   { kind: 'kill', description: 'the process is killed and never resumed' },
@@ -278,6 +279,11 @@ export const FAULT_KINDS: readonly { readonly kind: FaultKind; readonly descript
     kind: 'definition-deleted',
     description:
       "the pool's gallery image definition is deleted with its versions (by hand), the run goes on",
+  },
+  {
+    kind: 'outside-scale-out',
+    description:
+      "an autoscaler or admin scales the pool's scale set out by one (then one more at the next call), the run goes on",
   },
 ];
 
