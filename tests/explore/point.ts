@@ -18,6 +18,7 @@ import { poolScope } from '../../shared/application/pool-holdings.js';
 import { requestPoolCancel } from '../../shared/application/pool-lease.js';
 import type { ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
 import { CAPTURE_RUN_ANNOTATION } from '../../shared/domain/cluster-node.js';
+import { LEASE_ANNOTATIONS } from '../../shared/domain/ownership.js';
 import { findCapzCluster } from '../../shared/domain/scale-set.js';
 import type { FaultRuleSpec } from '../../sim/world/faults.js';
 import { arm429Storm, kubeApiDown } from '../../sim/world/faults.js';
@@ -49,7 +50,8 @@ const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
 
 /**
  * Calls that change Azure or the cluster and must be fenced by the pool lease: once another runner took
- * the lease (lease-lost, clock-skew), the explored run may not complete any of them.
+ * the lease the explored run held (lease-lost, clock-skew), the explored run — a refresh, a rollback, a
+ * retirement, whatever it is — may not complete any of them.
  */
 const FENCED_CHANGES: ReadonlySet<string> = new Set([
   'protectNode',
@@ -269,6 +271,27 @@ export async function explorePoint(
     const demandOf = (id: string): number =>
       (exploreBefore.capacities.get(id.toLowerCase()) ?? 0) + outsideAdded;
 
+    /** The pool lease's holder when the explored run (or a run it started) holds it, else undefined. */
+    const exploredHolder = async (): Promise<string | undefined> => {
+      const handle = await harness.composition.dependencies.cluster(CLUSTER);
+      const { lease: ref } = await poolScope(handle, variant.pool);
+      const lease = await handle.kube.leases.get(ref.namespace, ref.name);
+      const holderInstance = lease?.annotations[LEASE_ANNOTATIONS.instanceId] ?? '';
+      const ours = holderInstance === instanceId || holderInstance.startsWith(`${instanceId}:`);
+      return ours && lease?.holder !== undefined && lease.holder !== '' ? lease.holder : undefined;
+    };
+    /**
+     * Another runner took the lease the explored run held (`held`): the lease names another holder now, or
+     * none (the other run released it). A run the other runner left the lease to (it found nothing to do)
+     * lost nothing; a run that did not hold the lease yet acquires it afterwards like any run.
+     */
+    const takenFrom = async (held: string | undefined): Promise<boolean> => {
+      if (held === undefined) return false;
+      const handle = await harness.composition.dependencies.cluster(CLUSTER);
+      const { lease: ref } = await poolScope(handle, variant.pool);
+      return (await handle.kube.leases.get(ref.namespace, ref.name))?.holder !== held;
+    };
+
     const strike = async (): Promise<void> => {
       switch (fault) {
         case 'kill':
@@ -353,26 +376,30 @@ export async function explorePoint(
           return;
         }
         case 'clock-skew': {
+          // The other runner runs what the explored run does (a refresh, a rollback, a retirement): a run
+          // that would find nothing to do would never take the lease.
+          const held = await exploredHolder();
           const other = recoveryRunner(harness, skewedRegistry(harness, SKEW_SECONDS), SKEW_SECONDS);
           await other.startOrchestration(
-            REFRESH.orchestration,
-            REFRESH.input(variant.pool, 'skewed-runner'),
-            REFRESH.instanceId(variant.pool),
+            run.orchestration,
+            run.input(variant.pool, 'skewed-runner'),
+            run.instanceId(variant.pool),
           );
           extraRuns += 1;
-          leaseTaken = true;
+          leaseTaken = await takenFrom(held);
           return;
         }
         case 'lease-lost': {
-          leaseTaken = true;
+          const held = await exploredHolder();
           running.clock.advanceBy(16 * 60);
           const other = recoveryRunner(harness, registry);
           await other.startOrchestration(
-            REFRESH.orchestration,
-            REFRESH.input(variant.pool, 'other-runner'),
-            REFRESH.instanceId(variant.pool),
+            run.orchestration,
+            run.input(variant.pool, 'other-runner'),
+            run.instanceId(variant.pool),
           );
           extraRuns += 1;
+          leaseTaken = await takenFrom(held);
           return;
         }
       }
@@ -441,10 +468,7 @@ export async function explorePoint(
         );
       }
     }
-    // Held to refresh runs only: their changes are fenced by the lease. Rollback and retirement runs still
-    // change the pool after losing it (rollback / clock-skew: requestImageVersionExclusion; retire /
-    // lease-lost: protectNode, drainNodeStep) — docs/fault-space.md, "Known gaps".
-    if (changedAfterLoss.length > 0 && run === REFRESH) {
+    if (changedAfterLoss.length > 0) {
       violations.push(
         `after losing its lease the run still changed the pool: ${changedAfterLoss.join(', ')}`,
       );

@@ -263,7 +263,8 @@ export const FAULT_KINDS: readonly { readonly kind: FaultKind; readonly descript
   { kind: 'cancel', description: '`vmss-prototype cancel` from another process (the lease annotation)' },
   {
     kind: 'lease-lost',
-    description: 'the run stalls 16 minutes, another runner takes the expired lease and refreshes',
+    description:
+      'the run stalls 16 minutes, another runner takes the expired lease and runs the same (a refresh, a rollback, a retirement)',
   },
   {
     kind: 'node-deleted',
@@ -273,7 +274,7 @@ export const FAULT_KINDS: readonly { readonly kind: FaultKind; readonly descript
   {
     kind: 'clock-skew',
     description:
-      "another runner whose clock is 16 minutes ahead refreshes the pool, taking the live run's lease; the live run goes on",
+      "another runner whose clock is 16 minutes ahead runs the same on the pool, taking the live run's lease; the live run goes on",
   },
   {
     kind: 'definition-deleted',
