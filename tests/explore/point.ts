@@ -61,7 +61,13 @@ const FENCED_CHANGES: ReadonlySet<string> = new Set([
   'requestInstancePowerOff',
   'requestInstanceStart',
   'requestSnapshot',
+  'requestCopyDisk',
+  'requestImageVersion',
   'requestImageVersionExclusion',
+  'pinCanaryVersion',
+  'requestScaleSetImageUpdate',
+  'startRetirementSurge',
+  'requestInstanceDeletion',
 ]);
 
 /** How long a run may go on once its image definition was deleted: it must fail at its first read. */

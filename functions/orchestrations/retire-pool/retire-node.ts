@@ -222,7 +222,7 @@ export function* retireNode(
   yield* call(
     context,
     activities.requestInstanceDeletion,
-    { cluster, scaleSet, instanceId: retiree.instanceId },
+    { cluster, scaleSet, instanceId: retiree.instanceId, fence },
     { step: 'deleting-retired-instance' },
   );
   // Only once ARM took the request: a cancel acted on before the call leaves the node to give back.
