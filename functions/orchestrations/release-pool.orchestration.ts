@@ -87,7 +87,7 @@ export function* releaseLeftovers(
   } else if (retirement !== undefined && retirement.run !== alive) {
     deadCanary.push(
       `the retirement of run ${retirement.run}: node ${retirement.node} given back, its surge instance ` +
-        `drained and deleted unless node ${retirement.node}'s instance is gone (the capacity back to ${retirement.priorCapacity})`,
+        `drained and deleted unless node ${retirement.node}'s instance is gone (one instance less: what others added stays)`,
     );
   }
   // A CAPZ pool's canary pools of dead runs, in its management cluster.

@@ -196,7 +196,6 @@ function* retireHeldPool(
     fence: fenceOf(hold),
     runId: hold.runId,
     plan,
-    baseline: [...plan.instanceIds],
     priorCapacity: plan.capacity,
   };
   const outcomes = new Map<string, RetirementNodeLine>();

@@ -3,7 +3,14 @@
  * scale the scale set out by one (surge), see the new instance and its node, and count what the window
  * retired. Each step is idempotent: a retried activity or a resumed run finds what the first try did.
  */
-import { TerminalError } from '../domain/errors.js';
+import type { ScaleSetInstance } from '../domain/compute.js';
+import {
+  CONCURRENT_CHANGE,
+  isConcurrentChange,
+  messageOf,
+  TerminalError,
+  TransientError,
+} from '../domain/errors.js';
 import { LEASE_ANNOTATIONS } from '../domain/ownership.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import { sameResourceId } from '../domain/resource-id.js';
@@ -15,7 +22,25 @@ import type { Fence } from './pool-lease.js';
 import { writeLeaseRecord } from './pool-lease.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
 
-/** Records the retirement on the lease, then asks for one more instance unless the scale set has it. */
+/** What a node's surge start left: how to tell its instance, and what it asked for. */
+export interface SurgeStart {
+  /** The scale set's instance ids before the surge was asked: its instance is a new id not among them. */
+  readonly baseline: readonly string[];
+  /** The capacity the scale-out asked for; absent when none was asked (a spare stands in, surge off). */
+  readonly capacityAsked?: number;
+}
+
+/**
+ * Records the retirement on the lease, then — for a surge — scales the scale set out by one from the
+ * capacity it has now (an autoscaler's or admin's scale-out meanwhile is their demand, not our surge: never
+ * counted as one). The record keeps the instance ids before the scale-out (baseline) and, once ARM took
+ * it, the capacity asked: the surge is a new instance not in the baseline, seen after our scale-out. The
+ * record is written first, fenced by the lease: a run that lost its lease asks for nothing.
+ *
+ * Idempotent: a retry whose scale-out ARM took (capacity asked recorded) asks for nothing more. One whose
+ * first try failed after ARM took the scale-out but before it was recorded asks again (the pool then ends
+ * one node larger, never one short). A concurrent change (412 on If-Match) is retried from a new read.
+ */
 export async function startSurge(
   handle: Pick<ClusterHandle, 'kube' | 'compute'>,
   fence: Fence,
@@ -23,28 +48,55 @@ export async function startSurge(
   record: RetirementRecord,
   surge: boolean,
   now: Date,
+): Promise<SurgeStart> {
+  const lease = await handle.kube.leases.get(fence.namespace, fence.name);
+  const existing = parseRetirementRecord(lease?.annotations[LEASE_ANNOTATIONS.retirement]);
+  const retried =
+    typeof existing === 'object' && existing.run === record.run && existing.node === record.node
+      ? existing
+      : undefined;
+  if (retried?.baseline !== undefined && (retried.capacityAsked !== undefined || !surge)) {
+    return {
+      baseline: retried.baseline,
+      ...(retried.capacityAsked === undefined ? {} : { capacityAsked: retried.capacityAsked }),
+    };
+  }
+  // A retried write keeps what the first one recorded (its prior capacity in particular).
+  const kept = { ...record, ...(retried === undefined ? {} : { priorCapacity: retried.priorCapacity }) };
+  const current = await handle.compute.scaleSets.get(scaleSet);
+  const instances = await handle.compute.instances.list(scaleSet);
+  const baseline = instances.map((instance) => instance.instanceId);
+  await putRecord(handle, fence, { ...kept, baseline }, now);
+  if (!surge) return { baseline };
+  const capacityAsked = (current.capacity ?? instances.length) + 1;
+  try {
+    await handle.compute.scaleSets.requestChange(scaleSet, {
+      capacity: capacityAsked,
+      ...(current.etag === undefined ? {} : { ifMatch: current.etag }),
+    });
+  } catch (error) {
+    // Someone scaled (or wrote) the scale set between our read and our request: read and decide again.
+    if (isConcurrentChange(error))
+      throw new TransientError(CONCURRENT_CHANGE, messageOf(error), { cause: error });
+    throw error;
+  }
+  await putRecord(handle, fence, { ...kept, baseline, capacityAsked }, now);
+  return { baseline, capacityAsked };
+}
+
+function putRecord(
+  handle: Pick<ClusterHandle, 'kube'>,
+  fence: Fence,
+  record: RetirementRecord,
+  now: Date,
 ): Promise<void> {
-  await writeLeaseRecord(
+  return writeLeaseRecord(
     handle.kube,
     fence,
     LEASE_ANNOTATIONS.retirement,
-    (current) => {
-      const existing = parseRetirementRecord(current);
-      // A retried write keeps what the first one recorded (its prior capacity in particular).
-      if (typeof existing === 'object' && existing.run === record.run && existing.node === record.node) {
-        return current ?? writeRetirementRecord(record);
-      }
-      return writeRetirementRecord(record);
-    },
+    () => writeRetirementRecord(record),
     now,
   );
-  if (!surge) return;
-  const current = await handle.compute.scaleSets.get(scaleSet);
-  if ((current.capacity ?? 0) > record.priorCapacity) return;
-  await handle.compute.scaleSets.requestChange(scaleSet, {
-    capacity: record.priorCapacity + 1,
-    ...(current.etag === undefined ? {} : { ifMatch: current.etag }),
-  });
 }
 
 export interface SurgeObservation {
@@ -161,14 +213,10 @@ export async function readRetirementLeftover(
   if (record.run === holder) return undefined;
   const instances = await handle.compute.instances.list(scaleSet);
   const retiredInstanceExists = instances.some((instance) => instance.instanceId === record.instanceId);
-  let surgeInstance = instances.find((instance) => instance.instanceId === record.surgeInstanceId);
-  if (surgeInstance === undefined && record.surgeInstanceId === undefined) {
-    // The run died between its scale-out and seeing the new instance: the newest one created since.
-    const since = Date.parse(record.startedAt);
-    surgeInstance = instances
-      .filter((instance) => instance.createdAt !== undefined && Date.parse(instance.createdAt) >= since)
-      .sort((a, b) => Date.parse(b.createdAt ?? '') - Date.parse(a.createdAt ?? ''))[0];
-  }
+  const surgeInstance =
+    record.surgeInstanceId !== undefined
+      ? instances.find((instance) => instance.instanceId === record.surgeInstanceId)
+      : unnotedSurge(record, instances);
   if (surgeInstance === undefined) return { record, retiredInstanceExists };
   const [node] = await poolMemberNodes(handle.kube, instances, [surgeInstance]);
   return {
@@ -176,4 +224,29 @@ export async function readRetirementLeftover(
     retiredInstanceExists,
     surge: { instanceId: surgeInstance.instanceId, ...(node === undefined ? {} : { node: node.name }) },
   };
+}
+
+/**
+ * The surge of a run that died between its scale-out and noting the new instance. With a baseline: none
+ * unless ARM took the scale-out (capacity asked recorded), then the newest instance not in the baseline —
+ * an outsider's instance is never taken for it when no surge was asked. A record written before baselines
+ * were kept: the newest instance created since the record.
+ */
+function unnotedSurge(
+  record: RetirementRecord,
+  instances: readonly ScaleSetInstance[],
+): ScaleSetInstance | undefined {
+  const newest = (candidates: readonly ScaleSetInstance[]) =>
+    [...candidates].sort((a, b) => Date.parse(b.createdAt ?? '') - Date.parse(a.createdAt ?? ''))[0];
+  const baseline = record.baseline;
+  if (baseline !== undefined) {
+    if (record.capacityAsked === undefined) return undefined;
+    return newest(instances.filter((instance) => !baseline.includes(instance.instanceId)));
+  }
+  const since = Date.parse(record.startedAt);
+  return newest(
+    instances.filter(
+      (instance) => instance.createdAt !== undefined && Date.parse(instance.createdAt) >= since,
+    ),
+  );
 }

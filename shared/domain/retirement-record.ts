@@ -9,8 +9,19 @@ export interface RetirementRecord {
   readonly run: string;
   readonly node: string;
   readonly instanceId: string;
-  /** `sku.capacity` before the surge: the size the pool goes back to. */
+  /** `sku.capacity` before the run's first surge (what it reports; the pool's demand may grow meanwhile). */
   readonly priorCapacity: number;
+  /**
+   * The scale set's instance ids right before this node's surge was asked: the surge is an instance not
+   * among them. Absent in records written before it was kept (and read as before: the newest instance).
+   */
+  readonly baseline?: readonly string[];
+  /**
+   * The capacity this node's scale-out asked for (the capacity it read, plus one), once ARM took the
+   * request: absent, no surge of this record was asked (a spare stands in, surge is off, or the run died
+   * before asking).
+   */
+  readonly capacityAsked?: number;
   /** The instance the surge added (once seen). */
   readonly surgeInstanceId?: string;
   readonly startedAt: string;
@@ -49,6 +60,20 @@ export function parseRetirementRecord(value: string | undefined): RetirementReco
   ) {
     return 'damaged';
   }
+  const baseline = record['baseline'];
+  if (
+    baseline !== undefined &&
+    (!Array.isArray(baseline) || !baseline.every((id) => typeof id === 'string' && id !== ''))
+  ) {
+    return 'damaged';
+  }
+  const capacityAsked = record['capacityAsked'];
+  if (
+    capacityAsked !== undefined &&
+    (typeof capacityAsked !== 'number' || !Number.isInteger(capacityAsked) || capacityAsked < 1)
+  ) {
+    return 'damaged';
+  }
   const surgeInstanceId = text('surgeInstanceId');
   return {
     run,
@@ -56,6 +81,8 @@ export function parseRetirementRecord(value: string | undefined): RetirementReco
     instanceId,
     priorCapacity,
     startedAt,
+    ...(baseline === undefined ? {} : { baseline: baseline as string[] }),
+    ...(capacityAsked === undefined ? {} : { capacityAsked }),
     ...(surgeInstanceId === undefined ? {} : { surgeInstanceId }),
   };
 }

@@ -13,6 +13,8 @@ import { describe, it } from 'node:test';
 
 import { bindActivities } from '../../shared/application/activities/catalogue.js';
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
+import { poolScope } from '../../shared/application/pool-holdings.js';
+import { acquirePoolLease } from '../../shared/application/pool-lease.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import { VERSION_VERDICT_TAG_KEYS } from '../../shared/domain/version-verdict.js';
 import type { Harness } from './harness.js';
@@ -359,8 +361,24 @@ void describe('CAPZ MachinePool pools on the simulator', { concurrency: false },
       const before = modelImage(harness);
       const activities = bindActivities(harness.composition.dependencies);
       const { subscriptionId, resourceGroup, name } = scaleSetOf(harness);
+      // The write is fenced by the pool lease: held here as a run holds it.
+      const deps = harness.composition.dependencies;
+      const handle = await deps.cluster('prod');
+      const { lease } = await poolScope(handle, POOL2);
+      const runId = 'direct-write';
+      await acquirePoolLease(
+        handle.kube,
+        lease,
+        {
+          runId,
+          runner: { kind: 'cli', host: 'capz-test' },
+          purpose: { cluster: 'prod', pool: POOL2, instanceId: 'direct-write', purpose: 'refresh' },
+        },
+        deps.now(),
+      );
       const written = await activities.requestScaleSetImageUpdate({
         cluster: 'prod',
+        fence: { ...lease, runId },
         scaleSet: { subscriptionId, resourceGroup, name },
         imageId: `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}/providers/Microsoft.Compute/images/elsewhere`,
         expectedImages: [before as Record<string, string>],

@@ -21,7 +21,15 @@ export const FINDINGS: readonly Finding[] = [
   // (or publish) after that; every call that changes Azure or the cluster is fenced by the lease.
   { variant: 'refresh drain-and-stop', boundary: 'requestSnapshot#1', fault: 'clock-skew' },
   { variant: 'refresh drain-and-stop', boundary: 'requestImageVersionExclusion#1', fault: 'clock-skew' },
+  // The same for a rollback (its publication) and a retirement (holding and draining the next node), once
+  // another rollback or retirement took their lease.
+  { variant: 'rollback', boundary: 'requestImageVersionExclusion#1', fault: 'clock-skew' },
+  { variant: 'retire', boundary: 'protectNode#1', fault: 'lease-lost' },
   // The image definition deleted while the version is built: the run fails at its first read (it waited
   // out the 8 h build timeout, holding the pool), everything given back.
   { variant: 'refresh drain-and-stop', boundary: 'readImageVersion#1', fault: 'definition-deleted' },
+  // An autoscaler or admin scales the pool out while `retire` runs (before the run's first surge, and
+  // while it waits for it): the surge is an instance the run created, and the pool ends at its demand.
+  { variant: 'retire', boundary: 'startRetirementSurge#1', fault: 'outside-scale-out' },
+  { variant: 'retire', boundary: 'observeRetirementSurge#1', fault: 'outside-scale-out' },
 ];

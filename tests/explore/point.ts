@@ -18,6 +18,8 @@ import { poolScope } from '../../shared/application/pool-holdings.js';
 import { requestPoolCancel } from '../../shared/application/pool-lease.js';
 import type { ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
 import { CAPTURE_RUN_ANNOTATION } from '../../shared/domain/cluster-node.js';
+import { LEASE_ANNOTATIONS } from '../../shared/domain/ownership.js';
+import { findCapzCluster } from '../../shared/domain/scale-set.js';
 import type { FaultRuleSpec } from '../../sim/world/faults.js';
 import { arm429Storm, kubeApiDown } from '../../sim/world/faults.js';
 import { checkInvariants, takeBefore } from '../chaos/invariants.js';
@@ -48,7 +50,8 @@ const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
 
 /**
  * Calls that change Azure or the cluster and must be fenced by the pool lease: once another runner took
- * the lease (lease-lost, clock-skew), the explored run may not complete any of them.
+ * the lease the explored run held (lease-lost, clock-skew), the explored run — a refresh, a rollback, a
+ * retirement, whatever it is — may not complete any of them.
  */
 const FENCED_CHANGES: ReadonlySet<string> = new Set([
   'protectNode',
@@ -58,7 +61,13 @@ const FENCED_CHANGES: ReadonlySet<string> = new Set([
   'requestInstancePowerOff',
   'requestInstanceStart',
   'requestSnapshot',
+  'requestCopyDisk',
+  'requestImageVersion',
   'requestImageVersionExclusion',
+  'pinCanaryVersion',
+  'requestScaleSetImageUpdate',
+  'startRetirementSurge',
+  'requestInstanceDeletion',
 ]);
 
 /** How long a run may go on once its image definition was deleted: it must fail at its first read. */
@@ -66,6 +75,12 @@ const DEFINITION_GONE_GRACE_SECONDS = 30 * 60;
 
 /** The skew of the clock-skew fault's other runner. */
 const SKEW_SECONDS = 16 * 60;
+
+/**
+ * The outside-scale-out fault's scale-outs: one instance at the boundary, one more right before the run's
+ * next call (an autoscaler that scales out twice, or an admin's `az vmss scale` by two in two steps).
+ */
+const OUTSIDE_SCALE_OUTS = 2;
 
 /** The uninterrupted run's activity calls, in the order they were made. */
 export async function activityCallsOf(variant: Variant): Promise<{ calls: string[]; status: string }> {
@@ -243,10 +258,45 @@ export async function explorePoint(
     const changedAfterLoss: string[] = [];
     /** When the definition-deleted fault struck (simulated ms). */
     let definitionDeletedAtMs: number | undefined;
+    /** Instances an outsider (autoscaler, admin) added to the pool's scale set during the run (outside-scale-out). */
+    let outsideAdded = 0;
+    let outsideTarget: string | undefined;
+    /** Deletions the run asked for while the pool had no surge of its own for them (outside-scale-out). */
+    const deletedShort: string[] = [];
     /** Versions published when an operator asked the run to stop (Ctrl-C, cancel). */
     let publishedAtCancel: ReadonlySet<string> | undefined;
     // eslint-disable-next-line prefer-const -- the hook needs the runner it is installed in
     let runner: DurableRunner;
+
+    const scaleOutOutside = (): void => {
+      if (outsideTarget === undefined || outsideAdded >= OUTSIDE_SCALE_OUTS) return;
+      running.world.compute.scaleOut(outsideTarget, 1);
+      outsideAdded += 1;
+    };
+    /** The pool's capacity against its demand: what it had before the run plus what outsiders added. */
+    const demandOf = (id: string): number =>
+      (exploreBefore.capacities.get(id.toLowerCase()) ?? 0) + outsideAdded;
+
+    /** The pool lease's holder when the explored run (or a run it started) holds it, else undefined. */
+    const exploredHolder = async (): Promise<string | undefined> => {
+      const handle = await harness.composition.dependencies.cluster(CLUSTER);
+      const { lease: ref } = await poolScope(handle, variant.pool);
+      const lease = await handle.kube.leases.get(ref.namespace, ref.name);
+      const holderInstance = lease?.annotations[LEASE_ANNOTATIONS.instanceId] ?? '';
+      const ours = holderInstance === instanceId || holderInstance.startsWith(`${instanceId}:`);
+      return ours && lease?.holder !== undefined && lease.holder !== '' ? lease.holder : undefined;
+    };
+    /**
+     * Another runner took the lease the explored run held (`held`): the lease names another holder now, or
+     * none (the other run released it). A run the other runner left the lease to (it found nothing to do)
+     * lost nothing; a run that did not hold the lease yet acquires it afterwards like any run.
+     */
+    const takenFrom = async (held: string | undefined): Promise<boolean> => {
+      if (held === undefined) return false;
+      const handle = await harness.composition.dependencies.cluster(CLUSTER);
+      const { lease: ref } = await poolScope(handle, variant.pool);
+      return (await handle.kube.leases.get(ref.namespace, ref.name))?.holder !== held;
+    };
 
     const strike = async (): Promise<void> => {
       switch (fault) {
@@ -314,27 +364,48 @@ export async function explorePoint(
           definitionDeletedAtMs = running.clock.nowMs();
           return;
         }
+        case 'outside-scale-out': {
+          const handle = await harness.composition.dependencies.cluster(CLUSTER);
+          const { scaleSet: ref } = await poolScope(handle, variant.pool);
+          const scaleSet = running.world.compute
+            .listScaleSets()
+            .find(
+              (candidate) =>
+                candidate.name.toLowerCase() === ref.name.toLowerCase() &&
+                candidate.resourceGroup.toLowerCase() === ref.resourceGroup.toLowerCase(),
+            );
+          // A CAPZ pool's scale set is sized by CAPZ from the MachinePool's replicas (which its autoscaler
+          // changes): a capacity written on the scale set is not an outsider's demand there.
+          if (scaleSet === undefined || findCapzCluster(scaleSet.tags) !== undefined) return;
+          outsideTarget = scaleSet.id;
+          scaleOutOutside();
+          return;
+        }
         case 'clock-skew': {
+          // The other runner runs what the explored run does (a refresh, a rollback, a retirement): a run
+          // that would find nothing to do would never take the lease.
+          const held = await exploredHolder();
           const other = recoveryRunner(harness, skewedRegistry(harness, SKEW_SECONDS), SKEW_SECONDS);
           await other.startOrchestration(
-            REFRESH.orchestration,
-            REFRESH.input(variant.pool, 'skewed-runner'),
-            REFRESH.instanceId(variant.pool),
+            run.orchestration,
+            run.input(variant.pool, 'skewed-runner'),
+            run.instanceId(variant.pool),
           );
           extraRuns += 1;
-          leaseTaken = true;
+          leaseTaken = await takenFrom(held);
           return;
         }
         case 'lease-lost': {
-          leaseTaken = true;
+          const held = await exploredHolder();
           running.clock.advanceBy(16 * 60);
           const other = recoveryRunner(harness, registry);
           await other.startOrchestration(
-            REFRESH.orchestration,
-            REFRESH.input(variant.pool, 'other-runner'),
-            REFRESH.instanceId(variant.pool),
+            run.orchestration,
+            run.input(variant.pool, 'other-runner'),
+            run.instanceId(variant.pool),
           );
           extraRuns += 1;
+          leaseTaken = await takenFrom(held);
           return;
         }
       }
@@ -348,9 +419,19 @@ export async function explorePoint(
           if (process1.dead()) return never();
           const count = (counts.get(name) ?? 0) + 1;
           counts.set(name, count);
+          if (reached) scaleOutOutside();
           if (!reached && name === boundary.activity && count === boundary.occurrence) {
             reached = true;
             await strike();
+          }
+          // Each instance the run deletes while an outsider grows the pool must be one it added (its
+          // surge, a canary): deleted with no surge of its own, the pool ends a node short of demand.
+          if (name === 'requestInstanceDeletion' && outsideTarget !== undefined) {
+            const scaleSet = running.world.compute.getScaleSet(outsideTarget);
+            const demand = demandOf(outsideTarget);
+            if (scaleSet !== undefined && scaleSet.capacity <= demand) {
+              deletedShort.push(`capacity ${scaleSet.capacity}, demand ${demand}`);
+            }
           }
         },
         (name) => {
@@ -377,7 +458,14 @@ export async function explorePoint(
       runEnd = `killed, resumed: ${endOf(await resumer.resume(instanceId))}`;
     }
 
+    const outsideAddedBy = (): ReadonlyMap<string, number> =>
+      outsideTarget === undefined ? new Map() : new Map([[outsideTarget.toLowerCase(), outsideAdded]]);
     const violations: string[] = [];
+    if (deletedShort.length > 0) {
+      violations.push(
+        `the run deleted an instance with no surge of its own while an outsider grew the pool (${deletedShort.join('; ')})`,
+      );
+    }
     if (definitionDeletedAtMs !== undefined) {
       const heldSeconds = (running.clock.nowMs() - definitionDeletedAtMs) / 1000;
       if (heldSeconds > DEFINITION_GONE_GRACE_SECONDS) {
@@ -386,10 +474,7 @@ export async function explorePoint(
         );
       }
     }
-    // Held to refresh runs only: their changes are fenced by the lease. Rollback and retirement runs still
-    // change the pool after losing it (rollback / clock-skew: requestImageVersionExclusion; retire /
-    // lease-lost: protectNode, drainNodeStep) — docs/fault-space.md, "Known gaps".
-    if (changedAfterLoss.length > 0 && run === REFRESH) {
+    if (changedAfterLoss.length > 0) {
       violations.push(
         `after losing its lease the run still changed the pool: ${changedAfterLoss.join(', ')}`,
       );
@@ -415,7 +500,7 @@ export async function explorePoint(
     if (outageEnd > running.clock.nowMs()) running.clock.advanceTo(outageEnd);
     const heldNow = [
       ...checkInvariants(running, before, { runsPerPool: 1 + extraRuns }),
-      ...checkExploreInvariants(running, exploreBefore),
+      ...checkExploreInvariants(running, exploreBefore, outsideAddedBy()),
     ].filter((c) => !c.ok);
     if (heldNow.length > 0) {
       const dry = await recoveryRunner(harness, registry).startOrchestration(
@@ -482,7 +567,7 @@ export async function explorePoint(
 
     for (const c of [
       ...checkInvariants(running, before, { runsPerPool: 1 + extraRuns }),
-      ...checkExploreInvariants(running, exploreBefore),
+      ...checkExploreInvariants(running, exploreBefore, outsideAddedBy()),
     ]) {
       if (!c.ok) violations.push(`${c.name}: ${c.detail ?? ''}`);
     }

@@ -248,7 +248,8 @@ export type FaultKind =
   | 'lease-lost'
   | 'node-deleted'
   | 'clock-skew'
-  | 'definition-deleted';
+  | 'definition-deleted'
+  | 'outside-scale-out';
 
 export const FAULT_KINDS: readonly { readonly kind: FaultKind; readonly description: string }[] = [
   { kind: 'kill', description: 'the process is killed and never resumed' },
@@ -262,7 +263,8 @@ export const FAULT_KINDS: readonly { readonly kind: FaultKind; readonly descript
   { kind: 'cancel', description: '`vmss-prototype cancel` from another process (the lease annotation)' },
   {
     kind: 'lease-lost',
-    description: 'the run stalls 16 minutes, another runner takes the expired lease and refreshes',
+    description:
+      'the run stalls 16 minutes, another runner takes the expired lease and runs the same (a refresh, a rollback, a retirement)',
   },
   {
     kind: 'node-deleted',
@@ -272,12 +274,17 @@ export const FAULT_KINDS: readonly { readonly kind: FaultKind; readonly descript
   {
     kind: 'clock-skew',
     description:
-      "another runner whose clock is 16 minutes ahead refreshes the pool, taking the live run's lease; the live run goes on",
+      "another runner whose clock is 16 minutes ahead runs the same on the pool, taking the live run's lease; the live run goes on",
   },
   {
     kind: 'definition-deleted',
     description:
       "the pool's gallery image definition is deleted with its versions (by hand), the run goes on",
+  },
+  {
+    kind: 'outside-scale-out',
+    description:
+      "an autoscaler or admin scales the pool's scale set out by one (then one more at the next call), the run goes on",
   },
 ];
 

@@ -123,7 +123,15 @@ function isPublished(running: RunningSimulator, versionId: string): boolean {
   return version !== undefined && version.provisioningState === 'Succeeded' && !version.excludeFromLatest;
 }
 
-export function checkExploreInvariants(running: RunningSimulator, before: ExploreBefore): WorldCheck[] {
+/**
+ * `outsideAdded`: instances an outsider (an autoscaler, an admin) added to a scale set during the run, by
+ * lower-cased id — the pool's demand grew by as many, and a run must leave them (its own changes net zero).
+ */
+export function checkExploreInvariants(
+  running: RunningSimulator,
+  before: ExploreBefore,
+  outsideAdded: ReadonlyMap<string, number> = new Map(),
+): WorldCheck[] {
   const checks: WorldCheck[] = [];
   const check = (name: string, ok: boolean, detail: string): void => {
     checks.push(ok ? { name, ok } : { name, ok, detail });
@@ -140,10 +148,12 @@ export function checkExploreInvariants(running: RunningSimulator, before: Explor
       `pinned to ${id.split('/').at(-1) ?? id}, which is not published`,
     );
     const capacityBefore = before.capacities.get(scaleSet.id.toLowerCase());
+    const added = outsideAdded.get(scaleSet.id.toLowerCase()) ?? 0;
     check(
       `${where}: the pool keeps its size`,
-      capacityBefore === undefined || scaleSet.capacity === capacityBefore,
-      `capacity ${scaleSet.capacity}, was ${capacityBefore ?? '?'}`,
+      capacityBefore === undefined || scaleSet.capacity === capacityBefore + added,
+      `capacity ${scaleSet.capacity}, was ${capacityBefore ?? '?'}` +
+        (added === 0 ? '' : ` and an outsider added ${added} during the run`),
     );
     const canaryTags = Object.keys(scaleSet.tags).filter((key) => key.startsWith(CANARY_TAG_PREFIX));
     check(`${where}: no canary record left`, canaryTags.length === 0, canaryTags.join(', '));
@@ -151,7 +161,7 @@ export function checkExploreInvariants(running: RunningSimulator, before: Explor
       key.toLowerCase().startsWith(STOP_TAG_PREFIX),
     );
     check(`${where}: no stopped-VM record left`, stopTags.length === 0, stopTags.join(', '));
-    const added = compute
+    const onUnpublished = compute
       .listInstances(scaleSet.id)
       .filter((vm) => !before.instances.has(`${scaleSet.id.toLowerCase()}|${vm.instanceId}`))
       .filter((vm) => {
@@ -160,8 +170,8 @@ export function checkExploreInvariants(running: RunningSimulator, before: Explor
       });
     check(
       `${where}: no instance added on an unpublished version (a canary) left`,
-      added.length === 0,
-      added.map((vm) => vm.name).join(', '),
+      onUnpublished.length === 0,
+      onUnpublished.map((vm) => vm.name).join(', '),
     );
     const live = liveCaptureLeftovers(running, {
       id: scaleSet.id,

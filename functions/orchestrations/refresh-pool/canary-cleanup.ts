@@ -167,7 +167,7 @@ function* deleteInstances(
     yield* call(
       context,
       activities.requestInstanceDeletion,
-      { cluster, scaleSet, instanceId },
+      { cluster, scaleSet, instanceId, fence: run.fence },
       {
         step,
         retry: RESTORE_RETRY,

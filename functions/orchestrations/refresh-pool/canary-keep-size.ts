@@ -71,7 +71,6 @@ function* retireInPlaceOf(
     fence: run.fence,
     runId: run.runId,
     plan,
-    baseline: [...plan.instanceIds],
     priorCapacity: Math.max(0, plan.capacity - canaries.length),
   };
   const spares = [...canaries];

@@ -194,6 +194,7 @@ function* pinVersion(
           scaleSet,
           versionId: version.id,
           record: { ...record, priorImage: { ...record.priorImage } },
+          fence: run.fence,
           baseline: {
             ...definedOnly({ etag: baseline.etag }),
             tags: { ...baseline.tags },

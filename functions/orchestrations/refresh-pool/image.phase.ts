@@ -159,6 +159,7 @@ function* buildImageVersion(
         storageAccountType,
         extraRegions: [...plan.settings.extraRegions],
         tags,
+        fence: run.fence,
         // The name was chosen after the definition's versions were read under the lease; once a
         // failed version of it was deleted, it is read before being asked for again.
         ...(index === 0 ? { newName: true } : {}),

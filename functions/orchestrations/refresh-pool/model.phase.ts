@@ -101,6 +101,7 @@ function* pointModel(run: RefreshRun, version: BuiltVersion): Generator<Task, Po
       cluster,
       scaleSet,
       imageId: targetImageId,
+      fence: run.fence,
       ...(newNodesOf(plan) === 'run-pool-bootstrap' ? { keepCustomData: true } : {}),
       expectedImages: [
         ...(plan.modelImage === undefined ? [] : [{ ...plan.modelImage }]),

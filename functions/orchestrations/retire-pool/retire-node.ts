@@ -31,9 +31,11 @@ export interface RetireRun {
   readonly plan: PoolRetirementPlan;
   /** The surge instance that joined and is not yet paired with a retired node. */
   spare?: { readonly instanceId: string; readonly node: string };
-  /** Instance ids the scale set had before this run's first surge. */
-  readonly baseline: string[];
-  /** The scale set's capacity before any surge of this run: the size the pool keeps. */
+  /**
+   * The scale set's capacity before any surge of this run (what the record reports). The pool ends at it
+   * plus what others (an autoscaler, an admin) added meanwhile: each surge asks one more than the capacity
+   * it reads, and each retired node's deletion takes exactly one back.
+   */
   readonly priorCapacity: number;
   /** The node being retired now: what a run that fails or is cancelled gives back (giveBackRetirement). */
   current?: {
@@ -67,7 +69,7 @@ export function* retireNode(
   };
   // The record first: from here on the reaper knows what this run may leave.
   retireStatus(run, 'surging', `${retiree.node} (${retiree.generation})`);
-  yield* call(
+  const started = yield* call(
     context,
     activities.startRetirementSurge,
     {
@@ -109,13 +111,13 @@ export function* retireNode(
         call(
           context,
           activities.observeRetirementSurge,
-          { cluster, scaleSet, baseline: [...run.baseline] },
+          { cluster, scaleSet, baseline: [...started.baseline] },
           { step: 'surging' },
         ),
       done: (seen) => seen.some((instance) => instance.node?.ready === true),
       describe: (seen) =>
         seen.length === 0
-          ? `no new instance yet (capacity ${run.priorCapacity + 1} asked)`
+          ? `no new instance yet (capacity ${started.capacityAsked ?? '?'} asked)`
           : seen
               .map((instance) => `${instance.instanceId}: ${instance.node?.name ?? 'no node yet'}`)
               .join(', '),
@@ -124,7 +126,6 @@ export function* retireNode(
     if (ready?.node !== undefined) {
       run.spare = { instanceId: ready.instanceId, node: ready.node.name };
       run.current.surgeUnseen = false;
-      run.baseline.push(ready.instanceId);
       replacement = ready.node.name;
       yield* call(
         context,
@@ -221,7 +222,7 @@ export function* retireNode(
   yield* call(
     context,
     activities.requestInstanceDeletion,
-    { cluster, scaleSet, instanceId: retiree.instanceId },
+    { cluster, scaleSet, instanceId: retiree.instanceId, fence },
     { step: 'deleting-retired-instance' },
   );
   // Only once ARM took the request: a cancel acted on before the call leaves the node to give back.

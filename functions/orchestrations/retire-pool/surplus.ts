@@ -89,7 +89,7 @@ export function* giveBackSurplus(
   yield* call(
     context,
     activities.requestInstanceDeletion,
-    { cluster, scaleSet, instanceId },
+    { cluster, scaleSet, instanceId, fence },
     { step, retry: RESTORE_RETRY },
   );
   yield* waitForInstanceGone(context, { cluster, scaleSet, instanceId, step });

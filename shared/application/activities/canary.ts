@@ -65,9 +65,11 @@ const pinCanaryVersionActivity = defineActivity(
     versionId: z.string().min(1),
     record: CanaryRecordInput,
     baseline: z.object({ etag: z.string().optional(), tags: Tags }),
+    fence: FenceInput,
   }),
   async (deps, input) => {
-    const { compute } = await deps.cluster(input.cluster);
+    const { compute, kube } = await deps.cluster(input.cluster);
+    await checkFence(kube, input.fence, `pinning the canary version of ${input.scaleSet.name}`, deps.now());
     await pinCanaryVersion(compute, input.scaleSet, {
       versionId: input.versionId,
       record: recordOf(input.record),
@@ -176,9 +178,10 @@ const clearCanaryRecordActivity = defineActivity(
 
 const requestInstanceDeletion = defineActivity(
   'requestInstanceDeletion',
-  ScaleSetInput.extend({ instanceId: Name }),
+  ScaleSetInput.extend({ instanceId: Name, fence: FenceInput }),
   async (deps, input) => {
-    const { compute } = await deps.cluster(input.cluster);
+    const { compute, kube } = await deps.cluster(input.cluster);
+    await checkFence(kube, input.fence, `deleting instance ${input.instanceId}`, deps.now());
     await compute.instances.requestDeletion(input.scaleSet, input.instanceId);
   },
 );

@@ -120,9 +120,12 @@ const requestImageVersion = defineActivity(
     extraRegions: z.array(Name),
     tags: Tags,
     newName: NewNameInput,
+    /** Building a version is fenced: a run that lost its lease makes none. */
+    fence: FenceInput,
   }),
   async (deps, input): Promise<ImageVersionRequestResult> => {
-    const { compute } = await deps.cluster(input.cluster);
+    const { compute, kube } = await deps.cluster(input.cluster);
+    await checkFence(kube, input.fence, `building image version ${input.ref.versionName}`, deps.now());
     try {
       await compute.imageVersions.request({
         ref: input.ref,

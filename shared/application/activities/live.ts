@@ -87,9 +87,11 @@ const requestCopyDisk = defineActivity(
     sourceSnapshotId: z.string().min(1),
     tags: Tags,
     newName: NewNameInput,
+    fence: FenceInput,
   }),
   async (deps, input) => {
-    const { compute } = await deps.cluster(input.cluster);
+    const { compute, kube } = await deps.cluster(input.cluster);
+    await checkFence(kube, input.fence, `copying snapshot ${input.sourceSnapshotId} to a disk`, deps.now());
     await compute.disks.requestFromSnapshot({
       subscriptionId: input.subscriptionId,
       resourceGroup: input.resourceGroup,

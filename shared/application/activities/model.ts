@@ -8,8 +8,9 @@ import { CONCURRENT_CHANGE, isConcurrentChange, messageOf, TransientError } from
 import { newerVersionInModel } from '../../domain/model-direction.js';
 import { definedOnly } from '../../domain/optional.js';
 import { sameResourceId } from '../../domain/resource-id.js';
+import { checkFence } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
-import { ClusterInput, Name, ScaleSetRefInput } from './inputs.js';
+import { ClusterInput, FenceInput, Name, ScaleSetRefInput } from './inputs.js';
 
 export interface ScaleSetImageView {
   readonly imageId?: string;
@@ -45,9 +46,17 @@ const requestScaleSetImageUpdate = defineActivity(
     expectedImages: z.array(z.record(z.string(), z.string())),
     /** New nodes still run the pool's bootstrap (kubeadm join): the model's customData is kept. */
     keepCustomData: z.boolean().optional(),
+    /** Pointing the pool at a version is fenced: a run that lost its lease leaves the model alone. */
+    fence: FenceInput,
   }),
   async (deps, input): Promise<ScaleSetImageUpdateResult> => {
-    const { compute } = await deps.cluster(input.cluster);
+    const { compute, kube } = await deps.cluster(input.cluster);
+    await checkFence(
+      kube,
+      input.fence,
+      `pointing scale set ${input.scaleSet.name} at a new image`,
+      deps.now(),
+    );
     const model = await compute.scaleSets.get(input.scaleSet);
     const image = model.imageReferenceFields ?? {};
     // Never back in time: the run that put a newer version there also did the rest of this phase.

@@ -19,6 +19,13 @@ void describe('retirement record', () => {
     assert.deepEqual(parseRetirementRecord(writeRetirementRecord(surged)), surged);
   });
 
+  void it('keeps the baseline and the capacity the surge asked for', () => {
+    const asked = { ...RECORD, baseline: ['0', '1', '5'], capacityAsked: 7 };
+    assert.deepEqual(parseRetirementRecord(writeRetirementRecord(asked)), asked);
+    const empty = { ...RECORD, baseline: [] };
+    assert.deepEqual(parseRetirementRecord(writeRetirementRecord(empty)), empty);
+  });
+
   const cases: { name: string; value: string | undefined; expected: 'damaged' | undefined }[] = [
     { name: 'absent', value: undefined, expected: undefined },
     { name: 'cleared', value: '', expected: undefined },
@@ -39,6 +46,17 @@ void describe('retirement record', () => {
     {
       name: 'capacity fractional',
       value: JSON.stringify({ ...RECORD, priorCapacity: 1.5 }),
+      expected: 'damaged',
+    },
+    { name: 'baseline not a list', value: JSON.stringify({ ...RECORD, baseline: '1' }), expected: 'damaged' },
+    {
+      name: 'baseline with an empty id',
+      value: JSON.stringify({ ...RECORD, baseline: ['1', ''] }),
+      expected: 'damaged',
+    },
+    {
+      name: 'capacity asked zero',
+      value: JSON.stringify({ ...RECORD, capacityAsked: 0 }),
       expected: 'damaged',
     },
   ];

@@ -33,6 +33,7 @@ export function* copySnapshotToDisk(
       sourceSnapshotId: snapshot.id,
       tags: { ...scope.tags, [COPY_DISK_PURPOSE_TAG.key]: COPY_DISK_PURPOSE_TAG.value },
       newName: true,
+      fence: run.fence,
     },
     { step: 'copying-disk' },
   );
