@@ -39,7 +39,9 @@ const WAIT_SCALE = '0.02';
 const LATENCY = {
   profile: 'fast',
   overrides: {
-    instanceStopSeconds: 2,
+    // Well inside the product's first read after the guest's halt (115 s × 0.02 = 2.3 s): a stop still
+    // running at that read is powered off through the API, a write the runner's world never needs.
+    instanceStopSeconds: 1,
     instanceStartSeconds: 2,
     nodeBootSeconds: 2,
     snapshotCreateSeconds: 2,
@@ -273,15 +275,25 @@ void describe('the real Durable engine', { skip, concurrency: false }, () => {
       'cancel mid-run',
       'cancel-pool1',
       async (side) => {
-        // Raised the moment the donor is cordoned: the run acts on it at its next boundary.
+        // Raised while the drain evicts the donor's pods (a pod event on it once the drain step was called):
+        // the run, draining, acts on it at its next boundary. Raised at the cordon, it reaches the engine
+        // before or after the first drain step, as wall time decides.
         const store = side.sim.running.world.cluster(CLUSTER).world.store;
+        const callsBefore = side.calls().length;
         let raised = false;
         const stop = store.subscribe((event) => {
-          const object = event.object as { metadata: { name: string }; spec?: { unschedulable?: boolean } };
-          if (raised || event.resource !== 'nodes' || !object.metadata.name.startsWith(POOL1)) return;
-          if (object.spec?.unschedulable !== true) return;
+          const object = event.object as {
+            metadata: { name: string };
+            spec?: { unschedulable?: boolean; nodeName?: string };
+          };
+          if (raised) return;
+          if (event.resource === 'nodes' && object.metadata.name.startsWith(POOL1)) {
+            if (object.spec?.unschedulable === true) cancelled = object.metadata.name;
+            return;
+          }
+          if (event.resource !== 'pods' || cancelled === '' || object.spec?.nodeName !== cancelled) return;
+          if (!side.calls().slice(callsBefore).includes('drainNodeStep')) return;
           raised = true;
-          cancelled = object.metadata.name;
           stop();
           void side.raise('cancel-pool1', 'cancel', 'real-engine: maintenance window closed');
         });
