@@ -114,6 +114,7 @@ async function twoVersions(world: SetupWorld): Promise<void> {
 
 interface PolicyObject {
   readonly metadata: { readonly generation?: number };
+  readonly spec?: { readonly rollbackTo?: string };
   readonly status?: {
     readonly observedGeneration?: number;
     readonly actions?: Record<
@@ -124,13 +125,13 @@ interface PolicyObject {
 }
 
 /** After recovery: the action ended (never left Running), its effect is there when Done, the status is current. */
-function policyChecks(kind: 'rollback' | 'retire', target: (harness: Harness) => string) {
+function policyChecks(kind: 'rollback' | 'retire', target: (object: PolicyObject) => string) {
   return async (harness: Harness): Promise<WorldCheck[]> => {
     const object = JSON.parse(
       await kubectl(harness, 'get', 'poolimagepolicy', POOL2, '-o', 'json'),
     ) as PolicyObject;
     const record = object.status?.actions?.[kind];
-    const wanted = target(harness);
+    const wanted = target(object);
     const checks: WorldCheck[] = [];
     const check = (name: string, ok: boolean, detail: string): void => {
       checks.push(ok ? { name, ok } : { name, ok, detail });
@@ -217,7 +218,8 @@ export const POLICY_VARIANTS: readonly PolicyVariant[] = [
       await twoVersions(world);
       await applyPolicy(world, (versions) => ({ rollbackTo: versions[0] ?? '' }));
     },
-    checks: policyChecks('rollback', (harness) => versionsOf(harness, POOL2)[0] ?? ''),
+    // The target as the policy asks it: the world's versions may be gone (a definition deleted).
+    checks: policyChecks('rollback', (object) => object.spec?.rollbackTo ?? ''),
   },
   {
     name: 'policy retire',
