@@ -33,8 +33,6 @@ export interface Side {
   calls(): readonly string[];
   /** The instance's history event types, in order. */
   history(instanceId: string): Promise<readonly string[]>;
-  /** The runner's history events as stored (for debugging a scenario by hand). */
-  rawHistory?(instanceId: string): Promise<readonly unknown[]>;
 }
 
 const TERMINAL = new Set(['Completed', 'Failed', 'Terminated', 'Canceled']);
@@ -144,7 +142,6 @@ export function runnerSide(sim: SimulatorSession, env: Readonly<Record<string, s
       await runner.raiseEvent(instanceId, event, data);
     },
     calls: () => called,
-    rawHistory: async (instanceId: string) => (await runner.getHistory(instanceId)) ?? [],
     async history(instanceId) {
       return ((await runner.getHistory(instanceId)) ?? []).map((event) => historyEventName(event.EventType));
     },
