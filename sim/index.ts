@@ -249,6 +249,7 @@ export async function startSimulator(options: StartSimulatorOptions): Promise<Ru
         latency: world.latency,
         kubernetesVersion: handle.world.spec.kubernetesVersion,
         clusterApi: spec.clusterApi !== undefined,
+        ...(spec.clusterApi ? { clusterApiVersions: spec.clusterApi.servedVersions } : {}),
       });
       kubeHandlers.push(kubeHandler);
       handle.world.attachControllers(kubeHandler.controllers);

@@ -7,6 +7,7 @@ import type { ServerResponse } from 'node:http';
 
 import type { KubeObject, KubeStore, KubeWatchEvent, Scheduler, SimClock } from '../contracts.js';
 import { HttpReply, refOf, type ResourceRoute } from './api-routing.js';
+import { toServedVersion } from './cluster-api-conversion.js';
 import { renderCrdTable, renderCustomTable } from './crd-tables.js';
 import { defaultRead } from './custom-writes.js';
 import { withBudgetStatus } from './disruption.js';
@@ -64,11 +65,12 @@ export function createKubeReads(options: KubeReadsOptions) {
   function decorate(info: ResourceInfo, object: KubeObject): KubeObject {
     // A custom resource is served in the version asked for (conversion None) with its defaults.
     if (info.custom) return { ...defaultRead(info, object), apiVersion: apiVersionOf(info), kind: info.kind };
-    const shaped = {
+    // MachinePool and Machine at v1beta2: converted from the stored v1beta1 (cluster-api-conversion.ts).
+    const shaped = toServedVersion(info, {
       ...object,
       apiVersion: object.apiVersion || apiVersionOf(info),
       kind: object.kind || info.kind,
-    };
+    });
     return info.resource === 'poddisruptionbudgets' ? withBudgetStatus(store, shaped) : shaped;
   }
 

@@ -3,6 +3,7 @@
  * request (group/version/resource, namespace, name, subresource, verb) or a discovery/health reply,
  * plus the reply type the verb handlers return.
  */
+import { type CoreVersion, servesClusterApiResource } from './cluster-api-resources.js';
 import { openApiV2Document, openApiV3Document, openApiV3Index } from './openapi.js';
 import { negotiateOpenApiV2, OPENAPI_V2_PROTOBUF, openApiV2Forms } from './openapi-protobuf.js';
 import type { OpenApiExtension, ResourceInfo, ReviewKind, ServedCustomResources } from './resources.js';
@@ -16,6 +17,7 @@ import {
   restNameOf,
   REVIEW_RESOURCES,
   servedGroups,
+  servedGroupVersions,
 } from './resources.js';
 import { KubeApiError, type ObjectRef } from './status.js';
 
@@ -84,7 +86,8 @@ export function routeRequest(
   url: URL,
   serverVersion: Record<string, string>,
   accept = 'application/json',
-  clusterApi = false,
+  /** The cluster.x-k8s.io versions a management cluster serves; undefined on a workload cluster. */
+  clusterApi?: readonly CoreVersion[],
   custom?: ServedCustomResources,
 ): Route {
   const groups = servedGroups(clusterApi);
@@ -106,23 +109,15 @@ export function routeRequest(
     if (segments[0] === 'apis' && segments.length === 3) {
       const [, group = '', version = ''] = segments;
       if (groups.some((entry) => entry.group === group && entry.version === version)) {
-        return discovery(apiResourceList(group, version));
+        return discovery(apiResourceList(group, version, undefined, clusterApi));
       }
       if (custom?.groups().some((entry) => entry.group === group && entry.versions.includes(version)))
         return discovery(apiResourceList(group, version, custom));
     }
     if (segments[0] === 'apis' && segments.length === 2) {
-      const served = groups.find((entry) => entry.group === segments[1]);
-      if (served) {
-        const groupVersion = { groupVersion: `${served.group}/${served.version}`, version: served.version };
-        return discovery({
-          kind: 'APIGroup',
-          apiVersion: 'v1',
-          name: served.group,
-          versions: [groupVersion],
-          preferredVersion: groupVersion,
-        });
-      }
+      const served = servedGroupVersions(clusterApi).find((entry) => entry.group === segments[1]);
+      if (served)
+        return discovery({ kind: 'APIGroup', apiVersion: 'v1', ...apiGroup(served.group, served.versions) });
       const customGroup = custom?.groups().find((entry) => entry.group === segments[1]);
       if (customGroup)
         return discovery({
@@ -186,7 +181,8 @@ export function routeRequest(
   }
   const [plural = '', name, subresource, ...extra] = rest;
   const info = findResource(group, version, plural) ?? custom?.find(group, version, plural);
-  if (!info || extra.length > 0 || (!clusterApi && isClusterApiGroup(info.group)))
+  if (!info || extra.length > 0) return missing(url.pathname);
+  if (isClusterApiGroup(info.group) && (!clusterApi || !servesClusterApiResource(info, clusterApi)))
     return missing(url.pathname);
   if (namespace !== undefined && !info.namespaced) return missing(url.pathname);
   if (namespace === undefined && info.namespaced && name !== undefined) return missing(url.pathname);

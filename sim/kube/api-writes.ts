@@ -13,6 +13,8 @@ import { admit, leaseUpdateNeedsResourceVersion } from './admission.js';
 import { createKubeDeletes } from './api-deletes.js';
 import type { KubeReads } from './api-reads.js';
 import { HttpReply, isRecord, refOf, type ResourceRoute } from './api-routing.js';
+import { toServedVersion, toStoredVersion } from './cluster-api-conversion.js';
+import { type CoreVersion, CURRENT_CORE_VERSIONS } from './cluster-api-resources.js';
 import type { KubeControllers } from './controllers.js';
 import * as custom from './custom-writes.js';
 import { pruneUnknownFields, warningHeader } from './field-pruning.js';
@@ -80,6 +82,8 @@ export interface KubeWritesOptions {
   reads: KubeReads;
   /** The custom resources served (crd-registry.ts). */
   custom?: ServedCustomResources;
+  /** The cluster.x-k8s.io versions served (default both): a v1beta2 write is stored converted. */
+  clusterApiVersions?: readonly CoreVersion[];
 }
 
 export type KubeWrites = ReturnType<typeof createKubeWrites>;
@@ -89,6 +93,10 @@ export function createKubeWrites(options: KubeWritesOptions) {
   const { store, reads, clock } = options;
   const { decorate, requireObject, requireNamespace } = reads;
   const deletes = createKubeDeletes(options);
+  const coreVersions = options.clusterApiVersions ?? CURRENT_CORE_VERSIONS;
+  /** What a client sent at the route's version, as stored (cluster-api-conversion.ts). */
+  const stored = (info: ResourceInfo, object: KubeObject): KubeObject =>
+    toStoredVersion(info, object, coreVersions);
 
   // --- writes -----------------------------------------------------------------------------------
 
@@ -112,8 +120,8 @@ export function createKubeWrites(options: KubeWritesOptions) {
     const parsed = parseBody(body, 'decoding object');
     if (!isRecord(parsed) || !isRecord(parsed.metadata))
       throw badRequest('decoding object: metadata is required');
-    const object = parsed as unknown as KubeObject;
     const { info } = target;
+    const object = stored(info, parsed as unknown as KubeObject);
     const prune = custom.customPruner(info);
     const headers = warningHeader(
       pruneUnknownFields(object, {
@@ -310,7 +318,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
     const parsed = parseBody(body, 'decoding object');
     if (!isRecord(parsed) || !isRecord(parsed.metadata))
       throw badRequest('decoding object: metadata is required');
-    const candidate = parsed as unknown as KubeObject;
+    const candidate = stored(target.info, parsed as unknown as KubeObject);
     const headers = pruneOnWrite(target, candidate, options, 'update');
     if (candidate.metadata.name !== target.name) {
       throw badRequest('the name of the object does not match the name on the URL');
@@ -376,7 +384,8 @@ export function createKubeWrites(options: KubeWritesOptions) {
     }
     const patch = parseBody(body, 'decoding patch');
     const existing = requireObject(target);
-    const patched = applyPatch(patchType, existing, patch);
+    // A patch applies to the object as the route's version shows it.
+    const patched = applyPatch(patchType, toServedVersion(target.info, existing), patch);
     if (!isRecord(patched) || !isRecord(patched.metadata)) {
       throw invalid(
         target.info.kind,
@@ -386,7 +395,7 @@ export function createKubeWrites(options: KubeWritesOptions) {
         'Required value: the patch removed the object metadata',
       );
     }
-    const candidate = patched as unknown as KubeObject;
+    const candidate = stored(target.info, patched as unknown as KubeObject);
     const headers = pruneOnWrite(target, candidate, options, 'patch');
     // A resourceVersion in the patch is a precondition, like an If-Match.
     const requested = candidate.metadata.resourceVersion;
@@ -406,7 +415,10 @@ export function createKubeWrites(options: KubeWritesOptions) {
   /** Server-side apply: create if absent, else merge with field ownership (server-side-apply.ts). */
   function serveApply(target: ResourceRoute, body: Buffer, options: WriteOptions): HttpReply {
     const { info } = target;
-    const applied = parseApplyBody(body, info, target.name ?? '', options.fieldManagerGiven);
+    const applied = stored(
+      info,
+      parseApplyBody(body, info, target.name ?? '', options.fieldManagerGiven) as unknown as KubeObject,
+    ) as unknown as ReturnType<typeof parseApplyBody>;
     const headers = pruneOnWrite(target, applied as unknown as KubeObject, options, 'update', false);
     const live = store.get(info.resource, target.namespace, target.name ?? '');
     const object = serverSideApply({

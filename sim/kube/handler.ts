@@ -24,6 +24,7 @@ import { createKubeReads } from './api-reads.js';
 import type { HttpReply } from './api-routing.js';
 import { operationOf, refOf, type ResourceRoute, type ReviewRoute, routeRequest } from './api-routing.js';
 import { createKubeWrites } from './api-writes.js';
+import { type CoreVersion, CURRENT_CORE_VERSIONS, deprecationWarning } from './cluster-api-resources.js';
 import type { KubeControllers } from './controllers.js';
 import { startKubeControllers } from './controllers.js';
 import { createCrdRegistry } from './crd-registry.js';
@@ -50,6 +51,11 @@ export interface KubeHandlerOptions {
   kubernetesVersion?: string;
   /** A Cluster API management cluster: also serve the Cluster API and CAPZ kinds (default false). */
   clusterApi?: boolean;
+  /**
+   * The versions of cluster.x-k8s.io MachinePool and Machine a management cluster serves (default
+   * v1beta1 and v1beta2, Cluster API v1.11+; `['v1beta1']` an older one).
+   */
+  clusterApiVersions?: readonly CoreVersion[];
   /** Delay before the ReplicaSet/DaemonSet stand-ins replace a pod (simulated seconds, default 1). */
   controllerDelaySeconds?: number;
 }
@@ -100,12 +106,14 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
     kubernetesVersion: version.gitVersion ?? 'v1.32.4',
   });
   const { serveList, serveGet, serveWatch } = reads;
+  const coreVersions = options.clusterApiVersions ?? CURRENT_CORE_VERSIONS;
   const { serveCreate, serveUpdate, servePatch, serveDelete } = createKubeWrites({
     store,
     clock,
     controllers,
     reads,
     custom: crds,
+    clusterApiVersions: coreVersions,
   });
 
   // --- request plumbing -------------------------------------------------------------------------
@@ -178,6 +186,12 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
     const payload = Buffer.isBuffer(body)
       ? body
       : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
+    // A deprecated version's warning (set in serve) comes first, then the reply's own.
+    const deprecation = response.getHeader('Warning');
+    if (typeof deprecation === 'string' && headers.Warning !== undefined) {
+      response.setHeader('Warning', [deprecation, headers.Warning]);
+      headers = Object.fromEntries(Object.entries(headers).filter(([key]) => key !== 'Warning'));
+    }
     response.writeHead(status, {
       'Content-Type':
         contentType ?? (typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json'),
@@ -197,10 +211,15 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       url,
       version,
       request.headers.accept ?? 'application/json',
-      options.clusterApi === true,
+      options.clusterApi === true ? coreVersions : undefined,
       crds,
     );
     const operation = operationOf(target);
+    if (target.type === 'resource') {
+      const { info } = target;
+      const warning = deprecationWarning(info.resource, info.group, info.version, info.kind, coreVersions);
+      if (warning !== undefined) response.setHeader('Warning', warning);
+    }
     const finish = (
       status: number,
       payload: unknown,

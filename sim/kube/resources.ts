@@ -3,7 +3,13 @@
  * version, kind, scope, verbs, subresources) and which fields their `fieldSelector` may use.
  */
 import type { KubeResource } from '../contracts.js';
-import { CLUSTER_API_GROUPS, CLUSTER_API_RESOURCES } from './cluster-api-resources.js';
+import {
+  CLUSTER_API_GROUPS,
+  CLUSTER_API_RESOURCES,
+  type CoreVersion,
+  servesClusterApiGroupVersion,
+  servesClusterApiResource,
+} from './cluster-api-resources.js';
 import type { CustomResourceVersion } from './crd-types.js';
 import type { Schema } from './openapi-schemas.js';
 
@@ -288,10 +294,24 @@ export function serverVersion(gitVersion = 'v1.32.4'): Record<string, string> {
   };
 }
 
-export function apiResourceList(group: string, version: string, custom?: ServedCustomResources): object {
+/**
+ * The `APIResourceList` of a group version; `clusterApi`, the cluster.x-k8s.io versions a management
+ * cluster serves, leaves out what it does not serve there.
+ */
+export function apiResourceList(
+  group: string,
+  version: string,
+  custom?: ServedCustomResources,
+  clusterApi?: readonly CoreVersion[],
+): object {
   const resources: object[] = [];
   for (const info of [
-    ...RESOURCES.filter((candidate) => candidate.group === group && candidate.version === version),
+    ...RESOURCES.filter(
+      (candidate) =>
+        candidate.group === group &&
+        candidate.version === version &&
+        (clusterApi === undefined || servesClusterApiResource(candidate, clusterApi)),
+    ),
     ...(custom?.resources(group, version) ?? []),
   ]) {
     resources.push({
@@ -338,17 +358,39 @@ export function isClusterApiGroup(group: string): boolean {
   return CLUSTER_API_GROUPS.some((entry) => entry.group === group);
 }
 
-/** The groups an API server serves: the Cluster API ones only on a management cluster. */
-export function servedGroups(clusterApi: boolean): readonly { group: string; version: string }[] {
-  return API_GROUPS.filter((entry) => clusterApi || !isClusterApiGroup(entry.group));
+/**
+ * The group versions an API server serves: the Cluster API ones only on a management cluster
+ * (`clusterApi`, the versions of cluster.x-k8s.io it serves).
+ */
+export function servedGroups(
+  clusterApi: readonly CoreVersion[] | undefined,
+): readonly { group: string; version: string }[] {
+  return API_GROUPS.filter(
+    (entry) =>
+      !isClusterApiGroup(entry.group) ||
+      (clusterApi !== undefined && servesClusterApiGroupVersion(entry.group, entry.version, clusterApi)),
+  );
 }
 
-export function apiGroupList(clusterApi = false, custom?: ServedCustomResources): object {
+/** The served groups, each with its versions in preference order (API_GROUPS lists the preferred first). */
+export function servedGroupVersions(
+  clusterApi: readonly CoreVersion[] | undefined,
+): { group: string; versions: string[] }[] {
+  const groups: { group: string; versions: string[] }[] = [];
+  for (const { group, version } of servedGroups(clusterApi)) {
+    const found = groups.find((entry) => entry.group === group);
+    if (found) found.versions.push(version);
+    else groups.push({ group, versions: [version] });
+  }
+  return groups;
+}
+
+export function apiGroupList(clusterApi?: readonly CoreVersion[], custom?: ServedCustomResources): object {
   return {
     kind: 'APIGroupList',
     apiVersion: 'v1',
     groups: [
-      ...servedGroups(clusterApi).map(({ group, version }) => apiGroup(group, [version])),
+      ...servedGroupVersions(clusterApi).map(({ group, versions }) => apiGroup(group, versions)),
       ...(custom?.groups() ?? []).map(({ group, versions }) => apiGroup(group, versions)),
     ],
   };

@@ -134,6 +134,13 @@ export class CapzMachines {
       infrastructureReady: true,
       bootstrapReady: true,
       observedGeneration: machinePool.metadata.generation ?? 1,
+      // Cluster API v1.9+ counts these too (v1beta1 `status.v1beta2`, the top level at v1beta2;
+      // api/core/v1beta1/conversion.go `Convert_v1beta1_MachinePoolStatus_To_v1beta2_MachinePoolStatus`).
+      v1beta2: {
+        readyReplicas: readyMachines.length,
+        availableReplicas: readyMachines.length,
+        upToDateReplicas: machines.filter((machine) => statusOf(machine).latestModelApplied === true).length,
+      },
     };
     this.writeIfChanged('machinepools', machinePool, poolStatus);
     // updateReplicasAndProviderIDs: the AzureMachinePool's sorted providerIDList and ready count; CAPI's

@@ -37,6 +37,16 @@ export const ClusterApi = z.strictObject({
    * MachinePool's token is rotated when less than half of it is left.
    */
   tokenTTL: Duration.default('15m'),
+  /**
+   * The versions of cluster.x-k8s.io MachinePool and Machine served: both (Cluster API v1.11+, v1beta2
+   * stored and preferred, v1beta1 deprecated), `[v1beta1]` (an older Cluster API) or `[v1beta2]` (once
+   * v1beta1 is no longer served).
+   */
+  servedVersions: z
+    .array(z.enum(['v1beta1', 'v1beta2']))
+    .min(1)
+    .default(['v1beta1', 'v1beta2'])
+    .transform((versions) => [...new Set(versions)].sort()),
 });
 export type ClusterApi = z.infer<typeof ClusterApi>;
 
