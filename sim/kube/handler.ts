@@ -226,7 +226,7 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       headers?: Record<string, string>,
       contentType?: string,
     ): void => {
-      log.record('kube', operation, status);
+      log.record('kube', operation, status, { method, path: url.pathname });
       send(response, status, payload, headers, contentType);
     };
     const fail = (error: KubeApiError): void => {
@@ -281,7 +281,7 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       switch (target.verb) {
         case 'watch':
           serveWatch(target, url, response, table);
-          log.record('kube', operation, 200);
+          log.record('kube', operation, 200, { method, path: url.pathname });
           return;
         case 'list':
           reply = serveList(target, url, table);

@@ -23,7 +23,10 @@ export interface LoggedRequest {
   api: 'arm' | 'kube';
   operation: string;
   status: number;
-  /** ARM: the method and the path with its query, `api-version` left out. */
+  /**
+   * ARM: the method and the path with its query, `api-version` left out; Kubernetes: the method and the
+   * path (whose version a test can check, e.g. `cluster.x-k8s.io/v1beta1`).
+   */
   target?: { method: string; path: string };
 }
 
