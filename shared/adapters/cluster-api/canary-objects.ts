@@ -6,9 +6,9 @@
  */
 import { CANARY_OF_LABEL, CLUSTER_NAME_LABEL } from '../../domain/cluster-api-labels.js';
 import type { CanaryPoolSpec } from '../../ports/cluster-api/machine-pools.js';
+import { CLUSTER_API_GROUP, type MachinePoolVersion, templateReference } from './machine-pool-version.js';
 import type { AzureMachinePool, KubeadmConfig, MachinePool } from './schema.js';
 
-export const MACHINE_POOL_API_VERSION = 'cluster.x-k8s.io/v1beta1';
 export const INFRASTRUCTURE_API_VERSION = 'infrastructure.cluster.x-k8s.io/v1beta1';
 export const BOOTSTRAP_API_VERSION = 'bootstrap.cluster.x-k8s.io/v1beta1';
 
@@ -81,11 +81,16 @@ export function canaryAzureMachinePool(
 }
 
 /**
- * The pool's MachinePool with `replicas`, pointing at the clones. Its annotations are not copied: the
- * cluster-autoscaler must not scale the canary. `providerIDList` and `bootstrap.dataSecretName` belong
- * to the source's machines and bootstrap data (Cluster API sets the canary's).
+ * The pool's MachinePool with `replicas`, pointing at the clones, in the `version` it was read at. Its
+ * annotations are not copied: the cluster-autoscaler must not scale the canary. `providerIDList` and
+ * `bootstrap.dataSecretName` belong to the source's machines and bootstrap data (Cluster API sets the
+ * canary's).
  */
-export function canaryMachinePool(spec: CanaryPoolSpec, source: MachinePool): Json {
+export function canaryMachinePool(
+  spec: CanaryPoolSpec,
+  source: MachinePool,
+  version: MachinePoolVersion,
+): Json {
   const cloned = specOf(source);
   delete cloned['providerIDList'];
   cloned['replicas'] = spec.replicas;
@@ -93,20 +98,24 @@ export function canaryMachinePool(spec: CanaryPoolSpec, source: MachinePool): Js
   const templateSpec = structuredClone(source.spec.template.spec) as Json;
   const configRef = source.spec.template.spec.bootstrap.configRef;
   templateSpec['bootstrap'] = {
-    configRef: {
-      apiVersion: configRef?.apiVersion ?? BOOTSTRAP_API_VERSION,
-      kind: configRef?.kind ?? 'KubeadmConfig',
-      name: spec.name,
-    },
+    configRef: templateReference(
+      version,
+      configRef,
+      BOOTSTRAP_API_VERSION,
+      configRef?.kind ?? 'KubeadmConfig',
+      spec.name,
+    ),
   };
-  templateSpec['infrastructureRef'] = {
-    apiVersion: source.spec.template.spec.infrastructureRef.apiVersion ?? INFRASTRUCTURE_API_VERSION,
-    kind: 'AzureMachinePool',
-    name: spec.name,
-  };
+  templateSpec['infrastructureRef'] = templateReference(
+    version,
+    source.spec.template.spec.infrastructureRef,
+    INFRASTRUCTURE_API_VERSION,
+    'AzureMachinePool',
+    spec.name,
+  );
   cloned['template'] = { ...template, spec: templateSpec };
   return {
-    apiVersion: MACHINE_POOL_API_VERSION,
+    apiVersion: `${CLUSTER_API_GROUP}/${version}`,
     kind: 'MachinePool',
     metadata: metadataOf(spec, source.spec.clusterName),
     spec: cloned,

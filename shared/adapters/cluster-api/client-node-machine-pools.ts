@@ -2,9 +2,17 @@
  * A management cluster's MachinePools over @kubernetes/client-node's CustomObjectsApi (Cluster API's
  * objects are custom resources): the pool behind a scale set, its image write, its machines, and the
  * canary pool's objects. The connection (TLS, token, deadline, error mapping) is the workload cluster's
- * (shared/adapters/kubernetes/client-node-connection.ts).
+ * (shared/adapters/kubernetes/client-node-connection.ts). MachinePools are read and written at the
+ * version discovery prefers, once per connection: v1beta2 where served, else v1beta1
+ * (machine-pool-version.ts, docs/capz.md).
  */
-import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import {
+  ApiException,
+  ApisApi,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 
 import type { MachinePoolMachine, MachinePoolView } from '../../domain/cluster-api.js';
 import { AZURE_MACHINE_POOL_LABEL, CANARY_OF_LABEL } from '../../domain/cluster-api-labels.js';
@@ -19,6 +27,7 @@ import type { CanaryPoolSpec, MachinePoolsPort } from '../../ports/cluster-api/m
 import { type KubeConnection, PAGE_SIZE } from '../kubernetes/client-node-connection.js';
 import { type KubeCallContext, parseStatusBody } from '../kubernetes/errors.js';
 import { canaryAzureMachinePool, canaryKubeadmConfig, canaryMachinePool } from './canary-objects.js';
+import { CLUSTER_API_GROUP, type MachinePoolVersion,machinePoolVersionOf } from './machine-pool-version.js';
 import { AzureMachinePool, KubeadmConfig, MachinePool, ObjectList, ObjectMeta } from './schema.js';
 import { parseObject, toMachinePoolMachine, toMachinePoolView } from './to-domain.js';
 
@@ -30,12 +39,14 @@ export interface ClusterApiResource {
   readonly kind: string;
 }
 
-export const MACHINE_POOLS: ClusterApiResource = {
-  group: 'cluster.x-k8s.io',
-  version: 'v1beta1',
-  plural: 'machinepools',
-  kind: 'MachinePool',
-};
+/** MachinePools at one version of cluster.x-k8s.io. */
+export interface MachinePoolResource extends ClusterApiResource {
+  readonly version: MachinePoolVersion;
+}
+
+export function machinePoolsAt(version: MachinePoolVersion): MachinePoolResource {
+  return { group: CLUSTER_API_GROUP, version, plural: 'machinepools', kind: 'MachinePool' };
+}
 export const AZURE_MACHINE_POOLS: ClusterApiResource = {
   group: 'infrastructure.cluster.x-k8s.io',
   version: 'v1beta1',
@@ -56,7 +67,9 @@ export const KUBEADM_CONFIGS: ClusterApiResource = {
 };
 
 /** A canary is deleted MachinePool first: Cluster API then stops reconciling the others. */
-const CANARY_RESOURCES = [MACHINE_POOLS, AZURE_MACHINE_POOLS, KUBEADM_CONFIGS] as const;
+function canaryResources(machinePools: ClusterApiResource): readonly ClusterApiResource[] {
+  return [machinePools, AZURE_MACHINE_POOLS, KUBEADM_CONFIGS];
+}
 
 function context(
   verb: string,
@@ -91,10 +104,26 @@ function selectorOf(labels: Readonly<Record<string, string>>): string {
 export class ClientNodeMachinePools implements MachinePoolsPort {
   readonly #connection: KubeConnection;
   readonly #api: CustomObjectsApi;
+  readonly #apis: ApisApi;
+  /** The MachinePools' version, discovered on first use; a failed discovery is tried again. */
+  #machinePools: Promise<MachinePoolResource> | undefined;
 
   constructor(connection: KubeConnection) {
     this.#connection = connection;
     this.#api = new CustomObjectsApi(connection.configuration);
+    this.#apis = new ApisApi(connection.configuration);
+  }
+
+  /** MachinePools at the version discovery prefers (`GET /apis`, once per connection). */
+  machinePools(): Promise<MachinePoolResource> {
+    this.#machinePools ??= this.#connection
+      .call({ action: 'discovering the API groups', kind: 'APIGroupList' }, () => this.#apis.getAPIVersions())
+      .then((groups) => machinePoolsAt(machinePoolVersionOf(groups)))
+      .catch((error: unknown) => {
+        this.#machinePools = undefined;
+        throw error;
+      });
+    return this.#machinePools;
   }
 
   async findByScaleSet(namespace: string, scaleSetName: string): Promise<MachinePoolView> {
@@ -107,15 +136,14 @@ export class ClientNodeMachinePools implements MachinePoolsPort {
     // the convention of every CAPZ template (the MachinePool's infrastructureRef says so).
     const owner = (azureMachinePool.metadata.ownerReferences ?? []).find(
       (reference) =>
-        reference.kind === 'MachinePool' &&
-        (reference.apiVersion ?? '').startsWith(`${MACHINE_POOLS.group}/`),
+        reference.kind === 'MachinePool' && (reference.apiVersion ?? '').startsWith(`${CLUSTER_API_GROUP}/`),
     );
     const ownerName = owner?.name ?? scaleSetName;
     let machinePool: MachinePool;
     try {
       machinePool = parseObject(
         MachinePool,
-        await this.#get(MACHINE_POOLS, namespace, ownerName),
+        await this.#get(await this.machinePools(), namespace, ownerName),
         `MachinePool ${namespace}/${ownerName}`,
       );
     } catch (error) {
@@ -180,9 +208,10 @@ export class ClientNodeMachinePools implements MachinePoolsPort {
 
   async createCanaryPool(spec: CanaryPoolSpec): Promise<void> {
     const { namespace } = spec;
+    const machinePools = await this.machinePools();
     const machinePool = parseObject(
       MachinePool,
-      await this.#get(MACHINE_POOLS, namespace, spec.source.machinePool),
+      await this.#get(machinePools, namespace, spec.source.machinePool),
       `MachinePool ${namespace}/${spec.source.machinePool}`,
     );
     const azureMachinePool = parseObject(
@@ -211,13 +240,13 @@ export class ClientNodeMachinePools implements MachinePoolsPort {
       spec,
       canaryAzureMachinePool(spec, clusterName, azureMachinePool),
     );
-    await this.#create(MACHINE_POOLS, spec, canaryMachinePool(spec, machinePool));
+    await this.#create(machinePools, spec, canaryMachinePool(spec, machinePool, machinePools.version));
   }
 
   async deleteCanaryPool(namespace: string, name: string): Promise<void> {
     // Every object is checked before any is deleted: a name that is not a canary's deletes nothing.
     const present: { resource: ClusterApiResource; metadata: ObjectMeta }[] = [];
-    for (const resource of CANARY_RESOURCES) {
+    for (const resource of canaryResources(await this.machinePools())) {
       const metadata = await this.#metadataOf(resource, namespace, name);
       if (metadata === undefined) continue;
       if (metadata.labels?.[CANARY_OF_LABEL] === undefined) {
@@ -246,7 +275,7 @@ export class ClientNodeMachinePools implements MachinePoolsPort {
   }
 
   async listCanaryPools(namespace: string, labels: Readonly<Record<string, string>>): Promise<string[]> {
-    const items = await this.#list(MACHINE_POOLS, namespace, labels);
+    const items = await this.#list(await this.machinePools(), namespace, labels);
     return items
       .map((item) => parseObject(ObjectMeta, (item as { metadata?: unknown }).metadata, 'a MachinePool'))
       .filter((metadata) => metadata.labels?.[CANARY_OF_LABEL] !== undefined)

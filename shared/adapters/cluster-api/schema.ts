@@ -1,8 +1,10 @@
 /**
- * zod schemas of the Cluster API v1beta1 objects the adapter reads, as the management cluster's API
- * server sends them (client-node hands custom objects over as plain JSON): only the fields the product
- * decides on or copies, every object kept loose so that a clone keeps the fields it does not know.
- * Shapes: sigs.k8s.io/cluster-api exp/api/v1beta1 (MachinePool), sigs.k8s.io/cluster-api-provider-azure
+ * zod schemas of the Cluster API objects the adapter reads, as the management cluster's API server sends
+ * them (client-node hands custom objects over as plain JSON): only the fields the product decides on or
+ * copies, every object kept loose so that a clone keeps the fields it does not know. A MachinePool is read
+ * at v1beta1 or v1beta2 (machine-pool-version.ts), whose shapes agree on these fields but the template's
+ * references: `apiVersion` in v1beta1, `apiGroup` in v1beta2.
+ * Shapes: sigs.k8s.io/cluster-api api/core/v1beta1 and api/core/v1beta2 (MachinePool), sigs.k8s.io/cluster-api-provider-azure
  * exp/api/v1beta1 (AzureMachinePool, AzureMachinePoolMachine), bootstrap/kubeadm/api/v1beta1 (KubeadmConfig).
  */
 import { z } from 'zod';
@@ -26,6 +28,7 @@ export type ObjectMeta = z.infer<typeof ObjectMeta>;
 
 const ObjectReference = z.looseObject({
   apiVersion: z.string().optional(),
+  apiGroup: z.string().optional(),
   kind: z.string().optional(),
   name: z.string().optional(),
   namespace: z.string().optional(),

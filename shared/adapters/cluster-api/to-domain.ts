@@ -45,7 +45,7 @@ export function parseObject<Schema extends z.ZodType>(
   const where = issue === undefined ? '' : ` (${issue.path.join('.') || '<root>'}: ${issue.message})`;
   throw new TerminalError(
     'UnexpectedClusterApiObject',
-    `reading ${what}: the management cluster answered an object the product cannot read${where} — check that Cluster API and CAPZ serve v1beta1`,
+    `reading ${what}: the management cluster answered an object the product cannot read${where} — check that Cluster API serves MachinePools at v1beta1 or v1beta2 and CAPZ at v1beta1`,
   );
 }
 

@@ -1,8 +1,8 @@
 /**
  * The MachinePools adapter over HTTPS against a minimal management-cluster API server on 127.0.0.1 that
  * serves the Cluster API paths the adapter calls (GET, list with a label selector, JSON patch with `test`,
- * create, delete): the requests it sends (paths, verbs, bodies) and how answers map to the port's results
- * and errors.
+ * create, delete) and discovery (`GET /apis`, cluster.x-k8s.io at v1beta1 unless told v1beta2 too): the
+ * requests it sends (paths, verbs, bodies) and how answers map to the port's results and errors.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:https';
@@ -30,10 +30,14 @@ interface Recorded {
 }
 
 /** `/apis/<group>/<version>/namespaces/<ns>/<plural>[/<name>]` → the object's key `<plural>/<name>`. */
-const PATH = /^\/apis\/[^/]+\/v1beta1\/namespaces\/([^/]+)\/([^/]+)(?:\/([^/]+))?$/;
+const PATH = /^\/apis\/[^/]+\/v1beta[12]\/namespaces\/([^/]+)\/([^/]+)(?:\/([^/]+))?$/;
 
 class FakeManagementServer {
   readonly requests: Recorded[] = [];
+  /** `GET /apis` requests, kept apart from the object requests. */
+  discoveries = 0;
+  /** The versions discovery lists for cluster.x-k8s.io, the preferred first. */
+  coreVersions: readonly string[] = ['v1beta1'];
   objects = new Map<string, Record<string, unknown>>();
   /** One-shot answers: the next request matching `method path` gets this status and body. */
   failures: { method: string; path: string; status: number; body: unknown }[] = [];
@@ -66,7 +70,8 @@ class FakeManagementServer {
           contentType: request.headers['content-type'],
           body: text === '' ? undefined : (JSON.parse(text) as unknown),
         };
-        this.requests.push(recorded);
+        if (recorded.method === 'GET' && recorded.path === '/apis') this.discoveries += 1;
+        else this.requests.push(recorded);
         const answer =
           request.headers.authorization === `Bearer ${TOKEN}`
             ? this.#answer(recorded)
@@ -77,6 +82,18 @@ class FakeManagementServer {
     });
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
     this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  #groups(): Record<string, unknown> {
+    return {
+      kind: 'APIGroupList',
+      apiVersion: 'v1',
+      groups: [
+        groupOf('cluster.x-k8s.io', this.coreVersions),
+        groupOf('infrastructure.cluster.x-k8s.io', ['v1beta1']),
+        groupOf('bootstrap.cluster.x-k8s.io', ['v1beta1']),
+      ],
+    };
   }
 
   async stop(): Promise<void> {
@@ -90,6 +107,7 @@ class FakeManagementServer {
       const [entry] = this.failures.splice(failure, 1);
       if (entry !== undefined) return { status: entry.status, body: entry.body };
     }
+    if (request.method === 'GET' && request.path === '/apis') return { status: 200, body: this.#groups() };
     const match = PATH.exec(request.path);
     const plural = match?.[2] ?? '';
     const name = match?.[3];
@@ -162,6 +180,11 @@ class FakeManagementServer {
         return { status: 405, body: status(405, 'MethodNotAllowed', 'no') };
     }
   }
+}
+
+function groupOf(name: string, versions: readonly string[]): Record<string, unknown> {
+  const entries = versions.map((version) => ({ groupVersion: `${name}/${version}`, version }));
+  return { name, versions: entries, preferredVersion: entries[0] };
 }
 
 function status(code: number, reason: string, message: string): Record<string, unknown> {
@@ -454,5 +477,79 @@ void describe('ClientNodeMachinePools over HTTPS', () => {
     const error = await rejection(api.machinePools.createCanaryPool(canary));
     assert.ok(error instanceof TransientError);
     assert.equal(error.code, 'KubeConflict');
+  });
+
+  void it("discovers the MachinePools' version once per connection: v1beta1 where v1beta2 is not served", async () => {
+    await api.machinePools.findByScaleSet(NS, 'capz-pool0');
+    await api.machinePools.listCanaryPools(NS, {});
+    assert.equal(fake.discoveries, 1);
+    assert.ok(fake.requests.every((r) => !r.path.includes('/v1beta2/')));
+  });
+
+  void it('reads and writes MachinePools at v1beta2 where discovery offers it, after a failed discovery', async () => {
+    const current = clientNodeClusterApi({
+      server: `https://127.0.0.1:${fake.port}`,
+      caPem: tls.caPem,
+      token: TOKEN,
+      tlsServerName: 'localhost',
+      cluster: 'capz (management)',
+    });
+    try {
+      fake.coreVersions = ['v1beta2', 'v1beta1'];
+      const pool = clusterApiFixture('machinepool.json') as {
+        apiVersion: string;
+        spec: { template: { spec: Record<string, unknown> } };
+      };
+      pool.apiVersion = 'cluster.x-k8s.io/v1beta2';
+      pool.spec.template.spec['bootstrap'] = {
+        configRef: { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfig', name: 'capz-pool0' },
+      };
+      pool.spec.template.spec['infrastructureRef'] = {
+        apiGroup: 'infrastructure.cluster.x-k8s.io',
+        kind: 'AzureMachinePool',
+        name: 'capz-pool0',
+      };
+      fake.put('machinepools', pool);
+      fake.failures.push({
+        method: 'GET',
+        path: '/apis',
+        status: 503,
+        body: status(503, 'ServiceUnavailable', 'x'),
+      });
+      const error = await rejection(current.machinePools.findByScaleSet(NS, 'capz-pool0'));
+      assert.ok(error instanceof TransientError, 'a failed discovery is transient');
+      fake.requests.length = 0;
+
+      assert.equal((await current.machinePools.findByScaleSet(NS, 'capz-pool0')).name, 'capz-pool0');
+      await current.machinePools.createCanaryPool(canary);
+
+      const v1beta2 = MP.replace('/v1beta1/', '/v1beta2/');
+      assert.deepEqual(
+        fake.requests
+          .filter((r) => r.path.startsWith('/apis/cluster.x-k8s.io/'))
+          .map((r) => `${r.method} ${r.path}`),
+        [`GET ${v1beta2}/capz-pool0`, `GET ${v1beta2}/capz-pool0`, `POST ${v1beta2}`],
+      );
+      const posted = fake.requests.at(-1)?.body as {
+        apiVersion: string;
+        spec: { template: { spec: Record<string, unknown> } };
+      };
+      assert.equal(posted.apiVersion, 'cluster.x-k8s.io/v1beta2');
+      assert.deepEqual(posted.spec.template.spec['bootstrap'], {
+        configRef: {
+          apiGroup: 'bootstrap.cluster.x-k8s.io',
+          kind: 'KubeadmConfig',
+          name: 'capz-pool0-canary',
+        },
+      });
+      assert.deepEqual(posted.spec.template.spec['infrastructureRef'], {
+        apiGroup: 'infrastructure.cluster.x-k8s.io',
+        kind: 'AzureMachinePool',
+        name: 'capz-pool0-canary',
+      });
+    } finally {
+      fake.coreVersions = ['v1beta1'];
+      await current.close();
+    }
   });
 });
