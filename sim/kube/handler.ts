@@ -215,11 +215,6 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       crds,
     );
     const operation = operationOf(target);
-    if (target.type === 'resource') {
-      const { info } = target;
-      const warning = deprecationWarning(info.resource, info.group, info.version, info.kind, coreVersions);
-      if (warning !== undefined) response.setHeader('Warning', warning);
-    }
     const finish = (
       status: number,
       payload: unknown,
@@ -271,6 +266,10 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       }
       if (!user) throw new KubeApiError('Unauthorized', 'Unauthorized');
       authorize(user, target);
+      // A deprecated version's warning, once authorized (customresource_handler.go adds it while serving).
+      const { info } = target;
+      const warning = deprecationWarning(info.resource, info.group, info.version, info.kind, coreVersions);
+      if (warning !== undefined) response.setHeader('Warning', warning);
       const table = wantsTable(request.headers.accept);
       let reply: HttpReply;
       if (target.subresource === 'scale') {

@@ -309,6 +309,11 @@ void describe('a current Cluster API (v1beta1 and v1beta2) over the wire', () =>
         body: JSON.stringify({ spec: { clusterName: 'other' } }),
       });
       assert.equal(refused.status, 422, version);
+      assert.equal(
+        refused.headers.get('warning') !== null,
+        version === 'v1beta1',
+        'a refused write at v1beta1 carries the deprecation warning too',
+      );
       assert.match(await refused.text(), /spec\.clusterName: Forbidden: field is immutable/);
     }
   });

@@ -35,11 +35,28 @@ void describe('Cluster API scenario fields', () => {
     const parsed = await loadScenarioFile(CAPZ_SCENARIO);
     const mgmt = parsed.clusters.find((cluster) => cluster.name === 'mgmt');
     const lab = parsed.clusters.find((cluster) => cluster.name === 'capz-lab');
-    assert.deepEqual(mgmt?.clusterApi, { namespace: 'default', syncPeriod: '10m', tokenTTL: '15m' });
+    assert.deepEqual(mgmt?.clusterApi, {
+      namespace: 'default',
+      syncPeriod: '10m',
+      tokenTTL: '15m',
+      servedVersions: ['v1beta1', 'v1beta2'],
+    });
     assert.equal(mgmt?.scaleSets.length, 0);
     assert.deepEqual(lab?.managedBy, { managementCluster: 'mgmt' });
     const pool = lab?.scaleSets.find((scaleSet) => scaleSet.name === 'capz-lab-mp-0');
     assert.deepEqual(pool?.machinePool?.strategy, { maxSurge: 1, maxUnavailable: 0, deletePolicy: 'Oldest' });
+  });
+
+  void it('takes the Cluster API versions served: one or both, never none', () => {
+    const mgmt = (servedVersions: unknown): unknown =>
+      scenario([{ name: 'mgmt', resourceGroup: 'rg', scaleSets: [], clusterApi: { servedVersions } }]);
+    assert.deepEqual(
+      parseScenario(mgmt(['v1beta2', 'v1beta1', 'v1beta2']), 'test').clusters[0]?.clusterApi?.servedVersions,
+      ['v1beta1', 'v1beta2'],
+    );
+    assert.equal(problems(mgmt(['v1beta1'])).length, 0);
+    assert.equal(problems(mgmt([])).length, 1);
+    assert.match(problems(mgmt(['v1alpha4']))[0] ?? '', /^clusters\[0\]\.clusterApi\.servedVersions\[0\]/);
   });
 
   void it('names the path of each mistake', () => {
