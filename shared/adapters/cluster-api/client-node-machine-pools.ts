@@ -27,7 +27,7 @@ import type { CanaryPoolSpec, MachinePoolsPort } from '../../ports/cluster-api/m
 import { type KubeConnection, PAGE_SIZE } from '../kubernetes/client-node-connection.js';
 import { type KubeCallContext, parseStatusBody } from '../kubernetes/errors.js';
 import { canaryAzureMachinePool, canaryKubeadmConfig, canaryMachinePool } from './canary-objects.js';
-import { CLUSTER_API_GROUP, type MachinePoolVersion,machinePoolVersionOf } from './machine-pool-version.js';
+import { CLUSTER_API_GROUP, type MachinePoolVersion, machinePoolVersionOf } from './machine-pool-version.js';
 import { AzureMachinePool, KubeadmConfig, MachinePool, ObjectList, ObjectMeta } from './schema.js';
 import { parseObject, toMachinePoolMachine, toMachinePoolView } from './to-domain.js';
 
