@@ -33,7 +33,7 @@ import type { ClockMode, WorldClock } from './world/clock.js';
 import type { WorldFaults } from './world/faults.js';
 import type { WorldRequestLog } from './world/request-log.js';
 import { loadScenarioFile, parseScenario, Scenario } from './world/scenario.js';
-import { generateSimTls, writeCaPem } from './world/tls.js';
+import { processSimTls, writeCaPem } from './world/tls.js';
 import { createWorld, type World } from './world/world.js';
 
 /** The sample scenario shipped with the simulator (resolved from dist/sim/ or sim/). */
@@ -187,7 +187,7 @@ export async function startSimulator(options: StartSimulatorOptions): Promise<Ru
   const servers: Server[] = [];
   const kubeHandlers: KubeHandler[] = [];
   try {
-    const tls = generateSimTls(new Date(wallNow));
+    const tls = processSimTls(new Date(wallNow));
     const caPath = await writeCaPem(outDir, tls);
 
     const armAuthorizer = options.armActionsFile

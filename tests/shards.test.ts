@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
+import { OWNERSHIP_CASES, OWNERSHIP_SHARDS, ownershipShard } from './chaos/ownership-cases.js';
+import { CANARY_CRASH_CASES, CANARY_CRASH_SHARDS, canaryCrashShard } from './e2e/fixtures/canary-crash.js';
 import { shardOf } from './shards.js';
 
 void describe('shardOf', () => {
@@ -25,5 +27,37 @@ void describe('shardOf', () => {
     assert.throws(() => shardOf([1], 0, 2), /shard 0 is not one of 1..2/);
     assert.throws(() => shardOf([1], 3, 2), /shard 3 is not one of 1..2/);
     assert.throws(() => shardOf([1], 1, 0), /0 is not a positive whole number/);
+  });
+});
+
+/** Shards as lists of names: together exactly the whole, each name once, no shard empty. */
+function assertPartition(
+  shards: readonly (readonly string[])[],
+  whole: readonly string[],
+  what: string,
+): void {
+  assert.ok(shards.length > 1, `${what}: more than one shard`);
+  for (const [index, shard] of shards.entries())
+    assert.ok(shard.length > 0, `${what}: shard ${index + 1} is empty`);
+  assert.deepEqual([...shards.flat()].sort(), [...whole].sort(), `${what}: the shards are the whole`);
+  assert.equal(new Set(shards.flat()).size, whole.length, `${what}: no case twice`);
+}
+
+void describe('the split sweeps', () => {
+  void it('puts each canary crash case in exactly one canary-crash-<k> file', () => {
+    const shards = Array.from({ length: CANARY_CRASH_SHARDS }, (_, k) =>
+      canaryCrashShard(k + 1).map((testCase) => testCase.name),
+    );
+    assertPartition(
+      shards,
+      CANARY_CRASH_CASES.map((testCase) => testCase.name),
+      'canary-crash',
+    );
+  });
+
+  void it('puts each ownership case in exactly one ownership-<k> file', () => {
+    const shards = Array.from({ length: OWNERSHIP_SHARDS }, (_, k) => ownershipShard(k + 1));
+    assertPartition(shards, OWNERSHIP_CASES, 'ownership');
+    assert.equal(OWNERSHIP_CASES.length, 6, 'the six ownership cases');
   });
 });

@@ -1,20 +1,37 @@
-// `npm run test:times`: copies the times of the last full `npm test` (dist/test-times.json, written by
+// `npm run test:times`: merges the times of the last run (dist/test-times.json, written by
 // tests/run-tiers.mjs) into tests/test-times.json, the checked-in file that orders the next runs (the
-// longest first). Run it after a full run when files were added or grew, and commit the result.
-import { readFileSync, writeFileSync } from 'node:fs';
+// longest first): the jobs that run replace their times, the others keep theirs, and a job whose test file
+// is gone is dropped. Run it after a run of the files that were added or grew, and commit the result.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { ROOT } from './test-files.mjs';
+import { allTestFiles, keyOf, ROOT } from './test-files.mjs';
 
+const FAST_KEY = 'fast tier';
+const file = join(ROOT, 'tests', 'test-times.json');
 const measured = JSON.parse(readFileSync(join(ROOT, 'dist', 'test-times.json'), 'utf8'));
+const known = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')).seconds ?? {}) : {};
+const jobs = new Set([FAST_KEY, ...allTestFiles().map(keyOf)]);
+const merged = { ...known };
+for (const [key, value] of Object.entries(measured.jobs)) merged[key] = Math.round(value);
 const seconds = Object.fromEntries(
-  Object.entries(measured.jobs)
-    .map(([key, value]) => [key, Math.round(value)])
+  Object.entries(merged)
+    .filter(([key]) => jobs.has(key))
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])),
 );
-const file = join(ROOT, 'tests', 'test-times.json');
 writeFileSync(
   file,
-  `${JSON.stringify({ about: 'Wall seconds per test job of the last full run: npm run test:times', seconds }, null, 2)}\n`,
+  `${JSON.stringify(
+    {
+      about:
+        'Wall seconds per test job, from the last run of each (npm run test:times merges a run in); unknown jobs start first',
+      seconds,
+    },
+    null,
+    2,
+  )}\n`,
 );
-console.log(`test:times: ${Object.keys(seconds).length} jobs written to tests/test-times.json`);
+const ran = Object.keys(measured.jobs).length;
+console.log(
+  `test:times: ${ran} jobs measured, ${Object.keys(seconds).length} written to tests/test-times.json`,
+);

@@ -6,6 +6,8 @@ import { createHash } from 'node:crypto';
 
 import type { JsonObject } from './compute-types.js';
 
+export { deepCopy } from '../deep-copy.js';
+
 /** ARM ids are case-insensitive; every map is keyed by the lower-cased id. */
 export function idKey(id: string): string {
   return id.replace(/\/+$/, '').toLowerCase();
@@ -15,10 +17,6 @@ export function idKey(id: string): string {
 export function deterministicUuid(seed: string): string {
   const hex = createHash('sha256').update(seed).digest('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
-
-export function deepCopy<T>(value: T): T {
-  return structuredClone(value);
 }
 
 export function isObject(value: unknown): value is JsonObject {

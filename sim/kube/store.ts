@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 
 import type { KubeObject, KubeResource, KubeStore, KubeWatchEvent, SimClock } from '../contracts.js';
 import { KubeStoreError } from '../contracts.js';
+import { deepCopy } from '../deep-copy.js';
 
 /** Resources that live outside namespaces; everything else needs `metadata.namespace`. */
 const CLUSTER_SCOPED: ReadonlySet<KubeResource> = new Set<KubeResource>([
@@ -47,7 +48,7 @@ function compare(a: string, b: string): number {
 }
 
 function copy<T>(value: T): T {
-  return structuredClone(value);
+  return deepCopy(value);
 }
 
 /** Singular kind for error messages, in the API server's wording (`nodes "x" not found`). */

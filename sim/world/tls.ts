@@ -94,6 +94,23 @@ export function generateSimTls(now: Date, hostnames: readonly string[] = ['local
   };
 }
 
+const DAY_MS = 24 * 3600 * 1000;
+let shared: { readonly tls: SimTls; readonly generatedMs: number } | undefined;
+
+/**
+ * The simulator's certificates for a start at `now`, generated once per process: two RSA keys and two
+ * signatures cost about 0.15 s of CPU, and a test process starts a simulator per case (the crash sweeps
+ * and the explorer, dozens of times). Nothing is shared between processes, and a new pair is made when
+ * the last one is within a day of its end (they are valid a year from a day before they were made).
+ */
+export function processSimTls(now: Date): SimTls {
+  const nowMs = now.getTime();
+  if (shared === undefined || nowMs < shared.generatedMs || nowMs > shared.generatedMs + 363 * DAY_MS) {
+    shared = { tls: generateSimTls(now), generatedMs: nowMs };
+  }
+  return shared.tls;
+}
+
 /** Writes `ca.pem` into `outDir` (created if needed) and returns its path. */
 export async function writeCaPem(outDir: string, tls: SimTls): Promise<string> {
   await mkdir(outDir, { recursive: true });

@@ -7,12 +7,15 @@
  *   next refresh) gives back everything it held — the chaos invariants hold;
  * - a run killed while it waits for the power-off and resumed after that wait's deadline completes;
  * - with pinVersion, an older run resumed after a newer one pinned its version does not roll the model back.
+ * The cases are split into OWNERSHIP_SHARDS test files (ownership-<k>.test.ts) by a fixed partition of
+ * OWNERSHIP_CASES (tests/shards.ts): each is minutes of child processes, and two files run side by side.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TestContext } from 'node:test';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
@@ -25,6 +28,7 @@ import { writeConnectionFile } from '../../sim/connection.js';
 import type { KubeObject } from '../../sim/contracts.js';
 import { nodeOf, POOL2, sampleScenario, type ScenarioData, withUndrainablePod } from '../e2e/harness.js';
 import { liveCaptureLeftovers } from '../e2e/live-checks.js';
+import { shardOf } from '../shards.js';
 import { checkInvariants, takeBefore } from './invariants.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -112,12 +116,59 @@ function random(seed: number): () => number {
 
 const summary: string[] = [];
 
-void describe('ownership across processes', { concurrency: false, timeout: 30 * 60_000 }, () => {
+/**
+ * Every case of the ownership tests, by name, in the order the shards slice (tests/shards.ts): the two
+ * long ones (the 20-round race, the random kills) in different shards, the short ones to even them out.
+ */
+export const OWNERSHIP_CASES: readonly string[] = [
+  // Shard 1: the 20-round race (about 60 % of the cases' time), then two short ones.
+  'two runners started together on one pool, 20 times: exactly one captures; no node released by the wrong run',
+  'Ctrl-C while the node is held gives it back before the command exits (130)',
+  'a live capture killed with its copy attached, its state dir deleted: release detaches and deletes the copy',
+  // Shard 2: the random kills (about 30 %) and the rest.
+  'a run SIGKILLed at random points, its state dir deleted: release or the next refresh restores the world',
+  'a run killed while waiting for the power-off and resumed after that deadline completes the capture',
+  'with pinVersion, an older run resumed after a newer one pinned its version does not roll the model back',
+];
+
+/** How many test files the ownership cases are split into (ownership-<k>.test.ts). */
+export const OWNERSHIP_SHARDS = 2;
+
+/** The case names of shard `shard` of `of`: each case is in exactly one shard. */
+export function ownershipShard(shard: number, of = OWNERSHIP_SHARDS): readonly string[] {
+  return shardOf(OWNERSHIP_CASES, shard, of);
+}
+
+type CaseBody = (t: TestContext) => Promise<void>;
+
+/** The test of shard `shard` of OWNERSHIP_SHARDS: its cases, each declared below by name. */
+export function describeOwnership(shard: number): void {
+  const mine = new Set(ownershipShard(shard));
+  const declared: string[] = [];
+  /** Declares a case; only this shard's run here. */
+  const ownershipCase = (name: string, options: { timeout?: number }, body: CaseBody): void => {
+    declared.push(name);
+    if (mine.has(name)) void it(name, options, body);
+  };
+  void describe(
+    `ownership across processes, shard ${shard} of ${OWNERSHIP_SHARDS}`,
+    { concurrency: false, timeout: 30 * 60_000 },
+    () => {
+      ownershipCases(ownershipCase);
+      // A case declared under a name the list does not have, or missing, would run in no shard or in all.
+      assert.deepEqual([...declared].sort(), [...OWNERSHIP_CASES].sort(), 'OWNERSHIP_CASES names every case');
+    },
+  );
+}
+
+function ownershipCases(
+  ownershipCase: (name: string, options: { timeout?: number }, body: CaseBody) => void,
+): void {
   after(() => {
     console.log(['ownership across processes:', ...summary].join('\n'));
   });
 
-  void it(
+  ownershipCase(
     'two runners started together on one pool, 20 times: exactly one captures; no node released by the wrong run',
     { timeout: 20 * 60_000 },
     async (t) => {
@@ -246,7 +297,7 @@ void describe('ownership across processes', { concurrency: false, timeout: 30 * 
     },
   );
 
-  void it(
+  ownershipCase(
     'a run SIGKILLed at random points, its state dir deleted: release or the next refresh restores the world',
     { timeout: 25 * 60_000 },
     async (t) => {
@@ -320,192 +371,208 @@ void describe('ownership across processes', { concurrency: false, timeout: 30 * 
     },
   );
 
-  void it('a live capture killed with its copy attached, its state dir deleted: release detaches and deletes the copy', async () => {
-    await withWorld(fastLatency, async ({ sim, dir, connection }) => {
-      const running = sim.running;
-      const before = takeBefore(running);
-      const state = join(dir, 'state');
-      const killed = await child(CRASH_RUNNER, [
-        connection,
-        state,
-        INSTANCE,
-        'step:scrubbing-copy',
-        POOL2,
-        '{}',
-        'live',
-      ]);
-      assert.equal(killed.signal, 'SIGKILL', killed.stderr);
-      await rm(state, { recursive: true, force: true });
-      const scaleSet = running.world.compute.listScaleSets().find((candidate) => candidate.name === POOL2);
-      assert.ok(scaleSet, `scale set ${POOL2} exists`);
-      const ref = {
-        id: scaleSet.id,
-        name: scaleSet.name,
-        subscriptionId: scaleSet.subscriptionId,
-        resourceGroup: scaleSet.resourceGroup,
-      };
-      const left = liveCaptureLeftovers(running, ref);
-      assert.ok(
-        left.some((what) => what.startsWith('data disk')),
-        `the dead run left its copy attached: ${left.join('; ')}`,
-      );
-      running.clock.advanceBy(16 * MINUTE_S);
-      const released = await child(CLI, [
-        'release',
-        `--sim-connect=${connection}`,
-        `--pool=${POOL2}`,
-        '--json',
-      ]);
-      assert.equal(released.code, 0, `${released.stdout} ${released.stderr}`);
-      const result = JSON.parse(released.stdout) as { pools: ReleasePoolResult[] };
-      assert.equal(result.pools[0]?.outcome, 'released', released.stdout);
-      assert.deepEqual(liveCaptureLeftovers(running, ref), [], 'nothing of the live capture left');
-      assert.equal(running.world.compute.listSnapshots().length, 0, 'its snapshot deleted');
-      const broken = checkInvariants(running, before, { runsPerPool: 1 }).filter((check) => !check.ok);
-      assert.deepEqual(broken, [], 'invariants after release');
-    });
-  });
-
-  void it('a run killed while waiting for the power-off and resumed after that deadline completes the capture', async () => {
-    await withWorld(
-      () => undefined,
-      async ({ sim, dir, connection }) => {
+  ownershipCase(
+    'a live capture killed with its copy attached, its state dir deleted: release detaches and deletes the copy',
+    {},
+    async () => {
+      await withWorld(fastLatency, async ({ sim, dir, connection }) => {
+        const running = sim.running;
+        const before = takeBefore(running);
         const state = join(dir, 'state');
         const killed = await child(CRASH_RUNNER, [
           connection,
           state,
           INSTANCE,
-          'step:waiting-for-power-off',
+          'step:scrubbing-copy',
           POOL2,
+          '{}',
+          'live',
         ]);
         assert.equal(killed.signal, 'SIGKILL', killed.stderr);
-        // Back 30 minutes later: past the 20-minute power-off deadline; the prep pod powered the VM off long ago.
-        sim.running.clock.advanceBy(30 * MINUTE_S);
-        const resumed = await child(CRASH_RUNNER, [connection, state, INSTANCE, '0', POOL2]);
-        const result = runnerResult(resumed);
+        await rm(state, { recursive: true, force: true });
+        const scaleSet = running.world.compute.listScaleSets().find((candidate) => candidate.name === POOL2);
+        assert.ok(scaleSet, `scale set ${POOL2} exists`);
+        const ref = {
+          id: scaleSet.id,
+          name: scaleSet.name,
+          subscriptionId: scaleSet.subscriptionId,
+          resourceGroup: scaleSet.resourceGroup,
+        };
+        const left = liveCaptureLeftovers(running, ref);
+        assert.ok(
+          left.some((what) => what.startsWith('data disk')),
+          `the dead run left its copy attached: ${left.join('; ')}`,
+        );
+        running.clock.advanceBy(16 * MINUTE_S);
+        const released = await child(CLI, [
+          'release',
+          `--sim-connect=${connection}`,
+          `--pool=${POOL2}`,
+          '--json',
+        ]);
+        assert.equal(released.code, 0, `${released.stdout} ${released.stderr}`);
+        const result = JSON.parse(released.stdout) as { pools: ReleasePoolResult[] };
+        assert.equal(result.pools[0]?.outcome, 'released', released.stdout);
+        assert.deepEqual(liveCaptureLeftovers(running, ref), [], 'nothing of the live capture left');
+        assert.equal(running.world.compute.listSnapshots().length, 0, 'its snapshot deleted');
+        const broken = checkInvariants(running, before, { runsPerPool: 1 }).filter((check) => !check.ok);
+        assert.deepEqual(broken, [], 'invariants after release');
+      });
+    },
+  );
+
+  ownershipCase(
+    'a run killed while waiting for the power-off and resumed after that deadline completes the capture',
+    {},
+    async () => {
+      await withWorld(
+        () => undefined,
+        async ({ sim, dir, connection }) => {
+          const state = join(dir, 'state');
+          const killed = await child(CRASH_RUNNER, [
+            connection,
+            state,
+            INSTANCE,
+            'step:waiting-for-power-off',
+            POOL2,
+          ]);
+          assert.equal(killed.signal, 'SIGKILL', killed.stderr);
+          // Back 30 minutes later: past the 20-minute power-off deadline; the prep pod powered the VM off long ago.
+          sim.running.clock.advanceBy(30 * MINUTE_S);
+          const resumed = await child(CRASH_RUNNER, [connection, state, INSTANCE, '0', POOL2]);
+          const result = runnerResult(resumed);
+          assert.equal(
+            result?.runtimeStatus,
+            'Completed',
+            `${resumed.stderr} ${JSON.stringify(result?.failure)}`,
+          );
+          assert.equal(result.output.outcome, 'refreshed');
+          const failed = checkRefreshedWorld(sim.running, [
+            { cluster: 'prod', pools: [result.output] },
+          ]).filter((c) => !c.ok);
+          assert.deepEqual(failed, []);
+          summary.push(
+            'late resume: killed at waiting-for-power-off, resumed 30 min later (deadline 20 min): refreshed',
+          );
+        },
+      );
+    },
+  );
+
+  ownershipCase(
+    'with pinVersion, an older run resumed after a newer one pinned its version does not roll the model back',
+    {},
+    async () => {
+      await withWorld(fastLatency, async ({ sim, dir, connection }) => {
+        const env = {
+          ...process.env,
+          // The model-phase guard is what this checks: without the canary gate, whose pin would put the older
+          // (verified, published) version in the model before the kill and leave the newer run up to date.
+          CRASH_RUNNER_CLUSTER_SETTINGS: JSON.stringify({
+            gallery: { pinVersion: true },
+            promotion: { canary: { enabled: false } },
+          }),
+        };
+        // Killed with its version built and the model not yet moved (the model phase's first activity is
+        // the model write itself, so the kill comes one step earlier).
+        const older = await child(
+          CRASH_RUNNER,
+          [connection, join(dir, 'older'), INSTANCE, 'step:deleting-snapshot', POOL2],
+          env,
+        );
+        assert.equal(older.signal, 'SIGKILL', older.stderr);
+        sim.running.clock.advanceBy(16 * MINUTE_S);
+        const newer = await child(CRASH_RUNNER, [connection, join(dir, 'newer'), INSTANCE, '0', POOL2], env);
+        const newerResult = runnerResult(newer);
+        assert.equal(newerResult?.runtimeStatus, 'Completed', newer.stderr);
+        const pinned = newerResult.output.version?.id ?? '';
+        assert.match(pinned, /\/versions\//);
+
+        const resumed = runnerResult(
+          await child(CRASH_RUNNER, [connection, join(dir, 'older'), INSTANCE, '0', POOL2], env),
+        );
+        assert.equal(resumed?.runtimeStatus, 'Failed');
+        assert.match(
+          resumed.failure?.ErrorMessage ?? '',
+          /^renewing-lease: run \S+ no longer holds pool k8s-pool2-12345678-vmss/,
+        );
+        const scaleSet = sim.running.world.compute.listScaleSets().find((s) => s.name === POOL2);
         assert.equal(
-          result?.runtimeStatus,
-          'Completed',
-          `${resumed.stderr} ${JSON.stringify(result?.failure)}`,
+          String(scaleSet?.imageReference['id']).toLowerCase(),
+          pinned.toLowerCase(),
+          'the model keeps the newer version',
         );
-        assert.equal(result.output.outcome, 'refreshed');
-        const failed = checkRefreshedWorld(sim.running, [{ cluster: 'prod', pools: [result.output] }]).filter(
-          (c) => !c.ok,
-        );
-        assert.deepEqual(failed, []);
         summary.push(
-          'late resume: killed at waiting-for-power-off, resumed 30 min later (deadline 20 min): refreshed',
+          `pinned older run: resumed after a newer run pinned ${pinned.split('/').at(-1) ?? ''}; the model kept it`,
         );
-      },
-    );
-  });
+      });
+    },
+  );
 
-  void it('with pinVersion, an older run resumed after a newer one pinned its version does not roll the model back', async () => {
-    await withWorld(fastLatency, async ({ sim, dir, connection }) => {
-      const env = {
-        ...process.env,
-        // The model-phase guard is what this checks: without the canary gate, whose pin would put the older
-        // (verified, published) version in the model before the kill and leave the newer run up to date.
-        CRASH_RUNNER_CLUSTER_SETTINGS: JSON.stringify({
-          gallery: { pinVersion: true },
-          promotion: { canary: { enabled: false } },
-        }),
+  ownershipCase(
+    'Ctrl-C while the node is held gives it back before the command exits (130)',
+    {},
+    async () => {
+      const donor = DONORS[0] ?? '';
+      // The donor cannot be drained (a PodDisruptionBudget never allows it): the run holds it, draining,
+      // until the drain timeout (15 minutes), which leaves the interrupt time to arrive.
+      const scenario = (data: ScenarioData): void => {
+        fastLatency(data);
+        withUndrainablePod(donor)(data);
       };
-      // Killed with its version built and the model not yet moved (the model phase's first activity is
-      // the model write itself, so the kill comes one step earlier).
-      const older = await child(
-        CRASH_RUNNER,
-        [connection, join(dir, 'older'), INSTANCE, 'step:deleting-snapshot', POOL2],
-        env,
-      );
-      assert.equal(older.signal, 'SIGKILL', older.stderr);
-      sim.running.clock.advanceBy(16 * MINUTE_S);
-      const newer = await child(CRASH_RUNNER, [connection, join(dir, 'newer'), INSTANCE, '0', POOL2], env);
-      const newerResult = runnerResult(newer);
-      assert.equal(newerResult?.runtimeStatus, 'Completed', newer.stderr);
-      const pinned = newerResult.output.version?.id ?? '';
-      assert.match(pinned, /\/versions\//);
-
-      const resumed = runnerResult(
-        await child(CRASH_RUNNER, [connection, join(dir, 'older'), INSTANCE, '0', POOL2], env),
-      );
-      assert.equal(resumed?.runtimeStatus, 'Failed');
-      assert.match(
-        resumed.failure?.ErrorMessage ?? '',
-        /^renewing-lease: run \S+ no longer holds pool k8s-pool2-12345678-vmss/,
-      );
-      const scaleSet = sim.running.world.compute.listScaleSets().find((s) => s.name === POOL2);
-      assert.equal(
-        String(scaleSet?.imageReference['id']).toLowerCase(),
-        pinned.toLowerCase(),
-        'the model keeps the newer version',
-      );
-      summary.push(
-        `pinned older run: resumed after a newer run pinned ${pinned.split('/').at(-1) ?? ''}; the model kept it`,
-      );
-    });
-  });
-
-  void it('Ctrl-C while the node is held gives it back before the command exits (130)', async () => {
-    const donor = DONORS[0] ?? '';
-    // The donor cannot be drained (a PodDisruptionBudget never allows it): the run holds it, draining,
-    // until the drain timeout (15 minutes), which leaves the interrupt time to arrive.
-    const scenario = (data: ScenarioData): void => {
-      fastLatency(data);
-      withUndrainablePod(donor)(data);
-    };
-    await withWorld(scenario, async ({ sim, dir, connection }) => {
-      const before = takeBefore(sim.running);
-      const args = [
-        CLI,
-        'refresh',
-        `--sim-connect=${connection}`,
-        `--pool=${POOL2}`,
-        `--node=${donor}`,
-        `--state-dir=${join(dir, 'ctrl-c')}`,
-        '--json',
-      ];
-      const started = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-      let stderr = '';
-      let interruptedAt: string | undefined;
-      started.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        if (interruptedAt === undefined && /"step":"draining"/.test(stderr)) {
-          interruptedAt = 'draining';
-          started.kill('SIGINT');
-        }
-      });
-      started.stdout.resume();
-      const timer = setTimeout(() => started.kill('SIGKILL'), 180_000);
-      const code = await new Promise<number | null>((resolve, reject) => {
-        started.on('error', reject);
-        started.on('close', (exitCode) => resolve(exitCode));
-      });
-      clearTimeout(timer);
-      assert.equal(interruptedAt, 'draining', stderr);
-      assert.equal(code, 130, stderr);
-      assert.match(
-        stderr,
-        /interrupted: asking refresh:prod:k8s-pool2-12345678-vmss to stop at its next step and give back what it holds/,
-      );
-      assert.match(stderr, /"runtimeStatus":"Failed"[^\n]*cancelled: Ctrl-C; gave back node/);
-      assert.match(
-        stderr,
-        /after the interrupt:\n[^\n]*\n {2}the pool's lease is free\n {2}nothing of the run is left/,
-      );
-      const node = sim.running.world
-        .cluster('prod')
-        .world.store.list('nodes')
-        .find(
-          (object): object is KubeObject & { spec?: { unschedulable?: boolean } } =>
-            object.metadata.name === donor,
+      await withWorld(scenario, async ({ sim, dir, connection }) => {
+        const before = takeBefore(sim.running);
+        const args = [
+          CLI,
+          'refresh',
+          `--sim-connect=${connection}`,
+          `--pool=${POOL2}`,
+          `--node=${donor}`,
+          `--state-dir=${join(dir, 'ctrl-c')}`,
+          '--json',
+        ];
+        const started = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+        let stderr = '';
+        let interruptedAt: string | undefined;
+        started.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          if (interruptedAt === undefined && /"step":"draining"/.test(stderr)) {
+            interruptedAt = 'draining';
+            started.kill('SIGINT');
+          }
+        });
+        started.stdout.resume();
+        const timer = setTimeout(() => started.kill('SIGKILL'), 180_000);
+        const code = await new Promise<number | null>((resolve, reject) => {
+          started.on('error', reject);
+          started.on('close', (exitCode) => resolve(exitCode));
+        });
+        clearTimeout(timer);
+        assert.equal(interruptedAt, 'draining', stderr);
+        assert.equal(code, 130, stderr);
+        assert.match(
+          stderr,
+          /interrupted: asking refresh:prod:k8s-pool2-12345678-vmss to stop at its next step and give back what it holds/,
         );
-      assert.ok(node !== undefined, 'the donor is still there');
-      assert.equal(node?.metadata.annotations?.[CAPTURE_RUN_ANNOTATION], undefined, 'no marker left');
-      assert.notEqual(node?.spec?.unschedulable, true, 'uncordoned');
-      const broken = checkInvariants(sim.running, before, { runsPerPool: 0 }).filter((check) => !check.ok);
-      assert.deepEqual(broken, []);
-      summary.push('Ctrl-C while draining: the node given back, then exit 130');
-    });
-  });
-});
+        assert.match(stderr, /"runtimeStatus":"Failed"[^\n]*cancelled: Ctrl-C; gave back node/);
+        assert.match(
+          stderr,
+          /after the interrupt:\n[^\n]*\n {2}the pool's lease is free\n {2}nothing of the run is left/,
+        );
+        const node = sim.running.world
+          .cluster('prod')
+          .world.store.list('nodes')
+          .find(
+            (object): object is KubeObject & { spec?: { unschedulable?: boolean } } =>
+              object.metadata.name === donor,
+          );
+        assert.ok(node !== undefined, 'the donor is still there');
+        assert.equal(node?.metadata.annotations?.[CAPTURE_RUN_ANNOTATION], undefined, 'no marker left');
+        assert.notEqual(node?.spec?.unschedulable, true, 'uncordoned');
+        const broken = checkInvariants(sim.running, before, { runsPerPool: 0 }).filter((check) => !check.ok);
+        assert.deepEqual(broken, []);
+        summary.push('Ctrl-C while draining: the node given back, then exit 130');
+      });
+    },
+  );
+}
