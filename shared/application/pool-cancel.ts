@@ -6,13 +6,14 @@
  * cancelled carries the lease to read (`withCancelWatch`), and reads it first — one GET — before it does
  * its work. A cancel asked there answers `CANCEL_REQUESTED` instead, with nothing done: the run stops
  * before the step it was about to take. The read is recorded with the activity's result, so the run
- * stays deterministic on replay. A lease that cannot be read (the API server is away) asks nothing: the
+ * stays deterministic on replay. The same read serves the activity's fence (activity-lease-read.ts): one
+ * lease GET per activity. A lease that cannot be read (the API server is away) asks nothing: the
  * activity does its work, and the next one reads again. The read is waited for a few seconds at most, so
  * that an API server that does not answer does not hold up a step that needs only Azure.
  */
 import { z } from 'zod';
 
-import { LEASE_ANNOTATIONS, parseHolder } from '../domain/ownership.js';
+import { LEASE_ANNOTATIONS, parseHolder, type PoolLease } from '../domain/ownership.js';
 import type { RefreshDependencies } from './refresh-dependencies.js';
 
 /** The failure code of an activity that found a cancel asked on the lease (its message: the reason). */
@@ -61,11 +62,12 @@ export async function cancelAskedOn(
   deps: RefreshDependencies,
   watch: CancelWatch,
   waitMs = LEASE_READ_WAIT_MS,
+  readLease: () => Promise<PoolLease | undefined> = async () =>
+    (await deps.cluster(watch.cluster)).kube.leases.get(watch.namespace, watch.name),
 ): Promise<string | undefined> {
   const read = async (): Promise<string | undefined> => {
     try {
-      const { kube } = await deps.cluster(watch.cluster);
-      const lease = await kube.leases.get(watch.namespace, watch.name);
+      const lease = await readLease();
       if (lease === undefined || parseHolder(lease.holder)?.runId !== watch.runId) return undefined;
       return lease.annotations[LEASE_ANNOTATIONS.cancelRequested];
     } catch {

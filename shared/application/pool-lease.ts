@@ -6,6 +6,8 @@
  *
  * A lease whose holder is still this run is renewed even after it expired: nobody took it, so nobody
  * touched the pool (taking a lease is the only way any runner, the reaper included, touches one).
+ * One clock, the API server's: a write records the server's time of the read it follows, and expiry is
+ * judged at it (leaseClock in shared/domain/ownership.ts); `now`, the caller's, only without a `Date` header.
  */
 import { TerminalError, TransientError } from '../domain/errors.js';
 import { definedOnly } from '../domain/optional.js';
@@ -16,6 +18,7 @@ import {
   LASTING_LEASE_ANNOTATIONS,
   LEASE_ANNOTATIONS,
   LEASE_DURATION_SECONDS,
+  leaseClock,
   leaseState,
   parseHolder,
 } from '../domain/ownership.js';
@@ -74,12 +77,13 @@ export type RenewOutcome =
 /** Attempts at a lease write before giving up on a contended lease (each one re-reads it). */
 const MAX_WRITE_ATTEMPTS = 5;
 
-function microNow(now: Date): string {
-  return now.toISOString();
+/** The time a write to `read` records: the server's time of that read (the caller's without one). */
+function writtenAt(read: PoolLease, now: Date): string {
+  return leaseClock(read, now).toISOString();
 }
 
-function expiry(now: Date): string {
-  return new Date(now.getTime() + LEASE_DURATION_SECONDS * 1000).toISOString();
+function expiry(renewedAt: string): string {
+  return new Date(Date.parse(renewedAt) + LEASE_DURATION_SECONDS * 1000).toISOString();
 }
 
 function contention(ref: LeaseRef, doing: string): TransientError {
@@ -107,27 +111,29 @@ export async function acquirePoolLease(
   now: Date,
 ): Promise<AcquireOutcome> {
   const identity = holderIdentity(request.runner, request.runId);
-  const write: LeaseWrite = {
-    ...ref,
-    holder: identity,
-    acquiredAt: microNow(now),
-    renewedAt: microNow(now),
-    durationSeconds: LEASE_DURATION_SECONDS,
-    annotations: {
-      [LEASE_ANNOTATIONS.instanceId]: request.purpose.instanceId,
-      [LEASE_ANNOTATIONS.cluster]: request.purpose.cluster,
-      [LEASE_ANNOTATIONS.pool]: request.purpose.pool,
-      [LEASE_ANNOTATIONS.purpose]: request.purpose.purpose,
-      ...pidAnnotation(request.runner),
-    },
-  };
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
     const existing = await kube.leases.get(ref.namespace, ref.name);
     if (existing === undefined) {
-      const created = await kube.leases.create(write);
-      if (created === 'exists') continue;
-      return { kind: 'acquired', expiresAt: expiry(now) };
+      // Created free (no holder, no times) and taken at the next read: the holder's times are the
+      // server's time of a read, which an absent lease has none of. Once per scale set: a lease is kept.
+      await kube.leases.create({ ...ref, durationSeconds: LEASE_DURATION_SECONDS, annotations: {} });
+      continue;
     }
+    const at = writtenAt(existing, now);
+    const write: LeaseWrite = {
+      ...ref,
+      holder: identity,
+      acquiredAt: at,
+      renewedAt: at,
+      durationSeconds: LEASE_DURATION_SECONDS,
+      annotations: {
+        [LEASE_ANNOTATIONS.instanceId]: request.purpose.instanceId,
+        [LEASE_ANNOTATIONS.cluster]: request.purpose.cluster,
+        [LEASE_ANNOTATIONS.pool]: request.purpose.pool,
+        [LEASE_ANNOTATIONS.purpose]: request.purpose.purpose,
+        ...pidAnnotation(request.runner),
+      },
+    };
     const state = leaseState(existing, now);
     const superseded = supersededSince(state, request);
     if (superseded !== undefined) return superseded;
@@ -142,7 +148,7 @@ export async function acquirePoolLease(
         existing.resourceVersion ?? '',
       );
       if (typeof renewed === 'string') continue;
-      return { kind: 'acquired', expiresAt: expiry(now) };
+      return { kind: 'acquired', expiresAt: expiry(at) };
     }
     if (state.kind === 'held' && state.live && request.force !== true) {
       const instanceId = existing.annotations[LEASE_ANNOTATIONS.instanceId];
@@ -171,7 +177,7 @@ export async function acquirePoolLease(
     if (typeof taken === 'string') continue;
     return {
       kind: 'acquired',
-      expiresAt: expiry(now),
+      expiresAt: expiry(at),
       ...(state.kind === 'held' ? { tookOverFrom: state.identity } : {}),
     };
   }
@@ -224,8 +230,9 @@ export async function renewPoolLease(
       delete annotations[LEASE_ANNOTATIONS.holderPid];
       Object.assign(annotations, pidAnnotation(runner));
     }
+    const at = writtenAt(existing, now);
     const renewed = await kube.leases.replace(
-      { ...write, annotations, renewedAt: microNow(now) },
+      { ...write, annotations, renewedAt: at },
       existing.resourceVersion ?? '',
     );
     if (renewed === 'conflict') continue;
@@ -233,7 +240,7 @@ export async function renewPoolLease(
     const cancelRequested = renewed.annotations[LEASE_ANNOTATIONS.cancelRequested];
     return {
       kind: 'renewed',
-      expiresAt: expiry(now),
+      expiresAt: expiry(at),
       ...definedOnly({ cancelRequested }),
     };
   }
@@ -250,15 +257,16 @@ export async function releasePoolLease(
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
     const existing = await kube.leases.get(ref.namespace, ref.name);
     if (existing === undefined || parseHolder(existing.holder)?.runId !== runId) return { released: false };
+    const at = writtenAt(existing, now);
     const released = await kube.leases.replace(
       {
         ...ref,
-        renewedAt: microNow(now),
+        renewedAt: at,
         durationSeconds: existing.durationSeconds,
         annotations: {
           ...lastingOf(existing),
           [LEASE_ANNOTATIONS.lastHolder]: existing.holder ?? '',
-          [LEASE_ANNOTATIONS.releasedAt]: microNow(now),
+          [LEASE_ANNOTATIONS.releasedAt]: at,
         },
       },
       existing.resourceVersion ?? '',

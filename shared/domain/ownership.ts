@@ -115,6 +115,12 @@ export interface PoolLease {
   readonly durationSeconds: number;
   readonly resourceVersion?: string;
   readonly annotations: Readonly<Record<string, string>>;
+  /**
+   * The API server's clock when it sent this copy (RFC 3339, from its answer's `Date` header): the time a
+   * lease is judged at and its times are written in. Not part of the object (never written); absent when
+   * the answer had no `Date` header.
+   */
+  readonly serverTime?: string;
 }
 
 /** A holder identity, split. */
@@ -166,6 +172,28 @@ export type LeaseState =
       readonly cancelRequested?: string;
     };
 
+/**
+ * The time a lease is judged at and written in: the API server's clock when it answered the read
+ * (`lease.serverTime`), or `now`, the caller's clock, when the answer carried none.
+ *
+ * Why the server's clock: runners on different machines (the function app's workers, any operator's
+ * command line) have clocks that may be minutes apart. Judged on the caller's clock, a runner whose clock
+ * is ahead takes a live run's lease, one whose clock is behind never sees a dead run's lease expire, and a
+ * renewer whose clock is off writes renew times every other runner misjudges. Every lease read and write
+ * returns the server's time (its `Date` header), every acquire, renew and release writes that time, and
+ * expiry is `serverTime - renewTime > duration`: one clock, the API server's, on both sides. client-go's
+ * leader election instead times how long it has watched the record unchanged on its own monotonic clock;
+ * that needs a process that keeps watching, and an activity is a fresh call that reads the lease once.
+ */
+export function leaseClock(lease: PoolLease | undefined, now: Date): Date {
+  const serverMs = parseRfc3339(lease?.serverTime ?? '');
+  return serverMs === undefined ? now : new Date(serverMs);
+}
+
+/**
+ * What a lease means when it was read: live while the server's time of the read (leaseClock; `now`, the
+ * caller's clock, only for an answer without one) is before its renew time plus its duration.
+ */
 export function leaseState(lease: PoolLease | undefined, now: Date): LeaseState {
   const holder = parseHolder(lease?.holder);
   if (lease === undefined || holder === undefined) {
@@ -185,12 +213,12 @@ export function leaseState(lease: PoolLease | undefined, now: Date): LeaseState 
     identity: lease.holder ?? '',
     ...definedOnly({ since: lease.acquiredAt, renewedAt: lease.renewedAt }),
     expiresAt: new Date(expiresMs).toISOString(),
-    live: now.getTime() < expiresMs,
+    live: leaseClock(lease, now).getTime() < expiresMs,
     ...definedOnly({ cancelRequested }),
   };
 }
 
-/** The run that is alive on a pool at `now` (the holder of a live lease), if any. */
+/** The run that is alive on a pool (the holder of a live lease, judged as leaseState does), if any. */
 export function liveRunId(lease: PoolLease | undefined, now: Date): string | undefined {
   const state = leaseState(lease, now);
   return state.kind === 'held' && state.live ? state.holder.runId : undefined;

@@ -193,6 +193,8 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       headers = Object.fromEntries(Object.entries(headers).filter(([key]) => key !== 'Warning'));
     }
     response.writeHead(status, {
+      // The server's clock is the simulated one: clients judge lease expiry on it, as on a real API server.
+      Date: clock.now().toUTCString(),
       'Content-Type':
         contentType ?? (typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json'),
       'Content-Length': String(payload.length),

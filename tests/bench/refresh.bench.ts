@@ -72,6 +72,8 @@ export interface RefreshFigures {
   /** ARM requests per operation (every status), most first: where the budget goes. */
   readonly armByOperation: Readonly<Record<string, number>>;
   readonly kubeRequests: number;
+  /** Of them, reads of the pool lease (the cancel watch and the fences share one per activity). */
+  readonly kubeLeaseReads: number;
   readonly historyEvents: number;
   readonly historyKb: number;
   /**
@@ -248,6 +250,9 @@ export async function measureRefresh(
       armByOperation: armByOperation(log.entries),
       armByOperationAgain: armByOperation(logAgain.entries),
       kubeRequests: log.byApi.kube ?? 0,
+      kubeLeaseReads: log.entries
+        .filter((e) => e.api === 'kube' && e.operation === 'leases:get')
+        .reduce((sum, e) => sum + e.count, 0),
       historyEvents: history.length,
       historyKb: Math.round(Buffer.byteLength(JSON.stringify(history)) / 1024),
       failedActivities: history
@@ -371,7 +376,7 @@ export function printRefreshFigures(figures: RefreshFigureSet): void {
     console.log(
       `${row.captureMode}: donor out of service ${row.donorOutOfServiceS} s, ${frozenText(row)}cordon → Ready ${row.donorCordonToReadyS} s, ` +
         `evictions ${row.evictions}, ${modelText(row)}, refresh ${row.refreshS} s (simulated); ` +
-        `${armText(row)}, Kubernetes ${row.kubeRequests}; ` +
+        `${armText(row)}, Kubernetes ${row.kubeRequests} (lease reads ${row.kubeLeaseReads}); ` +
         `history ${row.historyEvents} events / ${row.historyKb} KB, replay CPU ${row.replayCpuMs} ms; wall ${row.wallS} s`,
     );
     console.log(

@@ -17,10 +17,15 @@ export const FINDINGS: readonly Finding[] = [
   // VM must run again and its kubelet register the node, found by the record on the scale set alone.
   { variant: 'refresh drain-and-stop', boundary: 'requestSnapshot#1', fault: 'node-deleted' },
   { variant: 'refresh drain-and-stop', boundary: 'readPrepPod#1', fault: 'node-deleted' },
-  // A runner whose clock is 16 minutes ahead takes the live run's lease: the live run may not snapshot
-  // (or publish) after that; every call that changes Azure or the cluster is fenced by the lease.
+  // A runner whose clock is 16 minutes ahead took the live run's lease: the live run may not snapshot
+  // (or publish) after that; every call that changes Azure or the cluster is fenced by the lease. Since
+  // expiry is judged on the API server's clock, the skewed runner no longer takes it at all.
   { variant: 'refresh drain-and-stop', boundary: 'requestSnapshot#1', fault: 'clock-skew' },
   { variant: 'refresh drain-and-stop', boundary: 'requestImageVersionExclusion#1', fault: 'clock-skew' },
+  // Lease expiry on the API server's clock (docs/fault-space.md): a runner 16 minutes ahead leaves the live
+  // run's lease alone, one 16 minutes behind takes a run's lease 16 minutes after it died.
+  { variant: 'refresh drain-and-stop', boundary: 'deletePrepPod#2', fault: 'clock-skew' },
+  { variant: 'refresh drain-and-stop', boundary: 'requestInstanceStart#1', fault: 'clock-behind' },
   // The same for a rollback (its publication) and a retirement (holding and draining the next node), once
   // another rollback or retirement took their lease.
   { variant: 'rollback', boundary: 'requestImageVersionExclusion#1', fault: 'clock-skew' },

@@ -160,7 +160,7 @@ export function setupWorld(
 function wrapActivities(
   activities: Readonly<Record<string, ActivityHandler>>,
   before: (name: string) => Promise<void>,
-  after?: (name: string) => void,
+  after?: (name: string, result: unknown) => void,
 ): Record<string, ActivityHandler> {
   return Object.fromEntries(
     Object.entries(activities).map(([name, handler]) => [
@@ -169,7 +169,7 @@ function wrapActivities(
         await before(name);
         const result = (await handler(input, context)) as unknown;
         // A catalogue activity answers `{ ok, value | failure }`: only one that succeeded changed anything.
-        if ((result as { ok?: unknown } | undefined)?.ok !== false) after?.(name);
+        if ((result as { ok?: unknown } | undefined)?.ok !== false) after?.(name, result);
         return result;
       }) as ActivityHandler,
     ]),
@@ -256,6 +256,8 @@ export async function explorePoint(
     /** Another runner took the lease (lease-lost, clock-skew): the explored run must change nothing more. */
     let leaseTaken = false;
     const changedAfterLoss: string[] = [];
+    /** What a runner with a skewed clock got wrong about the lease (clock-skew, clock-behind). */
+    let skewedJudgement: string | undefined;
     /** When the definition-deleted fault struck (simulated ms). */
     let definitionDeletedAtMs: number | undefined;
     /** Instances an outsider (autoscaler, admin) added to the pool's scale set during the run (outside-scale-out). */
@@ -393,7 +395,42 @@ export async function explorePoint(
           );
           extraRuns += 1;
           leaseTaken = await takenFrom(held);
+          // The explored run is alive and renewing: on the API server's clock its lease is live.
+          if (leaseTaken)
+            skewedJudgement = "a runner whose clock is 16 minutes ahead took the live run's lease";
           return;
+        }
+        case 'clock-behind': {
+          // The explored run dies; once its lease expired on the server's clock, a runner whose clock is
+          // as far behind runs the same (its clock says the lease was renewed a moment ago).
+          // Checked where it asks for the lease: a run that finds nothing to do never asks.
+          const held = await exploredHolder();
+          process1.kill();
+          running.clock.advanceBy(SKEW_SECONDS);
+          const behind = skewedRegistry(harness, -SKEW_SECONDS);
+          let refusedBy: string | undefined;
+          const watched = wrapActivities(
+            behind.activities,
+            () => Promise.resolve(),
+            (name, result) => {
+              const value = (result as { value?: { kind?: string; holder?: string } }).value;
+              if (name === 'acquirePoolLease' && value?.kind === 'held') refusedBy = value.holder;
+            },
+          );
+          const other = recoveryRunner(harness, { ...behind, activities: watched }, -SKEW_SECONDS);
+          const end = await other.startOrchestration(
+            run.orchestration,
+            run.input(variant.pool, 'behind-runner'),
+            run.instanceId(variant.pool),
+          );
+          extraRuns += 1;
+          if (held !== undefined && refusedBy === held) {
+            skewedJudgement =
+              `a runner whose clock is 16 minutes behind saw the dead run's expired lease live ` +
+              `(${endOf(end)})`;
+          }
+          killed();
+          return never();
         }
         case 'lease-lost': {
           const held = await exploredHolder();
@@ -474,6 +511,7 @@ export async function explorePoint(
         );
       }
     }
+    if (skewedJudgement !== undefined) violations.push(skewedJudgement);
     if (changedAfterLoss.length > 0) {
       violations.push(
         `after losing its lease the run still changed the pool: ${changedAfterLoss.join(', ')}`,
@@ -630,7 +668,10 @@ function publishedVersions(harness: Harness): Set<string> {
   return published;
 }
 
-/** The same deployment on a machine whose clock is `skewSeconds` ahead (its activities see that time). */
+/**
+ * The same deployment on a machine whose clock is `skewSeconds` ahead (behind when negative): its
+ * activities see that time.
+ */
 function skewedRegistry(harness: Harness, skewSeconds: number): ReturnType<typeof durableRegistry> {
   const deps = harness.composition.dependencies;
   return durableRegistry({ ...deps, now: () => new Date(deps.now().getTime() + skewSeconds * 1000) });

@@ -248,6 +248,7 @@ export type FaultKind =
   | 'lease-lost'
   | 'node-deleted'
   | 'clock-skew'
+  | 'clock-behind'
   | 'definition-deleted'
   | 'outside-scale-out';
 
@@ -274,7 +275,12 @@ export const FAULT_KINDS: readonly { readonly kind: FaultKind; readonly descript
   {
     kind: 'clock-skew',
     description:
-      "another runner whose clock is 16 minutes ahead runs the same on the pool, taking the live run's lease; the live run goes on",
+      "another runner whose clock is 16 minutes ahead runs the same on the pool (it must not take the live run's lease); the live run goes on",
+  },
+  {
+    kind: 'clock-behind',
+    description:
+      "the run dies; 16 minutes later another runner whose clock is 16 minutes behind runs the same (it must take the dead run's expired lease)",
   },
   {
     kind: 'definition-deleted',

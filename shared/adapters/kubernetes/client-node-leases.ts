@@ -1,9 +1,11 @@
 /**
  * Pool leases (coordination.k8s.io/v1 Lease) over @kubernetes/client-node: read, create, and replace with
  * optimistic concurrency. Lease times are MicroTime (RFC 3339 with microseconds): written as client-node's
- * V1MicroTime, read back as the strings the server sent.
+ * V1MicroTime, read back as the strings the server sent. Every answer's `Date` header (the API server's
+ * clock, RFC 9110 §6.6.1) comes back as the lease's `serverTime`: expiry is judged on it, never on the
+ * caller's clock (docs/design.md#ownership-the-pool-lease-and-the-run-id).
  */
-import { CoordinationV1Api, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
+import { CoordinationV1Api, type HttpInfo, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
 
 import { ignoreNotFound, isNotFound, TerminalError, TransientError } from '../../domain/errors.js';
 import { definedOnly } from '../../domain/optional.js';
@@ -24,7 +26,9 @@ export class ClientNodeLeases implements LeasesPort {
 
   async get(namespace: string, name: string): Promise<PoolLease | undefined> {
     const lease = await this.#connection
-      .call(context('reading', namespace, name), () => this.#api.readNamespacedLease({ namespace, name }))
+      .call(context('reading', namespace, name), () =>
+        this.#api.readNamespacedLeaseWithHttpInfo({ namespace, name }),
+      )
       .catch(ignoreNotFound);
     return lease === undefined ? undefined : toPoolLease(lease, namespace, name);
   }
@@ -32,7 +36,7 @@ export class ClientNodeLeases implements LeasesPort {
   async create(lease: LeaseWrite): Promise<PoolLease | 'exists'> {
     try {
       const created = await this.#connection.call(context('creating', lease.namespace, lease.name), () =>
-        this.#api.createNamespacedLease({ namespace: lease.namespace, body: toV1Lease(lease) }),
+        this.#api.createNamespacedLeaseWithHttpInfo({ namespace: lease.namespace, body: toV1Lease(lease) }),
       );
       return toPoolLease(created, lease.namespace, lease.name);
     } catch (error) {
@@ -46,7 +50,7 @@ export class ClientNodeLeases implements LeasesPort {
     body.metadata = { ...body.metadata, resourceVersion };
     try {
       const replaced = await this.#connection.call(context('updating', lease.namespace, lease.name), () =>
-        this.#api.replaceNamespacedLease({ namespace: lease.namespace, name: lease.name, body }),
+        this.#api.replaceNamespacedLeaseWithHttpInfo({ namespace: lease.namespace, name: lease.name, body }),
       );
       return toPoolLease(replaced, lease.namespace, lease.name);
     } catch (error) {
@@ -93,7 +97,16 @@ function timeText(value: unknown): string | undefined {
   return undefined;
 }
 
-function toPoolLease(lease: V1Lease, namespace: string, name: string): PoolLease {
+/** The API server's time of an answer, from its `Date` header (an IMF-fixdate); undefined without one. */
+function serverTimeOf(headers: Readonly<Record<string, string>>): string | undefined {
+  const entry = Object.entries(headers).find(([key]) => key.toLowerCase() === 'date');
+  const ms = entry === undefined ? Number.NaN : Date.parse(entry[1]);
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
+}
+
+function toPoolLease(answer: HttpInfo<V1Lease>, namespace: string, name: string): PoolLease {
+  const lease = answer.data;
+  const serverTime = serverTimeOf(answer.headers);
   const spec = lease.spec;
   const holder = spec?.holderIdentity;
   const acquiredAt = timeText(spec?.acquireTime);
@@ -105,7 +118,7 @@ function toPoolLease(lease: V1Lease, namespace: string, name: string): PoolLease
     ...(holder === undefined || holder === '' ? {} : { holder }),
     ...definedOnly({ acquiredAt, renewedAt }),
     durationSeconds: spec?.leaseDurationSeconds ?? 0,
-    ...definedOnly({ resourceVersion }),
+    ...definedOnly({ resourceVersion, serverTime }),
     annotations: { ...lease.metadata?.annotations },
   };
 }

@@ -37,6 +37,7 @@ import {
   TransientError,
 } from '../../domain/errors.js';
 import { definedOnly } from '../../domain/optional.js';
+import { shareLeaseRead } from '../activity-lease-read.js';
 import { CANCEL_REQUESTED, cancelAskedOn, splitCancelWatch } from '../pool-cancel.js';
 import type { RefreshDependencies } from '../refresh-dependencies.js';
 
@@ -111,12 +112,15 @@ export async function runActivity<Schema extends z.ZodType, Output>(
     };
   }
   try {
-    const resolved = typeof deps === 'function' ? deps() : deps;
+    let resolved = typeof deps === 'function' ? deps() : deps;
     if (watch !== undefined) {
-      const asked = await cancelAskedOn(resolved, watch);
+      // One lease read for the cancel check and the activity's fence (activity-lease-read.ts).
+      const shared = shareLeaseRead(resolved, watch);
+      const asked = await cancelAskedOn(resolved, watch, undefined, shared.read);
       if (asked !== undefined) {
         return { ok: false, failure: { kind: 'terminal', code: CANCEL_REQUESTED, message: asked } };
       }
+      resolved = shared.deps;
     }
     const value = await activity.run(resolved, parsed.data);
     return { ok: true, value };

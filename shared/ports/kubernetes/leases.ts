@@ -4,9 +4,13 @@
  */
 import type { PoolLease } from '../../domain/ownership.js';
 
-/** A lease to write: everything but the server's resourceVersion; no holder releases it. */
-export type LeaseWrite = Omit<PoolLease, 'resourceVersion'>;
+/** A lease to write: everything but what the server sets (resourceVersion, its time); no holder releases it. */
+export type LeaseWrite = Omit<PoolLease, 'resourceVersion' | 'serverTime'>;
 
+/**
+ * Every lease a method returns carries `serverTime`, the API server's clock when it answered (its `Date`
+ * header), when the answer had one: expiry is judged on it (leaseClock in shared/domain/ownership.ts).
+ */
 export interface LeasesPort {
   /** The lease; undefined when absent. */
   get(namespace: string, name: string): Promise<PoolLease | undefined>;

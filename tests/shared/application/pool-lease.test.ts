@@ -117,3 +117,73 @@ void describe('a plan made stale by another run', () => {
     });
   }
 });
+
+// Runners' clocks disagree; the API server's is the one every lease decision and every lease time uses.
+void describe("the pool lease on the API server's clock", () => {
+  const SKEW_MS = 16 * 60_000;
+  const other = { kind: 'function-app', host: 'vmssp-app' };
+  /** A cluster whose server clock reads `server`; `run-0` renewed its lease `renewedAgoMs` before that. */
+  function heldSince(server: Date, renewedAgoMs: number): FakeKubernetes {
+    const kube = new FakeKubernetes({ now: () => server.getTime(), serverNow: () => server.getTime() });
+    const renewed = new Date(server.getTime() - renewedAgoMs).toISOString();
+    kube.leases.put({
+      ...REF,
+      holder: 'function-app/vmssp-app/run-0',
+      acquiredAt: renewed,
+      renewedAt: renewed,
+      durationSeconds: 900,
+      annotations: {},
+    });
+    return kube;
+  }
+
+  void it("a runner whose clock is 16 min ahead leaves a live run's lease alone", async () => {
+    const kube = heldSince(NOW, 5 * 60_000);
+    const ahead = new Date(NOW.getTime() + SKEW_MS);
+    const outcome = await acquirePoolLease(
+      kube,
+      REF,
+      { runId: 'run-1', runner: CLI, purpose: PURPOSE },
+      ahead,
+    );
+    assert.equal(outcome.kind, 'held');
+    assert.equal(kube.leases.lease(REF.namespace, REF.name)?.holder, 'function-app/vmssp-app/run-0');
+  });
+
+  void it("a runner whose clock is 16 min behind takes a dead run's expired lease", async () => {
+    const kube = heldSince(NOW, 16 * 60_000);
+    const behind = new Date(NOW.getTime() - SKEW_MS);
+    const outcome = await acquirePoolLease(
+      kube,
+      REF,
+      { runId: 'run-1', runner: CLI, purpose: PURPOSE },
+      behind,
+    );
+    assert.equal(outcome.kind, 'acquired');
+    assert.equal(outcome.kind === 'acquired' && outcome.tookOverFrom, 'function-app/vmssp-app/run-0');
+    assert.equal(outcome.kind === 'acquired' && outcome.expiresAt, '2026-11-22T12:15:00.000Z');
+  });
+
+  void it("writes the server's time, whatever the writer's clock: acquire, renew, release", async () => {
+    const server = { now: NOW };
+    const kube = new FakeKubernetes({ serverNow: () => server.now.getTime() });
+    const skewed = (): Date => new Date(server.now.getTime() - SKEW_MS);
+    // An absent lease is created free (no holder, no times), then taken at the server's time of a read.
+    await acquirePoolLease(kube, REF, { runId: 'run-1', runner: other, purpose: PURPOSE }, skewed());
+    const created = kube.callsTo('leases.create')[0]?.args[0] as { holder?: string; renewedAt?: string };
+    assert.equal(created.holder, undefined);
+    assert.equal(created.renewedAt, undefined);
+    let lease = kube.leases.lease(REF.namespace, REF.name);
+    assert.equal(lease?.acquiredAt, NOW.toISOString());
+    assert.equal(lease?.renewedAt, NOW.toISOString());
+    server.now = new Date(NOW.getTime() + 60_000);
+    const renewed = await renewPoolLease(kube, REF, 'run-1', skewed());
+    assert.equal(renewed.kind === 'renewed' && renewed.expiresAt, '2026-11-22T12:16:00.000Z');
+    assert.equal(kube.leases.lease(REF.namespace, REF.name)?.renewedAt, server.now.toISOString());
+    server.now = new Date(NOW.getTime() + 120_000);
+    await releasePoolLease(kube, REF, 'run-1', skewed());
+    lease = kube.leases.lease(REF.namespace, REF.name);
+    assert.equal(lease?.annotations[LEASE_ANNOTATIONS.releasedAt], server.now.toISOString());
+    assert.equal(lease?.serverTime, undefined, "the server's time is never stored");
+  });
+});

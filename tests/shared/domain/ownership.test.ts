@@ -8,6 +8,7 @@ import {
   encodePriorState,
   holderIdentity,
   LEASE_ANNOTATIONS,
+  leaseClock,
   leaseNameFor,
   leaseState,
   liveRunId,
@@ -109,6 +110,63 @@ void describe('leaseState', () => {
       assert.equal(state.kind, testCase.kind);
       if (state.kind === 'held') assert.equal(state.live, testCase.live);
       assert.equal(liveRunId(testCase.lease, NOW), testCase.run);
+    });
+  }
+
+  // Renewed at 11:55 (server time) for 15 minutes: expires at 12:10 on the API server's clock, whatever
+  // the reader's clock says.
+  const judged: readonly { name: string; serverTime?: string; callerNow: string; live: boolean }[] = [
+    {
+      name: 'caller 16 min ahead, server 5 min after renewal: live',
+      serverTime: '2026-11-22T12:00:00Z',
+      callerNow: '2026-11-22T12:16:00Z',
+      live: true,
+    },
+    {
+      name: 'caller 16 min behind, server 16 min after renewal: expired',
+      serverTime: '2026-11-22T12:11:00Z',
+      callerNow: '2026-11-22T11:55:00Z',
+      live: false,
+    },
+    {
+      name: 'server exactly at expiry: not live',
+      serverTime: '2026-11-22T12:10:00Z',
+      callerNow: '2026-11-22T11:00:00Z',
+      live: false,
+    },
+    {
+      name: 'server a second before expiry: live',
+      serverTime: '2026-11-22T12:09:59Z',
+      callerNow: '2026-11-22T13:00:00Z',
+      live: true,
+    },
+    {
+      name: "no server time (no Date header): the caller's clock, expired",
+      callerNow: '2026-11-22T12:16:00Z',
+      live: false,
+    },
+    {
+      name: "no server time (no Date header): the caller's clock, live",
+      callerNow: '2026-11-22T12:00:00Z',
+      live: true,
+    },
+    {
+      name: "unreadable server time: the caller's clock",
+      serverTime: 'yesterday',
+      callerNow: '2026-11-22T12:00:00Z',
+      live: true,
+    },
+  ];
+  for (const testCase of judged) {
+    void it(`on the API server's clock: ${testCase.name}`, () => {
+      const read = lease(testCase.serverTime === undefined ? {} : { serverTime: testCase.serverTime });
+      const now = new Date(testCase.callerNow);
+      const state = leaseState(read, now);
+      assert.equal(state.kind === 'held' && state.live, testCase.live);
+      assert.equal(liveRunId(read, now), testCase.live ? 'run-1' : undefined);
+      const clock = leaseClock(read, now).toISOString();
+      const server = testCase.serverTime === undefined ? Number.NaN : Date.parse(testCase.serverTime);
+      assert.equal(clock, Number.isNaN(server) ? now.toISOString() : new Date(server).toISOString());
     });
   }
 

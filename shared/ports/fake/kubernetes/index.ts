@@ -26,6 +26,8 @@ export { FakeServer } from './server.js';
 export interface FakeKubernetesOptions extends FakePodsOptions {
   /** The clock pod phases follow (epoch ms); a test's virtual clock. Default: Date.now. */
   readonly now?: () => number;
+  /** The API server's clock, sent with every lease answer (`serverTime`). Default: none (no `Date` header). */
+  readonly serverNow?: () => number;
   /** Nodes per page of `nodes.scan` (each page is one recorded `nodes.scan` call). Default 500. */
   readonly nodePageSize?: number;
 }
@@ -44,7 +46,7 @@ export class FakeKubernetes extends RecordingFake<KubernetesMethod> implements K
     this.nodes = new FakeNodes(this.log, options.nodePageSize);
     this.pods = new FakePods(this.log, options);
     this.daemonSets = new FakeDaemonSets(this.log);
-    this.leases = new FakeLeases(this.log);
+    this.leases = new FakeLeases(this.log, options.serverNow);
     this.poolPolicies = new FakePoolPolicies(this.log);
   }
 
