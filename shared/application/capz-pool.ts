@@ -6,7 +6,7 @@
  */
 import { describeCapzRollout, type ResolvedRollout, resolveRollout } from '../domain/capz-rollout.js';
 import type { MachinePoolView } from '../domain/cluster-api.js';
-import { isNotFound } from '../domain/errors.js';
+import { isNotFound, NotFoundError } from '../domain/errors.js';
 import type { Ineligibility, ScaleSet, ScaleSetEligibility } from '../domain/scale-set.js';
 import type { ClusterHandle, PoolConfiguration } from './refresh-dependencies.js';
 
@@ -61,6 +61,17 @@ export async function weighCapzOwnership(
     view = await handle.clusterApi.machinePools.findByScaleSet(namespace, scaleSet.name);
   } catch (error) {
     if (!isNotFound(error)) throw error;
+    // The AzureMachinePool was found but its MachinePool was not (no owner yet, or its owner is gone):
+    // the adapter's message names which, not the AzureMachinePool.
+    if (error instanceof NotFoundError && error.code === 'MachinePoolNotFound') {
+      return {
+        eligibility: replaced(eligibility, owned, {
+          code: 'capz-managed',
+          reason: `${owned.reason}; ${error.message}`,
+          remedy: `check the pool's MachinePool with kubectl get machinepools -n ${namespace} on the management cluster (docs/capz.md)`,
+        }),
+      };
+    }
     return {
       eligibility: replaced(eligibility, owned, {
         code: 'capz-managed',

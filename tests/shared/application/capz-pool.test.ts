@@ -125,4 +125,24 @@ void describe('weighCapzOwnership', () => {
     assert.equal(reason?.code, 'capz-managed');
     assert.match(reason?.reason ?? '', /no AzureMachinePool named capz-lab-mp-0 in namespace fleet/);
   });
+
+  void it('names the MachinePool, not the AzureMachinePool, when the owner is the one missing', async () => {
+    const missing: Partial<MachinePoolsPort> = {
+      findByScaleSet: () =>
+        Promise.reject(
+          new NotFoundError('MachinePoolNotFound', 'reading MachinePool fleet/capz-lab-mp-0: not found'),
+        ),
+    };
+    const weighed = await weighCapzOwnership(
+      handleWith(missing),
+      configuration({ namespace: 'fleet', rollout: 'allow' }),
+      scaleSet,
+      eligibility,
+    );
+    const [reason] = weighed.eligibility.eligible ? [] : weighed.eligibility.reasons;
+    assert.equal(reason?.code, 'capz-managed');
+    assert.match(reason?.reason ?? '', /reading MachinePool fleet\/capz-lab-mp-0: not found/);
+    assert.doesNotMatch(reason?.reason ?? '', /no AzureMachinePool/);
+    assert.match(reason?.remedy ?? '', /kubectl get machinepools -n fleet/);
+  });
 });
