@@ -78,6 +78,9 @@ export async function loadRegistrations(): Promise<{ orchestrators: string[]; ac
 export interface ActivityCall {
   readonly name: string;
   readonly instanceId: string | undefined;
+  /** Wall milliseconds (Date.now()) it started and, once it returned, ended. */
+  readonly startedMs: number;
+  endedMs?: number;
 }
 
 export interface Bridge {
@@ -86,6 +89,8 @@ export interface Bridge {
   readonly calls: ActivityCall[];
   /** Orchestrator episodes the engine ran (replays included). */
   episodes: number;
+  /** Activity executions started and not yet returned (a terminated run's last one may still run). */
+  readonly inFlight: number;
   /** The durable client binding's JSON, once the host has written it. */
   setClient(client: unknown): void;
   close(): Promise<void>;
@@ -109,7 +114,7 @@ function parsedLikeTheWorker(value: unknown): unknown {
 export async function startBridge(): Promise<Bridge> {
   let client: unknown;
   const calls: ActivityCall[] = [];
-  const state = { episodes: 0 };
+  const state = { episodes: 0, inFlight: 0 };
 
   async function invoke(path: string, request: Record<string, unknown>): Promise<unknown> {
     const name = String(request['name']);
@@ -138,9 +143,16 @@ export async function startBridge(): Promise<Bridge> {
       typeof input === 'object' && input !== null && 'instanceId' in input
         ? String(input.instanceId)
         : undefined;
-    calls.push({ name, instanceId });
-    const output = await entry.handler(input, context);
-    return { ok: true, output: output ?? null };
+    const call: ActivityCall = { name, instanceId, startedMs: Date.now() };
+    calls.push(call);
+    state.inFlight += 1;
+    try {
+      const output = await entry.handler(input, context);
+      return { ok: true, output: output ?? null };
+    } finally {
+      state.inFlight -= 1;
+      call.endedMs = Date.now();
+    }
   }
 
   const server: Server = createServer((request, response) => {
@@ -170,6 +182,9 @@ export async function startBridge(): Promise<Bridge> {
     },
     set episodes(value: number) {
       state.episodes = value;
+    },
+    get inFlight() {
+      return state.inFlight;
     },
     setClient: (value) => {
       client = value;

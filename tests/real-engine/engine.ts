@@ -2,7 +2,7 @@
  * The real Durable engine for tests (docs/real-engine.md): Azurite, the .NET host built by
  * tests/real-engine/build-host.sh (.ci/.real-engine), and the bridge that runs the app's registrations.
  * Durable client calls go through durable-functions' own client over the extension's local RPC endpoint
- * (127.0.0.1:17071), with the client binding the extension made.
+ * (127.0.0.1:17071, or another port when that one is taken), with the client binding the extension made.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -147,24 +147,31 @@ export async function startEngine(options: EngineOptions = {}): Promise<Engine> 
       }),
     );
 
+    let client: df.DurableClient | undefined;
     const startHost = async (): Promise<void> => {
+      rmSync(clientFile, { force: true });
       host = spawn('dotnet', [HOST_DLL, manifest], {
         stdio: ['pipe', 'pipe', 'pipe'],
         env: { ...process.env, DOTNET_NOLOGO: '1', DOTNET_CLI_TELEMETRY_OPTOUT: '1' },
       });
       await waitForLine(host, /^real-engine: ready/, 'real-engine host', 120_000);
+      // The binding names the host's local RPC endpoint, which moves off 17071 when that port is still
+      // taken (a killed host's): read again at every start.
+      const clientData = JSON.parse(readFileSync(clientFile, 'utf8')) as unknown;
+      bridge.setClient(clientData);
+      const input = df.input.durableClient();
+      const context = new azureFunctions.InvocationContext({ options: { extraInputs: [input] } });
+      context.extraInputs.set(input, clientData);
+      client = df.getClient(context);
     };
     await startHost();
-    const clientData = JSON.parse(readFileSync(clientFile, 'utf8')) as unknown;
-    bridge.setClient(clientData);
-    const input = df.input.durableClient();
-    const context = new azureFunctions.InvocationContext({ options: { extraInputs: [input] } });
-    context.extraInputs.set(input, clientData);
-    const client = df.getClient(context);
 
     return {
       bridge,
-      client,
+      get client() {
+        if (client === undefined) throw new Error('real-engine: the host has not started');
+        return client;
+      },
       historyRows: (instanceId) => historyRows(`${base}:${table}`, instanceId),
       killHost: async () => {
         if (host === undefined || host.exitCode !== null) return;

@@ -29,8 +29,17 @@ export interface Side {
   /** Waits until the instance ended. */
   settle(instanceId: string): Promise<Ended>;
   raise(instanceId: string, event: string, data: unknown): Promise<void>;
+  /** Ends an instance as an operator's terminate does (what its activities already started still runs). */
+  terminate(instanceId: string, reason: string): Promise<void>;
+  /** Waits until no activity runs (a terminated run's last one has returned). */
+  quiet(): Promise<void>;
   /** Activity names called since the side was made, in the order they started. */
   calls(): readonly string[];
+  /**
+   * Wall seconds in which at least one of the calls from index `from` on was running (the engine's: where
+   * a scenario's wall time went); undefined on the runner, whose time is the manual clock's.
+   */
+  activitySeconds(from: number): number | undefined;
   /** The instance's history event types, in order. */
   history(instanceId: string): Promise<readonly string[]>;
 }
@@ -73,7 +82,17 @@ export function engineSide(engine: Engine, sim: SimulatorSession, timeoutMs: num
     async raise(instanceId, event, data) {
       await engine.client.raiseEvent(instanceId, event, data);
     },
+    async terminate(instanceId, reason) {
+      await engine.client.terminate(instanceId, reason);
+      const deadline = Date.now() + timeoutMs;
+      while (String((await engine.client.getStatus(instanceId)).runtimeStatus) !== 'Terminated') {
+        if (Date.now() > deadline) throw new Error(`${instanceId}: not terminated after ${timeoutMs} ms`);
+        await new Promise((done) => setTimeout(done, 100));
+      }
+    },
+    quiet: () => untilQuiet(() => engine.bridge.inFlight, timeoutMs),
     calls: () => engine.bridge.calls.map((call) => call.name),
+    activitySeconds: (from) => coveredSeconds(engine.bridge.calls.slice(from)),
     async history(instanceId) {
       return (await engine.historyRows(instanceId)).map((row) => row.EventType);
     },
@@ -91,15 +110,23 @@ function failureMessage(output: unknown): string {
 }
 
 export function runnerSide(sim: SimulatorSession, env: Readonly<Record<string, string>>): Side {
-  const composition = compose({ env, simulator: sim.endpoints });
+  // Activities on the world's clock, as the orchestrations are: a lease released at a wall time ahead of
+  // the manual clock would refuse the next run's plan as superseded (busy on the runner only).
+  const composition = compose({ env, simulator: sim.endpoints, now: () => new Date(sim.clock.now()) });
   const called: string[] = [];
+  let inFlight = 0;
   const registry = durableRegistry(composition.dependencies);
   const activities = Object.fromEntries(
     Object.entries(registry.activities).map(([activity, handler]) => [
       activity,
-      (value: unknown, context: Parameters<typeof handler>[1]) => {
+      async (value: unknown, context: Parameters<typeof handler>[1]) => {
         called.push(activity);
-        return handler(value, context as never);
+        inFlight += 1;
+        try {
+          return await handler(value, context as never);
+        } finally {
+          inFlight -= 1;
+        }
       },
     ]),
   );
@@ -141,9 +168,41 @@ export function runnerSide(sim: SimulatorSession, env: Readonly<Record<string, s
     async raise(instanceId, event, data) {
       await runner.raiseEvent(instanceId, event, data);
     },
+    async terminate(instanceId, reason) {
+      await runner.terminate(instanceId, reason);
+    },
+    quiet: () => untilQuiet(() => inFlight, 5 * 60_000),
     calls: () => called,
+    activitySeconds: () => undefined,
     async history(instanceId) {
       return ((await runner.getHistory(instanceId)) ?? []).map((event) => historyEventName(event.EventType));
     },
   };
+}
+
+/** Waits (bounded) until `running()` says no activity runs. */
+async function untilQuiet(running: () => number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (running() > 0) {
+    if (Date.now() > deadline) throw new Error(`an activity still runs after ${timeoutMs} ms`);
+    await new Promise((done) => setTimeout(done, 50));
+  }
+}
+
+/** Seconds covered by the union of the calls' [start, end] intervals (a running one ends now). */
+function coveredSeconds(calls: readonly { startedMs: number; endedMs?: number }[]): number {
+  const spans = calls.map((call) => [call.startedMs, call.endedMs ?? Date.now()] as const);
+  spans.sort((a, b) => a[0] - b[0]);
+  let total = 0;
+  let [from, to] = [Number.NaN, Number.NaN];
+  for (const [start, end] of spans) {
+    if (Number.isNaN(from) || start > to) {
+      if (!Number.isNaN(from)) total += to - from;
+      [from, to] = [start, end];
+    } else {
+      to = Math.max(to, end);
+    }
+  }
+  if (!Number.isNaN(from)) total += to - from;
+  return total / 1000;
 }
