@@ -14,22 +14,38 @@ import { after, before, describe, it } from 'node:test';
 
 import * as df from 'durable-functions';
 
+import { createDurableRunner, createMemoryStore, createSystemClock } from '../../cli/runner/index.js';
 import type { SimulatorSession } from '../../cli/sim-session.js';
 import { connectionOf, startSimulatorSession } from '../../cli/sim-session.js';
-import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
-import type { ClusterRefreshResult, PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
+import { ORCHESTRATION, poolInstanceId } from '../../shared/application/orchestration-ids.js';
+import type {
+  ClusterRefreshResult,
+  PoolRefreshResult,
+  ReapClusterResult,
+} from '../../shared/application/refresh-contracts.js';
+import type { PoolRetirementResult } from '../../shared/application/retirement-contracts.js';
 import { functionAppSettingsFor } from '../../sim/function-app-settings.js';
 import { POOL1, POOL2, sampleScenario } from '../e2e/harness.js';
 import { installFunctionsCore } from './bridge.js';
 import { type Engine, hostMissing, startEngine } from './engine.js';
+import {
+  overRunning,
+  parentOverRunning,
+  SEEDED_574,
+  SEEDED_ACTIVITY,
+  SEEDED_CHILD,
+  SEEDED_PARENT,
+  seeded574,
+  seededActivity,
+  waitingChild,
+} from './seeded.js';
 import { engineSide, runnerSide, type Side } from './sides.js';
+import { ageHeldLeases, cordonedNode, generationsOf, nodesOf, patchAndReboot } from './world-steps.js';
 
 const skip = hostMissing();
 
-/** The #574 pattern, seeded: a task still pending is yielded again inside a new Task.any. */
-const SEEDED_574 = 'realEngineSeeded574';
-const SEEDED_ACTIVITY = 'realEngineEcho';
 const CLUSTER = 'prod';
+const LIVE_CLUSTER = 'prod-live';
 
 /**
  * The product's polls at 2 % of Azure's timings (an image version's first read at 13 s, not 670 s), and
@@ -46,6 +62,8 @@ const LATENCY = {
     nodeBootSeconds: 2,
     snapshotCreateSeconds: 2,
     imageVersionCreateSeconds: 5,
+    // A pool's first canary still boots the old bootstrap (its extensions go at publication): a full join.
+    newNodeJoinFromMarketplaceSeconds: 5,
     newNodeJoinFromPrototypeSeconds: 5,
     newNodeJoinFromPrototypeWithKubeadmJoinSeconds: 5,
     extensionDeleteSeconds: [1, 2],
@@ -66,6 +84,14 @@ function appSettings(sim: SimulatorSession): Record<string, string> {
     first['promotion'] = { canary: { soak: '10s', deadline: '3m' } };
     // A node kured rebooted a minute ago may give the image: the world's hours are the tier's seconds.
     first['selection'] = { minimumReadyTime: '0s' };
+    // The same cluster once more, its first pool captured live: the settings are the host's for the
+    // whole tier, so live capture gets a cluster of its own (the pool's lease is the scale set's, shared).
+    clusters.push({
+      ...first,
+      name: LIVE_CLUSTER,
+      pools: [{ name: POOL1 }],
+      capture: { ...(first['capture'] as Record<string, unknown>), mode: 'live' },
+    });
   }
   values['VMSSP_CLUSTERS'] = JSON.stringify(clusters);
   values['VMSSP_SIMULATOR_WAIT_SCALE'] = WAIT_SCALE;
@@ -123,6 +149,8 @@ interface Observed {
   readonly calls: readonly string[];
   readonly history: readonly string[];
   readonly seconds: number;
+  /** Of `seconds`, those in which an activity ran (the engine's only). */
+  readonly activitySeconds: number | undefined;
 }
 
 /** Runs `drive` on a side and collects what the instances it names did. */
@@ -131,33 +159,42 @@ async function observe(
   instanceId: string,
   drive: (side: Side) => Promise<void>,
   histories: readonly string[] = [instanceId],
+  setup?: (side: Side) => Promise<void>,
 ): Promise<Observed> {
+  await setup?.(side);
   const started = Date.now();
   const before = side.calls().length;
   await drive(side);
   const ended = await side.settle(instanceId);
   const history: string[] = [];
   for (const id of histories) history.push(...(await side.history(id)));
-  return { ended, calls: side.calls().slice(before), history, seconds: (Date.now() - started) / 1000 };
+  return {
+    ended,
+    calls: side.calls().slice(before),
+    history,
+    seconds: (Date.now() - started) / 1000,
+    activitySeconds: side.activitySeconds(before),
+  };
 }
 
 /**
  * One scenario on both hosts, printed side by side; fails on any difference. `check` judges the engine's
- * end state (and runs on the runner's too).
+ * end state (and runs on the runner's too). `setup` prepares a side's world first (not compared).
  */
 async function differential(
   scenario: string,
   instanceId: string,
   drive: (side: Side) => Promise<void>,
   check: (side: Side, ended: Observed['ended']) => void | Promise<void>,
-  histories?: readonly string[],
+  options: { readonly histories?: readonly string[]; readonly setup?: (side: Side) => Promise<void> } = {},
 ): Promise<void> {
-  const engineRun = await observe(onEngine, instanceId, drive, histories);
-  const runnerRun = await observe(onRunner, instanceId, drive, histories);
+  const engineRun = await observe(onEngine, instanceId, drive, options.histories, options.setup);
+  const runnerRun = await observe(onRunner, instanceId, drive, options.histories, options.setup);
   const events = (run: Observed) => run.history.filter((type) => !EPISODE_MARKERS.has(type));
   const rows: [string, string, string][] = [
     ['', 'engine', 'runner'],
     ['outcome', outcomeOf(engineRun.ended), outcomeOf(runnerRun.ended)],
+    ['  reason', reasonOf(engineRun.ended), reasonOf(runnerRun.ended)],
     ['activity calls', String(engineRun.calls.length), String(runnerRun.calls.length)],
     ['  writes', String(writeCount(engineRun.calls)), String(writeCount(runnerRun.calls))],
     ['  kinds of writes', String(writesOf(engineRun.calls).length), String(writesOf(runnerRun.calls).length)],
@@ -165,10 +202,21 @@ async function differential(
     ['history events', String(engineRun.history.length), String(runnerRun.history.length)],
     ['  w/o episodes', String(events(engineRun).length), String(events(runnerRun).length)],
     ['wall seconds', engineRun.seconds.toFixed(1), runnerRun.seconds.toFixed(1)],
+    [
+      '  in activities',
+      engineRun.activitySeconds?.toFixed(1) ?? '',
+      runnerRun.activitySeconds?.toFixed(1) ?? '',
+    ],
   ];
   console.log(
     `real-engine: ${scenario}\n` +
-      rows.map(([label, a, b]) => `  ${label.padEnd(20)}${a.padEnd(14)}${b}`).join('\n'),
+      rows
+        .map(([label, a, b]) =>
+          a.length < 14 && b.length < 14
+            ? `  ${label.padEnd(20)}${a.padEnd(14)}${b}`
+            : `  ${label.padEnd(20)}engine: ${a}\n  ${''.padEnd(20)}runner: ${b}`,
+        )
+        .join('\n'),
   );
   assert.equal(
     outcomeOf(engineRun.ended),
@@ -200,6 +248,12 @@ function outcomeOf(ended: Observed['ended']): string {
   return `Completed: ${output?.outcome ?? JSON.stringify(output).slice(0, 80)}`;
 }
 
+/** A run's own reason (printed, not compared: it names nodes and times). */
+function reasonOf(ended: Observed['ended']): string {
+  const output = ended.output as { reason?: unknown } | null | undefined;
+  return typeof output?.reason === 'string' ? output.reason.slice(0, 100) : '';
+}
+
 function refreshed(ended: Observed['ended']): PoolRefreshResult {
   assert.equal(ended.runtimeStatus, 'Completed', ended.failure);
   return ended.output as PoolRefreshResult;
@@ -210,26 +264,10 @@ before(async () => {
   installFunctionsCore();
   // The seeded orchestration and its activity, registered next to the app's before the engine starts.
   // Slower than the orchestrator's first timer, so the timer wins and the activity is still pending.
-  df.app.activity(SEEDED_ACTIVITY, {
-    handler: async (input: unknown) => {
-      if (input === 'first') await new Promise((done) => setTimeout(done, 3_000));
-      return input;
-    },
-  });
-  df.app.orchestration(SEEDED_574, function* (context) {
-    const pending = context.df.callActivity(SEEDED_ACTIVITY, 'first');
-    const soon = context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + 1_000));
-    const winner: unknown = yield context.df.Task.any([pending, soon]);
-    if (winner === soon) {
-      // #574: `pending` again, in a new Task.any: durable-functions 3.5 sends its action a second time.
-      yield context.df.Task.any([
-        pending,
-        context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + 1_000)),
-      ]);
-    }
-    const second: unknown = yield context.df.callActivity(SEEDED_ACTIVITY, 'second');
-    return second;
-  });
+  df.app.activity(SEEDED_ACTIVITY, { handler: seededActivity });
+  df.app.orchestration(SEEDED_574, seeded574);
+  df.app.orchestration(SEEDED_PARENT, parentOverRunning);
+  df.app.orchestration(SEEDED_CHILD, waitingChild);
   const engineWorld = await world('scaled');
   const runnerWorld = await world('manual');
   // The bridge composes the app from the process's app settings, as the Functions host's worker does.
@@ -241,8 +279,12 @@ before(async () => {
 
 after(async () => {
   if (skip !== undefined) return;
-  await engine.stop();
-  for (const sim of sims) await sim.stop();
+  // Whatever started is stopped, even when the engine never came up (its start failed in `before`).
+  try {
+    await (engine as Engine | undefined)?.stop();
+  } finally {
+    for (const sim of sims) await sim.stop();
+  }
 });
 
 void describe('the real Durable engine', { skip, concurrency: false }, () => {
@@ -378,25 +420,8 @@ void describe('the real Durable engine', { skip, concurrency: false }, () => {
       instanceId,
       async (side) => {
         // kured patches and reboots a node of each pool: both pools' newest patch is newer than their
-        // image again. The runner's world is on the manual clock: it is moved until kured is done.
-        const world = side.sim.running.world.cluster(CLUSTER);
-        const first = (pool: string): string => {
-          const names = (world.world.store.list('nodes') as { metadata: { name: string } }[])
-            .map((node) => node.metadata.name)
-            .filter((name) => name.startsWith(pool))
-            .sort();
-          const name = names[0];
-          assert.ok(name, `a node of ${pool}`);
-          return name;
-        };
-        const run = world.kured.patchAndReboot([first(POOL1), first(POOL2)]);
-        if (side.name === 'runner') {
-          for (let second = 0; second < 600 && run.state === 'running'; second += 1) {
-            side.sim.running.clock.advanceBy(1);
-            await new Promise((done) => setImmediate(done));
-          }
-        }
-        await run.done;
+        // image again.
+        await patchAndReboot(side, CLUSTER, [POOL1, POOL2]);
         await side.start(
           ORCHESTRATION.refreshCluster,
           { cluster: CLUSTER, trigger: 'real-engine' },
@@ -409,6 +434,118 @@ void describe('the real Durable engine', { skip, concurrency: false }, () => {
         const outcomes = Object.fromEntries(result.pools.map((pool) => [pool.pool, pool.outcome]));
         assert.equal(outcomes[POOL1], 'refreshed', `${side.name}: ${JSON.stringify(outcomes)}`);
         assert.equal(outcomes[POOL2], 'refreshed', `${side.name}: ${JSON.stringify(outcomes)}`);
+      },
+    );
+  });
+
+  void it('retires a generation: a surge node joins, the old node is drained and deleted', async () => {
+    const retired: Record<string, string> = {};
+    await differential(
+      'retire --generation',
+      'retire-pool2',
+      async (side) => {
+        // The nodes from before the product's first refresh of the pool (those keep-size left).
+        const generations = generationsOf(side, CLUSTER, POOL2);
+        assert.ok(
+          Object.values(generations).includes('unknown'),
+          `${side.name}: a node of the first generation is left: ${JSON.stringify(generations)}`,
+        );
+        retired[side.name] = 'unknown';
+        await side.start(
+          ORCHESTRATION.retirePool,
+          { cluster: CLUSTER, pool: POOL2, generation: 'unknown', trigger: 'real-engine' },
+          'retire-pool2',
+        );
+      },
+      (side, ended) => {
+        assert.equal(ended.runtimeStatus, 'Completed', ended.failure);
+        const result = ended.output as PoolRetirementResult;
+        assert.equal(result.outcome, 'retired', `${side.name}: ${result.reason}`);
+        const lines = result.nodes.filter((line) => line.generation === retired[side.name]);
+        assert.ok(lines.length > 0, `${side.name}: the generation's nodes are reported`);
+        assert.ok(
+          lines.every((line) => line.outcome === 'retired' && line.replacement !== undefined),
+          `${side.name}: each retired with a replacement: ${JSON.stringify(lines)}`,
+        );
+        assert.deepEqual(
+          Object.values(generationsOf(side, CLUSTER, POOL2)).filter((label) => label === 'unknown'),
+          [],
+          `${side.name}: no node of the generation is left`,
+        );
+        const scaleSet = side.sim.running.world.compute.listScaleSets().find((entry) => entry.name === POOL2);
+        assert.equal(scaleSet?.capacity, 3, `${side.name}: the pool keeps its size`);
+      },
+    );
+  });
+
+  void it('reaps a dead run: the node a terminated run held is given back', async () => {
+    const donors: Record<string, string> = {};
+    await differential(
+      'reaper after a dead run',
+      'reap-prod',
+      (side) =>
+        side.start(ORCHESTRATION.reapCluster, { cluster: CLUSTER, trigger: 'real-engine' }, 'reap-prod'),
+      (side, ended) => {
+        assert.equal(ended.runtimeStatus, 'Completed', ended.failure);
+        const result = ended.output as ReapClusterResult;
+        const pool = result.pools.find((entry) => entry.pool === POOL1);
+        assert.equal(pool?.outcome, 'released', `${side.name}: ${JSON.stringify(result.pools)}`);
+        const donor = nodesOf(side, CLUSTER, POOL1).find((node) => node.metadata.name === donors[side.name]);
+        assert.ok(donor, `${side.name}: the dead run's donor is still a node`);
+        assert.notEqual(donor.spec?.unschedulable, true, `${side.name}: the donor is uncordoned`);
+        assert.deepEqual(
+          Object.keys(donor.metadata.annotations ?? {}).filter((key) => key.startsWith('vmss-prototype')),
+          [],
+          `${side.name}: none of our annotations left`,
+        );
+      },
+      {
+        // A refresh dies once it cordoned its donor (terminated, as an operator or a lost host ends it)
+        // and its lease is left to expire: what it held is the reaper's to give back.
+        setup: async (side) => {
+          await patchAndReboot(side, CLUSTER, [POOL1]);
+          await side.start(
+            ORCHESTRATION.refreshPool,
+            { cluster: CLUSTER, pool: POOL1, trigger: 'real-engine' },
+            'dead-pool1',
+          );
+          donors[side.name] = await cordonedNode(side, CLUSTER, POOL1);
+          await side.terminate('dead-pool1', 'real-engine: the run died');
+          await side.quiet();
+          assert.equal(ageHeldLeases(side, CLUSTER).length, 1, `${side.name}: the dead run's lease`);
+        },
+      },
+    );
+  });
+
+  void it('captures live; a cluster run started over the running pool leaves it alone', async () => {
+    const poolRun = poolInstanceId(LIVE_CLUSTER, POOL1);
+    const clusterRuns: Record<string, Observed['ended']> = {};
+    await differential(
+      'live capture, a cluster run over it',
+      poolRun,
+      async (side) => {
+        const input = { cluster: LIVE_CLUSTER, pool: POOL1, trigger: 'real-engine' };
+        await side.start(ORCHESTRATION.refreshPool, input, poolRun);
+        const clusterRun = `cluster-${LIVE_CLUSTER}`;
+        await side.start(
+          ORCHESTRATION.refreshCluster,
+          { cluster: LIVE_CLUSTER, trigger: 'real-engine' },
+          clusterRun,
+        );
+        clusterRuns[side.name] = await side.settle(clusterRun);
+      },
+      (side, ended) => {
+        const result = refreshed(ended);
+        assert.equal(result.outcome, 'refreshed', `${side.name}: ${result.reason}`);
+        assert.equal(result.captureMode, 'live', `${side.name}: captured live`);
+        assert.equal(result.donorOutOfServiceSeconds, 0, `${side.name}: the donor kept serving`);
+        const clusterRun = clusterRuns[side.name];
+        assert.equal(clusterRun?.runtimeStatus, 'Completed', clusterRun?.failure);
+        const pools = (clusterRun.output as ClusterRefreshResult).pools;
+        assert.equal(pools.length, 1, `${side.name}: ${JSON.stringify(pools)}`);
+        assert.equal(pools[0]?.outcome, 'skipped', `${side.name}: ${JSON.stringify(pools)}`);
+        assert.match(pools[0]?.reason ?? '', /already refreshing/);
       },
     );
   });
@@ -435,5 +572,62 @@ void describe('the real Durable engine', { skip, concurrency: false }, () => {
       { status: 'Completed', output: 'second' },
       '#574: the re-yielded task must break the run on the engine',
     );
+    // The local runner numbers actions as the extension does (cli/runner/extension-shim.ts), so the pattern
+    // goes wrong there the same way; the runner before c1fd712 took ids from the SDK's open tasks and
+    // returned 'second', hiding #574 until the real host ran it.
+    const runner = createDurableRunner({
+      orchestrators: { [SEEDED_574]: seeded574 },
+      activities: { [SEEDED_ACTIVITY]: seededActivity },
+      store: createMemoryStore(),
+      clock: createSystemClock(),
+    });
+    const local = await runner.startOrchestration(SEEDED_574, null, 'seeded-574');
+    console.log(
+      `real-engine: seeded #574 on the local runner: ${local.runtimeStatus} ${JSON.stringify(local.output)}`,
+    );
+    assert.deepEqual(
+      { status: local.runtimeStatus, output: local.output ?? null },
+      { status: status.runtimeStatus, output: status.output ?? null },
+      '#574: the local runner must go wrong as the engine does',
+    );
+  });
+  // What the engine does with a sub-orchestration started under a running instance's id, which the local
+  // runner models as a second execution over it (cli/runner/children.ts) and the product never relies on
+  // (functions/orchestrations/pool-runs.ts looks at the id first): the two must agree.
+  void it('starts a sub-orchestration over a running id as the local runner models it', async () => {
+    const runner = createDurableRunner({
+      orchestrators: { [SEEDED_PARENT]: parentOverRunning, [SEEDED_CHILD]: waitingChild },
+      activities: {},
+      store: createMemoryStore(),
+      clock: createSystemClock(),
+    });
+    const engineSeen = await overRunning({
+      start: async (name, input, instanceId) => {
+        await engine.client.startNew(name, { instanceId, input });
+      },
+      status: async (instanceId) => {
+        const status = await engine.client.getStatus(instanceId);
+        return { runtimeStatus: String(status.runtimeStatus), output: status.output ?? null };
+      },
+      raise: (instanceId, data) => engine.client.raiseEvent(instanceId, 'go', data),
+    });
+    const runnerSeen = await overRunning({
+      start: async (name, input, instanceId) => {
+        void runner.startOrchestration(name, input, instanceId);
+        await new Promise((done) => setImmediate(done));
+      },
+      status: async (instanceId) => {
+        const status = await runner.getStatus(instanceId);
+        return { runtimeStatus: String(status?.runtimeStatus), output: status?.output ?? null };
+      },
+      raise: async (instanceId, data) => {
+        await runner.raiseEvent(instanceId, 'go', data);
+      },
+    });
+    console.log(
+      `real-engine: a sub-orchestration over a running id\n  engine: ${JSON.stringify(engineSeen)}\n` +
+        `  runner: ${JSON.stringify(runnerSeen)}`,
+    );
+    assert.deepEqual(runnerSeen, engineSeen, 'the runner models the engine');
   });
 });
