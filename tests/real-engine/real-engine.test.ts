@@ -40,7 +40,7 @@ import {
   waitingChild,
 } from './seeded.js';
 import { engineSide, runnerSide, type Side } from './sides.js';
-import { ageHeldLeases, cordonedNode, generationsOf, nodesOf, patchAndReboot } from './world-steps.js';
+import { ageHeldLeases, generationsOf, nodesOf, patchAndReboot, terminateAtCordon } from './world-steps.js';
 
 const skip = hostMissing();
 
@@ -504,13 +504,16 @@ void describe('the real Durable engine', { skip, concurrency: false }, () => {
         // and its lease is left to expire: what it held is the reaper's to give back.
         setup: async (side) => {
           await patchAndReboot(side, CLUSTER, [POOL1]);
-          await side.start(
-            ORCHESTRATION.refreshPool,
-            { cluster: CLUSTER, pool: POOL1, trigger: 'real-engine' },
-            'dead-pool1',
+          donors[side.name] = await terminateAtCordon(
+            side,
+            { cluster: CLUSTER, pool: POOL1, instanceId: 'dead-pool1' },
+            () =>
+              side.start(
+                ORCHESTRATION.refreshPool,
+                { cluster: CLUSTER, pool: POOL1, trigger: 'real-engine' },
+                'dead-pool1',
+              ),
           );
-          donors[side.name] = await cordonedNode(side, CLUSTER, POOL1);
-          await side.terminate('dead-pool1', 'real-engine: the run died');
           await side.quiet();
           assert.equal(ageHeldLeases(side, CLUSTER).length, 1, `${side.name}: the dead run's lease`);
         },

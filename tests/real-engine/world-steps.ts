@@ -56,21 +56,42 @@ export async function patchAndReboot(side: Side, cluster: string, pools: readonl
 }
 
 /**
- * Waits (bounded by wall time) until a run cordoned a node of `pool` (cordoned, with the state it had
- * before recorded on it: not kured's cordon for a reboot); returns its name.
+ * Terminates `instanceId` the moment its run cordons a node of `pool` (cordoned, with the state the node had
+ * before recorded on it: not kured's cordon for a reboot), from the store's own event, so the run dies at
+ * the same step on both hosts: the runner on the manual clock would otherwise be far past the cordon by the
+ * time a wall-clock poll saw it. Returns the node's name once the instance is terminated.
  */
-export async function cordonedNode(side: Side, cluster: string, pool: string): Promise<string> {
-  const deadline = Date.now() + 4 * 60_000;
-  for (;;) {
-    const node = nodesOf(side, cluster, pool).find(
-      (entry) =>
-        entry.spec?.unschedulable === true &&
-        entry.metadata.annotations?.[PRIOR_STATE_ANNOTATION] !== undefined,
-    );
-    if (node !== undefined) return node.metadata.name;
-    if (Date.now() > deadline) throw new Error(`${side.name}: no node of ${pool} was cordoned in 4 minutes`);
-    await new Promise((done) => setTimeout(done, 20));
+export async function terminateAtCordon(
+  side: Side,
+  target: { readonly cluster: string; readonly pool: string; readonly instanceId: string },
+  start: () => Promise<void>,
+): Promise<string> {
+  const store = side.sim.running.world.cluster(target.cluster).world.store;
+  let stop: () => void = () => undefined;
+  const cordoned = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`${side.name}: no node of ${target.pool} was cordoned in 4 minutes`));
+    }, 4 * 60_000);
+    stop = store.subscribe((event) => {
+      const node = event.object as unknown as NodeObject;
+      if (event.resource !== 'nodes' || !node.metadata.name.startsWith(target.pool)) return;
+      if (node.spec?.unschedulable !== true) return;
+      if (node.metadata.annotations?.[PRIOR_STATE_ANNOTATION] === undefined) return;
+      stop();
+      clearTimeout(timer);
+      side
+        .terminate(target.instanceId, 'real-engine: the run died')
+        .then(() => resolve(node.metadata.name), reject);
+    });
+  });
+  try {
+    await start();
+  } catch (error) {
+    stop();
+    throw error;
   }
+  return cordoned;
 }
 
 interface LeaseObject {
