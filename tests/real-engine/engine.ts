@@ -85,30 +85,66 @@ export interface Engine {
   stop(): Promise<void>;
 }
 
+/** Azurite on three free ports of 127.0.0.1, in memory. */
+interface Azurite {
+  readonly process: ChildProcess;
+  readonly blob: number;
+  readonly queue: number;
+  readonly table: number;
+}
+
+/**
+ * Starts Azurite, again on other ports when it could not bind the ones picked (another test process took
+ * one between our probe and Azurite's listen: EADDRINUSE, seen with several test files at once).
+ */
+async function startAzurite(dir: string): Promise<Azurite> {
+  for (let attempt = 1; ; attempt += 1) {
+    const [blob, queue, table] = [await freePort(), await freePort(), await freePort()];
+    const azurite = spawn(
+      AZURITE,
+      [
+        '--inMemoryPersistence',
+        '--skipApiVersionCheck',
+        '--disableTelemetry',
+        '--blobHost',
+        '127.0.0.1',
+        '--queueHost',
+        '127.0.0.1',
+        '--tableHost',
+        '127.0.0.1',
+        '--blobPort',
+        String(blob),
+        '--queuePort',
+        String(queue),
+        '--tablePort',
+        String(table),
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir },
+    );
+    try {
+      await waitForLine(azurite, /Table service is successfully listening/, 'azurite', 30_000);
+      return { process: azurite, blob, queue, table };
+    } catch (error) {
+      if (azurite.exitCode === null) {
+        const exited = new Promise((done) => azurite.once('exit', done));
+        azurite.kill('SIGTERM');
+        await exited;
+      }
+      if (attempt >= 3 || !/EADDRINUSE/.test(String(error))) throw error;
+    }
+  }
+}
+
 export async function startEngine(options: EngineOptions = {}): Promise<Engine> {
   const dir = mkdtempSync(join(tmpdir(), 'real-engine-'));
-  const [blob, queue, table] = [await freePort(), await freePort(), await freePort()];
-  const azurite = spawn(
-    AZURITE,
-    [
-      '--inMemoryPersistence',
-      '--skipApiVersionCheck',
-      '--disableTelemetry',
-      '--blobHost',
-      '127.0.0.1',
-      '--queueHost',
-      '127.0.0.1',
-      '--tableHost',
-      '127.0.0.1',
-      '--blobPort',
-      String(blob),
-      '--queuePort',
-      String(queue),
-      '--tablePort',
-      String(table),
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir },
-  );
+  let started: Azurite;
+  try {
+    started = await startAzurite(dir);
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  const { process: azurite, blob, queue, table } = started;
   let host: ChildProcess | undefined;
   const bridge = await startBridge();
   const stopAll = async (): Promise<void> => {
@@ -126,7 +162,6 @@ export async function startEngine(options: EngineOptions = {}): Promise<Engine> 
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await waitForLine(azurite, /Table service is successfully listening/, 'azurite', 30_000);
     const base = 'http://127.0.0.1';
     const storage =
       `DefaultEndpointsProtocol=http;AccountName=${ACCOUNT};AccountKey=${ACCOUNT_KEY};` +
