@@ -1,5 +1,5 @@
 /**
- * One pool-lease read per activity (issue 49). An activity that carries a cancel watch (pool-cancel.ts)
+ * One pool-lease read per activity. An activity that carries a cancel watch (pool-cancel.ts)
  * reads the pool's lease before its work; the fence in the same activity (pool-lease.ts `checkFence`, the
  * check that the run still holds the pool before a change to Azure or the cluster) reads the same lease
  * again a moment later. Here the watch's read is shared: the activity's dependencies answer the first

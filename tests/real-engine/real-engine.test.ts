@@ -439,21 +439,20 @@ void describe('the real Durable engine', { skip, concurrency: false }, () => {
   });
 
   void it('retires a generation: a surge node joins, the old node is drained and deleted', async () => {
-    const retired: Record<string, string> = {};
+    // The nodes from before the product's first refresh of the pool (those keep-size left).
+    const first = 'unknown';
     await differential(
       'retire --generation',
       'retire-pool2',
       async (side) => {
-        // The nodes from before the product's first refresh of the pool (those keep-size left).
         const generations = generationsOf(side, CLUSTER, POOL2);
         assert.ok(
-          Object.values(generations).includes('unknown'),
+          Object.values(generations).includes(first),
           `${side.name}: a node of the first generation is left: ${JSON.stringify(generations)}`,
         );
-        retired[side.name] = 'unknown';
         await side.start(
           ORCHESTRATION.retirePool,
-          { cluster: CLUSTER, pool: POOL2, generation: 'unknown', trigger: 'real-engine' },
+          { cluster: CLUSTER, pool: POOL2, generation: first, trigger: 'real-engine' },
           'retire-pool2',
         );
       },
@@ -461,14 +460,14 @@ void describe('the real Durable engine', { skip, concurrency: false }, () => {
         assert.equal(ended.runtimeStatus, 'Completed', ended.failure);
         const result = ended.output as PoolRetirementResult;
         assert.equal(result.outcome, 'retired', `${side.name}: ${result.reason}`);
-        const lines = result.nodes.filter((line) => line.generation === retired[side.name]);
+        const lines = result.nodes.filter((line) => line.generation === first);
         assert.ok(lines.length > 0, `${side.name}: the generation's nodes are reported`);
         assert.ok(
           lines.every((line) => line.outcome === 'retired' && line.replacement !== undefined),
           `${side.name}: each retired with a replacement: ${JSON.stringify(lines)}`,
         );
         assert.deepEqual(
-          Object.values(generationsOf(side, CLUSTER, POOL2)).filter((label) => label === 'unknown'),
+          Object.values(generationsOf(side, CLUSTER, POOL2)).filter((label) => label === first),
           [],
           `${side.name}: no node of the generation is left`,
         );
