@@ -5,10 +5,10 @@
  */
 import { readFileSync } from 'node:fs';
 
-import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 
 import { messageOf } from '../errors.js';
+import { manifestDocuments } from './rbac-manifests.js';
 
 export interface KubeUser {
   name: string;
@@ -408,13 +408,7 @@ export function createRbacAuthorizer(files: readonly string[]): RbacAuthorizer &
     } catch (error) {
       throw new Error(`reading RBAC manifest ${file}: ${messageOf(error)}`, { cause: error });
     }
-    for (const document of parseAllDocuments(text)) {
-      if (document.errors.length > 0) {
-        throw new Error(`parsing RBAC manifest ${file}: ${document.errors[0]?.message ?? 'invalid YAML'}`);
-      }
-      const value: unknown = document.toJS();
-      if (value !== null && value !== undefined) documents.push(value);
-    }
+    documents.push(...manifestDocuments(file, text));
   }
   return createRbacAuthorizerFromDocuments(documents);
 }
