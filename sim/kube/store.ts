@@ -180,8 +180,21 @@ export function createInMemoryKubeStore(options: InMemoryKubeStoreOptions): InMe
   }
 
   function emit(type: KubeWatchEvent['type'], resource: KubeResource, object: KubeObject): void {
-    // Each listener gets its own copy so one cannot corrupt what the next sees.
-    for (const listener of [...listeners]) listener({ type, resource, object: copy(object) });
+    // Each listener gets its own copy so one cannot corrupt what the next sees, made when it first reads
+    // the object: most listeners look at the resource and go (a node's lease renewal every 10 simulated
+    // seconds reached a dozen listeners, each copy unread). The stored object is never changed in place
+    // (a write stores a new one), so a later copy is the object as it was emitted.
+    for (const listener of [...listeners]) {
+      let copied: KubeObject | undefined;
+      listener({
+        type,
+        resource,
+        get object() {
+          copied ??= copy(object);
+          return copied;
+        },
+      });
+    }
   }
 
   /** Keys in list order (namespace, then name); cached until an object is added or removed. */
@@ -324,9 +337,12 @@ export function createInMemoryKubeStore(options: InMemoryKubeStoreOptions): InMe
       if (!existing) return false;
       table(resource).delete(key);
       orders.delete(resource);
-      // A delete is a write too: watchers see the final object with a fresh resourceVersion.
-      existing.metadata.resourceVersion = nextVersion();
-      emit('DELETED', resource, existing);
+      // A delete is a write too: watchers see the final object with a fresh resourceVersion (on a new
+      // object: an earlier event's copy, made when its listener reads it, must not see this one's version).
+      emit('DELETED', resource, {
+        ...existing,
+        metadata: { ...existing.metadata, resourceVersion: nextVersion() },
+      });
       return true;
     },
 
