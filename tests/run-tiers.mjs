@@ -1,10 +1,16 @@
-// `npm run test:unit`: every compiled test file, in two tiers, two processes at a time.
+// `npm run test:unit`: every compiled test file, in two tiers, as many processes at a time as fill the CPUs.
 //
 // - The fast files (tests/test-files.mjs: no simulator, Azurite, browser or child process) run in ONE
 //   process: loading the SDKs once instead of once per file is most of their time.
 // - Every other file runs in a process of its own, as `node --test` runs it, the longest first: the order
 //   comes from the checked-in times of the last full run (tests/test-times.json, `npm run test:times`
 //   updates it); a file without a time (new) starts first.
+// - As many processes run at once as keep the CPUs busy and no more: each job's share of a CPU is its CPU
+//   seconds over its wall seconds in that file (the real-engine files and the crash files spend most of
+//   their time waiting on an engine's queues or on processes they kill and restart; an explorer shard
+//   computes all the time), and the next job starts while the running jobs' shares and its own add up to
+//   at most the machine's CPUs (a job without a time counts as one CPU), up to two processes more than
+//   CPUs. TEST_CONCURRENCY=<n> runs exactly n at a time instead.
 //
 // The processes' temporary files (simulator output, runner state dirs with their fsyncs, the real shell's
 // sandbox trees) go to a directory of their own on /dev/shm when the machine has it writable and TMPDIR is
@@ -35,23 +41,47 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
 import { allTestFiles, fastTestFiles, keyOf, ROOT } from './test-files.mjs';
 
-const CONCURRENCY = Number(process.env['TEST_CONCURRENCY'] ?? '2');
+/** A fixed number of processes at a time (TEST_CONCURRENCY), or none: as many as the CPUs keep busy. */
+const FIXED =
+  process.env['TEST_CONCURRENCY'] === undefined ? undefined : Number(process.env['TEST_CONCURRENCY']);
+const CPUS = availableParallelism();
+/** The most processes at a time when the CPU shares decide. */
+const MOST = CPUS + 2;
+/** How far the running shares may go past the CPUs (a share is an average; a job's is never exact). */
+const SLACK = 0.2;
 const FAST_KEY = 'fast tier';
 const TIMES_FILE = join(ROOT, 'tests', 'test-times.json');
 const MEASURED_FILE = join(ROOT, 'dist', 'test-times.json');
 const WORK = join(ROOT, 'dist', 'test-run');
 const SLOWEST = 15;
 
-/** The checked-in seconds per file key (and FAST_KEY), or none. */
-function knownTimes() {
+/** The checked-in file: wall seconds per file key (and FAST_KEY), CPU seconds per key, or none. */
+function knownFile() {
   if (!existsSync(TIMES_FILE)) return {};
-  return JSON.parse(readFileSync(TIMES_FILE, 'utf8')).seconds ?? {};
+  return JSON.parse(readFileSync(TIMES_FILE, 'utf8'));
+}
+
+/** The checked-in wall seconds per file key (and FAST_KEY), or none. */
+function knownTimes() {
+  return knownFile().seconds ?? {};
+}
+
+/** A job's share of one CPU while it runs (its CPU seconds over its wall seconds), 1 when unknown. */
+function cpuShares() {
+  const known = knownFile();
+  const shares = {};
+  for (const [key, wall] of Object.entries(known.seconds ?? {})) {
+    const cpu = known.cpuSeconds?.[key];
+    if (typeof cpu === 'number' && wall > 0) shares[key] = Math.min(1, Math.max(0.1, cpu / wall));
+  }
+  return shares;
 }
 
 /** The jobs in their start order: the longest known first, the unknown before them. */
@@ -171,19 +201,43 @@ function runJob(job, index) {
   });
 }
 
+/**
+ * Runs the jobs in their order: a fixed number at a time, or (the default) the next one as soon as the
+ * running jobs' CPU shares leave room for its own (always when nothing runs).
+ */
 async function runAll(list) {
+  const shares = cpuShares();
+  const shareOf = (job) => shares[job.key] ?? 1;
   const results = [];
+  const active = new Map();
   let next = 0;
-  const worker = async () => {
-    while (next < list.length) {
-      const index = next;
-      next += 1;
-      results.push(await runJob(list[index], index));
-    }
+  let load = 0;
+  const fits = (job) => {
+    if (active.size === 0) return true;
+    if (FIXED !== undefined) return active.size < FIXED;
+    return active.size < MOST && load + shareOf(job) <= CPUS + SLACK;
   };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, list.length) }, worker));
+  while (next < list.length || active.size > 0) {
+    while (next < list.length && fits(list[next])) {
+      const index = next;
+      const job = list[index];
+      next += 1;
+      load += shareOf(job);
+      peak = Math.max(peak, active.size + 1);
+      active.set(
+        index,
+        runJob(job, index).then((result) => ({ index, result })),
+      );
+    }
+    const { index, result } = await Promise.race(active.values());
+    active.delete(index);
+    load -= shareOf(result.job);
+    results.push(result);
+  }
   return results;
 }
+/** The most processes that ran at once. */
+let peak = 0;
 
 /** Per file key, its wall seconds: a process's own time, or in the fast process its tests' time. */
 function fileSeconds(results) {
@@ -246,7 +300,10 @@ function report(results, totalSeconds) {
   }
   const cpuTotal = results.reduce((sum, result) => sum + result.cpu, 0);
   lines.push(
-    `# total: ${totalSeconds.toFixed(1)} s wall, ${cpuTotal.toFixed(1)} s CPU, ${CONCURRENCY} processes at a time`,
+    `# total: ${totalSeconds.toFixed(1)} s wall, ${cpuTotal.toFixed(1)} s CPU, ` +
+      (FIXED === undefined
+        ? `up to ${peak} processes at a time (their CPU shares within ${CPUS} CPUs)`
+        : `${FIXED} processes at a time`),
   );
   lines.push('# tests per tier:');
   let sum = { tests: 0, passed: 0, failed: 0, skipped: 0, topLevel: 0 };
@@ -306,7 +363,7 @@ writeFileSync(
   `${JSON.stringify(
     {
       totalSeconds,
-      concurrency: CONCURRENCY,
+      concurrency: FIXED ?? `cpu shares within ${CPUS} CPUs, up to ${peak} processes`,
       jobs: Object.fromEntries(results.map((result) => [result.job.key, result.seconds])),
       cpu: Object.fromEntries(results.map((result) => [result.job.key, result.cpu])),
       files: table.seconds,

@@ -10,10 +10,16 @@ import { allTestFiles, keyOf, ROOT } from './test-files.mjs';
 const FAST_KEY = 'fast tier';
 const file = join(ROOT, 'tests', 'test-times.json');
 const measured = JSON.parse(readFileSync(join(ROOT, 'dist', 'test-times.json'), 'utf8'));
-const known = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')).seconds ?? {}) : {};
+const knownFile = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+const known = knownFile.seconds ?? {};
+const knownCpu = knownFile.cpuSeconds ?? {};
 const jobs = new Set([FAST_KEY, ...allTestFiles().map(keyOf)]);
 const merged = { ...known };
 for (const [key, value] of Object.entries(measured.jobs)) merged[key] = Math.round(value);
+const mergedCpu = { ...knownCpu };
+for (const [key, value] of Object.entries(measured.cpu ?? {})) {
+  if (Number.isFinite(value)) mergedCpu[key] = Math.round(value);
+}
 const seconds = Object.fromEntries(
   Object.entries(merged)
     .filter(([key]) => jobs.has(key))
@@ -24,8 +30,13 @@ writeFileSync(
   `${JSON.stringify(
     {
       about:
-        'Wall seconds per test job, from the last run of each (npm run test:times merges a run in); unknown jobs start first',
+        'Wall and CPU seconds per test job, from the last run of each (npm run test:times merges a run in); unknown jobs start first; CPU over wall is the share of a CPU a job is given when the suite decides how many run at once',
       seconds,
+      cpuSeconds: Object.fromEntries(
+        Object.keys(seconds)
+          .filter((key) => mergedCpu[key] !== undefined)
+          .map((key) => [key, mergedCpu[key]]),
+      ),
     },
     null,
     2,
