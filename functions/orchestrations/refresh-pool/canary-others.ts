@@ -54,28 +54,37 @@ export function* dealWithOthers(
     : `it stays until retired: \`${retireCommand}\``;
   const step = 'rejecting-version';
   setStatus(run, step, `outside nodes from ${version.versionName}: ${others.map((o) => o.node).join(', ')}`);
-  yield* call(
-    context,
-    activities.tellOthersFromVersion,
-    {
-      cluster,
-      others: others.map((other) => ({ ...other })),
-      version: version.versionName,
-      verdict,
-      then,
-      at: isoNow(run),
-    },
-    { step, retry: RESTORE_RETRY },
-  );
+  // The Events are for the operator's eyes: one that cannot be recorded (the Role in `default` missing) is
+  // reported, and changes nothing else.
+  let untold = '';
+  try {
+    yield* call(
+      context,
+      activities.tellOthersFromVersion,
+      {
+        cluster,
+        others: others.map((other) => ({ ...other })),
+        version: version.versionName,
+        verdict,
+        then,
+        at: isoNow(run),
+      },
+      { step, retry: RESTORE_RETRY },
+    );
+  } catch (error) {
+    if (!(error instanceof StepFailure) || isCancel(error)) throw error;
+    untold = `; their Events could not be recorded (${error.message})`;
+  }
   if (!replace) {
     const why =
       verdict === 'rejected' ? 'canary.othersAfterFail: keep' : 'the canary ended without a verdict';
-    return { replaced: [], detail: `left in place (${why}): \`${retireCommand}\` retires them` };
+    return { replaced: [], detail: `left in place (${why}): \`${retireCommand}\` retires them${untold}` };
   }
   // Labelled first: while they are replaced, `status` and the page show each as "rejected v…".
   yield* generationsPhase(run, {}, run.fence);
   try {
-    return yield* replaceOthers(run, version, progress, others, retireCommand);
+    const outcome = yield* replaceOthers(run, version, progress, others, retireCommand);
+    return { ...outcome, detail: `${outcome.detail}${untold}` };
   } catch (error) {
     if (!(error instanceof StepFailure) || isCancel(error) || error.code === 'LeaseLost') throw error;
     return {
