@@ -178,8 +178,14 @@ function* replaceOthers(
     if (!(error instanceof StepFailure) || error.code !== 'LeaseLost') yield* giveBackRetirement(retireRun);
     throw error;
   }
+  // Kept by a mark, or waiting (surge off: only Ready nodes above the capacity may go): with why.
   const kept = plan.lines
-    .filter((line) => line.outcome === 'kept' && others.some((other) => other.node === line.node))
+    .filter(
+      (line) =>
+        (line.outcome === 'kept' || line.outcome === 'waiting') &&
+        !replaced.includes(line.node) &&
+        others.some((other) => other.node === line.node),
+    )
     .map((line) => `${line.node} (${line.detail})`);
   const missing = others.filter(
     (other) => !plan.lines.some((line) => line.node === other.node) && !other.joined,
@@ -187,7 +193,7 @@ function* replaceOthers(
   const parts = [
     ...(replaced.length === 0 ? [] : [`replaced ${replaced.join(', ')}`]),
     ...(givenBack.length === 0 ? [] : [`gave back ${givenBack.join('; ')}`]),
-    ...(kept.length === 0 ? [] : [`kept ${kept.join('; ')}`]),
+    ...(kept.length === 0 ? [] : [`not replaced: ${kept.join('; ')}`]),
     ...(missing.length === 0 ? [] : [`not joined yet: ${missing.map((other) => other.node).join(', ')}`]),
   ];
   const left = others.length - replaced.length;
