@@ -6,6 +6,7 @@
  * page (while they are replaced), and a Warning Event on each — and replaced under retirement's rules
  * (`canary.othersAfterFail: replace`, the default): a replacement from the restored model first, one at a
  * time, never more than the budget of one node out, the pool ending at the size the autoscaler asked.
+ * With `othersAfterFail: keep` they are named the same way and stay, `status` naming them after the run.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -204,6 +205,72 @@ void describe('the autoscaler during a rejected canary', { concurrency: false },
         `in service never below ${atRejection.readyInService}, saw ${fewestInService}`,
       );
       assertIdentityClean(harness, 'after the replacement');
+    } finally {
+      await harness.stop();
+    }
+  });
+  void it('othersAfterFail: keep names them the same way and leaves them for a retirement', async () => {
+    const harness = await startHarness({
+      settings: (cluster) => {
+        cluster['promotion'] = {
+          canary: { soak: '5m', deadline: '20m', checkPod: CHECK_POD, othersAfterFail: 'keep' },
+        };
+      },
+    });
+    try {
+      const world = harness.sim.running.world;
+      const scaleSetId = scaleSetOf(harness).id;
+      const registry = durableRegistry(harness.composition.dependencies);
+      let outside: string[] = [];
+      const activities = Object.fromEntries(
+        Object.entries(registry.activities).map(([name, handler]) => [
+          name,
+          (async (input: unknown, context: Parameters<ActivityHandler>[1]): Promise<unknown> => {
+            if (name === 'recordCanaryInstances' && outside.length === 0) {
+              outside = world.compute
+                .scaleOut(scaleSetId, OUTSIDE)
+                .map((instance) => instance.computerName.toLowerCase());
+            }
+            return handler(input, context);
+          }) as ActivityHandler,
+        ]),
+      );
+      const runner = createDurableRunner({
+        ...registry,
+        activities,
+        clock: harness.sim.clock,
+        store: createMemoryStore(),
+        maxConcurrentActivities: 8,
+      });
+      const run = await runner.startOrchestration(
+        ORCHESTRATION.refreshPool,
+        { cluster: 'prod', pool: POOL2, trigger: 'test' },
+        'canary-others-keep',
+      );
+      assert.equal(run.runtimeStatus, 'Completed', JSON.stringify(run.failure));
+      const result = run.output as PoolRefreshResult;
+      assert.equal(result.outcome, 'rejected-by-canary', result.reason);
+      const version = result.version?.versionName ?? '';
+      for (const node of outside) assert.ok(result.reason.includes(node), `${node} in: ${result.reason}`);
+      assert.match(result.reason, /left in place \(canary\.othersAfterFail: keep\)/);
+      assert.deepEqual(result.canary?.othersAfterFail?.replaced, []);
+      const names = world.compute.listInstances(scaleSetId).map((i) => i.computerName.toLowerCase());
+      for (const node of outside) assert.ok(names.includes(node), `${node} stays`);
+      const events = world
+        .cluster('prod')
+        .world.store.list('events', 'default')
+        .filter((event) => event['reason'] === BUILT_FROM_REJECTED_REASON);
+      assert.equal(events.length, OUTSIDE);
+      // After the run `status` still names them, with the command that replaces them.
+      const handle = await harness.composition.dependencies.cluster('prod');
+      const now = new Date(harness.sim.clock.now());
+      const status = await readPoolStatus(handle, POOL2, now);
+      const text = render({
+        kind: 'status',
+        clusters: [{ cluster: 'prod', pools: [status], unreadable: [] }],
+      });
+      assert.match(text, new RegExp(`2 node\\(s\\) built from rejected version ${version}: `), text);
+      assert.match(text, new RegExp(`retire --pool ${POOL2} --generation ${version}`), text);
     } finally {
       await harness.stop();
     }
