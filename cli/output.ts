@@ -94,7 +94,7 @@ function renderStatus(result: StatusResult, options: RenderOptions): string {
   ];
   for (const pool of pools) {
     const ownership = pool.ownership;
-    const lines: string[] = policyLines(pool);
+    const lines: string[] = [...policyLines(pool), ...rejectedNodeLines(pool)];
     if (ownership === undefined) {
       if (lines.length > 0) parts.push(`\n${pool.cluster}/${pool.pool}:\n${indent(lines.join('\n'))}`);
       continue;
@@ -124,6 +124,26 @@ function renderStatus(result: StatusResult, options: RenderOptions): string {
     }
   }
   return parts.join('\n');
+}
+
+/**
+ * The pool's nodes built from a version that was rejected or abandoned (an outside scale-out while its
+ * canary had the model pinned, a rollback), by version: named, with the command that replaces them.
+ */
+function rejectedNodeLines(pool: PoolStatus): string[] {
+  const byVersion = new Map<string, { state: string; nodes: string[] }>();
+  for (const node of pool.nodes) {
+    const state = node.generationState;
+    if ((state !== 'rejected' && state !== 'abandoned') || node.generation === undefined) continue;
+    const entry = byVersion.get(node.generation) ?? { state, nodes: [] };
+    entry.nodes.push(node.name);
+    byVersion.set(node.generation, entry);
+  }
+  return [...byVersion].map(
+    ([version, { state, nodes }]) =>
+      `${nodes.length} node(s) built from ${state} version ${version}: ${nodes.join(', ')} ` +
+      `(\`vmss-prototype retire --pool ${pool.pool} --generation ${version}\` replaces them)`,
+  );
 }
 
 /** The pool's PoolImagePolicy, as its object's status says it (docs/pool-policy.md). */

@@ -306,7 +306,13 @@ function* refreshHeldPool(
     report.pending.push(versionRejected(base(), version, canary.reason ?? 'no reason given'));
     report.clock.enter('generations');
     const after = yield* generationsPhase(run, {}, run.fence);
-    const reason = `version ${version.versionName} was rejected by its canary: ${canary.reason ?? 'no reason given'}`;
+    const others = canary.othersFromVersionNodes ?? [];
+    const reason =
+      `version ${version.versionName} was rejected by its canary: ${canary.reason ?? 'no reason given'}` +
+      (others.length === 0
+        ? ''
+        : `; an outside scale-out built ${others.length} node(s) from it while the model was pinned: ` +
+          `${others.join(', ')} (${canary.othersAfterFail?.detail ?? 'left in place'})`);
     return {
       cluster,
       pool,

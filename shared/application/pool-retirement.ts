@@ -88,6 +88,12 @@ export async function planPoolRetirement(
     readonly inPlaceOfCanaries?: number;
     /** Nodes the caller keeps, with why (keep-size keeps the donor of the version it just published). */
     readonly keep?: readonly { readonly node: string; readonly why: string }[];
+    /**
+     * `generation` is a version whose canary just failed, and its nodes are what an outside scale-out built
+     * from it meanwhile (`canary.othersAfterFail: replace`): they go even when the pool has no published
+     * version of ours yet (the replacement boots the model as it is back).
+     */
+    readonly afterRejectedCanary?: boolean;
   },
   now: Date,
 ): Promise<PoolRetirementPlan> {
@@ -164,7 +170,7 @@ export async function planPoolRetirement(
       .map((version) => version.ref.versionName),
   );
   const newest = generations[0]?.name;
-  if (newest === undefined) {
+  if (newest === undefined && !(options.afterRejectedCanary === true && options.generation !== undefined)) {
     return refuse(
       `pool ${pool.name} has no published version of ours yet: there is no newer generation to retire nodes for; ` +
         'refresh it first (`vmss-prototype refresh --pool ' +

@@ -5,8 +5,10 @@
 import type { NewNodeBootstrap } from '../domain/bootstrap-flavour.js';
 import { parseCanaryRecord } from '../domain/canary-record.js';
 import type { ClusterNode } from '../domain/cluster-node.js';
+import type { ImageVersion } from '../domain/compute.js';
 import type { PoolConvergence } from '../domain/convergence.js';
 import { retirementPaceOf } from '../domain/convergence.js';
+import { isNotFound } from '../domain/errors.js';
 import type { Freshness } from '../domain/freshness.js';
 import { freshnessOf } from '../domain/freshness.js';
 import {
@@ -16,7 +18,7 @@ import {
 } from '../domain/generation-samples.js';
 import type { GenerationState } from '../domain/generation-state.js';
 import { generationStateOf } from '../domain/generation-state.js';
-import { IMAGE_VERSION_LABEL, OLDER_GENERATION_TAINT } from '../domain/generations.js';
+import { IMAGE_VERSION_LABEL, OLDER_GENERATION_TAINT, UNKNOWN_GENERATION } from '../domain/generations.js';
 import { runTimelineTagsOf } from '../domain/image-version.js';
 import { definedOnly } from '../domain/optional.js';
 import type { PoolLease } from '../domain/ownership.js';
@@ -39,7 +41,7 @@ import { type PoolScope, poolScope, readPoolHoldings, scopeOfPool } from './pool
 import { findPoolModel } from './pool-lookup.js';
 import type { PoolPlanSummary } from './pool-plan.js';
 import { applyPolicyToConfiguration, policyViewOf, type PoolPolicyView } from './pool-policies.js';
-import type { ClusterHandle } from './refresh-dependencies.js';
+import type { ClusterHandle, PoolConfiguration } from './refresh-dependencies.js';
 
 /**
  * Who holds the pool and what its runs left, from the cluster and Azure (not from any runner's files): the
@@ -163,6 +165,40 @@ export interface PoolNodeView {
   readonly olderGeneration: boolean;
   /** What its generation is: current, older, rejected… (shared/domain/generation-state.ts). */
   readonly generationState?: GenerationState;
+}
+
+/**
+ * The versions whose verdicts the nodes' generations are judged by: those the image facts listed, or —
+ * when the model is not on our definition (a pool whose first refresh was rejected) and a node carries a
+ * version of ours nonetheless (an outside scale-out built it while the canary had the model pinned) — the
+ * definition's versions, listed for that: such a node is "rejected v…", never just "older".
+ */
+async function versionsForVerdicts(
+  handle: ClusterHandle,
+  configuration: Pick<PoolConfiguration, 'gallery'>,
+  image: { readonly versions: readonly ImageVersion[]; readonly pointsAtOurs: boolean },
+  nodes: readonly PoolNodeView[],
+): Promise<readonly ImageVersion[]> {
+  if (image.pointsAtOurs) return image.versions;
+  const ours = nodes.some(
+    (node) =>
+      node.generation !== undefined &&
+      node.generation !== UNKNOWN_GENERATION &&
+      node.generation !== UNLABELLED_GENERATION,
+  );
+  if (!ours) return image.versions;
+  const g = configuration.gallery;
+  return handle.compute.imageVersions
+    .list({
+      subscriptionId: g.subscriptionId,
+      resourceGroup: g.resourceGroup,
+      galleryName: g.galleryName,
+      imageName: g.imageDefinitionName,
+    })
+    .catch((error: unknown) => {
+      if (isNotFound(error)) return [];
+      throw error;
+    });
 }
 
 /** The pool's nodes (matched to the scale set's instances by providerID) with their generation labels. */
@@ -347,7 +383,12 @@ export async function readPoolStatus(
     }),
     poolMemberNodesByLabel(handle.kube, instances, poolLabels).then(nodeViewsOf),
   ]);
-  const verdicts = new Map(image.versions.map((v) => [v.ref.versionName, versionVerdictOf(v.tags)]));
+  const verdicts = new Map(
+    (await versionsForVerdicts(handle, configuration, image, read)).map((v) => [
+      v.ref.versionName,
+      versionVerdictOf(v.tags),
+    ]),
+  );
   const current = version === undefined || !image.pointsAtOurs ? undefined : version.ref.versionName;
   const nodes = read.map((node) => ({
     ...node,

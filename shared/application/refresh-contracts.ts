@@ -97,6 +97,16 @@ export interface CanaryReport {
   /** Instances the autoscaler (or anyone) added from the version during the window: not ours, reported. */
   readonly othersFromVersion: readonly string[];
   /**
+   * Not passed: their nodes by name (a computer name while one has not joined), found once the model was
+   * back; each also gets a Warning Event `BuiltFromRejectedVersion` (docs/retirement.md).
+   */
+  readonly othersFromVersionNodes?: readonly string[];
+  /**
+   * What became of them: replaced under retirement's rules (`canary.othersAfterFail: replace`, the
+   * default, after a rejection) or left, in words with the command that retires them.
+   */
+  readonly othersAfterFail?: { readonly replaced: readonly string[]; readonly detail: string };
+  /**
    * `canary.afterPass: keep-size` (docs/retirement.md): the nodes of the oldest generations retired in
    * the canaries' place, and what happened, in words (a canary removed instead, an autoscaled pool).
    */

@@ -439,6 +439,7 @@ const CheckPod = z.strictObject(CHECK_POD_SHAPE, {
 
 const AFTER_PASS = ['keep-size', 'keep', 'remove'] as const;
 const AFTER_FAIL = ['delete', 'keep-cordoned'] as const;
+const OTHERS_AFTER_FAIL = ['replace', 'keep'] as const;
 const TAINT_EFFECTS = ['PreferNoSchedule', 'NoSchedule', 'NoExecute'] as const;
 
 export const CANARY_FIELDS = {
@@ -452,6 +453,10 @@ export const CANARY_FIELDS = {
   }),
   afterFail: z.enum(AFTER_FAIL, {
     error: '"delete" (the canary instances are deleted) or "keep-cordoned" (kept, cordoned and labelled)',
+  }),
+  othersAfterFail: z.enum(OTHERS_AFTER_FAIL, {
+    error:
+      '"replace" (nodes an outside scale-out built from a failed version are retired at once, a replacement first) or "keep" (left to a later retirement)',
   }),
   checkPod: CheckPod,
 };
@@ -487,6 +492,7 @@ const ClusterPromotion = strictObject(
         deadline: CANARY_FIELDS.deadline.default(DEFAULT_CANARY_POLICY.deadlineSeconds),
         afterPass: CANARY_FIELDS.afterPass.default(DEFAULT_CANARY_POLICY.afterPass),
         afterFail: CANARY_FIELDS.afterFail.default(DEFAULT_CANARY_POLICY.afterFail),
+        othersAfterFail: CANARY_FIELDS.othersAfterFail.default(DEFAULT_CANARY_POLICY.othersAfterFail),
         checkPod: CANARY_FIELDS.checkPod.optional(),
       },
       CANARY_ACCEPTS,
@@ -515,6 +521,7 @@ const PoolPromotion = strictObject(
         deadline: CANARY_FIELDS.deadline.optional(),
         afterPass: CANARY_FIELDS.afterPass.optional(),
         afterFail: CANARY_FIELDS.afterFail.optional(),
+        othersAfterFail: CANARY_FIELDS.othersAfterFail.optional(),
         checkPod: CANARY_FIELDS.checkPod.optional(),
       },
       CANARY_ACCEPTS,
@@ -906,6 +913,7 @@ export function promotionPolicyFor(
       deadlineSeconds: canary.deadline,
       afterPass: canary.afterPass,
       afterFail: canary.afterFail,
+      othersAfterFail: canary.othersAfterFail,
       ...(checkPod === undefined
         ? {}
         : {

@@ -13,6 +13,12 @@ import { parseRfc3339 } from './rfc3339.js';
 export type CanaryAfterPass = 'keep-size' | 'keep' | 'remove';
 /** What is done with canary instances once the version failed. */
 export type CanaryAfterFail = 'delete' | 'keep-cordoned';
+/**
+ * What is done, once the version failed and the model is back, with the instances an outsider (the
+ * cluster-autoscaler, an admin) added from it while it was pinned: `replace` (default) retires them at once
+ * under retirement's rules, a replacement first; `keep` leaves them to a later retirement.
+ */
+export type CanaryOthersAfterFail = 'replace' | 'keep';
 
 /** The operator's check: a container run once on each canary, which must exit 0. */
 export interface CheckPodTemplate {
@@ -34,6 +40,7 @@ export interface CanaryPolicy {
   readonly deadlineSeconds: number;
   readonly afterPass: CanaryAfterPass;
   readonly afterFail: CanaryAfterFail;
+  readonly othersAfterFail: CanaryOthersAfterFail;
   readonly checkPod?: CheckPodTemplate;
 }
 
@@ -44,6 +51,7 @@ export const DEFAULT_CANARY_POLICY: CanaryPolicy = {
   deadlineSeconds: 1_800,
   afterPass: 'keep-size',
   afterFail: 'delete',
+  othersAfterFail: 'replace',
 };
 
 /** A Kubernetes taint, as DaemonSet scheduling compares it. */

@@ -119,12 +119,15 @@ function dueBecause(
   rank: ReadonlyMap<string, number>,
 ): string | undefined {
   const newest = input.generations[0]?.name;
-  if (newest === undefined || node.generation === newest) return undefined;
+  if (node.generation === newest) return undefined;
+  // One generation on demand needs no newer one of ours: the replacement is whatever the model boots (after
+  // a rejected canary on a pool's first refresh, its original image).
   if (input.onlyGeneration !== undefined) {
     return node.generation === input.onlyGeneration
       ? `generation ${node.generation} retired on demand`
       : undefined;
   }
+  if (newest === undefined) return undefined;
   if (input.rejected?.includes(node.generation) === true) {
     return `built from version ${node.generation}, which was rejected`;
   }

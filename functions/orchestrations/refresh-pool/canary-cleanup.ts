@@ -8,6 +8,7 @@
  */
 import type { Task } from 'durable-functions';
 
+import type { OtherFromVersion } from '../../../shared/application/canary-others.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { noteGivenBack, shielded } from '../cancel.js';
@@ -19,13 +20,20 @@ import type { BuiltVersion } from './image.phase.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
 
+/** What giving a canary back left: the canaries' fate, and the nodes an outside scale-out built from it. */
+export interface GivenBackCanary {
+  readonly instancesNow: 'deleted' | 'kept-cordoned';
+  /** Found once the model was back (canary-others.ts): not ours, named, not deleted here. */
+  readonly others: readonly OtherFromVersion[];
+}
+
 /** Gives everything back after a canary that did not pass; returns what became of the canaries. */
 export function giveBackCanary(
   run: RefreshRun,
   version: BuiltVersion,
   progress: CanaryProgress,
   verdict: { readonly rejected: string } | { readonly abandoned: string },
-): Generator<Task, 'deleted' | 'kept-cordoned', unknown> {
+): Generator<Task, GivenBackCanary, unknown> {
   return shielded(run.context, giveBack(run, version, progress, verdict));
 }
 
@@ -34,7 +42,7 @@ function* giveBack(
   version: BuiltVersion,
   progress: CanaryProgress,
   verdict: { readonly rejected: string } | { readonly abandoned: string },
-): Generator<Task, 'deleted' | 'kept-cordoned', unknown> {
+): Generator<Task, GivenBackCanary, unknown> {
   const { context, cluster, plan } = run;
   const scaleSet = scaleSetRefOf(run);
   const record = progress.record;
@@ -77,6 +85,23 @@ function* giveBack(
     );
     instances = [...found.instances];
   }
+  // The model is back: no instance made from now on boots the version. Those an outside scale-out (the
+  // cluster-autoscaler, an admin) made while it was pinned are found from ARM and named from here on.
+  const others =
+    record === undefined
+      ? []
+      : yield* call(
+          context,
+          activities.findOthersFromVersion,
+          {
+            cluster,
+            scaleSet,
+            versionId: version.id,
+            canaries: [...instances],
+            baseline: [...(run.canaryBaseline ?? [])],
+          },
+          { step, retry: RESTORE_RETRY },
+        );
   yield* deleteCheckPods(run, progress);
   let instancesNow: 'deleted' | 'kept-cordoned' = 'deleted';
   if (rejected && plan.settings.canary.afterFail === 'keep-cordoned') {
@@ -105,7 +130,8 @@ function* giveBack(
       cluster,
       ref: version,
       kind: rejected ? 'rejected' : 'abandoned',
-      reason: rejected ? `canary: ${reason}` : reason,
+      // The version's tag names them too: the status page's and `status`'s history show it once they are gone.
+      reason: withOthers(rejected ? `canary: ${reason}` : reason, others),
       at: isoNow(run),
     },
     { step: markStep, retry: RESTORE_RETRY },
@@ -125,7 +151,21 @@ function* giveBack(
       },
     );
   }
-  return instancesNow;
+  return { instancesNow, others };
+}
+
+/** `; built from it by an outside scale-out: a, b` (nothing when there are none). */
+export function othersClause(others: readonly OtherFromVersion[]): string {
+  return others.length === 0
+    ? ''
+    : `; built from it by an outside scale-out while pinned: ${others.map((other) => other.node).join(', ')}`;
+}
+
+/** The verdict's reason with the others named; a long reason is cut so that the names fit a tag's 256. */
+function withOthers(reason: string, others: readonly OtherFromVersion[]): string {
+  const clause = othersClause(others);
+  if (reason.length + clause.length <= 256) return `${reason}${clause}`;
+  return `${reason.slice(0, Math.max(64, 255 - clause.length))}…${clause}`;
 }
 
 /** After a passed canary: the check pods go; the canaries stay, or are cordoned, drained and deleted. */

@@ -26,6 +26,8 @@ import { EXPECTED, POLL } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import { giveBackCanary, removePassedCanaries } from './canary-cleanup.js';
 import { keepPoolSize } from './canary-keep-size.js';
+import type { OthersOutcome } from './canary-others.js';
+import { dealWithOthers } from './canary-others.js';
 import type { CanaryProgress } from './canary-state.js';
 import { newCanaryProgress, scaleSetRefOf } from './canary-state.js';
 import { watchCanaries } from './canary-watch.js';
@@ -42,6 +44,10 @@ export interface CanaryPhaseOutput<Published = unknown> {
   readonly instancesNow: 'kept' | 'removed' | 'deleted' | 'kept-cordoned';
   readonly seconds: number;
   readonly othersFromVersion: readonly string[];
+  /** Not passed: the nodes an outside scale-out built from the version, by name (canary-others.ts). */
+  readonly othersFromVersionNodes?: readonly string[];
+  /** What became of them (`canary.othersAfterFail`). */
+  readonly othersAfterFail?: OthersOutcome;
   readonly keptSize?: { readonly retired: readonly string[]; readonly detail: string };
 }
 
@@ -122,7 +128,7 @@ export function* canaryPhase<Published>(
     }
   }
   const rejection = failure === undefined && verdict?.kind === 'failed' ? verdict.reason : undefined;
-  const instancesNow = yield* giveBackCanary(run, version, progress, {
+  const { instancesNow, others } = yield* giveBackCanary(run, version, progress, {
     ...(rejection === undefined
       ? {
           abandoned:
@@ -130,16 +136,36 @@ export function* canaryPhase<Published>(
         }
       : { rejected: rejection }),
   });
+  const named = {
+    othersFromVersion: [...new Set([...progress.others, ...others.map((other) => other.instanceId)])],
+    ...(others.length === 0 ? {} : { othersFromVersionNodes: others.map((other) => other.node) }),
+  };
   if (rejection !== undefined) {
-    return { verdict: 'rejected', reason: rejection, ...base, instancesNow };
+    const outcome = yield* dealWithOthers(run, version, progress, others, 'rejected');
+    return {
+      verdict: 'rejected',
+      reason: rejection,
+      ...base,
+      ...named,
+      instancesNow,
+      ...(outcome === undefined ? {} : { othersAfterFail: outcome }),
+    };
   }
+  // A canary that ended without a verdict names them too (its version is abandoned: they are due for
+  // every retirement), but replaces nothing: the run is failing.
+  const outcome = isCancel(failure)
+    ? undefined
+    : yield* dealWithOthers(run, version, progress, others, 'abandoned');
   const ended =
     failure ??
     StepFailure.terminal('testing-canaries', 'CanaryUndecided', 'the canary ended without a verdict');
   // A cancelled run lists what it gave back itself (cancel.ts cancelReport).
   if (isCancel(ended)) throw ended;
   throw ended.withFollowUp(
-    `the model is back on its prior image, the canaries are gone, version ${version.versionName} is hidden and marked abandoned`,
+    `the model is back on its prior image, the canaries are gone, version ${version.versionName} is hidden and marked abandoned` +
+      (others.length === 0
+        ? ''
+        : `; an outside scale-out built ${others.map((other) => other.node).join(', ')} from it while pinned: ${outcome?.detail ?? 'they stay'}`),
   );
 }
 

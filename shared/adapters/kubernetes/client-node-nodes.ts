@@ -1,7 +1,9 @@
 /**
- * The cluster's nodes over @kubernetes/client-node: paged lists, reads, and merge patches of annotations,
- * labels, the cordon and taints.
+ * The cluster's nodes over @kubernetes/client-node: paged lists, reads, merge patches of annotations,
+ * labels, the cordon and taints, and the core/v1 Events recorded about them.
  */
+import { createHash } from 'node:crypto';
+
 import {
   CoreV1Api,
   PatchStrategy,
@@ -13,9 +15,12 @@ import {
 import type { ClusterNode, NodeTaint } from '../../domain/cluster-node.js';
 import { TerminalError } from '../../domain/errors.js';
 import { definedOnly } from '../../domain/optional.js';
-import type { NodeScanOptions, NodesPort } from '../../ports/kubernetes/index.js';
+import type { NodeEvent, NodeScanOptions, NodesPort } from '../../ports/kubernetes/index.js';
 import { type KubeConnection, PAGE_SIZE } from './client-node-connection.js';
 import { toClusterNode } from './to-domain.js';
+
+/** Events about nodes live in `default` (the API server's rule for core/v1 Events of cluster-scoped objects). */
+export const NODE_EVENTS_NAMESPACE = 'default';
 
 export class ClientNodeNodes implements NodesPort {
   readonly #connection: KubeConnection;
@@ -105,6 +110,38 @@ export class ClientNodeNodes implements NodesPort {
       metadata: { resourceVersion: node.metadata?.resourceVersion },
       spec: { taints: next },
     });
+  }
+
+  async recordEvent(event: NodeEvent): Promise<void> {
+    // Events about cluster-scoped objects live in `default` (as the kubelet's about its node do).
+    const namespace = NODE_EVENTS_NAMESPACE;
+    const name = `${event.node}.${createHash('sha256').update(event.key).digest('hex').slice(0, 16)}`;
+    const at = new Date(event.at);
+    try {
+      await this.#connection.call(
+        { action: `recording event ${event.reason} about node ${event.node}`, kind: 'Event' },
+        () =>
+          this.#core.createNamespacedEvent({
+            namespace,
+            body: {
+              metadata: { name, namespace },
+              involvedObject: { apiVersion: 'v1', kind: 'Node', name: event.node },
+              type: event.type,
+              reason: event.reason,
+              message: event.message.slice(0, 1024),
+              source: { component: 'vmss-prototype' },
+              reportingComponent: 'vmss-prototype',
+              firstTimestamp: at,
+              lastTimestamp: at,
+              count: 1,
+            },
+          }),
+      );
+    } catch (error) {
+      // The same key was recorded by an earlier attempt: the event is there.
+      if (error instanceof TerminalError && error.code === 'KubeAlreadyExists') return;
+      throw error;
+    }
   }
 
   async #patch(action: string, name: string, body: object): Promise<void> {

@@ -17,6 +17,8 @@ import {
   restoreCanaryModel,
 } from '../canary.js';
 import { giveBackDeadCanary } from '../canary-give-back.js';
+import type { OtherFromVersion } from '../canary-others.js';
+import { findOthersFromVersion, tellOthersFromVersion } from '../canary-others.js';
 import { checkFence } from '../pool-lease.js';
 import { redactText } from '../sensitive-text.js';
 import { defineActivity } from './activity.js';
@@ -222,6 +224,30 @@ const keepCanaryCordonedActivity = defineActivity(
   },
 );
 
+/** The instances an outside scale-out built from the version while the model was pinned (canary-others.ts). */
+const findOthersFromVersionActivity = defineActivity(
+  'findOthersFromVersion',
+  ScaleSetInput.extend({ versionId: z.string().min(1), canaries: z.array(Name), baseline: z.array(Name) }),
+  async (deps, input): Promise<OtherFromVersion[]> =>
+    findOthersFromVersion(await deps.cluster(input.cluster), input.scaleSet, input),
+);
+
+/** A Warning Event on each of them that joined, naming the version and what becomes of the node. */
+const tellOthersFromVersionActivity = defineActivity(
+  'tellOthersFromVersion',
+  ClusterInput.extend({
+    others: z.array(z.object({ instanceId: Name, node: Name, joined: z.boolean() })),
+    version: Name,
+    verdict: z.string().min(1),
+    then: z.string().min(1),
+    at: z.string().min(1),
+  }),
+  async (deps, input) => {
+    const { kube } = await deps.cluster(input.cluster);
+    await tellOthersFromVersion(kube, input);
+  },
+);
+
 /**
  * For the reaper (give-back-leftovers.ts): gives back the canary a dead run left on a pool's
  * scale set, from Azure state alone (see canary-give-back.ts), fenced by the pool lease the caller holds.
@@ -250,4 +276,6 @@ export const CANARY_ACTIVITIES = {
   markImageVersion,
   keepCanaryCordoned: keepCanaryCordonedActivity,
   giveBackDeadCanary: giveBackDeadCanaryActivity,
+  findOthersFromVersion: findOthersFromVersionActivity,
+  tellOthersFromVersion: tellOthersFromVersionActivity,
 } as const;

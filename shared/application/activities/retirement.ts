@@ -28,6 +28,7 @@ const planRetirementActivity = defineActivity(
       .array(z.object({ node: Name, why: z.string().min(1).max(500) }))
       .max(50)
       .optional(),
+    afterRejectedCanary: z.boolean().optional(),
   }),
   async (deps, input) =>
     planPoolRetirement(
@@ -37,6 +38,7 @@ const planRetirementActivity = defineActivity(
         generation: input.generation,
         inPlaceOfCanaries: input.inPlaceOfCanaries,
         keep: input.keep,
+        afterRejectedCanary: input.afterRejectedCanary,
       }),
       deps.now(),
     ),

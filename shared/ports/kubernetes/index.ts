@@ -17,7 +17,7 @@ import type { ServerPort } from './server.js';
 
 export type { DaemonSetsPort } from './daemon-sets.js';
 export type { LeasesPort, LeaseWrite } from './leases.js';
-export type { NodeScanOptions, NodesPort } from './nodes.js';
+export type { NodeEvent, NodeScanOptions, NodesPort } from './nodes.js';
 export type {
   CheckPodSpec,
   EvictionOutcome,

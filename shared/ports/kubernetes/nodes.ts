@@ -6,6 +6,22 @@ export interface NodeScanOptions {
   readonly labels?: Readonly<Record<string, string>>;
 }
 
+/**
+ * A core/v1 Event about a node (`kubectl describe node` and `kubectl get events` show it), recorded in
+ * namespace `default`, where the API server keeps the events of cluster-scoped objects.
+ */
+export interface NodeEvent {
+  readonly node: string;
+  readonly type: 'Normal' | 'Warning';
+  /** UpperCamelCase, e.g. `BuiltFromRejectedVersion`. */
+  readonly reason: string;
+  readonly message: string;
+  /** What makes the event one of a kind: the same key is the same event, recorded once however often asked. */
+  readonly key: string;
+  /** RFC 3339. */
+  readonly at: string;
+}
+
 export interface NodesPort {
   list(): Promise<ClusterNode[]>;
   /**
@@ -31,4 +47,6 @@ export interface NodesPort {
    * other taints are untouched. A concurrent change of the node is a TransientError (read again, retry).
    */
   setTaint(name: string, key: string, taint: NodeTaint | null): Promise<void>;
+  /** Records an Event about a node; named after its key, so recording the same key again is a no-op. */
+  recordEvent(event: NodeEvent): Promise<void>;
 }

@@ -1,11 +1,12 @@
 /** The fake cluster's nodes: annotations, labels, cordons and taints; listed in pages of `pageSize`. */
 import type { ClusterNode, NodeTaint } from '../../../domain/cluster-node.js';
 import { NotFoundError } from '../../../domain/errors.js';
-import type { KubernetesMethod, NodeScanOptions, NodesPort } from '../../kubernetes/index.js';
+import type { KubernetesMethod, NodeEvent, NodeScanOptions, NodesPort } from '../../kubernetes/index.js';
 import type { CallLog } from '../recording-fake.js';
 
 export class FakeNodes implements NodesPort {
   #nodes = new Map<string, ClusterNode>();
+  readonly #events = new Map<string, NodeEvent>();
 
   /** `pageSize`: nodes per page of `scan` (each page is one recorded `nodes.scan` call). */
   constructor(
@@ -30,6 +31,12 @@ export class FakeNodes implements NodesPort {
 
   reset(): void {
     this.#nodes = new Map();
+    this.#events.clear();
+  }
+
+  /** The events recorded about nodes, one per key, in the order first recorded. */
+  events(): NodeEvent[] {
+    return [...this.#events.values()];
   }
 
   // ---- the port ----------------------------------------------------------------------------------
@@ -94,6 +101,12 @@ export class FakeNodes implements NodesPort {
       const node = this.#node(name, `tainting node ${name}`);
       const taints = node.taints.filter((entry) => entry.key !== key);
       this.#nodes.set(name, { ...node, taints: taint === null ? taints : [...taints, taint] });
+    });
+  }
+
+  recordEvent(event: NodeEvent): Promise<void> {
+    return this.log.call('nodes.recordEvent', [event], () => {
+      if (!this.#events.has(event.key)) this.#events.set(event.key, structuredClone(event));
     });
   }
 
