@@ -11,7 +11,7 @@ import { SAMPLE_SCENARIO } from '../../cli/session.js';
 import type { SimulatorSession } from '../../cli/sim-session.js';
 import { startSimulatorSession } from '../../cli/sim-session.js';
 import { connectionOf } from '../../sim/connection.js';
-import { FILLER_POOL_PREFIX, growCluster } from '../bench/node-reads.bench.js';
+import { FILLER_POOL_PREFIX, growCluster } from '../bench/large-cluster.js';
 import { type CliChildRun, runCliChild } from '../builders/cli-child.js';
 
 /** growCluster's filler pools name scale sets `k8s-<pool>-12345678-vmss`; ARM has none of them. */
