@@ -18,8 +18,8 @@ import {
   kubernetesPermissionFix,
   requiredAccessFor,
 } from '../shared/application/kubernetes-permissions.js';
-import { listPoolsOfCluster } from '../shared/application/pool-lookup.js';
-import type { ClusterHandle } from '../shared/application/refresh-dependencies.js';
+import { listPoolsOfCluster, namedPool } from '../shared/application/pool-lookup.js';
+import type { ClusterHandle, ConfiguredPool } from '../shared/application/refresh-dependencies.js';
 import type { RequiredAction } from '../shared/domain/arm-permissions.js';
 import { missingActions, requiredActionsFor } from '../shared/domain/arm-permissions.js';
 import { describeAccess } from '../shared/domain/kubernetes-access.js';
@@ -113,8 +113,15 @@ export async function runDoctor(session: Session, options: CliOptions): Promise<
 /**
  * The checks of each cluster in scope: its secrets, the service account's Kubernetes permissions and
  * the Azure identity's actions on its pools' resource groups (skipped when no Azure token could be had).
+ * With a pool in scope, only that pool is looked for (namedPool: no listing of every node when its scale
+ * set is in the cluster's resource group), or taken from `named` (by cluster) when the caller found it.
  */
-async function permissionChecks(session: Session, scope: Scope, azureToken: boolean): Promise<DoctorCheck[]> {
+async function permissionChecks(
+  session: Session,
+  scope: Scope,
+  azureToken: boolean,
+  named?: ReadonlyMap<string, ConfiguredPool>,
+): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
   const actions = await computeActions();
   // One answer per resource group: pools and clusters often share them.
@@ -184,9 +191,11 @@ async function permissionChecks(session: Session, scope: Scope, azureToken: bool
     if (!azureToken) continue;
     let pools;
     try {
-      pools = (await listPoolsOfCluster(handle)).filter(
-        (pool) => scope.pool === undefined || pool.name === scope.pool,
-      );
+      if (scope.pool === undefined) pools = await listPoolsOfCluster(handle);
+      else {
+        const pool = named?.get(cluster) ?? (await namedPool(handle, scope.pool));
+        pools = pool === undefined ? [] : [pool];
+      }
     } catch (error) {
       checks.push(failed({ check: 'azure-role', cluster, target: 'the pools of the cluster' }, error));
       continue;
@@ -292,11 +301,18 @@ export class PermissionPreflightError extends Error {
 /**
  * The preflight of `refresh`: the same permission checks as doctor for the clusters (and pool) it
  * covers, before its first write. Anything missing or unreadable stops it, naming what and the fix.
+ * `named`: the pool the options name, per cluster, as the preconditions found it (read once).
  */
-export async function requirePermissions(session: Session, options: CliOptions): Promise<void> {
+export async function requirePermissions(
+  session: Session,
+  options: CliOptions,
+  named?: ReadonlyMap<string, ConfiguredPool>,
+): Promise<void> {
   const scope = scopeOf(session, options);
   // The Azure token itself was checked by the preconditions (a clear error, within seconds).
-  const problems = (await permissionChecks(session, scope, true)).filter((check) => check.result !== 'ok');
+  const problems = (await permissionChecks(session, scope, true, named)).filter(
+    (check) => check.result !== 'ok',
+  );
   if (problems.length === 0) return;
   throw new PermissionPreflightError(
     'refresh not started, nothing was changed: ' +

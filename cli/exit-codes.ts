@@ -2,11 +2,21 @@
  * The exit code of a finished command: 0 done; 1 a run failed, or the pool or node the operator named
  * was refused or skipped (they asked for that target, and it did not happen). Pools that auto mode
  * refuses or skips on its own are decisions, not failures; so are a retirement with nothing due or outside
- * its windows. doctor: 1 when a check found something missing. Code 2 (usage, settings) is decided before
+ * its windows, and a pool `plan` could not plan because its scale set is gone (goneAtPlanning). doctor: 1 when a check found something missing. Code 2 (usage, settings) is decided before
  * anything runs (cli/failures.ts).
  */
+import type { PoolRefreshResult } from '../shared/application/refresh-contracts.js';
 import type { CliOptions } from './args.js';
 import type { CommandResult } from './commands.js';
+
+/**
+ * A pool `plan` could not plan because what it reads is gone (its scale set deleted, or in a group the
+ * role does not reach): a report, as `status` names such a pool and exits 0; the pool is in the output
+ * with the reason. `refresh` still fails on it.
+ */
+function goneAtPlanning(pool: PoolRefreshResult): boolean {
+  return pool.failure?.step === 'planning' && pool.failure.kind === 'not-found';
+}
 
 export function exitCodeOf(result: CommandResult, options: Pick<CliOptions, 'pool' | 'node'>): 0 | 1 {
   switch (result.kind) {
@@ -39,7 +49,8 @@ export function exitCodeOf(result: CommandResult, options: Pick<CliOptions, 'poo
   }
   if (result.failures.length > 0) return 1;
   const pools = result.clusters.flatMap((cluster) => cluster.pools);
-  if (pools.some((pool) => pool.outcome === 'failed')) return 1;
+  if (pools.some((pool) => pool.outcome === 'failed' && !(result.kind === 'plan' && goneAtPlanning(pool))))
+    return 1;
   if (options.node !== undefined) {
     return pools.every((pool) => ['refreshed', 'planned', 'up-to-date'].includes(pool.outcome)) ? 0 : 1;
   }

@@ -7,7 +7,8 @@
  * needs (the checks of `doctor`), so a missing one stops it before anything is cordoned.
  */
 import { createAzureCredential } from '../shared/adapters/azure/credentials.js';
-import { listPoolsOfCluster } from '../shared/application/pool-lookup.js';
+import { listPoolsOfCluster, namedPool } from '../shared/application/pool-lookup.js';
+import type { ConfiguredPool } from '../shared/application/refresh-dependencies.js';
 import type { CliOptions } from './args.js';
 import { UsageError } from './args.js';
 import { requirePermissions } from './doctor.js';
@@ -30,12 +31,13 @@ export async function checkPreconditions(session: Session, options: CliOptions):
   if (options.command !== 'doctor' && !simulated) {
     await checkAzureAccess(session, options);
   }
+  let named: ReadonlyMap<string, ConfiguredPool> | undefined;
   if (options.command !== 'doctor' && options.pool !== undefined && options.resume === undefined) {
-    await checkPool(session, options);
+    named = await checkPool(session, options);
   }
   // Before a refresh's first write: every permission it needs, named when missing (cli/doctor.ts).
   if (options.command === 'refresh' && options.resume === undefined)
-    await requirePermissions(session, options);
+    await requirePermissions(session, options, named);
 }
 
 /**
@@ -105,19 +107,29 @@ async function checkNotOver(session: Session, status: OrchestrationStatus, state
   );
 }
 
-async function checkPool(session: Session, options: CliOptions): Promise<void> {
+/**
+ * The pool the options name, in every cluster in scope (by cluster), found without listing the cluster's
+ * nodes when its scale set is in the cluster's own resource group (namedPool); the listing of every node
+ * is read only to name the pools there are when it is missing.
+ */
+async function checkPool(session: Session, options: CliOptions): Promise<Map<string, ConfiguredPool>> {
+  const found = new Map<string, ConfiguredPool>();
   const pool = options.pool;
-  if (pool === undefined) return;
+  if (pool === undefined) return found;
   const clusters = clustersInScope(session, options);
   for (const cluster of clusters) {
-    const pools = (await listPoolsOfCluster(await session.composition.dependencies.cluster(cluster))).map(
-      (candidate) => candidate.name,
-    );
-    if (pools.includes(pool)) continue;
+    const handle = await session.composition.dependencies.cluster(cluster);
+    const named = await namedPool(handle, pool);
+    if (named !== undefined) {
+      found.set(cluster, named);
+      continue;
+    }
+    const pools = (await listPoolsOfCluster(handle)).map((candidate) => candidate.name);
     const hint = clusters.length > 1 ? '; give --cluster for a pool of one cluster only' : '';
     throw new UsageError(
       `--pool ${pool}: cluster ${cluster} has no such pool; its pools are ${pools.join(', ') || 'none (no node belongs to a scale set)'}${hint}`,
       options.command,
     );
   }
+  return found;
 }

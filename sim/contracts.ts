@@ -139,12 +139,15 @@ export interface FaultInjector {
 
 /** Counts requests per API and operation, for tests and benchmarks. */
 export interface RequestLog {
-  /** `target`: the method and the path the request named (ARM), so a listener can tell repeated reads apart. */
+  /**
+   * `target`: the method and the path the request named, so a listener can tell repeated reads apart;
+   * Kubernetes requests also carry their query (`?labelSelector=…&continue=…`) when they have one.
+   */
   record(
     api: 'arm' | 'kube',
     operation: string,
     status: number,
-    target?: { method: string; path: string },
+    target?: { method: string; path: string; query?: string },
   ): void;
 }
 

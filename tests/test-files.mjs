@@ -37,6 +37,7 @@ const SLOW = new Map([
   ['cli/interrupt', 'the simulator'],
   ['cli/main', 'the CLI end to end against the simulator'],
   ['cli/missing-scale-set', 'the CLI in child processes against the simulator'],
+  ['cli/preconditions', 'the simulator'],
   ['cli/preflight', 'starts node in child processes'],
   ['cli/runner/crash', 'kills and resumes runner child processes'],
   ['cli/status-page', 'serves the status page from a CLI child process against the simulator'],

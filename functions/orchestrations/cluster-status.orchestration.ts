@@ -23,12 +23,23 @@ function* runClusterStatus(
   context: OrchestrationContext,
   { cluster }: { readonly cluster: string },
 ): Generator<Task, ClusterStatusRead, unknown> {
-  const { pools } = yield* call(context, activities.listPools, { cluster }, { step: 'listing-pools' });
+  const { pools, scaleSets } = yield* call(
+    context,
+    activities.listPools,
+    { cluster },
+    { step: 'listing-pools' },
+  );
   if (pools.length === 0) return { pools: [], unreadable: [] };
   const outcomes = yield* callEach(
     context,
     activities.readPoolStatus,
-    pools.map((pool) => ({ cluster, pool })),
+    // Each pool's scale set where the listing found it: no pool is looked for again (a pool whose scale
+    // set is gone would list every node of the cluster to find it).
+    pools.map((pool, index) => {
+      // A history recorded before the listing named scale sets has none: the pool is looked for.
+      const scaleSet = (scaleSets as typeof scaleSets | undefined)?.[index];
+      return scaleSet === undefined ? { cluster, pool } : { cluster, pool, scaleSet };
+    }),
     { step: 'reading-status' },
   );
   // A status is a report: a pool that could not be read (its scale set deleted, a group the role does not

@@ -72,7 +72,7 @@ function* runRefreshCluster(
         pool: outcome.pool,
         outcome: 'failed',
         reason: outcome.failure.message,
-        failure: { step: 'planning', message: outcome.failure.reason },
+        failure: { step: 'planning', message: outcome.failure.reason, kind: outcome.failure.kind },
       });
       continue;
     }

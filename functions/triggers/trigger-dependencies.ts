@@ -81,7 +81,9 @@ export function createTriggerDependencies(
       const handle = await dependencies.cluster(cluster);
       const now = dependencies.now();
       const pools = await listPoolsOfCluster(handle);
-      const reads = await Promise.allSettled(pools.map((pool) => readPoolStatus(handle, pool.name, now)));
+      const reads = await Promise.allSettled(
+        pools.map((pool) => readPoolStatus(handle, pool.name, now, pool)),
+      );
       // As the clusterStatus orchestration: a pool that cannot be read is named, the others reported.
       const statuses: PoolStatus[] = [];
       const unreadable: UnreadablePool[] = [];

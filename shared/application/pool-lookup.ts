@@ -80,6 +80,26 @@ export async function findPoolModel(
   return { pool, model: await handle.compute.scaleSets.get(pool.scaleSet) };
 }
 
+/**
+ * The pool named `poolName` if the cluster has it, else undefined: a configured pool by its name; with
+ * `all`, a scale set of that name in the cluster's own resource group (one ARM read, as findPoolModel),
+ * otherwise the pools discovered from the cluster's nodes. For a check that the pool an operator named
+ * exists: a listing of every node (40 pages at 20 000 nodes) only when the pool is elsewhere or missing.
+ */
+export async function namedPool(
+  handle: ClusterHandle,
+  poolName: string,
+): Promise<ConfiguredPool | undefined> {
+  const own = ownGroupPool(handle, poolName);
+  if (own !== undefined) {
+    const model = await handle.compute.scaleSets.get(own.scaleSet).catch(ignoreNotFound);
+    if (model !== undefined && model.name.toLowerCase() === poolName) {
+      return { name: poolName, scaleSet: { ...own.scaleSet, name: model.name } };
+    }
+  }
+  return (await listPoolsOfCluster(handle)).find((candidate) => candidate.name === poolName);
+}
+
 export async function findPool(
   handle: ClusterHandle,
   poolName: string,

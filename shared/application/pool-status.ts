@@ -41,7 +41,7 @@ import { type PoolScope, poolScope, readPoolHoldings, scopeOfPool } from './pool
 import { findPoolModel } from './pool-lookup.js';
 import type { PoolPlanSummary } from './pool-plan.js';
 import { applyPolicyToConfiguration, policyViewOf, type PoolPolicyView } from './pool-policies.js';
-import type { ClusterHandle, PoolConfiguration } from './refresh-dependencies.js';
+import type { ClusterHandle, ConfiguredPool, PoolConfiguration } from './refresh-dependencies.js';
 
 /**
  * Who holds the pool and what its runs left, from the cluster and Azure (not from any runner's files): the
@@ -342,12 +342,21 @@ function convergenceOf(input: {
   };
 }
 
+/**
+ * One pool's status. `listed`: the pool as the caller's listing of the cluster's pools found it (a
+ * cluster's status): its scale set is read where it is, with no second discovery; a pool whose scale set
+ * is gone then fails on that one read instead of after another listing of every node.
+ */
 export async function readPoolStatus(
   handle: ClusterHandle,
   poolName: string,
   now: Date,
+  listed?: ConfiguredPool,
 ): Promise<PoolStatus> {
-  const { pool, model: scaleSet } = await findPoolModel(handle, poolName);
+  const { pool, model: scaleSet } =
+    listed === undefined
+      ? await findPoolModel(handle, poolName)
+      : { pool: listed, model: await handle.compute.scaleSets.get(listed.scaleSet) };
   // The pool's PoolImagePolicy, applied as a run would (docs/pool-policy.md).
   const configuration = applyPolicyToConfiguration(
     handle.configuration.poolConfiguration(pool),

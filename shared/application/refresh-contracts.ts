@@ -144,8 +144,15 @@ export interface PoolRefreshResult extends PoolTarget {
   readonly gaveBack?: readonly string[];
   /** The model was not moved: it already used a newer version (only an explicit rollback goes back). */
   readonly modelKept?: string;
-  /** Failure: the step and its cause. */
-  readonly failure?: { readonly step: string; readonly message: string };
+  /**
+   * Failure: the step and its cause; `kind` for a pool that could not be planned (`not-found`: its scale
+   * set or what it names is gone, which `plan` reports without failing).
+   */
+  readonly failure?: {
+    readonly step: string;
+    readonly message: string;
+    readonly kind?: 'not-found' | 'transient' | 'terminal';
+  };
   readonly canary?: CanaryReport;
   /** A CAPZ pool: how CAPZ's rollout of the new template image ended (docs/capz.md). */
   readonly capzRollout?: { readonly replaced: number; readonly seconds: number };

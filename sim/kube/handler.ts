@@ -223,7 +223,11 @@ export function createKubeHandler(options: KubeHandlerOptions): KubeHandler {
       headers?: Record<string, string>,
       contentType?: string,
     ): void => {
-      log.record('kube', operation, status, { method, path: url.pathname });
+      log.record('kube', operation, status, {
+        method,
+        path: url.pathname,
+        ...(url.search === '' ? {} : { query: url.search }),
+      });
       send(response, status, payload, headers, contentType);
     };
     const fail = (error: KubeApiError): void => {

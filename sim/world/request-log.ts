@@ -25,9 +25,10 @@ export interface LoggedRequest {
   status: number;
   /**
    * ARM: the method and the path with its query, `api-version` left out; Kubernetes: the method and the
-   * path (whose version a test can check, e.g. `cluster.x-k8s.io/v1beta1`).
+   * path (whose version a test can check, e.g. `cluster.x-k8s.io/v1beta1`) and its query, when it has
+   * one (`?labelSelector=…&limit=500`: a bench tells a pool's pages from a listing of every node).
    */
-  target?: { method: string; path: string };
+  target?: { method: string; path: string; query?: string };
 }
 
 export interface WorldRequestLog extends RequestLog {

@@ -48,10 +48,10 @@ export interface ClientCpuFigures {
   readonly requests: { readonly arm: number; readonly kube: number };
 }
 
-const GNU_TIME = '/usr/bin/time';
+export const GNU_TIME = '/usr/bin/time';
 
 /** True when `/usr/bin/time` takes GNU time's `-f` and `-o` (BusyBox and BSD builds may not). */
-function gnuTimeWorks(): boolean {
+export function gnuTimeWorks(): boolean {
   const probe = spawnSync(GNU_TIME, ['-f', '%U %S', '-o', '/dev/null', process.execPath, '-e', '0'], {
     stdio: 'ignore',
   });
@@ -62,7 +62,7 @@ function gnuTimeWorks(): boolean {
 const CLOCK_TICKS_PER_SECOND = 100;
 
 /** This process's waited-for children's user + system CPU so far, in seconds (fields 16 and 17 of its stat). */
-function childrenCpuS(): number {
+export function childrenCpuS(): number {
   let stat: string;
   try {
     stat = readFileSync('/proc/self/stat', 'utf8');

@@ -9,6 +9,7 @@
 import { newNodeReadyTable } from '../../sim/world/bootstrap-timing.js';
 import { EXCLUDED_AS_POLLS } from './arm-polls.js';
 import { measureClientCpuColdAndWarm } from './client-cpu.bench.js';
+import { type CommandFigures, measureCommands, printCommands } from './commands.bench.js';
 import { fleetFigures, printFleetFigures } from './fleet.bench.js';
 import { ARM_BUDGET, jitterFigures, jitterMax, printJitterFigures } from './jitter.bench.js';
 import { kubeadmFigures, printKubeadmFigures } from './kubeadm.bench.js';
@@ -108,6 +109,16 @@ const nodeReadsBench: Bench = {
   },
 };
 
+/** The CLI's doctor, plan, status and refresh --pool as child processes on a valid 20 000-node world. */
+const commandsBench: Bench = {
+  name: 'commands',
+  async run() {
+    const world =
+      process.env['BENCH_COMMANDS_WORLD'] === 'missing-scale-sets' ? 'missing-scale-sets' : 'valid';
+    printCommands(await measureCommands({ world }));
+  },
+};
+
 const BENCHES: readonly Bench[] = [
   selectionBench,
   refreshBench,
@@ -119,6 +130,7 @@ const BENCHES: readonly Bench[] = [
   plannerRssBench,
   fleetBench,
   nodeReadsBench,
+  commandsBench,
 ];
 
 function measured(figures: RefreshFigures | { readonly refused: string }): RefreshFigures | undefined {
@@ -162,6 +174,10 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
   const fleet = await fleetFigures(progress);
   progress('node reads of one pool refresh on a 20 000-node cluster (canary on)');
   const nodeReads = await measureNodeReads();
+  progress(
+    'doctor, plan, status and refresh --pool of the real CLI on a valid 20 000-node world, child processes',
+  );
+  const commands = await measureCommands();
   const drain = refresh.drainAndStop;
   return {
     clock: 'manual',
@@ -209,6 +225,15 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
     // Node-list pages one pool refresh asks for on 20 000 nodes, canary on; goal ≤ 2 × pagesPerFullListing.
     nodeListPagesPerPoolRefresh: nodeReads.nodeListPagesPerPoolRefresh,
     nodeReads20k: nodeReads,
+    // The user's commands on 20 000 nodes (every pool's scale set in ARM): node-list pages counted by the
+    // simulator, peak RSS and whole-tree CPU of each child; goals: refresh --pool ≤ 80 pages, ≤ 200 MiB.
+    commands20k: {
+      ...commands,
+      // By command name (doctor, plan, status, refresh); each keeps its whole command line.
+      commands: Object.fromEntries(
+        commands.commands.map((run): [string, CommandFigures] => [run.command.split(' ')[0] ?? '', run]),
+      ),
+    },
     kubeadm: {
       donorOutOfServiceS: {
         drainAndStop: kubeadm.drainAndStop.donorOutOfServiceS,

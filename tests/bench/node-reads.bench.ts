@@ -6,22 +6,17 @@
  * the cluster's size. Counted from the simulator's request log (one entry per request): deterministic on
  * the manual clock, so a test can bound it.
  *
- * The cluster is the sample scenario's, grown to 20 000 nodes by nodes of other pools written straight
- * into the simulated API server (no VM behind them: they only have to be listed). They run no DaemonSet
- * pods (the DaemonSets select Linux nodes, these say Windows) and are cordoned, so nothing is scheduled on
- * them and the refresh's own work is the sample's.
+ * The cluster is the sample scenario's, grown to 20 000 nodes by nodes of other pools (large-cluster.ts;
+ * their scale sets are not in ARM, as this figure has always been measured: the refresh reads only its
+ * own pool's).
  */
 import { PAGE_SIZE } from '../../shared/adapters/kubernetes/client-node-connection.js';
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
-import type { KubeObject, KubeStore } from '../../sim/contracts.js';
-import type { RunningSimulator } from '../../sim/index.js';
-import { POOL1, type ScenarioData, startHarness } from '../e2e/harness.js';
+import { POOL1, startHarness } from '../e2e/harness.js';
+import { growCluster, LARGE_CLUSTER_NODES, linuxDaemonSets } from './large-cluster.js';
 
-export const NODE_READS_CLUSTER_NODES = 20_000;
-const FILLER_POOLS = 40;
-/** The filler nodes' pools (and scale sets, `k8s-<pool>-12345678-vmss`) start with this; ARM has none of them. */
-export const FILLER_POOL_PREFIX = 'filler';
+export const NODE_READS_CLUSTER_NODES = LARGE_CLUSTER_NODES;
 
 export interface NodeReadFigures {
   readonly clusterNodes: number;
@@ -33,84 +28,6 @@ export interface NodeReadFigures {
   /** Node GETs (by name) during the refresh. */
   readonly nodeGetsPerPoolRefresh: number;
   readonly outcome: string;
-}
-
-/** Every DaemonSet selects Linux nodes, so the filler nodes (Windows) get none of their pods. */
-function linuxDaemonSets(scenario: ScenarioData): void {
-  for (const cluster of scenario.clusters) {
-    for (const workload of cluster.workloads) {
-      if (workload['kind'] !== 'DaemonSet') continue;
-      const selector = (workload['nodeSelector'] ?? {}) as Record<string, string>;
-      workload['nodeSelector'] = { ...selector, 'kubernetes.io/os': 'linux' };
-    }
-  }
-}
-
-/** A node of another pool, shaped like `template` (a real node of the sample), under another name and VM. */
-function fillerNode(template: KubeObject, index: number): KubeObject {
-  const raw = structuredClone(template) as KubeObject & {
-    spec?: Record<string, unknown>;
-    status?: Record<string, unknown>;
-  };
-  const pool = `${FILLER_POOL_PREFIX}${index % FILLER_POOLS}`;
-  const scaleSet = `k8s-${pool}-12345678-vmss`;
-  const name = `${scaleSet.replace(/-vmss$/, '')}-${index.toString(36).padStart(6, '0')}`;
-  const providerTemplate = raw.spec?.['providerID'];
-  const providerId = (typeof providerTemplate === 'string' ? providerTemplate : '').replace(
-    /virtualMachineScaleSets\/[^/]+\/virtualMachines\/.*$/,
-    `virtualMachineScaleSets/${scaleSet}/virtualMachines/${index}`,
-  );
-  const labels = { ...raw.metadata.labels };
-  labels['agentpool'] = pool;
-  labels['kubernetes.io/hostname'] = name;
-  labels['kubernetes.io/os'] = 'windows';
-  labels['beta.kubernetes.io/os'] = 'windows';
-  return {
-    ...raw,
-    metadata: {
-      name,
-      labels,
-      ...(raw.metadata.annotations === undefined ? {} : { annotations: { ...raw.metadata.annotations } }),
-    },
-    // Cordoned, with the taint the node lifecycle controller would add: nothing to change on 20 000 nodes.
-    spec: {
-      ...raw.spec,
-      providerID: providerId,
-      unschedulable: true,
-      taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }],
-    },
-  };
-}
-
-/**
- * Makes every DaemonSet select Linux nodes (as `linuxDaemonSets` does in a scenario), so that the filler
- * nodes (Windows) get none of their pods: without it, each filler node would get a pod of every DaemonSet
- * (60 000 pods at 20 000 nodes) the simulator starts and keeps, which measures the simulator, not reads.
- */
-function daemonSetsOnLinuxOnly(store: KubeStore): void {
-  for (const daemonSet of store.list('daemonsets')) {
-    const { namespace, name } = daemonSet.metadata;
-    store.mutate('daemonsets', namespace, name, (target) => {
-      const spec = (target.spec ?? {}) as { template?: { spec?: { nodeSelector?: Record<string, string> } } };
-      const podSpec = spec.template?.spec;
-      if (podSpec === undefined) return;
-      podSpec.nodeSelector = { ...podSpec.nodeSelector, 'kubernetes.io/os': 'linux' };
-    });
-  }
-}
-
-/** Grows the simulator's `prod` cluster to `total` nodes. */
-export function growCluster(running: RunningSimulator, total: number): number {
-  const cluster = running.world.clusters.get('prod');
-  if (cluster === undefined) throw new Error('bench: no cluster prod in the scenario');
-  const store = cluster.world.store;
-  daemonSetsOnLinuxOnly(store);
-  const existing = store.list('nodes');
-  const template = existing.find((node) => node.metadata.labels?.['kubernetes.azure.com/role'] === 'agent');
-  if (template === undefined) throw new Error('bench: the sample cluster has no agent node to copy');
-  for (let index = existing.length; index < total; index++)
-    store.create('nodes', fillerNode(template, index));
-  return store.list('nodes').length;
 }
 
 export async function measureNodeReads(total = NODE_READS_CLUSTER_NODES): Promise<NodeReadFigures> {

@@ -19,7 +19,7 @@ import { connectionOf, startSimulatorSession } from '../../cli/sim-session.js';
 import { PAGE_SIZE } from '../../shared/adapters/kubernetes/client-node-connection.js';
 import { writeConnectionFile } from '../../sim/connection.js';
 import { sampleScenario } from '../e2e/harness.js';
-import { growCluster } from './node-reads.bench.js';
+import { growCluster } from './large-cluster.js';
 import type { PlannerRssChildResult } from './planner-rss.child.js';
 
 export const PLANNER_RSS_NODES = 20_000;

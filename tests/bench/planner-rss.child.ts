@@ -13,7 +13,7 @@ import { planPoolsOfCluster } from '../../shared/application/plan-cluster.js';
 import { listPoolsOfCluster } from '../../shared/application/pool-lookup.js';
 import { readPoolStatus } from '../../shared/application/pool-status.js';
 import { compose } from '../../shared/composition-root.js';
-import { FILLER_POOL_PREFIX } from './node-reads.bench.js';
+import { FILLER_POOL_PREFIX } from './large-cluster.js';
 
 export interface PlannerRssChildResult {
   readonly mode: 'plan' | 'status';

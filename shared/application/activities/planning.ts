@@ -3,13 +3,15 @@ import { planPoolForCluster, planPoolsOfCluster } from '../plan-cluster.js';
 import { listPoolsOfCluster } from '../pool-lookup.js';
 import { readPoolStatus } from '../pool-status.js';
 import { defineActivity, failureOf } from './activity.js';
-import { ClusterInput, Name } from './inputs.js';
+import { ClusterInput, Name, ScaleSetRefInput } from './inputs.js';
 
 const listPools = defineActivity('listPools', ClusterInput, async (deps, { cluster }) => {
   const handle = await deps.cluster(cluster);
   const pools = await listPoolsOfCluster(handle);
   return {
     pools: pools.map((pool) => pool.name),
+    // Where each pool's scale set is, in the same order: a status reads it there (readPoolStatus).
+    scaleSets: pools.map((pool) => pool.scaleSet),
     maxParallelPools: handle.configuration.maxParallelPools,
   };
 });
@@ -40,8 +42,14 @@ const planCluster = defineActivity('planCluster', ClusterInput, async (deps, { c
 
 const readPoolStatusActivity = defineActivity(
   'readPoolStatus',
-  ClusterInput.extend({ pool: Name }),
-  async (deps, input) => readPoolStatus(await deps.cluster(input.cluster), input.pool, deps.now()),
+  ClusterInput.extend({ pool: Name, scaleSet: ScaleSetRefInput.optional() }),
+  async (deps, input) =>
+    readPoolStatus(
+      await deps.cluster(input.cluster),
+      input.pool,
+      deps.now(),
+      input.scaleSet === undefined ? undefined : { name: input.pool, scaleSet: input.scaleSet },
+    ),
 );
 
 /** Planning and status, in the catalogue. */
