@@ -4,7 +4,7 @@
  * that name in the cluster's own resource group when a step names its pool.
  */
 import type { ClusterNode } from '../domain/cluster-node.js';
-import { ignoreNotFound, NotFoundError } from '../domain/errors.js';
+import { NotFoundError } from '../domain/errors.js';
 import { parseProviderId, scaleSetKey } from '../domain/resource-id.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 import { keptNodes } from './node-scan.js';
@@ -71,7 +71,9 @@ export async function findPoolModel(
 ): Promise<{ readonly pool: ConfiguredPool; readonly model: ScaleSet }> {
   const own = ownGroupPool(handle, poolName);
   if (own !== undefined) {
-    const model = await handle.compute.scaleSets.get(own.scaleSet).catch(ignoreNotFound);
+    // Any failure (not found, or ARM down: the permission check that follows names an outage, with
+    // "nothing was changed") leaves the pool to be found among the nodes, as without this read.
+    const model = await handle.compute.scaleSets.get(own.scaleSet).catch(() => undefined);
     if (model !== undefined && model.name.toLowerCase() === poolName) {
       return { pool: { name: poolName, scaleSet: { ...own.scaleSet, name: model.name } }, model };
     }
@@ -92,7 +94,9 @@ export async function namedPool(
 ): Promise<ConfiguredPool | undefined> {
   const own = ownGroupPool(handle, poolName);
   if (own !== undefined) {
-    const model = await handle.compute.scaleSets.get(own.scaleSet).catch(ignoreNotFound);
+    // Any failure (not found, or ARM down: the permission check that follows names an outage, with
+    // "nothing was changed") leaves the pool to be found among the nodes, as without this read.
+    const model = await handle.compute.scaleSets.get(own.scaleSet).catch(() => undefined);
     if (model !== undefined && model.name.toLowerCase() === poolName) {
       return { name: poolName, scaleSet: { ...own.scaleSet, name: model.name } };
     }
