@@ -14,6 +14,9 @@ import { ageHeldLeases, nodesOf, patchAndReboot, terminateAtCordon } from './wor
 
 useRealEngine();
 
+/** The fault that keeps the dead run from writing its scale set. */
+const RECORD_FAILS = 'real-engine-dead-run-scale-set-write';
+
 void describe('the real Durable engine (3 of 4)', { skip, concurrency: false }, () => {
   void it('refreshes a cluster: its two stale pools together', async () => {
     const instanceId = 'cluster-prod';
@@ -66,6 +69,19 @@ void describe('the real Durable engine (3 of 4)', { skip, concurrency: false }, 
         // and its lease is left to expire: what it held is the reaper's to give back.
         setup: async (side) => {
           await patchAndReboot(side, CLUSTER, [POOL1]);
+          // The scale set cannot be written until the dead run is over (ARM answers 503): the engine acts
+          // on the terminate a moment after the cordon, and a run that got on to record its donor's stop
+          // in the meantime (its drain has nothing to evict on a node kured just drained) would leave the
+          // reaper one more thing to give back than the runner's, terminated at the cordon itself.
+          const faults = side.sim.running.faults;
+          faults.add({
+            id: RECORD_FAILS,
+            api: 'arm',
+            operation: 'Microsoft.Compute/virtualMachineScaleSets/write',
+            status: 503,
+            code: 'ServiceUnavailable',
+            message: 'The service is temporarily unavailable.',
+          });
           donors[side.name] = await terminateAtCordon(
             side,
             { cluster: CLUSTER, pool: POOL1, instanceId: 'dead-pool1' },
@@ -77,6 +93,7 @@ void describe('the real Durable engine (3 of 4)', { skip, concurrency: false }, 
               ),
           );
           await side.quiet();
+          faults.remove(RECORD_FAILS);
           assert.equal(ageHeldLeases(side, CLUSTER).length, 1, `${side.name}: the dead run's lease`);
         },
       },
