@@ -4,7 +4,7 @@
  * that name in the cluster's own resource group when a step names its pool.
  */
 import type { ClusterNode } from '../domain/cluster-node.js';
-import { NotFoundError } from '../domain/errors.js';
+import { ignoreNotFound, NotFoundError } from '../domain/errors.js';
 import { parseProviderId, scaleSetKey } from '../domain/resource-id.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 import { keptNodes } from './node-scan.js';
@@ -60,6 +60,23 @@ export function ownGroupPool(handle: ClusterHandle, poolName: string): Configure
 }
 
 /**
+ * The pool named `poolName` as a scale set of that name in the cluster's own resource group (with `all`),
+ * with its model: one ARM read instead of a listing of every node. `unreadable` decides what a failed read
+ * means (undefined: look among the nodes; a throw: the caller's failure).
+ */
+async function ownGroupPoolModel(
+  handle: ClusterHandle,
+  poolName: string,
+  unreadable: (error: unknown) => undefined,
+): Promise<{ readonly pool: ConfiguredPool; readonly model: ScaleSet } | undefined> {
+  const own = ownGroupPool(handle, poolName);
+  if (own === undefined) return undefined;
+  const model = await handle.compute.scaleSets.get(own.scaleSet).catch(unreadable);
+  if (model === undefined || model.name.toLowerCase() !== poolName) return undefined;
+  return { pool: { name: poolName, scaleSet: { ...own.scaleSet, name: model.name } }, model };
+}
+
+/**
  * The pool named `poolName` and its scale set's model, read once. With `all`, a scale set of that name
  * in the cluster's own resource group is the pool without listing the cluster's nodes (the model read
  * that the caller needs anyway, instead of a listing of every node for every step that names its pool);
@@ -69,15 +86,8 @@ export async function findPoolModel(
   handle: ClusterHandle,
   poolName: string,
 ): Promise<{ readonly pool: ConfiguredPool; readonly model: ScaleSet }> {
-  const own = ownGroupPool(handle, poolName);
-  if (own !== undefined) {
-    // Any failure (not found, or ARM down: the permission check that follows names an outage, with
-    // "nothing was changed") leaves the pool to be found among the nodes, as without this read.
-    const model = await handle.compute.scaleSets.get(own.scaleSet).catch(() => undefined);
-    if (model !== undefined && model.name.toLowerCase() === poolName) {
-      return { pool: { name: poolName, scaleSet: { ...own.scaleSet, name: model.name } }, model };
-    }
-  }
+  const own = await ownGroupPoolModel(handle, poolName, ignoreNotFound);
+  if (own !== undefined) return own;
   const pool = await findPool(handle, poolName);
   return { pool, model: await handle.compute.scaleSets.get(pool.scaleSet) };
 }
@@ -92,15 +102,10 @@ export async function namedPool(
   handle: ClusterHandle,
   poolName: string,
 ): Promise<ConfiguredPool | undefined> {
-  const own = ownGroupPool(handle, poolName);
-  if (own !== undefined) {
-    // Any failure (not found, or ARM down: the permission check that follows names an outage, with
-    // "nothing was changed") leaves the pool to be found among the nodes, as without this read.
-    const model = await handle.compute.scaleSets.get(own.scaleSet).catch(() => undefined);
-    if (model !== undefined && model.name.toLowerCase() === poolName) {
-      return { name: poolName, scaleSet: { ...own.scaleSet, name: model.name } };
-    }
-  }
+  // Any failure of the read (not found, or ARM down: the permission check that follows names an outage,
+  // with "nothing was changed") leaves the pool to be found among the nodes, as without the read.
+  const own = await ownGroupPoolModel(handle, poolName, () => undefined);
+  if (own !== undefined) return own.pool;
   return (await listPoolsOfCluster(handle)).find((candidate) => candidate.name === poolName);
 }
 
