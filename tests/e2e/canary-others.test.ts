@@ -65,6 +65,39 @@ function sampleNodes(harness: Harness): PoolNodeSample {
   };
 }
 
+/** POOL2's refresh on the local runner: `before` called ahead of each activity, `after` once it returned. */
+async function refreshPool2(
+  harness: Harness,
+  instanceId: string,
+  before: (name: string) => void | Promise<void>,
+  after: (name: string) => void = () => undefined,
+) {
+  const registry = durableRegistry(harness.composition.dependencies);
+  const activities = Object.fromEntries(
+    Object.entries(registry.activities).map(([name, handler]) => [
+      name,
+      (async (input: unknown, context: Parameters<ActivityHandler>[1]): Promise<unknown> => {
+        await before(name);
+        const result = await handler(input, context);
+        after(name);
+        return result;
+      }) as ActivityHandler,
+    ]),
+  );
+  const runner = createDurableRunner({
+    ...registry,
+    activities,
+    clock: harness.sim.clock,
+    store: createMemoryStore(),
+    maxConcurrentActivities: 8,
+  });
+  return runner.startOrchestration(
+    ORCHESTRATION.refreshPool,
+    { cluster: 'prod', pool: POOL2, trigger: 'test' },
+    instanceId,
+  );
+}
+
 void describe('the autoscaler during a rejected canary', { concurrency: false }, () => {
   void it('names the nodes it built from the version and replaces them within the budget', async () => {
     const harness = await startHarness({
@@ -80,7 +113,6 @@ void describe('the autoscaler during a rejected canary', { concurrency: false },
       const scaleSetId = scaleSetOf(harness).id;
       const capacityBefore = scaleSetOf(harness).capacity;
       const handle = await harness.composition.dependencies.cluster('prod');
-      const registry = durableRegistry(harness.composition.dependencies);
 
       let outside: string[] = [];
       let afterRejection = false;
@@ -110,29 +142,9 @@ void describe('the autoscaler during a rejected canary', { concurrency: false },
           seen = { text: render(result), page: statusPageOf(result, now) };
         }
       };
-      const activities = Object.fromEntries(
-        Object.entries(registry.activities).map(([name, handler]) => [
-          name,
-          (async (input: unknown, context: Parameters<ActivityHandler>[1]): Promise<unknown> => {
-            await before(name);
-            const result = await handler(input, context);
-            if (afterRejection) samples.push(sampleNodes(harness));
-            return result;
-          }) as ActivityHandler,
-        ]),
-      );
-      const runner = createDurableRunner({
-        ...registry,
-        activities,
-        clock: harness.sim.clock,
-        store: createMemoryStore(),
-        maxConcurrentActivities: 8,
+      const status = await refreshPool2(harness, 'canary-others', before, () => {
+        if (afterRejection) samples.push(sampleNodes(harness));
       });
-      const status = await runner.startOrchestration(
-        ORCHESTRATION.refreshPool,
-        { cluster: 'prod', pool: POOL2, trigger: 'test' },
-        'canary-others',
-      );
       assert.equal(status.runtimeStatus, 'Completed', JSON.stringify(status.failure));
       const result = status.output as PoolRefreshResult;
       assert.equal(result.outcome, 'rejected-by-canary', result.reason);
@@ -220,33 +232,14 @@ void describe('the autoscaler during a rejected canary', { concurrency: false },
     try {
       const world = harness.sim.running.world;
       const scaleSetId = scaleSetOf(harness).id;
-      const registry = durableRegistry(harness.composition.dependencies);
       let outside: string[] = [];
-      const activities = Object.fromEntries(
-        Object.entries(registry.activities).map(([name, handler]) => [
-          name,
-          (async (input: unknown, context: Parameters<ActivityHandler>[1]): Promise<unknown> => {
-            if (name === 'recordCanaryInstances' && outside.length === 0) {
-              outside = world.compute
-                .scaleOut(scaleSetId, OUTSIDE)
-                .map((instance) => instance.computerName.toLowerCase());
-            }
-            return handler(input, context);
-          }) as ActivityHandler,
-        ]),
-      );
-      const runner = createDurableRunner({
-        ...registry,
-        activities,
-        clock: harness.sim.clock,
-        store: createMemoryStore(),
-        maxConcurrentActivities: 8,
+      const run = await refreshPool2(harness, 'canary-others-keep', (name) => {
+        if (name === 'recordCanaryInstances' && outside.length === 0) {
+          outside = world.compute
+            .scaleOut(scaleSetId, OUTSIDE)
+            .map((instance) => instance.computerName.toLowerCase());
+        }
       });
-      const run = await runner.startOrchestration(
-        ORCHESTRATION.refreshPool,
-        { cluster: 'prod', pool: POOL2, trigger: 'test' },
-        'canary-others-keep',
-      );
       assert.equal(run.runtimeStatus, 'Completed', JSON.stringify(run.failure));
       const result = run.output as PoolRefreshResult;
       assert.equal(result.outcome, 'rejected-by-canary', result.reason);
