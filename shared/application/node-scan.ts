@@ -107,20 +107,46 @@ export async function poolMemberNodesByLabel(
   labels: Readonly<Record<string, string>> | undefined,
 ): Promise<ClusterNode[]> {
   if (wanted.length === 0) return [];
-  const isMember = (node: ClusterNode): boolean => memberOf(node, wanted) !== undefined;
-  if (labels === undefined) return keptNodes(kube, isMember);
-  const found = await keptNodes(kube, isMember, { labels });
-  const missing = wanted.filter(
-    (instance) => !found.some((node) => sameResourceId(resourceIdOfNode(node), instance.resourceId)),
-  );
-  if (missing.length > MAX_NAME_LOOKUPS) return keptNodes(kube, isMember);
-  for (const instance of missing) {
-    const name = instance.computerName?.toLowerCase();
-    if (name === undefined || found.some((node) => node.name === name)) continue;
-    const node = await kube.nodes.get(name).catch(ignoreNotFound);
-    if (node !== undefined && sameResourceId(resourceIdOfNode(node), instance.resourceId)) found.push(node);
+  return (await poolMembersAndKept(kube, wanted, labels, () => false)).members;
+}
+
+/**
+ * poolMemberNodesByLabel, and from the same pages the other nodes `alsoKept` accepts (status: the nodes a
+ * run marked, which the holdings read looks for under the same label): one listing of the pool's nodes
+ * instead of two. Where the members need the whole cluster scanned, the others are looked for there too.
+ * A node's membership is one lookup by its resource ID (a pool's pages hold hundreds of nodes).
+ */
+export async function poolMembersAndKept(
+  kube: { readonly nodes: Pick<NodesPort, 'scan' | 'get'> },
+  wanted: readonly PoolInstance[],
+  labels: Readonly<Record<string, string>> | undefined,
+  alsoKept: (node: ClusterNode) => boolean,
+): Promise<{ readonly members: ClusterNode[]; readonly kept: ClusterNode[] }> {
+  const byId = new Map(wanted.map((instance) => [instance.resourceId.toLowerCase(), instance]));
+  const idOf = (node: ClusterNode): string | undefined => resourceIdOfNode(node)?.toLowerCase();
+  const isMember = (node: ClusterNode): boolean => {
+    const id = idOf(node);
+    return id !== undefined && byId.has(id);
+  };
+  const keep = (node: ClusterNode): boolean => isMember(node) || alsoKept(node);
+  let found = await keptNodes(kube, keep, labels === undefined ? {} : { labels });
+  if (labels !== undefined) {
+    const foundIds = new Set(found.map(idOf));
+    const missing = wanted.filter((instance) => !foundIds.has(instance.resourceId.toLowerCase()));
+    if (missing.length > MAX_NAME_LOOKUPS) {
+      found = await keptNodes(kube, keep);
+    } else {
+      const names = new Set(found.map((node) => node.name));
+      for (const instance of missing) {
+        const name = instance.computerName?.toLowerCase();
+        if (name === undefined || names.has(name)) continue;
+        const node = await kube.nodes.get(name).catch(ignoreNotFound);
+        if (node !== undefined && sameResourceId(resourceIdOfNode(node), instance.resourceId))
+          found.push(node);
+      }
+    }
   }
-  return found;
+  return { members: found.filter(isMember), kept: found.filter(alsoKept) };
 }
 
 /**
@@ -146,11 +172,4 @@ export async function poolLabelOf(
     return undefined;
   }
   return undefined;
-}
-
-function memberOf(node: ClusterNode, instances: readonly PoolInstance[]): PoolInstance | undefined {
-  const resourceId = resourceIdOfNode(node);
-  return resourceId === undefined
-    ? undefined
-    : instances.find((instance) => sameResourceId(instance.resourceId, resourceId));
 }

@@ -122,19 +122,22 @@ export function scopeOfPool(handle: ClusterHandle, pool: ConfiguredPool): PoolSc
  * are then looked for among the nodes carrying it (one selected list, a page or two) instead of every
  * node of the cluster. Only the pool's own nodes count as held (by providerID) either way; a node of the
  * pool that lost the label would be missed, as poolMemberNodes trusts the label when members carry it.
+ * `marked`: those nodes as the caller has just read them (status lists the pool's nodes once for its
+ * members and these, poolMembersAndKept); they are then not looked for again.
  */
 export async function readPoolHoldings(
   handle: ClusterHandle,
   scope: PoolScope,
   model?: ScaleSet,
   poolLabels?: Readonly<Record<string, string>>,
+  marked?: readonly ClusterNode[],
 ): Promise<PoolHoldingsView> {
   const { kube, compute } = handle;
   let definitionAbsent = false;
   const [lease, nodes, prepPods, snapshots, disks, versions, scaleSet] = await Promise.all([
     kube.leases.get(scope.lease.namespace, scope.lease.name),
     // Only the nodes carrying a run's marker matter here: kept page by page, never the whole list.
-    markedNodes(kube, scope.scaleSet, model, poolLabels),
+    marked ?? markedNodes(kube, scope.scaleSet, model, poolLabels),
     kube.pods.list(scope.lease.namespace, {
       [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value,
       [LEASE_LABEL]: scope.lease.name,
@@ -264,7 +267,6 @@ async function markedNodes(
   model: ScaleSet | undefined,
   poolLabels: Readonly<Record<string, string>> | undefined,
 ): Promise<ClusterNode[]> {
-  const marked = (node: ClusterNode): boolean => node.annotations[CAPTURE_RUN_ANNOTATION] !== undefined;
   const labels = poolLabels ?? (model === undefined ? undefined : suggestedPoolLabel(model.tags));
   if (labels !== undefined) {
     let member = poolLabels !== undefined;
@@ -272,13 +274,18 @@ async function markedNodes(
       kube,
       (node) => {
         if (!member && instanceOfNode(node.providerId, scaleSet) !== undefined) member = true;
-        return marked(node);
+        return markedByRun(node);
       },
       { labels },
     );
     if (member) return found;
   }
-  return keptNodes(kube, marked);
+  return keptNodes(kube, markedByRun);
+}
+
+/** A node a run marked (CAPTURE_RUN_ANNOTATION): held, or left behind by a run. */
+export function markedByRun(node: ClusterNode): boolean {
+  return node.annotations[CAPTURE_RUN_ANNOTATION] !== undefined;
 }
 
 async function instanceOf(

@@ -35,9 +35,9 @@ import { checkScaleSetEligibility, type ScaleSet } from '../domain/scale-set.js'
 import { versionVerdictOf } from '../domain/version-verdict.js';
 import { weighCapzOwnership } from './capz-pool.js';
 import { provenanceOf } from './image-facts.js';
-import { poolLabelOf, poolMemberNodesByLabel } from './node-scan.js';
+import { poolLabelOf, poolMembersAndKept } from './node-scan.js';
 import { currentImageFacts } from './plan-pool.js';
-import { type PoolScope, poolScope, readPoolHoldings, scopeOfPool } from './pool-holdings.js';
+import { markedByRun, type PoolScope, poolScope, readPoolHoldings, scopeOfPool } from './pool-holdings.js';
 import { findPoolModel } from './pool-lookup.js';
 import type { PoolPlanSummary } from './pool-plan.js';
 import { applyPolicyToConfiguration, policyViewOf, type PoolPolicyView } from './pool-policies.js';
@@ -253,12 +253,13 @@ async function readOwnershipAndLease(
     readonly scope: PoolScope;
     readonly model: ScaleSet;
     readonly poolLabels: Readonly<Record<string, string>> | undefined;
+    readonly marked: readonly ClusterNode[];
   },
 ): Promise<{ readonly ownership: PoolOwnership; readonly lease?: PoolLease; readonly run: RunState }> {
   const view =
     read === undefined
       ? await readPoolHoldings(handle, await poolScope(handle, poolName))
-      : await readPoolHoldings(handle, read.scope, read.model, read.poolLabels);
+      : await readPoolHoldings(handle, read.scope, read.model, read.poolLabels, read.marked);
   const state = leaseState(view.lease, now);
   // Whether the holding process is alive is not known here (only its own host can tell): the lease decides.
   const run = runStateOf({ pool: poolName, lease: view.lease, holder: 'unknown', now });
@@ -380,18 +381,18 @@ export async function readPoolStatus(
   const version = image.version;
   const provenance = version === undefined ? undefined : provenanceOf(version);
   const builtAt = version?.publishedAt ?? version?.tags['vmss-prototype.built-at'];
-  // The pool's label is read once (a GET of a member) and selects both its members and the nodes its
-  // runs marked: a status reads the pool's pages, not the cluster's.
+  // The pool's label is read once (a GET of a member) and selects, in one listing of the pool's pages
+  // (not the cluster's), both its members and the nodes its runs marked.
   const instances = await handle.compute.instances.list(pool.scaleSet);
   const poolLabels = await poolLabelOf(handle.kube, instances);
-  const [{ ownership, lease, run }, read] = await Promise.all([
-    readOwnershipAndLease(handle, poolName, now, {
-      scope: scopeOfPool(handle, pool),
-      model: scaleSet,
-      poolLabels,
-    }),
-    poolMemberNodesByLabel(handle.kube, instances, poolLabels).then(nodeViewsOf),
-  ]);
+  const listing = await poolMembersAndKept(handle.kube, instances, poolLabels, markedByRun);
+  const { ownership, lease, run } = await readOwnershipAndLease(handle, poolName, now, {
+    scope: scopeOfPool(handle, pool),
+    model: scaleSet,
+    poolLabels,
+    marked: listing.kept,
+  });
+  const read = nodeViewsOf(listing.members);
   const verdicts = new Map(
     (await versionsForVerdicts(handle, configuration, image, read)).map((v) => [
       v.ref.versionName,

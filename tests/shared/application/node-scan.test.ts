@@ -7,6 +7,7 @@ import {
   keptNodes,
   MAX_NAME_LOOKUPS,
   poolMemberNodes,
+  poolMembersAndKept,
   resourceIdOfNode,
   suggestedPoolLabel,
 } from '../../../shared/application/node-scan.js';
@@ -122,6 +123,50 @@ void describe('poolMemberNodes', () => {
     const kube = kubeWith(poolNodes(OTHER_POOL, 'b', 4));
     assert.deepEqual(await poolMemberNodes(kube, []), []);
     assert.equal(kube.calls.length, 0);
+  });
+});
+
+void describe('poolMembersAndKept', () => {
+  const marked = (node: ClusterNode): boolean => node.annotations['held'] === 'yes';
+  const mark = (node: ClusterNode): ClusterNode => ({
+    ...node,
+    annotations: { ...node.annotations, held: 'yes' },
+  });
+
+  void it("reads the pool's pages once for its members and the other nodes asked for", async () => {
+    const a = poolNodes(DEFAULT_POOL, 'a', 6).map((node, index) => (index === 2 ? mark(node) : node));
+    const b = poolNodes(OTHER_POOL, 'b', 6).map((node, index) => (index === 0 ? mark(node) : node));
+    const kube = kubeWith(a, b);
+    const listed = await poolMembersAndKept(kube, instancesOf(a), { agentpool: 'a' }, marked);
+    assert.deepEqual(listed.members.map((node) => node.name).sort(), a.map((node) => node.name).sort());
+    assert.deepEqual(
+      listed.kept.map((node) => node.name),
+      [a[2]?.name],
+      "the marked node under the pool's label (the other pool's is not listed)",
+    );
+    assert.equal(kube.callsTo('nodes.scan').length, 3, "one listing: the pool's 6 nodes, 2 a page");
+    assert.equal(fullPages(kube), 0);
+  });
+
+  void it('looks for both in the whole cluster when no label selects the pool', async () => {
+    const a = poolNodes(DEFAULT_POOL, 'a', 3, [0, 1, 2]);
+    const b = poolNodes(OTHER_POOL, 'b', 3).map((node, index) => (index === 1 ? mark(node) : node));
+    const kube = kubeWith(a, b);
+    const listed = await poolMembersAndKept(kube, instancesOf(a), undefined, marked);
+    assert.equal(listed.members.length, 3);
+    assert.deepEqual(
+      listed.kept.map((node) => node.name),
+      [b[1]?.name],
+    );
+    assert.equal(fullPages(kube), 3, 'one listing of the 6 nodes');
+  });
+
+  void it('a pool without instances still finds the marked nodes under its label', async () => {
+    const a = poolNodes(DEFAULT_POOL, 'a', 2).map(mark);
+    const kube = kubeWith(a);
+    const listed = await poolMembersAndKept(kube, [], { agentpool: 'a' }, marked);
+    assert.deepEqual(listed.members, []);
+    assert.equal(listed.kept.length, 2);
   });
 });
 
