@@ -30,8 +30,8 @@ import type { ClusterHandle, ConfiguredPool } from './refresh-dependencies.js';
 
 /** One pool's plan, or why it could not be planned (the other pools are planned all the same). */
 export type PoolPlanOutcome =
-  | { readonly pool: string; readonly ok: true; readonly plan: PoolPlan }
-  | { readonly pool: string; readonly ok: false; readonly error: unknown };
+  | { readonly pool: string; readonly scaleSet: ScaleSetRef; readonly ok: true; readonly plan: PoolPlan }
+  | { readonly pool: string; readonly scaleSet: ScaleSetRef; readonly ok: false; readonly error: unknown };
 
 export interface ClusterPlanOptions {
   /** Plan only this pool (PoolNotFound, naming the known pools, when the cluster has none by that name). */
@@ -165,17 +165,18 @@ export async function planPoolsOfCluster(
   const outcomes: PoolPlanOutcome[] = [];
   for (const state of pools) {
     if (!wanted(state.pool.name)) continue;
+    const named = { pool: state.pool.name, scaleSet: state.pool.scaleSet };
     if (state.prepared === undefined || state.fold === undefined) {
-      outcomes.push({ pool: state.pool.name, ok: false, error: state.error });
+      outcomes.push({ ...named, ok: false, error: state.error });
       continue;
     }
     const folded = finishPoolFold(state.fold, listed - state.fold.members);
     try {
       const plan = await planFromSelection(handle, state.prepared, folded, options.requestedNode, now);
-      outcomes.push({ pool: state.pool.name, ok: true, plan });
+      outcomes.push({ ...named, ok: true, plan });
     } catch (error) {
       if (error instanceof TransientError || !isRefreshError(error)) throw error;
-      outcomes.push({ pool: state.pool.name, ok: false, error });
+      outcomes.push({ ...named, ok: false, error });
     }
   }
   return outcomes;

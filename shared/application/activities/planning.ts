@@ -24,7 +24,8 @@ const planPool = defineActivity(
 );
 
 /**
- * Every pool's plan from one listing of the cluster's nodes (the cluster run's planning step). A pool
+ * Every pool's plan from one listing of the cluster's nodes (the cluster run's planning step), with the
+ * scale set each pool was found on (a status reads each pool there, without looking for it again). A pool
  * that cannot be planned is a failure value in its place; a transient failure fails the call (retried).
  */
 const planCluster = defineActivity('planCluster', ClusterInput, async (deps, { cluster }) => {
@@ -34,8 +35,13 @@ const planCluster = defineActivity('planCluster', ClusterInput, async (deps, { c
     maxParallelPools: handle.configuration.maxParallelPools,
     pools: outcomes.map((outcome) =>
       outcome.ok
-        ? { pool: outcome.pool, ok: true as const, plan: outcome.plan }
-        : { pool: outcome.pool, ok: false as const, failure: failureOf(outcome.error) },
+        ? { pool: outcome.pool, scaleSet: outcome.scaleSet, ok: true as const, plan: outcome.plan }
+        : {
+            pool: outcome.pool,
+            scaleSet: outcome.scaleSet,
+            ok: false as const,
+            failure: failureOf(outcome.error),
+          },
     ),
   };
 });

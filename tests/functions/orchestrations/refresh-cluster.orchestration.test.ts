@@ -256,11 +256,9 @@ void describe('clusterStatus on the port fakes', () => {
 
   void it('names the pool whose read failed terminally, with why, and reports the others', async () => {
     const world = createFakeWorld({ pools: POOLS });
-    world.compute.nextErrorWhen(
-      'scaleSets.get',
-      forPool('pool2'),
-      new TerminalError('Forbidden', 'reading scale set pool2: forbidden'),
-    );
+    // Refused to the planning and to the status read alike (a role that does not reach the group).
+    const forbidden = new TerminalError('Forbidden', 'reading scale set pool2: forbidden');
+    world.compute.nextErrorWhen('scaleSets.get', forPool('pool2'), forbidden, forbidden);
     const status = await world.runner.startOrchestration(ORCHESTRATION.clusterStatus, { cluster: CLUSTER });
     assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
     const read = status.output as ClusterStatusRead;
