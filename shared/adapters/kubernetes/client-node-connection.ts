@@ -1,29 +1,25 @@
 /**
  * One cluster's API server over @kubernetes/client-node 2.x, shared by the per-resource adapters: the
  * client configuration (verified TLS, a bearer token that is static or from a provider for rotating
- * Entra ID tokens, a per-request deadline, pooled connections), the error mapping of every call, and
- * paged lists.
+ * Entra ID tokens, a per-request deadline, pooled keep-alive connections over `node:https`:
+ * https-library.ts), the error mapping of every call, and paged lists.
  */
-import type { RequestOptions } from 'node:https';
-import type { ReadableStream } from 'node:stream/web';
-
 import {
   ApiException,
   type Configuration,
   createConfiguration,
   HttpMethod,
-  KubeConfig,
   type Middleware,
   type RequestContext,
   type ResponseBody,
   type ResponseContext,
   type SecurityAuthentication,
   ServerConfiguration,
-  type User,
 } from '@kubernetes/client-node';
 
 import { isRefreshError, TerminalError, TransientError } from '../../domain/errors.js';
 import { type KubeCallContext, toRefreshError } from './errors.js';
+import { type HttpsLibrary, httpsLibrary } from './https-library.js';
 import { parseListBody } from './list-body.js';
 
 export interface ClientNodeKubernetesOptions {
@@ -46,7 +42,6 @@ export const PAGE_SIZE = 500;
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** A continue token older than the server's compaction window answers 410; a list restarts at most this often. */
 const MAX_LIST_RESTARTS = 2;
-const USER_NAME = 'vmss-prototype';
 const USER_AGENT = 'vmss-prototype (@kubernetes/client-node)';
 
 /** One page of a list: its items and the token of the next. */
@@ -64,7 +59,7 @@ function validated(options: ClientNodeKubernetesOptions): { server: string; time
       'configuring the connection to the cluster: the server is not a URL',
     );
   }
-  // client-node only speaks plain HTTP with skipTLSVerify, which product code never sets.
+  // Plain HTTP would send the bearer token in clear: only https is spoken (https-library.ts).
   if (url.protocol !== 'https:') {
     throw new TerminalError(
       'InvalidClusterConfiguration',
@@ -100,36 +95,37 @@ function checkToken(token: string): string {
   return trimmed;
 }
 
-/** client-node does not export its Authenticator interface. */
-type Authenticator = Parameters<KubeConfig['addAuthenticator']>[0];
-
 /**
- * Supplies the bearer token and forces certificate verification on every request. client-node leaves
- * `rejectUnauthorized` unset unless skipTLSVerify is set, which would let NODE_TLS_REJECT_UNAUTHORIZED=0
- * in the environment silently turn verification off; setting it here makes it unconditional.
+ * Supplies the bearer token on every request (a provider is asked each time: it caches, and rotates).
+ * Certificate verification is the HTTPS library's (https-library.ts), unconditional.
  */
-function tokenAuthenticator(token: string | (() => Promise<string>)): Authenticator {
-  return {
-    isAuthProvider: (user) => user.name === USER_NAME,
-    // Typed as https options: client-node's union with isomorphic-ws's options does not resolve here.
-    async applyAuthentication(_user: User, opts: RequestOptions) {
-      let value: string;
-      try {
-        value = checkToken(typeof token === 'string' ? token : await token());
-      } catch (error) {
-        if (isRefreshError(error)) throw error;
-        throw new TransientError(
-          'ClusterTokenUnavailable',
-          'getting a token for the cluster: the token provider failed',
-          {
-            cause: error,
-          },
-        );
-      }
-      opts.headers = { ...opts.headers, Authorization: `Bearer ${value}` };
-      opts.rejectUnauthorized = true;
-    },
-  };
+class TokenAuthentication implements SecurityAuthentication {
+  readonly #token: string | (() => Promise<string>);
+
+  constructor(token: string | (() => Promise<string>)) {
+    this.#token = token;
+  }
+
+  getName(): string {
+    return 'bearer token';
+  }
+
+  async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    let value: string;
+    try {
+      value = checkToken(typeof this.#token === 'string' ? this.#token : await this.#token());
+    } catch (error) {
+      if (isRefreshError(error)) throw error;
+      throw new TransientError(
+        'ClusterTokenUnavailable',
+        'getting a token for the cluster: the token provider failed',
+        {
+          cause: error,
+        },
+      );
+    }
+    context.setHeaderParam('Authorization', `Bearer ${value}`);
+  }
 }
 
 /** Aborts a request (and the reading of its body) after the deadline; the signal is per request. */
@@ -146,52 +142,9 @@ function timeoutMiddleware(timeoutMs: number): Middleware {
   };
 }
 
-type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
-
-/**
- * KubeConfig builds a new undici Agent for every request (client-node 2.0.1), so each call paid a fresh
- * TCP and TLS handshake. The TLS options never change for a connection, so the first Agent is kept and
- * reused: requests share keep-alive connections. The per-request Agents are never used, so they never
- * open a socket.
- */
-class PooledKubeConfigAuthentication implements SecurityAuthentication {
-  readonly #kubeConfig: KubeConfig;
-  #dispatcher: Dispatcher | undefined;
-
-  constructor(kubeConfig: KubeConfig) {
-    this.#kubeConfig = kubeConfig;
-  }
-
-  getName(): string {
-    return 'kubeconfig authentication, pooled connections';
-  }
-
-  async applySecurityAuthentication(context: RequestContext): Promise<void> {
-    await this.#kubeConfig.applySecurityAuthentication(context);
-    const created = context.getDispatcher();
-    if (created === undefined) return;
-    if (this.#dispatcher === undefined) this.#dispatcher = created;
-    else context.setDispatcher(this.#dispatcher);
-  }
-
-  async close(): Promise<void> {
-    const dispatcher = this.#dispatcher;
-    this.#dispatcher = undefined;
-    await dispatcher?.close();
-  }
-}
-
-/**
- * A response's body as bytes (list-body.ts parses a list from them without one string of the whole).
- * client-node 2.0.1's fetch body also offers the response's stream, which its type does not declare (its
- * `binary()` calls a `buffer()` that undici's Response lacks); without the stream, the text is read.
- */
+/** A response's body as bytes (list-body.ts parses a list from them without one string of the whole). */
 async function bodyBytes(body: ResponseBody): Promise<Buffer> {
-  const stream = (body as { stream?: () => ReadableStream<Uint8Array> | null }).stream?.();
-  if (stream === undefined || stream === null) return Buffer.from(await body.text(), 'utf8');
-  const chunks: Uint8Array[] = [];
-  for await (const chunk of stream) chunks.push(chunk);
-  return Buffer.concat(chunks);
+  return Buffer.from(await body.binary());
 }
 
 /** The client configuration and the error-mapping call wrapper every per-resource adapter uses. */
@@ -199,7 +152,7 @@ export class KubeConnection {
   readonly configuration: Configuration;
   /** Which API server, for connection failures (`the API server of cluster prod (https://…)`). */
   readonly apiServer: string;
-  readonly #authentication: PooledKubeConfigAuthentication;
+  readonly #https: HttpsLibrary;
 
   constructor(options: ClientNodeKubernetesOptions) {
     const { server, timeoutMs } = validated(options);
@@ -207,30 +160,22 @@ export class KubeConnection {
       options.cluster === undefined
         ? `the API server ${server}`
         : `the API server of cluster ${options.cluster} (${server})`;
-    const kubeConfig = new KubeConfig();
-    kubeConfig.addAuthenticator(tokenAuthenticator(options.token));
-    kubeConfig.loadFromClusterAndUser(
-      // caData is base64 of the PEM (client-node decodes it before handing it to TLS).
-      {
-        name: 'cluster',
-        server,
-        caData: Buffer.from(options.caPem, 'utf8').toString('base64'),
-        skipTLSVerify: false,
-        ...(options.tlsServerName === undefined ? {} : { tlsServerName: options.tlsServerName }),
-      },
-      { name: USER_NAME },
-    );
-    this.#authentication = new PooledKubeConfigAuthentication(kubeConfig);
+    this.#https = httpsLibrary({
+      caPem: options.caPem,
+      ...(options.tlsServerName === undefined ? {} : { tlsServerName: options.tlsServerName }),
+    });
     this.configuration = createConfiguration({
       baseServer: new ServerConfiguration(server, {}),
-      authMethods: { default: this.#authentication },
+      authMethods: { default: new TokenAuthentication(options.token) },
+      httpApi: this.#https.httpApi,
       promiseMiddleware: [timeoutMiddleware(timeoutMs)],
     });
   }
 
   /** Closes the pooled connections. */
-  async close(): Promise<void> {
-    await this.#authentication.close();
+  close(): Promise<void> {
+    this.#https.close();
+    return Promise.resolve();
   }
 
   /** Runs one request; its failure becomes a RefreshError that says what the call was doing. */

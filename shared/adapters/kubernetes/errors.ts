@@ -11,6 +11,7 @@ import {
   TerminalError,
   TransientError,
 } from '../../domain/errors.js';
+import { KubeTransportError } from './https-library.js';
 import { KubeStatus } from './schema.js';
 
 /** `policy/v1` `DisruptionBudgetCause`: the cause an eviction refused by a PodDisruptionBudget carries. */
@@ -90,7 +91,7 @@ export function missingPermission(message: string | undefined): string | undefin
   return `${groups.verb} ${resource}${scope}`;
 }
 
-/** Node and undici codes of a TLS handshake that failed certificate verification. */
+/** Node's codes of a TLS handshake that failed certificate verification. */
 const TLS_VERIFICATION_CODES: ReadonlySet<string> = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
   'UNABLE_TO_GET_ISSUER_CERT',
@@ -126,7 +127,7 @@ const TRANSIENT_NETWORK_CODES: ReadonlySet<string> = new Set([
   'UND_ERR_CLOSED',
 ]);
 
-/** Follows `cause` links (undici wraps the socket error in `TypeError: fetch failed`). */
+/** Follows `cause` links (the HTTPS library wraps the socket's error in a KubeTransportError). */
 function causeChain(error: unknown): unknown[] {
   const chain: unknown[] = [];
   let current: unknown = error;
@@ -328,11 +329,11 @@ export function toRefreshError(error: unknown, context: KubeCallContext): Refres
   const chain = causeChain(error);
   const innermost = chain[chain.length - 1];
   const detail = stringField(innermost, 'message');
-  // undici says `fetch failed` for every transport failure; one with an unrecognised cause is still one.
-  if (error instanceof TypeError && error.message === 'fetch failed') {
+  // A transport failure (https-library.ts) with an unrecognised cause is still one.
+  if (error instanceof KubeTransportError) {
     return new TransientError(
       'ClusterUnreachable',
-      `${context.action}: cannot reach the API server (${detail ?? 'fetch failed'})`,
+      `${context.action}: cannot reach the API server (${detail ?? 'the request failed'})`,
       {
         cause: error,
       },

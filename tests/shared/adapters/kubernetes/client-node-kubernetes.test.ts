@@ -189,7 +189,7 @@ void describe('The client-node Kubernetes adapters against the simulated API ser
 
       for (let index = 0; index < 8; index += 1) await pooled.nodes.get(NODE);
 
-      // undici may open a second socket while the first is being released; without pooling it is eight.
+      // A second socket may open while the first is being released; without pooling it is eight.
       assert.ok(cluster.connections() - before <= 2, `${cluster.connections() - before} connections`);
     });
 
@@ -599,6 +599,54 @@ void describe('The client-node Kubernetes adapters transport failures', () => {
     } finally {
       silent.closeAllConnections();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+
+  void it('gives up after requestTimeoutMs on a server that stops halfway through the body', async () => {
+    const tls = generateSimTls(new Date());
+    const stalls = createServer({ cert: tls.certPem, key: tls.keyPem }, (_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      response.write('{"kind":"Node",');
+      // The rest never comes.
+    });
+    await new Promise<void>((resolve) => stalls.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = stalls.address() as AddressInfo;
+      const kube = open({
+        server: `https://127.0.0.1:${port}`,
+        caPem: tls.caPem,
+        token: SA_TOKEN,
+        requestTimeoutMs: 300,
+      });
+
+      const error = await rejection(kube.nodes.get(NODE));
+
+      assert.ok(error instanceof TransientError);
+      assert.equal(error.code, 'ClusterRequestTimeout');
+    } finally {
+      stalls.closeAllConnections();
+      await new Promise<void>((resolve) => stalls.close(() => resolve()));
+    }
+  });
+
+  void it('reports a response cut short by the server as transient', async () => {
+    const tls = generateSimTls(new Date());
+    const cuts = createServer({ cert: tls.certPem, key: tls.keyPem }, (request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      response.write('{"kind":"Node",', () => request.socket.destroy());
+    });
+    await new Promise<void>((resolve) => cuts.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = cuts.address() as AddressInfo;
+      const kube = open({ server: `https://127.0.0.1:${port}`, caPem: tls.caPem, token: SA_TOKEN });
+
+      const error = await rejection(kube.nodes.get(NODE));
+
+      assert.ok(error instanceof TransientError);
+      assert.equal(error.code, 'ClusterUnreachable');
+    } finally {
+      cuts.closeAllConnections();
+      await new Promise<void>((resolve) => cuts.close(() => resolve()));
     }
   });
 

@@ -14,6 +14,7 @@ import {
   retryAfterMs,
   toRefreshError,
 } from '../../../../shared/adapters/kubernetes/errors.js';
+import { KubeTransportError } from '../../../../shared/adapters/kubernetes/https-library.js';
 import { NotFoundError, TerminalError, TransientError } from '../../../../shared/domain/errors.js';
 
 const CONTEXT = { action: 'evicting pod shop/web-1', kind: 'Pod' };
@@ -40,9 +41,10 @@ function apiError(code: number, body: unknown, headers: Record<string, string> =
   });
 }
 
-function networkError(code: string): TypeError {
+/** What the HTTPS library (https-library.ts) rejects with when the socket or TLS failed. */
+function networkError(code: string): KubeTransportError {
   const cause = Object.assign(new Error(`connect ${code} 127.0.0.1:6443`), { code });
-  return new TypeError('fetch failed', { cause });
+  return new KubeTransportError(cause.message, { cause });
 }
 
 const PDB_CAUSE = {
@@ -305,8 +307,17 @@ const CASES: Case[] = [
     message: /ERR_TLS_CERT_ALTNAME_INVALID/,
   },
   {
-    name: 'fetch failed with an unrecognised cause',
-    error: new TypeError('fetch failed', { cause: new Error('other side closed') }),
+    name: 'a request aborted at its deadline (the signal is the cause)',
+    error: new KubeTransportError('aborted', {
+      cause: new DOMException('The operation was aborted due to timeout', 'TimeoutError'),
+    }),
+    kind: 'transient',
+    code: 'ClusterRequestTimeout',
+    message: /did not answer in time/,
+  },
+  {
+    name: 'a transport failure with an unrecognised cause',
+    error: new KubeTransportError('other side closed', { cause: new Error('other side closed') }),
     kind: 'transient',
     code: 'ClusterUnreachable',
     message: /other side closed/,
