@@ -72,6 +72,7 @@ export class ComputeState {
   // Instances (VMSS VMs and Flexible VMs).
   readonly listInstances: InstanceState['listInstances'];
   readonly getInstance: InstanceState['getInstance'];
+  readonly getInstanceBootModel: InstanceState['getInstanceBootModel'];
   readonly findInstanceByVmId: InstanceState['findInstanceByVmId'];
   readonly findInstanceByProviderId: InstanceState['findInstanceByProviderId'];
   readonly findInstanceByComputerName: InstanceState['findInstanceByComputerName'];
@@ -166,6 +167,7 @@ export class ComputeState {
 
     this.listInstances = instances.listInstances.bind(instances);
     this.getInstance = instances.getInstance.bind(instances);
+    this.getInstanceBootModel = instances.getInstanceBootModel.bind(instances);
     this.findInstanceByVmId = instances.findInstanceByVmId.bind(instances);
     this.findInstanceByProviderId = instances.findInstanceByProviderId.bind(instances);
     this.findInstanceByComputerName = instances.findInstanceByComputerName.bind(instances);
