@@ -62,6 +62,7 @@ export class ComputeState {
   readonly getScaleSet: ScaleSetState['getScaleSet'];
   readonly listScaleSets: ScaleSetState['listScaleSets'];
   readonly getScaleSetModel: ScaleSetState['getScaleSetModel'];
+  readonly createScaleSet: ScaleSetState['createScaleSet'];
   readonly replaceScaleSet: ScaleSetState['replaceScaleSet'];
   readonly deleteScaleSet: ScaleSetState['deleteScaleSet'];
   readonly requestScaleSetDelete: ScaleSetState['requestScaleSetDelete'];
@@ -157,6 +158,7 @@ export class ComputeState {
     this.getScaleSet = scaleSets.getScaleSet.bind(scaleSets);
     this.listScaleSets = scaleSets.listScaleSets.bind(scaleSets);
     this.getScaleSetModel = scaleSets.getScaleSetModel.bind(scaleSets);
+    this.createScaleSet = scaleSets.createScaleSet.bind(scaleSets);
     this.replaceScaleSet = scaleSets.replaceScaleSet.bind(scaleSets);
     this.deleteScaleSet = scaleSets.deleteScaleSet.bind(scaleSets);
     this.requestScaleSetDelete = scaleSets.requestScaleSetDelete.bind(scaleSets);
