@@ -26,6 +26,7 @@ import {
   type FailureCheck,
   type HyperVGeneration,
   type ImageVersionInfo,
+  type InstanceBootModel,
   type InstanceInfo,
   type JsonObject,
   type OperationOutcome,
@@ -82,6 +83,8 @@ export interface InstanceRecord {
   provisioningState: string;
   modelVersion: number;
   imageReference: JsonObject;
+  /** What the scale set's model held when the instance was built (InstanceBootModel). */
+  bootModel: InstanceBootModel;
   osDiskId?: string;
   /** Managed data disks, by LUN (the OS disk is not among them). */
   dataDisks: DataDiskInfo[];

@@ -62,6 +62,7 @@ export class ComputeState {
   readonly getScaleSet: ScaleSetState['getScaleSet'];
   readonly listScaleSets: ScaleSetState['listScaleSets'];
   readonly getScaleSetModel: ScaleSetState['getScaleSetModel'];
+  readonly createScaleSet: ScaleSetState['createScaleSet'];
   readonly replaceScaleSet: ScaleSetState['replaceScaleSet'];
   readonly deleteScaleSet: ScaleSetState['deleteScaleSet'];
   readonly requestScaleSetDelete: ScaleSetState['requestScaleSetDelete'];
@@ -72,6 +73,7 @@ export class ComputeState {
   // Instances (VMSS VMs and Flexible VMs).
   readonly listInstances: InstanceState['listInstances'];
   readonly getInstance: InstanceState['getInstance'];
+  readonly getInstanceBootModel: InstanceState['getInstanceBootModel'];
   readonly findInstanceByVmId: InstanceState['findInstanceByVmId'];
   readonly findInstanceByProviderId: InstanceState['findInstanceByProviderId'];
   readonly findInstanceByComputerName: InstanceState['findInstanceByComputerName'];
@@ -156,6 +158,7 @@ export class ComputeState {
     this.getScaleSet = scaleSets.getScaleSet.bind(scaleSets);
     this.listScaleSets = scaleSets.listScaleSets.bind(scaleSets);
     this.getScaleSetModel = scaleSets.getScaleSetModel.bind(scaleSets);
+    this.createScaleSet = scaleSets.createScaleSet.bind(scaleSets);
     this.replaceScaleSet = scaleSets.replaceScaleSet.bind(scaleSets);
     this.deleteScaleSet = scaleSets.deleteScaleSet.bind(scaleSets);
     this.requestScaleSetDelete = scaleSets.requestScaleSetDelete.bind(scaleSets);
@@ -166,6 +169,7 @@ export class ComputeState {
 
     this.listInstances = instances.listInstances.bind(instances);
     this.getInstance = instances.getInstance.bind(instances);
+    this.getInstanceBootModel = instances.getInstanceBootModel.bind(instances);
     this.findInstanceByVmId = instances.findInstanceByVmId.bind(instances);
     this.findInstanceByProviderId = instances.findInstanceByProviderId.bind(instances);
     this.findInstanceByComputerName = instances.findInstanceByComputerName.bind(instances);

@@ -186,6 +186,19 @@ export interface ExtensionInfo {
   provisioningState: string;
 }
 
+/**
+ * The model an instance was built from, as Azure keeps it per instance (a VMSS VM's own model, a
+ * Flexible VM's own properties): a later change of the scale set's model does not change it until the
+ * instance is reimaged or upgraded. What a test compares a canary's boot with.
+ */
+export interface InstanceBootModel {
+  imageReference: JsonObject;
+  /** Base64, as written to the scale set's model (never returned over ARM). */
+  customData?: string;
+  /** The model's extensions as they were (ARM `extensionProfile.extensions`, protected settings included). */
+  extensions: JsonObject[];
+}
+
 export interface ScaleSetInfo {
   id: string;
   subscriptionId: string;

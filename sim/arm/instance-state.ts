@@ -14,13 +14,22 @@ import {
   type PendingTransition,
   type ScaleSetRecord,
 } from './compute-core.js';
-import { deepCopy, deterministicUuid, idKey, objectAt, optionalObjectAt, stringAt } from './compute-json.js';
+import {
+  deepCopy,
+  deterministicUuid,
+  idKey,
+  isObject,
+  objectAt,
+  optionalObjectAt,
+  stringAt,
+} from './compute-json.js';
 import {
   type Completion,
   ComputeError,
   type DataDiskInfo,
   type FailureCheck,
   type HyperVGeneration,
+  type InstanceBootModel,
   type InstanceInfo,
   type InstanceSeed,
   type JsonObject,
@@ -57,6 +66,12 @@ export class InstanceState extends ComputeCore {
   getInstance(id: string): InstanceInfo | undefined {
     const record = this.instances.get(idKey(id));
     return record ? this.instanceInfo(record) : undefined;
+  }
+
+  /** The model the instance was built from (InstanceBootModel), a deep copy. */
+  getInstanceBootModel(id: string): InstanceBootModel | undefined {
+    const record = this.instances.get(idKey(id));
+    return record ? deepCopy(record.bootModel) : undefined;
   }
 
   findInstanceByVmId(vmId: string): InstanceInfo | undefined {
@@ -330,6 +345,7 @@ export class InstanceState extends ComputeCore {
       provisioningState: 'Succeeded',
       modelVersion: scaleSet.modelVersion,
       imageReference: deepCopy(objectAt(profile, 'storageProfile', 'imageReference')),
+      bootModel: bootModelOf(profile),
       dataDisks: [],
       hyperVGeneration: hyperV,
       osType,
@@ -608,4 +624,15 @@ export class InstanceState extends ComputeCore {
 
 function powerDisplay(state: PowerState): string {
   return `VM ${state}`;
+}
+
+/** What an instance built now keeps of the scale set's model: image, customData, extensions. */
+function bootModelOf(profile: JsonObject): InstanceBootModel {
+  const customData = stringAt(profile, ['osProfile'], 'customData');
+  const extensions = optionalObjectAt(profile, 'extensionProfile')?.extensions;
+  return {
+    imageReference: deepCopy(objectAt(profile, 'storageProfile', 'imageReference')),
+    ...(customData === undefined ? {} : { customData }),
+    extensions: Array.isArray(extensions) ? deepCopy(extensions.filter(isObject)) : [],
+  };
 }

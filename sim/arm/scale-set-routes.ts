@@ -1,7 +1,7 @@
 /**
- * ARM routes of scale sets: list, get, PUT (update only) and PATCH of the model with the checks ARM
+ * ARM routes of scale sets: list, get, PUT (create or update) and PATCH of the model with the checks ARM
  * applies (immutable orchestration mode, marketplace vs gallery image references, write-only
- * customData), and the scale-set extensions (list, get, delete).
+ * customData), DELETE, and the scale-set extensions (list, get, delete).
  */
 import { z } from 'zod';
 
@@ -104,12 +104,7 @@ export class ScaleSetRoutes extends ArmRoutes {
   private putScaleSet(context: RequestContext): Reply {
     const id = this.scaleSetId(context);
     const current = this.state.scaleSetResource(id);
-    if (!current) {
-      throw new HttpError(400, {
-        code: 'OperationNotAllowed',
-        message: `Creating virtual machine scale set '${context.params.vmss ?? ''}' is not supported by this simulated region; scale sets come from the scenario.`,
-      });
-    }
+    if (!current) return this.createScaleSet(context, id);
     this.refuseWhileDeleting(context, current.properties);
     checkPreconditions(context, current.etag);
     const body = parseBody(ScaleSetPut, context.body);
@@ -135,6 +130,85 @@ export class ScaleSetRoutes extends ArmRoutes {
     const next = { ...properties, ...readOnlyOf(current.properties) };
     this.validateScaleSetModel(current.properties, next);
     return this.applyScaleSet(context, id, next, body.tags ?? {}, body.sku);
+  }
+
+  /**
+   * PUT of a scale set that does not exist (learn.microsoft.com/rest/api/compute/virtual-machine-scale-sets/
+   * create-or-update): 201 with `Azure-AsyncOperation`, the scale set `Creating` with `sku.capacity`
+   * instances built from the model sent, then `Succeeded`. The body must carry `sku` (name and capacity)
+   * and a `virtualMachineProfile` with an image reference, an OS profile (computer-name prefix, admin
+   * user) and a network profile; the model passes the same checks as an update. An `If-Match` on a scale
+   * set that does not exist fails (412); `If-None-Match: *` (create only) is what it is for.
+   */
+  private createScaleSet(context: RequestContext, id: string): Reply {
+    const ifMatch = headerValue(context.headers['if-match']);
+    if (ifMatch !== undefined) {
+      throw new HttpError(412, {
+        code: 'PreconditionFailed',
+        message: `Etag provided in if-match header ${ifMatch.trim()} does not match any resource: the scale set does not exist.`,
+      });
+    }
+    const body = parseBody(ScaleSetPut, context.body);
+    const skuName = body.sku?.name;
+    const capacity = body.sku?.capacity;
+    if (skuName === undefined || capacity === undefined) {
+      throw invalidParameter("Required parameter 'sku' (name and capacity) is missing (null).", 'sku');
+    }
+    const properties = withoutReadOnly(body.properties ?? {});
+    const profile = objectPath(properties, 'virtualMachineProfile');
+    for (const [path, target] of [
+      [['storageProfile', 'imageReference'], 'virtualMachineProfile.storageProfile.imageReference'],
+      [['osProfile'], 'virtualMachineProfile.osProfile'],
+      [['networkProfile'], 'virtualMachineProfile.networkProfile'],
+    ] as const) {
+      if (profile === undefined || objectPath(profile, ...path) === undefined) {
+        throw invalidParameter(`Required parameter '${target}' is missing (null).`, target);
+      }
+    }
+    const osProfile = objectPath(properties, 'virtualMachineProfile', 'osProfile') ?? {};
+    for (const field of ['computerNamePrefix', 'adminUsername'] as const) {
+      if (typeof osProfile[field] !== 'string' || osProfile[field] === '') {
+        throw invalidParameter(
+          `Required parameter 'osProfile.${field}' is missing (null).`,
+          `virtualMachineProfile.osProfile.${field}`,
+        );
+      }
+    }
+    const mode = textOr(properties.orchestrationMode, 'Uniform');
+    this.validateScaleSetModel({ orchestrationMode: mode }, { ...properties, orchestrationMode: mode });
+    const { operation, failure, done } = this.beginOperation(
+      context,
+      body.location,
+      this.options.latency.scaleSetUpdateSeconds,
+    );
+    const created = this.state.createScaleSet(
+      id,
+      {
+        location: body.location,
+        tags: body.tags ?? {},
+        skuName,
+        capacity,
+        ...(body.zones ? { zones: body.zones } : {}),
+        properties,
+        hyperVGeneration: this.hyperVGenerationOf(properties),
+      },
+      done,
+      failure,
+    );
+    return {
+      status: 201,
+      body: renderScaleSet(this.state, created.id),
+      headers: { ...this.operationHeaders(context, operation, false), ETag: created.etag },
+    };
+  }
+
+  /** A gallery image's generation (its definition's), else V2 as the marketplace images used here. */
+  private hyperVGenerationOf(properties: JsonObject): 'V1' | 'V2' {
+    const reference = objectPath(properties, 'virtualMachineProfile', 'storageProfile', 'imageReference');
+    const imageId = reference?.id;
+    if (typeof imageId !== 'string' || !isGalleryImageReference({ id: imageId })) return 'V2';
+    const definition = this.state.getImageDefinition(imageId.replace(/\/versions\/[^/]+$/i, ''));
+    return definition?.properties.hyperVGeneration === 'V1' ? 'V1' : 'V2';
   }
 
   private patchScaleSet(context: RequestContext): Reply {

@@ -1,6 +1,6 @@
 /**
- * Scale sets of the simulated compute state: seeding, the stored model (replaced by PUT/PATCH with a
- * simulated-time update), capacity changes, and extension deletes.
+ * Scale sets of the simulated compute state: seeding, creation by PUT, the stored model (replaced by
+ * PUT/PATCH with a simulated-time update), capacity changes, and extension deletes.
  */
 import { createHash } from 'node:crypto';
 
@@ -12,8 +12,23 @@ import {
   type PendingTransition,
   type ScaleSetRecord,
 } from './compute-core.js';
-import { deepCopy, deterministicUuid, idKey, isObject, objectAt, textOr } from './compute-json.js';
-import type { Completion, FailureCheck, JsonObject, ScaleSetInfo, ScaleSetSeed } from './compute-types.js';
+import {
+  deepCopy,
+  deterministicUuid,
+  idKey,
+  isObject,
+  objectAt,
+  parseResourceId,
+  textOr,
+} from './compute-json.js';
+import type {
+  Completion,
+  FailureCheck,
+  HyperVGeneration,
+  JsonObject,
+  ScaleSetInfo,
+  ScaleSetSeed,
+} from './compute-types.js';
 import type { InstanceState } from './instance-state.js';
 
 export class ScaleSetState extends ComputeCore {
@@ -141,6 +156,74 @@ export class ScaleSetState extends ComputeCore {
       const instanceSeed = Array.isArray(seed.instances) ? seed.instances[index] : undefined;
       this.instanceState.createInstanceRecord(record, instanceSeed?.powerState ?? 'running', instanceSeed);
     }
+    return this.scaleSetInfo(record);
+  }
+
+  /**
+   * ARM's PUT of a scale set that does not exist yet: `Creating` at once, with `capacity` instances built
+   * from its model (each `instance-created`, so the world can join them), then `Succeeded` after
+   * `scaleSetUpdateSeconds`. The model is stored as sent, customData included (never rendered). A
+   * `failure` ends the operation Failed and leaves the scale set `Failed`, as a failed create in Azure.
+   */
+  createScaleSet(
+    id: string,
+    input: {
+      location: string;
+      tags: Record<string, string>;
+      skuName: string;
+      capacity: number;
+      zones?: string[];
+      properties: JsonObject;
+      hyperVGeneration: HyperVGeneration;
+    },
+    onComplete?: Completion,
+    failure?: FailureCheck,
+  ): ScaleSetInfo {
+    const parsed = parseResourceId(id);
+    const name = parsed?.segments[1];
+    if (!parsed || name === undefined) throw new Error(`creating scale set ${id}: not a scale set id`);
+    if (this.scaleSets.has(idKey(id))) throw new Error(`creating scale set ${name}: it exists already`);
+    const record: ScaleSetRecord = {
+      id,
+      subscriptionId: parsed.subscriptionId,
+      resourceGroup: parsed.resourceGroup,
+      name,
+      location: input.location,
+      tags: { ...input.tags },
+      sku: { name: input.skuName, tier: 'Standard', capacity: 0 },
+      properties: {
+        orchestrationMode: 'Uniform',
+        ...deepCopy(input.properties),
+        provisioningState: 'Creating',
+        uniqueId: deterministicUuid(`vmss:${idKey(id)}`),
+        timeCreated: this.nowIso(),
+      },
+      nextInstanceNumber: 0,
+      modelVersion: 1,
+      etag: 1,
+      hyperVGeneration: input.hyperVGeneration,
+      architecture: 'x64',
+      bootstrapOverrides: new Map(),
+      uniqueId: deterministicUuid(`vmss:${idKey(id)}`),
+      timeCreated: this.nowIso(),
+    };
+    if (input.zones && input.zones.length > 0) record.zones = [...input.zones];
+    this.scaleSets.set(idKey(id), record);
+    const pending: PendingTransition = { kind: 'create', cancel: () => undefined };
+    if (onComplete) pending.onComplete = onComplete;
+    pending.cancel = this.scheduler.after(
+      durationOf(this.latency, 'scaleSetUpdateSeconds'),
+      `create ${record.name}`,
+      () => {
+        if (record.pending !== pending) return;
+        record.pending = undefined;
+        const error = failure?.();
+        record.properties.provisioningState = error ? 'Failed' : 'Succeeded';
+        onComplete?.(error ? { status: 'Failed', error } : { status: 'Succeeded' });
+      },
+    );
+    record.pending = pending;
+    if (input.capacity > 0) this.instanceState.scaleOut(id, input.capacity);
     return this.scaleSetInfo(record);
   }
 

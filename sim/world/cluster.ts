@@ -505,7 +505,8 @@ export class ClusterWorld {
     extensionsRemain: boolean,
   ): JoinBootstrap {
     if (!galleryImage) return 'marketplace-full';
-    const customData = this.compute.getScaleSet(instance.scaleSetId)?.customData ?? '';
+    // The instance's own model: what it was built with, whatever the scale set's model says later.
+    const customData = this.compute.getInstanceBootModel(instance.id)?.customData ?? '';
     if (
       this.poolOf(instance)?.spec.bootstrapFlavour === 'kubeadm' &&
       kubeadmJoinOf(Buffer.from(customData, 'base64').toString('utf8')) !== undefined

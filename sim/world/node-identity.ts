@@ -219,8 +219,9 @@ export class NodeIdentities {
     return instance.osDiskId ? this.options.compute.getDiskContent(instance.osDiskId) : undefined;
   }
 
+  /** What the instance booted with: its own model's customData (a later model change is not applied). */
   private customDataOf(instance: InstanceInfo): string | undefined {
-    return this.options.compute.getScaleSet(instance.scaleSetId)?.customData;
+    return this.options.compute.getInstanceBootModel(instance.id)?.customData;
   }
 
   /** Seeds the running identity of a VM from its provisioned disk (no boot needed). */

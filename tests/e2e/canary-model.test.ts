@@ -1,12 +1,15 @@
 /**
  * The canary boots the model that will be published: on a pool's first refresh (its model still holding
  * the bootstrap customData and extensions), the model each canary instance was built from is compared,
- * field by field (image, customData, extensions), with the model the run published: an aks-engine pool (the
+ * field by field (image, customData, extensions by name, publisher, type, version and settings), with the
+ * model the run published. The instance's model is the one the simulator keeps per instance, as Azure
+ * does (`getInstanceBootModel`), not the scale set's at some later moment. An aks-engine pool (the
  * sample's) in each capture mode and a k3s pool, whose published models drop their bootstrap, and a kubeadm
  * pool in each of its modes, whose published model keeps it (new nodes still run `kubeadm join`).
  *
- * The cases that drop the bootstrap are todo: today the canary is added in the pin's write, which changes only the image,
- * so it boots the new image with the old bootstrap. Making the pin drop the bootstrap too needs a way to
+ * The cases that drop the bootstrap are todo: today the canary is added in the pin's write, which changes
+ * only the image, so it boots the new image with the old bootstrap (customData the bootstrap cloud-config,
+ * not the no-op; the CustomScript extension still there; the image and the other extensions equal). Making the pin drop the bootstrap too needs a way to
  * put it back when the canary is rejected, and ARM never returns a model's customData or its extensions'
  * protectedSettings (README.md, "Safe promotion").
  */
@@ -15,30 +18,69 @@ import { describe, it } from 'node:test';
 
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
-import type { ScaleSetInfo } from '../../sim/arm/compute-types.js';
+import type { ComputeState } from '../../sim/arm/compute-state.js';
+import type { InstanceBootModel, ScaleSetInfo } from '../../sim/arm/compute-types.js';
 import type { Harness, ScenarioData } from './harness.js';
 import { POOL1, POOL2, startHarness, withKubeadmPool } from './harness.js';
 
-/** What an instance boots with, as the model held it. */
+/** What an instance boots with, field by field: image, customData, extensions. */
 interface BootModel {
   readonly image: string;
   readonly customData: string | undefined;
-  readonly extensions: readonly string[];
+  readonly extensions: readonly BootExtension[];
 }
 
-function bootModelOf(scaleSet: ScaleSetInfo, latestVersion: string): BootModel {
-  const reference = scaleSet.imageReference['id'];
+/** An extension as it runs on the instance: who publishes it, what it is, with which settings. */
+interface BootExtension {
+  readonly name: string;
+  readonly publisher: string;
+  readonly type: string;
+  readonly typeHandlerVersion: unknown;
+  readonly settings: unknown;
+  readonly protectedSettings: unknown;
+}
+
+/**
+ * The boot model of a model as ARM stores it (the instance's own, or the scale set's after publication),
+ * customData included: the simulator keeps what ARM never returns.
+ */
+function bootModelOf(model: InstanceBootModel, latestVersion: string): BootModel {
+  const reference = model.imageReference['id'];
   const id = typeof reference === 'string' ? reference.toLowerCase() : '';
   return {
     // A model on the definition takes `latest`: the version the run published.
     image: id.includes('/versions/') || id === '' ? id : `${id}/versions/${latestVersion}`,
     customData:
-      scaleSet.customData === undefined
-        ? undefined
-        : Buffer.from(scaleSet.customData, 'base64').toString('utf8'),
-    extensions: scaleSet.extensions
-      .map((extension) => `${extension.name} (${extension.publisher}/${extension.type})`)
-      .sort(),
+      model.customData === undefined ? undefined : Buffer.from(model.customData, 'base64').toString('utf8'),
+    extensions: model.extensions
+      .map((extension): BootExtension => {
+        const properties = (extension['properties'] ?? {}) as Record<string, unknown>;
+        return {
+          name: String(extension['name']),
+          publisher: String(properties['publisher']),
+          type: String(properties['type']),
+          typeHandlerVersion: properties['typeHandlerVersion'],
+          settings: properties['settings'] ?? {},
+          protectedSettings: properties['protectedSettings'],
+        };
+      })
+      .sort((a, b) =>
+        `${a.publisher}/${a.type}/${a.name}`.localeCompare(`${b.publisher}/${b.type}/${b.name}`),
+      ),
+  };
+}
+
+/** The scale set's stored model as an instance built from it now would keep it. */
+function scaleSetBootModel(compute: ComputeState, scaleSetId: string): InstanceBootModel {
+  const model = compute.getScaleSetModel(scaleSetId);
+  assert.ok(model, scaleSetId);
+  const profile = model['virtualMachineProfile'] as Record<string, Record<string, unknown>>;
+  const customData = profile['osProfile']?.['customData'];
+  const extensions = profile['extensionProfile']?.['extensions'];
+  return {
+    imageReference: profile['storageProfile']?.['imageReference'] as InstanceBootModel['imageReference'],
+    ...(typeof customData === 'string' ? { customData } : {}),
+    extensions: Array.isArray(extensions) ? (extensions as InstanceBootModel['extensions']) : [],
   };
 }
 
@@ -86,8 +128,8 @@ const FLAVOURS: readonly Flavour[] = [
 ];
 
 async function firstRefresh(flavour: Flavour): Promise<{
-  canaries: ScaleSetInfo[];
-  published: ScaleSetInfo;
+  canaries: InstanceBootModel[];
+  published: InstanceBootModel;
   result: PoolRefreshResult;
   before: ScaleSetInfo;
 }> {
@@ -107,11 +149,12 @@ async function firstRefresh(flavour: Flavour): Promise<{
     const compute = harness.sim.running.world.compute;
     const scaleSet = compute.listScaleSets().find((entry) => entry.name === flavour.pool);
     assert.ok(scaleSet, flavour.pool);
-    const canaries: ScaleSetInfo[] = [];
+    // Every instance the run adds, by id: each keeps the model it was built from, as Azure does.
+    const added: string[] = [];
     const stop = compute.subscribe((event) => {
-      if (event.type !== 'instance-created' || event.instance.scaleSetId !== scaleSet.id) return;
-      const model = compute.getScaleSet(scaleSet.id);
-      if (model !== undefined) canaries.push(model);
+      if (event.type === 'instance-created' && event.instance.scaleSetId === scaleSet.id) {
+        added.push(event.instance.id);
+      }
     });
     try {
       const status = await harness.run(
@@ -122,9 +165,12 @@ async function firstRefresh(flavour: Flavour): Promise<{
       assert.equal(status.runtimeStatus, 'Completed', JSON.stringify(status.failure));
       const result = status.output as PoolRefreshResult;
       assert.equal(result.outcome, 'refreshed', result.reason);
-      const published = compute.getScaleSet(scaleSet.id);
-      assert.ok(published);
-      return { canaries, published, result, before: scaleSet };
+      const canaries = added.map((id) => {
+        const model = compute.getInstanceBootModel(id);
+        assert.ok(model, `canary ${id} is kept (afterPass: keep)`);
+        return model;
+      });
+      return { canaries, published: scaleSetBootModel(compute, scaleSet.id), result, before: scaleSet };
     } finally {
       stop();
     }

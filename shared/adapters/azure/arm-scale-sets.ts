@@ -5,19 +5,22 @@
  */
 import type { ImageReference as ArmImageReference, VirtualMachineScaleSet } from '@azure/arm-compute';
 
+import { carriesOwnerTags } from '../../domain/canary-scale-set.js';
 import type { ScaleSetExtension } from '../../domain/compute.js';
-import { ignoreNotFound, isTransient } from '../../domain/errors.js';
+import { ignoreNotFound, isTransient, TerminalError } from '../../domain/errors.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
 import { describeScaleSet, parseGalleryImageId, scaleSetKey } from '../../domain/resource-id.js';
 import type { OrchestrationMode, ScaleSet } from '../../domain/scale-set.js';
 import type {
   ScaleSetChange,
+  ScaleSetCreated,
+  ScaleSetCreation,
   ScaleSetImageUpdate,
   ScaleSetsPort,
   ScaleSetWritten,
 } from '../../ports/compute/scale-sets.js';
 import type { ArmClients } from './arm-clients.js';
-import { toRefreshError, withArmErrors } from './errors.js';
+import { throwIfDeleting, toRefreshError, withArmErrors } from './errors.js';
 import {
   type ImageFacts,
   imageFactsFromGalleryImage,
@@ -148,6 +151,43 @@ export class ArmScaleSets implements ScaleSetsPort {
     await withArmErrors(action, () =>
       client.virtualMachineScaleSetExtensions.beginDelete(ref.resourceGroup, ref.name, extensionName),
     ).catch(ignoreNotFound);
+  }
+
+  /**
+   * PUT of a new scale set after a read: a scale set of that name with all the owner tags is an earlier
+   * attempt's (found, whatever its state but Deleting); without them the name is someone else's.
+   */
+  async requestCreation(ref: ScaleSetRef, creation: ScaleSetCreation): Promise<ScaleSetCreated> {
+    const action = `requesting creation of scale set ${describeScaleSet(ref)}`;
+    const client = this.clients.client(ref.subscriptionId, action);
+    const existing = await withArmErrors(action, () =>
+      client.virtualMachineScaleSets.get(ref.resourceGroup, ref.name),
+    ).catch(ignoreNotFound);
+    if (existing !== undefined) {
+      throwIfDeleting(existing.provisioningState, action, 'scale set');
+      if (!carriesOwnerTags(existing.tags, creation.ownerTags)) {
+        throw new TerminalError(
+          'ScaleSetNameTaken',
+          `${action}: a scale set of this name already exists and is not this run's`,
+        );
+      }
+      return 'found';
+    }
+    // The domain document is the model as ARM returns it (the SDK's flattened form): sent as it is.
+    const model = creation.model as unknown as VirtualMachineScaleSet;
+    await withArmErrors(action, () =>
+      client.virtualMachineScaleSets.beginCreateOrUpdate(ref.resourceGroup, ref.name, model),
+    );
+    return 'requested';
+  }
+
+  async requestDeletion(ref: ScaleSetRef): Promise<void> {
+    const action = `requesting deletion of scale set ${describeScaleSet(ref)}`;
+    const client = this.clients.client(ref.subscriptionId, action);
+    await withArmErrors(action, () =>
+      client.virtualMachineScaleSets.beginDelete(ref.resourceGroup, ref.name),
+    ).catch(ignoreNotFound);
+    this.#modes.delete(scaleSetKey(ref));
   }
 
   /**

@@ -28,7 +28,13 @@ export type { ImageVersionRequest, ImageVersionsPort } from './image-versions.js
 export type { InstancesPort } from './instances.js';
 export type { NamedByCaller } from './named-by-caller.js';
 export type { RunCommandsPort } from './run-commands.js';
-export type { ScaleSetChange, ScaleSetImageUpdate, ScaleSetsPort } from './scale-sets.js';
+export type {
+  ScaleSetChange,
+  ScaleSetCreated,
+  ScaleSetCreation,
+  ScaleSetImageUpdate,
+  ScaleSetsPort,
+} from './scale-sets.js';
 export type { SnapshotRequest, SnapshotsPort } from './snapshots.js';
 export type { VirtualMachinesPort } from './virtual-machines.js';
 

@@ -1,4 +1,5 @@
 /** The port to a scale set's model and its extensions (contract: index.ts). */
+import type { ScaleSetModelDocument } from '../../domain/canary-scale-set.js';
 import type { ScaleSetExtension } from '../../domain/compute.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
 import type { ScaleSet } from '../../domain/scale-set.js';
@@ -35,6 +36,17 @@ export interface ScaleSetWritten {
   readonly etag?: string;
 }
 
+/** A scale set made by PUT (the temporary canary scale set, issue #48). */
+export interface ScaleSetCreation {
+  /** The whole model to PUT, its tags included. */
+  readonly model: ScaleSetModelDocument;
+  /** The tags that make a scale set of that name ours: one carrying all of them stands for the request. */
+  readonly ownerTags: Readonly<Record<string, string>>;
+}
+
+/** `requested`: ARM accepted the PUT; `found`: ours already existed (an earlier attempt's). */
+export type ScaleSetCreated = 'requested' | 'found';
+
 export interface ScaleSetsPort {
   /**
    * The scale set's model. Its image's Hyper-V generation and architecture live on the image, one more
@@ -51,4 +63,11 @@ export interface ScaleSetsPort {
   requestChange(ref: ScaleSetRef, change: ScaleSetChange): Promise<ScaleSetWritten>;
   listExtensions(ref: ScaleSetRef): Promise<ScaleSetExtension[]>;
   requestExtensionDeletion(ref: ScaleSetRef, extensionName: string): Promise<void>;
+  /**
+   * PUT of a new scale set, idempotent by name: ours (all the owner tags) already there is `found`; one
+   * being deleted is transient; one that is not ours is terminal (`ScaleSetNameTaken`). Not waited for.
+   */
+  requestCreation(ref: ScaleSetRef, creation: ScaleSetCreation): Promise<ScaleSetCreated>;
+  /** DELETE of the scale set and its instances; a missing one is done. Not waited for. */
+  requestDeletion(ref: ScaleSetRef): Promise<void>;
 }

@@ -165,6 +165,29 @@ describe('ComputeState', () => {
     assert.equal(state.getScaleSet(VMSS_ID)?.capacity, 4);
   });
 
+  it("keeps each instance's own model: a later change of the scale set's model does not change it", () => {
+    const [created] = state.scaleOut(VMSS_ID, 1);
+    const model = state.getScaleSetModel(VMSS_ID);
+    assert.ok(model);
+    const profile = model['virtualMachineProfile'] as Record<string, Record<string, unknown>>;
+    const osProfile = profile['osProfile'] ?? {};
+    osProfile['customData'] = Buffer.from('#cloud-config\n').toString('base64');
+    profile['extensionProfile'] = { extensions: [] };
+    state.replaceScaleSet(VMSS_ID, { properties: model, tags: {} });
+    clock.advance(KAMINO_OBSERVED.scaleSetUpdateSeconds);
+
+    const kept = state.getInstanceBootModel(created?.id ?? '');
+    assert.deepEqual(
+      kept?.extensions.map((extension) => extension['name']),
+      ['vmssCSE', 'provenance', 'cloud-init-join'],
+    );
+    assert.equal(kept.customData, undefined);
+    const [later] = state.scaleOut(VMSS_ID, 1);
+    const now = state.getInstanceBootModel(later?.id ?? '');
+    assert.deepEqual(now?.extensions, []);
+    assert.equal(now.customData, Buffer.from('#cloud-config\n').toString('base64'));
+  });
+
   it('counts seeded bootstrap flags, and CustomScript by default', () => {
     assert.deepEqual(
       state.getScaleSet(VMSS_ID)?.extensions.map((extension) => [extension.name, extension.bootstrap]),

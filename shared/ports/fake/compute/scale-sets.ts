@@ -1,17 +1,21 @@
 /** The fake scale sets port: the model (image, tags, capacity) and its extensions, on the estate's clock. */
+import { carriesOwnerTags } from '../../../domain/canary-scale-set.js';
 import type { ScaleSetExtension } from '../../../domain/compute.js';
+import { TerminalError } from '../../../domain/errors.js';
 import type { ScaleSetRef } from '../../../domain/resource-id.js';
-import { describeScaleSet } from '../../../domain/resource-id.js';
+import { describeScaleSet, scaleSetKey, scaleSetResourceId } from '../../../domain/resource-id.js';
 import type { ScaleSet } from '../../../domain/scale-set.js';
 import type { ComputeMethod } from '../../compute/index.js';
 import type {
   ScaleSetChange,
+  ScaleSetCreated,
+  ScaleSetCreation,
   ScaleSetImageUpdate,
   ScaleSetsPort,
   ScaleSetWritten,
 } from '../../compute/scale-sets.js';
 import type { CallLog } from '../recording-fake.js';
-import type { ComputeEstate } from './estate.js';
+import type { ComputeEstate, ScaleSetRecord } from './estate.js';
 
 export class FakeScaleSets implements ScaleSetsPort {
   constructor(
@@ -98,6 +102,71 @@ export class FakeScaleSets implements ScaleSetsPort {
       if (extension === undefined || extension.provisioningState === 'Deleting') return;
       record.extensions[index] = { ...extension, provisioningState: 'Deleting' };
       record.pendingExtensions.set(extensionName, this.estate.now() + this.estate.timings.extensionDeletion);
+    });
+  }
+
+  /** Creates the scale set from the model at once (its instances start on the estate's clock). */
+  requestCreation(ref: ScaleSetRef, creation: ScaleSetCreation): Promise<ScaleSetCreated> {
+    return this.log.call('scaleSets.requestCreation', [ref, creation], () => {
+      const action = `requesting creation of scale set ${describeScaleSet(ref)}`;
+      const existing = this.estate.scaleSets.get(scaleSetKey(ref));
+      if (existing !== undefined) {
+        if (!carriesOwnerTags(existing.scaleSet.tags, creation.ownerTags)) {
+          throw new TerminalError(
+            'ScaleSetNameTaken',
+            `${action}: a scale set of this name is not this run's`,
+          );
+        }
+        return 'found';
+      }
+      const { model } = creation;
+      const profile = model.virtualMachineProfile ?? {};
+      const image = profile.storageProfile?.['imageReference'] as Record<string, string> | undefined;
+      const mode = model['orchestrationMode'] === 'Flexible' ? 'Flexible' : 'Uniform';
+      const record = {
+        scaleSet: {
+          ...ref,
+          id: scaleSetResourceId(ref),
+          location: model.location,
+          orchestrationMode: mode,
+          osType: 'Linux',
+          upgradePolicyMode: 'Manual',
+          automaticOsUpgrade: false,
+          ephemeralOsDisk: false,
+          zones: [...(model.zones ?? [])],
+          tags: { ...model.tags },
+          provisioningState: 'Succeeded',
+          ...(image === undefined ? {} : { imageReferenceFields: { ...image } }),
+          ...(model.sku?.name === undefined ? {} : { vmSize: model.sku.name }),
+        },
+        extensions: (profile.extensionProfile?.extensions ?? []).map((extension) => ({
+          name: extension.name ?? '',
+          publisher: extension.publisher ?? '',
+          type: extension.typePropertiesType ?? '',
+          provisioningState: 'Succeeded',
+        })),
+        pendingExtensions: new Map<string, number>(),
+        ...(typeof profile.osProfile?.['customData'] === 'string'
+          ? { customDataBase64: profile.osProfile['customData'] }
+          : {}),
+        etag: 1,
+        nextInstance: 0,
+      } satisfies ScaleSetRecord;
+      this.estate.scaleSets.set(scaleSetKey(ref), record);
+      for (let added = 0; added < (model.sku?.capacity ?? 0); added++)
+        this.estate.createInstance(ref, record);
+      return 'requested';
+    });
+  }
+
+  /** Forgets the scale set and its instances at once; a missing one is done. */
+  requestDeletion(ref: ScaleSetRef): Promise<void> {
+    return this.log.call('scaleSets.requestDeletion', [ref], () => {
+      const prefix = `${scaleSetKey(ref)}/`;
+      for (const key of [...this.estate.instances.keys()]) {
+        if (key.startsWith(prefix)) this.estate.instances.delete(key);
+      }
+      this.estate.scaleSets.delete(scaleSetKey(ref));
     });
   }
 }
