@@ -63,11 +63,12 @@ export async function startSurge(
   }
   // A retried write keeps what the first one recorded (its prior capacity in particular).
   const kept = { ...record, ...(retried === undefined ? {} : { priorCapacity: retried.priorCapacity }) };
-  const current = await handle.compute.scaleSets.get(scaleSet);
   const instances = await handle.compute.instances.list(scaleSet);
   const baseline = instances.map((instance) => instance.instanceId);
   await putRecord(handle, fence, { ...kept, baseline }, now);
+  // The model only for the capacity to ask for: a retirement with a spare (keep-size's canary) reads none.
   if (!surge) return { baseline };
+  const current = await handle.compute.scaleSets.get(scaleSet);
   const capacityAsked = (current.capacity ?? instances.length) + 1;
   try {
     await handle.compute.scaleSets.requestChange(scaleSet, {
