@@ -97,12 +97,20 @@ export const EXPECTED = {
    * The guest's own power-off (the prep script's last command, as the cluster dates it:
    * shared/domain/power-off-signal.ts) → ARM reports the instance stopped. No published figure for a stop
    * the guest started; kamino's stops (113–183 s) are of the API's, which shut the guest down the same
-   * way, and the simulator models it so (sim/README.md). Read first at 115 s, just past the quickest seen:
-   * the usual stop costs one read and keeps the donor out of service no longer than it must. A miss is
-   * read again 40 % later (161 s), where nine stops in ten are done (the range's slow tail is thin), then
-   * at most a minute apart: reads at 115, 161, 221 s.
+   * way, and the simulator models it so (sim/README.md). The donor is out of service for every second
+   * between the stop and the read that sees it, so the wait reads first at 114 s, just past the quickest
+   * seen (a usual stop costs one read), then every 8 s across the range (to 190 s, past its slow end): a
+   * stop is seen at most 8 s late, for one read per 8 s it runs past 114 s (a stop at the range's middle,
+   * 150 s, costs six single-VM GETs). Past the range, a quarter of the wait,
+   * at most a minute apart. Before: reads at 115 and 161 s, 25–41 s late under the timing model's jitter.
    */
-  guestHalt: { expectedSeconds: 115, intervalSeconds: 10, lateShare: 0.4, backoffToSeconds: 60 },
+  guestHalt: {
+    expectedSeconds: 114,
+    intervalSeconds: 8,
+    steadyUntilSeconds: 190,
+    lateShare: 0.25,
+    backoffToSeconds: 60,
+  },
   /**
    * Snapshot requested → Succeeded (6–65 s; full copies of a stopped disk): read at the longest seen,
    * then 13 s later.
@@ -110,8 +118,19 @@ export const EXPECTED = {
   snapshot: { expectedSeconds: 65, intervalSeconds: 5, lateShare: 0.2, backoffToSeconds: 15 },
   /** Snapshot deletion asked → gone (seconds): read once it is surely done, nothing waits for it. */
   snapshotDeletion: { expectedSeconds: 10, intervalSeconds: 5 },
-  /** Start asked → running (about 30 s): read at 35 s, then 7 s later. */
-  start: { expectedSeconds: 35, intervalSeconds: 5, lateShare: 0.2, backoffToSeconds: 10 },
+  /**
+   * Start asked → running (kamino's one start: 30 s; the simulator's spread 24–39 s; ARM's Retry-After
+   * for it says the usual 30 s): read at 31 s, then every 4 s to 45 s, then a fifth of the wait (at most
+   * 10 s) apart. The donor is out of service until the read that sees it running: a start is seen at most
+   * 4 s late (at 35 s first, 5–8 s late under the jitter).
+   */
+  start: {
+    expectedSeconds: 31,
+    intervalSeconds: 4,
+    steadyUntilSeconds: 45,
+    lateShare: 0.2,
+    backoffToSeconds: 10,
+  },
   /** Image version requested → Succeeded and replicated (664 s for one region; hours with more). */
   imageVersion: { expectedSeconds: 670, intervalSeconds: 15, backoffToSeconds: 60 },
   /**
@@ -126,9 +145,11 @@ export const EXPECTED = {
   extensionDeletion: { expectedSeconds: 67, intervalSeconds: 10, backoffToSeconds: 20 },
   /**
    * An instance's deletion asked → gone: a shutdown and the disk's release (about as long as a
-   * power-off, powerOff above); read first at a minute and a half, then every 15 s.
+   * power-off, powerOff above, 113–183 s). Nothing is out of service meanwhile (the node was drained):
+   * read where most are done, as the power-off, then a quarter of the wait later (135, 169, 212 s). Before:
+   * at 90 s then every 15 s, seven reads for a deletion of 180 s.
    */
-  instanceDeletion: { expectedSeconds: 90, intervalSeconds: 15 },
+  instanceDeletion: { expectedSeconds: 135, intervalSeconds: 10, lateShare: 0.25, backoffToSeconds: 60 },
   /** A scale-out asked → the new instance's node Ready: provisioning, boot and join (minutes). */
   surgeReady: { expectedSeconds: 120, intervalSeconds: 15 },
 } as const satisfies Record<string, PollSchedule>;

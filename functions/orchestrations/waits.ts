@@ -118,6 +118,8 @@ export interface PollSpec<T> {
   readonly backoffToSeconds?: number | undefined;
   /** See PollSchedule (timing.ts). */
   readonly lateShare?: number | undefined;
+  /** See PollSchedule (timing.ts). */
+  readonly steadyUntilSeconds?: number | undefined;
   /** When the operation was asked for (orchestration time, ms); default: when the wait starts. */
   readonly sinceMs?: number;
   /**
@@ -146,7 +148,7 @@ export interface PollSpec<T> {
  * Monitor pattern: read until `done`, sleeping on durable timers, failing after `timeoutSeconds`. A timeout
  * is judged only on a read made at or after the deadline: a run resumed late (its process was down past
  * the deadline) first reads the world again, so a capture that finished meanwhile is not thrown away.
- * The schedule's seconds (expected, interval, growth and backoff caps) are the run's wait scale of
+ * The schedule's seconds (expected, interval, steady reads, growth and backoff caps) are the run's wait scale of
  * Azure's (waitScaleOf); the timeout and `nextDelaySeconds` (the operator's durations) are not scaled.
  */
 export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>): Generator<Task, T, unknown> {
@@ -160,6 +162,8 @@ export function* pollUntil<T>(context: OrchestrationContext, spec: PollSpec<T>):
     growToSeconds: scaledOptional(context, spec.growToSeconds),
     backoffToSeconds: scaledOptional(context, spec.backoffToSeconds),
     lateShare: spec.lateShare,
+    steadyUntilSeconds:
+      spec.steadyUntilSeconds === undefined ? undefined : scaledSeconds(context, spec.steadyUntilSeconds),
   };
   const firstReadAt = since + schedule.expectedSeconds * 1000;
   if (firstReadAt > pollStartedAt) {

@@ -37,6 +37,9 @@ export interface SurgeStart {
  * it, the capacity asked: the surge is a new instance not in the baseline, seen after our scale-out. The
  * record is written first, fenced by the lease: a run that lost its lease asks for nothing.
  *
+ * Without a surge (a spare stands in), `plannedInstanceIds` (the run's plan's) is the baseline, unread:
+ * no instance is told apart from it, since no scale-out of ours is recorded.
+ *
  * Idempotent: a retry whose scale-out ARM took (capacity asked recorded) asks for nothing more. One whose
  * first try failed after ARM took the scale-out but before it was recorded asks again (the pool then ends
  * one node larger, never one short). A concurrent change (412 on If-Match) is retried from a new read.
@@ -48,6 +51,7 @@ export async function startSurge(
   record: RetirementRecord,
   surge: boolean,
   now: Date,
+  plannedInstanceIds?: readonly string[],
 ): Promise<SurgeStart> {
   const lease = await handle.kube.leases.get(fence.namespace, fence.name);
   const existing = parseRetirementRecord(lease?.annotations[LEASE_ANNOTATIONS.retirement]);
@@ -63,12 +67,17 @@ export async function startSurge(
   }
   // A retried write keeps what the first one recorded (its prior capacity in particular).
   const kept = { ...record, ...(retried === undefined ? {} : { priorCapacity: retried.priorCapacity }) };
-  const current = await handle.compute.scaleSets.get(scaleSet);
-  const instances = await handle.compute.instances.list(scaleSet);
-  const baseline = instances.map((instance) => instance.instanceId);
+  // Without a surge of its own (a spare stands in) no instance is ever told apart from the baseline: the
+  // ids the run's plan listed do, unread.
+  const baseline =
+    !surge && plannedInstanceIds !== undefined
+      ? [...plannedInstanceIds]
+      : (await handle.compute.instances.list(scaleSet)).map((instance) => instance.instanceId);
   await putRecord(handle, fence, { ...kept, baseline }, now);
+  // The model only for the capacity to ask for: a retirement with a spare (keep-size's canary) reads none.
   if (!surge) return { baseline };
-  const capacityAsked = (current.capacity ?? instances.length) + 1;
+  const current = await handle.compute.scaleSets.get(scaleSet);
+  const capacityAsked = (current.capacity ?? baseline.length) + 1;
   try {
     await handle.compute.scaleSets.requestChange(scaleSet, {
       capacity: capacityAsked,

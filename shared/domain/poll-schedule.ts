@@ -28,6 +28,14 @@ export interface PollSchedule {
    */
   readonly lateShare?: number | undefined;
   /**
+   * An operation that keeps something out of service while it runs (the donor's stop and start), whose
+   * length is spread over a known range: from the expected completion until this many seconds after the
+   * request (the range's slow end), a read every `intervalSeconds`, so that no run finishes more than an
+   * interval before the wait sees it; past it, the backoff above (`lateShare`, `backoffToSeconds`), since
+   * an operation later than any seen is stuck, not slow.
+   */
+  readonly steadyUntilSeconds?: number | undefined;
+  /**
    * A wait whose length varies by orders of magnitude: after the expected completion each sleep is as
    * long as the wait so far (so it doubles), from `intervalSeconds` up to this.
    */
@@ -57,7 +65,8 @@ export function pollDelaySeconds(
 }
 
 function overdueDelaySeconds(schedule: PollSchedule, elapsedSeconds: number): number {
-  const { intervalSeconds, growToSeconds, backoffToSeconds, lateShare } = schedule;
+  const { intervalSeconds, growToSeconds, backoffToSeconds, lateShare, steadyUntilSeconds } = schedule;
+  if (steadyUntilSeconds !== undefined && elapsedSeconds < steadyUntilSeconds) return intervalSeconds;
   if (growToSeconds !== undefined) return Math.min(growToSeconds, Math.max(intervalSeconds, elapsedSeconds));
   if (lateShare !== undefined) {
     const share = Math.ceil(lateShare * elapsedSeconds);

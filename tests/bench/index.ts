@@ -10,8 +10,16 @@ import { newNodeReadyTable } from '../../sim/world/bootstrap-timing.js';
 import { EXCLUDED_AS_POLLS } from './arm-polls.js';
 import { measureClientCpuColdAndWarm } from './client-cpu.bench.js';
 import { type CommandFigures, measureCommands, printCommands } from './commands.bench.js';
+import { FLOOR_DEFINITION } from './donor-floor.js';
 import { fleetFigures, printFleetFigures } from './fleet.bench.js';
-import { ARM_BUDGET, jitterFigures, jitterMax, printJitterFigures } from './jitter.bench.js';
+import {
+  ARM_BUDGET,
+  ARM_GOAL,
+  DONOR_OVERHEAD_GOAL_S,
+  jitterFigures,
+  jitterMax,
+  printJitterFigures,
+} from './jitter.bench.js';
 import { kubeadmFigures, printKubeadmFigures } from './kubeadm.bench.js';
 import { measureNodeReads, printNodeReads } from './node-reads.bench.js';
 import { measurePlannerMemory, printPlannerMemory } from './planner-memory.bench.js';
@@ -154,11 +162,12 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
     }),
   );
   progress(
-    'refresh of one pool (drain-and-stop, live; with and without jitter) and one cluster plan, manual clock',
+    'refresh of one pool (drain-and-stop, live; with and without jitter; default settings, and keep) and one cluster plan, manual clock',
   );
   const refresh = await refreshFigures();
   const live = measured(refresh.live);
-  progress('refresh of one pool and the next under seeded jitter, several seeds');
+  const liveNoJitter = measured(refresh.noJitter.live);
+  progress('refresh of one pool and the next under seeded jitter, seeds 1–10 (default settings, keep, live)');
   const jitter = await jitterFigures();
   progress('a kubeadm pool: refresh (drain-and-stop, live) and a new node before and after');
   const kubeadm = await kubeadmFigures();
@@ -185,26 +194,57 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
     // The headline figures draw each operation's time from the timing model (sim/world/timing.ts) with
     // this seed; noJitter holds the same figures with every operation at the profile's figure.
     jitterSeed: HEADLINE_JITTER_SEED,
+    // The headline's settings: the product's defaults (the passed canary stays and one older node is
+    // retired in its place); `keep` holds the figures with the canary kept and nothing retired.
+    settings: { canaryAfterPass: 'keep-size' },
     node: process.version,
     donorOutOfServiceS: { drainAndStop: drain.donorOutOfServiceS, live: live?.donorOutOfServiceS ?? null },
+    // The world's own durations the donor cannot avoid, and out of service less them (donor-floor.ts).
+    donorFloorS: drain.donorFloor?.floorS ?? null,
+    donorOverheadS: drain.donorFloor?.overheadS ?? null,
+    donorFloor: drain.donorFloor,
+    floorDefinition: FLOOR_DEFINITION,
     // Live capture takes the donor out of service 0 s, but freezes its root filesystem this long.
     donorFrozenS: { drainAndStop: drain.donorFrozenS, live: live?.donorFrozenS ?? null },
     donorCordonToReadyS: drain.donorCordonToReadyS,
     refreshTriggerToModelS: drain.refreshTriggerToModelS,
     refreshTriggerToPublishedS: drain.refreshTriggerToPublishedS,
     armRequests: drain.armRequests,
+    liveArmRequests:
+      live === undefined ? null : { total: live.armRequests.total, again: live.armRequests.again },
     noJitter: {
       donorOutOfServiceS: refresh.noJitter.drainAndStop.donorOutOfServiceS,
+      donorFloorS: refresh.noJitter.drainAndStop.donorFloor?.floorS ?? null,
+      donorOverheadS: refresh.noJitter.drainAndStop.donorFloor?.overheadS ?? null,
       armRequests: refresh.noJitter.drainAndStop.armRequests,
+      liveArmRequests:
+        liveNoJitter === undefined
+          ? null
+          : { total: liveNoJitter.armRequests.total, again: liveNoJitter.armRequests.again },
+    },
+    keep: {
+      donorOutOfServiceS: refresh.keep.donorOutOfServiceS,
+      donorOverheadS: refresh.keep.donorFloor?.overheadS ?? null,
+      armRequests: refresh.keep.armRequests,
+      kubeRequests: refresh.keep.kubeRequests,
     },
     armRequestsExcludingPollsLeavesOut: EXCLUDED_AS_POLLS,
-    // The timing model's seeded jitter (sim/world/timing.ts): first and next refresh per seed, and the
-    // largest over the seeds, against the budgets.
-    underJitter: { budget: ARM_BUDGET, max: jitterMax(jitter), seeds: jitter },
+    // The timing model's seeded jitter (sim/world/timing.ts), default settings: per seed the donor's time
+    // out of service, its floor and the overhead over it, ARM requests of the first and next refresh
+    // (with keep beside, and live capture's), Kubernetes requests; the largest over the seeds; the ARM
+    // budgets the tests hold (keep), the goal for the defaults, and the overhead's goal.
+    underJitter: {
+      budget: ARM_BUDGET,
+      goal: ARM_GOAL,
+      overheadGoalS: DONOR_OVERHEAD_GOAL_S,
+      max: jitterMax(jitter),
+      seeds: jitter,
+    },
     // Scale-out → Ready per flavour from our image and from the original (sim/world/bootstrap-timing.ts).
     newNodeReadyS: newNodeReadyTable(),
     kubeRequests: drain.kubeRequests,
-    // canary.afterPass keep-size (the default) over keep: one older node retired in the canary's place.
+    kubeRequestsNext: drain.kubeRequestsAgain,
+    // The headline (keep-size, the default) over keep: one older node retired in the canary's place.
     keepSizeExtra: refresh.keepSizeExtra,
     historyEvents: drain.historyEvents,
     // Each run after the first (Node's compile cache filled); the first run's figure is in the details.

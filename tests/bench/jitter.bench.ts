@@ -1,30 +1,62 @@
 /**
  * One pool's refresh, then the next, on the simulator with the timing model's seeded jitter
  * (sim/world/timing.ts): every long operation takes its own drawn time around the `kamino-observed`
- * figure, so a wait that reads once at the expected completion misses some. The figures per seed: ARM
- * requests of the first and the next refresh (budgets 45 and 35), and the donor's time out of service.
+ * figure, so a wait that reads once at the expected completion misses some. The figures per seed, with
+ * the default settings (`canary.afterPass: keep-size`): the donor's time out of service, its floor (the
+ * world's own durations, donor-floor.ts) and the overhead over it; ARM requests of the first and the next
+ * refresh (and with `keep`, the budgets' figures; and with live capture); Kubernetes requests.
  * Seeds make it the same on every machine; several seeds show the spread.
  */
 import { POOL1 } from '../e2e/harness.js';
+import { FLOOR_DEFINITION } from './donor-floor.js';
 import { measureRefresh, withJitterSeed } from './refresh.bench.js';
 
 export { withJitterSeed } from './refresh.bench.js';
 
 /**
- * The budgets of ARM requests: a pool's first refresh, and every refresh after it. They were 45 and 35;
- * the stop record a drain-and-stop capture writes on the scale set before the power-off and removes when
- * the VM runs again (docs/interrupted-runs.md) costs 3 more: a read and a tag write to record it, and one
- * tag write to remove it (from the tags and etag the record's write left).
+ * The budgets of ARM requests, with `keep` (the refresh's own requests, nothing retired after it): a pool's
+ * first refresh, and every refresh after it. They were 45 and 35; the stop record a drain-and-stop capture
+ * writes on the scale set before the power-off and removes when the VM runs again
+ * (docs/interrupted-runs.md) costs 3 more (48 and 38); the stop and start waits reading every 8 and 4 s
+ * across the ranges those take, so that the donor is back within seconds of its floor rather than 25–41 s
+ * after it (timing.ts EXPECTED.guestHalt, EXPECTED.start), up to 5 more under the jitter: 53 and 42.
  */
-export const ARM_BUDGET = { first: 48, next: 38 } as const;
+export const ARM_BUDGET = { first: 53, next: 42 } as const;
+
+/**
+ * The default settings (keep-size: one older node retired in the canary's place) over seeds 1–10: held
+ * where they are (59 and 48; 60 and 50 before the waits above, whose extra reads the retirement gave back:
+ * its deletion wait reads where most deletions are done, and its step with a spare reads neither the model
+ * nor the instances), above the goal (ARM_GOAL).
+ */
+export const DEFAULT_ARM_CEILING = { first: 59, next: 48 } as const;
+
+/** The goal for the default settings (keep-size) and for live capture: 45 and 35, not met yet. */
+export const ARM_GOAL = { first: 45, next: 35 } as const;
 
 export const JITTER_SEEDS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 
+/** The most the donor may be out of service over its floor (donor-floor.ts), on every seed. */
+export const DONOR_OVERHEAD_GOAL_S = 10;
+
 export interface JitterRow {
   readonly seed: number;
+  /** ARM requests of the pool's first refresh and of the next one, default settings (`keep-size`). */
   readonly armFirst: number;
   readonly armNext: number;
+  /** The same with `canary.afterPass: keep` (the canary stays, nothing is retired): the budgets' figures. */
+  readonly armFirstKeep: number;
+  readonly armNextKeep: number;
+  /** The same with live capture (default settings). */
+  readonly liveArmFirst: number;
+  readonly liveArmNext: number;
+  /** Kubernetes requests of the first refresh and of the next one (drain-and-stop). */
+  readonly kubeFirst: number;
+  readonly kubeNext: number;
   readonly donorOutOfServiceS: number;
+  /** The world's own durations the donor cannot avoid (donor-floor.ts), and out of service less them. */
+  readonly donorFloorS: number;
+  readonly donorOverheadS: number;
   readonly donorCordonToReadyS: number;
   readonly refreshS: number;
   /** Reads of the image version, first refresh: the wait for its replication is most of them. */
@@ -33,16 +65,34 @@ export interface JitterRow {
   readonly instanceReads: number;
 }
 
+/**
+ * Per seed: the first and the next refresh of one pool with the default settings (`canary.afterPass:
+ * keep-size`), drain-and-stop and live capture.
+ */
 export async function jitterFigures(seeds: readonly number[] = JITTER_SEEDS): Promise<JitterRow[]> {
   const rows: JitterRow[] = [];
   for (const seed of seeds) {
-    const figures = await measureRefresh(POOL1, 'drain-and-stop', withJitterSeed(seed));
+    const figures = await measureRefresh(POOL1, 'drain-and-stop', withJitterSeed(seed), 'keep-size');
     if ('refused' in figures) throw new Error(`bench: drain-and-stop refused: ${figures.refused}`);
+    const keep = await measureRefresh(POOL1, 'drain-and-stop', withJitterSeed(seed), 'keep');
+    if ('refused' in keep) throw new Error(`bench: drain-and-stop refused: ${keep.refused}`);
+    const live = await measureRefresh(POOL1, 'live', withJitterSeed(seed), 'keep-size');
+    if ('refused' in live) throw new Error(`bench: live capture refused: ${live.refused}`);
+    const floor = figures.donorFloor;
+    if (floor === null) throw new Error(`bench: seed ${seed}: the donor's floor was not observed`);
     rows.push({
       seed,
       armFirst: figures.armRequests.total,
       armNext: figures.armRequests.again,
+      armFirstKeep: keep.armRequests.total,
+      armNextKeep: keep.armRequests.again,
+      liveArmFirst: live.armRequests.total,
+      liveArmNext: live.armRequests.again,
+      kubeFirst: figures.kubeRequests,
+      kubeNext: figures.kubeRequestsAgain,
       donorOutOfServiceS: figures.donorOutOfServiceS,
+      donorFloorS: floor.floorS,
+      donorOverheadS: floor.overheadS,
       donorCordonToReadyS: figures.donorCordonToReadyS,
       refreshS: figures.refreshS,
       versionReads: figures.armByOperation['galleries/images/versions/read'] ?? 0,
@@ -58,7 +108,15 @@ export function jitterMax(rows: readonly JitterRow[]): Omit<JitterRow, 'seed'> {
   return {
     armFirst: max((row) => row.armFirst),
     armNext: max((row) => row.armNext),
+    armFirstKeep: max((row) => row.armFirstKeep),
+    armNextKeep: max((row) => row.armNextKeep),
+    liveArmFirst: max((row) => row.liveArmFirst),
+    liveArmNext: max((row) => row.liveArmNext),
+    kubeFirst: max((row) => row.kubeFirst),
+    kubeNext: max((row) => row.kubeNext),
     donorOutOfServiceS: max((row) => row.donorOutOfServiceS),
+    donorFloorS: max((row) => row.donorFloorS),
+    donorOverheadS: max((row) => row.donorOverheadS),
     donorCordonToReadyS: max((row) => row.donorCordonToReadyS),
     refreshS: max((row) => row.refreshS),
     versionReads: max((row) => row.versionReads),
@@ -67,16 +125,28 @@ export function jitterMax(rows: readonly JitterRow[]): Omit<JitterRow, 'seed'> {
 }
 
 export function printJitterFigures(rows: readonly JitterRow[]): void {
-  console.log('\nrefresh of one pool with seeded jitter (kamino-observed ± the timing model), manual clock');
   console.log(
-    `seed  ARM first (≤ ${ARM_BUDGET.first})  ARM next (≤ ${ARM_BUDGET.next})  donor out of service  cordon → Ready  refresh  version/instance reads`,
+    '\nrefresh of one pool and the next with seeded jitter (kamino-observed ± the timing model), default ' +
+      'settings (canary.afterPass keep-size), manual clock',
+  );
+  console.log(`  ${FLOOR_DEFINITION}`);
+  console.log(
+    `seed  out of service  floor  overhead (≤ ${DONOR_OVERHEAD_GOAL_S})  ARM first/next  (keep)  live ARM first/next  ` +
+      'Kubernetes first/next  cordon → Ready  refresh  version/instance reads',
   );
   const line = (label: string, row: Omit<JitterRow, 'seed'>) =>
     console.log(
-      `${label.padStart(4)}  ${String(row.armFirst).padStart(16)}  ${String(row.armNext).padStart(15)}  ` +
-        `${String(row.donorOutOfServiceS).padStart(18)} s  ${String(row.donorCordonToReadyS).padStart(12)} s  ${row.refreshS} s` +
-        `  ${row.versionReads}/${row.instanceReads}`,
+      `${label.padStart(4)}  ${String(row.donorOutOfServiceS).padStart(12)} s  ${String(row.donorFloorS).padStart(3)} s  ` +
+        `${String(row.donorOverheadS).padStart(12)} s  ${`${row.armFirst}/${row.armNext}`.padStart(14)}  ` +
+        `${`(${row.armFirstKeep}/${row.armNextKeep})`.padStart(6)}  ` +
+        `${`${row.liveArmFirst}/${row.liveArmNext}`.padStart(19)}  ${`${row.kubeFirst}/${row.kubeNext}`.padStart(21)}  ` +
+        `${String(row.donorCordonToReadyS).padStart(12)} s  ${String(row.refreshS).padStart(5)} s  ` +
+        `${row.versionReads}/${row.instanceReads}`,
     );
   for (const row of rows) line(String(row.seed), row);
   if (rows.length > 0) line('max', jitterMax(rows));
+  console.log(
+    `ARM budgets (held with keep): ${ARM_BUDGET.first} first, ${ARM_BUDGET.next} next; ` +
+      `the goal with the default settings: ${ARM_GOAL.first} and ${ARM_GOAL.next}`,
+  );
 }

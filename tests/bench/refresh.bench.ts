@@ -19,6 +19,7 @@ import type { RequestCount } from '../../sim/world/request-log.js';
 import type { Harness, HarnessOptions } from '../e2e/harness.js';
 import { POOL1, startHarness } from '../e2e/harness.js';
 import { type ArmPollSplit, EXCLUDED_AS_POLLS, splitArmPolls } from './arm-polls.js';
+import { type DonorFloor, FLOOR_DEFINITION, watchDonorTimeline } from './donor-floor.js';
 import { frozenSeconds, watchRun } from './run-watch.js';
 
 const REPLAYS = 20;
@@ -49,6 +50,11 @@ export interface RefreshFigures {
   readonly donorOutOfServiceS: number;
   /** Cordon → Ready and schedulable again (0 when it never left service). */
   readonly donorCordonToReadyS: number;
+  /**
+   * The donor's floor (donor-floor.ts: drain, prep pod, stop and start as the world took them) and the
+   * overhead over it; null when the donor was not stopped (live capture).
+   */
+  readonly donorFloor: DonorFloor | null;
   /** Evictions the run asked for. */
   readonly evictions: number;
   /** Start of the run → the scale set's model first changed (the canary pin, with the gate on). */
@@ -72,6 +78,8 @@ export interface RefreshFigures {
   /** ARM requests per operation (every status), most first: where the budget goes. */
   readonly armByOperation: Readonly<Record<string, number>>;
   readonly kubeRequests: number;
+  /** Kubernetes requests of the next refresh (`armRequests.again`'s). */
+  readonly kubeRequestsAgain: number;
   /** Of them, reads of the pool lease (the cancel watch and the fences share one per activity). */
   readonly kubeLeaseReads: number;
   readonly historyEvents: number;
@@ -118,7 +126,12 @@ function watchNodes(harness: Harness, cluster: string): { samples: Map<string, N
 }
 
 /** Cordon → uncordon and cordon → Ready-and-schedulable, in seconds, from a node's samples. */
-function donorFigures(samples: readonly NodeSample[]): { outOfService: number; toReady: number } {
+function donorFigures(samples: readonly NodeSample[]): {
+  outOfService: number;
+  toReady: number;
+  cordonAtMs?: number;
+  uncordonAtMs?: number;
+} {
   const cordonIndex = samples.findIndex((s) => s.unschedulable || !s.ready);
   const cordon = samples[cordonIndex];
   if (cordon === undefined) return { outOfService: 0, toReady: 0 };
@@ -127,7 +140,12 @@ function donorFigures(samples: readonly NodeSample[]): { outOfService: number; t
   const back = later.find((s) => !s.unschedulable && s.ready);
   const seconds = (sample: NodeSample | undefined) =>
     sample === undefined ? Number.NaN : Math.round((sample.atMs - cordon.atMs) / 1000);
-  return { outOfService: seconds(uncordon), toReady: seconds(back) };
+  return {
+    outOfService: seconds(uncordon),
+    toReady: seconds(back),
+    cordonAtMs: cordon.atMs,
+    ...(uncordon === undefined ? {} : { uncordonAtMs: uncordon.atMs }),
+  };
 }
 
 /** ARM requests per operation, statuses merged, most first; a marketplace listing named by what it is. */
@@ -176,6 +194,7 @@ export async function measureRefresh(
     const world = harness.sim.running.world;
     const clock = harness.sim.running.clock;
     const nodes = watchNodes(harness, 'prod');
+    const timeline = watchDonorTimeline(harness, 'prod');
     world.log.reset();
     const watch = watchRun(world, clock, pool);
     const instanceId = `bench-${pool}-${captureMode}`;
@@ -189,6 +208,7 @@ export async function measureRefresh(
     const wallMs = performance.now() - wallStart;
     const endedAtMs = clock.nowMs();
     nodes.stop();
+    timeline.stop();
     watch.stop();
     if (status.runtimeStatus !== 'Completed')
       throw new Error(`bench refresh failed: ${JSON.stringify(status.failure)}`);
@@ -197,6 +217,10 @@ export async function measureRefresh(
     const sinceStart = (atMs: number | undefined) =>
       atMs === undefined ? null : Math.round((atMs - simStart) / 1000);
     const donor = donorFigures(result.donor === undefined ? [] : (nodes.samples.get(result.donor) ?? []));
+    const floor =
+      result.donor === undefined || donor.cordonAtMs === undefined || donor.uncordonAtMs === undefined
+        ? undefined
+        : timeline.floorOf(result.donor, donor.cordonAtMs, donor.uncordonAtMs);
     const history = (await harness.runner.getHistory(instanceId)) ?? [];
     const orchestrator = ORCHESTRATORS[ORCHESTRATION.refreshPool];
     if (orchestrator === undefined) throw new Error('bench: refreshPool is not registered');
@@ -237,6 +261,7 @@ export async function measureRefresh(
       outcome: result.outcome,
       donorOutOfServiceS: donor.outOfService,
       donorCordonToReadyS: donor.toReady,
+      donorFloor: floor ?? null,
       evictions: log.entries
         .filter((e) => e.api === 'kube' && e.operation.startsWith('pods/eviction:'))
         .reduce((sum, e) => sum + e.count, 0),
@@ -250,6 +275,7 @@ export async function measureRefresh(
       armByOperation: armByOperation(log.entries),
       armByOperationAgain: armByOperation(logAgain.entries),
       kubeRequests: log.byApi.kube ?? 0,
+      kubeRequestsAgain: logAgain.byApi.kube ?? 0,
       kubeLeaseReads: log.entries
         .filter((e) => e.api === 'kube' && e.operation === 'leases:get')
         .reduce((sum, e) => sum + e.count, 0),
@@ -302,9 +328,14 @@ export interface KeepSizeFigures {
 }
 
 export interface RefreshFigureSet {
-  /** With the timing model's jitter, seed HEADLINE_JITTER_SEED: the headline. */
+  /**
+   * With the timing model's jitter, seed HEADLINE_JITTER_SEED, and the default settings
+   * (`canary.afterPass: keep-size`): the headline.
+   */
   drainAndStop: RefreshFigures;
   live: RefreshFigures | { readonly refused: string };
+  /** The same drain-and-stop refresh with `keep` (the canary stays, nothing retired), beside it. */
+  keep: RefreshFigures;
   /** The same without jitter: every operation takes exactly the profile's figure. */
   noJitter: { drainAndStop: RefreshFigures; live: RefreshFigures | { readonly refused: string } };
   plannerListCallsPerClusterRun: number;
@@ -313,27 +344,42 @@ export interface RefreshFigureSet {
 
 export async function refreshFigures(): Promise<RefreshFigureSet> {
   const jitter = withJitterSeed(HEADLINE_JITTER_SEED);
-  const drainAndStop = await measureRefresh(POOL1, 'drain-and-stop', jitter);
-  if ('refused' in drainAndStop) throw new Error(`bench: drain-and-stop refused: ${drainAndStop.refused}`);
-  const keepSize = await measureRefresh(POOL1, 'drain-and-stop', jitter, 'keep-size');
-  if ('refused' in keepSize) throw new Error(`bench: drain-and-stop refused: ${keepSize.refused}`);
-  const live = await measureRefresh(POOL1, 'live', jitter);
-  const drainAndStopNoJitter = await measureRefresh(POOL1, 'drain-and-stop');
-  if ('refused' in drainAndStopNoJitter)
-    throw new Error(`bench: drain-and-stop refused: ${drainAndStopNoJitter.refused}`);
-  const liveNoJitter = await measureRefresh(POOL1, 'live');
+  const measured = async (
+    captureMode: 'drain-and-stop',
+    scenario: HarnessOptions['scenario'],
+    afterPass: 'keep' | 'keep-size',
+  ): Promise<RefreshFigures> => {
+    const figures = await measureRefresh(POOL1, captureMode, scenario, afterPass);
+    if ('refused' in figures) throw new Error(`bench: drain-and-stop refused: ${figures.refused}`);
+    return figures;
+  };
+  const drainAndStop = await measured('drain-and-stop', jitter, 'keep-size');
+  const keep = await measured('drain-and-stop', jitter, 'keep');
+  const live = await measureRefresh(POOL1, 'live', jitter, 'keep-size');
+  const drainAndStopNoJitter = await measured('drain-and-stop', undefined, 'keep-size');
+  const liveNoJitter = await measureRefresh(POOL1, 'live', undefined, 'keep-size');
   const plannerListCallsPerClusterRun = await measurePlannerListCalls();
   return {
     drainAndStop,
     live,
+    keep,
     noJitter: { drainAndStop: drainAndStopNoJitter, live: liveNoJitter },
     plannerListCallsPerClusterRun,
     keepSizeExtra: {
-      armRequests: keepSize.armRequests.total - drainAndStop.armRequests.total,
-      kubeRequests: keepSize.kubeRequests - drainAndStop.kubeRequests,
-      refreshS: keepSize.refreshS - drainAndStop.refreshS,
+      armRequests: drainAndStop.armRequests.total - keep.armRequests.total,
+      kubeRequests: drainAndStop.kubeRequests - keep.kubeRequests,
+      refreshS: drainAndStop.refreshS - keep.refreshS,
     },
   };
+}
+
+/** The donor's floor and the overhead over it (donor-floor.ts), when it was stopped. */
+export function floorText(row: RefreshFigures): string {
+  const floor = row.donorFloor;
+  return floor === null
+    ? ''
+    : `floor ${floor.floorS} s (drain ${floor.drainS}, prep pod ${floor.prepPodS}, stop ${floor.stopS}, ` +
+        `start ${floor.startS}), overhead ${floor.overheadS} s, `;
 }
 
 /** The donor's filesystem freeze, when it had one (live capture: out of service 0 s, but frozen). */
@@ -363,7 +409,8 @@ export function armText(row: RefreshFigures): string {
 export function printRefreshFigures(figures: RefreshFigureSet): void {
   console.log(
     `\nrefresh of one pool, latency profile kamino-observed with seeded jitter (seed ${HEADLINE_JITTER_SEED}; ` +
-      'without jitter beside), manual clock (kamino: 243 s out of service, ~45 CLI calls)',
+      'without jitter beside), default settings (canary.afterPass keep-size), manual clock ' +
+      '(kamino: 243 s out of service, ~45 CLI calls)',
   );
   for (const [row, plain] of [
     [figures.drainAndStop, figures.noJitter.drainAndStop],
@@ -374,7 +421,8 @@ export function printRefreshFigures(figures: RefreshFigureSet): void {
       continue;
     }
     console.log(
-      `${row.captureMode}: donor out of service ${row.donorOutOfServiceS} s, ${frozenText(row)}cordon → Ready ${row.donorCordonToReadyS} s, ` +
+      `${row.captureMode}: donor out of service ${row.donorOutOfServiceS} s, ${floorText(row)}${frozenText(row)}` +
+        `cordon → Ready ${row.donorCordonToReadyS} s, ` +
         `evictions ${row.evictions}, ${modelText(row)}, refresh ${row.refreshS} s (simulated); ` +
         `${armText(row)}, Kubernetes ${row.kubeRequests} (lease reads ${row.kubeLeaseReads}); ` +
         `history ${row.historyEvents} events / ${row.historyKb} KB, replay CPU ${row.replayCpuMs} ms; wall ${row.wallS} s`,
@@ -386,7 +434,8 @@ export function printRefreshFigures(figures: RefreshFigureSet): void {
     );
     if (!('refused' in plain)) {
       console.log(
-        `  without jitter: donor out of service ${plain.donorOutOfServiceS} s, ${frozenText(plain)}cordon → Ready ` +
+        `  without jitter: donor out of service ${plain.donorOutOfServiceS} s, ${floorText(plain)}` +
+          `${frozenText(plain)}cordon → Ready ` +
           `${plain.donorCordonToReadyS} s, refresh ${plain.refreshS} s; ${armText(plain)}`,
       );
     }
@@ -396,8 +445,14 @@ export function printRefreshFigures(figures: RefreshFigureSet): void {
     `node list calls in one cluster run (every pool planned): ${figures.plannerListCallsPerClusterRun}`,
   );
   const extra = figures.keepSizeExtra;
+  const keep = figures.keep;
   console.log(
-    `canary.afterPass keep-size (default) over keep, one older node retired in the canary's place: ` +
+    `canary.afterPass keep (the canary stays, nothing retired): donor out of service ${keep.donorOutOfServiceS} s, ` +
+      `${floorText(keep)}refresh ${keep.refreshS} s; ${armText(keep)}, Kubernetes ${keep.kubeRequests}`,
+  );
+  console.log(
+    `keep-size (default) over keep, one older node retired in the canary's place: ` +
       `+${extra.armRequests} ARM, +${extra.kubeRequests} Kubernetes requests, +${extra.refreshS} s (simulated)`,
   );
+  console.log(`  ${FLOOR_DEFINITION}`);
 }

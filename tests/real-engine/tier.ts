@@ -50,7 +50,7 @@ const WAIT_SCALE = '0.02';
 const LATENCY = {
   profile: 'fast',
   overrides: {
-    // Well inside the product's first read after the guest's halt (115 s × 0.02 = 2.3 s): a stop still
+    // Well inside the product's first read after the guest's halt (114 s × 0.02 = 2.3 s): a stop still
     // running at that read is powered off through the API, a write the runner's world never needs.
     instanceStopSeconds: 1,
     instanceStartSeconds: 2,

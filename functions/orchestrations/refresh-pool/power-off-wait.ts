@@ -3,7 +3,7 @@
  * stopped. The donor is out of service for all of it, and every ARM read spends the subscription's read
  * budget; the cluster's reads spend none. So the cluster is read first, every few seconds, until it says
  * the guest went down (shared/domain/power-off-signal.ts); ARM is read first when the guest has had the
- * time to halt from then (EXPECTED.guestHalt), then on that schedule's backoff. Without any signal (a
+ * time to halt from then (EXPECTED.guestHalt), then every few seconds across the range stops take. Without any signal (a
  * cluster that shows none) the first ARM read comes when it always did (EXPECTED.powerOff).
  *
  * Each ARM round reads the prep pod too: a script that failed (image pull, missing nsenter…) never powers
@@ -21,7 +21,7 @@ import {
 import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { StepFailure } from '../step-failure.js';
-import { EXPECTED, POLL } from '../timing.js';
+import { EXPECTED, POLL, type PollSchedule } from '../timing.js';
 import { pollUntil, scaledSeconds, sleepUnlessCancelled, unscaledSeconds } from '../waits.js';
 import type { RefreshRun } from './run.js';
 import { isStopped } from './run-command.js';
@@ -80,13 +80,14 @@ export function* awaitDonorPowerOff(
     next = nextPowerOffStep(signals, watch, context.df.currentUtcDateTime.getTime());
   }
 
-  const schedule = next.why === 'guest-down' ? EXPECTED.guestHalt : EXPECTED.powerOff;
+  const schedule: PollSchedule = next.why === 'guest-down' ? EXPECTED.guestHalt : EXPECTED.powerOff;
   let poweredOffThroughApi = false;
   let justPoweredOff = false;
   const { view: stopped } = yield* pollUntil(context, {
     step: STEP,
     intervalSeconds: schedule.intervalSeconds,
     lateShare: schedule.lateShare,
+    steadyUntilSeconds: schedule.steadyUntilSeconds,
     backoffToSeconds: schedule.backoffToSeconds,
     sinceMs: next.sinceMs,
     // Already the run's scale of Azure's (the watch's figures are): pollUntil scales what it is given.

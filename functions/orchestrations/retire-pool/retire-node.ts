@@ -77,6 +77,9 @@ export function* retireNode(
       scaleSet,
       fence,
       surge: plan.surge && run.spare === undefined,
+      // A spare stands in (keep-size's canary, a surge kept from a node given back): no scale-out of ours
+      // is told apart from the baseline, so the plan's instance ids serve, unread.
+      ...(run.spare === undefined ? {} : { plannedInstanceIds: [...plan.instanceIds] }),
       record: {
         run: run.runId,
         node: retiree.node,

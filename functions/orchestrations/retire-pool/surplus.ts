@@ -113,8 +113,7 @@ export function* waitForInstanceGone(
   const { cluster, scaleSet, instanceId, step } = target;
   yield* pollUntil(context, {
     step,
-    expectedSeconds: EXPECTED.instanceDeletion.expectedSeconds,
-    intervalSeconds: EXPECTED.instanceDeletion.intervalSeconds,
+    ...EXPECTED.instanceDeletion,
     timeoutSeconds: POLL.instanceDeletion.timeout,
     read: () =>
       call(

@@ -58,6 +58,8 @@ const startRetirementSurge = defineActivity(
       startedAt: z.string().min(1),
       surgeInstanceId: Name.optional(),
     }),
+    /** The instance ids the run's plan listed: the baseline, unread, when no surge is asked. */
+    plannedInstanceIds: z.array(Name).optional(),
   }),
   async (deps, input) =>
     startSurge(
@@ -74,6 +76,7 @@ const startRetirementSurge = defineActivity(
       },
       input.surge,
       deps.now(),
+      input.plannedInstanceIds,
     ),
 );
 

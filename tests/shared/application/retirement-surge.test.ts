@@ -88,14 +88,38 @@ void describe('startSurge', () => {
     assert.deepEqual(capacityAsks(compute), [4]);
   });
 
-  void it('without a surge of its own it records the baseline and asks for nothing', async () => {
+  void it('without a surge of its own it records the baseline and asks for nothing, reading no model', async () => {
     const { kube, compute, handle } = await world();
 
     const started = await startSurge(handle, FENCE, SCALE_SET, RECORD, false, NOW);
 
     assert.deepEqual(started, { baseline: ['0', '1', '2'] });
     assert.deepEqual(capacityAsks(compute), []);
+    // keep-size's retirement (the canary is the spare): the model is read only for a capacity to ask.
+    assert.equal(compute.calls.filter((call) => call.method === 'scaleSets.get').length, 0);
     assert.deepEqual(await recordOn(kube), { ...RECORD, baseline: ['0', '1', '2'] });
+  });
+
+  void it('without a surge of its own, given the instance ids the plan listed, reads no instance either', async () => {
+    const { kube, compute, handle } = await world();
+
+    const started = await startSurge(handle, FENCE, SCALE_SET, RECORD, false, NOW, ['0', '1', '2', '3']);
+
+    assert.deepEqual(started, { baseline: ['0', '1', '2', '3'] });
+    assert.deepEqual(
+      compute.calls.filter((call) => call.method === 'instances.list' || call.method === 'scaleSets.get'),
+      [],
+    );
+    assert.deepEqual(await recordOn(kube), { ...RECORD, baseline: ['0', '1', '2', '3'] });
+  });
+
+  void it('with a surge of its own it lists the instances whatever the plan saw', async () => {
+    const { compute, handle } = await world();
+
+    const started = await startSurge(handle, FENCE, SCALE_SET, RECORD, true, NOW, ['0']);
+
+    assert.deepEqual(started.baseline, ['0', '1', '2']);
+    assert.deepEqual(capacityAsks(compute), [4]);
   });
 
   void it('a run that lost its lease asks for nothing (LeaseLost)', async () => {

@@ -72,3 +72,30 @@ void describe('pollDelaySeconds with a late share: a miss is read again after a 
     assert.ok(readsUntil(stop, 250).length < readsUntil(fixed, 250).length);
   });
 });
+
+void describe('pollDelaySeconds with steady reads across the range an operation takes', () => {
+  const halt: PollSchedule = {
+    expectedSeconds: 114,
+    intervalSeconds: 8,
+    steadyUntilSeconds: 190,
+    lateShare: 0.25,
+    backoffToSeconds: 60,
+  };
+  void it('reads every interval from the expected completion: a stop is seen at most an interval late', () => {
+    // Quicker than the first read (the range starts at 102 s): seen at it, with one read.
+    assert.deepEqual(readsUntil(halt, 102), [114]);
+    for (const doneAt of [106, 113, 120, 136, 150, 160, 181]) {
+      const reads = readsUntil(halt, doneAt);
+      const seenAt = reads.at(-1) ?? 0;
+      assert.ok(seenAt >= doneAt && seenAt - doneAt <= 8, `done at ${doneAt}: ${reads.join(', ')}`);
+    }
+    assert.deepEqual(readsUntil(halt, 136), [114, 122, 130, 138]);
+  });
+
+  void it('backs off past the range: a stuck operation is not read every interval', () => {
+    assert.deepEqual(readsUntil(halt, 400).slice(10), [194, 243, 303, 363, 423]);
+    // Without the steady part, the same schedule backs off from the first miss.
+    const { steadyUntilSeconds: _steady, ...backoff } = halt;
+    assert.deepEqual(readsUntil(backoff, 160), [114, 143, 179]);
+  });
+});
