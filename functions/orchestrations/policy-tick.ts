@@ -92,15 +92,28 @@ function* actOn(
     ...(state === 'Running' ? {} : { finishedAt: now() }),
     message: message.slice(0, 2000),
   });
+  /** Writes the record over the one this tick read or wrote; undefined: another tick changed it first. */
+  let replaces = action.replaces;
   const write = function* (state: PolicyActionRecord['state'], message: string) {
-    yield* callOnce(context, activities.recordPolicyAction, {
+    const written = record(state, message);
+    const result = yield* callOnce(context, activities.recordPolicyAction, {
       cluster,
       pool,
       kind,
-      record: record(state, message),
+      record: written,
+      replaces,
     });
+    if (result.ok && result.value.kind === 'superseded') return superseded(result.value.found);
+    replaces = { target, state, startedAt };
     return { pool, kind, target, state, message };
   };
+  const superseded = (found: string | undefined): PolicyActionOutcome => ({
+    pool,
+    kind,
+    target,
+    state: 'waiting',
+    message: `another tick acted on it meanwhile (its record: ${found ?? 'changed'}); this one leaves it`,
+  });
   if (action.alreadyDone !== undefined) return yield* write('Done', action.alreadyDone);
 
   const instanceId =
@@ -115,12 +128,11 @@ function* actOn(
     // Another run of the pool (the CLI's, the HTTP API's, the timer's) holds the instance: next tick.
     return { pool, kind, target, state: 'waiting', message: `instance ${instanceId} is ${active}` };
   }
-  yield* callOnce(context, activities.recordPolicyAction, {
-    cluster,
-    pool,
-    kind,
-    record: record('Running', `${kind === 'rollback' ? 'rolling back to' : 'retiring generation'} ${target}`),
-  });
+  const started = yield* write(
+    'Running',
+    `${kind === 'rollback' ? 'rolling back to' : 'retiring generation'} ${target}`,
+  );
+  if (started.state !== 'Running') return started;
   const runSeed = context.df.newGuid(`${input.runSeed ?? ''}|policy|${kind}|${pool}|${target}`);
   if (kind === 'rollback') {
     const child = startChild(
@@ -130,7 +142,7 @@ function* actOn(
       instanceId,
     );
     yield child.task;
-    const [state, message] = rollbackVerdict(yield* childResult(context, child));
+    const [state, message] = rollbackVerdict(target, yield* childResult(context, child));
     return yield* write(state, message);
   }
   const child = startChild(
@@ -144,8 +156,14 @@ function* actOn(
   return yield* write(state, message);
 }
 
-/** A rollback that another run kept from starting is tried again next tick; a refusal is final. */
-function rollbackVerdict(ended: ChildResult<PoolRollbackResult>): [PolicyActionRecord['state'], string] {
+/**
+ * A rollback that another run kept from starting is tried again next tick; a refusal is final, but for
+ * one: the pool is at the target already (another tick or the CLI rolled it back), which is what was asked.
+ */
+function rollbackVerdict(
+  target: string,
+  ended: ChildResult<PoolRollbackResult>,
+): [PolicyActionRecord['state'], string] {
   if (!ended.ok) {
     return [ended.failure.code === CHILD_ALREADY_RUNNING ? 'Running' : 'Failed', ended.failure.message];
   }
@@ -155,6 +173,9 @@ function rollbackVerdict(ended: ChildResult<PoolRollbackResult>): [PolicyActionR
     case 'busy':
       return ['Running', `${ended.output.reason}; the next tick tries again`];
     case 'refused':
+      return ended.output.alreadyAt === target
+        ? ['Done', `new instances get ${target} already (${ended.output.reason})`]
+        : ['Failed', ended.output.reason];
     case 'planned':
       return ['Failed', ended.output.reason];
   }

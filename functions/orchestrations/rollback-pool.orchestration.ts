@@ -123,7 +123,7 @@ function resultOfPlan(input: RollbackPoolInput, planned: PoolRollbackPlanView): 
       pool,
       outcome: 'refused',
       reason: plan.reason,
-      ...definedOnly({ modelImageId: planned.modelImageId }),
+      ...definedOnly({ modelImageId: planned.modelImageId, alreadyAt: plan.alreadyAt }),
       hidden: [],
       rejected: [],
     };

@@ -13,9 +13,16 @@ import type {
   PendingPolicyAction,
   PolicyActionKind,
   PolicyActionRecord,
+  PolicyRecordRef,
   PoolPolicyObject,
 } from '../domain/pool-policy.js';
-import { describePolicyProblems, keptActionRecords, pendingPolicyActions } from '../domain/pool-policy.js';
+import {
+  describePolicyProblems,
+  isRecordReferred,
+  keptActionRecords,
+  pendingPolicyActions,
+  recordRefOf,
+} from '../domain/pool-policy.js';
 import { findPool, listPoolsOfCluster, ownGroupPool } from './pool-lookup.js';
 import {
   applyPolicyToConfiguration,
@@ -35,6 +42,8 @@ const WRITE_ATTEMPTS = 3;
 export type PolicyWrite =
   | { readonly kind: 'written' | 'unchanged' }
   | { readonly kind: 'no-policy' }
+  /** Another tick changed the action's record since this one read it: nothing written, no Event. */
+  | { readonly kind: 'superseded'; readonly found?: string }
   | { readonly kind: 'failed'; readonly reason: string };
 
 /** An action the tick starts, or finds done. */
@@ -46,6 +55,8 @@ export interface TickAction extends PendingPolicyAction {
   readonly alreadyDone?: string;
   /** When an earlier tick started it (a Running record continued), else absent: it starts now. */
   readonly startedAt?: string;
+  /** The action's record as the tick read it: its first write replaces this one or nothing. */
+  readonly replaces: PolicyRecordRef | null;
 }
 
 export interface PolicyTickPlan {
@@ -95,6 +106,7 @@ export async function planPolicyTick(handle: ClusterHandle, now: Date): Promise<
         ...action,
         pool: pool.name,
         observedGeneration: continued ? record.observedGeneration : object.generation,
+        replaces: recordRefOf(record),
         ...definedOnly({ alreadyDone, startedAt: continued ? record.startedAt : undefined }),
       });
     }
@@ -104,20 +116,30 @@ export async function planPolicyTick(handle: ClusterHandle, now: Date): Promise<
 
 /**
  * Records an action's start or end in `status.actions`, leaving the rest of the status as it is; an end
- * is also an Event on the object. Never throws.
+ * is also an Event on the object. Only over the record `replaces` names (what the writer read): a record
+ * another tick changed meanwhile stays, and the write says `superseded`. Never throws.
  */
 export async function recordPolicyAction(
   handle: ClusterHandle,
   pool: string,
   kind: PolicyActionKind,
   record: PolicyActionRecord,
+  replaces: PolicyRecordRef | null,
   now: Date,
 ): Promise<PolicyWrite> {
   try {
+    let found: PolicyActionRecord | undefined;
     const written = await writeStatus(handle, pool, (object) => {
+      const actions = recordedActions(object.status);
+      found = actions[kind];
+      // Written already (a retried write whose answer was lost) is not superseded: it is written.
+      if (!isRecordReferred(found, replaces) && !isDeepStrictEqual(found, record)) return undefined;
       const before = isRecord(object.status) ? object.status : {};
-      return { ...before, actions: { ...recordedActions(object.status), [kind]: record } };
+      return { ...before, actions: { ...actions, [kind]: record } };
     });
+    if (written.kind === 'superseded') {
+      return { kind: 'superseded', found: found === undefined ? 'no record' : describeRecord(found) };
+    }
     if (written.kind !== 'no-policy' && record.state !== 'Running') {
       const object = await handle.kube.poolPolicies.get(pool);
       if (object !== undefined) {
@@ -189,16 +211,20 @@ export async function writePolicyStatus(
   }
 }
 
-/** Reads the object, builds its new status, writes it if it differs; a concurrent change is read again. */
+/**
+ * Reads the object, builds its new status, writes it if it differs; a concurrent change is read again.
+ * A build that returns undefined declines to write over what it found: `superseded`.
+ */
 async function writeStatus(
   handle: ClusterHandle,
   name: string,
-  build: (object: PoolPolicyObject) => Record<string, unknown>,
+  build: (object: PoolPolicyObject) => Record<string, unknown> | undefined,
 ): Promise<PolicyWrite> {
   for (let attempt = 1; ; attempt += 1) {
     const object = await handle.kube.poolPolicies.get(name);
     if (object === undefined) return { kind: 'no-policy' };
     const status = build(object);
+    if (status === undefined) return { kind: 'superseded' };
     if (isDeepStrictEqual(status, object.status)) return { kind: 'unchanged' };
     const written = await handle.kube.poolPolicies.replaceStatus(name, status, object.resourceVersion);
     if (written === 'gone') return { kind: 'no-policy' };
@@ -247,6 +273,10 @@ async function tellNoPool(
     key: `no-pool/${object.uid}/${object.generation}`,
     at: now.toISOString(),
   });
+}
+
+function describeRecord(record: PolicyActionRecord): string {
+  return `${record.state} for ${record.target} since ${record.startedAt}`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -178,6 +178,8 @@ export interface PoolRollbackResult extends PoolTarget {
   readonly reason: string;
   readonly from?: string;
   readonly to?: string;
+  /** Refused because new instances get the asked version already (`to` of a policy is met). */
+  readonly alreadyAt?: string;
   /** What the model's image reference points at (after the rollback, or planned). */
   readonly modelImageId?: string;
   readonly hidden: readonly string[];

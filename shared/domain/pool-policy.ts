@@ -196,6 +196,33 @@ export interface PolicyActionRecord {
   readonly message?: string;
 }
 
+/**
+ * The record a write of `status.actions.<kind>` replaces, as its writer read it (null: none). Two ticks
+ * may act on one object at once (two deployments, a clock that runs ahead): each write is a
+ * compare-and-set against the record its tick read, so the first tick to end an action records it and
+ * tells it in an Event, and a tick that finds the record changed under it leaves it alone.
+ */
+export interface PolicyRecordRef {
+  readonly target: string;
+  readonly state: PolicyActionRecord['state'];
+  readonly startedAt: string;
+}
+
+export function recordRefOf(record: PolicyActionRecord | undefined): PolicyRecordRef | null {
+  return record === undefined
+    ? null
+    : { target: record.target, state: record.state, startedAt: record.startedAt };
+}
+
+/** The record is the one the writer read (both none, or the same target, state and start). */
+export function isRecordReferred(
+  record: PolicyActionRecord | undefined,
+  ref: PolicyRecordRef | null,
+): boolean {
+  if (record === undefined || ref === null) return record === undefined && ref === null;
+  return record.target === ref.target && record.state === ref.state && record.startedAt === ref.startedAt;
+}
+
 /** An action the spec asks for that is not recorded as started for the same target. */
 export interface PendingPolicyAction {
   readonly kind: PolicyActionKind;

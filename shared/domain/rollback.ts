@@ -41,7 +41,12 @@ export type RollbackPlan =
       /** The target itself, when hidden now (a roll back to a version an earlier rollback hid). */
       readonly unhideTarget: boolean;
     }
-  | { readonly kind: 'refused'; readonly reason: string };
+  | {
+      readonly kind: 'refused';
+      readonly reason: string;
+      /** Refused because new instances get the asked version already: the pool is where it was asked. */
+      readonly alreadyAt?: string;
+    };
 
 /** A version that can serve new instances: Succeeded and neither rejected nor abandoned. */
 export function isUsableRollbackTarget(version: RollbackVersion): boolean {
@@ -113,7 +118,11 @@ export function planRollback(input: RollbackInput): RollbackPlan {
       };
     }
     if (target.name === current) {
-      return { kind: 'refused', reason: `version ${current} is already the one new instances get` };
+      return {
+        kind: 'refused',
+        reason: `version ${current} is already the one new instances get`,
+        alreadyAt: current,
+      };
     }
   }
   const newer = ordered(input.versions).filter(

@@ -187,9 +187,13 @@ function policyChecks(kind: 'rollback' | 'retire', target: (object: PolicyObject
           '-o',
           'json',
         ),
-      ) as { items: { reason: string }[] }
+      ) as { items: { reason: string; message: string }[] }
     ).items.filter((event) => ['RolledBack', 'Retired', 'ActionFailed'].includes(event.reason));
-    check('policy action: one Event for its end', events.length <= 1, events.map((e) => e.reason).join(', '));
+    check(
+      'policy action: one Event for its end',
+      events.length <= 1,
+      events.map((event) => `${event.reason} (${event.message})`).join('; '),
+    );
     return checks;
   };
 }

@@ -32,6 +32,10 @@ const recordPolicyActionActivity = defineActivity(
       finishedAt: z.string().min(1).optional(),
       message: z.string().max(2000).optional(),
     }),
+    /** The record the write replaces, as the tick read it (null: none): see recordPolicyAction. */
+    replaces: z
+      .object({ target: Name, state: z.enum(['Running', 'Done', 'Failed']), startedAt: z.string().min(1) })
+      .nullable(),
   }),
   async (deps, input) => {
     // An unknown cluster is the caller's error, not a write that failed: it fails the activity.
@@ -49,6 +53,7 @@ const recordPolicyActionActivity = defineActivity(
           startedAt: record.startedAt,
           ...definedOnly({ finishedAt: record.finishedAt, message: record.message }),
         },
+        input.replaces,
         deps.now(),
       );
     } catch (error) {

@@ -160,6 +160,65 @@ void describe('PoolImagePolicy', () => {
     assert.equal((await tick(world, 2)).policyActions, undefined);
   });
 
+  void it('rollbackTo the version new instances get already: Done at once, one Event', async () => {
+    const world = createFakeWorld();
+    const [, second] = await twoVersions(world);
+    world.kube.poolPolicies.apply(POOL, { rollbackTo: second });
+
+    const acted = await tick(world, 1);
+
+    assert.equal(acted.policyActions?.[0]?.state, 'Done');
+    assert.match(statusOf(world).actions?.['rollback']?.message ?? '', /new instances get .* already/);
+    assert.deepEqual(
+      world.kube.poolPolicies.events().map((event) => event.reason),
+      ['RolledBack'],
+    );
+  });
+
+  void it('another tick that ended the action first keeps its record: this one leaves it, no Event', async () => {
+    // Two deployments' ticks (or one whose clock runs ahead) both read the spec before either started.
+    let otherTick: (() => Promise<void>) | undefined;
+    const world = createFakeWorld({
+      wrapActivity: (name, activity) => async (input) => {
+        if (name === 'recordPolicyAction' && otherTick !== undefined) {
+          const other = otherTick;
+          otherTick = undefined;
+          await other();
+        }
+        return activity(input);
+      },
+    });
+    const [first] = await twoVersions(world);
+    world.kube.poolPolicies.apply(POOL, { rollbackTo: first });
+    otherTick = async () => {
+      const object = world.kube.poolPolicies.object(POOL);
+      assert.ok(object !== undefined);
+      const done = {
+        target: first,
+        observedGeneration: object.generation,
+        state: 'Done',
+        startedAt: 'earlier',
+      };
+      await world.kube.poolPolicies.replaceStatus(
+        POOL,
+        { actions: { rollback: done } },
+        object.resourceVersion,
+      );
+    };
+
+    const acted = await tick(world, 1);
+
+    assert.equal(acted.policyActions?.[0]?.state, 'waiting');
+    assert.match(acted.policyActions?.[0]?.message ?? '', /another tick acted on it .*Done for/);
+    assert.equal(statusOf(world).actions?.['rollback']?.state, 'Done', 'the other tick’s record stays');
+    assert.equal(
+      world.statuses.some((entry) => entry.instanceId === `rollback:${CLUSTER}:${POOL}`),
+      false,
+      'no rollback started',
+    );
+    assert.deepEqual(world.kube.poolPolicies.events(), []);
+  });
+
   void it('an invalid spec starts nothing: Valid=False names the field and the fix, one Event', async () => {
     const world = createFakeWorld();
     world.kube.poolPolicies.apply(POOL, {

@@ -9,8 +9,10 @@ import type {
 } from '../../../shared/domain/pool-policy.js';
 import {
   applyPoolPolicy,
+  isRecordReferred,
   keptActionRecords,
   pendingPolicyActions,
+  recordRefOf,
 } from '../../../shared/domain/pool-policy.js';
 
 /** What a pool's settings resolve to: the cluster's defaults with a pool override or two. */
@@ -225,4 +227,30 @@ void describe('keptActionRecords', () => {
   void it('keeps every record while the spec is invalid (it says nothing then)', () => {
     assert.deepEqual(keptActionRecords(undefined, recorded), recorded);
   });
+});
+
+void describe('isRecordReferred: a record write is a compare-and-set on what its tick read', () => {
+  const running = record('2026.1127.1', 'Running');
+  const cases: [string, PolicyActionRecord | undefined, ReturnType<typeof recordRefOf>, boolean][] = [
+    ['none read, none found', undefined, null, true],
+    ['none read, another tick started it', running, null, false],
+    ['read, then forgotten (the spec dropped the field)', undefined, recordRefOf(running), false],
+    [
+      'the same record (message and finish aside)',
+      { ...running, message: 'other words' },
+      recordRefOf(running),
+      true,
+    ],
+    ['ended by another tick', { ...running, state: 'Done' }, recordRefOf(running), false],
+    [
+      'restarted by another tick',
+      { ...running, startedAt: '2026-11-28T03:00:00.000Z' },
+      recordRefOf(running),
+      false,
+    ],
+    ['another target', record('2026.1127.2', 'Running'), recordRefOf(running), false],
+  ];
+  for (const [name, found, ref, expected] of cases) {
+    void it(name, () => assert.equal(isRecordReferred(found, ref), expected));
+  }
 });

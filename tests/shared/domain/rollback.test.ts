@@ -137,6 +137,24 @@ void describe('planRollback', () => {
       assert.match(plan.kind === 'refused' ? plan.reason : '', reason);
     });
   }
+  void it('says when it refuses because new instances get the asked version already', () => {
+    const asked = planRollback({
+      versions: [V1, V2],
+      currentVersion: V2.name,
+      pinned: false,
+      definitionId: DEFINITION,
+      to: V2.name,
+    });
+    assert.equal(asked.kind === 'refused' ? asked.alreadyAt : 'not refused', V2.name);
+    const gone = planRollback({
+      versions: [V1, V2],
+      currentVersion: V2.name,
+      pinned: false,
+      definitionId: DEFINITION,
+      to: '1.1.1',
+    });
+    assert.equal(gone.kind === 'refused' ? gone.alreadyAt : 'not refused', undefined);
+  });
 });
 
 void describe('defaultRollbackTarget (what pruning keeps)', () => {
