@@ -6,8 +6,8 @@
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
-import type { PoolHoldingsView, PoolScope } from '../../shared/application/pool-holdings.js';
-import { isCanaryPoolOfRun } from '../../shared/domain/cluster-api.js';
+import { deadCapzCanaryPools } from '../../shared/application/leftovers.js';
+import type { PoolScope } from '../../shared/application/pool-holdings.js';
 import { messageOf } from '../../shared/domain/errors.js';
 import type { Kept, ReapAction, ReapPlan } from '../../shared/domain/reaper.js';
 import { describeReapAction, planReaping } from '../../shared/domain/reaper.js';
@@ -85,16 +85,6 @@ export function* giveBackLeftovers(
     versionNames: view.holdings.versions.map((version) => version.versionName),
     definitionAbsent: view.definitionAbsent === true,
   };
-}
-
-/** The CAPZ canary pools in the holdings that `runId` (the live or holding run) did not make. */
-export function deadCapzCanaryPools(
-  view: Pick<PoolHoldingsView, 'capzCanaryPools'>,
-  runId: string | undefined,
-): string[] {
-  return (view.capzCanaryPools?.names ?? []).filter(
-    (name) => runId === undefined || !isCanaryPoolOfRun(name, runId),
-  );
 }
 
 /**

@@ -9,17 +9,16 @@
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
+import { decideLeftovers, nothingToGiveBack } from '../../shared/application/leftovers.js';
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { ReleasePoolInput, ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
 import { nodeReleased } from '../../shared/application/run-events.js';
 import { definedOnly } from '../../shared/domain/optional.js';
-import { describeHolder, LEASE_ANNOTATIONS, leaseState } from '../../shared/domain/ownership.js';
-import { describeReapAction, planReaping } from '../../shared/domain/reaper.js';
-import { parseRetirementRecord } from '../../shared/domain/retirement-record.js';
+import { describeReapAction } from '../../shared/domain/reaper.js';
 import { activities } from '../activities.js';
 import { defineOrchestration } from '../orchestration.js';
 import { call } from './call.js';
-import { deadCapzCanaryPools, giveBackLeftovers } from './give-back-leftovers.js';
+import { giveBackLeftovers } from './give-back-leftovers.js';
 import { ReleasePoolInputSchema } from './inputs.js';
 import { acquirePool, leaseLost, releasePool, runIdOf } from './ownership.js';
 import { eventTime, reportRunEvents } from './run-events.js';
@@ -54,46 +53,8 @@ export function* releaseLeftovers(
   const { cluster, pool } = request;
   const step = 'giving-back-leftovers';
   const view = yield* call(context, activities.readPoolHoldings, { cluster, pool }, { step });
-  const state = leaseState(view.lease, context.df.currentUtcDateTime);
-  const live = state.kind === 'held' && state.live ? state : undefined;
-  const holder =
-    live === undefined
-      ? undefined
-      : describeHolder(live, view.lease?.annotations[LEASE_ANNOTATIONS.instanceId]);
-  // The CLI saw the live holder's process gone (same host, pid no longer runs): that run is taken over.
-  const gone =
-    live !== undefined && request.holderGone?.runId === live.holder.runId ? request.holderGone : undefined;
-  const force = request.force === true || gone !== undefined;
-  const alive = force ? undefined : live?.holder.runId;
-  const preview = planReaping(view.holdings, alive);
-  // A dead run's canary: the model pinned to a version nobody tests any more, recorded on the scale set
-  // (a run killed while testing left every scale-out booting the untested image).
-  const record = view.canaryRecord;
-  const deadCanary: string[] =
-    record === undefined
-      ? []
-      : record === 'damaged'
-        ? ['the canary record on the scale set (damaged): the model and capacity checked and put back']
-        : record.run === alive
-          ? []
-          : [
-              `the canary of run ${record.run}: the model back to its prior image, the canary instances ` +
-                'deleted, the capacity as before',
-            ];
-  // A dead run's retirement (retire-pool/): its node, its surge, its record on the lease.
-  const retirement = parseRetirementRecord(view.lease?.annotations[LEASE_ANNOTATIONS.retirement]);
-  if (retirement === 'damaged') {
-    deadCanary.push('the retirement record on the pool lease (damaged): removed');
-  } else if (retirement !== undefined && retirement.run !== alive) {
-    deadCanary.push(
-      `the retirement of run ${retirement.run}: node ${retirement.node} given back, its surge instance ` +
-        `drained and deleted unless node ${retirement.node}'s instance is gone (one instance less: what others added stays)`,
-    );
-  }
-  // A CAPZ pool's canary pools of dead runs, in its management cluster.
-  for (const name of deadCapzCanaryPools(view, alive)) {
-    deadCanary.push(`the canary pool ${name} of a dead run, in the management cluster: deleted`);
-  }
+  const decision = decideLeftovers(view, context.df.currentUtcDateTime, request);
+  const { holder, gone, force, preview } = decision;
   const base = {
     cluster,
     pool,
@@ -104,15 +65,15 @@ export function* releaseLeftovers(
     return {
       ...base,
       outcome: 'planned',
-      actions: [...deadCanary, ...preview.actions.map(describeReapAction)],
+      actions: [...decision.deadRecords, ...preview.actions.map(describeReapAction)],
       kept: preview.kept,
     };
   }
   // A gone holder's lease is taken and released even with nothing to give back: the pool is free at once.
-  if (preview.actions.length === 0 && deadCanary.length === 0 && gone === undefined) {
+  if (nothingToGiveBack(decision)) {
     return {
       ...base,
-      outcome: live === undefined ? 'nothing-left' : 'held',
+      outcome: holder === undefined ? 'nothing-left' : 'held',
       actions: [],
       kept: preview.kept,
     };

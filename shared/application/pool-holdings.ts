@@ -8,7 +8,7 @@
 import { parseCanaryRecord } from '../domain/canary-record.js';
 import { CANARY_OF_LABEL } from '../domain/cluster-api-labels.js';
 import { CAPTURE_RUN_ANNOTATION, type ClusterNode } from '../domain/cluster-node.js';
-import type { ImageDefinitionRef } from '../domain/compute.js';
+import type { ImageDefinitionRef, ManagedDisk, Snapshot } from '../domain/compute.js';
 import { ignoreNotFound, isNotFound } from '../domain/errors.js';
 import { IMAGE_VERSION_TAG_KEYS, parseImageVersionTags } from '../domain/image-version.js';
 import {
@@ -33,6 +33,7 @@ import type { ScaleSetRef } from '../domain/resource-id.js';
 import { scaleSetResourceId } from '../domain/resource-id.js';
 import type { ScaleSet } from '../domain/scale-set.js';
 import { parseStopRecords } from '../domain/stop-record.js';
+import type { PodSummary } from '../ports/kubernetes/pods.js';
 import { instanceOfNode } from './image-facts.js';
 import { keptNodes, suggestedPoolLabel } from './node-scan.js';
 import type { LeaseRef } from './pool-lease.js';
@@ -80,6 +81,59 @@ async function capzCanaryPoolsOf(
   return { namespace, names: await pools.listCanaryPools(namespace, { [CANARY_OF_LABEL]: source.name }) };
 }
 
+/**
+ * The listings that several pools' holdings share: a resource group's snapshots and disks, a namespace's
+ * prep pods. Reading many pools at once (the reaper's survey, `status`) lists each once, not once per pool.
+ */
+export interface SharedListings {
+  snapshots(subscriptionId: string, resourceGroup: string): Promise<Snapshot[]>;
+  disks(subscriptionId: string, resourceGroup: string): Promise<ManagedDisk[]>;
+  /** Every prep pod of the namespace, of any pool's lease. */
+  prepPods(namespace: string): Promise<PodSummary[]>;
+}
+
+/** Listings read on first use and shared after (a failed one fails every pool that asks for it). */
+export function sharedListings(handle: ClusterHandle): SharedListings {
+  const { kube, compute } = handle;
+  const memo = new Map<string, Promise<unknown>>();
+  const once = <T>(key: string, read: () => Promise<T>): Promise<T> => {
+    let found = memo.get(key) as Promise<T> | undefined;
+    if (found === undefined) {
+      found = read();
+      memo.set(key, found);
+    }
+    return found;
+  };
+  // Azure compares resource groups case-insensitively.
+  const group = (subscriptionId: string, resourceGroup: string): string =>
+    `${subscriptionId}/${resourceGroup}`.toLowerCase();
+  return {
+    snapshots: (subscriptionId, resourceGroup) =>
+      once(`snapshots ${group(subscriptionId, resourceGroup)}`, () =>
+        compute.snapshots.list(subscriptionId, resourceGroup),
+      ),
+    disks: (subscriptionId, resourceGroup) =>
+      once(`disks ${group(subscriptionId, resourceGroup)}`, () =>
+        compute.disks.list(subscriptionId, resourceGroup),
+      ),
+    prepPods: (namespace) =>
+      once(`pods ${namespace}`, () =>
+        kube.pods.list(namespace, { [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value }),
+      ),
+  };
+}
+
+/** The pool's own listings, read for it alone. */
+function ownListings(handle: ClusterHandle, lease: string): SharedListings {
+  const { kube, compute } = handle;
+  return {
+    snapshots: (subscriptionId, resourceGroup) => compute.snapshots.list(subscriptionId, resourceGroup),
+    disks: (subscriptionId, resourceGroup) => compute.disks.list(subscriptionId, resourceGroup),
+    prepPods: (namespace) =>
+      kube.pods.list(namespace, { [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value, [LEASE_LABEL]: lease }),
+  };
+}
+
 /** The lease of a scale set, in the product's namespace (the prep pod's, `capture.prepNamespace`). */
 export function leaseRefOf(scaleSet: ScaleSetRef, namespace: string): LeaseRef {
   return { namespace, name: leaseNameFor(scaleSetResourceId(scaleSet)) };
@@ -124,6 +178,7 @@ export function scopeOfPool(handle: ClusterHandle, pool: ConfiguredPool): PoolSc
  * pool that lost the label would be missed, as poolMemberNodes trusts the label when members carry it.
  * `marked`: those nodes as the caller has just read them (status lists the pool's nodes once for its
  * members and these, poolMembersAndKept); they are then not looked for again.
+ * `listings`: the listings the caller shares between pools (sharedListings); else the pool's own.
  */
 export async function readPoolHoldings(
   handle: ClusterHandle,
@@ -131,6 +186,7 @@ export async function readPoolHoldings(
   model?: ScaleSet,
   poolLabels?: Readonly<Record<string, string>>,
   marked?: readonly ClusterNode[],
+  listings: SharedListings = ownListings(handle, scope.lease.name),
 ): Promise<PoolHoldingsView> {
   const { kube, compute } = handle;
   let definitionAbsent = false;
@@ -138,13 +194,12 @@ export async function readPoolHoldings(
     kube.leases.get(scope.lease.namespace, scope.lease.name),
     // Only the nodes carrying a run's marker matter here: kept page by page, never the whole list.
     marked ?? markedNodes(kube, scope.scaleSet, model, poolLabels),
-    kube.pods.list(scope.lease.namespace, {
-      [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value,
-      [LEASE_LABEL]: scope.lease.name,
-    }),
-    compute.snapshots.list(scope.scaleSet.subscriptionId, scope.scaleSet.resourceGroup),
+    listings
+      .prepPods(scope.lease.namespace)
+      .then((pods) => pods.filter((pod) => pod.labels[LEASE_LABEL] === scope.lease.name)),
+    listings.snapshots(scope.scaleSet.subscriptionId, scope.scaleSet.resourceGroup),
     // Live capture makes its copy disk in the scale set's resource group, tagged like its snapshot.
-    compute.disks.list(scope.scaleSet.subscriptionId, scope.scaleSet.resourceGroup),
+    listings.disks(scope.scaleSet.subscriptionId, scope.scaleSet.resourceGroup),
     compute.imageVersions.list(scope.definition).catch((error: unknown) => {
       if (!isNotFound(error)) throw error;
       definitionAbsent = true;

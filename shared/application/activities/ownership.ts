@@ -5,6 +5,7 @@
 import { z } from 'zod';
 
 import { definedOnly } from '../../domain/optional.js';
+import { surveyClusterHoldings } from '../cluster-holdings.js';
 import { poolScopeAndModel, readPoolHoldings } from '../pool-holdings.js';
 import { acquirePoolLease, releasePoolLease, renewPoolLease } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
@@ -59,9 +60,17 @@ const readPoolHoldingsActivity = defineActivity(
   },
 );
 
+/** The reaper's survey: every pool's holdings, shared listings read once; which pools have leftovers. */
+const surveyClusterHoldingsActivity = defineActivity(
+  'surveyClusterHoldings',
+  ClusterInput,
+  async (deps, input) => surveyClusterHoldings(await deps.cluster(input.cluster), deps.now()),
+);
+
 export const OWNERSHIP_ACTIVITIES = {
   acquirePoolLease: acquirePoolLeaseActivity,
   renewPoolLease: renewPoolLeaseActivity,
   releasePoolLease: releasePoolLeaseActivity,
   readPoolHoldings: readPoolHoldingsActivity,
+  surveyClusterHoldings: surveyClusterHoldingsActivity,
 } as const;

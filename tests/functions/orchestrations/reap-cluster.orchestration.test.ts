@@ -1,6 +1,7 @@
 /**
  * reapCluster, the reaper timer's run over a cluster's pools, through the local runner on the
- * port fakes: a dead run's node given back, a live run left alone, an idle pool only read; one pool failing
+ * port fakes: a dead run's node given back, a live run left alone, an idle pool only read; one survey
+ * reads the listings pools share once, and only pools with leftovers get a give-back; one pool failing
  * (or losing its lease mid-give-back) does not stop the next.
  */
 import assert from 'node:assert/strict';
@@ -9,6 +10,7 @@ import { describe, it } from 'node:test';
 import { ORCHESTRATION, reapInstanceId } from '../../../shared/application/orchestration-ids.js';
 import type { ReapClusterResult } from '../../../shared/application/refresh-contracts.js';
 import { CAPTURE_RUN_ANNOTATION } from '../../../shared/domain/cluster-node.js';
+import { TransientError } from '../../../shared/domain/errors.js';
 import { leaseState } from '../../../shared/domain/ownership.js';
 import { givenBack, holdLease, leaseOf, leaveDonor, MINUTE } from './dead-run.js';
 import { CLUSTER, createFakeWorld, failureOf, type FakeWorld, nodeName, poolRef } from './fake-world.js';
@@ -58,6 +60,66 @@ void describe('reapCluster on the port fakes', () => {
     );
   });
 
+  void it('one survey: shared listings read once, a give-back only for the pool with leftovers', async () => {
+    const given: string[] = [];
+    const world = createFakeWorld({
+      pools: POOLS,
+      wrapActivity: (name, activity) => (input) => {
+        if (name === 'readPoolHoldings') given.push((input as { pool: string }).pool);
+        return activity(input);
+      },
+    });
+    await leaveDonor(world, 'pool2', 'run-dead');
+    holdLease(world, 'pool2', 'cli/laptop/run-dead', 20);
+    const calls = (fake: { callsTo(method: string): readonly unknown[] }, method: string): number =>
+      fake.callsTo(method).length;
+    const listed = [
+      calls(world.compute, 'snapshots.list'),
+      calls(world.compute, 'disks.list'),
+      calls(world.kube, 'pods.list'),
+    ];
+
+    const result = await reap(world);
+
+    assert.deepEqual(outcomes(result), ['pool1:nothing-left', 'pool2:released', 'pool3:nothing-left']);
+    // Only the pool with leftovers is read again: by its give-back, then under its lease.
+    assert.deepEqual(given, ['pool2', 'pool2']);
+    // The pools share one resource group and one prep namespace: the survey lists each once, and
+    // pool2's two reads once each for itself.
+    assert.deepEqual(
+      [
+        calls(world.compute, 'snapshots.list'),
+        calls(world.compute, 'disks.list'),
+        calls(world.kube, 'pods.list'),
+      ].map((count, index) => count - (listed[index] ?? 0)),
+      [3, 3, 3],
+    );
+  });
+
+  void it('a pool the survey cannot read gets its own give-back, which reads it again', async () => {
+    const given: string[] = [];
+    const world = createFakeWorld({
+      pools: ['pool1', 'pool2'],
+      wrapActivity: (name, activity) => (input) => {
+        if (name === 'readPoolHoldings') given.push((input as { pool: string }).pool);
+        return activity(input);
+      },
+    });
+    const pool1 = (args: readonly unknown[]): boolean => (args[0] as { name?: string }).name === 'pool1';
+    world.compute.nextErrorWhen(
+      'scaleSets.get',
+      pool1,
+      new TransientError('ArmUnavailable', 'ARM answered 503'),
+    );
+    const reads = world.compute.callsTo('scaleSets.get').filter((call) => pool1(call.args)).length;
+
+    const result = await reap(world);
+
+    assert.deepEqual(outcomes(result), ['pool1:nothing-left', 'pool2:nothing-left']);
+    assert.deepEqual(given, ['pool1'], 'the survey could not tell: its own give-back read it');
+    assert.equal(world.compute.callsTo('scaleSets.get').filter((call) => pool1(call.args)).length - reads, 2);
+  });
+
   void it('a pool that cannot be read is reported; the next pool is still reaped', async () => {
     const world = createFakeWorld({
       pools: ['pool1', 'pool2'],
@@ -69,6 +131,9 @@ void describe('reapCluster on the port fakes', () => {
             })
           : activity(input),
     });
+    // Both have leftovers: the survey hands both to a give-back, and pool1's read fails there.
+    await leaveDonor(world, 'pool1', 'run-dead-1');
+    holdLease(world, 'pool1', 'cli/laptop/run-dead-1', 20);
     await leaveDonor(world, 'pool2', 'run-dead');
     holdLease(world, 'pool2', 'cli/laptop/run-dead', 20);
 
