@@ -89,10 +89,40 @@ function* runRefreshCluster(
       });
     }
   }
-  // The reaper for the pools this run does not refresh (the refreshed ones reap their own pool first).
+  // The reaper for the pools this run does not refresh (the refreshed ones reap their own pool first):
+  // one survey of them (cluster-holdings.ts), a give-back only where it finds something to give back.
+  const idle = results.flatMap((result) =>
+    result.outcome === 'failed' || result.plan === undefined
+      ? []
+      : [
+          {
+            name: result.pool,
+            scaleSet: {
+              subscriptionId: result.plan.scaleSet.subscriptionId,
+              resourceGroup: result.plan.scaleSet.resourceGroup,
+              name: result.plan.scaleSet.name,
+            },
+          },
+        ],
+  );
+  const toGiveBack = new Set<string>();
+  if (input.dryRun !== true && idle.length > 0) {
+    try {
+      const survey = yield* call(
+        context,
+        activities.surveyClusterHoldings,
+        { cluster, pools: idle },
+        { step: 'giving-back-leftovers' },
+      );
+      for (const line of survey.pools) if (line.outcome === 'to-give-back') toGiveBack.add(line.pool);
+    } catch {
+      // The survey failed as a whole (the cluster is away): every idle pool's give-back reads for itself.
+      for (const pool of idle) toGiveBack.add(pool.name);
+    }
+  }
   if (input.dryRun !== true) {
     for (const [index, result] of results.entries()) {
-      if (result.outcome === 'failed') continue;
+      if (!toGiveBack.has(result.pool)) continue;
       try {
         const released = yield* releaseLeftovers(context, {
           cluster,

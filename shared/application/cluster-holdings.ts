@@ -1,5 +1,6 @@
 /**
- * The reaper's survey of a cluster (reap-cluster.orchestration.ts): every pool's holdings read in one
+ * The reaper's survey of a cluster (reap-cluster.orchestration.ts, and the timer's cluster run for the
+ * pools it does not refresh: refresh-cluster.orchestration.ts): every pool's holdings read in one
  * activity, with the listings pools share read once (a resource group's snapshots and disks, a
  * namespace's prep pods: sharedListings), and decided with `release`'s own rule (leftovers.ts). Only the
  * pools with something to give back go on to a give-back of their own, which reads that pool again under
@@ -35,8 +36,16 @@ export interface ClusterSurvey {
 /** Pools read at once: each read is a handful of requests, and ARM's read budget is per subscription. */
 const POOLS_AT_ONCE = 4;
 
-export async function surveyClusterHoldings(handle: ClusterHandle, now: Date): Promise<ClusterSurvey> {
-  const pools = await listPoolsOfCluster(handle);
+/**
+ * `pools`: the pools to survey when the caller knows them and where their scale sets are (the timer's
+ * cluster run, for the pools it does not refresh); else every pool of the cluster, listed.
+ */
+export async function surveyClusterHoldings(
+  handle: ClusterHandle,
+  now: Date,
+  pools?: readonly ConfiguredPool[],
+): Promise<ClusterSurvey> {
+  const surveyed = pools ?? (await listPoolsOfCluster(handle));
   const listings = sharedListings(handle);
   const surveyOne = async (pool: ConfiguredPool): Promise<PoolSurvey> => {
     try {
@@ -56,9 +65,9 @@ export async function surveyClusterHoldings(handle: ClusterHandle, now: Date): P
       return { pool: pool.name, outcome: 'to-give-back', reason: messageOf(error) };
     }
   };
-  const surveyed: PoolSurvey[] = [];
-  for (let next = 0; next < pools.length; next += POOLS_AT_ONCE) {
-    surveyed.push(...(await Promise.all(pools.slice(next, next + POOLS_AT_ONCE).map(surveyOne))));
+  const lines: PoolSurvey[] = [];
+  for (let next = 0; next < surveyed.length; next += POOLS_AT_ONCE) {
+    lines.push(...(await Promise.all(surveyed.slice(next, next + POOLS_AT_ONCE).map(surveyOne))));
   }
-  return { pools: surveyed };
+  return { pools: lines };
 }

@@ -9,7 +9,7 @@ import { surveyClusterHoldings } from '../cluster-holdings.js';
 import { poolScopeAndModel, readPoolHoldings } from '../pool-holdings.js';
 import { acquirePoolLease, releasePoolLease, renewPoolLease } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
-import { ClusterInput, LeaseInput, Name } from './inputs.js';
+import { ClusterInput, LeaseInput, Name, ScaleSetRefInput } from './inputs.js';
 
 const LeaseRunInput = ClusterInput.extend({ lease: LeaseInput, runId: Name });
 
@@ -63,8 +63,11 @@ const readPoolHoldingsActivity = defineActivity(
 /** The reaper's survey: every pool's holdings, shared listings read once; which pools have leftovers. */
 const surveyClusterHoldingsActivity = defineActivity(
   'surveyClusterHoldings',
-  ClusterInput,
-  async (deps, input) => surveyClusterHoldings(await deps.cluster(input.cluster), deps.now()),
+  ClusterInput.extend({
+    /** The pools to survey and where their scale sets are; absent: every pool of the cluster. */
+    pools: z.array(z.object({ name: Name, scaleSet: ScaleSetRefInput })).optional(),
+  }),
+  async (deps, input) => surveyClusterHoldings(await deps.cluster(input.cluster), deps.now(), input.pools),
 );
 
 export const OWNERSHIP_ACTIVITIES = {

@@ -12,6 +12,7 @@ import type { ClusterStatusRead } from '../../../shared/application/pool-status.
 import type { ClusterRefreshResult } from '../../../shared/application/refresh-contracts.js';
 import { TerminalError, TransientError } from '../../../shared/domain/errors.js';
 import type { ScaleSetRef } from '../../../shared/domain/resource-id.js';
+import { givenBack, holdLease, leaveDonor } from './dead-run.js';
 import {
   appPod,
   armError,
@@ -49,6 +50,41 @@ void describe('refreshCluster on the port fakes', () => {
     for (const pool of ['pool1', 'pool3']) {
       assert.equal((await world.runner.getStatus(poolInstanceId(CLUSTER, pool)))?.runtimeStatus, 'Completed');
     }
+  });
+
+  void it('one survey of the pools it does not refresh; a give-back only where something is left', async () => {
+    const read: string[] = [];
+    const surveyed: unknown[] = [];
+    const world = createFakeWorld({
+      pools: POOLS,
+      scaleSets: { pool1: { upgradePolicyMode: 'Rolling' }, pool2: { upgradePolicyMode: 'Rolling' } },
+      wrapActivity: (name, activity) => (input) => {
+        if (name === 'readPoolHoldings') read.push((input as { pool: string }).pool);
+        if (name === 'surveyClusterHoldings') surveyed.push((input as { pools?: unknown }).pools);
+        return activity(input);
+      },
+    });
+    await leaveDonor(world, 'pool1', 'run-dead');
+    holdLease(world, 'pool1', 'cli/laptop/run-dead', 20);
+
+    const status = await world.refreshCluster();
+
+    assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+    const result = status.output as ClusterRefreshResult;
+    assert.deepEqual(outcomes(result), [
+      ['pool1', 'refused'],
+      ['pool2', 'refused'],
+      ['pool3', 'refreshed'],
+    ]);
+    assert.deepEqual(
+      surveyed.map((pools) => (pools as { name: string }[]).map((pool) => pool.name)),
+      [['pool1', 'pool2']],
+      'one survey, of the pools not refreshed',
+    );
+    assert.ok(givenBack(world, 'pool1'));
+    assert.ok((result.pools[0]?.gaveBack ?? []).length > 0, 'reported with the pool');
+    assert.equal(read.includes('pool2'), false, 'pool2, with nothing left, is not read again');
+    assert.ok(read.includes('pool1'));
   });
 
   void it('a window of two: two pools at once, the third started within a check of the first end', async () => {
