@@ -152,6 +152,19 @@ export const EXPECTED = {
   instanceDeletion: { expectedSeconds: 135, intervalSeconds: 10, lateShare: 0.25, backoffToSeconds: 60 },
   /** A scale-out asked → the new instance's node Ready: provisioning, boot and join (minutes). */
   surgeReady: { expectedSeconds: 120, intervalSeconds: 15 },
+  /**
+   * Live capture's copy disk asked (from the snapshot) → Succeeded, and its deletion asked → gone: no
+   * published figure (the simulator's guess is 10 s, sim/README.md). Read first at 10 s, then every 5 s
+   * (LIVE_POLL): before, from 5 s, a read that never found it done. Nothing is out of service meanwhile.
+   */
+  copyDisk: { expectedSeconds: 10, intervalSeconds: 5 },
+  diskDeletion: { expectedSeconds: 10, intervalSeconds: 5 },
+  /**
+   * The copy's attach to the running donor, and its detach, asked → settled (the simulator's guess 15 s):
+   * read first at 15 s, then every 5 s. The donor stays in service (live capture): a late read costs the
+   * run seconds, never the donor's. Before, from 5 s: two reads that found it Updating.
+   */
+  dataDisk: { expectedSeconds: 15, intervalSeconds: 5 },
 } as const satisfies Record<string, PollSchedule>;
 
 /**
@@ -166,14 +179,6 @@ export const PREP_IMAGE_PULL: PollSchedule = {
   intervalSeconds: POLL.prepImagePull.interval,
   growToSeconds: 15,
 };
-
-/**
- * A wait with no known duration, read every `interval` seconds, the first time one interval after the
- * request: what ARM accepted this second is not done this second.
- */
-export function fromNextInterval(poll: { readonly interval: number }): PollSchedule {
-  return { expectedSeconds: poll.interval, intervalSeconds: poll.interval };
-}
 
 /**
  * Retries of one activity call on transient failures: 5, 10, 20, 40, 60 s between six attempts, about

@@ -16,7 +16,7 @@ import { galleryImageResourceId, sameResourceId } from '../domain/resource-id.js
 import { retiredInWindow } from '../domain/retired-in-window.js';
 import type { RetirementDecision, RetirementNode, RetirementPolicy } from '../domain/retirement.js';
 import { budgetNodes, planRetirement } from '../domain/retirement.js';
-import { checkScaleSetEligibility } from '../domain/scale-set.js';
+import { findCapzCluster } from '../domain/scale-set.js';
 import { nextWindowAt, openWindowAt } from '../domain/schedule-window.js';
 import { versionVerdictOf } from '../domain/version-verdict.js';
 import { instanceOfNode, newestUsableVersion } from './image-facts.js';
@@ -27,6 +27,17 @@ import { findPoolModel, listPoolsOfCluster } from './pool-lookup.js';
 import { policyAwareHandle, policyAwareHandleFor, policyRefusalOf } from './pool-policies.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
 import type { RetirementNodeLine } from './retirement-contracts.js';
+
+/** What retirement reads of the pool's model: handed over by a caller that has just read it. */
+export interface RetirementModelFacts {
+  readonly scaleSet: ScaleSetRef;
+  readonly capacity?: number;
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+function missingModel(): never {
+  throw new Error('planning a retirement: neither the pool found nor its model handed over');
+}
 
 /** What a retirement run needs to act on one node. */
 export interface PlannedRetiree {
@@ -94,11 +105,18 @@ export async function planPoolRetirement(
      * version of ours yet (the replacement boots the model as it is back).
      */
     readonly afterRejectedCanary?: boolean;
+    /**
+     * The pool's scale set and its model's capacity and tags as the caller's read just before saw them
+     * (keep-size: the read that saw the model point at the new version): the model is not read again.
+     */
+    readonly model?: RetirementModelFacts;
   },
   now: Date,
 ): Promise<PoolRetirementPlan> {
   const handle = await policyAwareHandleFor(clusterHandle, poolName);
-  const { pool, model: scaleSet } = await findPoolModel(handle, poolName);
+  const found = options.model === undefined ? await findPoolModel(handle, poolName) : undefined;
+  const pool = found?.pool ?? { name: poolName, scaleSet: options.model?.scaleSet ?? missingModel() };
+  const scaleSet: Omit<RetirementModelFacts, 'scaleSet'> = found?.model ?? options.model ?? missingModel();
   const configuration = handle.configuration.poolConfiguration(pool);
   const settings = configuration.run.retirement;
   const lease = leaseRefOf(pool.scaleSet, configuration.run.prepNamespace);
@@ -129,8 +147,8 @@ export async function planPoolRetirement(
   if (scheduled && !configuration.enabled) {
     return refuse(configuration.disabledReason ?? `pool ${pool.name} is disabled in configuration`);
   }
-  const eligibility = checkScaleSetEligibility(scaleSet);
-  if (!eligibility.eligible && eligibility.reasons.some((reason) => reason.code === 'capz-managed')) {
+  // The model's tags say it (checkScaleSetEligibility's capz-managed).
+  if (findCapzCluster(scaleSet.tags) !== undefined) {
     return refuse(
       `scale set ${pool.scaleSet.name} belongs to a CAPZ MachinePool: Cluster API decides which machines ` +
         'go (its MachinePool replicas and the cluster.x-k8s.io/delete-machine annotation); retirement does not ' +

@@ -13,6 +13,7 @@ import {
   DONOR_OVERHEAD_GOAL_S,
   JITTER_SEEDS,
   jitterFigures,
+  LIVE_ARM_CEILING,
 } from './jitter.bench.js';
 
 void describe('refresh benchmark under seeded jitter', { timeout: 1_800_000 }, () => {
@@ -41,6 +42,12 @@ void describe('refresh benchmark under seeded jitter', { timeout: 1_800_000 }, (
       // The defaults add keep-size's retirement: held where they are (the goal, 45 and 35, is not met).
       assert.ok(row.armFirst <= DEFAULT_ARM_CEILING.first, `seed ${row.seed}: default ARM ${row.armFirst}`);
       assert.ok(row.armNext <= DEFAULT_ARM_CEILING.next, `seed ${row.seed}: default ARM next ${row.armNext}`);
+      // Live capture, default settings: held where they are.
+      assert.ok(row.liveArmFirst <= LIVE_ARM_CEILING.first, `seed ${row.seed}: live ARM ${row.liveArmFirst}`);
+      assert.ok(
+        row.liveArmNext <= LIVE_ARM_CEILING.next,
+        `seed ${row.seed}: live ARM next ${row.liveArmNext}`,
+      );
     }
     assert.ok(new Set(rows.map((row) => row.refreshS)).size > 1, 'the seeds draw different durations');
   });

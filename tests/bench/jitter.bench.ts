@@ -25,11 +25,18 @@ export const ARM_BUDGET = { first: 53, next: 42 } as const;
 
 /**
  * The default settings (keep-size: one older node retired in the canary's place) over seeds 1–10: held
- * where they are (59 and 48; 60 and 50 before the waits above, whose extra reads the retirement gave back:
- * its deletion wait reads where most deletions are done, and its step with a spare reads neither the model
- * nor the instances), above the goal (ARM_GOAL).
+ * where they are (58 and 47; 59 and 48 while its retirement plan read the model the step before had just
+ * read; 60 and 50 before the waits above, whose extra reads the retirement gave back: its deletion wait
+ * reads where most deletions are done, and its step with a spare reads neither the model nor the
+ * instances), above the goal (ARM_GOAL).
  */
-export const DEFAULT_ARM_CEILING = { first: 59, next: 48 } as const;
+export const DEFAULT_ARM_CEILING = { first: 58, next: 47 } as const;
+
+/**
+ * Live capture with the default settings over seeds 1–10: 61 and 50 (68 and 57 while its copy disk,
+ * attach and detach waits read from 5 s after the request, and its retirement plan read the model again).
+ */
+export const LIVE_ARM_CEILING = { first: 61, next: 50 } as const;
 
 /** The goal for the default settings (keep-size) and for live capture: 45 and 35, not met yet. */
 export const ARM_GOAL = { first: 45, next: 35 } as const;

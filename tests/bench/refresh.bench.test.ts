@@ -98,10 +98,11 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
     const keepSize = await measureRefresh(POOL1, 'drain-and-stop', undefined, 'keep-size');
     assert.ok(!('refused' in keep) && !('refused' in keepSize));
     assert.equal(keepSize.outcome, 'refreshed');
-    // The retirement in the canary's place: the plan's reads (model, instances, versions), the deletion
-    // and its wait (first read at the expected end), and the labelling's reads after it.
+    // The retirement in the canary's place: the plan's reads (instances, versions; the model comes from
+    // the read that saw the model point at the version, 5 with a read of its own), the deletion and its
+    // wait (first read at the expected end).
     const extra = keepSize.armRequests.total - keep.armRequests.total;
-    assert.ok(extra > 0 && extra <= 12, `keep-size's extra ARM requests: ${extra}`);
+    assert.ok(extra > 0 && extra <= 4, `keep-size's extra ARM requests: ${extra}`);
   });
 
   void it('holds live capture to its ARM budget', async () => {
@@ -116,11 +117,12 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
     const again = await measureRefresh(POOL1, 'live');
     assert.ok(!('refused' in again));
     assert.deepEqual(simulated(again), simulated(live));
-    // Live capture adds the copy disk, its attach and detach, and their waits (first read one interval
-    // after the request; attach and detach judged on the instance the activity just read; the copy disk
-    // asked for without a read first).
-    assert.ok(live.armRequests.total <= 58, `ARM requests: ${live.armRequests.total}`);
-    assert.ok(live.armRequests.again <= 48, `ARM requests of the next refresh: ${live.armRequests.again}`);
+    // Live capture adds the copy disk, its attach and detach, and their waits (attach and detach judged on
+    // the instance the activity just read; the copy disk asked for without a read first). The waits read
+    // first where the operation can be done (timing.ts EXPECTED.copyDisk, dataDisk, diskDeletion): 58 and
+    // 48 when they read from one interval after the request.
+    assert.ok(live.armRequests.total <= 49, `ARM requests: ${live.armRequests.total}`);
+    assert.ok(live.armRequests.again <= 40, `ARM requests of the next refresh: ${live.armRequests.again}`);
   });
 });
 

@@ -16,6 +16,7 @@ import { giveBackRetirement, retireNode } from '../retire-pool/retire-node.js';
 import { giveBackSurplus } from '../retire-pool/surplus.js';
 import { StepFailure } from '../step-failure.js';
 import type { CanaryProgress } from './canary-state.js';
+import type { PointedModel } from './model.phase.js';
 import type { RefreshRun } from './run.js';
 import { setStatus } from './run.js';
 
@@ -25,7 +26,11 @@ export interface KeptSize {
   readonly detail: string;
 }
 
-export function* keepPoolSize(run: RefreshRun, progress: CanaryProgress): Generator<Task, KeptSize, unknown> {
+export function* keepPoolSize(
+  run: RefreshRun,
+  progress: CanaryProgress,
+  published: PointedModel,
+): Generator<Task, KeptSize, unknown> {
   const canaries = progress.observations.flatMap((observation) =>
     observation.node === undefined || !progress.instances.includes(observation.instanceId)
       ? []
@@ -35,7 +40,7 @@ export function* keepPoolSize(run: RefreshRun, progress: CanaryProgress): Genera
     return { retired: [], removedCanaries: false, detail: 'no canary node to keep the pool size with' };
   }
   try {
-    return yield* retireInPlaceOf(run, canaries);
+    return yield* retireInPlaceOf(run, canaries, published);
   } catch (error) {
     if (!(error instanceof StepFailure) || isCancel(error) || error.code === 'LeaseLost') throw error;
     return {
@@ -49,6 +54,7 @@ export function* keepPoolSize(run: RefreshRun, progress: CanaryProgress): Genera
 function* retireInPlaceOf(
   run: RefreshRun,
   canaries: { instanceId: string; node: string }[],
+  published: PointedModel,
 ): Generator<Task, KeptSize, unknown> {
   const { context, input } = run;
   setStatus(run, 'planning-retirement', `in place of canary ${canaries.map((c) => c.node).join(', ')}`);
@@ -61,6 +67,19 @@ function* retireInPlaceOf(
       inPlaceOfCanaries: canaries.length,
       // The node that proved the patches stays: it is what the new version was built from.
       keep: [{ node: run.donor.node, why: 'the donor of the version just published' }],
+      // The model as the read that saw it point at the version found it, a moment ago: not read again.
+      ...(published.kind === 'pointed' && published.model !== undefined
+        ? {
+            model: {
+              scaleSet: {
+                subscriptionId: run.plan.scaleSet.subscriptionId,
+                resourceGroup: run.plan.scaleSet.resourceGroup,
+                name: run.plan.scaleSet.name,
+              },
+              ...published.model,
+            },
+          }
+        : {}),
     },
     { step: 'planning-retirement' },
   );

@@ -32,6 +32,7 @@ import type { CanaryProgress } from './canary-state.js';
 import { newCanaryProgress, scaleSetRefOf } from './canary-state.js';
 import { watchCanaries } from './canary-watch.js';
 import type { BuiltVersion } from './image.phase.js';
+import type { PointedModel } from './model.phase.js';
 import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
 
@@ -51,7 +52,7 @@ export interface CanaryPhaseOutput<Published = unknown> {
   readonly keptSize?: { readonly retired: readonly string[]; readonly detail: string };
 }
 
-export function* canaryPhase<Published>(
+export function* canaryPhase<Published extends PointedModel>(
   run: RefreshRun,
   version: BuiltVersion,
   publish: () => Generator<Task, Published, unknown>,
@@ -112,7 +113,7 @@ export function* canaryPhase<Published>(
       const published = yield* publish();
       if (policy.afterPass !== 'keep-size') return { verdict: 'passed', ...base, instancesNow, published };
       // Published first: the canaries are then the newest generation, and the oldest go in their place.
-      const keptSize = yield* keepPoolSize(run, progress);
+      const keptSize = yield* keepPoolSize(run, progress, published);
       if (keptSize.removedCanaries) instancesNow = 'removed';
       return {
         verdict: 'passed',

@@ -4,7 +4,7 @@ import type { Task } from 'durable-functions';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { noteGivenBack, shielded } from '../cancel.js';
-import { fromNextInterval, LIVE_POLL } from '../timing.js';
+import { EXPECTED, LIVE_POLL } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import type { RefreshRun } from './run.js';
 import { setStatus } from './run.js';
@@ -27,7 +27,7 @@ function* deletion(run: RefreshRun, diskName: string): Generator<Task, void, unk
   yield* call(context, activities.requestCopyDiskDeletion, where, { step });
   yield* pollUntil(context, {
     step,
-    ...fromNextInterval(LIVE_POLL.diskDeletion),
+    ...EXPECTED.diskDeletion,
     timeoutSeconds: LIVE_POLL.diskDeletion.timeout,
     read: () => call(context, activities.readCopyDisk, where, { step }),
     done: (view) => !view.exists,

@@ -50,6 +50,8 @@ export type PointedModel =
       readonly targetImageId: string;
       /** The removable extensions as the read that saw the update done listed them. */
       readonly removableExtensions?: readonly RemovableExtension[];
+      /** The model's capacity and tags as that read saw them (keep-size plans its retirement from them). */
+      readonly model?: { readonly capacity?: number; readonly tags: Readonly<Record<string, string>> };
     }
   | { readonly kind: 'kept-newer'; readonly why: string };
 
@@ -155,6 +157,10 @@ function* pointModel(run: RefreshRun, version: BuiltVersion): Generator<Task, Po
     kind: 'pointed',
     targetImageId,
     ...definedOnly({ removableExtensions: updated.removableExtensions }),
+    // A history recorded before the read carried them has none: the retirement reads the model then.
+    ...(updated.tags === undefined
+      ? {}
+      : { model: { ...definedOnly({ capacity: updated.capacity }), tags: updated.tags } }),
   };
 }
 

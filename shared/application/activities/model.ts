@@ -20,6 +20,12 @@ export interface ScaleSetImageView {
    * the same read (the model carries them), so that the extension step needs no listing of its own.
    */
   readonly removableExtensions?: readonly RemovableExtension[];
+  /**
+   * The model's capacity and tags from the same read: keep-size plans its retirement from them
+   * (canary-keep-size.ts) instead of reading the model again a moment later.
+   */
+  readonly capacity?: number;
+  readonly tags?: Readonly<Record<string, string>>;
 }
 
 const ScaleSetInput = ClusterInput.extend({ scaleSet: ScaleSetRefInput });
@@ -104,6 +110,8 @@ const readScaleSetImage = defineActivity(
       ...(keep === undefined || scaleSet.extensions === undefined
         ? {}
         : { removableExtensions: removableExtensions(scaleSet.extensions, keep) }),
+      ...definedOnly({ capacity: scaleSet.capacity }),
+      tags: { ...scaleSet.tags },
     };
   },
 );

@@ -16,7 +16,7 @@ import {
   startSurge,
 } from '../retirement-surge.js';
 import { defineActivity } from './activity.js';
-import { ClusterInput, FenceInput, LeaseInput, Name, ScaleSetRefInput } from './inputs.js';
+import { ClusterInput, FenceInput, LeaseInput, Name, ScaleSetRefInput, Tags } from './inputs.js';
 
 const planRetirementActivity = defineActivity(
   'planRetirement',
@@ -29,6 +29,14 @@ const planRetirementActivity = defineActivity(
       .max(50)
       .optional(),
     afterRejectedCanary: z.boolean().optional(),
+    /** The model as the run's read just before saw it (keep-size): not read again. */
+    model: z
+      .object({
+        scaleSet: ScaleSetRefInput,
+        capacity: z.number().int().min(0).optional(),
+        tags: Tags,
+      })
+      .optional(),
   }),
   async (deps, input) =>
     planPoolRetirement(
@@ -39,6 +47,7 @@ const planRetirementActivity = defineActivity(
         inPlaceOfCanaries: input.inPlaceOfCanaries,
         keep: input.keep,
         afterRejectedCanary: input.afterRejectedCanary,
+        model: input.model,
       }),
       deps.now(),
     ),

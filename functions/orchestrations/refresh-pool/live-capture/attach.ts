@@ -5,7 +5,7 @@ import { sameResourceId } from '../../../../shared/domain/resource-id.js';
 import { activities } from '../../../activities.js';
 import { call } from '../../call.js';
 import { StepFailure } from '../../step-failure.js';
-import { fromNextInterval, LIVE_POLL } from '../../timing.js';
+import { EXPECTED, LIVE_POLL } from '../../timing.js';
 import { pollUntil } from '../../waits.js';
 import { setStatus } from '../run.js';
 import { donorGone, type LiveScope, type ReadySince } from './scope.js';
@@ -45,7 +45,7 @@ export function* attachCopy(
   );
   const attached = yield* pollUntil(context, {
     step: 'attaching-copy',
-    ...fromNextInterval(LIVE_POLL.dataDisk),
+    ...EXPECTED.dataDisk,
     timeoutSeconds: LIVE_POLL.dataDisk.timeout,
     read: () => call(context, activities.readDonorDisks, instance, { step: 'attaching-copy' }),
     done: (view) => {

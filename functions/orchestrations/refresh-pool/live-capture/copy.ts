@@ -6,7 +6,7 @@ import { definedOnly } from '../../../../shared/domain/optional.js';
 import { activities } from '../../../activities.js';
 import { call } from '../../call.js';
 import { StepFailure } from '../../step-failure.js';
-import { fromNextInterval, LIVE_POLL } from '../../timing.js';
+import { EXPECTED, LIVE_POLL } from '../../timing.js';
 import { pollUntil } from '../../waits.js';
 import { setStatus } from '../run.js';
 import type { DonorDisks } from './freeze.js';
@@ -39,7 +39,7 @@ export function* copySnapshotToDisk(
   );
   const copy = yield* pollUntil(context, {
     step: 'copying-disk',
-    ...fromNextInterval(LIVE_POLL.copyDisk),
+    ...EXPECTED.copyDisk,
     timeoutSeconds: LIVE_POLL.copyDisk.timeout,
     read: () => call(context, activities.readCopyDisk, copyWhere, { step: 'copying-disk' }),
     done: (view) => {

@@ -4,7 +4,7 @@ import type { Task } from 'durable-functions';
 import { sameResourceId } from '../../../../shared/domain/resource-id.js';
 import { activities } from '../../../activities.js';
 import { call } from '../../call.js';
-import { fromNextInterval, LIVE_POLL } from '../../timing.js';
+import { EXPECTED, LIVE_POLL } from '../../timing.js';
 import { pollUntil } from '../../waits.js';
 import type { RefreshRun } from '../run.js';
 import { setStatus } from '../run.js';
@@ -37,7 +37,7 @@ export function* detachCopy(run: RefreshRun, diskId: string): Generator<Task, vo
   yield* call(context, activities.requestCopyDetach, { ...instance, diskId }, { step });
   yield* pollUntil(context, {
     step,
-    ...fromNextInterval(LIVE_POLL.dataDisk),
+    ...EXPECTED.dataDisk,
     timeoutSeconds: LIVE_POLL.dataDisk.timeout,
     read: () => call(context, activities.readDonorDisks, instance, { step }),
     done: (view) => !view.exists || !view.dataDisks.some((disk) => sameResourceId(disk.diskId, diskId)),
