@@ -35,10 +35,6 @@ export interface RetirementModelFacts {
   readonly tags: Readonly<Record<string, string>>;
 }
 
-function missingModel(): never {
-  throw new Error('planning a retirement: neither the pool found nor its model handed over');
-}
-
 /** What a retirement run needs to act on one node. */
 export interface PlannedRetiree {
   readonly node: string;
@@ -114,9 +110,10 @@ export async function planPoolRetirement(
   now: Date,
 ): Promise<PoolRetirementPlan> {
   const handle = await policyAwareHandleFor(clusterHandle, poolName);
-  const found = options.model === undefined ? await findPoolModel(handle, poolName) : undefined;
-  const pool = found?.pool ?? { name: poolName, scaleSet: options.model?.scaleSet ?? missingModel() };
-  const scaleSet: Omit<RetirementModelFacts, 'scaleSet'> = found?.model ?? options.model ?? missingModel();
+  const { pool, model: scaleSet } =
+    options.model === undefined
+      ? await findPoolModel(handle, poolName)
+      : { pool: { name: poolName, scaleSet: options.model.scaleSet }, model: options.model };
   const configuration = handle.configuration.poolConfiguration(pool);
   const settings = configuration.run.retirement;
   const lease = leaseRefOf(pool.scaleSet, configuration.run.prepNamespace);
