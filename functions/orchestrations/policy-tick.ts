@@ -92,7 +92,7 @@ function* actOn(
     ...(state === 'Running' ? {} : { finishedAt: now() }),
     message: message.slice(0, 2000),
   });
-  /** Writes the record over the one this tick read or wrote; undefined: another tick changed it first. */
+  /** The record this tick read or last wrote: each write replaces only that one (null: none). */
   let replaces = action.replaces;
   const write = function* (state: PolicyActionRecord['state'], message: string) {
     const written = record(state, message);
