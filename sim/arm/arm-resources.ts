@@ -1,7 +1,9 @@
 /**
  * Renders the simulator's compute state as ARM JSON, in the wire shape the Compute, Disk and
  * Gallery resource providers return (what @azure/arm-compute deserializes). Write-only fields
- * such as `osProfile.customData` never leave here.
+ * such as `osProfile.customData` and an extension's `protectedSettings` never leave here: ARM keeps them
+ * encrypted and never returns them (learn.microsoft.com/azure/virtual-machines/extensions/features-linux,
+ * "protected settings").
  */
 import {
   type ComputeState,
@@ -24,7 +26,21 @@ export function publicScaleSetProperties(properties: JsonObject): JsonObject {
     delete osProfile.customData;
     delete osProfile.adminPassword;
   }
+  const extensionProfile =
+    profile && isObject(profile.extensionProfile) ? profile.extensionProfile : undefined;
+  if (extensionProfile && Array.isArray(extensionProfile.extensions)) {
+    for (const extension of extensionProfile.extensions) {
+      if (isObject(extension) && isObject(extension.properties))
+        withoutProtectedSettings(extension.properties);
+    }
+  }
   return copy;
+}
+
+/** Drops an extension's write-only settings from a copy of its properties (the reference to a Key Vault stays). */
+function withoutProtectedSettings(properties: JsonObject): JsonObject {
+  delete properties.protectedSettings;
+  return properties;
 }
 
 export function renderScaleSet(state: ComputeState, id: string): JsonObject | undefined {
@@ -49,7 +65,9 @@ export function renderExtension(scaleSetId: string, extension: JsonObject): Json
     id: `${scaleSetId}/extensions/${name}`,
     name,
     type: 'Microsoft.Compute/virtualMachineScaleSets/extensions',
-    properties: deepCopy(isObject(extension.properties) ? extension.properties : {}),
+    properties: withoutProtectedSettings(
+      deepCopy(isObject(extension.properties) ? extension.properties : {}),
+    ),
   };
 }
 

@@ -66,6 +66,8 @@ export interface ExtensionSeed {
   type: string;
   typeHandlerVersion?: string;
   settings?: JsonObject;
+  /** Write-only: stored with the model, never returned by ARM. */
+  protectedSettings?: JsonObject;
   /** Whether the extension bootstraps the node (CustomScript and the like). Defaults to CustomScript types. */
   bootstrap?: boolean;
 }

@@ -62,6 +62,9 @@ export class ScaleSetState extends ComputeCore {
         typeHandlerVersion: extension.typeHandlerVersion ?? '2.1',
         autoUpgradeMinorVersion: true,
         settings: extension.settings ?? {},
+        ...(extension.protectedSettings === undefined
+          ? {}
+          : { protectedSettings: extension.protectedSettings }),
         provisioningState: 'Succeeded',
       },
     }));

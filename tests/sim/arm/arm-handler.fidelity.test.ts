@@ -49,7 +49,14 @@ function seed(state: ArmTestWorld['state']): void {
     instances: 3,
     computerNamePrefix: 'pool-a-',
     tags: { pool: 'a' },
-    extensions: [{ name: 'vmssCSE', publisher: 'Microsoft.Azure.Extensions', type: 'CustomScript' }],
+    extensions: [
+      {
+        name: 'vmssCSE',
+        publisher: 'Microsoft.Azure.Extensions',
+        type: 'CustomScript',
+        protectedSettings: { commandToExecute: 'join --token s3cret' },
+      },
+    ],
   });
   state.addGallery({
     resourceGroup: RG,
@@ -71,6 +78,26 @@ void describe('simulated ARM fidelity through @azure/arm-compute', () => {
 
   after(async () => {
     await world.close();
+  });
+
+  void it("never returns an extension's protected settings, and keeps them", async () => {
+    const scaleSet = await world.client.virtualMachineScaleSets.get(RG, 'vmss-a');
+    const inModel = scaleSet.virtualMachineProfile?.extensionProfile?.extensions?.find(
+      (e) => e.name === 'vmssCSE',
+    );
+    assert.ok(inModel, 'the model lists the extension');
+    assert.equal(inModel.protectedSettings, undefined);
+    const extension = await world.client.virtualMachineScaleSetExtensions.get(RG, 'vmss-a', 'vmssCSE');
+    assert.equal(extension.protectedSettings, undefined);
+    const listed: { name?: string; protectedSettings?: unknown }[] = [];
+    for await (const entry of world.client.virtualMachineScaleSetExtensions.list(RG, 'vmss-a'))
+      listed.push(entry);
+    assert.deepEqual(
+      listed.map((entry) => [entry.name, entry.protectedSettings]),
+      [['vmssCSE', undefined]],
+    );
+    const stored = world.state.scaleSetResource(SCALE_SET_ID)?.properties;
+    assert.ok(JSON.stringify(stored).includes('s3cret'), 'ARM keeps them with the model');
   });
 
   void describe('get-modify-put keeps what az leaves out', () => {
