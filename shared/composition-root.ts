@@ -22,6 +22,7 @@ import { EventGridRunEventPublisher } from './adapters/eventgrid/run-event-publi
 import { clientNodeKubernetes } from './adapters/kubernetes/client-node-kubernetes.js';
 import { startAzureMonitor } from './adapters/opentelemetry/metrics.js';
 import { hostQueueConnection } from './adapters/storage-queue/host-connection.js';
+import { rememberAccessReviews } from './application/access-review-memo.js';
 import type {
   ClusterConfiguration,
   ClusterHandle,
@@ -183,7 +184,9 @@ export function compose(options: CompositionOptions): Composition {
         ...definedOnly({ tlsServerName: apiServer.tlsServerName }),
       });
       const handle = (async (): Promise<ClusterHandle> => {
-        const kube = clientNodeKubernetes(await connection(cluster.apiServer, cluster.name));
+        const kubernetes = clientNodeKubernetes(await connection(cluster.apiServer, cluster.name));
+        // The preflight's access reviews answer the planning's a moment later (access-review-memo.ts).
+        const kube = { ...kubernetes, server: rememberAccessReviews(kubernetes.server, now) };
         const configuration = clusterConfiguration(settings, cluster);
         if (cluster.capz === undefined) return { configuration, compute, kube };
         // The management cluster's secrets are read and cached like the workload cluster's.
@@ -195,7 +198,7 @@ export function compose(options: CompositionOptions): Composition {
           compute,
           kube,
           clusterApi: { machinePools: management.machinePools },
-          managementServer: management.server,
+          managementServer: rememberAccessReviews(management.server, now),
         };
       })();
       // A failed resolution (vault down) must not be cached forever: the next activity tries again.

@@ -33,6 +33,7 @@ import {
   recordAction,
 } from './non-determinism.js';
 import { collectPending } from './pending-work.js';
+import type { RecordedAction } from './store.js';
 
 export async function replayInstance(
   host: InstanceHost,
@@ -63,6 +64,20 @@ export function checkReplay(live: Live, replay: SdkReplay): NonDeterminismError 
   );
 }
 
+/**
+ * The actions of a continued session (continueWithSdk): the recorded ones, then the ones the new events
+ * added. The session's generator never replayed, so the recorded actions are its own, not to be checked
+ * again, nor recorded again: a run's episodes would otherwise redo every earlier action each time
+ * (quadratic in its length). Undefined when the action list did not grow from the recorded one (then
+ * everything is checked and recorded afresh).
+ */
+function continuedActions(live: Live, replay: SdkReplay): RecordedAction[] | undefined {
+  const flat = flattenActions(replay.state.actions);
+  const recorded = live.record.actions;
+  if (flat.length < recorded.length) return undefined;
+  return [...recorded, ...flat.slice(recorded.length).map(recordAction)];
+}
+
 export async function episode(host: InstanceHost, live: Live): Promise<void> {
   live.needsEpisode = false;
   const record = live.record;
@@ -75,7 +90,8 @@ export async function episode(host: InstanceHost, live: Live): Promise<void> {
     continued ?? (await replayInstance(host, live, [...record.history.map(played), ...delivered]));
   // Terminated while the orchestrator ran: its decisions no longer count.
   if (isTerminal(record)) return;
-  const divergence = checkReplay(live, replay);
+  const actions = continued === undefined ? undefined : continuedActions(live, continued);
+  const divergence = actions === undefined ? checkReplay(live, replay) : undefined;
   if (divergence !== undefined) {
     await failInstance(host, live, divergence, delivered, consumed.length);
     throw divergence;
@@ -92,7 +108,7 @@ export async function episode(host: InstanceHost, live: Live): Promise<void> {
   const appended = [...delivered, ...scheduling, historyEvent('OrchestratorCompleted', now)];
   record.inbox.splice(0, consumed.length);
   record.history.push(...appended);
-  record.actions = flattenActions(replay.state.actions).map(recordAction);
+  record.actions = actions ?? flattenActions(replay.state.actions).map(recordAction);
   record.customStatus = toPayload(replay.state.customStatus);
   live.events = Object.keys(replay.executor.openEvents);
 

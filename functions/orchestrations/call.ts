@@ -9,7 +9,8 @@
  *   advice — no message is ever parsed to recover a cause;
  * - is a boundary of a refresh's cancel (cancel.ts): before each attempt it stops the run when a cancel
  *   was asked, and while the run holds its pool the activity reads the pool's lease first and answers
- *   `CancelRequested` (doing nothing) when a cancel was asked there.
+ *   `CancelRequested` (doing nothing) when a cancel was asked there — unless the lease's renewal at this
+ *   same boundary (ownership.ts) has just read it and taken that cancel.
  * A thrown error reaching the orchestrator comes from the host, not from the activity (an activity
  * timeout, a worker that crashed): it is treated as transient.
  */
@@ -53,9 +54,10 @@ export function* call<Input, Output>(
   const startedAt = context.df.currentUtcDateTime.getTime();
   for (let attempt = 1; ; attempt += 1) {
     const guard = waitGuardOf(context);
-    if (guard !== undefined) yield* guard.beforeActivity(context);
+    const renewedNow = guard === undefined ? false : yield* guard.beforeActivity(context);
     stopIfCancelled(context, step);
-    const watch = leaseWatchOf(context);
+    // A renewal at this boundary has just read the lease for a cancel: no second read in the activity.
+    const watch = renewedNow ? undefined : leaseWatchOf(context);
     const result = yield* callOnce(
       context,
       activity,

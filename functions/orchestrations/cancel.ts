@@ -13,7 +13,8 @@
  *   the event, so a long wait ends at once.
  * - While the run holds the pool, every activity carries the lease to read first (`leaseWatchOf`;
  *   shared/application/pool-cancel.ts): a request written there is seen by the very next activity, which
- *   then does nothing.
+ *   then does nothing. An activity right after the lease's renewal at its boundary carries none: the
+ *   renewal has just read the lease and taken its request (`askCancel`), acted on before the call.
  * - `shielded` runs a generator the cancel never interrupts: giving back, deleting what a failed step
  *   left, and the waits for changes that cannot be undone (publishing a version). A cancel that comes then
  *   is acted on at the first boundary after it.

@@ -163,7 +163,8 @@ export function leaseLost(hold: PoolHold): StepFailure {
 
 function leaseGuard(hold: PoolHold): WaitGuard {
   let renewing = false;
-  function* renew(context: OrchestrationContext): Generator<Task, void, unknown> {
+  /** True when the lease was renewed (and read): false when the API server was away. */
+  function* renew(context: OrchestrationContext): Generator<Task, boolean, unknown> {
     renewing = true;
     // Taken before the call: a run resumed after its process died reads the renewal's answer from its
     // history at the time it resumes, which may be long after the renewal was made. Counting the lease
@@ -178,7 +179,7 @@ function leaseGuard(hold: PoolHold): WaitGuard {
       });
       if (!result.ok) {
         // The API server is away: try again at the next chance (activities are fenced meanwhile).
-        if (result.failure.kind === 'transient') return;
+        if (result.failure.kind === 'transient') return false;
         throw StepFailure.ofActivity('renewing-lease', result.failure);
       }
       if (result.value.kind === 'lost') {
@@ -187,22 +188,29 @@ function leaseGuard(hold: PoolHold): WaitGuard {
       }
       hold.renewedAt = askedAt;
       if (result.value.cancelRequested !== undefined) askCancel(context, result.value.cancelRequested);
+      return true;
     } finally {
       renewing = false;
     }
   }
-  function* check(context: OrchestrationContext, fireAt: Date | undefined): Generator<Task, void, unknown> {
+  /** Renews the lease when due; true when it did (see WaitGuard.beforeActivity). */
+  function* check(
+    context: OrchestrationContext,
+    fireAt: Date | undefined,
+  ): Generator<Task, boolean, unknown> {
     if (hold.lost !== undefined) throw leaseLost(hold);
-    if (renewing) return;
+    if (renewing) return false;
     const now = context.df.currentUtcDateTime.getTime();
     const expiresAt = hold.renewedAt + LEASE_DURATION_SECONDS * 1000;
     const due =
       now - hold.renewedAt >= LEASE_RENEWAL.everyMs ||
       (fireAt !== undefined && fireAt.getTime() > expiresAt - LEASE_RENEWAL.marginMs);
-    if (due) yield* renew(context);
+    return due ? yield* renew(context) : false;
   }
   return {
     beforeActivity: (context) => check(context, undefined),
-    beforeSleep: (context, fireAt) => check(context, fireAt),
+    *beforeSleep(context, fireAt) {
+      yield* check(context, fireAt);
+    },
   };
 }

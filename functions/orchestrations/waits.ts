@@ -20,8 +20,12 @@ import { pollDelaySeconds } from './timing.js';
 
 /** What a run holding a pool does before each activity and each sleep. */
 export interface WaitGuard {
-  /** Before an activity is scheduled: renew the lease when due; throws to stop the run. */
-  beforeActivity(context: OrchestrationContext): Generator<Task, void, unknown>;
+  /**
+   * Before an activity is scheduled: renew the lease when due; throws to stop the run. True when it
+   * renewed the lease just now: the renewal read the lease and took a cancel asked there (cancel.ts
+   * `askCancel`), so the activity need not read it again for the cancel check (call.ts).
+   */
+  beforeActivity(context: OrchestrationContext): Generator<Task, boolean, unknown>;
   /** Before sleeping until `fireAt`: the lease must outlast the sleep; throws to stop the run. */
   beforeSleep(context: OrchestrationContext, fireAt: Date): Generator<Task, void, unknown>;
 }

@@ -7,7 +7,8 @@
  * its work. A cancel asked there answers `CANCEL_REQUESTED` instead, with nothing done: the run stops
  * before the step it was about to take. The read is recorded with the activity's result, so the run
  * stays deterministic on replay. The same read serves the activity's fence (activity-lease-read.ts): one
- * lease GET per activity. A lease that cannot be read (the API server is away) asks nothing: the
+ * lease GET per activity, and none for the activity right after a renewal of the lease at its boundary,
+ * which has just read it (functions/orchestrations/call.ts). A lease that cannot be read (the API server is away) asks nothing: the
  * activity does its work, and the next one reads again. The read is waited for a few seconds at most, so
  * that an API server that does not answer does not hold up a step that needs only Azure.
  */

@@ -231,6 +231,33 @@ void describe('pool ownership', () => {
     assert.equal(version?.tags['vmss-prototype.run-id'], result.runId);
   });
 
+  void it('an activity called right after a renewal does not read the lease again for the cancel check', async () => {
+    const calls: { name: string; at: number; watched: boolean }[] = [];
+    const world: FakeWorld = createFakeWorld({
+      compute: { timings: { imageVersion: 50 * MINUTE } },
+      wrapActivity: (name, activity) => (input) => {
+        const watched = typeof input === 'object' && input !== null && 'vmsspCancelWatch' in input;
+        calls.push({ name, at: world.clock.now(), watched });
+        return activity(input);
+      },
+    });
+    const status = await world.refreshPool(POOL);
+    assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+    // A renewal made at an activity's boundary (no sleep between them: the same time) read the lease and
+    // took any cancel asked there; the activity then carries no watch, and reads the lease no second time.
+    const afterRenewal = calls.filter(
+      (call, index) =>
+        index > 0 && calls[index - 1]?.name === 'renewPoolLease' && calls[index - 1]?.at === call.at,
+    );
+    assert.ok(afterRenewal.length >= 3, `${afterRenewal.length} activities right after a renewal`);
+    assert.deepEqual(
+      afterRenewal.filter((call) => call.watched).map((call) => call.name),
+      [],
+    );
+    // Every other activity of the hold still reads the lease first.
+    assert.ok(calls.filter((call) => call.watched).length >= 10);
+  });
+
   void it("a dead run's leftovers are given back exactly, first; then the pool is refreshed", async () => {
     const world = createFakeWorld();
     const admin = { unschedulable: true, scaleDownDisabled: 'true' } as const;
