@@ -213,11 +213,6 @@ export async function failInstance(
   await notifyParent(host, live);
 }
 
-// ---- persistence and observers ---------------------------------------------------------------
-
-/** Saves the whole record; saves of one instance run one after the other, in call order. */
-
-/** The SDK reports a TaskFailedError that escaped the orchestrator with its own failure details. */
 /** The SDK reports a TaskFailedError that escaped the orchestrator with its own failure details. */
 function failureFromSdk(replay: SdkReplay): FailureDetails | undefined {
   const parsed = FailureDetails.safeParse(replay.state.failureDetails);
