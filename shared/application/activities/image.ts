@@ -44,6 +44,12 @@ export interface ImageVersionView {
   readonly definitionMissing?: true;
 }
 
+/** A version's state as the publication's (or hiding's) own answer gave it; empty when it gave none. */
+export interface ImageVersionVisibilityView {
+  readonly provisioningState?: ProvisioningState;
+  readonly excludeFromLatest?: boolean;
+}
+
 export type ImageVersionRequestResult =
   { readonly kind: 'accepted' } | { readonly kind: 'zrs-unsupported'; readonly message: string };
 
@@ -198,11 +204,17 @@ const requestImageVersionExclusion = defineActivity(
       `${input.excludeFromLatest ? 'hiding' : 'publishing'} image version ${input.ref.versionName}`,
       deps.now(),
     );
-    await compute.imageVersions.requestExclusion(
+    const answered = await compute.imageVersions.requestExclusion(
       input.ref,
       input.excludeFromLatest,
       input.inLatestAt === undefined ? {} : { [RUN_TIMELINE_TAG_KEYS.inLatestAt]: input.inLatestAt },
     );
+    // What ARM answered: a wait for the change need not read the version when it is already done.
+    const view: ImageVersionVisibilityView =
+      answered === undefined
+        ? {}
+        : { provisioningState: answered.provisioningState, excludeFromLatest: answered.excludeFromLatest };
+    return view;
   },
 );
 

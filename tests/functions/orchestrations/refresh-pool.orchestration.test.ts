@@ -171,6 +171,36 @@ void describe('refreshPool on the port fakes', () => {
     assert.deepEqual(byStep.get('pruning-versions'), ['imageVersions.list']);
   });
 
+  void it('reads the published version only when ARM answered the publication still applying', async () => {
+    for (const [imageVersionUpdate, polled] of [
+      [10_000, true],
+      [0, false],
+    ] as const) {
+      const world = createFakeWorld({ compute: { timings: { imageVersionUpdate } } });
+      const status = await world.refreshPool(POOL);
+      assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+      const methods = world.compute.calls.map((call) => call.method);
+      const published = world.compute.calls.findIndex(
+        (call) => call.method === 'imageVersions.requestExclusion' && call.args[1] === false,
+      );
+      const pointed = methods.indexOf('scaleSets.get', published);
+      assert.ok(published >= 0 && pointed > published, methods.join(', '));
+      // Answered Updating (10 s to apply): the wait reads it; answered Succeeded: nothing left to read.
+      const between = methods.slice(published + 1, pointed);
+      assert.ok(
+        between.every((method) => method === 'imageVersions.get') && between.length > 0 === polled,
+        `update takes ${imageVersionUpdate} ms: ${between.join(', ')}`,
+      );
+      const version = world.compute
+        .imageVersionsNow(definitionRef(POOL))
+        .find(
+          (candidate) =>
+            candidate.ref.versionName === (status.output as PoolRefreshResult).version?.versionName,
+        );
+      assert.equal(version?.excludeFromLatest, false);
+    }
+  });
+
   void it('a pruning result recorded before it handed over its list (the names alone) still ends the run', async () => {
     // What a worker of the previous release recorded in a history that this release replays.
     const world = createFakeWorld({
