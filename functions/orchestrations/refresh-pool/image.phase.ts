@@ -40,7 +40,9 @@ export type BuiltVersion = ImageVersionRef & {
 
 /**
  * Ensures the gallery and the definition; returns the new version's reference, named after the
- * definition's versions as read once the run held the pool (`held`).
+ * definition's versions as read once the run held the pool (`held`). The definition is not read again
+ * when those versions were listed (it exists) and the model points at one of them (the plan read the
+ * definition through the model: its generation is the one the spec carries).
  */
 export function* prepareImagePhase(
   run: RefreshRun,
@@ -57,7 +59,11 @@ export function* prepareImagePhase(
       location: plan.scaleSet.location,
       spec: plan.image.definitionSpec,
       galleryTags: plan.image.galleryTags,
-      ...(held.definitionAbsent ? { definitionAbsent: true } : {}),
+      ...(held.definitionAbsent
+        ? { definitionAbsent: true }
+        : plan.currentImageId === undefined
+          ? {}
+          : { definitionPresent: true }),
     },
     { step: 'ensuring-image-definition' },
   );

@@ -74,8 +74,17 @@ const ensureImageDefinition = defineActivity(
     galleryTags: Tags,
     /** The run just saw the definition missing (its versions could not be listed): it is not read again. */
     definitionAbsent: z.literal(true).optional(),
+    /**
+     * The run just listed the definition's versions under its lease (so it exists) and planned from a
+     * model pointing at one of them (so the plan read the definition: the spec's generation is its own,
+     * the model's osProfile needs it Generalized, a Windows pool is refused): nothing to read or create.
+     */
+    definitionPresent: z.literal(true).optional(),
   }),
   async (deps, input): Promise<void> => {
+    // A check before a create, not a fence: a definition deleted since makes the version's request fail,
+    // and the next run's listing sees it absent and creates it.
+    if (input.definitionPresent === true && input.definitionAbsent !== true) return;
     const { compute } = await deps.cluster(input.cluster);
     // The definition is read first: once it exists (every run but the first), the gallery does too.
     let definition: ImageDefinition | undefined;
