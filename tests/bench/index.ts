@@ -1,6 +1,9 @@
 /**
  * Entry point of `npm run bench` (`node --expose-gc dist/tests/bench/index.js [--json] [name…]`): runs
- * every registered benchmark, or only those named on the command line, and prints tables. With `--json`
+ * every registered benchmark, or only those named on the command line, and prints tables.
+ * `refresh --trace-arm` prints every ARM request of a pool's first and next refresh with the activity that
+ * sent it instead of the refresh figures; `--seed=<n>` picks the jitter seed of that trace and of the
+ * `jitter` bench (every seed 1–10 without it). With `--json`
  * it prints one JSON object on stdout instead (the figures below; progress and notes on stderr), for
  * machines comparing runs. Simulated figures come from a manual clock and do not vary between runs;
  * wall, CPU and memory figures do.
@@ -26,21 +29,29 @@ import { measurePlannerMemory, printPlannerMemory } from './planner-memory.bench
 import { measurePlannerRss, printPlannerRss } from './planner-rss.bench.js';
 import {
   HEADLINE_JITTER_SEED,
+  printArmTraces,
   printRefreshFigures,
   type RefreshFigures,
   refreshFigures,
 } from './refresh.bench.js';
 import { measureSelection, selectionBench } from './selection.bench.js';
 
+/** `--trace-arm` (the refresh bench prints every ARM request instead of its figures) and `--seed=<n>`. */
+export interface BenchOptions {
+  readonly traceArm: boolean;
+  readonly seed?: number;
+}
+
 export interface Bench {
   readonly name: string;
-  run(): void | Promise<void>;
+  run(options: BenchOptions): void | Promise<void>;
 }
 
 const refreshBench: Bench = {
   name: 'refresh',
-  async run() {
-    printRefreshFigures(await refreshFigures());
+  async run(options) {
+    if (options.traceArm) await printArmTraces(options.seed);
+    else printRefreshFigures(await refreshFigures());
   },
 };
 
@@ -92,8 +103,8 @@ const fleetBench: Bench = {
 
 const jitterBench: Bench = {
   name: 'jitter',
-  async run() {
-    printJitterFigures(await jitterFigures());
+  async run(options) {
+    printJitterFigures(await jitterFigures(options.seed === undefined ? undefined : [options.seed]));
   },
 };
 
@@ -295,7 +306,13 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
 
 async function main(args: readonly string[]): Promise<void> {
   const json = args.includes('--json');
-  const names = args.filter((arg) => arg !== '--json');
+  const traceArm = args.includes('--trace-arm');
+  const seedArg = args.find((arg) => arg.startsWith('--seed='));
+  const seed = seedArg === undefined ? undefined : Number(seedArg.slice('--seed='.length));
+  if (seed !== undefined && !(Number.isInteger(seed) && seed > 0))
+    throw new Error(`running benchmarks: --seed takes a positive integer, not ${seedArg}`);
+  const options: BenchOptions = { traceArm, ...(seed === undefined ? {} : { seed }) };
+  const names = args.filter((arg) => arg !== '--json' && arg !== '--trace-arm' && arg !== seedArg);
   const unknown = names.filter((name) => !BENCHES.some((bench) => bench.name === name));
   if (unknown.length > 0) {
     throw new Error(
@@ -310,7 +327,7 @@ async function main(args: readonly string[]): Promise<void> {
   const selected = names.length === 0 ? BENCHES : BENCHES.filter((bench) => names.includes(bench.name));
   for (const bench of selected) {
     const start = performance.now();
-    await bench.run();
+    await bench.run(options);
     console.log(`bench ${bench.name} finished in ${((performance.now() - start) / 1000).toFixed(1)} s`);
   }
 }

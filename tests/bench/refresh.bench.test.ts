@@ -59,9 +59,11 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
     // done (they read first where most runs are done, timing.ts): 41 and 32. The budgets under jitter, over
     // several seeds: jitter.bench.test.ts.
     // 41 and 32 before the stop record: a read and a tag write to record it, and one write to remove it
-    // (from the tags and etag the record's write left, no read): 3 more.
-    assert.ok(first.armRequests.total <= 44, `ARM requests: ${first.armRequests.total}`);
-    assert.ok(first.armRequests.again <= 35, `ARM requests of the next refresh: ${first.armRequests.again}`);
+    // (from the tags and etag the record's write left, no read): 3 more, 44 and 35. The publication's
+    // answer says it is done (no read after it), and a later refresh does not read again the definition
+    // the model points at and whose versions it listed under the lease: 43 and 33.
+    assert.ok(first.armRequests.total <= 43, `ARM requests: ${first.armRequests.total}`);
+    assert.ok(first.armRequests.again <= 33, `ARM requests of the next refresh: ${first.armRequests.again}`);
     const snapshotReads = first.armByOperation['snapshots/read'] ?? 0;
     assert.ok(
       snapshotReads <= 4,
@@ -120,9 +122,10 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
     // Live capture adds the copy disk, its attach and detach, and their waits (attach and detach judged on
     // the instance the activity just read; the copy disk asked for without a read first). The waits read
     // first where the operation can be done (timing.ts EXPECTED.copyDisk, dataDisk, diskDeletion): 58 and
-    // 48 when they read from one interval after the request.
-    assert.ok(live.armRequests.total <= 49, `ARM requests: ${live.armRequests.total}`);
-    assert.ok(live.armRequests.again <= 40, `ARM requests of the next refresh: ${live.armRequests.again}`);
+    // 48 when they read from one interval after the request; 49 and 40 before the publication's answer
+    // and the definition's listing under the lease spared their reads.
+    assert.ok(live.armRequests.total <= 48, `ARM requests: ${live.armRequests.total}`);
+    assert.ok(live.armRequests.again <= 38, `ARM requests of the next refresh: ${live.armRequests.again}`);
   });
 });
 

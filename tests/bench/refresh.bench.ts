@@ -19,6 +19,7 @@ import type { RequestCount } from '../../sim/world/request-log.js';
 import type { Harness, HarnessOptions } from '../e2e/harness.js';
 import { POOL1, startHarness } from '../e2e/harness.js';
 import { type ArmPollSplit, EXCLUDED_AS_POLLS, splitArmPolls } from './arm-polls.js';
+import { type ArmTraceEntry, createArmTracer, printArmTrace } from './arm-trace.js';
 import { type DonorFloor, FLOOR_DEFINITION, watchDonorTimeline } from './donor-floor.js';
 import { frozenSeconds, watchRun } from './run-watch.js';
 
@@ -91,6 +92,8 @@ export interface RefreshFigures {
   readonly failedActivities: readonly string[];
   readonly replayCpuMs: number;
   readonly wallS: number;
+  /** Every ARM request of the first and the next refresh with the activity that sent it (`traceArm`). */
+  readonly armTrace?: { readonly first: ArmTraceEntry[]; readonly next: ArmTraceEntry[] };
 }
 
 interface NodeSample {
@@ -172,12 +175,15 @@ export async function measureRefresh(
   captureMode: CaptureModeFigure,
   scenario?: HarnessOptions['scenario'],
   afterPass: 'keep' | 'keep-size' = 'keep',
+  options: { readonly traceArm?: boolean } = {},
 ): Promise<RefreshFigures | { readonly refused: string }> {
   let refused: string | undefined;
   let harness: Harness;
+  const tracer = options.traceArm === true ? createArmTracer() : undefined;
   try {
     harness = await startHarness({
       clock: 'manual',
+      ...(tracer === undefined ? {} : { onEvent: tracer.onEvent }),
       ...(scenario === undefined ? {} : { scenario }),
       settings: (cluster) => {
         cluster.capture = { ...cluster.capture, mode: captureMode };
@@ -197,6 +203,7 @@ export async function measureRefresh(
     const timeline = watchDonorTimeline(harness, 'prod');
     world.log.reset();
     const watch = watchRun(world, clock, pool);
+    const stopFirstTrace = tracer?.start(world, clock, pool);
     const instanceId = `bench-${pool}-${captureMode}`;
     const simStart = clock.nowMs();
     const wallStart = performance.now();
@@ -210,6 +217,7 @@ export async function measureRefresh(
     nodes.stop();
     timeline.stop();
     watch.stop();
+    const firstTrace = stopFirstTrace?.();
     if (status.runtimeStatus !== 'Completed')
       throw new Error(`bench refresh failed: ${JSON.stringify(status.failure)}`);
     const result = status.output as PoolRefreshResult;
@@ -239,6 +247,7 @@ export async function measureRefresh(
 
     // The next refresh of the pool: the gallery and the definition exist now.
     world.log.reset();
+    const stopNextTrace = tracer?.start(world, clock, pool);
     const again = await harness.run(
       ORCHESTRATION.refreshPool,
       {
@@ -255,6 +264,7 @@ export async function measureRefresh(
         `bench: the next refresh did not refresh: ${JSON.stringify(again.failure ?? again.output)}`,
       );
     const logAgain = world.log.snapshot();
+    const nextTrace = stopNextTrace?.();
     return {
       pool,
       captureMode,
@@ -292,6 +302,9 @@ export async function measureRefresh(
         }),
       replayCpuMs: Number(((cpu.user + cpu.system) / 1000 / REPLAYS).toFixed(1)),
       wallS: Number((wallMs / 1000).toFixed(1)),
+      ...(firstTrace === undefined || nextTrace === undefined
+        ? {}
+        : { armTrace: { first: firstTrace, next: nextTrace } }),
     };
   } finally {
     await harness.stop();
@@ -455,4 +468,28 @@ export function printRefreshFigures(figures: RefreshFigureSet): void {
       `+${extra.armRequests} ARM, +${extra.kubeRequests} Kubernetes requests, +${extra.refreshS} s (simulated)`,
   );
   console.log(`  ${FLOOR_DEFINITION}`);
+}
+
+/**
+ * `refresh --trace-arm [--seed=<n>]`: the ARM requests of a pool's first and next refresh, one by one with
+ * the activity that sent each, with the default settings (drain-and-stop, then live capture) and with
+ * `keep`, under the jitter of `seed` (the headline's by default).
+ */
+export async function printArmTraces(seed: number = HEADLINE_JITTER_SEED): Promise<void> {
+  const cases = [
+    ['default (keep-size) drain-and-stop', 'drain-and-stop', 'keep-size'],
+    ['keep drain-and-stop', 'drain-and-stop', 'keep'],
+    ['live default', 'live', 'keep-size'],
+  ] as const;
+  for (const [label, captureMode, afterPass] of cases) {
+    const figures = await measureRefresh(POOL1, captureMode, withJitterSeed(seed), afterPass, {
+      traceArm: true,
+    });
+    if ('refused' in figures || figures.armTrace === undefined) {
+      console.log(`## ${label}: not measured`);
+      continue;
+    }
+    printArmTrace(`${label}, seed ${seed}, first refresh`, figures.armTrace.first);
+    printArmTrace(`${label}, seed ${seed}, next refresh`, figures.armTrace.next);
+  }
 }

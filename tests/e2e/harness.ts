@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 
 import { parse as parseYaml } from 'yaml';
 
-import type { OrchestrationStatus } from '../../cli/runner/index.js';
+import type { OrchestrationStatus, RunnerOptions } from '../../cli/runner/index.js';
 import { createDurableRunner, createMemoryStore, type DurableRunner } from '../../cli/runner/index.js';
 import { SAMPLE_SCENARIO } from '../../cli/session.js';
 import type { SimulatorSession } from '../../cli/sim-session.js';
@@ -52,6 +52,8 @@ export interface HarnessOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Composition options beyond the simulator's (run events' transport, the meter provider). */
   readonly compose?: Pick<CompositionOptions, 'events' | 'meterProvider'>;
+  /** Every history event the runner persisted (the bench's ARM trace names activities from them). */
+  readonly onEvent?: RunnerOptions['onEvent'];
 }
 
 export interface Harness {
@@ -112,6 +114,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       store: createMemoryStore(),
       maxConcurrentActivities: 8,
       onStatus: (status) => statuses.push(status),
+      ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
     });
     return {
       sim,

@@ -17,6 +17,7 @@ import {
   RUN_TIMELINE_TAG_KEYS,
 } from '../../../shared/domain/image-version.js';
 import { secondsToFinish } from '../../../shared/domain/progress-estimate.js';
+import type { ActivityOutput } from '../../activities.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { isCancel, noteGivenBack, shielded } from '../cancel.js';
@@ -28,6 +29,9 @@ import type { RefreshRun } from './run.js';
 import { isoNow, setStatus } from './run.js';
 import { awaitSnapshot, deleteSnapshot } from './snapshot.js';
 
+/** What ARM answered when asked to publish (or hide) a version: its state, when the answer held it. */
+export type ImageVersionVisibilityView = ActivityOutput<'requestImageVersionExclusion'>;
+
 /** The version a run builds, once published. */
 export type BuiltVersion = ImageVersionRef & {
   readonly id: string;
@@ -36,7 +40,9 @@ export type BuiltVersion = ImageVersionRef & {
 
 /**
  * Ensures the gallery and the definition; returns the new version's reference, named after the
- * definition's versions as read once the run held the pool (`held`).
+ * definition's versions as read once the run held the pool (`held`). The definition is not read again
+ * when those versions were listed (it exists) and the model points at one of them (the plan read the
+ * definition through the model: its generation is the one the spec carries).
  */
 export function* prepareImagePhase(
   run: RefreshRun,
@@ -53,7 +59,11 @@ export function* prepareImagePhase(
       location: plan.scaleSet.location,
       spec: plan.image.definitionSpec,
       galleryTags: plan.image.galleryTags,
-      ...(held.definitionAbsent ? { definitionAbsent: true } : {}),
+      ...(held.definitionAbsent
+        ? { definitionAbsent: true }
+        : plan.currentImageId === undefined
+          ? {}
+          : { definitionPresent: true }),
     },
     { step: 'ensuring-image-definition' },
   );
@@ -226,12 +236,16 @@ function* buildImageVersion(
 
 /**
  * Asks ARM to publish the version to `latest`: the last boundary at which a cancel gives everything
- * back. From the request on the version is live (for every model that names the definition).
+ * back. From the request on the version is live (for every model that names the definition). Returns
+ * what ARM answered about the version (awaitPublication reads it only when that is not yet done).
  */
-export function* requestPublication(run: RefreshRun, version: BuiltVersion): Generator<Task, void, unknown> {
+export function* requestPublication(
+  run: RefreshRun,
+  version: BuiltVersion,
+): Generator<Task, ImageVersionVisibilityView, unknown> {
   const step = 'publishing-image-version';
   setStatus(run, step);
-  yield* call(
+  return yield* call(
     run.context,
     activities.requestImageVersionExclusion,
     // The moment is recorded on the version for the status page's run timeline (pool-history.ts).
@@ -246,8 +260,21 @@ export function* requestPublication(run: RefreshRun, version: BuiltVersion): Gen
   );
 }
 
-/** Waits until ARM says the version is in `latest`. */
-export function* awaitPublication(run: RefreshRun, version: BuiltVersion): Generator<Task, void, unknown> {
+/** Published: Succeeded, and no longer hidden from `latest`. */
+function isPublished(view: ImageVersionVisibilityView): boolean {
+  return view.provisioningState === 'Succeeded' && view.excludeFromLatest === false;
+}
+
+/**
+ * Waits until ARM says the version is in `latest`; not a read when the publication's own answer
+ * (`answered`) already said so (ARM answers a PATCH it applied at once with the version, Succeeded).
+ */
+export function* awaitPublication(
+  run: RefreshRun,
+  version: BuiltVersion,
+  answered: ImageVersionVisibilityView = {},
+): Generator<Task, void, unknown> {
+  if (isPublished(answered)) return;
   const { context, cluster } = run;
   const ref = refOf(version);
   const step = 'publishing-image-version';
@@ -256,7 +283,7 @@ export function* awaitPublication(run: RefreshRun, version: BuiltVersion): Gener
     intervalSeconds: POLL.publication.interval,
     timeoutSeconds: POLL.publication.timeout,
     read: () => call(context, activities.readImageVersion, { cluster, ref }, { step }),
-    done: (view) => view.provisioningState === 'Succeeded' && view.excludeFromLatest === false,
+    done: isPublished,
     describe: (view) => `version ${ref.versionName} ${view.provisioningState ?? 'absent'}`,
   });
 }

@@ -25,7 +25,7 @@ import { StepFailure } from '../step-failure.js';
 import { EXPECTED, POLL } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import { pointTemplate } from './capz.phase.js';
-import type { BuiltVersion } from './image.phase.js';
+import type { BuiltVersion, ImageVersionVisibilityView } from './image.phase.js';
 import { awaitPublication, requestPublication } from './image.phase.js';
 import type { RefreshRun } from './run.js';
 import { setStatus } from './run.js';
@@ -60,16 +60,17 @@ export function* publishAndPoint(
   run: RefreshRun,
   version: BuiltVersion,
 ): Generator<Task, PointedModel, unknown> {
-  yield* requestPublication(run, version);
+  const answered = yield* requestPublication(run, version);
   pastReturn(run, version, "the scale set's model is not updated yet");
-  return yield* shielded(run.context, publishedAndPointed(run, version));
+  return yield* shielded(run.context, publishedAndPointed(run, version, answered));
 }
 
 function* publishedAndPointed(
   run: RefreshRun,
   version: BuiltVersion,
+  answered: ImageVersionVisibilityView,
 ): Generator<Task, PointedModel, unknown> {
-  yield* awaitPublication(run, version);
+  yield* awaitPublication(run, version, answered);
   // A CAPZ pool's image changes only through its AzureMachinePool (CAPZ would revert the model).
   const pointed =
     run.plan.capz === undefined ? yield* pointModel(run, version) : yield* pointTemplate(run, version);

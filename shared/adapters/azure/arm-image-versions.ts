@@ -7,7 +7,11 @@ import type { GalleryImageVersion, GalleryImageVersionUpdate, TargetRegion } fro
 
 import type { ImageDefinitionRef, ImageVersion, ImageVersionRef } from '../../domain/compute.js';
 import { ignoreNotFound } from '../../domain/errors.js';
-import type { ImageVersionRequest, ImageVersionsPort } from '../../ports/compute/image-versions.js';
+import type {
+  ImageVersionRequest,
+  ImageVersionsPort,
+  ImageVersionVisibility,
+} from '../../ports/compute/image-versions.js';
 import type { ArmClients } from './arm-clients.js';
 import { describeDefinition, describeVersion } from './arm-gallery.js';
 import { createByName } from './create-by-name.js';
@@ -78,7 +82,7 @@ export class ArmImageVersions implements ImageVersionsPort {
     ref: ImageVersionRef,
     excludeFromLatest: boolean,
     addTags: Readonly<Record<string, string>> = {},
-  ): Promise<void> {
+  ): Promise<ImageVersionVisibility | undefined> {
     const action = `requesting ${excludeFromLatest ? 'exclusion from' : 'inclusion in'} latest of image version ${describeVersion(ref)}`;
     const version = await this.#read(ref, action);
     const regions = version.publishingProfile?.targetRegions ?? [];
@@ -88,9 +92,9 @@ export class ArmImageVersions implements ImageVersionsPort {
         (region) => region.excludeFromLatest === undefined || region.excludeFromLatest === excludeFromLatest,
       );
     if (settled) {
-      return;
+      return { provisioningState: version.provisioningState ?? 'Unknown', excludeFromLatest };
     }
-    await this.#update(ref, action, {
+    return this.#update(ref, action, {
       publishingProfile: {
         excludeFromLatest,
         // A regional flag overrides the global one; keep both saying the same thing.
@@ -125,9 +129,22 @@ export class ArmImageVersions implements ImageVersionsPort {
     );
   }
 
-  /** PATCH of the version (a long-running operation: submitted, not awaited). */
-  async #update(ref: ImageVersionRef, action: string, body: GalleryImageVersionUpdate): Promise<void> {
+  /**
+   * PATCH of the version (a long-running operation: submitted, not awaited). ARM answers it with the
+   * version (200, or 201/202 while it applies): its provisioning state and flag are returned, so that a
+   * change ARM already applied is not read again.
+   */
+  async #update(
+    ref: ImageVersionRef,
+    action: string,
+    body: GalleryImageVersionUpdate,
+  ): Promise<ImageVersionVisibility | undefined> {
     const client = this.clients.client(ref.subscriptionId, action);
+    let answered: ImageVersionVisibility | undefined;
+    const onResponse = (response: { readonly status: number; readonly parsedBody?: unknown }): void => {
+      if (response.status < 200 || response.status > 299) return;
+      answered = visibilityOf(response.parsedBody);
+    };
     await withArmErrors(action, () =>
       client.galleryImageVersions.beginUpdate(
         ref.resourceGroup,
@@ -135,8 +152,10 @@ export class ArmImageVersions implements ImageVersionsPort {
         ref.imageName,
         ref.versionName,
         body,
+        { onResponse },
       ),
     );
+    return answered;
   }
 
   async requestDeletion(ref: ImageVersionRef): Promise<void> {
@@ -174,6 +193,22 @@ function imageVersionBody(request: ImageVersionRequest): GalleryImageVersion {
       storageAccountType: request.storageAccountType,
       excludeFromLatest: request.excludeFromLatest,
     },
+  };
+}
+
+/** The provisioning state and flag of a version as ARM sends it on the wire (`properties.…`). */
+function visibilityOf(body: unknown): ImageVersionVisibility | undefined {
+  const properties = (body as { readonly properties?: unknown } | undefined)?.properties as
+    | {
+        readonly provisioningState?: unknown;
+        readonly publishingProfile?: { readonly excludeFromLatest?: unknown };
+      }
+    | undefined;
+  const state = properties?.provisioningState;
+  if (typeof state !== 'string') return undefined;
+  return {
+    provisioningState: state,
+    excludeFromLatest: properties?.publishingProfile?.excludeFromLatest === true,
   };
 }
 

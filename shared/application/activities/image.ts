@@ -44,6 +44,12 @@ export interface ImageVersionView {
   readonly definitionMissing?: true;
 }
 
+/** A version's state as the publication's (or hiding's) own answer gave it; empty when it gave none. */
+export interface ImageVersionVisibilityView {
+  readonly provisioningState?: ProvisioningState;
+  readonly excludeFromLatest?: boolean;
+}
+
 export type ImageVersionRequestResult =
   { readonly kind: 'accepted' } | { readonly kind: 'zrs-unsupported'; readonly message: string };
 
@@ -68,8 +74,17 @@ const ensureImageDefinition = defineActivity(
     galleryTags: Tags,
     /** The run just saw the definition missing (its versions could not be listed): it is not read again. */
     definitionAbsent: z.literal(true).optional(),
+    /**
+     * The run just listed the definition's versions under its lease (so it exists) and planned from a
+     * model pointing at one of them (so the plan read the definition: the spec's generation is its own,
+     * the model's osProfile needs it Generalized, a Windows pool is refused): nothing to read or create.
+     */
+    definitionPresent: z.literal(true).optional(),
   }),
   async (deps, input): Promise<void> => {
+    // A check before a create, not a fence: a definition deleted since makes the version's request fail,
+    // and the next run's listing sees it absent and creates it.
+    if (input.definitionPresent === true && input.definitionAbsent !== true) return;
     const { compute } = await deps.cluster(input.cluster);
     // The definition is read first: once it exists (every run but the first), the gallery does too.
     let definition: ImageDefinition | undefined;
@@ -198,11 +213,17 @@ const requestImageVersionExclusion = defineActivity(
       `${input.excludeFromLatest ? 'hiding' : 'publishing'} image version ${input.ref.versionName}`,
       deps.now(),
     );
-    await compute.imageVersions.requestExclusion(
+    const answered = await compute.imageVersions.requestExclusion(
       input.ref,
       input.excludeFromLatest,
       input.inLatestAt === undefined ? {} : { [RUN_TIMELINE_TAG_KEYS.inLatestAt]: input.inLatestAt },
     );
+    // What ARM answered: a wait for the change need not read the version when it is already done.
+    const view: ImageVersionVisibilityView =
+      answered === undefined
+        ? {}
+        : { provisioningState: answered.provisioningState, excludeFromLatest: answered.excludeFromLatest };
+    return view;
   },
 );
 

@@ -3,6 +3,7 @@ import type {
   ImageDefinitionRef,
   ImageVersion,
   ImageVersionRef,
+  ProvisioningState,
   StorageAccountType,
 } from '../../domain/compute.js';
 import type { NamedByCaller } from './named-by-caller.js';
@@ -20,6 +21,12 @@ export interface ImageVersionRequest extends NamedByCaller {
   readonly tags: Readonly<Record<string, string>>;
 }
 
+/** A version's provisioning state and whether it is hidden from `latest`, as one ARM answer said. */
+export interface ImageVersionVisibility {
+  readonly provisioningState: ProvisioningState;
+  readonly excludeFromLatest: boolean;
+}
+
 export interface ImageVersionsPort {
   list(ref: ImageDefinitionRef): Promise<ImageVersion[]>;
   get(ref: ImageVersionRef): Promise<ImageVersion>;
@@ -28,12 +35,17 @@ export interface ImageVersionsPort {
    * those throw `TerminalError` with the ARM code, or code `ZrsUnsupported` for that case.
    */
   request(request: ImageVersionRequest): Promise<void>;
-  /** PATCH `excludeFromLatest`, adding `addTags` to the version's tags in the same request. */
+  /**
+   * PATCH `excludeFromLatest`, adding `addTags` to the version's tags in the same request; nothing is
+   * written when the version already says so. Returns what ARM answered about the version: the PATCH's
+   * response, or the read that found nothing to change (undefined when the answer carried neither field).
+   * A caller waiting for the change need not read again when it says Succeeded with the wanted flag.
+   */
   requestExclusion(
     ref: ImageVersionRef,
     excludeFromLatest: boolean,
     addTags?: Readonly<Record<string, string>>,
-  ): Promise<void>;
+  ): Promise<ImageVersionVisibility | undefined>;
   /** Replaces a version's tags as a whole (PATCH). */
   requestTags(ref: ImageVersionRef, tags: Readonly<Record<string, string>>): Promise<void>;
   requestDeletion(ref: ImageVersionRef): Promise<void>;

@@ -171,6 +171,64 @@ void describe('refreshPool on the port fakes', () => {
     assert.deepEqual(byStep.get('pruning-versions'), ['imageVersions.list']);
   });
 
+  void it('reads the definition again only when the model does not point at it', async () => {
+    const world = createFakeWorld();
+    let ensuring = false;
+    const reads: boolean[] = [];
+    world.onStep = (step, instanceId) => {
+      if (instanceId === INSTANCE) ensuring = step === 'ensuring-image-definition';
+    };
+    const getDefinition = world.compute.gallery.getImageDefinition.bind(world.compute.gallery);
+    world.compute.gallery.getImageDefinition = (ref) => {
+      if (ensuring) reads.push(true);
+      return getDefinition(ref);
+    };
+    const first = await world.refreshPool(POOL);
+    assert.equal(first.runtimeStatus, 'Completed', failureOf(first));
+    assert.deepEqual(reads, [], 'the first refresh saw it missing: created unread');
+    const calls = world.compute.calls.length;
+
+    // The model points at the definition now: its versions listed under the lease say it exists, and the
+    // plan read it through the model.
+    const next = await world.refreshPool(POOL, { node: DONOR });
+    assert.equal(next.runtimeStatus, 'Completed', failureOf(next));
+    assert.equal((next.output as PoolRefreshResult).outcome, 'refreshed');
+    assert.deepEqual(reads, []);
+    const methods = world.compute.calls.slice(calls).map((call) => call.method);
+    assert.ok(!methods.includes('gallery.ensureImageDefinition'), methods.join(', '));
+    assert.ok(!methods.includes('gallery.ensure'), methods.join(', '));
+  });
+
+  void it('reads the published version only when ARM answered the publication still applying', async () => {
+    for (const [imageVersionUpdate, polled] of [
+      [10_000, true],
+      [0, false],
+    ] as const) {
+      const world = createFakeWorld({ compute: { timings: { imageVersionUpdate } } });
+      const status = await world.refreshPool(POOL);
+      assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+      const methods = world.compute.calls.map((call) => call.method);
+      const published = world.compute.calls.findIndex(
+        (call) => call.method === 'imageVersions.requestExclusion' && call.args[1] === false,
+      );
+      const pointed = methods.indexOf('scaleSets.get', published);
+      assert.ok(published >= 0 && pointed > published, methods.join(', '));
+      // Answered Updating (10 s to apply): the wait reads it; answered Succeeded: nothing left to read.
+      const between = methods.slice(published + 1, pointed);
+      assert.ok(
+        between.every((method) => method === 'imageVersions.get') && between.length > 0 === polled,
+        `update takes ${imageVersionUpdate} ms: ${between.join(', ')}`,
+      );
+      const version = world.compute
+        .imageVersionsNow(definitionRef(POOL))
+        .find(
+          (candidate) =>
+            candidate.ref.versionName === (status.output as PoolRefreshResult).version?.versionName,
+        );
+      assert.equal(version?.excludeFromLatest, false);
+    }
+  });
+
   void it('a pruning result recorded before it handed over its list (the names alone) still ends the run', async () => {
     // What a worker of the previous release recorded in a history that this release replays.
     const world = createFakeWorld({

@@ -5,7 +5,11 @@
 import type { ImageDefinitionRef, ImageVersion, ImageVersionRef } from '../../../domain/compute.js';
 import { NotFoundError, TerminalError } from '../../../domain/errors.js';
 import { galleryImageResourceId } from '../../../domain/resource-id.js';
-import type { ImageVersionRequest, ImageVersionsPort } from '../../compute/image-versions.js';
+import type {
+  ImageVersionRequest,
+  ImageVersionsPort,
+  ImageVersionVisibility,
+} from '../../compute/image-versions.js';
 import type { ComputeMethod } from '../../compute/index.js';
 import type { CallLog } from '../recording-fake.js';
 import type { ComputeEstate } from './estate.js';
@@ -94,7 +98,7 @@ export class FakeImageVersions implements ImageVersionsPort {
     ref: ImageVersionRef,
     excludeFromLatest: boolean,
     addTags: Readonly<Record<string, string>> = {},
-  ): Promise<void> {
+  ): Promise<ImageVersionVisibility | undefined> {
     return this.log.call('imageVersions.requestExclusion', [ref, excludeFromLatest, addTags], () => {
       const key = versionKey(ref);
       const existing = this.estate.settleKey(this.estate.versions, key);
@@ -102,13 +106,19 @@ export class FakeImageVersions implements ImageVersionsPort {
       if (existing === undefined || record === undefined) {
         throw new NotFoundError('ResourceNotFound', `updating image version ${ref.versionName}: not found`);
       }
-      if (existing.excludeFromLatest === excludeFromLatest) return;
+      if (existing.excludeFromLatest === excludeFromLatest)
+        return { provisioningState: existing.provisioningState, excludeFromLatest };
       const tags = { ...existing.tags, ...addTags };
+      // Applied after `timings.imageVersionUpdate` (0: at once, answered Succeeded as the simulator does).
+      const to: ImageVersion = { ...existing, tags, excludeFromLatest, provisioningState: 'Succeeded' };
+      if (this.estate.timings.imageVersionUpdate <= 0) {
+        record.value = to;
+        record.pending = undefined;
+        return { provisioningState: 'Succeeded', excludeFromLatest };
+      }
       record.value = { ...existing, tags, provisioningState: 'Updating' };
-      record.pending = {
-        to: { ...existing, tags, excludeFromLatest, provisioningState: 'Succeeded' },
-        at: this.estate.now() + this.estate.timings.imageVersionUpdate,
-      };
+      record.pending = { to, at: this.estate.now() + this.estate.timings.imageVersionUpdate };
+      return { provisioningState: 'Updating', excludeFromLatest };
     });
   }
 

@@ -355,9 +355,12 @@ void describe('armCompute against the simulated ARM', () => {
 
     void it('flips excludeFromLatest with one PATCH carrying the added tags, and not again once settled', async () => {
       const added = { 'vmss-prototype.in-latest-at': '2026-11-22T10:30:00Z' };
-      await gateway.imageVersions.requestExclusion(versionRef, false, added);
+      const written = await gateway.imageVersions.requestExclusion(versionRef, false, added);
+      // The PATCH's own answer: ARM applied it at once, so a wait for it has nothing left to read.
+      assert.deepEqual(written, { provisioningState: 'Succeeded', excludeFromLatest: false });
       world.clock.advance(60);
-      await gateway.imageVersions.requestExclusion(versionRef, false, added);
+      const settled = await gateway.imageVersions.requestExclusion(versionRef, false, added);
+      assert.deepEqual(settled, { provisioningState: 'Succeeded', excludeFromLatest: false }, 'as read');
 
       assert.equal(served(world, 'Microsoft.Compute/galleries/images/versions/write'), 2);
       const published = await gateway.imageVersions.get(versionRef);

@@ -95,9 +95,18 @@ void describe('FakeCompute', () => {
       [built.provisioningState, built.replicationState, built.excludeFromLatest],
       ['Succeeded', 'Completed', true],
     );
-    await compute.imageVersions.requestExclusion(ref, false);
+    // Answered Updating: the change applies after a while, as ARM may take it.
+    assert.deepEqual(await compute.imageVersions.requestExclusion(ref, false), {
+      provisioningState: 'Updating',
+      excludeFromLatest: false,
+    });
     advance(10_000);
     assert.equal((await compute.imageVersions.get(ref)).excludeFromLatest, false);
+    assert.deepEqual(
+      await compute.imageVersions.requestExclusion(ref, false),
+      { provisioningState: 'Succeeded', excludeFromLatest: false },
+      'nothing to change: the read says',
+    );
   });
 
   void it('a model update applies after a while; extension deletions too', async () => {
