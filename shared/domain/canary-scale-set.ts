@@ -157,7 +157,7 @@ export function canaryScaleSetPlan(input: CanaryScaleSetInput): CanaryScaleSetPl
     sku: { ...model.sku, capacity: input.canaries },
     ...(model.identity === undefined ? {} : { identity: identityForPut(model.identity) }),
     tags: {
-      ...model.tags,
+      ...copiedPoolTags(model.tags ?? {}),
       [CANARY_SCALE_SET_TAGS.purpose]: CANARY_SCALE_SET_PURPOSE,
       [CANARY_SCALE_SET_TAGS.run]: input.runId,
       [CANARY_SCALE_SET_TAGS.source]: input.source.name,
@@ -173,6 +173,30 @@ export function canaryScaleSetPlan(input: CanaryScaleSetInput): CanaryScaleSetPl
     },
   };
   return { name, computerNamePrefix, model: body, droppedExtensions: [...dropped] };
+}
+
+/**
+ * The pool's tags a canary scale set carries: the organisation's (cost centre, owner, policy-required) are
+ * copied so that the PUT meets the same tag policies. Left out: our own records about the pool (the canary
+ * record, stopped VMs: `vmss-prototype.*`), which describe the pool and not this scale set; and
+ * cluster-autoscaler's, so that an autoscaler discovering node groups by tag
+ * (`--node-group-auto-discovery=label:cluster-autoscaler-enabled=true,…`, and the `min`/`max` size tags its
+ * Azure provider reads: kubernetes/autoscaler cluster-autoscaler/cloudprovider/azure/README.md) never takes
+ * the canary scale set for a node group and scales it.
+ */
+export function copiedPoolTags(tags: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(tags).filter(([key]) => {
+      const lower = key.toLowerCase();
+      return (
+        !lower.startsWith('vmss-prototype.') &&
+        !lower.startsWith('cluster-autoscaler') &&
+        !lower.startsWith('k8s.io/cluster-autoscaler') &&
+        lower !== 'min' &&
+        lower !== 'max'
+      );
+    }),
+  );
 }
 
 /** Whether `tags` carry every owner tag (keys case-insensitive, as Azure compares them; values exact). */

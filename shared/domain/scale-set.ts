@@ -3,6 +3,7 @@
  * pools a prototype refresh would break or that another controller would silently revert.
  */
 
+import { CANARY_SCALE_SET_TAGS, isCanaryScaleSetOf } from './canary-scale-set.js';
 import type { ScaleSetExtension } from './compute.js';
 import { describeScaleSet, type ScaleSetRef } from './resource-id.js';
 
@@ -76,6 +77,8 @@ export interface ScaleSet extends ScaleSetRef {
 
 /** Why a scale set cannot be refreshed; stable codes for dashboards and tests. */
 export type IneligibilityCode =
+  /** A run's temporary canary scale set (canary-scale-set.ts): not a pool, deleted when its canary ends. */
+  | 'canary-scale-set'
   | 'aks-managed'
   | 'capz-managed'
   /** Not a scale-set fact: a CAPZ pool whose settings do not accept CAPZ's rollout (shared/application/capz-pool.ts). */
@@ -117,6 +120,20 @@ const CAPZ_CLUSTER_TAG_PREFIX = 'sigs.k8s.io_cluster-api-provider-azure_cluster_
 export function checkScaleSetEligibility(scaleSet: ScaleSet): ScaleSetEligibility {
   const reasons: Ineligibility[] = [];
   const name = describeScaleSet(scaleSet);
+
+  if (isCanaryScaleSetOf(scaleSet.tags)) {
+    const tag = (key: string) =>
+      Object.entries(scaleSet.tags).find(([candidate]) => candidate.toLowerCase() === key)?.[1] ?? '?';
+    reasons.push({
+      code: 'canary-scale-set',
+      reason:
+        `scale set ${name} is the temporary canary scale set of run ${tag(CANARY_SCALE_SET_TAGS.run)} for pool ` +
+        `${tag(CANARY_SCALE_SET_TAGS.source)}: it is not a pool, and it is deleted when that run's canary ends`,
+      remedy:
+        'nothing to do: the run deletes it after its verdict, and the reaper or `vmss-prototype release` when ' +
+        'the run died',
+    });
+  }
 
   const aksMarker = findAksMarker(scaleSet);
   if (aksMarker !== undefined) {

@@ -9,6 +9,7 @@ import {
   type CanaryScaleSetInput,
   canaryScaleSetNameOf,
   canaryScaleSetPlan,
+  copiedPoolTags,
   isCanaryScaleSetOf,
   LINUX_COMPUTER_NAME_PREFIX_MAX,
   needsCanaryScaleSet,
@@ -194,7 +195,6 @@ void describe('canaryScaleSetPlan', () => {
   void it('is tagged with its purpose, the run and the pool, over the pool tags', () => {
     assert.deepEqual(plan.model.tags, {
       poolName: 'pool-a',
-      'vmss-prototype.canary-run': 'old',
       'vmss-prototype.purpose': 'canary-scale-set',
       'vmss-prototype.run-id': INPUT.runId,
       'vmss-prototype.canary-source': 'k8s-pool-a-vmss',
@@ -202,6 +202,23 @@ void describe('canaryScaleSetPlan', () => {
     assert.equal(isCanaryScaleSetOf(plan.model.tags ?? {}, INPUT.runId), true);
     assert.equal(isCanaryScaleSetOf(plan.model.tags ?? {}, 'another-run'), false);
     assert.equal(isCanaryScaleSetOf(MODEL.tags ?? {}), false);
+  });
+
+  void it("leaves out the pool's own records and cluster-autoscaler's tags", () => {
+    assert.deepEqual(
+      copiedPoolTags({
+        costCenter: '42',
+        poolName: 'pool-a',
+        'vmss-prototype.canary-run': 'old',
+        'vmss-prototype.stopped.3': 'run-1',
+        'cluster-autoscaler-enabled': 'true',
+        'cluster-autoscaler-name': 'prod',
+        'k8s.io/cluster-autoscaler/node-template/label/pool': 'a',
+        min: '1',
+        MAX: '10',
+      }),
+      { costCenter: '42', poolName: 'pool-a' },
+    );
   });
 
   void it('leaves the pool model it was given untouched', () => {

@@ -62,6 +62,19 @@ void describe('checkScaleSetEligibility', () => {
     },
     { name: 'Windows', scaleSet: aScaleSet({ osType: 'Windows' }), codes: ['windows'] },
     {
+      name: "a run's temporary canary scale set",
+      scaleSet: aScaleSet({
+        tags: {
+          poolName: 'agentpool1',
+          'vmss-prototype.purpose': 'canary-scale-set',
+          'vmss-prototype.run-id': 'run-7',
+          'vmss-prototype.canary-source': 'k8s-agentpool1-12345678-vmss',
+        },
+      }),
+      codes: ['canary-scale-set'],
+      reason: /canary scale set of run run-7 for pool k8s-agentpool1-12345678-vmss/,
+    },
+    {
       name: 'AKS by aks-managed-* tags',
       scaleSet: aScaleSet({
         resourceGroup: 'rg-nodes-custom',
