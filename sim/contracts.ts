@@ -80,6 +80,8 @@ export interface KubeWatchEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
   resource: KubeResource;
   object: KubeObject;
+  /** The object's resourceVersion, readable without `object` (which the in-memory store copies on first read). */
+  resourceVersion?: string;
 }
 
 /** Thrown by the store; the API server maps these to Status objects (404, 409). */

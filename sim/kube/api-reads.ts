@@ -54,7 +54,9 @@ export function createKubeReads(options: KubeReadsOptions) {
   const history: { version: number; event: KubeWatchEvent }[] = [];
   let historyTruncated = false;
   const stopHistory = store.subscribe((event) => {
-    history.push({ version: Number(event.object.metadata.resourceVersion ?? '0'), event });
+    // The version without reading `object`: the event keeps it uncopied until a watch replays it.
+    const version = event.resourceVersion ?? event.object.metadata.resourceVersion;
+    history.push({ version: Number(version ?? '0'), event });
     // Trim in batches so a busy store does not pay for an array shift on every write.
     if (history.length > 2 * WATCH_HISTORY) {
       history.splice(0, history.length - WATCH_HISTORY);

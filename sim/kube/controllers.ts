@@ -51,10 +51,14 @@ export function startKubeControllers(options: KubeControllerOptions): KubeContro
 }
 
 /** What a change in the store sets off: node syncs, binding, pod starts, controller reconciles. */
+/** Control loops' resources: an event of any other (a node's lease renewal) is not copied for them. */
+const CONTROLLED: ReadonlySet<string> = new Set(['nodes', 'pods', 'replicasets', 'daemonsets']);
+
 function onStoreEvent(state: ControllerState, event: KubeWatchEvent): void {
+  const resource = event.resource;
+  if (!CONTROLLED.has(resource)) return;
   const { object } = event;
   const namespace = object.metadata.namespace ?? '';
-  const resource = event.resource;
   const delay = state.controllerDelay;
   if (resource === 'nodes') {
     state.changedNodes.add(object.metadata.name);

@@ -189,6 +189,9 @@ export function createInMemoryKubeStore(options: InMemoryKubeStoreOptions): InMe
       listener({
         type,
         resource,
+        ...(object.metadata.resourceVersion === undefined
+          ? {}
+          : { resourceVersion: object.metadata.resourceVersion }),
         get object() {
           copied ??= copy(object);
           return copied;

@@ -4,7 +4,13 @@
  * bootstrap delay, and a small Deployment controller keeps ReplicaSets and Deployment status.
  */
 import type { ComputeEvent, ComputeState, InstanceInfo, InstanceSeed } from '../arm/compute-state.js';
-import { durationOf, type KubeObject, type KubeStore, type LatencyProfile } from '../contracts.js';
+import {
+  durationOf,
+  type KubeObject,
+  type KubeStore,
+  type KubeWatchEvent,
+  type LatencyProfile,
+} from '../contracts.js';
 import { KubeStoreError } from '../contracts.js';
 import { type KubeControllers, startKubeControllers } from '../kube/controllers.js';
 import {
@@ -187,9 +193,7 @@ export class ClusterWorld {
     this.deployments = new DeploymentController(this.name, this.store, this.clock);
     this.seedCompute(options);
     this.seedKubernetes();
-    this.cleanups.push(
-      this.store.subscribe((event) => this.onKubeEvent(event.resource, event.type, event.object)),
-    );
+    this.cleanups.push(this.store.subscribe((event) => this.onKubeEvent(event)));
     this.scheduleHeartbeats();
   }
 
@@ -750,16 +754,19 @@ export class ClusterWorld {
 
   // ------------------------------------------------------------------------------ kube coupling
 
-  private onKubeEvent(resource: string, type: string, object: KubeObject): void {
+  /** Reads `event.object` (a copy made on first read) only for the resources it acts on, not on every lease renewal. */
+  private onKubeEvent(event: KubeWatchEvent): void {
     if (this.stopped) return;
+    const { resource, type } = event;
     if (resource === 'nodes' && type === 'MODIFIED') {
+      const object = event.object;
       const instance = this.instanceOfNode(object.metadata.name);
       // A frozen root takes no writes: the image store is synced at the thaw.
       if (instance && !this.hosts.isFrozen(instance.vmId))
         this.identities.syncImages(instance, nodeImages(object));
     }
-    if (resource === 'pods' && type !== 'DELETED') this.prep.onPod(object);
-    if (resource === 'pods' && type === 'DELETED') this.prep.onPodDeleted(object);
+    if (resource === 'pods' && type !== 'DELETED') this.prep.onPod(event.object);
+    if (resource === 'pods' && type === 'DELETED') this.prep.onPodDeleted(event.object);
     if (resource === 'replicasets' || resource === 'deployments') this.deployments.queue();
   }
 
