@@ -27,7 +27,8 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
     assert.ok(first.donorCordonToReadyS >= first.donorOutOfServiceS);
     assert.ok(first.evictions > 0);
     assert.ok(first.refreshTriggerToModelS !== null && first.refreshTriggerToModelS <= first.refreshS);
-    // The canary pins the model first; the version reaches latest for everyone only after the canary passed.
+    // The scale set is written first (the stop record's tag before the power-off); the version reaches
+    // latest for everyone only after the canary passed.
     assert.ok(
       first.refreshTriggerToPublishedS !== null &&
         first.refreshTriggerToPublishedS > first.refreshTriggerToModelS &&

@@ -58,7 +58,10 @@ export interface RefreshFigures {
   readonly donorFloor: DonorFloor | null;
   /** Evictions the run asked for. */
   readonly evictions: number;
-  /** Start of the run → the scale set's model first changed (the canary pin, with the gate on). */
+  /**
+   * Start of the run → the scale set's first write: the stop record's tag of a drain-and-stop capture, a
+   * canary pin (a later refresh, or a kubeadm pool), or the publication's model update.
+   */
   readonly refreshTriggerToModelS: number | null;
   /**
    * Start of the run → the new version published: the model points to the image definition (`latest`,
@@ -404,10 +407,13 @@ export function frozenText(row: RefreshFigures): string {
     : '';
 }
 
-/** Start → canary pin (the model's first change) and start → published (`latest` for every new instance). */
+/**
+ * Start → the scale set's first write (the stop record's tag, or a canary pin) and start → published
+ * (`latest` for every new instance).
+ */
 export function modelText(row: RefreshFigures): string {
   return (
-    `start → model ${row.refreshTriggerToModelS ?? '-'} s (canary pin), ` +
+    `start → model ${row.refreshTriggerToModelS ?? '-'} s (first write of the scale set), ` +
     `start → published ${row.refreshTriggerToPublishedS ?? '-'} s (latest for every new instance)`
   );
 }
