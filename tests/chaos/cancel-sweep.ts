@@ -35,13 +35,15 @@ type Via = 'event' | 'lease';
 
 /**
  * Steps with no boundary of their own: they finish what was asked (giving back, deleting, publishing's
- * model update) or, before the lease, plan. A cancel that lands there is acted on at the next step's.
+ * model update, removing a canary scale set whatever its verdict) or, before the lease, plan. A cancel that
+ * lands there is acted on at the next step's.
  */
 const FINISHING = new Set([
   'planning',
   'giving-back-leftovers',
   'deleting-snapshot',
   'deleting-copy-disk',
+  'removing-canary-scale-set',
   'updating-scale-set-model',
 ]);
 
