@@ -65,7 +65,6 @@ const FENCED_CHANGES: ReadonlySet<string> = new Set([
   'requestImageVersion',
   'requestImageVersionExclusion',
   'pinCanaryVersion',
-  'createCanaryScaleSet',
   'requestScaleSetImageUpdate',
   'startRetirementSurge',
   'requestInstanceDeletion',
