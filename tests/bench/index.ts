@@ -5,7 +5,8 @@
  * sent it instead of the refresh figures; `--seed=<n>` picks the jitter seed of that trace and of the
  * `jitter` bench (every seed 1–10 without it). With `--json`
  * it prints one JSON object on stdout instead (the figures below; progress and notes on stderr), for
- * machines comparing runs. Simulated figures come from a manual clock and do not vary between runs;
+ * machines comparing runs; `--json jitter commands` prints only the named benches' figures, each under
+ * its name. Simulated figures come from a manual clock and do not vary between runs;
  * wall, CPU and memory figures do.
  */
 
@@ -45,6 +46,8 @@ export interface BenchOptions {
 export interface Bench {
   readonly name: string;
   run(options: BenchOptions): void | Promise<void>;
+  /** The bench's figures as one JSON value, for `--json <name>…`; a bench without it prints tables only. */
+  figures?(options: BenchOptions): Promise<unknown>;
 }
 
 const refreshBench: Bench = {
@@ -53,6 +56,7 @@ const refreshBench: Bench = {
     if (options.traceArm) await printArmTraces(options.seed);
     else printRefreshFigures(await refreshFigures());
   },
+  figures: () => refreshFigures(),
 };
 
 const clientCpuBench: Bench = {
@@ -71,6 +75,7 @@ const clientCpuBench: Bench = {
       );
     }
   },
+  figures: () => measureClientCpuColdAndWarm(),
 };
 
 const plannerMemoryBench: Bench = {
@@ -92,6 +97,7 @@ const kubeadmBench: Bench = {
   async run() {
     printKubeadmFigures(await kubeadmFigures());
   },
+  figures: () => kubeadmFigures(),
 };
 
 const fleetBench: Bench = {
@@ -104,9 +110,23 @@ const fleetBench: Bench = {
 const jitterBench: Bench = {
   name: 'jitter',
   async run(options) {
-    printJitterFigures(await jitterFigures(options.seed === undefined ? undefined : [options.seed]));
+    printJitterFigures(await jitterFigures(jitterSeeds(options)));
+  },
+  async figures(options) {
+    const seeds = await jitterFigures(jitterSeeds(options));
+    return {
+      budget: ARM_BUDGET,
+      goal: ARM_GOAL,
+      overheadGoalS: DONOR_OVERHEAD_GOAL_S,
+      max: jitterMax(seeds),
+      seeds,
+    };
   },
 };
+
+function jitterSeeds(options: BenchOptions): readonly number[] | undefined {
+  return options.seed === undefined ? undefined : [options.seed];
+}
 
 /** A new node's scale-out → Ready per flavour, from our image and from the original (sim/world/bootstrap-timing.ts). */
 const newNodeReadyBench: Bench = {
@@ -126,17 +146,21 @@ const nodeReadsBench: Bench = {
   async run() {
     printNodeReads(await measureNodeReads());
   },
+  figures: () => measureNodeReads(),
 };
 
 /** The CLI's doctor, plan, status and refresh --pool as child processes on a valid 20 000-node world. */
 const commandsBench: Bench = {
   name: 'commands',
   async run() {
-    const world =
-      process.env['BENCH_COMMANDS_WORLD'] === 'missing-scale-sets' ? 'missing-scale-sets' : 'valid';
-    printCommands(await measureCommands({ world }));
+    printCommands(await measureCommands({ world: commandsWorld() }));
   },
+  figures: () => measureCommands({ world: commandsWorld() }),
 };
+
+function commandsWorld(): 'missing-scale-sets' | 'valid' {
+  return process.env['BENCH_COMMANDS_WORLD'] === 'missing-scale-sets' ? 'missing-scale-sets' : 'valid';
+}
 
 const BENCHES: readonly Bench[] = [
   selectionBench,
@@ -304,6 +328,29 @@ async function jsonSummary(): Promise<Record<string, unknown>> {
   };
 }
 
+/** `--json <name>…`: each named bench's figures under its name, for comparing one part without the rest. */
+async function namedFigures(
+  names: readonly string[],
+  options: BenchOptions,
+): Promise<Record<string, unknown>> {
+  const tablesOnly = names.filter(
+    (name) => BENCHES.find((bench) => bench.name === name)?.figures === undefined,
+  );
+  if (tablesOnly.length > 0) {
+    const withFigures = BENCHES.filter((bench) => bench.figures !== undefined).map((bench) => bench.name);
+    throw new Error(
+      `running benchmarks: ${tablesOnly.join(', ')} prints tables only; with --json name one of ${withFigures.join(', ')}, or none for every figure`,
+    );
+  }
+  const figures: Record<string, unknown> = { clock: 'manual', node: process.version };
+  for (const name of names) {
+    const bench = BENCHES.find((candidate) => candidate.name === name);
+    process.stderr.write(`bench: ${name}\n`);
+    figures[name] = await bench?.figures?.(options);
+  }
+  return figures;
+}
+
 async function main(args: readonly string[]): Promise<void> {
   const json = args.includes('--json');
   const traceArm = args.includes('--trace-arm');
@@ -316,12 +363,13 @@ async function main(args: readonly string[]): Promise<void> {
   const unknown = names.filter((name) => !BENCHES.some((bench) => bench.name === name));
   if (unknown.length > 0) {
     throw new Error(
-      `running benchmarks: unknown bench ${unknown.join(', ')} (known: ${BENCHES.map((b) => b.name).join(', ')}; --json prints them all as one object)`,
+      `running benchmarks: unknown bench ${unknown.join(', ')} (known: ${BENCHES.map((b) => b.name).join(', ')}; --json alone prints every figure as one object)`,
     );
   }
   if (json) {
-    if (names.length > 0) throw new Error('running benchmarks: --json measures every figure; name no bench');
-    console.log(JSON.stringify(await jsonSummary(), null, 2));
+    console.log(
+      JSON.stringify(names.length === 0 ? await jsonSummary() : await namedFigures(names, options), null, 2),
+    );
     return;
   }
   const selected = names.length === 0 ? BENCHES : BENCHES.filter((bench) => names.includes(bench.name));
