@@ -16,7 +16,7 @@ import { durableRegistry } from '../../functions/durable-registry.js';
 import { EVENT, ORCHESTRATION, reapInstanceId } from '../../shared/application/orchestration-ids.js';
 import { poolScope } from '../../shared/application/pool-holdings.js';
 import { requestPoolCancel } from '../../shared/application/pool-lease.js';
-import type { ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
+import type { ReapClusterResult, ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
 import { CAPTURE_RUN_ANNOTATION } from '../../shared/domain/cluster-node.js';
 import { LEASE_ANNOTATIONS } from '../../shared/domain/ownership.js';
 import { findCapzCluster } from '../../shared/domain/scale-set.js';
@@ -33,6 +33,11 @@ const CLUSTER = 'prod';
 /** Reaper ticks after the run: every 5 simulated minutes for an hour (past the longest outage). */
 const REAPER_TICKS = 12;
 const REAPER_PERIOD_SECONDS = 5 * 60;
+/**
+ * Ticks in a row that found every pool with nothing left and no holder before the ticks up to the last
+ * are spared. Two, not one: an activity the killed run had in flight may still land during the first.
+ */
+const IDLE_TICKS_TO_SETTLE = 2;
 
 export interface PointResult {
   readonly variant: string;
@@ -559,10 +564,16 @@ export async function explorePoint(
     }
 
     // Unattended recovery only: reaper ticks, then the next timer run, then the reaper once more.
+    // Once two ticks in a row found nothing held anywhere and no injected fault is to end, the ticks up
+    // to the last would read the same and do nothing: the clock still moves through them (every world
+    // event on the way runs) and the last tick runs, but the reads in between are spared.
     const recovery = recoveryRunner(harness, registry);
+    let idleTicks = 0;
     for (let tick = 0; tick < REAPER_TICKS; tick += 1) {
       running.clock.advanceBy(REAPER_PERIOD_SECONDS);
-      await reapTick(recovery, tick);
+      const last = tick === REAPER_TICKS - 1;
+      if (!last && idleTicks >= IDLE_TICKS_TO_SETTLE && faultsOver(running)) continue;
+      idleTicks = nothingHeld(await reapTick(recovery, tick)) ? idleTicks + 1 : 0;
     }
     const timerRun = await recovery.startOrchestration(
       ORCHESTRATION.refreshCluster,
@@ -701,10 +712,30 @@ function recoveryRunner(
 }
 
 /** One tick of the function app's reaper timer: the reaper over every pool of the cluster. */
-async function reapTick(runner: DurableRunner, tick: number): Promise<void> {
-  await runner.startOrchestration(
+async function reapTick(runner: DurableRunner, tick: number): Promise<OrchestrationStatus> {
+  return runner.startOrchestration(
     ORCHESTRATION.reapCluster,
     { cluster: CLUSTER, trigger: 'reaper', runSeed: `reap-${tick}` },
     reapInstanceId(CLUSTER),
   );
+}
+
+/**
+ * The tick found nothing held in any pool: no live holder, nothing to give back. Only a run takes a
+ * pool's lease or leaves a holding (simulated time alone brings heartbeats, boots and ends of units:
+ * never a holding), so with no run alive the next tick finds the same.
+ */
+function nothingHeld(status: OrchestrationStatus): boolean {
+  const result = status.output as ReapClusterResult | undefined;
+  return (
+    status.runtimeStatus === 'Completed' &&
+    result !== undefined &&
+    result.pools.every((pool) => pool.outcome === 'nothing-left')
+  );
+}
+
+/** Every fault injected has ended (an outage still on, or still to come, changes what a tick reads). */
+function faultsOver(running: Harness['sim']['running']): boolean {
+  const now = running.clock.nowMs();
+  return running.faults.rules().every((rule) => rule.untilMs !== undefined && rule.untilMs <= now);
 }
