@@ -313,7 +313,13 @@ function* carryOut(
           yield* call(
             context,
             activities.clearInstanceStop,
-            { cluster, scaleSet: scope.scaleSet, instanceId: action.instanceId, runId: action.runId },
+            {
+              cluster,
+              scaleSet: scope.scaleSet,
+              instanceId: action.instanceId,
+              runId: action.runId,
+              ...(action.place === 'pool-lease' ? { lease: scope.lease } : {}),
+            },
             { step: STEP },
           );
         });

@@ -1,7 +1,8 @@
 /**
  * What a pool's runs hold or left behind, read from the cluster and Azure only (never from a runner's
  * local files): the pool's lease, the nodes carrying our marker with their VMs' power state, the VMs
- * recorded on the scale set as stopped by a run (found even when their Node object is gone), our prep pods,
+ * recorded as stopped by a run on the scale set or, for a CAPZ pool, on the lease (found even when their
+ * Node object is gone), our prep pods,
  * snapshots and image versions, and the image the model points at. The reaper decides on it
  * (domain/reaper.ts); `status` and `release --dry-run` show it.
  */
@@ -20,6 +21,7 @@ import { definedOnly } from '../domain/optional.js';
 import type { PoolLease } from '../domain/ownership.js';
 import {
   decodePriorState,
+  LEASE_ANNOTATIONS,
   LEASE_LABEL,
   leaseNameFor,
   PREP_POD_APP_LABEL,
@@ -32,7 +34,7 @@ import type { HeldNode, PoolHoldings, VersionHolding } from '../domain/reaper.js
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import { scaleSetResourceId } from '../domain/resource-id.js';
 import type { ScaleSet } from '../domain/scale-set.js';
-import { parseStopRecords } from '../domain/stop-record.js';
+import { parseLeaseStopRecords, parseStopRecords } from '../domain/stop-record.js';
 import type { PodSummary } from '../ports/kubernetes/pods.js';
 import { instanceOfNode } from './image-facts.js';
 import { keptNodes, suggestedPoolLabel } from './node-scan.js';
@@ -226,9 +228,17 @@ export async function readPoolHoldings(
     });
   }
 
-  // The VMs a run recorded as stopped (on the scale set's tags): found with or without their node.
+  // The VMs a run recorded as stopped (on the scale set's tags, a CAPZ pool's on the lease): found with
+  // or without their node.
+  const records = [
+    ...parseStopRecords(scaleSet.tags),
+    ...parseLeaseStopRecords(lease?.annotations[LEASE_ANNOTATIONS.stoppedVms]).map((record) => ({
+      ...record,
+      place: 'pool-lease' as const,
+    })),
+  ];
   const stoppedVms = await Promise.all(
-    parseStopRecords(scaleSet.tags).map(async (record) => ({
+    records.map(async (record) => ({
       ...record,
       instance: await instanceOf(handle, scope.scaleSet, record.instanceId),
     })),

@@ -364,7 +364,8 @@ function lastingOf(lease: PoolLease): Record<string, string> {
 
 /**
  * Writes one of the lease's lasting records (LASTING_LEASE_ANNOTATIONS) while `fence.runId` holds the
- * lease: refused (terminal `LeaseLost`) otherwise. `update` gets the record's current value.
+ * lease: refused (terminal `LeaseLost`) otherwise. `update` gets the record's current value. `anyHolder`:
+ * whoever holds it (a record only taken away, harmless to the holder); an absent lease has none to change.
  */
 export async function writeLeaseRecord(
   kube: KubernetesPorts,
@@ -372,16 +373,21 @@ export async function writeLeaseRecord(
   key: (typeof LASTING_LEASE_ANNOTATIONS)[number],
   update: (current: string | undefined) => string,
   now: Date,
+  options: { readonly anyHolder?: boolean } = {},
 ): Promise<void> {
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
     const existing = await kube.leases.get(fence.namespace, fence.name);
-    if (existing === undefined || parseHolder(existing.holder)?.runId !== fence.runId) {
+    if (existing === undefined && options.anyHolder === true) return;
+    const holds = options.anyHolder === true || parseHolder(existing?.holder)?.runId === fence.runId;
+    if (existing === undefined || !holds) {
       await checkFence(kube, fence, `recording ${key} on the pool lease`, now);
       return;
     }
+    const value = update(existing.annotations[key]);
+    if (value === (existing.annotations[key] ?? '')) return;
     const write = writeOf(existing);
     const written = await kube.leases.replace(
-      { ...write, annotations: { ...write.annotations, [key]: update(existing.annotations[key]) } },
+      { ...write, annotations: { ...write.annotations, [key]: value } },
       existing.resourceVersion ?? '',
     );
     if (written === 'conflict') continue;

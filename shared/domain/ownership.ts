@@ -76,6 +76,11 @@ export const LEASE_ANNOTATIONS = {
    * size back when the run is gone.
    */
   retirement: 'vmss-prototype.io/retirement',
+  /**
+   * The VMs runs stopped on a pool whose scale set the product does not write (a CAPZ pool's, docs/capz.md):
+   * JSON, instance id → run id (shared/domain/stop-record.ts), the record a scale-set pool keeps in tags.
+   */
+  stoppedVms: 'vmss-prototype.io/stopped-vms',
 } as const;
 
 /** The lease's records that outlive a holder (LEASE_ANNOTATIONS.retiredInWindow, generationSamples). */
@@ -83,6 +88,7 @@ export const LASTING_LEASE_ANNOTATIONS: readonly string[] = [
   LEASE_ANNOTATIONS.retiredInWindow,
   LEASE_ANNOTATIONS.generationSamples,
   LEASE_ANNOTATIONS.retirement,
+  LEASE_ANNOTATIONS.stoppedVms,
 ];
 
 /**

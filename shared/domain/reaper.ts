@@ -7,8 +7,8 @@
  * given back exactly as it was:
  * - the prep pod → deleted first, so that it cannot power the VM off again after it was started;
  * - a stopped VM of a node it holds (we stopped it) → started;
- * - a VM recorded on the scale set as stopped by it (domain/stop-record.ts), even with its Node object
- *   deleted → started, then the record removed;
+ * - a VM recorded as stopped by it (domain/stop-record.ts: on the scale set, or on the pool lease for a
+ *   CAPZ pool), even with its Node object deleted → started, then the record removed;
  * - the node (marker annotation) → its prior state restored from the node's own annotation: uncordoned only
  *   if it was schedulable before, scale-down-disabled put back as it was, our annotations removed;
  * - live capture's copy disk (a managed disk made from the snapshot, tag COPY_DISK_PURPOSE_TAG) → detached
@@ -25,6 +25,7 @@ import type { CopyDiskHolding, LiveReapAction } from './live-leftovers.js';
 import { planLiveLeftovers } from './live-leftovers.js';
 import { definedOnly } from './optional.js';
 import type { NodePriorState } from './ownership.js';
+import type { StopRecordPlace } from './stop-record.js';
 
 export interface HeldNode {
   readonly name: string;
@@ -71,19 +72,21 @@ export interface VersionHolding {
 }
 
 /**
- * A VM a run recorded on the scale set that it stops (domain/stop-record.ts), with its power state now:
- * found even when its Node object is gone.
+ * A VM a run recorded that it stops (domain/stop-record.ts), with its power state now: found even when
+ * its Node object is gone.
  */
 export interface StoppedVmHolding {
   readonly instanceId: string;
   readonly runId: string;
   readonly instance: HeldNode['instance'];
+  /** Where the record is: absent, the scale set's tags; `pool-lease` for a CAPZ pool. */
+  readonly place?: StopRecordPlace;
 }
 
 /** Everything one pool's runs may have left behind. */
 export interface PoolHoldings {
   readonly nodes: readonly HeldNode[];
-  /** The stopped-VM records on the scale set (absent: none looked for). */
+  /** The stopped-VM records on the scale set and the pool lease (absent: none looked for). */
   readonly stoppedVms?: readonly StoppedVmHolding[];
   readonly prepPods: readonly PrepPodHolding[];
   readonly snapshots: readonly SnapshotHolding[];
@@ -113,7 +116,13 @@ export type ReapAction =
       readonly runId: string;
     }
   // The stopped-VM record goes once the VM runs again (after the starts).
-  | { readonly kind: 'clear-stop-record'; readonly instanceId: string; readonly runId: string }
+  | {
+      readonly kind: 'clear-stop-record';
+      readonly instanceId: string;
+      readonly runId: string;
+      /** Absent: on the scale set's tags. */
+      readonly place?: StopRecordPlace;
+    }
   | {
       readonly kind: 'restore-node';
       readonly node: string;
@@ -213,7 +222,7 @@ export function planReaping(holdings: PoolHoldings, aliveRunId: string | undefin
   }
 
   // VMs recorded as stopped by a run: started even when no node of theirs carries a marker any more.
-  const startedByNode = new Set(
+  const started = new Set(
     starts.flatMap((action) => (action.kind === 'start-instance' ? [action.instanceId] : [])),
   );
   for (const record of holdings.stoppedVms ?? []) {
@@ -232,11 +241,17 @@ export function planReaping(holdings: PoolHoldings, aliveRunId: string | undefin
     if (
       record.instance.kind === 'present' &&
       STOPPED.has(record.instance.powerState) &&
-      !startedByNode.has(record.instanceId)
+      !started.has(record.instanceId)
     ) {
       starts.push({ kind: 'start-instance', instanceId: record.instanceId, runId: record.runId });
+      started.add(record.instanceId);
     }
-    clears.push({ kind: 'clear-stop-record', instanceId: record.instanceId, runId: record.runId });
+    clears.push({
+      kind: 'clear-stop-record',
+      instanceId: record.instanceId,
+      runId: record.runId,
+      ...definedOnly({ place: record.place }),
+    });
   }
 
   for (const snapshot of holdings.snapshots) {
@@ -299,7 +314,7 @@ export function describeReapAction(action: ReapAction): string {
         ? `start the VM of instance ${action.instanceId}, stopped for a capture, its node object gone ${of}`
         : `start the VM of node ${action.node} (instance ${action.instanceId}), stopped for a capture ${of}`;
     case 'clear-stop-record':
-      return `remove the record that instance ${action.instanceId} was stopped, from the scale set's tags ${of}`;
+      return `remove the record that instance ${action.instanceId} was stopped, from ${action.place === 'pool-lease' ? 'the pool lease' : "the scale set's tags"} ${of}`;
     case 'restore-node': {
       const cordon = action.prior.unschedulable ? 'keep it cordoned (it was before)' : 'uncordon it';
       const scaleDown =

@@ -3,15 +3,19 @@
  * those whose invariants failed, and the wall time they took. `npm run explore` runs the whole space
  * (main.ts); the test suite runs a deterministic sample (explore.test.ts).
  */
+import { sampleBoundaries } from './boundary-sample.js';
 import type { PointResult } from './point.js';
 import { activityCallsOf, explorePoint } from './point.js';
 import type { Boundary, FaultKind, Variant } from './space.js';
-import { boundariesOf, FAULT_KINDS, spread } from './space.js';
+import { boundariesOf, FAULT_KINDS } from './space.js';
 
 export interface ExploreOptions {
   readonly variants: readonly Variant[];
   readonly faults?: readonly FaultKind[];
-  /** At most this many boundaries per variant and fault kind, spread evenly (all when absent). */
+  /**
+   * At most this many boundaries per variant and fault kind, chosen by name (boundary-sample.ts: the
+   * same points on every machine), all when absent.
+   */
   readonly boundariesPerFault?: number;
   /**
    * Only the variant and fault kind pairs it accepts (a shard of the sample, shard.ts): the boundaries
@@ -43,12 +47,14 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
     }
     const all = boundariesOf(baseline.calls);
     boundaries[variant.name] = all.length;
-    faults.forEach((fault, faultIndex) => {
-      if (options.select !== undefined && !options.select(variant, fault)) return;
+    for (const fault of faults) {
+      if (options.select !== undefined && !options.select(variant, fault)) continue;
       const picked =
-        options.boundariesPerFault === undefined ? all : spread(all, options.boundariesPerFault, faultIndex);
+        options.boundariesPerFault === undefined
+          ? all
+          : sampleBoundaries(all, options.boundariesPerFault, `${variant.name}\n${fault}`);
       for (const boundary of picked) plan.push({ variant, boundary, fault });
-    });
+    }
   }
   const points: PointResult[] = [];
   for (const { variant, boundary, fault } of plan) {

@@ -1,6 +1,6 @@
 /**
  * The fault-space explorer's sample for the test suite: every run variant × every fault kind at one
- * boundary each (a different one per fault kind, spread over the run). The pairs are split into
+ * boundary each (chosen by name and a fixed seed, boundary-sample.ts). The pairs are split into
  * SAMPLE_SHARDS fixed shards (tests/shards.ts), one test file each (`sample-<k>.test.ts`), so that the
  * suite's two processes share the sample; together they explore exactly the points of the whole sample,
  * and a variant or fault kind added to space.ts lands in a shard by itself. Every point must keep every

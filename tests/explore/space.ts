@@ -320,17 +320,3 @@ export function boundariesOf(calls: readonly string[]): Boundary[] {
   });
   return boundaries;
 }
-
-/**
- * A deterministic sample of `count` items spread evenly over `items` (all of them when fewer), shifted by
- * `offset` positions so that two samples of the same items pick different ones.
- */
-export function spread<T>(items: readonly T[], count: number, offset = 0): T[] {
-  if (items.length <= count) return [...items];
-  const picked: T[] = [];
-  for (let i = 0; i < count; i += 1) {
-    const item = items[(Math.floor((i * items.length) / count) + offset) % items.length];
-    if (item !== undefined) picked.push(item);
-  }
-  return picked;
-}

@@ -190,24 +190,24 @@ function* captureDisk(
   });
 
   setStatus(run, 'preparing-disk');
-  // Recorded in Azure before the VM is stopped: a donor whose Node object is deleted meanwhile is still
-  // found, started and given back (domain/stop-record.ts); give-back removes the record. Not on a CAPZ
-  // pool: CAPZ owns its scale set and the run never writes it (docs/capz.md); there the deleted Node's
-  // Machine is Cluster API's to remediate.
-  if (plan.capz === undefined) {
-    run.stopRecord = yield* call(
-      context,
-      activities.recordInstanceStop,
-      {
-        cluster,
-        scaleSet: plan.scaleSet,
-        instanceId: run.donor.instanceId,
-        runId: run.runId,
-        fence: run.fence,
-      },
-      { step: 'preparing-disk' },
-    );
-  }
+  // Recorded before the VM is stopped: a donor whose Node object is deleted meanwhile is still found,
+  // started and given back (domain/stop-record.ts); give-back removes the record. In Azure, on the scale
+  // set's tags; on a CAPZ pool on the pool lease, since CAPZ owns its scale set and the run never writes it,
+  // and Cluster API neither starts nor replaces a MachinePool machine whose VM is stopped (docs/capz.md).
+  const recorded = yield* call(
+    context,
+    activities.recordInstanceStop,
+    {
+      cluster,
+      scaleSet: plan.scaleSet,
+      instanceId: run.donor.instanceId,
+      runId: run.runId,
+      fence: run.fence,
+      ...(plan.capz === undefined ? {} : { place: 'pool-lease' as const }),
+    },
+    { step: 'preparing-disk' },
+  );
+  if (recorded !== undefined) run.stopRecord = recorded;
   const ancestry = `${isoNow(run)} built image ${input.versionName} of ${cluster}/${run.input.pool} from node ${node} (run ${run.runId})`;
   const stopped =
     plan.capture?.mode === 'run-command'

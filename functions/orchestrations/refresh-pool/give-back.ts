@@ -132,6 +132,10 @@ function* giveBack(run: RefreshRun, input: GiveBackInput): Generator<Task, GiveB
           runId: run.runId,
           // From what the record's write left (one conditional write, no read), when ARM gave its etag.
           ...(written?.etag === undefined ? {} : { written: { tags: written.tags, etag: written.etag } }),
+          // A CAPZ pool's record is on the pool lease (capture.phase.ts).
+          ...(plan.capz === undefined
+            ? {}
+            : { lease: { namespace: run.fence.namespace, name: run.fence.name } }),
         },
         { step },
       );

@@ -7,9 +7,12 @@ import { isNotFound } from '../../domain/errors.js';
 import { definedOnly } from '../../domain/optional.js';
 import { snapshotResourceId } from '../../domain/resource-id.js';
 import { checkFence } from '../pool-lease.js';
-import { clearStopRecord, recordStop } from '../stop-record.js';
+import { clearLeaseStopRecord, clearStopRecord, recordStop, recordStopOnLease } from '../stop-record.js';
 import { defineActivity } from './activity.js';
-import { ClusterInput, FenceInput, InstanceInput, Name, NewNameInput, Tags } from './inputs.js';
+import { ClusterInput, FenceInput, InstanceInput, LeaseInput, Name, NewNameInput, Tags } from './inputs.js';
+
+/** Where a stopped-VM record is kept (domain/stop-record.ts StopRecordPlace). */
+const StopRecordPlaceInput = z.enum(['scale-set', 'pool-lease']);
 
 /** Powering a held donor off or on again: only while the pool lease names the run. */
 const FencedInstanceInput = InstanceInput.extend({ fence: FenceInput });
@@ -143,20 +146,24 @@ const requestSnapshotDeletion = defineActivity(
 );
 
 /**
- * Records on the scale set that the run stops the donor (domain/stop-record.ts), before the power-off is
- * asked for: the reaper finds the VM by it even when its Node object is deleted. Fenced like the power-off.
- * Returns the tags it left and the scale set's etag then: the removal starts from them (no read).
+ * Records that the run stops the donor (domain/stop-record.ts), before the power-off is asked for: the
+ * reaper finds the VM by it even when its Node object is deleted. On the scale set's tags, or on the pool
+ * lease for a pool whose scale set the product does not write (`place: 'pool-lease'`, a CAPZ pool).
+ * Fenced like the power-off. Returns the tags it left and the scale set's etag then (the removal starts
+ * from them, no read); nothing for the lease.
  */
 const recordInstanceStop = defineActivity(
   'recordInstanceStop',
-  FencedInstanceInput.extend({ runId: Name }),
-  async (deps, input): Promise<{ tags: Record<string, string>; etag?: string }> => {
+  FencedInstanceInput.extend({ runId: Name, place: StopRecordPlaceInput.optional() }),
+  async (deps, input): Promise<{ tags: Record<string, string>; etag?: string } | undefined> => {
     const { compute, kube } = await deps.cluster(input.cluster);
+    const record = { instanceId: input.instanceId, runId: input.runId };
+    if (input.place === 'pool-lease') {
+      await recordStopOnLease(kube, input.fence, record, deps.now());
+      return undefined;
+    }
     await checkFence(kube, input.fence, `recording the stop of instance ${input.instanceId}`, deps.now());
-    const written = await recordStop(compute, input.scaleSet, {
-      instanceId: input.instanceId,
-      runId: input.runId,
-    });
+    const written = await recordStop(compute, input.scaleSet, record);
     return { tags: { ...written.tags }, ...definedOnly({ etag: written.etag }) };
   },
 );
@@ -165,15 +172,21 @@ const recordInstanceStop = defineActivity(
  * Removes the record once the VM runs again. Not fenced: it only takes our own record away from a VM
  * seen running (`runId`: only that run's), which is harmless whoever holds the lease. `written`: what
  * recordInstanceStop returned (a write conditional on its etag; the model is read when that fails).
+ * `lease`: the record is on that pool lease (a CAPZ pool), not on the scale set.
  */
 const clearInstanceStop = defineActivity(
   'clearInstanceStop',
   InstanceInput.extend({
     runId: Name.optional(),
     written: z.object({ tags: Tags, etag: z.string().min(1) }).optional(),
+    lease: LeaseInput.optional(),
   }),
   async (deps, input) => {
-    const { compute } = await deps.cluster(input.cluster);
+    const { compute, kube } = await deps.cluster(input.cluster);
+    if (input.lease !== undefined) {
+      await clearLeaseStopRecord(kube, input.lease, input.instanceId, deps.now(), input.runId);
+      return;
+    }
     await clearStopRecord(compute, input.scaleSet, input.instanceId, input.runId, input.written);
   },
 );

@@ -1,11 +1,21 @@
 // The stop record's write and removal on the scale set's tags: the removal starts from what the write
 // left (one conditional write, no read) and reads the model again only when someone wrote it since.
+// A CAPZ pool's record on the pool lease: written only by the lease's holder, removed by anyone.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { clearStopRecord, recordStop } from '../../../shared/application/stop-record.js';
+import { acquirePoolLease, releasePoolLease } from '../../../shared/application/pool-lease.js';
+import {
+  clearLeaseStopRecord,
+  clearStopRecord,
+  recordStop,
+  recordStopOnLease,
+} from '../../../shared/application/stop-record.js';
+import { isTerminal } from '../../../shared/domain/errors.js';
+import { LEASE_ANNOTATIONS } from '../../../shared/domain/ownership.js';
 import type { ScaleSetRef } from '../../../shared/domain/resource-id.js';
 import { FakeCompute } from '../../../shared/ports/fake/compute/index.js';
+import { FakeKubernetes } from '../../../shared/ports/fake/kubernetes/index.js';
 import { DEFAULT_POOL } from '../../builders/node.js';
 import { aScaleSet } from '../../builders/scale-set.js';
 
@@ -65,5 +75,61 @@ void describe('stop record on the scale set', () => {
       ['scaleSets.get', 'scaleSets.requestChange'],
     );
     assert.deepEqual(await tagsOf(compute), { owner: 'team' });
+  });
+});
+
+const LEASE = { namespace: 'vmss-prototype', name: 'vmssp-capz-pool-0a1b2c3d' };
+const NOW = new Date('2026-11-22T12:00:00Z');
+const RUNNER = { kind: 'function-app', host: 'vmssp-app' };
+
+async function heldLease(runId: string): Promise<FakeKubernetes> {
+  const kube = new FakeKubernetes({ now: () => NOW.getTime() });
+  const purpose = {
+    cluster: 'prod',
+    pool: 'capz-pool',
+    instanceId: 'refresh:prod:capz-pool',
+    purpose: 'refresh',
+  };
+  await acquirePoolLease(kube, LEASE, { runId, runner: RUNNER, purpose }, NOW);
+  return kube;
+}
+
+function leaseRecordOf(kube: FakeKubernetes): string | undefined {
+  return kube.leases.lease(LEASE.namespace, LEASE.name)?.annotations[LEASE_ANNOTATIONS.stoppedVms];
+}
+
+void describe('stop record on the pool lease (a CAPZ pool)', () => {
+  void it('is written by the holder, outlives its release and is removed for its run only', async () => {
+    const kube = await heldLease('run-1');
+    await recordStopOnLease(kube, { ...LEASE, runId: 'run-1' }, RECORD, NOW);
+    await recordStopOnLease(kube, { ...LEASE, runId: 'run-1' }, RECORD, NOW);
+    assert.equal(leaseRecordOf(kube), '{"3":"run-1"}', 'written once however often asked');
+    await releasePoolLease(kube, LEASE, 'run-1', NOW);
+    assert.equal(leaseRecordOf(kube), '{"3":"run-1"}', 'a released lease keeps it for the reaper');
+    await clearLeaseStopRecord(kube, LEASE, '3', NOW, 'run-2');
+    assert.equal(leaseRecordOf(kube), '{"3":"run-1"}', "another run's removal leaves it");
+    await clearLeaseStopRecord(kube, LEASE, '3', NOW);
+    assert.equal(leaseRecordOf(kube), '');
+    const before = kube.calls.length;
+    await clearLeaseStopRecord(kube, LEASE, '3', NOW);
+    assert.deepEqual(
+      kube.calls.slice(before).map((call) => call.method),
+      ['leases.get'],
+      'nothing left to remove: no write',
+    );
+  });
+
+  void it('is refused to a run that does not hold the lease, and writes nothing', async () => {
+    const kube = await heldLease('run-2');
+    await assert.rejects(recordStopOnLease(kube, { ...LEASE, runId: 'run-1' }, RECORD, NOW), (error) =>
+      isTerminal(error),
+    );
+    assert.equal(leaseRecordOf(kube), undefined);
+  });
+
+  void it('has nothing to remove from an absent lease', async () => {
+    const kube = new FakeKubernetes({ now: () => NOW.getTime() });
+    await clearLeaseStopRecord(kube, LEASE, '3', NOW);
+    assert.equal(kube.leases.lease(LEASE.namespace, LEASE.name), undefined);
   });
 });

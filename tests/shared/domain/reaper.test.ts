@@ -58,7 +58,7 @@ function show(plan: ReapPlan): { actions: string[]; kept: string[] } {
         case 'start-instance':
           return `start-instance:${action.instanceId}${action.node === undefined ? ':no-node' : ''}`;
         case 'clear-stop-record':
-          return `clear-stop-record:${action.instanceId}`;
+          return `clear-stop-record:${action.instanceId}${action.place === 'pool-lease' ? ':lease' : ''}`;
         case 'restore-node':
           return `restore-node:${action.node}`;
         case 'delete-snapshot':
@@ -154,6 +154,26 @@ const CASES: readonly Case[] = [
       ],
     }),
     actions: ['start-instance:3:no-node', 'clear-stop-record:3'],
+  },
+  {
+    name: "a CAPZ pool's VM recorded on the pool lease, its node deleted: started once, the lease's record removed",
+    holdings: holdings({
+      stoppedVms: [
+        {
+          instanceId: '3',
+          runId: DEAD,
+          instance: { kind: 'present', instanceId: '3', powerState: 'deallocated' },
+          place: 'pool-lease',
+        },
+        // The same VM recorded in both places (an older run's tag): one start, both records removed.
+        {
+          instanceId: '3',
+          runId: DEAD,
+          instance: { kind: 'present', instanceId: '3', powerState: 'deallocated' },
+        },
+      ],
+    }),
+    actions: ['start-instance:3:no-node', 'clear-stop-record:3:lease', 'clear-stop-record:3'],
   },
   {
     name: 'a recorded VM whose node is still marked: started once (by its node), restored, record removed',
@@ -401,6 +421,12 @@ void describe('planReaping', () => {
       describeReapAction(action),
       /keep it cordoned \(it was before\), put scale-down-disabled back to "true"/,
     );
+  });
+
+  void it("says where a stop record is removed from: the scale set's tags or the pool lease", () => {
+    const record = { kind: 'clear-stop-record', instanceId: '3', runId: DEAD } as const;
+    assert.match(describeReapAction(record), /from the scale set's tags/);
+    assert.match(describeReapAction({ ...record, place: 'pool-lease' }), /from the pool lease/);
   });
 
   void it('every action is described with the run that left it', () => {

@@ -1,8 +1,16 @@
-// The stopped-VM record on a scale set's tags: written, read back, removed only for its run.
+// The stopped-VM record on a scale set's tags (and on a CAPZ pool's lease, as one JSON annotation):
+// written, read back, removed only for its run.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { parseStopRecords, stopRecordTag, withoutStopRecord } from '../../../shared/domain/stop-record.js';
+import {
+  parseLeaseStopRecords,
+  parseStopRecords,
+  stopRecordTag,
+  withLeaseStopRecord,
+  withoutLeaseStopRecord,
+  withoutStopRecord,
+} from '../../../shared/domain/stop-record.js';
 
 void describe('stop record', () => {
   void it('round-trips through the tags, next to tags of others', () => {
@@ -24,5 +32,29 @@ void describe('stop record', () => {
 
   void it('refuses an instance id that cannot name a tag', () => {
     assert.throws(() => stopRecordTag({ instanceId: 'a/b', runId: 'r' }), RangeError);
+  });
+
+  void it('round-trips through the lease annotation, one entry per VM, a later run replacing an earlier', () => {
+    const one = withLeaseStopRecord(undefined, { instanceId: '1', runId: 'run-1' });
+    assert.equal(one, '{"1":"run-1"}');
+    const two = withLeaseStopRecord(one, { instanceId: 'aks-x_2', runId: 'run-2' });
+    assert.deepEqual(parseLeaseStopRecords(two), [
+      { instanceId: '1', runId: 'run-1' },
+      { instanceId: 'aks-x_2', runId: 'run-2' },
+    ]);
+    assert.equal(withLeaseStopRecord(one, { instanceId: '1', runId: 'run-3' }), '{"1":"run-3"}');
+  });
+
+  void it("is removed from the lease annotation for its own run or any run; another run's stays", () => {
+    const value = '{"1":"run-1","2":"run-2"}';
+    assert.equal(withoutLeaseStopRecord(value, '1', 'run-1'), '{"2":"run-2"}');
+    assert.equal(withoutLeaseStopRecord(value, '1', 'run-2'), value);
+    assert.equal(withoutLeaseStopRecord('{"1":"run-1"}', '1'), '', 'no record left: the empty value');
+  });
+
+  void it('reads an absent, empty or unreadable lease annotation as no record', () => {
+    for (const value of [undefined, '', 'not json', '[1]', '{"1":5}']) {
+      assert.deepEqual(parseLeaseStopRecords(value), [], String(value));
+    }
   });
 });
