@@ -20,12 +20,11 @@ export interface ActionListAuthorizer extends ArmAuthorizer {
 }
 
 export const ComputeActionEntry = z.object({
-  action: z
-    .string()
-    .regex(
-      /^Microsoft\.Compute\/[A-Za-z]+(\/[A-Za-z]+)*\/(read|write|delete|action)$/,
-      'must be a Microsoft.Compute action without wildcards',
-    ),
+  action: z.string().regex(
+    // Microsoft.Network and Microsoft.ManagedIdentity: the linked checks of creating a scale set.
+    /^Microsoft\.(Compute|Network|ManagedIdentity)\/[A-Za-z]+(\/[A-Za-z]+)*\/(read|write|delete|action)$/,
+    'must be a Microsoft.Compute (or Network, ManagedIdentity) action without wildcards',
+  ),
   why: z.string().min(10),
 });
 export type ComputeActionEntry = z.infer<typeof ComputeActionEntry>;

@@ -2,6 +2,9 @@
  * A run killed for good while its canary tests (finding 2): the model stays pinned to the
  * hidden version, the canary and its record on the scale set. `plan` must say so instead of
  * `up-to-date`, `release --dry-run` must list it, and `refresh --pool` gives it back before it plans.
+ * A kubeadm pool, whose canary the pin adds to the pool's scale set; and a boot-from-image pool's first
+ * canary, which runs in a scale set of its own (docs/design.md#canary): found by its tags, drained and
+ * deleted by the next run that holds the pool.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -12,7 +15,7 @@ import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import type { PoolRefreshResult, ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
 import { CANARY_TAG_PREFIX } from '../../shared/domain/canary-record.js';
 import { setupWorld } from '../explore/point.js';
-import { assertIdentityClean, POOL2, startHarness } from './harness.js';
+import { assertIdentityClean, POOL2, startHarness, withKubeadmPool } from './harness.js';
 
 function idOf(reference: Readonly<Record<string, unknown>> | undefined): string {
   const id = reference?.['id'];
@@ -23,6 +26,7 @@ void describe('a dead run’s canary', { concurrency: false }, () => {
   void it('is reported by plan and release, and given back by the next refresh of the pool', async () => {
     const harness = await startHarness({
       clock: 'manual',
+      scenario: withKubeadmPool(POOL2),
       settings: (cluster) => {
         cluster.capture = { ...cluster.capture, mode: 'drain-and-stop' };
         cluster['promotion'] = { canary: { soak: '30s', deadline: '15m' } };
@@ -92,6 +96,86 @@ void describe('a dead run’s canary', { concurrency: false }, () => {
         refreshed.version !== undefined && !compute.getImageVersion(refreshed.version.id)?.excludeFromLatest,
       );
       assertIdentityClean(harness, 'the dead run’s canary and the next refresh’s');
+    } finally {
+      await harness.stop();
+    }
+  });
+
+  void it('in a canary scale set of its own: listed by release, drained and deleted by the next refresh', async () => {
+    // The sample's aks-engine pool on its first refresh: the canary runs in a scale set made from the
+    // pool's model (docs/design.md#canary), which a run killed for good leaves behind.
+    const harness = await startHarness({
+      clock: 'manual',
+      settings: (cluster) => {
+        cluster.capture = { ...cluster.capture, mode: 'drain-and-stop' };
+        cluster['promotion'] = { canary: { soak: '30s', deadline: '15m' } };
+      },
+    });
+    try {
+      const compute = harness.sim.running.world.compute;
+      const canaryScaleSets = () =>
+        compute
+          .listScaleSets()
+          .filter((candidate) => candidate.tags['vmss-prototype.purpose'] === 'canary-scale-set');
+      const pool = () => compute.listScaleSets().find((candidate) => candidate.name === POOL2);
+      const modelBefore = JSON.stringify(pool()?.imageReference);
+      const registry = durableRegistry(harness.composition.dependencies);
+      const world = setupWorld(harness, registry, POOL2);
+      const end = await world.run(
+        ORCHESTRATION.refreshPool,
+        { cluster: 'prod', pool: POOL2, trigger: 'test', runSeed: 'dies-testing' },
+        `refresh:prod:${POOL2}`,
+        { activity: 'observeCanaries', occurrence: 2 },
+      );
+      assert.equal(end, 'killed');
+      const [left] = canaryScaleSets();
+      assert.ok(left, 'the dead run left its canary scale set');
+      assert.equal(JSON.stringify(pool()?.imageReference), modelBefore, "the pool's model is untouched");
+      // Until its lease expires; the canary's machine joins meanwhile.
+      harness.sim.running.clock.advanceBy(16 * 60);
+      const canaryNodes = harness.sim.running.world
+        .cluster('prod')
+        .world.store.list('nodes')
+        .filter((node) =>
+          compute.listInstances(left.id).some((vm) => vm.computerName.toLowerCase() === node.metadata.name),
+        );
+      assert.equal(canaryNodes.length, 1, 'its canary joined');
+
+      const runner = () =>
+        createDurableRunner({ ...registry, clock: harness.sim.clock, store: createMemoryStore() });
+      const dry = await runner().startOrchestration(
+        ORCHESTRATION.releasePool,
+        { cluster: 'prod', pool: POOL2, trigger: 'test', dryRun: true },
+        `release-plan:prod:${POOL2}`,
+      );
+      assert.ok(
+        (dry.output as ReleasePoolResult).actions.some((action) =>
+          action.startsWith(`the canary scale set ${left.name} of run `),
+        ),
+        JSON.stringify(dry.output),
+      );
+      assert.ok(canaryScaleSets().length === 1, 'a dry run deletes nothing');
+
+      const refresh = await runner().startOrchestration(
+        ORCHESTRATION.refreshPool,
+        { cluster: 'prod', pool: POOL2, trigger: 'test', runSeed: 'next' },
+        `refresh:prod:${POOL2}`,
+      );
+      const refreshed = refresh.output as PoolRefreshResult;
+      assert.equal(refreshed.outcome, 'refreshed', refreshed.reason);
+      assert.ok(
+        (refreshed.gaveBack ?? []).some((what) => what.includes(`canary scale set ${left.name}`)),
+        JSON.stringify(refreshed.gaveBack),
+      );
+      assert.deepEqual(canaryScaleSets(), [], 'no canary scale set is left');
+      for (const node of canaryNodes) {
+        assert.equal(
+          harness.sim.running.world.cluster('prod').world.store.get('nodes', undefined, node.metadata.name),
+          undefined,
+          `${node.metadata.name} left with its scale set`,
+        );
+      }
+      assertIdentityClean(harness, 'the dead run’s canary scale set and the next refresh’s');
     } finally {
       await harness.stop();
     }

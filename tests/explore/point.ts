@@ -65,6 +65,7 @@ const FENCED_CHANGES: ReadonlySet<string> = new Set([
   'requestImageVersion',
   'requestImageVersionExclusion',
   'pinCanaryVersion',
+  'createCanaryScaleSet',
   'requestScaleSetImageUpdate',
   'startRetirementSurge',
   'requestInstanceDeletion',
