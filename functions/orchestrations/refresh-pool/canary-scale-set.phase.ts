@@ -88,7 +88,17 @@ export function* canaryScaleSetPhase<Published>(
       );
     }
     // The deadline counts from the moment the canaries exist, as for a scale-out (canary.phase.ts).
-    verdict = yield* watchCanaries(run, version, scaleSet, progress, context.df.currentUtcDateTime.getTime());
+    // Its nodes join under the source pool's label, which the donor carries.
+    verdict = yield* watchCanaries(
+      run,
+      version,
+      scaleSet,
+      progress,
+      context.df.currentUtcDateTime.getTime(),
+      {
+        poolNode: run.donor.node,
+      },
+    );
   } catch (error) {
     failure = asStepFailure('testing-canaries', error);
   }
