@@ -9,7 +9,7 @@ import type { ComputeState } from '../arm/compute-state.js';
 import type { ScaleSet } from './scenario.js';
 
 /** The tag the product writes on a canary scale set naming its source pool's scale set (in the same resource group). */
-export const CANARY_SOURCE_TAG = 'vmss-prototype.canary-source';
+export const CANARY_SOURCE_TAG = 'vmss-prototype.source-scale-set';
 
 /**
  * The spec a canary scale set joins the cluster with: its source pool's (flavour, role, labels, taints,

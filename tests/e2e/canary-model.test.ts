@@ -162,7 +162,7 @@ async function firstRefresh(flavour: Flavour): Promise<{
     const stop = compute.subscribe((event) => {
       if (event.type !== 'instance-created') return;
       const owner = compute.getScaleSet(event.instance.scaleSetId);
-      const ownScaleSet = owner?.tags['vmss-prototype.canary-source'] === flavour.pool;
+      const ownScaleSet = owner?.tags['vmss-prototype.source-scale-set'] === flavour.pool;
       if (event.instance.scaleSetId !== scaleSet.id && !ownScaleSet) return;
       if (ownScaleSet && owner !== undefined) canaryScaleSets.add(owner.id);
       const model = compute.getInstanceBootModel(event.instance.id);

@@ -12,10 +12,24 @@ import { describe, it } from 'node:test';
 import { createDurableRunner, createMemoryStore } from '../../cli/runner/index.js';
 import { durableRegistry } from '../../functions/durable-registry.js';
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
-import type { PoolRefreshResult, ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
+import type {
+  ClusterRefreshResult,
+  PoolRefreshResult,
+  ReleasePoolResult,
+} from '../../shared/application/refresh-contracts.js';
 import { CANARY_TAG_PREFIX } from '../../shared/domain/canary-record.js';
 import { setupWorld } from '../explore/point.js';
 import { assertIdentityClean, POOL2, startHarness, withKubeadmPool } from './harness.js';
+
+/** Tags of the canary scale set's pool: an organisation's, and cluster-autoscaler's on Azure. */
+const POOL_TAGS = {
+  costCenter: 'cc-4711',
+  'cluster-autoscaler-enabled': 'true',
+  'cluster-autoscaler-name': 'prod',
+  min: '1',
+  max: '6',
+  'k8s.io_cluster-autoscaler_node-template_label_agentpool': 'pool2',
+} as const;
 
 function idOf(reference: Readonly<Record<string, unknown>> | undefined): string {
   const id = reference?.['id'];
@@ -103,9 +117,15 @@ void describe('a dead run’s canary', { concurrency: false }, () => {
 
   void it('in a canary scale set of its own: listed by release, drained and deleted by the next refresh', async () => {
     // The sample's aks-engine pool on its first refresh: the canary runs in a scale set made from the
-    // pool's model (docs/design.md#canary), which a run killed for good leaves behind.
+    // pool's model (docs/design.md#canary), which a run killed for good leaves behind. The pool carries
+    // an organisation's tag and cluster-autoscaler's (discovery, size, node template).
     const harness = await startHarness({
       clock: 'manual',
+      scenario: (scenario) => {
+        const pool = scenario.clusters[0]?.scaleSets.find((scaleSet) => scaleSet['name'] === POOL2);
+        assert.ok(pool);
+        pool['tags'] = { ...(pool['tags'] as Record<string, string>), ...POOL_TAGS };
+      },
       settings: (cluster) => {
         cluster.capture = { ...cluster.capture, mode: 'drain-and-stop' };
         cluster['promotion'] = { canary: { soak: '30s', deadline: '15m' } };
@@ -140,9 +160,29 @@ void describe('a dead run’s canary', { concurrency: false }, () => {
           compute.listInstances(left.id).some((vm) => vm.computerName.toLowerCase() === node.metadata.name),
         );
       assert.equal(canaryNodes.length, 1, 'its canary joined');
+      // The organisation's tags go along; cluster-autoscaler's and the pool's own records do not.
+      assert.equal(left.tags['costCenter'], POOL_TAGS.costCenter);
+      assert.deepEqual(
+        Object.keys(left.tags).filter((key) => /autoscaler|^min$|^max$/i.test(key)),
+        [],
+        JSON.stringify(left.tags),
+      );
+      assert.equal(left.tags['vmss-prototype.source-scale-set'], POOL2);
 
+      // A cluster run finds the canary scale set by its joined node (`pools: all`) and refuses it as a pool.
       const runner = () =>
         createDurableRunner({ ...registry, clock: harness.sim.clock, store: createMemoryStore() });
+      const planned = await runner().startOrchestration(
+        ORCHESTRATION.refreshCluster,
+        { cluster: 'prod', trigger: 'test', dryRun: true },
+        'plan:prod',
+      );
+      const asPool = (planned.output as ClusterRefreshResult).pools.find(
+        (entry) => entry.pool === left.name.toLowerCase(),
+      );
+      assert.equal(asPool?.outcome, 'refused', JSON.stringify(asPool));
+      assert.match(asPool.reason, /is the temporary canary scale set of run \S+ for pool k8s-pool2/);
+
       const dry = await runner().startOrchestration(
         ORCHESTRATION.releasePool,
         { cluster: 'prod', pool: POOL2, trigger: 'test', dryRun: true },
