@@ -6,7 +6,7 @@
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
-import { deadCapzCanaryPools } from '../../shared/application/leftovers.js';
+import { deadCanaryScaleSets, deadCapzCanaryPools } from '../../shared/application/leftovers.js';
 import type { PoolScope } from '../../shared/application/pool-holdings.js';
 import { messageOf } from '../../shared/domain/errors.js';
 import type { Kept, ReapAction, ReapPlan } from '../../shared/domain/reaper.js';
@@ -14,6 +14,7 @@ import { describeReapAction, planReaping } from '../../shared/domain/reaper.js';
 import { resourceGroupOfId } from '../../shared/domain/resource-id.js';
 import { activities } from '../activities.js';
 import { call } from './call.js';
+import { giveBackCanaryScaleSets } from './give-back-canary-scale-sets.js';
 import type { PoolHold } from './ownership.js';
 import { fenceOf } from './ownership.js';
 import { giveBackSurplus } from './retire-pool/surplus.js';
@@ -70,6 +71,12 @@ export function* giveBackLeftovers(
       { step: STEP },
     );
   }
+  // Canary scale sets dead runs made from the pool's model (canary-scale-set.phase.ts).
+  const deadScaleSets = deadCanaryScaleSets(view, hold.runId);
+  const scaleSets =
+    deadScaleSets.length === 0
+      ? { gaveBack: [], failures: [] }
+      : yield* giveBackCanaryScaleSets(context, hold, view.scope, deadScaleSets);
   const outcome = yield* carryOut(context, hold, view.scope, planReaping(view.holdings, hold.runId));
   // A dead run's retirement (retire-pool/): after its node was given back above, its surge goes.
   const retirement = yield* giveBackDeadRetirement(context, hold, view.scope);
@@ -77,11 +84,12 @@ export function* giveBackLeftovers(
     gaveBack: [
       ...canary.gaveBack,
       ...capzCanaries.map((name) => `the canary pool of a dead run: ${name} (deleted)`),
+      ...scaleSets.gaveBack,
       ...outcome.gaveBack,
       ...retirement.gaveBack,
     ],
     kept: outcome.kept,
-    failures: [...canary.failures, ...outcome.failures, ...retirement.failures],
+    failures: [...canary.failures, ...scaleSets.failures, ...outcome.failures, ...retirement.failures],
     versionNames: view.holdings.versions.map((version) => version.versionName),
     definitionAbsent: view.definitionAbsent === true,
   };

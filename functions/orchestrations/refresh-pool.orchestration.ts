@@ -46,6 +46,7 @@ import type { PoolHold } from './ownership.js';
 import { acquirePool, fenceOf, leaseLost, releasePool, runIdOf } from './ownership.js';
 import { withPolicyStatus } from './policy-status.js';
 import { canaryPhase } from './refresh-pool/canary.phase.js';
+import { canaryScaleSetPhase } from './refresh-pool/canary-scale-set.phase.js';
 import { captureAndBuild } from './refresh-pool/capture-and-build.js';
 import { followRollout, type RolloutOutput } from './refresh-pool/capz.phase.js';
 import { capzCanaryPhase } from './refresh-pool/capz-canary.phase.js';
@@ -296,12 +297,15 @@ function* refreshHeldPool(
     return yield* publishAndPoint(run, version);
   };
   if (plan.settings.canary.enabled) report.clock.enter('canary');
-  // A CAPZ pool's canary is a temporary MachinePool: its template is never touched before a pass.
+  // A CAPZ pool's canary is a temporary MachinePool: its template is never touched before a pass. A
+  // pool whose pinned model would keep the bootstrap publication drops tests in a scale set of its own.
   const canary = !plan.settings.canary.enabled
     ? undefined
-    : plan.capz === undefined
-      ? yield* canaryPhase(run, version, publish)
-      : yield* capzCanaryPhase(run, version, publish);
+    : plan.capz !== undefined
+      ? yield* capzCanaryPhase(run, version, publish)
+      : plan.canaryScaleSet === true
+        ? yield* canaryScaleSetPhase(run, version, publish)
+        : yield* canaryPhase(run, version, publish);
   if (canary?.verdict === 'rejected') {
     report.pending.push(versionRejected(base(), version, canary.reason ?? 'no reason given'));
     report.clock.enter('generations');

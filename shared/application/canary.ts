@@ -32,7 +32,7 @@ import { sameResourceId } from '../domain/resource-id.js';
 import { abandonmentTags, rejectionTags } from '../domain/version-verdict.js';
 import type { ComputePorts } from '../ports/compute/index.js';
 import type { KubernetesPorts } from '../ports/kubernetes/index.js';
-import { keptNodes, poolLabelOf, resourceIdOfNode } from './node-scan.js';
+import { keptNodes, poolLabelOf, poolLabelOfNode, resourceIdOfNode } from './node-scan.js';
 
 /** The label and annotation of a rejected canary kept for inspection (`afterFail: keep-cordoned`). */
 export const CANARY_REJECTED_LABEL = 'vmss-prototype.io/canary-rejected';
@@ -213,6 +213,12 @@ export async function observeCanaries(
     readonly namespace: string;
     readonly checkPods: Readonly<Record<string, string>>;
     readonly known?: Readonly<Record<string, KnownCanaryInstance>>;
+    /**
+     * A node of the pool whose label the canaries' nodes carry (the donor, for a canary scale set of its
+     * own: none of its members has a node yet, so no member tells the label): read by name when no
+     * canary's node does.
+     */
+    readonly poolNode?: string;
   },
 ): Promise<CanaryObservation[]> {
   const known = input.known ?? {};
@@ -227,7 +233,10 @@ export async function observeCanaries(
         })
       : instances.filter((instance) => input.instanceIds.includes(instance.instanceId));
   const knownLabels = Object.values(known).find((facts) => facts.poolLabels !== undefined)?.poolLabels;
-  const { nodes, poolLabels } = await canaryNodes(handle.kube, canaries, instances, knownLabels);
+  const { nodes, poolLabels } = await canaryNodes(handle.kube, canaries, instances, {
+    known: knownLabels,
+    ...definedOnly({ poolNode: input.poolNode }),
+  });
   let daemonSets: DaemonSetTarget[] | undefined;
   const observations: CanaryObservation[] = [];
   for (const instanceId of input.instanceIds) {
@@ -300,7 +309,8 @@ export async function observeCanaries(
  * round of the watch). Only while a running canary has no node of its own under its name is it looked
  * for by providerID (registered under another name: a clone, which takes over its donor's node): among
  * the nodes carrying the pool's label (POOL_LABELS; read off a member when ARM was read this round, else
- * what an earlier round found, `knownLabels`), or, when the pool's nodes carry none, among every node.
+ * what an earlier round found, `labels.known`; when no member has a node yet, as in a canary scale set of
+ * its own, off `labels.poolNode`), or, when the pool's nodes carry none, among every node.
  * A clone whose node does not carry the pool's label is then not seen as one: the canary is judged as
  * never registered (its registration deadline fails it).
  */
@@ -308,7 +318,7 @@ async function canaryNodes(
   kube: KubernetesPorts,
   canaries: readonly CanaryMachine[],
   instances: readonly ScaleSetInstance[] | undefined,
-  knownLabels: Readonly<Record<string, string>> | undefined,
+  labels: { readonly known?: Readonly<Record<string, string>> | undefined; readonly poolNode?: string },
 ): Promise<{ nodes: ClusterNode[]; poolLabels?: Readonly<Record<string, string>> }> {
   const nodes: ClusterNode[] = [];
   let unresolved = false;
@@ -320,7 +330,9 @@ async function canaryNodes(
     if (running && (node === undefined || !isNodeOf(node, instance))) unresolved = true;
   }
   if (!unresolved) return { nodes };
-  const poolLabels = instances === undefined ? knownLabels : await poolLabelOf(kube, instances);
+  const poolLabels =
+    (instances === undefined ? labels.known : await poolLabelOf(kube, instances)) ??
+    (labels.poolNode === undefined ? undefined : await poolLabelOfNode(kube, labels.poolNode));
   const byProvider = await keptNodes(
     kube,
     (node) => canaries.some((instance) => isNodeOf(node, instance)),

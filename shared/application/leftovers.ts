@@ -2,7 +2,7 @@
  * What a pool's dead or stuck runs left that is to be given back, decided from what the cluster and Azure
  * show (pool-holdings.ts) with the reaper's rule (domain/reaper.ts): the nodes, pods, snapshots and
  * versions of runs that are not the live holder's, and the records dead runs left on the scale set (a
- * canary) and on the lease (a retirement), and CAPZ canary pools. One decision for `release`, the timer's
+ * canary) and on the lease (a retirement), CAPZ canary pools and canary scale sets. One decision for `release`, the timer's
  * idle pools and the reaper, so that the reaper's survey of a cluster skips exactly the pools `release`
  * would find nothing to do for.
  */
@@ -10,7 +10,7 @@ import { isCanaryPoolOfRun } from '../domain/cluster-api.js';
 import { describeHolder, LEASE_ANNOTATIONS, leaseState } from '../domain/ownership.js';
 import { planReaping, type ReapPlan } from '../domain/reaper.js';
 import { parseRetirementRecord } from '../domain/retirement-record.js';
-import type { PoolHoldingsView } from './pool-holdings.js';
+import type { CanaryScaleSetHolding, PoolHoldingsView } from './pool-holdings.js';
 import type { HolderGone } from './refresh-contracts.js';
 
 export interface LeftoversRequest {
@@ -78,6 +78,10 @@ export function decideLeftovers(
   for (const name of deadCapzCanaryPools(view, alive)) {
     deadRecords.push(`the canary pool ${name} of a dead run, in the management cluster: deleted`);
   }
+  // Canary scale sets of dead runs (canary-scale-set.phase.ts), beside the pool's.
+  for (const { name, run } of deadCanaryScaleSets(view, alive)) {
+    deadRecords.push(`the canary scale set ${name} of run ${run}: its nodes drained, the scale set deleted`);
+  }
   return {
     ...(holder === undefined ? {} : { holder }),
     ...(gone === undefined ? {} : { gone }),
@@ -103,4 +107,12 @@ export function deadCapzCanaryPools(
   return (view.capzCanaryPools?.names ?? []).filter(
     (name) => runId === undefined || !isCanaryPoolOfRun(name, runId),
   );
+}
+
+/** The canary scale sets in the holdings that `runId` (the live or holding run) did not make. */
+export function deadCanaryScaleSets(
+  view: Pick<PoolHoldingsView, 'canaryScaleSets'>,
+  runId: string | undefined,
+): CanaryScaleSetHolding[] {
+  return (view.canaryScaleSets ?? []).filter((holding) => runId === undefined || holding.run !== runId);
 }

@@ -165,11 +165,27 @@ export async function poolLabelOf(
     if (probes++ >= LABEL_PROBES) return undefined;
     const node = await kube.nodes.get(name).catch(ignoreNotFound);
     if (node === undefined || !sameResourceId(resourceIdOfNode(node), instance.resourceId)) continue;
-    for (const key of POOL_LABELS) {
-      const value = node.labels[key];
-      if (value !== undefined && value !== '') return { [key]: value };
-    }
-    return undefined;
+    return poolLabelOn(node);
+  }
+  return undefined;
+}
+
+/**
+ * The pool label (POOL_LABELS) of the node named `name`, a node known to be of the pool (one GET), or
+ * undefined when it is gone or carries none.
+ */
+export async function poolLabelOfNode(
+  kube: { readonly nodes: Pick<NodesPort, 'get'> },
+  name: string,
+): Promise<Readonly<Record<string, string>> | undefined> {
+  const node = await kube.nodes.get(name).catch(ignoreNotFound);
+  return node === undefined ? undefined : poolLabelOn(node);
+}
+
+function poolLabelOn(node: Pick<ClusterNode, 'labels'>): Readonly<Record<string, string>> | undefined {
+  for (const key of POOL_LABELS) {
+    const value = node.labels[key];
+    if (value !== undefined && value !== '') return { [key]: value };
   }
   return undefined;
 }

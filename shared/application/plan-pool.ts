@@ -6,6 +6,7 @@
 import { formatDuration } from '../config/duration.js';
 import type { FlavourChoice } from '../domain/bootstrap-flavour.js';
 import { parseCanaryRecord } from '../domain/canary-record.js';
+import { needsCanaryScaleSet } from '../domain/canary-scale-set.js';
 import type { FlavourEvidence } from '../domain/capture-mode.js';
 import { chooseCaptureMode } from '../domain/capture-mode.js';
 import type { ImageVersion } from '../domain/compute.js';
@@ -284,6 +285,24 @@ export async function planFromSelection(
       .hyperVGeneration;
   }
   const g = configuration.gallery;
+  // The canary boots in a scale set of its own when the pin would keep a bootstrap publication drops.
+  const canaryScaleSet =
+    decision.kind === 'refresh' &&
+    configuration.run.canary.enabled &&
+    capture?.newNodes !== undefined &&
+    prepared.capz === undefined &&
+    needsCanaryScaleSet({
+      newNodes: capture.newNodes,
+      extensions: scaleSet.extensions ?? [],
+      keepExtensionTypes: configuration.run.keepExtensionTypes,
+      modelImageId: scaleSet.imageReference?.kind === 'marketplace' ? undefined : scaleSet.imageReference?.id,
+      imageDefinitionId: galleryImageResourceId({
+        subscriptionId: g.subscriptionId,
+        resourceGroup: g.resourceGroup,
+        galleryName: g.galleryName,
+        imageName: g.imageDefinitionName,
+      }),
+    });
   return {
     cluster: cluster.name,
     pool: pool.name,
@@ -295,6 +314,7 @@ export async function planFromSelection(
     ...definedOnly({ capture, capz: prepared.capz }),
     ...(image?.version === undefined ? {} : { currentImageId: image.version.id }),
     ...definedOnly({ modelImage: scaleSet.imageReferenceFields }),
+    ...(canaryScaleSet ? { canaryScaleSet: true as const } : {}),
     ...(canary.kind === 'none'
       ? {}
       : {

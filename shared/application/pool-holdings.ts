@@ -7,6 +7,7 @@
  * (domain/reaper.ts); `status` and `release --dry-run` show it.
  */
 import { parseCanaryRecord } from '../domain/canary-record.js';
+import { CANARY_SCALE_SET_TAGS, isCanaryScaleSetOf } from '../domain/canary-scale-set.js';
 import { CANARY_OF_LABEL } from '../domain/cluster-api-labels.js';
 import { CAPTURE_RUN_ANNOTATION, type ClusterNode } from '../domain/cluster-node.js';
 import type { ImageDefinitionRef, ManagedDisk, Snapshot } from '../domain/compute.js';
@@ -67,6 +68,35 @@ export interface PoolHoldingsView {
    * is given back like its canary record. Absent for a cluster without `capz`.
    */
   readonly capzCanaryPools?: { readonly namespace: string; readonly names: readonly string[] };
+  /**
+   * Canary scale sets made from the pool's model (canary-scale-set.phase.ts), any run's, found by their
+   * tags in the pool's resource group: a dead run's is given back like its canary record.
+   */
+  readonly canaryScaleSets?: readonly CanaryScaleSetHolding[];
+}
+
+/** A canary scale set of the pool: its name and the run that made it. */
+export interface CanaryScaleSetHolding {
+  readonly name: string;
+  readonly run: string;
+}
+
+/** The canary scale sets among a resource group's scale sets whose source is `pool` (its scale set's name). */
+export function canaryScaleSetsOf(
+  scaleSets: readonly ScaleSet[],
+  pool: ScaleSetRef,
+): CanaryScaleSetHolding[] {
+  return scaleSets.flatMap((scaleSet) => {
+    const source = tagOf(scaleSet.tags, CANARY_SCALE_SET_TAGS.source);
+    const run = tagOf(scaleSet.tags, CANARY_SCALE_SET_TAGS.run);
+    if (
+      !isCanaryScaleSetOf(scaleSet.tags) ||
+      run === undefined ||
+      source?.toLowerCase() !== pool.name.toLowerCase()
+    )
+      return [];
+    return [{ name: scaleSet.name, run }];
+  });
 }
 
 /** The canary pools of the pool's MachinePool, when the cluster has a management cluster and the pool is CAPZ's. */
@@ -92,6 +122,8 @@ export interface SharedListings {
   disks(subscriptionId: string, resourceGroup: string): Promise<ManagedDisk[]>;
   /** Every prep pod of the namespace, of any pool's lease. */
   prepPods(namespace: string): Promise<PodSummary[]>;
+  /** A resource group's scale sets (to find canary scale sets by their tags). */
+  scaleSets(subscriptionId: string, resourceGroup: string): Promise<ScaleSet[]>;
 }
 
 /** Listings read on first use and shared after (a failed one fails every pool that asks for it). */
@@ -118,6 +150,10 @@ export function sharedListings(handle: ClusterHandle): SharedListings {
       once(`disks ${group(subscriptionId, resourceGroup)}`, () =>
         compute.disks.list(subscriptionId, resourceGroup),
       ),
+    scaleSets: (subscriptionId, resourceGroup) =>
+      once(`scale sets ${group(subscriptionId, resourceGroup)}`, () =>
+        compute.scaleSets.list(subscriptionId, resourceGroup),
+      ),
     prepPods: (namespace) =>
       once(`pods ${namespace}`, () =>
         kube.pods.list(namespace, { [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value }),
@@ -131,6 +167,7 @@ function ownListings(handle: ClusterHandle, lease: string): SharedListings {
   return {
     snapshots: (subscriptionId, resourceGroup) => compute.snapshots.list(subscriptionId, resourceGroup),
     disks: (subscriptionId, resourceGroup) => compute.disks.list(subscriptionId, resourceGroup),
+    scaleSets: (subscriptionId, resourceGroup) => compute.scaleSets.list(subscriptionId, resourceGroup),
     prepPods: (namespace) =>
       kube.pods.list(namespace, { [PREP_POD_APP_LABEL.key]: PREP_POD_APP_LABEL.value, [LEASE_LABEL]: lease }),
   };
@@ -192,7 +229,7 @@ export async function readPoolHoldings(
 ): Promise<PoolHoldingsView> {
   const { kube, compute } = handle;
   let definitionAbsent = false;
-  const [lease, nodes, prepPods, snapshots, disks, versions, scaleSet] = await Promise.all([
+  const [lease, nodes, prepPods, snapshots, disks, versions, scaleSet, groupScaleSets] = await Promise.all([
     kube.leases.get(scope.lease.namespace, scope.lease.name),
     // Only the nodes carrying a run's marker matter here: kept page by page, never the whole list.
     marked ?? markedNodes(kube, scope.scaleSet, model, poolLabels),
@@ -208,7 +245,10 @@ export async function readPoolHoldings(
       return [];
     }),
     model ?? compute.scaleSets.get(scope.scaleSet),
+    // Canary scale sets are made beside the pool's, in its resource group.
+    listings.scaleSets(scope.scaleSet.subscriptionId, scope.scaleSet.resourceGroup),
   ]);
+  const canaryScaleSets = canaryScaleSetsOf(groupScaleSets, scope.scaleSet);
   const capzCanaryPools = await capzCanaryPoolsOf(handle, scope);
 
   const held: HeldNode[] = [];
@@ -251,6 +291,7 @@ export async function readPoolHoldings(
     ...definedOnly({ lease }),
     ...(definitionAbsent ? { definitionAbsent } : {}),
     ...definedOnly({ capzCanaryPools }),
+    ...(canaryScaleSets.length === 0 ? {} : { canaryScaleSets }),
     ...(canary.kind === 'none'
       ? {}
       : { canaryRecord: canary.kind === 'damaged' ? 'damaged' : { run: canary.record.run } }),

@@ -117,6 +117,12 @@ export interface PoolPlan extends PoolTarget {
    * promotes through the AzureMachinePool, never the scale set's model.
    */
   readonly capz?: PlannedCapzPool;
+  /**
+   * Present when the decision is `refresh` and the pinned model would boot something publication will not
+   * leave (a boot-from-image pool whose model still holds its bootstrap: its first refresh): the canary
+   * boots in a temporary scale set of its own (canary-scale-set.phase.ts, docs/design.md#canary).
+   */
+  readonly canaryScaleSet?: true;
 }
 
 /** The disk a run de-identifies (a plan recorded before `scrubbed` existed: the live path's copy, else the donor). */

@@ -41,6 +41,8 @@ export const REFRESH_STEPS = [
   'pinning-canary-version',
   'adding-capz-canary',
   'removing-capz-canary',
+  'adding-canary-scale-set',
+  'removing-canary-scale-set',
   'adding-canaries',
   'testing-canaries',
   'removing-canaries',

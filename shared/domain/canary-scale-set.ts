@@ -2,9 +2,7 @@
  * The temporary canary scale set of a boot-from-image pool's first refresh (issue #48): a scale set made by
  * PUT from the pool's readable model as publication will leave it, so that the canary boots exactly what
  * later nodes will (the version's image, the no-op customData, the bootstrap extensions gone). Pure: the
- * caller reads the model (as ARM returns it) and sends what this returns.
- *
- * Built, not yet called by the refresh (docs/design.md, Limits).
+ * caller reads the model (as ARM returns it) and sends what this returns (canary-scale-set.phase.ts).
  */
 
 import type { NewNodeBootstrap } from './bootstrap-flavour.js';
@@ -47,11 +45,15 @@ export interface ScaleSetModelDocument {
   readonly [field: string]: unknown;
 }
 
-/** The tags that mark a canary scale set: from them alone the reaper and `release` know it and its run. */
+/**
+ * The tags that mark a canary scale set: from them alone the reaper and `release` know it and its run.
+ * None starts with the canary record's prefix (`vmss-prototype.canary-`, canary-record.ts): a canary scale
+ * set carries no canary record, and nothing that reads its tags as a pool's must see one.
+ */
 export const CANARY_SCALE_SET_TAGS = {
   purpose: 'vmss-prototype.purpose',
   run: 'vmss-prototype.run-id',
-  source: 'vmss-prototype.canary-source',
+  source: 'vmss-prototype.source-scale-set',
 } as const;
 export const CANARY_SCALE_SET_PURPOSE = 'canary-scale-set';
 
@@ -182,7 +184,9 @@ export function canaryScaleSetPlan(input: CanaryScaleSetInput): CanaryScaleSetPl
  * cluster-autoscaler's, so that an autoscaler discovering node groups by tag
  * (`--node-group-auto-discovery=label:cluster-autoscaler-enabled=true,…`, and the `min`/`max` size tags its
  * Azure provider reads: kubernetes/autoscaler cluster-autoscaler/cloudprovider/azure/README.md) never takes
- * the canary scale set for a node group and scales it.
+ * the canary scale set for a node group and scales it, nor reads its node-template tags (written
+ * `k8s.io_cluster-autoscaler_node-template_…` on Azure, whose tag names take no `/`:
+ * cluster-autoscaler/cloudprovider/azure/azure_util.go).
  */
 export function copiedPoolTags(tags: Readonly<Record<string, string>>): Record<string, string> {
   return Object.fromEntries(
@@ -192,6 +196,7 @@ export function copiedPoolTags(tags: Readonly<Record<string, string>>): Record<s
         !lower.startsWith('vmss-prototype.') &&
         !lower.startsWith('cluster-autoscaler') &&
         !lower.startsWith('k8s.io/cluster-autoscaler') &&
+        !lower.startsWith('k8s.io_cluster-autoscaler') &&
         lower !== 'min' &&
         lower !== 'max'
       );

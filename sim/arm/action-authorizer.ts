@@ -20,12 +20,13 @@ export interface ActionListAuthorizer extends ArmAuthorizer {
 }
 
 export const ComputeActionEntry = z.object({
-  action: z
-    .string()
-    .regex(
-      /^Microsoft\.Compute\/[A-Za-z]+(\/[A-Za-z]+)*\/(read|write|delete|action)$/,
-      'must be a Microsoft.Compute action without wildcards',
-    ),
+  action: z.string().regex(
+    // Beyond Microsoft.Compute only the linked checks of creating a scale set (scale-set-links.ts): join
+    // on a subnet or backend pool, assign on an identity; never a read, write or delete there.
+    /^(Microsoft\.Compute\/[A-Za-z]+(\/[A-Za-z]+)*\/(read|write|delete|action)|Microsoft\.Network\/[A-Za-z]+(\/[A-Za-z]+)*\/join\/action|Microsoft\.ManagedIdentity\/userAssignedIdentities\/assign\/action)$/,
+    'must be a Microsoft.Compute action without wildcards, or a linked check of a scale set creation ' +
+      '(Microsoft.Network …/join/action, Microsoft.ManagedIdentity/userAssignedIdentities/assign/action)',
+  ),
   why: z.string().min(10),
 });
 export type ComputeActionEntry = z.infer<typeof ComputeActionEntry>;

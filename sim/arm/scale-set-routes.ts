@@ -22,6 +22,7 @@ import { type AddRoute, ArmRoutes, VMSS } from './arm-routes.js';
 import { deepCopy, isGalleryImageReference, isObject, type JsonObject, textOr } from './compute-state.js';
 import { imageReferenceProblem } from './image-reference-check.js';
 import { mergePatch } from './merge-patch.js';
+import { linkedChecksOfCreation } from './scale-set-links.js';
 
 const ScaleSetPut = z.looseObject({
   location: z.string(),
@@ -176,6 +177,9 @@ export class ScaleSetRoutes extends ArmRoutes {
     }
     const mode = textOr(properties.orchestrationMode, 'Uniform');
     this.validateScaleSetModel({ orchestrationMode: mode }, { ...properties, orchestrationMode: mode });
+    for (const check of linkedChecksOfCreation(body)) {
+      this.authorizeLinked(context, check.action, check.scope);
+    }
     const { operation, failure, done } = this.beginOperation(
       context,
       body.location,

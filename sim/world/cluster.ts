@@ -25,6 +25,7 @@ import {
   tolerationsOf,
 } from '../kube/objects.js';
 import { createInMemoryKubeStore } from '../kube/store.js';
+import { canaryScaleSetSpecOf } from './canary-scale-set.js';
 import { ownedByCapz } from './capz/scenario.js';
 import type { WorldClock } from './clock.js';
 import { DeploymentController } from './deployment-controller.js';
@@ -419,6 +420,11 @@ export class ClusterWorld {
   private onComputeEvent(event: ComputeEvent): void {
     if (this.stopped || event.type === 'scale-set-model-changed') return;
     const instance = event.instance;
+    if (event.type === 'instance-created' && !this.owns(instance.scaleSetId)) {
+      // A canary scale set made by PUT from one of this cluster's pools: its machines join here.
+      const spec = canaryScaleSetSpecOf(this.compute, instance.scaleSetId, this.pools, poolNameOf);
+      if (spec !== undefined) this.adoptScaleSet(spec, instance.scaleSetId);
+    }
     if (!this.owns(instance.scaleSetId)) return;
     const nodeName = nodeNameOf(instance);
     switch (event.type) {

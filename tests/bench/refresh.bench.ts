@@ -58,7 +58,10 @@ export interface RefreshFigures {
   readonly donorFloor: DonorFloor | null;
   /** Evictions the run asked for. */
   readonly evictions: number;
-  /** Start of the run → the scale set's model first changed (the canary pin, with the gate on). */
+  /**
+   * Start of the run → the scale set's first write: the stop record's tag of a drain-and-stop capture, a
+   * canary pin (a later refresh, or a kubeadm pool), or the publication's model update.
+   */
   readonly refreshTriggerToModelS: number | null;
   /**
    * Start of the run → the new version published: the model points to the image definition (`latest`,
@@ -378,9 +381,11 @@ export async function refreshFigures(): Promise<RefreshFigureSet> {
     keep,
     noJitter: { drainAndStop: drainAndStopNoJitter, live: liveNoJitter },
     plannerListCallsPerClusterRun,
+    // On the next refresh: the first tests in a canary scale set of its own (the pool's model still
+    // holds its bootstrap, docs/design.md#canary), which leaves keep-size nothing to keep.
     keepSizeExtra: {
-      armRequests: drainAndStop.armRequests.total - keep.armRequests.total,
-      kubeRequests: drainAndStop.kubeRequests - keep.kubeRequests,
+      armRequests: drainAndStop.armRequests.again - keep.armRequests.again,
+      kubeRequests: drainAndStop.kubeRequestsAgain - keep.kubeRequestsAgain,
       refreshS: drainAndStop.refreshS - keep.refreshS,
     },
   };
@@ -402,10 +407,13 @@ export function frozenText(row: RefreshFigures): string {
     : '';
 }
 
-/** Start → canary pin (the model's first change) and start → published (`latest` for every new instance). */
+/**
+ * Start → the scale set's first write (the stop record's tag, or a canary pin) and start → published
+ * (`latest` for every new instance).
+ */
 export function modelText(row: RefreshFigures): string {
   return (
-    `start → model ${row.refreshTriggerToModelS ?? '-'} s (canary pin), ` +
+    `start → model ${row.refreshTriggerToModelS ?? '-'} s (first write of the scale set), ` +
     `start → published ${row.refreshTriggerToPublishedS ?? '-'} s (latest for every new instance)`
   );
 }
@@ -464,8 +472,8 @@ export function printRefreshFigures(figures: RefreshFigureSet): void {
       `${floorText(keep)}refresh ${keep.refreshS} s; ${armText(keep)}, Kubernetes ${keep.kubeRequests}`,
   );
   console.log(
-    `keep-size (default) over keep, one older node retired in the canary's place: ` +
-      `+${extra.armRequests} ARM, +${extra.kubeRequests} Kubernetes requests, +${extra.refreshS} s (simulated)`,
+    `keep-size (default) over keep on the next refresh, one older node retired in the canary's place: ` +
+      `+${extra.armRequests} ARM, +${extra.kubeRequests} Kubernetes requests; the first refresh +${extra.refreshS} s (simulated)`,
   );
   console.log(`  ${FLOOR_DEFINITION}`);
 }

@@ -7,11 +7,10 @@
  * sample's) in each capture mode and a k3s pool, whose published models drop their bootstrap, and a kubeadm
  * pool in each of its modes, whose published model keeps it (new nodes still run `kubeadm join`).
  *
- * The cases that drop the bootstrap are todo: today the canary is added in the pin's write, which changes
- * only the image, so it boots the new image with the old bootstrap (customData the bootstrap cloud-config,
- * not the no-op; the CustomScript extension still there; the image and the other extensions equal). Making the pin drop the bootstrap too needs a way to
- * put it back when the canary is rejected, and ARM never returns a model's customData or its extensions'
- * protectedSettings (README.md, "Safe promotion").
+ * A pool whose published model drops the bootstrap tests its first version in a temporary canary scale set
+ * made from the model as publication will leave it (docs/design.md#canary): its instances are the canaries,
+ * and the scale set is gone once the run ends. A kubeadm pool's canaries are added to the pool's own scale
+ * set by the pin, which changes only the image: its bootstrap is what publication keeps.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -89,8 +88,8 @@ interface Flavour {
   readonly pool: string;
   readonly mode: 'drain-and-stop' | 'live' | 'run-command';
   readonly scenario?: (scenario: ScenarioData) => void;
-  /** The published model keeps the bootstrap (kubeadm): only then does the canary match today. */
-  readonly todo?: string;
+  /** The published model drops the bootstrap: the canary boots in a scale set of its own. */
+  readonly ownScaleSet: boolean;
 }
 
 const FLAVOURS: readonly Flavour[] = [
@@ -98,19 +97,19 @@ const FLAVOURS: readonly Flavour[] = [
     name: 'aks-engine, drain-and-stop',
     pool: POOL1,
     mode: 'drain-and-stop',
-    todo: 'the canary boots the old bootstrap customData and extensions (see the file comment)',
+    ownScaleSet: true,
   },
   {
     name: 'aks-engine, live',
     pool: POOL1,
     mode: 'live',
-    todo: 'the canary boots the old bootstrap customData and extensions (see the file comment)',
+    ownScaleSet: true,
   },
   {
     name: 'aks-engine, run-command',
     pool: POOL1,
     mode: 'run-command',
-    todo: 'the canary boots the old bootstrap customData and extensions (see the file comment)',
+    ownScaleSet: true,
   },
   {
     name: 'k3s, drain-and-stop',
@@ -121,10 +120,16 @@ const FLAVOURS: readonly Flavour[] = [
       assert.ok(pool);
       pool['bootstrapFlavour'] = 'k3s';
     },
-    todo: 'the canary boots the old bootstrap customData and extensions (see the file comment)',
+    ownScaleSet: true,
   },
-  { name: 'kubeadm, drain-and-stop', pool: POOL2, mode: 'drain-and-stop', scenario: withKubeadmPool(POOL2) },
-  { name: 'kubeadm, live', pool: POOL2, mode: 'live', scenario: withKubeadmPool(POOL2) },
+  {
+    name: 'kubeadm, drain-and-stop',
+    pool: POOL2,
+    mode: 'drain-and-stop',
+    scenario: withKubeadmPool(POOL2),
+    ownScaleSet: false,
+  },
+  { name: 'kubeadm, live', pool: POOL2, mode: 'live', scenario: withKubeadmPool(POOL2), ownScaleSet: false },
 ];
 
 async function firstRefresh(flavour: Flavour): Promise<{
@@ -149,12 +154,20 @@ async function firstRefresh(flavour: Flavour): Promise<{
     const compute = harness.sim.running.world.compute;
     const scaleSet = compute.listScaleSets().find((entry) => entry.name === flavour.pool);
     assert.ok(scaleSet, flavour.pool);
-    // Every instance the run adds, by id: each keeps the model it was built from, as Azure does.
-    const added: string[] = [];
+    // Every instance the run adds, to the pool or to a canary scale set made from it, with the model it
+    // was built from (each keeps its own, as Azure does), read when it is created: a canary scale set is
+    // deleted with its instances before the run ends.
+    const canaries: InstanceBootModel[] = [];
+    const canaryScaleSets = new Set<string>();
     const stop = compute.subscribe((event) => {
-      if (event.type === 'instance-created' && event.instance.scaleSetId === scaleSet.id) {
-        added.push(event.instance.id);
-      }
+      if (event.type !== 'instance-created') return;
+      const owner = compute.getScaleSet(event.instance.scaleSetId);
+      const ownScaleSet = owner?.tags['vmss-prototype.source-scale-set'] === flavour.pool;
+      if (event.instance.scaleSetId !== scaleSet.id && !ownScaleSet) return;
+      if (ownScaleSet && owner !== undefined) canaryScaleSets.add(owner.id);
+      const model = compute.getInstanceBootModel(event.instance.id);
+      assert.ok(model, `canary ${event.instance.id} has its model`);
+      canaries.push(model);
     });
     try {
       const status = await harness.run(
@@ -165,11 +178,9 @@ async function firstRefresh(flavour: Flavour): Promise<{
       assert.equal(status.runtimeStatus, 'Completed', JSON.stringify(status.failure));
       const result = status.output as PoolRefreshResult;
       assert.equal(result.outcome, 'refreshed', result.reason);
-      const canaries = added.map((id) => {
-        const model = compute.getInstanceBootModel(id);
-        assert.ok(model, `canary ${id} is kept (afterPass: keep)`);
-        return model;
-      });
+      assert.equal(canaryScaleSets.size, flavour.ownScaleSet ? 1 : 0, 'canary scale sets made');
+      for (const id of canaryScaleSets) assert.equal(compute.getScaleSet(id), undefined, `${id} is deleted`);
+      assert.equal(result.canary?.instancesNow, flavour.ownScaleSet ? 'removed' : 'kept');
       return { canaries, published: scaleSetBootModel(compute, scaleSet.id), result, before: scaleSet };
     } finally {
       stop();
@@ -184,7 +195,7 @@ void describe(
   { timeout: 20 * 60_000 },
   () => {
     for (const flavour of FLAVOURS) {
-      void it(flavour.name, { ...(flavour.todo === undefined ? {} : { todo: flavour.todo }) }, async () => {
+      void it(flavour.name, async () => {
         const { canaries, published, result, before } = await firstRefresh(flavour);
         // The first refresh of a pool whose model holds its bootstrap: customData and a bootstrap extension.
         assert.ok(before.customData !== undefined, 'the pool starts with bootstrap customData');

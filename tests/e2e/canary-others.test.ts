@@ -7,6 +7,9 @@
  * (`canary.othersAfterFail: replace`, the default): a replacement from the restored model first, one at a
  * time, never more than the budget of one node out, the pool ending at the size the autoscaler asked.
  * With `othersAfterFail: keep` they are named the same way and stay, `status` naming them after the run.
+ * The pool is a kubeadm pool, whose canary is added to its own scale set by the pin (a boot-from-image
+ * pool's first refresh tests in a temporary scale set of its own and never pins the pool's model:
+ * docs/design.md#canary; its later refreshes pin it as here).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -23,7 +26,7 @@ import { readPoolStatus } from '../../shared/application/pool-status.js';
 import type { PoolRefreshResult } from '../../shared/application/refresh-contracts.js';
 import { VERSION_VERDICT_TAG_KEYS } from '../../shared/domain/version-verdict.js';
 import type { Harness } from './harness.js';
-import { assertIdentityClean, POOL2, startHarness } from './harness.js';
+import { assertIdentityClean, POOL2, startHarness, withKubeadmPool } from './harness.js';
 
 const CHECK_POD = {
   image: `registry.k8s.io/e2e-test-images/busybox:1.36.1-1@sha256:${'a'.repeat(64)}`,
@@ -101,6 +104,7 @@ async function refreshPool2(
 void describe('the autoscaler during a rejected canary', { concurrency: false }, () => {
   void it('names the nodes it built from the version and replaces them within the budget', async () => {
     const harness = await startHarness({
+      scenario: withKubeadmPool(POOL2),
       settings: (cluster) => {
         cluster['promotion'] = {
           canary: { soak: '5m', deadline: '20m', checkPod: CHECK_POD },
@@ -223,6 +227,7 @@ void describe('the autoscaler during a rejected canary', { concurrency: false },
   });
   void it('othersAfterFail: keep names them the same way and leaves them for a retirement', async () => {
     const harness = await startHarness({
+      scenario: withKubeadmPool(POOL2),
       settings: (cluster) => {
         cluster['promotion'] = {
           canary: { soak: '5m', deadline: '20m', checkPod: CHECK_POD, othersAfterFail: 'keep' },

@@ -25,6 +25,11 @@ interface Watched {
   /** The product's pods created on the donor, by name, in order. */
   readonly productPodsCreated: string[];
   readonly donorPowerStates: Set<string>;
+  /**
+   * The machines of the run's canary scale set, by computer name (lower case): a first refresh's canary
+   * runs there (docs/design.md#canary), and the run drains its node before the scale set is deleted.
+   */
+  readonly canaryMachines: Set<string>;
   stop(): void;
 }
 
@@ -42,6 +47,7 @@ function watchDonor(harness: Harness, donor: string): Watched {
   const donorPodsDeleted: string[] = [];
   const productPodsCreated: string[] = [];
   const donorPowerStates = new Set<string>();
+  const canaryMachines = new Set<string>();
   const stopStore = store.subscribe((event) => {
     const object = event.object as {
       metadata: { name: string; deletionTimestamp?: string; labels?: Record<string, string> };
@@ -71,6 +77,13 @@ function watchDonor(harness: Harness, donor: string): Watched {
     if (event.type === 'instance-power-changed' && event.instance.computerName.toLowerCase() === donor) {
       donorPowerStates.add(event.instance.powerState);
     }
+    if (
+      event.type === 'instance-created' &&
+      world.compute.getScaleSet(event.instance.scaleSetId)?.tags['vmss-prototype.purpose'] ===
+        'canary-scale-set'
+    ) {
+      canaryMachines.add(event.instance.computerName.toLowerCase());
+    }
   });
   return {
     cordonedBefore,
@@ -78,6 +91,7 @@ function watchDonor(harness: Harness, donor: string): Watched {
     donorPodsDeleted,
     productPodsCreated,
     donorPowerStates,
+    canaryMachines,
     stop: () => {
       stopStore();
       stopCompute();
@@ -114,13 +128,23 @@ void describe('live capture on the simulator', { concurrency: false }, () => {
       assert.equal(result.donor, donor);
       assert.equal(result.donorOutOfServiceSeconds, 0);
 
-      // The donor was never cordoned, none of its pods was evicted, it never stopped.
+      // The donor was never cordoned, none of its pods was evicted, it never stopped. The only node the
+      // run cordoned is its canary's, in the canary scale set of this first refresh, drained before the
+      // scale set was deleted with it.
       assert.ok(!watched.unschedulable.has(donor), 'the donor was never unschedulable');
+      assert.equal(result.canary?.instancesNow, 'removed');
+      assert.equal(watched.canaryMachines.size, 1, 'one canary, in a canary scale set');
       assert.deepEqual(
-        [...watched.unschedulable].filter((name) => !watched.cordonedBefore.has(name)),
+        [...watched.unschedulable].filter(
+          (name) => !watched.cordonedBefore.has(name) && !watched.canaryMachines.has(name),
+        ),
         [],
-        'no node was cordoned by the run',
+        'no node of the pool was cordoned by the run',
       );
+      const store = harness.sim.running.world.cluster('prod').world.store;
+      for (const name of watched.canaryMachines) {
+        assert.equal(store.get('nodes', undefined, name), undefined, `${name} left with its scale set`);
+      }
       assert.deepEqual(watched.donorPodsDeleted, [], 'no pod of the donor was evicted or deleted');
       assert.deepEqual([...watched.donorPowerStates], [], 'the donor never changed power state');
 

@@ -1,7 +1,7 @@
 /**
  * Rollback, generations and freshness end to end: two refreshes of a pool on the simulator
- * build two versions (each through its canary); with `history: 1` pruning still keeps the first, the
- * rollback target; nodes carry their generation and the older generation is tainted when the pool asks
+ * build two versions (each through its canary; a scale-out between them boots the first); with
+ * `history: 1` pruning still keeps the first, the rollback target; nodes carry their generation and the older generation is tainted when the pool asks
  * for it. Then the operator's path: `vmss-prototype rollback` as a child process against the same
  * simulator (--sim-connect): --dry-run changes nothing, a target that is gone is refused (exit 1), and
  * the rollback points new instances at the first version, hides and rejects the second, and — run with
@@ -23,7 +23,7 @@ import { IMAGE_VERSION_LABEL, OLDER_GENERATION_TAINT } from '../../shared/domain
 import { VERSION_VERDICT_TAG_KEYS } from '../../shared/domain/version-verdict.js';
 import { writeConnectionFile } from '../../sim/connection.js';
 import type { Harness } from './harness.js';
-import { assertIdentityClean, nodeOf, POOL2, startHarness } from './harness.js';
+import { assertIdentityClean, nodeOf, POOL2, scaleOutOne, startHarness } from './harness.js';
 
 const CLI = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
 
@@ -106,6 +106,11 @@ void describe('rollback, generations and freshness on the simulator', { concurre
     try {
       const first = await refresh(harness, 'rollback-v1');
       const v1 = first.version?.versionName ?? '';
+      // The first refresh's canary ran in a canary scale set of its own, deleted after its verdict
+      // (docs/design.md#canary): v1's node is the one a scale-out boots from the published model.
+      assert.equal(first.canary?.instancesNow, 'removed');
+      const scaled = scaleOutOne(harness, POOL2);
+      assert.ok(scaled.joined, `${scaled.nodeName} joined`);
       harness.sim.running.world.clock.advanceBy(2 * 3600);
       const second = await refresh(harness, 'rollback-v2', nodeOf(POOL2, 2));
       const v2 = second.version?.versionName ?? '';
@@ -120,12 +125,16 @@ void describe('rollback, generations and freshness on the simulator', { concurre
       );
       assert.deepEqual(second.prunedVersions, []);
 
-      // Generations: v1's canary is one generation behind, tainted; v2's is current; marketplace nodes
+      // Generations: v1's node is one generation behind, tainted; v2's canary is current; marketplace nodes
       // (unknown) are behind every retained version.
       const nodes = poolNodes(harness);
       const onV1 = nodes.filter((node) => node.generation === v1);
       const onV2 = nodes.filter((node) => node.generation === v2);
-      assert.equal(onV1.length, 1, JSON.stringify(nodes));
+      assert.deepEqual(
+        onV1.map((node) => node.name),
+        [scaled.nodeName],
+        JSON.stringify(nodes),
+      );
       assert.equal(onV2.length, 1, JSON.stringify(nodes));
       assert.equal(onV1[0]?.taint, 'PreferNoSchedule');
       assert.equal(onV2[0]?.taint, undefined);

@@ -70,6 +70,7 @@ const FENCED_CHANGES: ReadonlySet<string> = new Set([
   'requestImageVersion',
   'requestImageVersionExclusion',
   'pinCanaryVersion',
+  'createCanaryScaleSet',
   'requestScaleSetImageUpdate',
   'startRetirementSurge',
   'requestInstanceDeletion',

@@ -122,7 +122,8 @@ const REFRESH_VARIANTS: readonly Variant[] = [
   },
   {
     name: 'canary pass',
-    description: 'a refresh whose canary joins: the version is published',
+    description:
+      "a first refresh whose canary joins in a canary scale set made from the pool's model: deleted, then the version published",
     harness: {
       clock: 'manual',
       settings: settings({ mode: 'drain-and-stop' }, { canary: { soak: '30s', deadline: '15m' } }),
@@ -131,10 +132,25 @@ const REFRESH_VARIANTS: readonly Variant[] = [
   },
   {
     name: 'canary fail',
-    description: 'a refresh whose canary never joins: the model is rolled back, the version rejected',
+    description:
+      'a first refresh whose canary never joins in its canary scale set: deleted, the version rejected, the model untouched',
     harness: {
       clock: 'manual',
       scenario: brokenGalleryImages,
+      settings: settings({ mode: 'drain-and-stop' }, { canary: { soak: '0s', deadline: '5m' } }),
+    },
+    pool: POOL2,
+  },
+  {
+    name: 'canary fail pinned kubeadm',
+    description:
+      "a kubeadm pool's refresh whose canary, added by the pin, never joins: the model is rolled back, the version rejected",
+    harness: {
+      clock: 'manual',
+      scenario: (scenario) => {
+        withKubeadmPool(POOL2)(scenario);
+        brokenGalleryImages(scenario);
+      },
       settings: settings({ mode: 'drain-and-stop' }, { canary: { soak: '0s', deadline: '5m' } }),
     },
     pool: POOL2,

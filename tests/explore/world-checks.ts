@@ -181,6 +181,15 @@ export function checkExploreInvariants(
     });
     check(`${where}: nothing of a live capture left`, live.length === 0, live.join('; '));
   }
+  // A run's temporary canary scale set (docs/design.md#canary) goes after its verdict, or with the reaper.
+  const canaryScaleSets = compute
+    .listScaleSets()
+    .filter((scaleSet) => scaleSet.tags['vmss-prototype.purpose'] === 'canary-scale-set');
+  check(
+    'no canary scale set left',
+    canaryScaleSets.length === 0,
+    canaryScaleSets.map((scaleSet) => scaleSet.name).join(', '),
+  );
   const identitiesNow = kubeadmIdentities(running);
   const changed = [...before.kubeadmIdentities].filter(([vmId, identity]) => {
     const now = identitiesNow.get(vmId);

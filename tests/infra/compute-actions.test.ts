@@ -20,12 +20,24 @@ const ComputeActions = z.array(ComputeAction).min(1);
  */
 const ACTION = /^Microsoft\.Compute(?:\/[a-z][A-Za-z]*)+\/(?:read|write|delete|[a-z][A-Za-z]*\/action)$/;
 
+/**
+ * The only other actions: the linked access checks of creating the canary scale set (join a subnet or a
+ * load balancer's backend pool, assign a user-assigned identity), which ARM makes on the resources a new
+ * scale set's model names.
+ */
+const LINKED_ACTIONS = [
+  'Microsoft.Network/virtualNetworks/subnets/join/action',
+  'Microsoft.Network/loadBalancers/backendAddressPools/join/action',
+  'Microsoft.ManagedIdentity/userAssignedIdentities/assign/action',
+];
+
 const entries = ComputeActions.parse(JSON.parse(readRepoFile('infra/azure/compute-actions.json')));
 
 void describe('infra/azure/compute-actions.json', () => {
   for (const entry of entries) {
-    void it(`${entry.action} is a Microsoft.Compute action with a reason`, () => {
-      assert.match(entry.action, ACTION);
+    void it(`${entry.action} is a Microsoft.Compute action (or a linked check) with a reason`, () => {
+      if (LINKED_ACTIONS.includes(entry.action)) assert.match(entry.why, /canary scale set/);
+      else assert.match(entry.action, ACTION);
       assert.ok(!entry.action.includes('*'));
       assert.ok(entry.why.trim().length >= 10, 'the reason is a sentence');
       assert.equal(entry.why, entry.why.trim());
@@ -39,10 +51,10 @@ void describe('infra/azure/compute-actions.json', () => {
 
   // Disks: live capture deletes its own copy disk; ARM refuses to delete an attached disk, so OS disks
   // and attached volumes stay out of reach (infra/README.md, "What the custom role grants and why").
-  // Machines: only the canary's own instances are deleted (the test below).
-  void it('grants no delete on scale sets or galleries', () => {
+  // Machines: only the canary's own instances are deleted (the test below). Scale sets: only the canary
+  // scale set a run made, by its tags (the test after it).
+  void it('grants no delete on galleries', () => {
     const forbidden = [
-      'Microsoft.Compute/virtualMachineScaleSets/delete',
       'Microsoft.Compute/virtualMachineScaleSets/delete/action',
       'Microsoft.Compute/galleries/delete',
       'Microsoft.Compute/galleries/images/delete',
@@ -52,6 +64,15 @@ void describe('infra/azure/compute-actions.json', () => {
       forbidden.filter((action) => granted.includes(action)),
       [],
     );
+  });
+
+  void it('deletes scale sets only for the canary scale set, and says so', () => {
+    const deletes = entries.filter((entry) => /\/virtualMachineScaleSets\/delete$/i.test(entry.action));
+    assert.deepEqual(
+      deletes.map((entry) => entry.action),
+      ['Microsoft.Compute/virtualMachineScaleSets/delete'],
+    );
+    for (const entry of deletes) assert.match(entry.why, /canary scale set.*tags/);
   });
 
   void it('deletes instances only for the canary gate, and says so', () => {

@@ -45,6 +45,12 @@ const NOT_EXERCISED: Readonly<Record<string, string>> = {
     'simulator answers those creations at once',
   'Microsoft.Compute/locations/diskOperations/read':
     'the same for disk-resource-provider operations (snapshots)',
+  'Microsoft.Network/virtualNetworks/subnets/join/action':
+    "linked authorization of the canary scale set's creation (its subnet); the simulator does not model it",
+  'Microsoft.Network/loadBalancers/backendAddressPools/join/action':
+    "the same for the load balancer backend pools the canary scale set's NICs name",
+  'Microsoft.ManagedIdentity/userAssignedIdentities/assign/action':
+    "the same for the user-assigned identities the canary scale set's model names",
 };
 
 interface RoleDocument {

@@ -237,7 +237,7 @@ function* deleteInstances(
 export function* drainCanaryNodes(
   run: RefreshRun,
   progress: CanaryProgress,
-  step: 'removing-canaries' | 'removing-capz-canary',
+  step: 'removing-canaries' | 'removing-capz-canary' | 'removing-canary-scale-set',
 ): Generator<Task, void, unknown> {
   const { context, cluster, plan } = run;
   for (const observation of progress.observations) {

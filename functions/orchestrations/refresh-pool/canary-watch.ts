@@ -19,13 +19,19 @@ import type { BuiltVersion } from './image.phase.js';
 import type { RefreshRun } from './run.js';
 import { setStatus } from './run.js';
 
-/** Watches `progress.instances` of `scaleSet` from `addedAtMs` until the judge decides. */
+/**
+ * Watches `progress.instances` of `scaleSet` from `addedAtMs` until the judge decides. `poolNode`: a node
+ * of the pool whose label the canaries' nodes carry, for a scale set none of whose members has a node yet
+ * (a canary scale set of its own: the donor), so that a canary not yet registered is looked for among the
+ * pool's nodes and never by a listing of the whole cluster.
+ */
 export function* watchCanaries(
   run: RefreshRun,
   version: BuiltVersion,
   scaleSet: ScaleSetRef,
   progress: CanaryProgress,
   addedAtMs: number,
+  options: { readonly poolNode?: string } = {},
 ): Generator<Task, CanaryVerdict, unknown> {
   const { context, cluster, plan } = run;
   const policy = plan.settings.canary;
@@ -55,6 +61,7 @@ export function* watchCanaries(
           namespace: plan.settings.prepNamespace,
           checkPods: { ...progress.checkPods },
           ...(allKnown ? { known: { ...known } } : {}),
+          ...(options.poolNode === undefined ? {} : { poolNode: options.poolNode }),
         },
         { step: 'testing-canaries' },
       );

@@ -14,8 +14,9 @@ import { CANARY_RUN_LABEL } from '../../../shared/domain/cluster-api-labels.js';
 import type { ScaleSetRef } from '../../../shared/domain/resource-id.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
-import { isCancel, noteGivenBack, pastReturn, shielded } from '../cancel.js';
-import { asStepFailure, StepFailure } from '../step-failure.js';
+import { noteGivenBack, shielded } from '../cancel.js';
+import type { StepFailure } from '../step-failure.js';
+import { asStepFailure } from '../step-failure.js';
 import { POLL, RESTORE_RETRY } from '../timing.js';
 import { pollUntil } from '../waits.js';
 import type { CanaryPhaseOutput } from './canary.phase.js';
@@ -26,7 +27,8 @@ import { watchCanaries } from './canary-watch.js';
 import { capzImageOf, capzOf } from './capz.phase.js';
 import type { BuiltVersion } from './image.phase.js';
 import type { RefreshRun } from './run.js';
-import { isoNow, setStatus } from './run.js';
+import { setStatus } from './run.js';
+import { concludeSeparateCanary } from './separate-canary.js';
 
 export function* capzCanaryPhase<Published>(
   run: RefreshRun,
@@ -95,44 +97,13 @@ export function* capzCanaryPhase<Published>(
   // The canary pool goes whatever happened (never interrupted by a cancel).
   yield* shielded(context, removeCapzCanary(run, name, progress));
   const seconds = Math.round((context.df.currentUtcDateTime.getTime() - startedAtMs) / 1000);
-  const base = { instances: progress.instances, seconds, othersFromVersion: [] };
-
-  if (failure === undefined && verdict?.kind === 'passed') {
-    try {
-      const published = yield* publish();
-      return { verdict: 'passed', ...base, instancesNow: 'removed', published };
-    } catch (error) {
-      if (!isCancel(error) || pastReturn(context)) throw error;
-      failure = error;
-    }
-  }
-  const rejection = failure === undefined && verdict?.kind === 'failed' ? verdict.reason : undefined;
-  const reason =
-    rejection ?? failure?.message ?? `the canary of version ${version.versionName} ended without a verdict`;
-  yield* shielded(
-    context,
-    call(
-      context,
-      activities.markImageVersion,
-      {
-        cluster,
-        ref: version,
-        kind: rejection === undefined ? 'abandoned' : 'rejected',
-        reason: rejection === undefined ? reason : `canary: ${reason}`,
-        at: isoNow(run),
-      },
-      { step: 'rejecting-version', retry: RESTORE_RETRY },
-    ),
-  );
-  if (rejection !== undefined)
-    return { verdict: 'rejected', reason: rejection, ...base, instancesNow: 'deleted' };
-  const ended =
-    failure ??
-    StepFailure.terminal('testing-canaries', 'CanaryUndecided', 'the canary ended without a verdict');
-  if (isCancel(ended)) throw ended;
-  throw ended.withFollowUp(
-    `the AzureMachinePool template was not touched, the canary pool is gone, version ${version.versionName} is hidden and marked abandoned`,
-  );
+  return yield* concludeSeparateCanary(run, version, publish, {
+    verdict,
+    failure,
+    instances: progress.instances,
+    seconds,
+    untouched: 'the AzureMachinePool template was not touched, the canary pool is gone',
+  });
 }
 
 function withInstance<T extends { readonly instanceId: string }>(list: readonly T[]): T[] {

@@ -5,9 +5,9 @@
  */
 import type { ImageReference as ArmImageReference, VirtualMachineScaleSet } from '@azure/arm-compute';
 
-import { carriesOwnerTags } from '../../domain/canary-scale-set.js';
+import { carriesOwnerTags, type ScaleSetModelDocument } from '../../domain/canary-scale-set.js';
 import type { ScaleSetExtension } from '../../domain/compute.js';
-import { ignoreNotFound, isTransient, TerminalError } from '../../domain/errors.js';
+import { ignoreNotFound, isNotFound, isTransient, TerminalError } from '../../domain/errors.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
 import { describeScaleSet, parseGalleryImageId, scaleSetKey } from '../../domain/resource-id.js';
 import type { OrchestrationMode, ScaleSet } from '../../domain/scale-set.js';
@@ -49,6 +49,34 @@ export class ArmScaleSets implements ScaleSetsPort {
     const scaleSet = toScaleSet(model, ref, facts);
     this.#modes.set(scaleSetKey(ref), scaleSet.orchestrationMode);
     return scaleSet;
+  }
+
+  async list(subscriptionId: string, resourceGroup: string): Promise<ScaleSet[]> {
+    const action = `listing the scale sets of resource group ${resourceGroup}`;
+    const client = this.clients.client(subscriptionId, action);
+    return withArmErrors(action, async () => {
+      const scaleSets: ScaleSet[] = [];
+      for await (const model of client.virtualMachineScaleSets.list(resourceGroup)) {
+        const ref = { subscriptionId, resourceGroup, name: model.name ?? '' };
+        const scaleSet = toScaleSet(model, ref);
+        this.#modes.set(scaleSetKey(ref), scaleSet.orchestrationMode);
+        scaleSets.push(scaleSet);
+      }
+      return scaleSets;
+    }).catch((error: unknown) => {
+      if (isNotFound(error)) return [];
+      throw error;
+    });
+  }
+
+  async readModel(ref: ScaleSetRef): Promise<ScaleSetModelDocument> {
+    const action = `reading the model of scale set ${describeScaleSet(ref)}`;
+    const client = this.clients.client(ref.subscriptionId, action);
+    const model = await withArmErrors(action, () =>
+      client.virtualMachineScaleSets.get(ref.resourceGroup, ref.name),
+    );
+    // The domain document is the SDK's flattened form, taken as it is (canary-scale-set.ts).
+    return model as unknown as ScaleSetModelDocument;
   }
 
   /** Uniform or Flexible: from the ref when it is a whole ScaleSet, from memory, or read once. */

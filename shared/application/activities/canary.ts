@@ -113,6 +113,7 @@ const observeCanariesActivity = defineActivity(
         }),
       )
       .optional(),
+    poolNode: Name.optional(),
   }),
   async (deps, input): Promise<CanaryObservation[]> => {
     const observations = await observeCanaries(await deps.cluster(input.cluster), input.scaleSet, input);

@@ -7,6 +7,7 @@ import type { RefreshDependencies } from '../refresh-dependencies.js';
 import type { ActivityResult, AnyActivity } from './activity.js';
 import { runActivity } from './activity.js';
 import { CANARY_ACTIVITIES } from './canary.js';
+import { CANARY_SCALE_SET_ACTIVITIES } from './canary-scale-set.js';
 import { CAPTURE_ACTIVITIES } from './capture.js';
 import { CAPZ_ACTIVITIES } from './capz.js';
 import { EVENT_ACTIVITIES } from './events.js';
@@ -37,6 +38,7 @@ export const ACTIVITIES = catalogue({
   ...MODEL_ACTIVITIES,
   ...LIVE_ACTIVITIES,
   ...CANARY_ACTIVITIES,
+  ...CANARY_SCALE_SET_ACTIVITIES,
   ...PROMOTION_ACTIVITIES,
   ...CAPZ_ACTIVITIES,
   ...OWNERSHIP_ACTIVITIES,

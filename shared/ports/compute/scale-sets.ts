@@ -54,6 +54,17 @@ export interface ScaleSetsPort {
    * needs them to create a matching definition; every other step reads the model alone).
    */
   get(ref: ScaleSetRef, options?: { readonly imageFacts?: boolean }): Promise<ScaleSet>;
+  /**
+   * The model as ARM returns it (the SDK's flattened document), for a scale set built from it (the canary
+   * scale set): customData, the admin password and extensions' protected settings are never in it.
+   * NotFoundError when the scale set is missing.
+   */
+  readModel(ref: ScaleSetRef): Promise<ScaleSetModelDocument>;
+  /**
+   * The scale sets of a resource group (models without image facts): how the reaper finds a canary scale
+   * set a dead run left, by its tags. An absent resource group lists none.
+   */
+  list(subscriptionId: string, resourceGroup: string): Promise<ScaleSet[]>;
   /** PATCH of the model: image reference (marketplace fields nulled) and, when given, customData. */
   requestImageUpdate(ref: ScaleSetRef, update: ScaleSetImageUpdate): Promise<void>;
   /**

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
+import { parseCanaryRecord } from '../../../shared/domain/canary-record.js';
 import {
   CANARY_SCALE_SET_NAME_MAX,
   canaryComputerNamePrefixOf,
@@ -197,11 +198,13 @@ void describe('canaryScaleSetPlan', () => {
       poolName: 'pool-a',
       'vmss-prototype.purpose': 'canary-scale-set',
       'vmss-prototype.run-id': INPUT.runId,
-      'vmss-prototype.canary-source': 'k8s-pool-a-vmss',
+      'vmss-prototype.source-scale-set': 'k8s-pool-a-vmss',
     });
     assert.equal(isCanaryScaleSetOf(plan.model.tags ?? {}, INPUT.runId), true);
     assert.equal(isCanaryScaleSetOf(plan.model.tags ?? {}, 'another-run'), false);
     assert.equal(isCanaryScaleSetOf(MODEL.tags ?? {}), false);
+    // Its tags are no canary record (`vmss-prototype.canary-*`): nothing reads it as a pinned pool.
+    assert.equal(parseCanaryRecord(plan.model.tags ?? {}).kind, 'none');
   });
 
   void it("leaves out the pool's own records and cluster-autoscaler's tags", () => {
@@ -214,6 +217,9 @@ void describe('canaryScaleSetPlan', () => {
         'cluster-autoscaler-enabled': 'true',
         'cluster-autoscaler-name': 'prod',
         'k8s.io/cluster-autoscaler/node-template/label/pool': 'a',
+        // Azure tag names take no '/': the Azure provider reads its node templates with '_'.
+        'k8s.io_cluster-autoscaler_node-template_label_pool': 'a',
+        'k8s.io_cluster-autoscaler_node-template_autoscaling-options_scaledownunneededtime': '1m',
         min: '1',
         MAX: '10',
       }),

@@ -68,7 +68,7 @@ void describe('checkScaleSetEligibility', () => {
           poolName: 'agentpool1',
           'vmss-prototype.purpose': 'canary-scale-set',
           'vmss-prototype.run-id': 'run-7',
-          'vmss-prototype.canary-source': 'k8s-agentpool1-12345678-vmss',
+          'vmss-prototype.source-scale-set': 'k8s-agentpool1-12345678-vmss',
         },
       }),
       codes: ['canary-scale-set'],

@@ -25,8 +25,19 @@ const invalidFiles: { name: string; content: unknown; message: RegExp }[] = [
   },
   {
     name: 'another provider',
-    content: [{ action: 'Microsoft.Network/virtualNetworks/read', why: 'read the virtual network' }],
+    content: [{ action: 'Microsoft.Storage/storageAccounts/read', why: 'read the storage account' }],
     message: /Microsoft\.Compute action/,
+  },
+  {
+    // Network and identity actions only as a scale set creation's linked checks (join, assign).
+    name: 'a network action that is no linked join',
+    content: [{ action: 'Microsoft.Network/virtualNetworks/subnets/write', why: 'change the subnet' }],
+    message: /linked check/,
+  },
+  {
+    name: 'an identity action other than assign',
+    content: [{ action: 'Microsoft.ManagedIdentity/userAssignedIdentities/write', why: 'make an identity' }],
+    message: /linked check/,
   },
   {
     name: 'a duplicate (case-insensitive)',
@@ -49,14 +60,25 @@ describe('loadComputeActions', () => {
     });
   }
 
-  it('loads infra/azure/compute-actions.json: only Microsoft.Compute actions, each with a reason', () => {
+  it('loads infra/azure/compute-actions.json: Compute actions and a creation’s linked checks, each with a reason', () => {
     const actions = loadComputeActions('infra/azure/compute-actions.json');
 
     assert.ok(actions.length > 0);
     assert.ok(actions.some((entry) => entry.action === 'Microsoft.Compute/galleries/images/versions/write'));
-    assert.ok(
-      !actions.some((entry) => entry.action.endsWith('/virtualMachineScaleSets/delete')),
-      'never deletes a scale set',
+    // A scale set is deleted only as the run's temporary canary scale set, known by its tags.
+    const scaleSetDelete = actions.find((entry) => entry.action.endsWith('/virtualMachineScaleSets/delete'));
+    assert.match(scaleSetDelete?.why ?? '', /canary scale set.*canary-scale-set.*never a pool's scale set/);
+    // Outside Microsoft.Compute: exactly the linked checks of creating the canary scale set.
+    assert.deepEqual(
+      actions
+        .map((entry) => entry.action)
+        .filter((action) => !action.startsWith('Microsoft.Compute/'))
+        .sort(),
+      [
+        'Microsoft.ManagedIdentity/userAssignedIdentities/assign/action',
+        'Microsoft.Network/loadBalancers/backendAddressPools/join/action',
+        'Microsoft.Network/virtualNetworks/subnets/join/action',
+      ],
     );
   });
 });

@@ -451,6 +451,46 @@ describe('simulated ARM: linked authorization and the product role (infra/azure/
           FAST_POLL,
         ),
       );
+      // A first refresh's canary scale set: created from the pool's model (its subnet, backend pool and
+      // identity are the creation's linked checks), then deleted.
+      const network = `/subscriptions/${SUBSCRIPTION}/resourceGroups/${RG}/providers/Microsoft.Network`;
+      const identity = `/subscriptions/${SUBSCRIPTION}/resourceGroups/${RG}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/kubelet`;
+      await world.settle(
+        client.virtualMachineScaleSets.beginCreateOrUpdateAndWait(
+          RG,
+          'pool-cnry',
+          {
+            location: 'westeurope',
+            sku: { name: 'Standard_D4s_v5', capacity: 1 },
+            identity: { type: 'UserAssigned', userAssignedIdentities: { [identity]: {} } },
+            upgradePolicy: { mode: 'Manual' },
+            virtualMachineProfile: {
+              storageProfile: { imageReference: { id: image.id ?? '' } },
+              osProfile: { computerNamePrefix: 'poolc', adminUsername: 'azureuser' },
+              networkProfile: {
+                networkInterfaceConfigurations: [
+                  {
+                    name: 'nic',
+                    primary: true,
+                    ipConfigurations: [
+                      {
+                        name: 'ip',
+                        subnet: { id: `${network}/virtualNetworks/vnet/subnets/nodes` },
+                        loadBalancerBackendAddressPools: [
+                          { id: `${network}/loadBalancers/lb/backendAddressPools/nodes` },
+                        ],
+                      },
+                    ],
+                  },
+                ],
+              },
+            },
+          },
+          FAST_POLL,
+        ),
+        60,
+      );
+      await world.settle(client.virtualMachineScaleSets.beginDeleteAndWait(RG, 'pool-cnry', FAST_POLL), 60);
       await world.settle(client.snapshots.beginDeleteAndWait(RG, 'snap', FAST_POLL));
       await world.settle(
         client.virtualMachineScaleSets.beginUpdateAndWait(

@@ -1,5 +1,5 @@
 /** The fake scale sets port: the model (image, tags, capacity) and its extensions, on the estate's clock. */
-import { carriesOwnerTags } from '../../../domain/canary-scale-set.js';
+import { carriesOwnerTags, type ScaleSetModelDocument } from '../../../domain/canary-scale-set.js';
 import type { ScaleSetExtension } from '../../../domain/compute.js';
 import { TerminalError } from '../../../domain/errors.js';
 import type { ScaleSetRef } from '../../../domain/resource-id.js';
@@ -33,6 +33,59 @@ export class FakeScaleSets implements ScaleSetsPort {
         capacity: this.estate.instancesOf(ref).length,
         // The model carries its extensions, as ARM's scale set GET does.
         extensions: record.extensions.map((extension) => ({ ...extension })),
+      };
+    });
+  }
+
+  list(subscriptionId: string, resourceGroup: string): Promise<ScaleSet[]> {
+    return this.log.call('scaleSets.list', [subscriptionId, resourceGroup], () =>
+      [...this.estate.scaleSets.values()]
+        .filter(
+          (record) =>
+            record.scaleSet.subscriptionId === subscriptionId &&
+            record.scaleSet.resourceGroup.toLowerCase() === resourceGroup.toLowerCase(),
+        )
+        .map((record) => {
+          this.estate.settleScaleSet(record);
+          return {
+            ...record.scaleSet,
+            etag: `"${record.etag}"`,
+            capacity: this.estate.instancesOf(record.scaleSet).length,
+          };
+        }),
+    );
+  }
+
+  /** The model as ARM returns it, from the record: image, tags, capacity, extensions (customData never). */
+  readModel(ref: ScaleSetRef): Promise<ScaleSetModelDocument> {
+    return this.log.call('scaleSets.readModel', [ref], () => {
+      const record = this.estate.scaleSetRecord(ref, `reading the model of ${describeScaleSet(ref)}`);
+      this.estate.settleScaleSet(record);
+      const { scaleSet } = record;
+      return {
+        id: scaleSet.id,
+        name: scaleSet.name,
+        location: scaleSet.location,
+        sku: {
+          ...(scaleSet.vmSize === undefined ? {} : { name: scaleSet.vmSize }),
+          capacity: this.estate.instancesOf(ref).length,
+        },
+        zones: [...scaleSet.zones],
+        tags: { ...scaleSet.tags },
+        orchestrationMode: scaleSet.orchestrationMode,
+        upgradePolicy: { mode: scaleSet.upgradePolicyMode ?? 'Manual' },
+        virtualMachineProfile: {
+          osProfile: { computerNamePrefix: scaleSet.name, adminUsername: 'azureuser' },
+          storageProfile: { imageReference: { ...scaleSet.imageReferenceFields } },
+          networkProfile: { networkInterfaceConfigurations: [] },
+          extensionProfile: {
+            extensions: record.extensions.map((extension) => ({
+              name: extension.name,
+              publisher: extension.publisher,
+              typePropertiesType: extension.type,
+            })),
+          },
+        },
       };
     });
   }

@@ -1,8 +1,9 @@
 /**
  * The scale sets port's creation and deletion (the temporary canary scale set, issue #48) through the real
  * @azure/arm-compute client against the simulator's ARM: the PUT of the plan built from the pool's model
- * as ARM returns it, its instances booting that model; asking again finds it; a name another scale set
- * holds is refused; deletion of a missing one is done.
+ * as ARM returns it, its instances booting that model; asking again finds it; the model read as ARM
+ * returns it and the resource group listed; a name another scale set holds is refused; deletion of a
+ * missing one is done.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -123,6 +124,26 @@ describe('ARM scale sets: creating and deleting a canary scale set', () => {
     );
     assert.equal(again, 'found');
     assert.equal(world.state.listScaleSets().length, 2);
+  });
+
+  it('reads the model as ARM returns it, and lists the resource group with the canary by its tags', async () => {
+    const canary = await plan();
+    const model = await world.settle(compute.scaleSets.readModel(pool), 1);
+    assert.equal(model.virtualMachineProfile?.osProfile?.['computerNamePrefix'], 'pool-a-');
+    assert.equal(
+      model.virtualMachineProfile?.osProfile?.['customData'],
+      undefined,
+      'customData is write-only',
+    );
+    assert.deepEqual(
+      (model.virtualMachineProfile?.extensionProfile?.extensions ?? []).map((e) => e.typePropertiesType),
+      ['CustomScript', 'Compute.AKS.Linux.Billing'],
+    );
+    const listed = await world.settle(compute.scaleSets.list(SUBSCRIPTION, RG), 1);
+    assert.deepEqual(listed.map((scaleSet) => scaleSet.name).sort(), [canary.name, 'vmss-a'].sort());
+    const found = listed.find((scaleSet) => scaleSet.name === canary.name);
+    assert.equal(found?.tags['vmss-prototype.purpose'], 'canary-scale-set');
+    assert.deepEqual(await world.settle(compute.scaleSets.list(SUBSCRIPTION, 'rg-absent'), 1), []);
   });
 
   it("refuses a name another scale set holds (or another run's canary)", async () => {
