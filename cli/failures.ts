@@ -3,7 +3,7 @@
  * — bad usage, bad settings or scenario files, Azure, the cluster or the simulator refusing or not
  * answering — print their message only; a stack trace is printed only for a programming error (a bug).
  */
-import { SettingsError } from '../shared/config/settings.js';
+import { SettingsError } from '../shared/config/settings-issues.js';
 import { isRefreshError } from '../shared/domain/errors.js';
 import { definedOnly } from '../shared/domain/optional.js';
 import { UsageError } from './args.js';

@@ -32,6 +32,7 @@ const SLOW = new Map([
   ['functions/simulator-seam', 'the function app against the simulator'],
   ['cli/bundle', 'builds the CLI bundle with esbuild'],
   ['cli/compile-cache', 'starts the CLI in child processes'],
+  ['cli/vmss-prototype', 'starts the CLI in child processes'],
   ['cli/doctor', 'the simulator'],
   ['cli/doctor-capz', 'the simulator'],
   ['cli/interrupt', 'the simulator'],

@@ -32,6 +32,23 @@ export function formatIssue(issue: SettingsIssue): string {
   return `${issue.path}: got ${issue.received}; expected ${issue.expected}`;
 }
 
+/**
+ * The settings' problems, every one at once (loadSettings in settings.ts throws it). Here rather than
+ * beside the schema so that a module that only recognises it (the CLI's failure report) loads no zod.
+ */
+export class SettingsError extends Error {
+  readonly issues: readonly SettingsIssue[];
+
+  constructor(issues: readonly SettingsIssue[]) {
+    super(
+      `loading settings: ${issues.length} problem${issues.length === 1 ? '' : 's'}\n` +
+        issues.map((issue) => `  - ${formatIssue(issue)}`).join('\n'),
+    );
+    this.name = 'SettingsError';
+    this.issues = issues;
+  }
+}
+
 export type Path = readonly (string | number)[];
 
 /** An issue before its path is rendered. */

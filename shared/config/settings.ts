@@ -50,11 +50,11 @@ import {
   didYouMean,
   FIELDS_MARKER,
   findInlineSecrets,
-  formatIssue,
   fromZodIssue,
   isRecord,
   parseJson,
   type RawIssue,
+  SettingsError,
   type SettingsIssue,
   toSettingsIssues,
 } from './settings-issues.js';
@@ -68,6 +68,8 @@ import {
 import { readSimulatorSettings, SimulatorSettings } from './simulator-settings.js';
 
 export type { SettingsIssue };
+/** Re-exported: the class lives beside the issues, so that a module catching it loads no zod. */
+export { SettingsError };
 
 // ---------------------------------------------------------------------------------------------------------
 // Building blocks. Every schema carries the sentence "what is accepted" as its error message; the issue
@@ -772,19 +774,6 @@ const KNOWN_KEYS: readonly string[] = [...SETTINGS_KEYS, ...SIMULATOR_SETTINGS_K
 
 // ---------------------------------------------------------------------------------------------------------
 // Loading
-
-export class SettingsError extends Error {
-  readonly issues: readonly SettingsIssue[];
-
-  constructor(issues: readonly SettingsIssue[]) {
-    super(
-      `loading settings: ${issues.length} problem${issues.length === 1 ? '' : 's'}\n` +
-        issues.map((issue) => `  - ${formatIssue(issue)}`).join('\n'),
-    );
-    this.name = 'SettingsError';
-    this.issues = issues;
-  }
-}
 
 /**
  * Builds the settings from app settings (environment). Empty values count as unset. Throws a SettingsError

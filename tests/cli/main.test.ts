@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import type { ProgressEvent } from '../../cli/progress.js';
 import { SAMPLE_SCENARIO } from '../../cli/session.js';
@@ -87,6 +87,41 @@ void describe('vmss-prototype: help and version', () => {
     const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
     const run = await cli(['--version']);
     assert.deepEqual(run, { code: 0, stdout: `vmss-prototype ${manifest.version}\n`, stderr: '' });
+  });
+
+  void it('--version and --help load no SDK and no zod (start-up is the small modules only)', async () => {
+    // Records every file module the command resolves (Node's synchronous resolve hook), as the bundle
+    // test does: the settings schema (zod) and the clients load only for a command that runs.
+    const recorder = join(work, 'resolve-recorder.mjs');
+    await writeFile(
+      recorder,
+      `import { registerHooks } from 'node:module';
+import { appendFileSync } from 'node:fs';
+const seen = new Set();
+registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); seen.add(r.url); return r; } });
+process.on('exit', () => appendFileSync(process.env.VMSSP_TEST_RESOLVED, [...seen].join('\\n') + '\\n'));
+`,
+    );
+    for (const args of [['--version'], ['--help'], ['refresh', '--help']]) {
+      const resolvedFile = join(work, `resolved-${args.join('')}.txt`);
+      const run = await cli(args, {
+        ...process.env,
+        NODE_OPTIONS: `--import=${pathToFileURL(recorder).href}`,
+        VMSSP_TEST_RESOLVED: resolvedFile,
+      });
+      assert.equal(run.code, 0, run.stderr);
+      const resolved = (await readFile(resolvedFile, 'utf8')).split('\n').filter(Boolean);
+      assert.ok(
+        resolved.some((url) => url.endsWith('/dist/cli/main.js')),
+        'the recorder saw the CLI',
+      );
+      const heavy = resolved.filter((url) =>
+        /\/node_modules\/(zod|@azure|@kubernetes|durable-functions)\/|\/shared\/config\/settings\.js$/.test(
+          url,
+        ),
+      );
+      assert.deepEqual(heavy, [], `${args.join(' ')} loaded them`);
+    }
   });
 });
 
