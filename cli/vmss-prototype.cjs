@@ -71,7 +71,14 @@ function enableCompileCache(rootDir) {
  */
 function growHeapGently() {
   const percent = process.env.VMSSP_HEAP_GROWING_PERCENT ?? String(HEAP_GROWING_PERCENT);
-  if (!/^\d+$/.test(percent) || percent === '0') return;
+  if (!/^\d{1,3}$/.test(percent) || Number(percent) > 400) {
+    process.stderr.write(
+      `vmss-prototype: VMSSP_HEAP_GROWING_PERCENT must be a whole number of percent from 0 to 400, ` +
+        `not ${JSON.stringify(percent)}: unset it for ${HEAP_GROWING_PERCENT}, or 0 for V8's own growth\n`,
+    );
+    process.exit(2);
+  }
+  if (percent === '0') return;
   require('v8').setFlagsFromString(`--heap-growing-percent=${percent}`);
 }
 

@@ -58,4 +58,16 @@ void describe('the launcher', () => {
     const own = await tracedFactors({ ...env, VMSSP_HEAP_GROWING_PERCENT: '0' });
     assert.ok(own.length > 0 && !own.includes('1.5'), `V8's own factor: ${own.join(', ')}`);
   });
+
+  void it('refuses a growing percent that is not a whole number up to 400, naming the variable', async () => {
+    for (const value of ['fifty', '50%', '-5', '401']) {
+      await assert.rejects(tracedFactors({ ...process.env, VMSSP_HEAP_GROWING_PERCENT: value }), (error) => {
+        assert.match(
+          String(error),
+          /VMSSP_HEAP_GROWING_PERCENT must be a whole number of percent from 0 to 400/,
+        );
+        return true;
+      });
+    }
+  });
 });
