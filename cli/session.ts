@@ -22,7 +22,7 @@ import type { OrchestrationStatus } from './runner/index.js';
 import {
   createDurableRunner,
   createFileStore,
-  createMemoryStore,
+  createReferenceStore,
   createSystemClock,
   type InstanceStore,
 } from './runner/index.js';
@@ -32,7 +32,7 @@ import type { SimulatorSession } from './sim-session.js';
 export interface Session {
   readonly composition: Composition;
   readonly runner: DurableRunner;
-  /** Where the runner keeps run histories: the state dir for refresh, memory otherwise. */
+  /** Where the runner keeps run histories: the state dir for refresh, memory (no copies) otherwise. */
   readonly runs: InstanceStore;
   readonly simulator?: SimulatorSession;
   close(): Promise<void>;
@@ -173,7 +173,8 @@ async function createRunner(
   clock: Clock,
   options: SessionOptions,
 ): Promise<{ runner: DurableRunner; runs: InstanceStore }> {
-  let store: InstanceStore = createMemoryStore();
+  // A command that keeps no run holds its instances in the runner's memory: no copies (createReferenceStore).
+  let store: InstanceStore = createReferenceStore();
   if (options.persistRuns === true) {
     store = createFileStore(options.stateDir);
     await pruneFinishedRuns(store, clock.now());

@@ -17,4 +17,10 @@ export { createFileStore, type FileStoreOptions } from './file-store.js';
 export { type FailureDetails, type HistoryEvent, historyEventName, HistoryEventType } from './history.js';
 export { NonDeterminismError } from './non-determinism.js';
 export { createDurableRunner } from './runner.js';
-export { createMemoryStore, type InstanceRecord, type InstanceStore, type RuntimeStatus } from './store.js';
+export {
+  createMemoryStore,
+  createReferenceStore,
+  type InstanceRecord,
+  type InstanceStore,
+  type RuntimeStatus,
+} from './store.js';

@@ -115,3 +115,35 @@ export function createMemoryStore(): InstanceStore & { readonly saves: number } 
     },
   };
 }
+
+/**
+ * Keeps the runner's own record objects, copied only when loaded: for a command that keeps no run (plan,
+ * status, release, cancel), whose runner holds every instance it runs in memory until it exits and never
+ * loads one back. The memory store's copy of every event as JSON text doubled what such a run holds:
+ * `status` at 20 000 nodes carries its 20 000 rows (4.7 MB of JSON) in an activity's result and in the
+ * orchestration's output, and the copies added 11 MiB to the heap a full collection leaves, which V8's
+ * next limit grows from (docs/scale.md, "The commands at 20 000 nodes"). A load gives the record as it is
+ * now, which may include changes the runner made since its last save.
+ */
+export function createReferenceStore(): InstanceStore {
+  const records = new Map<string, InstanceRecord>();
+  return {
+    load(instanceId) {
+      const record = records.get(instanceId);
+      return Promise.resolve(
+        record === undefined ? undefined : InstanceRecord.parse(structuredClone(record)),
+      );
+    },
+    save(record) {
+      records.set(record.instanceId, record);
+      return Promise.resolve();
+    },
+    list() {
+      return Promise.resolve([...records.keys()].sort());
+    },
+    remove(instanceId) {
+      records.delete(instanceId);
+      return Promise.resolve();
+    },
+  };
+}

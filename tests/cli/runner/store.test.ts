@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 
 import type { HistoryEvent } from '../../../cli/runner/history.js';
 import type { InstanceRecord } from '../../../cli/runner/store.js';
-import { createMemoryStore } from '../../../cli/runner/store.js';
+import { createMemoryStore, createReferenceStore } from '../../../cli/runner/store.js';
 
 function aRecord(history: HistoryEvent[]): InstanceRecord {
   return {
@@ -62,5 +62,52 @@ void describe('memory store', () => {
     await store.save(record);
     assert.deepEqual((await store.load('refresh-a'))?.history, [event(-1)]);
     assert.equal((await store.load('refresh-a'))?.executionId, 'e2');
+  });
+});
+
+void describe('reference store', () => {
+  void it('keeps the record it was given, without writing it as text', async () => {
+    const store = createReferenceStore();
+    const record = aRecord([event(-1)]);
+    let serialised = 0;
+    const counted = event(1);
+    Object.defineProperty(counted, 'toJSON', {
+      enumerable: false,
+      value: () => {
+        serialised += 1;
+        return { ...counted };
+      },
+    });
+    record.history.push(counted);
+    await store.save(record);
+    await store.save(record);
+    assert.equal(serialised, 0);
+    // The memory store writes each event as JSON text once: the same save would have called toJSON.
+    await createMemoryStore().save(record);
+    assert.equal(serialised, 1);
+  });
+
+  void it('loads a copy of the record as it is now', async () => {
+    const store = createReferenceStore();
+    const record = aRecord([event(-1)]);
+    await store.save(record);
+    record.history.push(event(1));
+    const loaded = await store.load('refresh-a');
+    assert.deepEqual(loaded, aRecord([event(-1), event(1)]));
+    loaded?.history.push(event(7));
+    loaded?.actions.push({ type: 'CreateTimer' });
+    assert.deepEqual(await store.load('refresh-a'), aRecord([event(-1), event(1)]));
+    assert.equal(await store.load('other'), undefined);
+  });
+
+  void it('lists and forgets instances', async () => {
+    const store = createReferenceStore();
+    await store.save({ ...aRecord([]), instanceId: 'b' });
+    await store.save({ ...aRecord([]), instanceId: 'a' });
+    assert.deepEqual(await store.list(), ['a', 'b']);
+    await store.remove('b');
+    await store.remove('missing');
+    assert.deepEqual(await store.list(), ['a']);
+    assert.equal(await store.load('b'), undefined);
   });
 });

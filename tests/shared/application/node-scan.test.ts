@@ -161,6 +161,55 @@ void describe('poolMembersAndKept', () => {
     assert.equal(fullPages(kube), 3, 'one listing of the 6 nodes');
   });
 
+  void it('tells members by their resource id as a parse of the providerID would, whatever its spelling', async () => {
+    const id = (instance: number, group = 'rg-k8s') =>
+      `/subscriptions/sub-1/resourceGroups/${group}/providers/Microsoft.Compute/virtualMachineScaleSets/vmss-a/virtualMachines/${instance}`;
+    const wanted = [
+      ...[0, 1, 2, 3, 4, 5, 6, 7, 8].map((instance) => ({
+        resourceId: id(instance),
+        computerName: `m${instance}`,
+      })),
+      // Ids that do not parse are nobody's: a node whose providerID spells one the same way is no member.
+      { resourceId: `${id(9)}/`, computerName: 'm9' },
+      { resourceId: id(10).replace('/virtualMachines/10', '/virtualMachines/x'), computerName: 'm10' },
+    ];
+    const spellings: readonly (readonly [providerId: string | undefined, member: boolean])[] = [
+      [`azure://${id(0)}`, true],
+      [`AZURE://${id(1)}`, true],
+      [`  azure://${id(2).toUpperCase()}\n`, true],
+      [
+        `azure://${id(3).replace('resourceGroups', 'resourcegroups').replace('Microsoft.Compute', 'microsoft.compute')}`,
+        true,
+      ],
+      [`azure://${id(4, 'RG-K8S')}`, true],
+      [`azure://${id(5)}/`, false],
+      [`azure://${id(6).replace('/virtualMachines/', '//virtualMachines/')}`, false],
+      [`aws://${id(7)}`, false],
+      [`azure:/${id(8)}`, false],
+      [`azure://${id(9)}/`, false],
+      [`azure://${id(10).replace('/virtualMachines/10', '/virtualMachines/x')}`, false],
+      [`azure://${id(11)}`, false],
+      [undefined, false],
+      ['', false],
+    ];
+    const cluster: ClusterNode[] = spellings.map(([providerId], index) => {
+      const node = aNode({ name: `n${index}` });
+      const { providerId: _, ...rest } = node;
+      return providerId === undefined ? rest : { ...rest, providerId };
+    });
+    const listed = await poolMembersAndKept(kubeWith(cluster), wanted, undefined, () => false);
+    assert.deepEqual(
+      listed.members.map((node) => node.name),
+      spellings.flatMap(([, member], index) => (member ? [`n${index}`] : [])),
+    );
+    // The same answer as comparing the ids resourceIdOfNode builds, case-insensitively.
+    const ids = new Set(wanted.map((instance) => instance.resourceId.toLowerCase()));
+    assert.deepEqual(
+      listed.members.map((node) => node.name),
+      cluster.filter((node) => ids.has(resourceIdOfNode(node)?.toLowerCase() ?? '')).map((node) => node.name),
+    );
+  });
+
   void it('a pool without instances still finds the marked nodes under its label', async () => {
     const a = poolNodes(DEFAULT_POOL, 'a', 2).map(mark);
     const kube = kubeWith(a);
