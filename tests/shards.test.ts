@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
 
 import { OWNERSHIP_CASES, OWNERSHIP_SHARDS, ownershipShard } from './chaos/ownership-cases.js';
@@ -53,6 +54,11 @@ void describe('the split sweeps', () => {
       CANARY_CRASH_CASES.map((testCase) => testCase.name),
       'canary-crash',
     );
+    const file = (k: number): boolean =>
+      existsSync(new URL(`../../tests/e2e/canary-crash-${k}.test.ts`, import.meta.url));
+    for (let k = 1; k <= CANARY_CRASH_SHARDS; k += 1)
+      assert.ok(file(k), `canary-crash-${k}.test.ts runs shard ${k}`);
+    assert.ok(!file(CANARY_CRASH_SHARDS + 1), 'no file for a shard that does not exist');
   });
 
   void it('puts each ownership case in exactly one ownership-<k> file', () => {

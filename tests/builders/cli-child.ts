@@ -1,13 +1,10 @@
 /**
- * The built CLI (dist/cli/main.js) in a child process, as an operator runs it: exit code, stdout and
+ * The built CLI (builders/cli-entry.ts: its bundle) in a child process, as an operator runs it: exit code, stdout and
  * stderr, whatever the outcome. For tests that check what a command prints and how it exits.
  */
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+import { CLI_ENTRY } from './cli-entry.js';
 
 export interface CliChildRun {
   readonly code: number;
@@ -22,7 +19,7 @@ export function runCliChild(
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [CLI, ...args],
+      [CLI_ENTRY, ...args],
       { cwd: options.cwd, timeout: options.timeoutMs ?? 180_000, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         resolve({

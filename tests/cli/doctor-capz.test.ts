@@ -16,9 +16,10 @@ import type { SimulatorSession } from '../../cli/sim-session.js';
 import { startSimulatorSession } from '../../cli/sim-session.js';
 import { connectionOf } from '../../sim/connection.js';
 import { CAPZ_SCENARIO } from '../../sim/index.js';
+import { CLI_ENTRY } from '../builders/cli-entry.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+const CLI = CLI_ENTRY;
 const RBAC_DIR = join(ROOT, 'infra', 'kubernetes');
 
 function cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {

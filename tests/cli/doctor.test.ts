@@ -18,9 +18,10 @@ import type { SimulatorSession } from '../../cli/sim-session.js';
 import { startSimulatorSession } from '../../cli/sim-session.js';
 import { connectionOf } from '../../sim/connection.js';
 import { functionAppSettingsFor } from '../../sim/function-app-settings.js';
+import { CLI_ENTRY } from '../builders/cli-entry.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+const CLI = CLI_ENTRY;
 const ACTIONS_FILE = join(ROOT, 'infra', 'azure', 'compute-actions.json');
 const RBAC_DIR = join(ROOT, 'infra', 'kubernetes');
 const REMOVED_ACTION = 'Microsoft.Compute/snapshots/write';

@@ -8,7 +8,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import { handleInterrupts, INTERRUPTED_EXIT_CODE } from '../../cli/interrupt.js';
 import type { InterruptedRun } from '../../cli/left-behind.js';
@@ -16,6 +15,7 @@ import type { DurableRunner, OrchestrationStatus } from '../../cli/runner/index.
 import { connectionOf, startSimulatorSession } from '../../cli/sim-session.js';
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
 import { writeConnectionFile } from '../../sim/connection.js';
+import { CLI_ENTRY } from '../builders/cli-entry.js';
 import { checkInvariants, takeBefore } from '../chaos/invariants.js';
 import { POOL2, sampleScenario } from '../e2e/harness.js';
 
@@ -189,7 +189,7 @@ void describe('handleInterrupts', () => {
  * `restoring-node` it said no node was held and exited while the node was still cordoned and marked.
  */
 void describe('Ctrl-C in a running refresh', () => {
-  const CLI = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
+  const CLI = CLI_ENTRY;
 
   async function interruptAt(step: string): Promise<{ code: number | null; stderr: string; stdout: string }> {
     const dir = await mkdtemp(join(tmpdir(), 'vmssp-interrupt-'));

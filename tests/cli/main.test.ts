@@ -16,9 +16,9 @@ import type { ProgressEvent } from '../../cli/progress.js';
 import { SAMPLE_SCENARIO } from '../../cli/session.js';
 import { connectionOf } from '../../sim/connection.js';
 import { startSimulator } from '../../sim/index.js';
+import { CLI_ENTRY, COMPILED_CLI } from '../builders/cli-entry.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 const POOL1 = 'k8s-pool1-12345678-vmss';
 const POOL2_NODE = 'k8s-pool2-12345678-vmss000001';
 const AKS_POOL = 'aks-nodepool1-12345678-vmss';
@@ -41,11 +41,16 @@ after(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-function cli(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<CliRun> {
+/** Runs the CLI: its bundle when current (builders/cli-entry.ts), or the compiled modules when asked. */
+function cli(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+  entry: string = CLI_ENTRY,
+): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [CLI, ...args],
+      [entry, ...args],
       { cwd: work, timeout: 180_000, maxBuffer: 16 * 1024 * 1024, env },
       (error, stdout, stderr) => {
         resolve({
@@ -104,11 +109,15 @@ process.on('exit', () => appendFileSync(process.env.VMSSP_TEST_RESOLVED, [...see
     );
     for (const args of [['--version'], ['--help'], ['refresh', '--help']]) {
       const resolvedFile = join(work, `resolved-${args.join('')}.txt`);
-      const run = await cli(args, {
-        ...process.env,
-        NODE_OPTIONS: `--import=${pathToFileURL(recorder).href}`,
-        VMSSP_TEST_RESOLVED: resolvedFile,
-      });
+      const run = await cli(
+        args,
+        {
+          ...process.env,
+          NODE_OPTIONS: `--import=${pathToFileURL(recorder).href}`,
+          VMSSP_TEST_RESOLVED: resolvedFile,
+        },
+        COMPILED_CLI,
+      );
       assert.equal(run.code, 0, run.stderr);
       const resolved = (await readFile(resolvedFile, 'utf8')).split('\n').filter(Boolean);
       assert.ok(

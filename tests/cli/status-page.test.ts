@@ -16,9 +16,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, UsageError } from '../../cli/args.js';
 import { checkHtmlTarget, serveStatusPage, writeStatusPage } from '../../cli/status-page.js';
 import { STATUS_PAGE_CSP } from '../../shared/application/status-page/render-status-page.js';
+import { CLI_ENTRY } from '../builders/cli-entry.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+const CLI = CLI_ENTRY;
 
 function refusal(argv: readonly string[]): string {
   try {

@@ -12,14 +12,13 @@ import { appendFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import { startSimulatorSession } from '../../cli/sim-session.js';
 import { connectionOf, writeConnectionFile } from '../../sim/connection.js';
+import { CLI_ENTRY as CLI } from '../builders/cli-entry.js';
 import { nodeOf, POOL1, POOL2, sampleScenario } from '../e2e/harness.js';
 import { readRepoFile, ROOT } from './docs-files.js';
 
-const CLI = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
 const TRANSCRIPT = process.env['VMSSP_RUNBOOK_TRANSCRIPT'];
 
 interface Step {

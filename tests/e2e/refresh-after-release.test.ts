@@ -11,14 +11,14 @@ import { appendFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import { connectionOf, startSimulatorSession } from '../../cli/sim-session.js';
 import type { ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
 import { writeConnectionFile } from '../../sim/connection.js';
+import { CLI_ENTRY } from '../builders/cli-entry.js';
 import { POOL2, sampleScenario } from './harness.js';
 
-const CLI = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
+const CLI = CLI_ENTRY;
 const TRANSCRIPT = process.env['VMSSP_TRANSCRIPT'];
 
 interface Ran {

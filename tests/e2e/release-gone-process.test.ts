@@ -10,16 +10,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import { connectionOf, startSimulatorSession } from '../../cli/sim-session.js';
 import type { ReleasePoolResult } from '../../shared/application/refresh-contracts.js';
 import { writeConnectionFile } from '../../sim/connection.js';
+import { CLI_ENTRY } from '../builders/cli-entry.js';
 import { checkInvariants, takeBefore } from '../chaos/invariants.js';
 import { runChild } from './fixtures/crash-sweep.js';
 import { POOL2, sampleScenario } from './harness.js';
 
-const CLI = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
+const CLI = CLI_ENTRY;
 /** This machine as a holder identity writes it (characters it does not allow replaced). */
 const HOST = hostname()
   .replaceAll(/[^A-Za-z0-9_.:-]/g, '-')

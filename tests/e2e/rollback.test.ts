@@ -13,7 +13,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import { connectionOf } from '../../cli/sim-session.js';
 import { ORCHESTRATION } from '../../shared/application/orchestration-ids.js';
@@ -22,10 +21,11 @@ import type { PoolRefreshResult, PoolRollbackResult } from '../../shared/applica
 import { IMAGE_VERSION_LABEL, OLDER_GENERATION_TAINT } from '../../shared/domain/generations.js';
 import { VERSION_VERDICT_TAG_KEYS } from '../../shared/domain/version-verdict.js';
 import { writeConnectionFile } from '../../sim/connection.js';
+import { CLI_ENTRY } from '../builders/cli-entry.js';
 import type { Harness } from './harness.js';
 import { assertIdentityClean, nodeOf, POOL2, scaleOutOne, startHarness } from './harness.js';
 
-const CLI = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
+const CLI = CLI_ENTRY;
 
 interface CliRun {
   readonly code: number;

@@ -11,7 +11,6 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import type { HttpResponse } from '@azure/functions';
 
@@ -40,6 +39,7 @@ import type { Composition } from '../../shared/composition-root.js';
 import { compose } from '../../shared/composition-root.js';
 import { writeConnectionFile } from '../../sim/connection.js';
 import { generateSimTls } from '../../sim/world/tls.js';
+import { CLI_ENTRY } from '../builders/cli-entry.js';
 import type { ClusterSettingsData, ScenarioData } from '../e2e/harness.js';
 import { nodeOf, POOL1, POOL2, sampleScenario } from '../e2e/harness.js';
 import { FakeDurableClient, runnerClient } from '../functions/triggers/durable-client-double.js';
@@ -55,7 +55,6 @@ import {
 } from '../functions/triggers/fixtures.js';
 import { Capture } from './leak-scan.js';
 
-const CLI_MAIN = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
 /** The sample scenario's subscription (the fixtures' SUB) and a foreign one. */
 const SUB = '3f2b8c1e-4d5a-4b6c-9e7f-0a1b2c3d4e5f';
 const FOREIGN_SUB = '99999999-8888-4777-8666-555555555555';
@@ -167,7 +166,7 @@ function runCli(args: readonly string[], cwd: string): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [CLI_MAIN, ...args],
+      [CLI_ENTRY, ...args],
       { cwd, timeout: 120_000, maxBuffer: 32 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
