@@ -3,7 +3,13 @@ import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
 
 import { OWNERSHIP_CASES, OWNERSHIP_SHARDS, ownershipShard } from './chaos/ownership-cases.js';
-import { CANARY_CRASH_CASES, CANARY_CRASH_SHARDS, canaryCrashShard } from './e2e/fixtures/canary-crash.js';
+import {
+  CANARY_CRASH_CASES,
+  CANARY_CRASH_JOBS,
+  CANARY_CRASH_SHARDS,
+  canaryCrashJobName,
+  canaryCrashShard,
+} from './e2e/fixtures/canary-crash.js';
 import { shardOf } from './shards.js';
 
 void describe('shardOf', () => {
@@ -45,15 +51,21 @@ function assertPartition(
 }
 
 void describe('the split sweeps', () => {
-  void it('puts each canary crash case in exactly one canary-crash-<k> file', () => {
+  void it('puts each canary crash job in exactly one canary-crash-<k> file', () => {
     const shards = Array.from({ length: CANARY_CRASH_SHARDS }, (_, k) =>
-      canaryCrashShard(k + 1).map((testCase) => testCase.name),
+      canaryCrashShard(k + 1).map(canaryCrashJobName),
     );
-    assertPartition(
-      shards,
-      CANARY_CRASH_CASES.map((testCase) => testCase.name),
-      'canary-crash',
-    );
+    assertPartition(shards, CANARY_CRASH_JOBS.map(canaryCrashJobName), 'canary-crash');
+    // Every case's kill points are split into parts 1..n, each in the jobs once.
+    for (const testCase of CANARY_CRASH_CASES) {
+      const parts = CANARY_CRASH_JOBS.filter((job) => job.testCase === testCase).map((job) => job.part);
+      const n = testCase.killPointParts ?? 1;
+      assert.deepEqual(
+        parts,
+        Array.from({ length: n }, (_, k) => k + 1),
+        `${testCase.name}: parts 1..${n}`,
+      );
+    }
     const file = (k: number): boolean =>
       existsSync(new URL(`../../tests/e2e/canary-crash-${k}.test.ts`, import.meta.url));
     for (let k = 1; k <= CANARY_CRASH_SHARDS; k += 1)
