@@ -285,7 +285,52 @@ function v3Refs(schema: unknown): unknown {
   return JSON.parse(JSON.stringify(schema).replaceAll('#/definitions/', '#/components/schemas/')) as unknown;
 }
 
+/**
+ * The v3 documents already built, per served state: the extension object (the CRD registry hands out
+ * the same one until what it serves changes, then a new one) or BUILT_IN, then by key. A document is a
+ * pure function of its group version, the Kubernetes version and that state, and is only serialised
+ * (never changed) once built, so it is built once: kubectl reads the index on every apply and wait, and
+ * the index builds and hashes every group version's document, each with every schema rewritten.
+ */
+const BUILT_IN: object = {};
+const v3Built = new WeakMap<object, Map<string, Schema>>();
+
+function builtOnce(extension: OpenApiExtension | undefined, key: string, build: () => Schema): Schema {
+  const state = extension ?? BUILT_IN;
+  let built = v3Built.get(state);
+  if (built === undefined) {
+    built = new Map();
+    v3Built.set(state, built);
+  }
+  let found = built.get(key);
+  if (found === undefined) {
+    found = build();
+    built.set(key, found);
+  }
+  return found;
+}
+
+/** Every schema, references in the v3 form: the same for each group version of one served state. */
+function v3Schemas(extension?: OpenApiExtension): Schema {
+  return builtOnce(
+    extension,
+    'schemas',
+    () => v3Refs({ ...DEFINITIONS, ...extension?.definitions }) as Schema,
+  );
+}
+
 function v3Document(
+  group: string,
+  version: string,
+  kubernetesVersion: string,
+  extension?: OpenApiExtension,
+): Schema {
+  return builtOnce(extension, `document ${kubernetesVersion} ${group}/${version}`, () =>
+    buildV3Document(group, version, kubernetesVersion, extension),
+  );
+}
+
+function buildV3Document(
   group: string,
   version: string,
   kubernetesVersion: string,
@@ -358,7 +403,7 @@ function v3Document(
     info: { title: 'Kubernetes', version: kubernetesVersion },
     paths,
     components: {
-      schemas: v3Refs({ ...DEFINITIONS, ...extension?.definitions }),
+      schemas: v3Schemas(extension),
       securitySchemes: {
         BearerToken: {
           type: 'apiKey',
@@ -373,6 +418,10 @@ function v3Document(
 
 /** `/openapi/v3`: one entry per group version, its URL carrying a content hash (kubectl caches by it). */
 export function openApiV3Index(kubernetesVersion: string, extension?: OpenApiExtension): Schema {
+  return builtOnce(extension, `index ${kubernetesVersion}`, () => buildV3Index(kubernetesVersion, extension));
+}
+
+function buildV3Index(kubernetesVersion: string, extension?: OpenApiExtension): Schema {
   const paths: Record<string, Schema> = {};
   for (const { group, version } of groupVersions(extension)) {
     const key = groupVersionPath(group, version);

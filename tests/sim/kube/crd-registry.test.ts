@@ -203,11 +203,23 @@ void describe('the custom resources a CRD registers', () => {
     const v2Spec = (
       v2.body.definitions as Record<string, { properties: { spec: { properties: Record<string, unknown> } } }>
     )[definition];
+    // v3 follows it too: the documents are built once per served state, and the update is a new state.
+    const indexAfter = await call('GET', '/openapi/v3');
+    const v3After = await call('GET', `/openapi/v3/${path}`);
+    const v3Spec = (
+      v3After.body.components as {
+        schemas: Record<string, { properties: { spec: { properties: Record<string, unknown> } } }>;
+      }
+    ).schemas[definition];
+    const urlOf = (reply: typeof index): string =>
+      String((reply.body.paths as Record<string, { serverRelativeURL: string }>)[path]?.serverRelativeURL);
 
     assert.equal(updated.status, 200);
     assert.equal((updated.body.metadata as { generation: number }).generation, 2);
     assert.equal((created.body.spec as { window: string }).window, 'nights');
     assert.deepEqual(v2Spec?.properties.spec.properties.window, { type: 'string', default: 'nights' });
+    assert.deepEqual(v3Spec?.properties.spec.properties.window, { type: 'string', default: 'nights' });
+    assert.notEqual(urlOf(indexAfter), urlOf(index), 'the index names the changed document by a new hash');
   });
 
   void it('applies a policy server-side: defaults added, status ignored, the applier owning what it sent', async () => {
