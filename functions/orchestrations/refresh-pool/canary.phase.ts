@@ -18,7 +18,7 @@ import type { CanaryVerdict } from '../../../shared/domain/canary.js';
 import type { CanaryRecord } from '../../../shared/domain/canary-record.js';
 import { CONCURRENT_CHANGE } from '../../../shared/domain/errors.js';
 import { definedOnly } from '../../../shared/domain/optional.js';
-import { activities } from '../../activities.js';
+import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { isCancel, pastReturn } from '../cancel.js';
 import { asStepFailure, StepFailure } from '../step-failure.js';
@@ -88,7 +88,12 @@ export function* canaryPhase<Published extends PointedModel>(
         call(
           context,
           activities.recordCanaryInstances,
-          { ...scaleOutInput, baseline: baselineIdsOf(run), record },
+          {
+            ...scaleOutInput,
+            baseline: baselineIdsOf(run),
+            record,
+            ...(progress.pinned === undefined ? {} : { pinned: { ...progress.pinned } }),
+          },
           { step: 'adding-canaries' },
         ),
       done: (result) => result.instances.length >= policy.instances,
@@ -213,7 +218,8 @@ function* pinVersion(
     };
     progress.record = record;
     try {
-      yield* call(
+      // A history recorded before the pin returned what it wrote has no output here.
+      const pinned: Partial<ActivityOutput<'pinCanaryVersion'>> | undefined = yield* call(
         context,
         activities.pinCanaryVersion,
         {
@@ -229,6 +235,9 @@ function* pinVersion(
         },
         { step },
       );
+      if (pinned?.etag !== undefined && pinned.tags !== undefined) {
+        progress.pinned = { tags: { ...pinned.tags }, etag: pinned.etag };
+      }
       return;
     } catch (error) {
       if (!(error instanceof StepFailure) || error.code !== CONCURRENT_CHANGE || attempt >= 3) throw error;
