@@ -145,7 +145,12 @@ export async function recordCanaryInstances(
     /** What the pin's write left (pinCanaryVersion): the record is written from it, unread. */
     readonly pinned?: WrittenTags;
   },
-): Promise<{ readonly instances: readonly string[]; readonly others: readonly string[] }> {
+): Promise<{
+  readonly instances: readonly string[];
+  readonly others: readonly string[];
+  /** The tags the record left and the etag then (the model's update is written from them, unread). */
+  readonly written?: WrittenTags;
+}> {
   const instances = await compute.instances.list(scaleSet);
   const added = newInstances(instances, input.baseline, input.versionId).map(
     (instance) => instance.instanceId,
@@ -153,7 +158,7 @@ export async function recordCanaryInstances(
   const ours = added.slice(0, input.count);
   const others = added.slice(input.count);
   if (ours.length < input.count) return { instances: ours, others };
-  await writeTags(
+  const written = await writeTags(
     compute,
     scaleSet,
     (tags) => ({
@@ -162,7 +167,7 @@ export async function recordCanaryInstances(
     }),
     input.pinned,
   );
-  return { instances: ours, others };
+  return { instances: ours, others, ...(written.etag === undefined ? {} : { written }) };
 }
 
 /** The tags a write left on a scale set, and its etag then when ARM said it (else none). */

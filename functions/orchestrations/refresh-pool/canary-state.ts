@@ -19,6 +19,8 @@ export interface CanaryProgress {
   record?: CanaryRecord;
   /** The tags the pin left and the etag then: the instances' record is written from them, unread. */
   pinned?: { readonly tags: Readonly<Record<string, string>>; readonly etag: string };
+  /** The tags the instances' record left and the etag then: the model's update starts from them. */
+  recorded?: { readonly tags: Readonly<Record<string, string>>; readonly etag: string };
   scaleOutRequested: boolean;
   instances: string[];
   others: string[];

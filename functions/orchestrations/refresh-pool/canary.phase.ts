@@ -101,6 +101,11 @@ export function* canaryPhase<Published extends PointedModel>(
     });
     progress.instances = [...recorded.instances];
     progress.others = [...recorded.others];
+    // A history recorded before the record returned what it wrote has none.
+    const written: Partial<NonNullable<typeof recorded.written>> | undefined = recorded.written;
+    if (written?.etag !== undefined && written.tags !== undefined) {
+      progress.recorded = { tags: { ...written.tags }, etag: written.etag };
+    }
     // The deadline counts from the moment the canaries exist: a scale-out ARM was slow to accept (a
     // throttled write) is not held against the image.
     const addedAtMs = context.df.currentUtcDateTime.getTime();
@@ -115,6 +120,11 @@ export function* canaryPhase<Published extends PointedModel>(
   if (failure === undefined && verdict?.kind === 'passed') {
     try {
       let instancesNow: CanaryPhaseOutput['instancesNow'] = yield* removePassedCanaries(run, progress);
+      // The canaries kept, the pool's model is as the record left it: its update is written from that
+      // (If-Match; a model written since is read again), with the version the canary pinned as its image.
+      if (instancesNow === 'kept' && progress.recorded !== undefined) {
+        run.modelSeen = { ...progress.recorded, imageId: version.id };
+      }
       const published = yield* publish();
       if (policy.afterPass !== 'keep-size') return { verdict: 'passed', ...base, instancesNow, published };
       // Published first: the canaries are then the newest generation, and the oldest go in their place.

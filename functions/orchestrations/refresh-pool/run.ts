@@ -39,6 +39,12 @@ export interface RefreshRun {
   stopRecord?: { readonly tags: Readonly<Record<string, string>>; readonly etag?: string };
   /** The scale set's tags and etag the leftovers' read saw (give-back-leftovers.ts): the stop record starts from them. */
   scaleSetTags?: { readonly tags: Readonly<Record<string, string>>; readonly etag: string };
+  /** The model as the canary's last write left it (canary.phase.ts): the image update starts from it. */
+  modelSeen?: {
+    readonly tags: Readonly<Record<string, string>>;
+    readonly etag: string;
+    readonly imageId: string;
+  };
 }
 
 /** Publishes the run's current step (custom status, ≤ 16 KB, no secrets). */
