@@ -35,6 +35,11 @@ export interface LeftoversOutcome {
   readonly versionNames: readonly string[];
   /** The definition did not exist then (a pool's first refresh): it is created without reading it again. */
   readonly definitionAbsent: boolean;
+  /**
+   * The scale set's tags and etag as read, when nothing was given back since (a give-back may write
+   * them): the stop record is written from them, conditional on the etag (a stale one is read again).
+   */
+  readonly scaleSetTags?: { readonly tags: Readonly<Record<string, string>>; readonly etag: string };
 }
 
 const STEP = 'giving-back-leftovers';
@@ -80,18 +85,22 @@ export function* giveBackLeftovers(
   const outcome = yield* carryOut(context, hold, view.scope, planReaping(view.holdings, hold.runId));
   // A dead run's retirement (retire-pool/): after its node was given back above, its surge goes.
   const retirement = yield* giveBackDeadRetirement(context, hold, view.scope);
+  const gaveBack = [
+    ...canary.gaveBack,
+    ...capzCanaries.map((name) => `the canary pool of a dead run: ${name} (deleted)`),
+    ...scaleSets.gaveBack,
+    ...outcome.gaveBack,
+    ...retirement.gaveBack,
+  ];
   return {
-    gaveBack: [
-      ...canary.gaveBack,
-      ...capzCanaries.map((name) => `the canary pool of a dead run: ${name} (deleted)`),
-      ...scaleSets.gaveBack,
-      ...outcome.gaveBack,
-      ...retirement.gaveBack,
-    ],
+    gaveBack,
     kept: outcome.kept,
     failures: [...canary.failures, ...scaleSets.failures, ...outcome.failures, ...retirement.failures],
     versionNames: view.holdings.versions.map((version) => version.versionName),
     definitionAbsent: view.definitionAbsent === true,
+    ...(gaveBack.length > 0 || view.scaleSetTags === undefined
+      ? {}
+      : { scaleSetTags: { tags: { ...view.scaleSetTags.tags }, etag: view.scaleSetTags.etag } }),
   };
 }
 

@@ -281,6 +281,7 @@ function* refreshHeldPool(
     },
     runId: hold.runId,
     fence: fenceOf(hold),
+    ...(leftovers.scaleSetTags === undefined ? {} : { scaleSetTags: leftovers.scaleSetTags }),
   };
 
   report.clock.enter('preparing-image');

@@ -80,7 +80,8 @@ function galleryReference(imageId: string): Record<string, string | null> {
  * canary instances (capacity: the prior one plus the canaries), in one PATCH conditional on the
  * baseline's etag: nothing can come between the pin and the scale-out, and a crash leaves both or
  * neither. The capacity is absolute (from the record), so writing it again adds nothing. A retry that
- * finds its own pin done succeeds.
+ * finds its own pin done succeeds. Returns the tags it left and the etag then (the instances' record is
+ * written from them, unread: recordCanaryInstances).
  */
 export async function pinCanaryVersion(
   compute: ComputePorts,
@@ -90,15 +91,16 @@ export async function pinCanaryVersion(
     readonly record: CanaryRecord;
     readonly baseline: Pick<CanaryBaseline, 'etag' | 'tags'>;
   },
-): Promise<void> {
+): Promise<WrittenTags> {
   const tags = { ...withoutCanaryRecord(input.baseline.tags), ...canaryRecordTags(input.record) };
   try {
-    await compute.scaleSets.requestChange(scaleSet, {
+    const written = await compute.scaleSets.requestChange(scaleSet, {
       imageReference: galleryReference(input.versionId),
       tags,
       capacity: input.record.priorCapacity + input.record.count,
       ...definedOnly({ ifMatch: input.baseline.etag }),
     });
+    return { tags, ...definedOnly({ etag: written.etag }) };
   } catch (error) {
     if (!isConcurrentChange(error)) throw error;
     const now = await compute.scaleSets.get(scaleSet);
@@ -109,6 +111,7 @@ export async function pinCanaryVersion(
       record.record.version === input.record.version &&
       sameResourceId(now.imageReferenceFields?.['id'], input.versionId);
     if (!ours) throw error;
+    return { tags: now.tags, ...definedOnly({ etag: now.etag }) };
   }
 }
 
@@ -139,8 +142,15 @@ export async function recordCanaryInstances(
     readonly versionId: string;
     readonly count: number;
     readonly record: CanaryRecord;
+    /** What the pin's write left (pinCanaryVersion): the record is written from it, unread. */
+    readonly pinned?: WrittenTags;
   },
-): Promise<{ readonly instances: readonly string[]; readonly others: readonly string[] }> {
+): Promise<{
+  readonly instances: readonly string[];
+  readonly others: readonly string[];
+  /** The tags the record left and the etag then (the model's update is written from them, unread). */
+  readonly written?: WrittenTags;
+}> {
   const instances = await compute.instances.list(scaleSet);
   const added = newInstances(instances, input.baseline, input.versionId).map(
     (instance) => instance.instanceId,
@@ -148,11 +158,16 @@ export async function recordCanaryInstances(
   const ours = added.slice(0, input.count);
   const others = added.slice(input.count);
   if (ours.length < input.count) return { instances: ours, others };
-  await writeTags(compute, scaleSet, (tags) => ({
-    ...withoutCanaryRecord(tags),
-    ...canaryRecordTags({ ...input.record, instances: ours }),
-  }));
-  return { instances: ours, others };
+  const written = await writeTags(
+    compute,
+    scaleSet,
+    (tags) => ({
+      ...withoutCanaryRecord(tags),
+      ...canaryRecordTags({ ...input.record, instances: ours }),
+    }),
+    input.pinned,
+  );
+  return { instances: ours, others, ...(written.etag === undefined ? {} : { written }) };
 }
 
 /** The tags a write left on a scale set, and its etag then when ARM said it (else none). */
@@ -161,12 +176,30 @@ export interface WrittenTags {
   readonly etag?: string;
 }
 
-/** Rewrites the scale set's tags from a fresh read, conditional on its etag; retried on a race. */
+/**
+ * Rewrites the scale set's tags from a fresh read, conditional on its etag; retried on a race. With
+ * `known` (what an earlier read or write of this run left: tags and etag), the first write starts from
+ * it instead of a read — one request instead of two when nobody wrote the scale set since; ARM refuses
+ * a stale etag (412) and the tags are then read as without it.
+ */
 export async function writeTags(
   compute: ComputePorts,
   scaleSet: ScaleSetRef,
   change: (tags: Readonly<Record<string, string>>) => Record<string, string>,
+  known?: WrittenTags,
 ): Promise<WrittenTags> {
+  if (known?.etag !== undefined) {
+    const next = change(known.tags);
+    // Nothing to change from what is known: whether that is still so takes the read below.
+    if (!sameTags(known.tags, next)) {
+      try {
+        const written = await compute.scaleSets.requestChange(scaleSet, { tags: next, ifMatch: known.etag });
+        return { tags: next, ...definedOnly({ etag: written.etag }) };
+      } catch (error) {
+        if (!isConcurrentChange(error)) throw error;
+      }
+    }
+  }
   for (let attempt = 1; ; attempt++) {
     const model = await compute.scaleSets.get(scaleSet);
     const next = change(model.tags);

@@ -73,6 +73,8 @@ export interface PoolHoldingsView {
    * tags in the pool's resource group: a dead run's is given back like its canary record.
    */
   readonly canaryScaleSets?: readonly CanaryScaleSetHolding[];
+  /** The scale set's tags and etag as read: the run's stop record is written from them, unread. */
+  readonly scaleSetTags?: { readonly tags: Readonly<Record<string, string>>; readonly etag: string };
 }
 
 /** A canary scale set of the pool: its name and the run that made it. */
@@ -292,6 +294,7 @@ export async function readPoolHoldings(
     ...(definitionAbsent ? { definitionAbsent } : {}),
     ...definedOnly({ capzCanaryPools }),
     ...(canaryScaleSets.length === 0 ? {} : { canaryScaleSets }),
+    ...(scaleSet.etag === undefined ? {} : { scaleSetTags: { tags: scaleSet.tags, etag: scaleSet.etag } }),
     ...(canary.kind === 'none'
       ? {}
       : { canaryRecord: canary.kind === 'damaged' ? 'damaged' : { run: canary.record.run } }),

@@ -25,17 +25,24 @@ export type { WrittenTags } from './canary.js';
 
 /**
  * Records that `record.runId` stops `record.instanceId`: before the power-off is asked for. Returns the
- * tags written and the scale set's etag after the write (for `clearStopRecord`'s `written`).
+ * tags written and the scale set's etag after the write (for `clearStopRecord`'s `written`). With
+ * `known` (tags and etag read earlier), written from them unread; a stale etag (412) reads them.
  */
 export async function recordStop(
   compute: ComputePorts,
   scaleSet: ScaleSetRef,
   record: StopRecord,
+  known?: WrittenTags,
 ): Promise<WrittenTags> {
-  return writeTags(compute, scaleSet, (tags) => ({
-    ...withoutStopRecord(tags, record.instanceId),
-    ...stopRecordTag(record),
-  }));
+  return writeTags(
+    compute,
+    scaleSet,
+    (tags) => ({
+      ...withoutStopRecord(tags, record.instanceId),
+      ...stopRecordTag(record),
+    }),
+    known,
+  );
 }
 
 /**

@@ -79,7 +79,11 @@ function* giveBack(
         baseline: [...(run.canaryBaseline ?? [])],
         versionId: version.id,
         count: record.count,
-        record: { ...record, priorImage: { ...record.priorImage } },
+        record: {
+          ...record,
+          priorImage: { ...record.priorImage },
+          instances: record.instances === undefined ? undefined : [...record.instances],
+        },
       },
       { step, retry: RESTORE_RETRY },
     );

@@ -17,6 +17,10 @@ import type { RefreshRun } from './run.js';
 export interface CanaryProgress {
   /** The record the pin writes, once the pin was requested (it may have happened even if the call failed). */
   record?: CanaryRecord;
+  /** The tags the pin left and the etag then: the instances' record is written from them, unread. */
+  pinned?: { readonly tags: Readonly<Record<string, string>>; readonly etag: string };
+  /** The tags the instances' record left and the etag then: the model's update starts from them. */
+  recorded?: { readonly tags: Readonly<Record<string, string>>; readonly etag: string };
   scaleOutRequested: boolean;
   instances: string[];
   others: string[];

@@ -18,7 +18,7 @@ import type { CanaryVerdict } from '../../../shared/domain/canary.js';
 import type { CanaryRecord } from '../../../shared/domain/canary-record.js';
 import { CONCURRENT_CHANGE } from '../../../shared/domain/errors.js';
 import { definedOnly } from '../../../shared/domain/optional.js';
-import { activities } from '../../activities.js';
+import { activities, type ActivityOutput } from '../../activities.js';
 import { call } from '../call.js';
 import { isCancel, pastReturn } from '../cancel.js';
 import { asStepFailure, StepFailure } from '../step-failure.js';
@@ -88,7 +88,12 @@ export function* canaryPhase<Published extends PointedModel>(
         call(
           context,
           activities.recordCanaryInstances,
-          { ...scaleOutInput, baseline: baselineIdsOf(run), record },
+          {
+            ...scaleOutInput,
+            baseline: baselineIdsOf(run),
+            record,
+            ...(progress.pinned === undefined ? {} : { pinned: { ...progress.pinned } }),
+          },
           { step: 'adding-canaries' },
         ),
       done: (result) => result.instances.length >= policy.instances,
@@ -96,6 +101,11 @@ export function* canaryPhase<Published extends PointedModel>(
     });
     progress.instances = [...recorded.instances];
     progress.others = [...recorded.others];
+    // A history recorded before the record returned what it wrote has none.
+    const written: Partial<NonNullable<typeof recorded.written>> | undefined = recorded.written;
+    if (written?.etag !== undefined && written.tags !== undefined) {
+      progress.recorded = { tags: { ...written.tags }, etag: written.etag };
+    }
     // The deadline counts from the moment the canaries exist: a scale-out ARM was slow to accept (a
     // throttled write) is not held against the image.
     const addedAtMs = context.df.currentUtcDateTime.getTime();
@@ -110,6 +120,11 @@ export function* canaryPhase<Published extends PointedModel>(
   if (failure === undefined && verdict?.kind === 'passed') {
     try {
       let instancesNow: CanaryPhaseOutput['instancesNow'] = yield* removePassedCanaries(run, progress);
+      // The canaries kept, the pool's model is as the record left it: its update is written from that
+      // (If-Match; a model written since is read again), with the version the canary pinned as its image.
+      if (instancesNow === 'kept' && progress.recorded !== undefined) {
+        run.modelSeen = { ...progress.recorded, imageId: version.id };
+      }
       const published = yield* publish();
       if (policy.afterPass !== 'keep-size') return { verdict: 'passed', ...base, instancesNow, published };
       // Published first: the canaries are then the newest generation, and the oldest go in their place.
@@ -213,7 +228,8 @@ function* pinVersion(
     };
     progress.record = record;
     try {
-      yield* call(
+      // A history recorded before the pin returned what it wrote has no output here.
+      const pinned: Partial<ActivityOutput<'pinCanaryVersion'>> | undefined = yield* call(
         context,
         activities.pinCanaryVersion,
         {
@@ -229,6 +245,9 @@ function* pinVersion(
         },
         { step },
       );
+      if (pinned?.etag !== undefined && pinned.tags !== undefined) {
+        progress.pinned = { tags: { ...pinned.tags }, etag: pinned.etag };
+      }
       return;
     } catch (error) {
       if (!(error instanceof StepFailure) || error.code !== CONCURRENT_CHANGE || attempt >= 3) throw error;

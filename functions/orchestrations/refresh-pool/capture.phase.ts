@@ -203,7 +203,11 @@ function* captureDisk(
       instanceId: run.donor.instanceId,
       runId: run.runId,
       fence: run.fence,
-      ...(plan.capz === undefined ? {} : { place: 'pool-lease' as const }),
+      ...(plan.capz !== undefined
+        ? { place: 'pool-lease' as const }
+        : run.scaleSetTags === undefined
+          ? {}
+          : { known: { tags: { ...run.scaleSetTags.tags }, etag: run.scaleSetTags.etag } }),
     },
     { step: 'preparing-disk' },
   );

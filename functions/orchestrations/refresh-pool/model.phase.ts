@@ -106,6 +106,9 @@ function* pointModel(run: RefreshRun, version: BuiltVersion): Generator<Task, Po
       imageId: targetImageId,
       fence: run.fence,
       ...(newNodesOf(plan) === 'run-pool-bootstrap' ? { keepCustomData: true } : {}),
+      ...(run.modelSeen === undefined
+        ? {}
+        : { known: { ...run.modelSeen, tags: { ...run.modelSeen.tags } } }),
       expectedImages: [
         ...(plan.modelImage === undefined ? [] : [{ ...plan.modelImage }]),
         { id: version.id },

@@ -37,6 +37,14 @@ export interface RefreshRun {
   canaryBaseline?: readonly string[];
   /** What the stop record's write left (tags, etag): give-back.ts removes the record from it, no read. */
   stopRecord?: { readonly tags: Readonly<Record<string, string>>; readonly etag?: string };
+  /** The scale set's tags and etag the leftovers' read saw (give-back-leftovers.ts): the stop record starts from them. */
+  scaleSetTags?: { readonly tags: Readonly<Record<string, string>>; readonly etag: string };
+  /** The model as the canary's last write left it (canary.phase.ts): the image update starts from it. */
+  modelSeen?: {
+    readonly tags: Readonly<Record<string, string>>;
+    readonly etag: string;
+    readonly imageId: string;
+  };
 }
 
 /** Publishes the run's current step (custom status, ≤ 16 KB, no secrets). */

@@ -7,7 +7,15 @@ import type { ImageReference as ArmImageReference, VirtualMachineScaleSet } from
 
 import { carriesOwnerTags, type ScaleSetModelDocument } from '../../domain/canary-scale-set.js';
 import type { ScaleSetExtension } from '../../domain/compute.js';
-import { ignoreNotFound, isNotFound, isTransient, TerminalError } from '../../domain/errors.js';
+import {
+  CONCURRENT_CHANGE,
+  ignoreNotFound,
+  isConcurrentChange,
+  isNotFound,
+  isTransient,
+  TerminalError,
+  TransientError,
+} from '../../domain/errors.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
 import { describeScaleSet, parseGalleryImageId, scaleSetKey } from '../../domain/resource-id.js';
 import type { OrchestrationMode, ScaleSet } from '../../domain/scale-set.js';
@@ -182,31 +190,46 @@ export class ArmScaleSets implements ScaleSetsPort {
   }
 
   /**
-   * PUT of a new scale set after a read: a scale set of that name with all the owner tags is an earlier
-   * attempt's (found, whatever its state but Deleting); without them the name is someone else's.
+   * PUT of a new scale set with `If-None-Match: *`, read only when ARM refuses it (412: the name exists):
+   * a scale set of that name with all the owner tags is an earlier attempt's (found, whatever its state
+   * but Deleting); without them the name is someone else's. ARM documents the header on Virtual Machine
+   * Scale Sets – Create Or Update ("Set to '*' to allow a new record set to be created, but to prevent
+   * updating an existing record set"; learn.microsoft.com/rest/api/compute/virtual-machine-scale-sets/
+   * create-or-update), so an existing scale set is never overwritten.
    */
   async requestCreation(ref: ScaleSetRef, creation: ScaleSetCreation): Promise<ScaleSetCreated> {
     const action = `requesting creation of scale set ${describeScaleSet(ref)}`;
     const client = this.clients.client(ref.subscriptionId, action);
+    // The domain document is the model as ARM returns it (the SDK's flattened form): sent as it is.
+    const model = creation.model as unknown as VirtualMachineScaleSet;
+    try {
+      await withArmErrors(action, () =>
+        client.virtualMachineScaleSets.beginCreateOrUpdate(ref.resourceGroup, ref.name, model, {
+          ifNoneMatch: '*',
+        }),
+      );
+      return 'requested';
+    } catch (error) {
+      if (!isConcurrentChange(error)) throw error;
+    }
     const existing = await withArmErrors(action, () =>
       client.virtualMachineScaleSets.get(ref.resourceGroup, ref.name),
     ).catch(ignoreNotFound);
-    if (existing !== undefined) {
-      throwIfDeleting(existing.provisioningState, action, 'scale set');
-      if (!carriesOwnerTags(existing.tags, creation.ownerTags)) {
-        throw new TerminalError(
-          'ScaleSetNameTaken',
-          `${action}: a scale set of this name already exists and is not this run's`,
-        );
-      }
-      return 'found';
+    if (existing === undefined) {
+      // Refused because it existed, gone by the read: deleted meanwhile; the retry creates it.
+      throw new TransientError(
+        CONCURRENT_CHANGE,
+        `${action}: a scale set of this name existed at the request and is gone now`,
+      );
     }
-    // The domain document is the model as ARM returns it (the SDK's flattened form): sent as it is.
-    const model = creation.model as unknown as VirtualMachineScaleSet;
-    await withArmErrors(action, () =>
-      client.virtualMachineScaleSets.beginCreateOrUpdate(ref.resourceGroup, ref.name, model),
-    );
-    return 'requested';
+    throwIfDeleting(existing.provisioningState, action, 'scale set');
+    if (!carriesOwnerTags(existing.tags, creation.ownerTags)) {
+      throw new TerminalError(
+        'ScaleSetNameTaken',
+        `${action}: a scale set of this name already exists and is not this run's`,
+      );
+    }
+    return 'found';
   }
 
   async requestDeletion(ref: ScaleSetRef): Promise<void> {

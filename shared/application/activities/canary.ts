@@ -72,7 +72,7 @@ const pinCanaryVersionActivity = defineActivity(
   async (deps, input) => {
     const { compute, kube } = await deps.cluster(input.cluster);
     await checkFence(kube, input.fence, `pinning the canary version of ${input.scaleSet.name}`, deps.now());
-    await pinCanaryVersion(compute, input.scaleSet, {
+    return pinCanaryVersion(compute, input.scaleSet, {
       versionId: input.versionId,
       record: recordOf(input.record),
       baseline: {
@@ -90,10 +90,17 @@ const recordCanaryInstancesActivity = defineActivity(
     versionId: z.string().min(1),
     count: z.number().int().min(1),
     record: CanaryRecordInput,
+    /** What pinCanaryVersion returned: the record is written from it, conditional on its etag. */
+    pinned: z.object({ tags: Tags, etag: z.string().min(1) }).optional(),
   }),
   async (deps, input) => {
     const { compute } = await deps.cluster(input.cluster);
-    return recordCanaryInstances(compute, input.scaleSet, { ...input, record: recordOf(input.record) });
+    const { pinned, ...rest } = input;
+    return recordCanaryInstances(compute, input.scaleSet, {
+      ...rest,
+      record: recordOf(input.record),
+      ...(pinned === undefined ? {} : { pinned }),
+    });
   },
 );
 

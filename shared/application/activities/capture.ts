@@ -149,12 +149,18 @@ const requestSnapshotDeletion = defineActivity(
  * Records that the run stops the donor (domain/stop-record.ts), before the power-off is asked for: the
  * reaper finds the VM by it even when its Node object is deleted. On the scale set's tags, or on the pool
  * lease for a pool whose scale set the product does not write (`place: 'pool-lease'`, a CAPZ pool).
- * Fenced like the power-off. Returns the tags it left and the scale set's etag then (the removal starts
+ * Fenced like the power-off. With `known` (the tags and etag the leftovers' read saw), the write is
+ * conditional on that etag and the tags are read only when ARM refuses it (412). Returns the tags it left and the scale set's etag then (the removal starts
  * from them, no read); nothing for the lease.
  */
 const recordInstanceStop = defineActivity(
   'recordInstanceStop',
-  FencedInstanceInput.extend({ runId: Name, place: StopRecordPlaceInput.optional() }),
+  FencedInstanceInput.extend({
+    runId: Name,
+    place: StopRecordPlaceInput.optional(),
+    /** The scale set's tags and etag as the run last read them: the record is written from them, unread. */
+    known: z.object({ tags: Tags, etag: z.string().min(1) }).optional(),
+  }),
   async (deps, input): Promise<{ tags: Record<string, string>; etag?: string } | undefined> => {
     const { compute, kube } = await deps.cluster(input.cluster);
     const record = { instanceId: input.instanceId, runId: input.runId };
@@ -163,7 +169,7 @@ const recordInstanceStop = defineActivity(
       return undefined;
     }
     await checkFence(kube, input.fence, `recording the stop of instance ${input.instanceId}`, deps.now());
-    const written = await recordStop(compute, input.scaleSet, record);
+    const written = await recordStop(compute, input.scaleSet, record, input.known);
     return { tags: { ...written.tags }, ...definedOnly({ etag: written.etag }) };
   },
 );

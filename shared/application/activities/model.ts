@@ -8,9 +8,10 @@ import { CONCURRENT_CHANGE, isConcurrentChange, messageOf, TransientError } from
 import { newerVersionInModel } from '../../domain/model-direction.js';
 import { definedOnly } from '../../domain/optional.js';
 import { sameResourceId } from '../../domain/resource-id.js';
+import type { ScaleSetImageUpdate } from '../../ports/compute/scale-sets.js';
 import { checkFence } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
-import { ClusterInput, FenceInput, Name, ScaleSetRefInput } from './inputs.js';
+import { ClusterInput, FenceInput, Name, ScaleSetRefInput, Tags } from './inputs.js';
 
 export interface ScaleSetImageView {
   readonly imageId?: string;
@@ -38,7 +39,8 @@ export type ScaleSetImageUpdateResult =
   | { readonly kind: 'kept-newer'; readonly version: string };
 
 /**
- * Reads the model, then — unless it already pins a newer version (kept as is), and when its image is still one the run expects (what it read at planning, or the
+ * Reads the model (or, with `known`, first tries the write from what the run's last write left, reading
+ * only on 412), then — unless it already pins a newer version (kept as is), and when its image is still one the run expects (what it read at planning, or the
  * version its canary pinned) — PATCHes the new image and the no-op customData (kept as it is with
  * `keepCustomData`) with If-Match on that read's
  * etag, dropping the canary record from the tags in the same write. An image moved by another tool is
@@ -54,6 +56,11 @@ const requestScaleSetImageUpdate = defineActivity(
     keepCustomData: z.boolean().optional(),
     /** Pointing the pool at a version is fenced: a run that lost its lease leaves the model alone. */
     fence: FenceInput,
+    /**
+     * The model as the run's last write left it (its tags, the etag then, the image it pinned): the
+     * update is written from it with If-Match, unread; a model written since (412) is read as without.
+     */
+    known: z.object({ tags: Tags, etag: z.string().min(1), imageId: z.string().min(1) }).optional(),
   }),
   async (deps, input): Promise<ScaleSetImageUpdateResult> => {
     const { compute, kube } = await deps.cluster(input.cluster);
@@ -63,27 +70,33 @@ const requestScaleSetImageUpdate = defineActivity(
       `pointing scale set ${input.scaleSet.name} at a new image`,
       deps.now(),
     );
+    if (input.known !== undefined) {
+      const { known } = input;
+      const decided = decideImageUpdate(input, { id: known.imageId }, known.tags, undefined);
+      // Only a write is worth trying unread: whether a model already pointed is settled needs its state.
+      if (decided.kind === 'write') {
+        try {
+          await compute.scaleSets.requestImageUpdate(input.scaleSet, {
+            ...decided.update,
+            ifMatch: known.etag,
+          });
+          return { kind: 'requested' };
+        } catch (error) {
+          if (!isConcurrentChange(error)) throw error;
+        }
+      }
+    }
     const model = await compute.scaleSets.get(input.scaleSet);
-    const image = model.imageReferenceFields ?? {};
-    // Never back in time: the run that put a newer version there also did the rest of this phase.
-    const newer = newerVersionInModel(image['id'], input.imageId);
-    if (newer !== undefined) return { kind: 'kept-newer', version: newer };
-    const there = sameResourceId(image['id'], input.imageId);
-    const expected = input.expectedImages.some((candidate) => sameImageReference(candidate, image));
-    if (!there && !expected) return { kind: 'changed-elsewhere', image };
-    const tags = withoutCanaryRecord(model.tags);
-    const recordLeft = Object.keys(tags).length !== Object.keys(model.tags).length;
-    // A retried request finds its own write done (customData is write-only: the image says it).
-    if (there && !recordLeft && model.provisioningState !== 'Failed') return { kind: 'requested' };
+    const decided = decideImageUpdate(
+      input,
+      model.imageReferenceFields ?? {},
+      model.tags,
+      model.provisioningState,
+    );
+    if (decided.kind !== 'write') return decided;
     try {
       await compute.scaleSets.requestImageUpdate(input.scaleSet, {
-        imageId: input.imageId,
-        // The prototype already ran its bootstrap: new instances must not run it again, unless they
-        // must (a kubeadm node joins with a fresh token from customData, on the warm image).
-        ...(input.keepCustomData === true
-          ? {}
-          : { customDataBase64: Buffer.from(NO_OP_CLOUD_CONFIG, 'utf8').toString('base64') }),
-        ...(recordLeft ? { tags } : {}),
+        ...decided.update,
         ...definedOnly({ ifMatch: model.etag }),
       });
     } catch (error) {
@@ -95,6 +108,46 @@ const requestScaleSetImageUpdate = defineActivity(
     return { kind: 'requested' };
   },
 );
+
+/**
+ * What the model update comes to from the model's image, tags and state (undefined: not known): a
+ * result without a write, or the write to make.
+ */
+function decideImageUpdate(
+  input: {
+    readonly imageId: string;
+    readonly expectedImages: readonly Record<string, string>[];
+    readonly keepCustomData?: boolean | undefined;
+  },
+  image: Readonly<Record<string, string>>,
+  modelTags: Readonly<Record<string, string>>,
+  provisioningState: ProvisioningState | undefined,
+): ScaleSetImageUpdateResult | { readonly kind: 'write'; readonly update: ScaleSetImageUpdate } {
+  // Never back in time: the run that put a newer version there also did the rest of this phase.
+  const newer = newerVersionInModel(image['id'], input.imageId);
+  if (newer !== undefined) return { kind: 'kept-newer', version: newer };
+  const there = sameResourceId(image['id'], input.imageId);
+  const expected = input.expectedImages.some((candidate) => sameImageReference(candidate, image));
+  if (!there && !expected) return { kind: 'changed-elsewhere', image };
+  const tags = withoutCanaryRecord(modelTags);
+  const recordLeft = Object.keys(tags).length !== Object.keys(modelTags).length;
+  // A retried request finds its own write done (customData is write-only: the image says it).
+  if (there && !recordLeft && provisioningState !== undefined && provisioningState !== 'Failed') {
+    return { kind: 'requested' };
+  }
+  return {
+    kind: 'write',
+    update: {
+      imageId: input.imageId,
+      // The prototype already ran its bootstrap: new instances must not run it again, unless they
+      // must (a kubeadm node joins with a fresh token from customData, on the warm image).
+      ...(input.keepCustomData === true
+        ? {}
+        : { customDataBase64: Buffer.from(NO_OP_CLOUD_CONFIG, 'utf8').toString('base64') }),
+      ...(recordLeft ? { tags } : {}),
+    },
+  };
+}
 
 const readScaleSetImage = defineActivity(
   'readScaleSetImage',

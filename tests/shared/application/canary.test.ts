@@ -1,10 +1,17 @@
 // The canary phase's reads (shared/application/canary.ts): how a canary's node is found without listing
-// the whole cluster, in the pool or in a canary scale set of its own whose members have no node yet.
+// the whole cluster, in the pool or in a canary scale set of its own whose members have no node yet;
+// the canary instances' record written from what the pin left, without reading the model.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { observeCanaries } from '../../../shared/application/canary.js';
+import {
+  observeCanaries,
+  pinCanaryVersion,
+  recordCanaryInstances,
+  type WrittenTags,
+} from '../../../shared/application/canary.js';
 import { resourceIdOfNode } from '../../../shared/application/node-scan.js';
+import { parseCanaryRecord } from '../../../shared/domain/canary-record.js';
 import type { ClusterNode } from '../../../shared/domain/cluster-node.js';
 import { FakeCompute } from '../../../shared/ports/fake/compute/index.js';
 import { FakeKubernetes } from '../../../shared/ports/fake/kubernetes/index.js';
@@ -75,5 +82,72 @@ void describe('observeCanaries', () => {
     assert.equal(observation?.node?.name, donor.name);
     assert.equal(observation?.node?.ownsName, false, 'registered under another name');
     assert.equal(pages(kube).full, 0);
+  });
+});
+
+void describe('recording the canary instances after the pin', () => {
+  const POOL = { ...DEFAULT_POOL, name: 'k8s-pool-a' };
+  const VERSION_ID = `/subscriptions/${DEFAULT_POOL.subscriptionId}/resourceGroups/rg/providers/Microsoft.Compute/galleries/g/images/pool-a/versions/2026.1203.0800`;
+  const RECORD = {
+    run: 'run-1',
+    version: '2026.1203.0800',
+    startedAt: NOW.toISOString(),
+    priorImage: { id: 'prior' },
+    priorCapacity: 1,
+    count: 1,
+  };
+
+  async function pinned(): Promise<{ compute: FakeCompute; written: WrittenTags }> {
+    const compute = new FakeCompute({ now: () => NOW.getTime() });
+    compute.addScaleSet(aScaleSet({ name: POOL.name, tags: { owner: 'team' } }));
+    compute.addInstance(POOL, '0');
+    const baseline = await compute.scaleSets.get(POOL);
+    const written = await pinCanaryVersion(compute, POOL, {
+      versionId: VERSION_ID,
+      record: RECORD,
+      baseline: { tags: baseline.tags, ...(baseline.etag === undefined ? {} : { etag: baseline.etag }) },
+    });
+    compute.addInstance(POOL, '1', { imageId: VERSION_ID });
+    return { compute, written };
+  }
+
+  void it('writes the record from what the pin left: the list and one conditional write, no model read', async () => {
+    const { compute, written } = await pinned();
+    assert.ok(written.etag !== undefined, 'the pin returns the etag of its write');
+    const before = compute.calls.length;
+    const result = await recordCanaryInstances(compute, POOL, {
+      baseline: ['0'],
+      versionId: VERSION_ID,
+      count: 1,
+      record: RECORD,
+      pinned: written,
+    });
+    assert.deepEqual(result.instances, ['1']);
+    assert.deepEqual(
+      compute.calls.slice(before).map((call) => call.method),
+      ['instances.list', 'scaleSets.requestChange'],
+    );
+    const record = parseCanaryRecord((await compute.scaleSets.get(POOL)).tags);
+    assert.equal(record.kind, 'record');
+    assert.deepEqual(record.kind === 'record' ? record.record.instances : undefined, ['1']);
+    assert.equal((await compute.scaleSets.get(POOL)).tags['owner'], 'team');
+  });
+
+  void it('reads the model when the scale set was written since the pin (412)', async () => {
+    const { compute, written } = await pinned();
+    await compute.scaleSets.requestChange(POOL, { tags: { ...written.tags, added: 'since' } });
+    const before = compute.calls.length;
+    await recordCanaryInstances(compute, POOL, {
+      baseline: ['0'],
+      versionId: VERSION_ID,
+      count: 1,
+      record: RECORD,
+      pinned: written,
+    });
+    assert.deepEqual(
+      compute.calls.slice(before).map((call) => call.method),
+      ['instances.list', 'scaleSets.requestChange', 'scaleSets.get', 'scaleSets.requestChange'],
+    );
+    assert.equal((await compute.scaleSets.get(POOL)).tags['added'], 'since');
   });
 });

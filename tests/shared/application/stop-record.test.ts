@@ -1,5 +1,6 @@
 // The stop record's write and removal on the scale set's tags: the removal starts from what the write
-// left (one conditional write, no read) and reads the model again only when someone wrote it since.
+// left, and the write from what the leftovers' read saw (one conditional write, no read); each reads
+// the model again only when someone wrote it since.
 // A CAPZ pool's record on the pool lease: written only by the lease's holder, removed by anyone.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -63,6 +64,39 @@ void describe('stop record on the scale set', () => {
       ['scaleSets.requestChange', 'scaleSets.get', 'scaleSets.requestChange'],
     );
     assert.deepEqual(await tagsOf(compute), { owner: 'team' });
+  });
+
+  void it('is written from the tags and etag read before (known): one conditional write, no read', async () => {
+    const compute = world();
+    const read = await compute.scaleSets.get(REF);
+    assert.ok(read.etag !== undefined);
+    const before = compute.calls.length;
+    const written = await recordStop(compute, REF, RECORD, { tags: read.tags, etag: read.etag });
+    assert.deepEqual(
+      compute.calls.slice(before).map((call) => call.method),
+      ['scaleSets.requestChange'],
+      'no read of the model',
+    );
+    assert.deepEqual(await tagsOf(compute), { owner: 'team', 'vmss-prototype.stopped.3': 'run-1' });
+    assert.equal(written.etag, (await compute.scaleSets.get(REF)).etag);
+  });
+
+  void it('reads the model when what was known is stale (412), keeping what was written since', async () => {
+    const compute = world();
+    const read = await compute.scaleSets.get(REF);
+    assert.ok(read.etag !== undefined);
+    await compute.scaleSets.requestChange(REF, { tags: { owner: 'team', added: 'since' } });
+    const before = compute.calls.length;
+    await recordStop(compute, REF, RECORD, { tags: read.tags, etag: read.etag });
+    assert.deepEqual(
+      compute.calls.slice(before).map((call) => call.method),
+      ['scaleSets.requestChange', 'scaleSets.get', 'scaleSets.requestChange'],
+    );
+    assert.deepEqual(await tagsOf(compute), {
+      owner: 'team',
+      added: 'since',
+      'vmss-prototype.stopped.3': 'run-1',
+    });
   });
 
   void it('reads the model first without what the write left (a run recorded before it was kept)', async () => {

@@ -2,7 +2,8 @@
  * The scale sets port's creation and deletion (the temporary canary scale set, issue #48) through the real
  * @azure/arm-compute client against the simulator's ARM: the PUT of the plan built from the pool's model
  * as ARM returns it, its instances booting that model; asking again finds it; the model read as ARM
- * returns it and the resource group listed; a name another scale set holds is refused; deletion of a
+ * returns it and the resource group listed; the PUT is conditional (If-None-Match: *), so an absent
+ * name costs one request and an existing one is read only after ARM refused to overwrite it; a name another scale set holds is refused; deletion of a
  * missing one is done.
  */
 import assert from 'node:assert/strict';
@@ -87,6 +88,7 @@ describe('ARM scale sets: creating and deleting a canary scale set', () => {
     const canary = await plan();
     const ref: ScaleSetRef = { ...pool, name: canary.name };
 
+    const before = world.log.entries.length;
     const created = await world.settle(
       compute.scaleSets.requestCreation(ref, {
         model: canary.model,
@@ -95,6 +97,11 @@ describe('ARM scale sets: creating and deleting a canary scale set', () => {
       1,
     );
     assert.equal(created, 'requested');
+    // One conditional PUT (If-None-Match: *), no read of the absent name before it.
+    assert.deepEqual(
+      world.log.entries.slice(before).map((entry) => `${entry.target?.method ?? '?'} ${entry.status}`),
+      ['PUT 201'],
+    );
 
     const id = scaleSetResourceId(ref);
     const [instance] = world.state.listInstances(id);
