@@ -2,6 +2,9 @@
 //
 // - The fast files (tests/test-files.mjs: no simulator, Azurite, browser or child process) run in ONE
 //   process: loading the SDKs once instead of once per file is most of their time.
+// - The short files of the simulator, e2e, chaos, infra, bench… folders (last known time ≤ 30 s) run in
+//   groups of about 75 s, one process each (GROUPED_FOLDERS): a process's start costs more CPU than most
+//   of them spend on their tests. Each stops what it starts and leaves nothing in the process.
 // - Every other file runs in a process of its own, as `node --test` runs it, the longest first: the order
 //   comes from the checked-in times of the last full run (tests/test-times.json, `npm run test:times`
 //   updates it); a file without a time (new) starts first.
@@ -29,6 +32,7 @@
 //   node tests/run-tiers.mjs --list     print the jobs in their start order and exit
 //   node tests/run-tiers.mjs chaos/ e2e/refresh   only the files whose key starts so (and no fast tier
 //                                      unless FAST_KEY's `fast` is given)
+//   node tests/run-tiers.mjs =e2e/canary          only the file whose key is exactly that
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import {
@@ -84,26 +88,76 @@ function cpuShares() {
   return shares;
 }
 
+/**
+ * Folders whose process-tier files may share a process with other files of the suite (a group): they start
+ * simulators, Azurite or children of their own and stop them, and leave no state behind in the process
+ * (the CLI's files set `process.exitCode` and exit; the runbook's runs CLI children of its own).
+ */
+const GROUPED_FOLDERS = new Set([
+  'bench',
+  'chaos',
+  'e2e',
+  'explore',
+  'functions',
+  'infra',
+  'security',
+  'shards',
+  'shared',
+  'sim',
+]);
+/** A file joins a group when its last known time is at most this (seconds); a longer one has its own process. */
+const GROUP_FILE_SECONDS = 30;
+/** A group takes files (by key, so that a folder's files stay together) until their known times reach this. */
+const GROUP_SECONDS = 75;
+
+/** A file that runs in a group rather than in a process of its own: short, known and in a grouped folder. */
+function groupable(key, times) {
+  const seconds = times[key];
+  return GROUPED_FOLDERS.has(key.split('/')[0]) && seconds !== undefined && seconds <= GROUP_FILE_SECONDS;
+}
+
+/**
+ * The grouped files in groups of about GROUP_SECONDS each, in key order: one process per group instead of
+ * one per file (a process's start — Node, the SDKs, the test runner's own child — costs one to two CPU
+ * seconds, and most of these files run for less than that again). A group's key is its first file's.
+ */
+function groupsOf(files, times) {
+  const groups = [];
+  let current;
+  for (const file of [...files].sort((a, b) => keyOf(a).localeCompare(keyOf(b)))) {
+    const seconds = times[keyOf(file)] ?? 0;
+    if (current === undefined || current.seconds + seconds > GROUP_SECONDS) {
+      current = { key: `group/${keyOf(file)}`, tier: 'group', files: [], seconds: 0 };
+      groups.push(current);
+    }
+    current.files.push(file);
+    current.seconds += seconds;
+  }
+  return groups;
+}
+
 /** The jobs in their start order: the longest known first, the unknown before them. */
 function jobs() {
   const fast = new Set(fastTestFiles());
   const all = allTestFiles();
-  const list = [
-    { key: FAST_KEY, tier: 'fast', files: all.filter((file) => fast.has(file)) },
-    ...all
-      .filter((file) => !fast.has(file))
-      .map((file) => ({ key: keyOf(file), tier: 'process', files: [file] })),
-  ];
   const only = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
-  const chosen =
-    only.length === 0
-      ? list
-      : list.filter((job) =>
-          job.tier === 'fast' ? only.includes('fast') : only.some((prefix) => job.key.startsWith(prefix)),
-        );
+  const picked = (key) =>
+    only.length === 0 ||
+    only.some((prefix) => (prefix.startsWith('=') ? key === prefix.slice(1) : key.startsWith(prefix)));
   const times = knownTimes();
-  const weight = (job) => times[job.key] ?? Number.POSITIVE_INFINITY;
-  return chosen.sort((a, b) => weight(b) - weight(a) || a.key.localeCompare(b.key));
+  const others = all.filter((file) => !fast.has(file) && picked(keyOf(file)));
+  const grouped = new Set(others.filter((file) => groupable(keyOf(file), times)));
+  const list = [
+    ...(only.length === 0 || only.includes('fast')
+      ? [{ key: FAST_KEY, tier: 'fast', files: all.filter((file) => fast.has(file)) }]
+      : []),
+    ...others
+      .filter((file) => !grouped.has(file))
+      .map((file) => ({ key: keyOf(file), tier: 'process', files: [file] })),
+    ...groupsOf(grouped, times),
+  ];
+  const weight = (job) => times[job.key] ?? job.seconds ?? Number.POSITIVE_INFINITY;
+  return list.sort((a, b) => weight(b) - weight(a) || a.key.localeCompare(b.key));
 }
 
 const running = new Set();
@@ -152,7 +206,7 @@ function runJob(job, index) {
   const tier = `${base}.tier.json`;
   const args = [
     '--test',
-    ...(job.tier === 'fast' ? ['--experimental-test-isolation=none'] : []),
+    ...(job.tier === 'process' ? [] : ['--experimental-test-isolation=none']),
     '--test-timeout=2700000',
     '--test-reporter=tap',
     '--test-reporter-destination=stdout',
@@ -180,7 +234,12 @@ function runJob(job, index) {
       const cpuNow = childCpuSeconds();
       const cpu = cpuNow - cpuRead;
       cpuRead = cpuNow;
-      const what = job.tier === 'fast' ? `${job.files.length} fast files in one process` : job.key;
+      const what =
+        job.tier === 'fast'
+          ? `${job.files.length} fast files in one process`
+          : job.tier === 'group'
+            ? `${job.key} (${job.files.length} files in one process)`
+            : job.key;
       process.stdout.write(
         `# ---- ${what}: exit ${signal ?? code} in ${seconds.toFixed(1)} s (${cpu.toFixed(1)} s CPU)\n`,
       );
@@ -239,11 +298,11 @@ async function runAll(list) {
 /** The most processes that ran at once. */
 let peak = 0;
 
-/** Per file key, its wall seconds: a process's own time, or in the fast process its tests' time. */
+/** Per file key, its wall seconds: a process's own time, or in a shared process (fast, group) its tests' time. */
 function fileSeconds(results) {
   const seconds = {};
   for (const result of results) {
-    if (result.job.tier !== 'fast') {
+    if (result.job.tier === 'process') {
       seconds[result.job.key] = result.seconds;
       continue;
     }
@@ -285,7 +344,7 @@ function report(results, totalSeconds) {
     .sort((a, b) => b[1] - a[1])
     .slice(0, SLOWEST);
   const cpu = Object.fromEntries(
-    results.filter((result) => result.job.tier !== 'fast').map((result) => [result.job.key, result.cpu]),
+    results.filter((result) => result.job.tier === 'process').map((result) => [result.job.key, result.cpu]),
   );
   lines.push(`# time table: the ${slowest.length} slowest of ${Object.keys(seconds).length} test files`);
   lines.push('#    wall s   CPU s  file');
@@ -296,6 +355,15 @@ function report(results, totalSeconds) {
   if (fast !== undefined) {
     lines.push(
       `#   (the fast tier's one process: ${fast.seconds.toFixed(1)} s wall, ${fast.cpu.toFixed(1)} s CPU for ${fast.job.files.length} files)`,
+    );
+  }
+  const groups = results.filter((result) => result.job.tier === 'group');
+  if (groups.length > 0) {
+    const files = groups.reduce((sum, result) => sum + result.job.files.length, 0);
+    const wall = groups.reduce((sum, result) => sum + result.seconds, 0);
+    const used = groups.reduce((sum, result) => sum + result.cpu, 0);
+    lines.push(
+      `#   (${files} short files in ${groups.length} shared processes: ${wall.toFixed(1)} s wall, ${used.toFixed(1)} s CPU in all)`,
     );
   }
   const cpuTotal = results.reduce((sum, result) => sum + result.cpu, 0);
@@ -338,7 +406,11 @@ function failureSummary(results) {
 const list = jobs();
 if (process.argv.includes('--list')) {
   const times = knownTimes();
-  for (const job of list) console.log(`${String(times[job.key] ?? '?').padStart(6)} ${job.key}`);
+  for (const job of list) {
+    const known = times[job.key] ?? (job.seconds === undefined ? '?' : `~${Math.round(job.seconds)}`);
+    const what = job.tier === 'group' ? ` (${job.files.length} files)` : '';
+    console.log(`${String(known).padStart(6)} ${job.key}${what}`);
+  }
   process.exit(0);
 }
 
@@ -367,6 +439,13 @@ writeFileSync(
       jobs: Object.fromEntries(results.map((result) => [result.job.key, result.seconds])),
       cpu: Object.fromEntries(results.map((result) => [result.job.key, result.cpu])),
       files: table.seconds,
+      groupFiles: Object.fromEntries(
+        results
+          .filter((result) => result.job.tier === 'group')
+          .flatMap((result) =>
+            result.job.files.map((file) => [keyOf(file), table.seconds[keyOf(file)] ?? 0]),
+          ),
+      ),
       tiers: table.tiers,
     },
     null,

@@ -1,6 +1,6 @@
 // `npm run test:times`: merges the times of the last run (dist/test-times.json, written by
 // tests/run-tiers.mjs) into tests/test-times.json, the checked-in file that orders the next runs (the
-// longest first): the jobs that run replace their times, the others keep theirs, and a job whose test file
+// longest first, and which short files share a process): the jobs that run replace their times, the others keep theirs, and a job whose test file
 // is gone is dropped. Run it after a run of the files that were added or grew, and commit the result.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,12 +13,20 @@ const measured = JSON.parse(readFileSync(join(ROOT, 'dist', 'test-times.json'), 
 const knownFile = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
 const known = knownFile.seconds ?? {};
 const knownCpu = knownFile.cpuSeconds ?? {};
-const jobs = new Set([FAST_KEY, ...allTestFiles().map(keyOf)]);
+const fileKeys = allTestFiles().map(keyOf);
+// A group's key is its first file's (tests/run-tiers.mjs): kept while that file is.
+const jobs = new Set([FAST_KEY, ...fileKeys, ...fileKeys.map((key) => `group/${key}`)]);
 const merged = { ...known };
 for (const [key, value] of Object.entries(measured.jobs)) merged[key] = Math.round(value);
 const mergedCpu = { ...knownCpu };
 for (const [key, value] of Object.entries(measured.cpu ?? {})) {
   if (Number.isFinite(value)) mergedCpu[key] = Math.round(value);
+}
+// A file that ran in a group: its own tests' time (which decides whether it stays in one), and no CPU of
+// its own (its group's is the group key's).
+for (const [key, value] of Object.entries(measured.groupFiles ?? {})) {
+  merged[key] = Math.round(value);
+  delete mergedCpu[key];
 }
 const seconds = Object.fromEntries(
   Object.entries(merged)
