@@ -40,27 +40,7 @@ async function bundleCli(root, options = {}) {
   // Chunk names carry a content hash: without emptying the folder, old chunks would pile up.
   fs.rmSync(outdir, { recursive: true, force: true });
   try {
-    await esbuild.build({
-      absWorkingDir: root,
-      entryPoints: { main: path.join(root, 'dist', 'cli', 'main.js') },
-      outdir,
-      outExtension: { '.js': '.mjs' },
-      chunkNames: 'chunk-[hash]',
-      bundle: true,
-      splitting: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node22',
-      // Whitespace and syntax only: names stay, so a stack trace still says which function failed.
-      minifyWhitespace: true,
-      minifySyntax: true,
-      external: EXTERNAL,
-      // Bundled CommonJS packages call require; an ES module has none of its own.
-      banner: {
-        js: "import { createRequire as __vmsspRequire } from 'node:module'; const require = __vmsspRequire(import.meta.url);",
-      },
-      logLevel: 'warning',
-    });
+    await esbuild.build(buildOptions(root, outdir));
   } catch (error) {
     // The launcher falls back to dist/cli/main.js when the bundle is missing.
     fs.rmSync(outdir, { recursive: true, force: true });
@@ -68,6 +48,38 @@ async function bundleCli(root, options = {}) {
     return 1;
   }
   return 0;
+}
+
+/**
+ * esbuild's options for the bundle in `outdir` (exported so that a profile can rebuild it with source
+ * maps and without minifying, docs/scale.md).
+ */
+function buildOptions(root, outdir) {
+  return {
+    absWorkingDir: root,
+    entryPoints: { main: path.join(root, 'dist', 'cli', 'main.js') },
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunk-[hash]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node22',
+    // Whitespace and syntax only: names stay, so a stack trace still says which function failed.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    // The licence comments go to a .LEGAL.txt file beside each chunk that has any: at the end of a
+    // chunk, one non-ASCII letter in a licence made V8 hold the whole 4 MB chunk as a two-byte string
+    // and Node decode it the slow way (esbuild writes the code itself as ASCII).
+    legalComments: 'linked',
+    external: EXTERNAL,
+    // Bundled CommonJS packages call require; an ES module has none of its own.
+    banner: {
+      js: "import { createRequire as __vmsspRequire } from 'node:module'; const require = __vmsspRequire(import.meta.url);",
+    },
+    logLevel: 'warning',
+  };
 }
 
 /**
@@ -93,7 +105,7 @@ function mtimeMs(file) {
   }
 }
 
-module.exports = { bundleCli, cliEntry, BUNDLE_DIR, ENTRY };
+module.exports = { bundleCli, buildOptions, cliEntry, BUNDLE_DIR, ENTRY };
 
 if (require.main === module) {
   bundleCli(path.join(__dirname, '..'), { force: process.argv.includes('--force') }).then(
