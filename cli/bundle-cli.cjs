@@ -22,6 +22,54 @@ const ENTRY = 'main.mjs';
 const EXTERNAL = ['@azure/functions-core'];
 
 /**
+ * Node's built-in modules, imported by `require` instead of `import`: an ES module's import of a built-in
+ * builds its ESM facade, which reads every export, lazy getters included, and `node:http`'s `WebSocket`
+ * getter alone loads Node's own undici (about 50 ms of CPU, for a WebSocket the CLI never opens). The
+ * bundled code sees the same module object through esbuild's CommonJS interop, whose getters read a
+ * property only when the code does.
+ */
+const BUILTINS = new Set(require('module').builtinModules);
+const builtinsByRequire = {
+  name: 'builtins-by-require',
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?[a-z_][a-z0-9_/]*$/ }, (args) => {
+      if (args.kind !== 'import-statement' && args.kind !== 'dynamic-import') return undefined;
+      const name = args.path.replace(/^node:/, '');
+      if (!args.path.startsWith('node:') && !BUILTINS.has(name)) return undefined;
+      return { path: `node:${name}`, namespace: 'builtin-by-require' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'builtin-by-require' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * `typeof FormData !== "undefined" && body instanceof FormData` in the HTTP runtime of the Azure SDKs
+ * (@typespec/ts-http-runtime: the form data policy on every request, the REST client on every request with
+ * a body) reads the global FormData, whose first read loads Node's built-in undici (about 50 ms of CPU) for
+ * a form no request of the product sends. A FormData's Object.prototype.toString tag is "FormData", so
+ * asking that first gives the same answer and reads the global only for a body that may be one. A file
+ * that no longer holds the check fails the bundling (the launcher then runs the compiled modules).
+ */
+const FORM_DATA_CHECK = 'typeof FormData !== "undefined" && body instanceof FormData';
+const FORM_DATA_FILES =
+  /[\\/]@typespec[\\/]ts-http-runtime[\\/]dist[\\/]esm[\\/](formData|client[\\/]sendRequest)\.js$/;
+const formDataCheckFirst = {
+  name: 'form-data-check-first',
+  setup(build) {
+    build.onLoad({ filter: FORM_DATA_FILES }, async (args) => {
+      const source = await fs.promises.readFile(args.path, 'utf8');
+      if (!source.includes(FORM_DATA_CHECK))
+        throw new Error(`${args.path} no longer holds \`${FORM_DATA_CHECK}\`: update cli/bundle-cli.cjs`);
+      const guarded = `Object.prototype.toString.call(body) === "[object FormData]" && ${FORM_DATA_CHECK}`;
+      return { contents: source.replaceAll(FORM_DATA_CHECK, guarded), loader: 'js' };
+    });
+  },
+};
+
+/**
  * Writes the bundle; returns 0, or 1 when esbuild failed. Skipped when esbuild is missing, and when the
  * bundle is already newer than the last compile (dist/tsconfig.tsbuildinfo).
  */
@@ -74,6 +122,7 @@ function buildOptions(root, outdir) {
     // and Node decode it the slow way (esbuild writes the code itself as ASCII).
     legalComments: 'linked',
     external: EXTERNAL,
+    plugins: [builtinsByRequire, formDataCheckFirst],
     // Bundled CommonJS packages call require; an ES module has none of its own.
     banner: {
       js: "import { createRequire as __vmsspRequire } from 'node:module'; const require = __vmsspRequire(import.meta.url);",
