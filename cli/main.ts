@@ -21,6 +21,7 @@ function version(): string {
 
 /** Runs a command. Its modules (the Azure and Kubernetes clients, the runner) load only now: help is instant. */
 async function run(options: CliOptions): Promise<number> {
+  await import('./zod-jitless.js');
   const [
     { runCommand },
     { exitCodeOf },

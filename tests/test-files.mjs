@@ -33,6 +33,7 @@ const SLOW = new Map([
   ['cli/bundle', 'builds the CLI bundle with esbuild'],
   ['cli/compile-cache', 'starts the CLI in child processes'],
   ['cli/vmss-prototype', 'starts the CLI in child processes'],
+  ['cli/zod-jitless', "turns zod's JIT off for its whole process"],
   ['cli/doctor', 'the simulator'],
   ['cli/doctor-capz', 'the simulator'],
   ['cli/interrupt', 'the simulator'],

@@ -129,8 +129,17 @@ const SECRET_LOOKING_PARTS: readonly RegExp[] = [
   /\bBearer\s+[\w.~+/=-]+/gi,
 ];
 
+/**
+ * What every one of SECRET_LOOKING_PARTS starts with (a superset: case-insensitive throughout). Most texts
+ * hold none of it and are answered by this one scan instead of five replaces: a run's events redact every
+ * string they carry (30-odd ms of a CLI refresh's CPU went to the five).
+ */
+const SECRET_LOOKING_START =
+  /eyJ|-----BEGIN |(?:AccountKey|SharedAccessKey|SharedAccessSignature|InstrumentationKey)=|[?&]sig=|Bearer\s/i;
+
 /** The text with every secret-looking part (see `secretKind`, and bearer tokens) replaced by `replacement`. */
 export function withoutSecretLookingParts(text: string, replacement: string): string {
+  if (!SECRET_LOOKING_START.test(text)) return text;
   return SECRET_LOOKING_PARTS.reduce((result, pattern) => result.replace(pattern, replacement), text);
 }
 

@@ -2,7 +2,7 @@
 // newer, and a command run through it decides exactly what the compiled modules decide.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -131,6 +131,25 @@ void describe('the CLI bundle', () => {
         await rm(root, { recursive: true, force: true });
       }
     }
+  });
+
+  void it('imports no built-in module as an ES module and reads the global FormData only for a form', async () => {
+    assert.equal(await bundleCli(ROOT), 0);
+    const dir = join(ROOT, 'dist', 'cli-bundle');
+    const chunks = (await readdir(dir)).filter((name) => name.endsWith('.mjs'));
+    assert.ok(chunks.length > 1);
+    const banner = `import { createRequire as __vmsspRequire } from 'node:module';`;
+    let guarded = 0;
+    for (const name of chunks) {
+      const code = (await readFile(join(dir, name), 'utf8')).replace(banner, '');
+      // An ESM facade reads every export of its built-in: node:http's WebSocket getter loads Node's undici.
+      assert.doesNotMatch(code, /(?:import|from)\s*["']node:/, `${name} imports a built-in module`);
+      const checks = code.match(/typeof FormData\s*(?:<|!==?)\s*["']u/g) ?? [];
+      const asked = code.match(/"\[object FormData\]"\s*&&\s*typeof FormData/g) ?? [];
+      assert.equal(asked.length, checks.length, `${name} reads the global FormData for any body`);
+      guarded += asked.length;
+    }
+    assert.ok(guarded >= 2, "the HTTP runtime's two FormData checks are in the bundle, guarded");
   });
 
   void it('runs a plan on the embedded simulator that decides what the compiled modules decide', async () => {

@@ -8,6 +8,7 @@ import {
   readEnvSecret,
   redact,
   secretKind,
+  withoutSecretLookingParts,
 } from '../../../shared/config/secret-reference.js';
 
 const VERSION = '0123456789abcdef0123456789ABCDEF';
@@ -112,6 +113,32 @@ void describe('secretKind and redact', () => {
       assert.match(redacted, new RegExp(`^<redacted ${value.length}-character `));
       assert.ok(!redacted.includes(value.slice(0, 8)) || value.startsWith('<'));
     });
+  }
+});
+
+void describe('withoutSecretLookingParts', () => {
+  const cases: readonly (readonly [string, string])[] = [
+    ['token eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW0ifQ.c2ln here', 'token X here'],
+    ['auth: bearer abc.def~1 ok', 'auth: X ok'],
+    ['key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\nrest', 'key:\nX\nrest'],
+    ['cut -----BEGIN PRIVATE KEY-----\nMIIE', 'cut X'],
+    ['conn AccountKey=abc==;EndpointSuffix=core', 'conn X;EndpointSuffix=core'],
+    ['conn accountkey=abc==;x', 'conn X;x'],
+    [
+      'url https://a.blob.core.windows.net/c?sv=2022&SIG=abc&se=1',
+      'url https://a.blob.core.windows.net/c?sv=2022X&se=1',
+    ],
+    [
+      'a plain message: pod check-0 exited 1 (eyJ is not enough)',
+      'a plain message: pod check-0 exited 1 (eyJ is not enough)',
+    ],
+    ['-----BEGIN CERTIFICATE----- and Bearer', '-----BEGIN CERTIFICATE----- and Bearer'],
+    ['', ''],
+  ];
+  for (const [text, want] of cases) {
+    void it(JSON.stringify(text.slice(0, 30)), () =>
+      assert.equal(withoutSecretLookingParts(text, 'X'), want),
+    );
   }
 });
 
