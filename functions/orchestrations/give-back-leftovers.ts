@@ -7,7 +7,7 @@
 import type { OrchestrationContext, Task } from 'durable-functions';
 
 import { deadCanaryScaleSets, deadCapzCanaryPools } from '../../shared/application/leftovers.js';
-import type { PoolScope } from '../../shared/application/pool-holdings.js';
+import type { PoolHoldingsView, PoolScope } from '../../shared/application/pool-holdings.js';
 import { messageOf } from '../../shared/domain/errors.js';
 import type { Kept, ReapAction, ReapPlan } from '../../shared/domain/reaper.js';
 import { describeReapAction, planReaping } from '../../shared/domain/reaper.js';
@@ -36,10 +36,10 @@ export interface LeftoversOutcome {
   /** The definition did not exist then (a pool's first refresh): it is created without reading it again. */
   readonly definitionAbsent: boolean;
   /**
-   * The scale set's tags and etag as read, when nothing was given back since (a give-back may write
+   * The scale set's tags, etag and image as read, when nothing was given back since (a give-back may write
    * them): the stop record is written from them, conditional on the etag (a stale one is read again).
    */
-  readonly scaleSetTags?: { readonly tags: Readonly<Record<string, string>>; readonly etag: string };
+  readonly scaleSetTags?: PoolHoldingsView['scaleSetTags'];
 }
 
 const STEP = 'giving-back-leftovers';
@@ -100,7 +100,7 @@ export function* giveBackLeftovers(
     definitionAbsent: view.definitionAbsent === true,
     ...(gaveBack.length > 0 || view.scaleSetTags === undefined
       ? {}
-      : { scaleSetTags: { tags: { ...view.scaleSetTags.tags }, etag: view.scaleSetTags.etag } }),
+      : { scaleSetTags: { ...view.scaleSetTags, tags: { ...view.scaleSetTags.tags } } }),
   };
 }
 

@@ -105,12 +105,25 @@ export async function readCanaryScaleSet(
  * Asks ARM to delete the canary scale set of `runId` (its instances with it) and says whether it is gone.
  * A scale set of that name that does not carry the run's owner tags is not ours: it is left alone and
  * reported as gone (nothing of the run's is there). One already being deleted is waited for.
+ *
+ * `created`: the run made it itself (its PUT with If-None-Match, or its own found on a retry) under a name
+ * only this run uses (canaryScaleSetNameOf): the deletion is asked for without reading its tags first. It
+ * is then reported not gone yet; a refused request falls back to the read.
  */
 export async function deleteCanaryScaleSet(
   compute: ComputePorts,
   scaleSet: ScaleSetRef,
   runId: string,
+  options: { readonly created?: boolean } = {},
 ): Promise<{ readonly gone: boolean }> {
+  if (options.created === true) {
+    try {
+      await compute.scaleSets.requestDeletion(scaleSet);
+      return { gone: false };
+    } catch {
+      // Read it and decide as without (a 409 while it is being changed, say).
+    }
+  }
   const found = await compute.scaleSets.get(scaleSet).catch(ignoreNotFound);
   if (found === undefined || !isCanaryScaleSetOf(found.tags, runId)) return { gone: true };
   if (found.provisioningState !== 'Deleting') await compute.scaleSets.requestDeletion(scaleSet);

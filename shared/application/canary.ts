@@ -174,6 +174,11 @@ export async function recordCanaryInstances(
 export interface WrittenTags {
   readonly tags: Readonly<Record<string, string>>;
   readonly etag?: string;
+  /**
+   * The model's image reference fields as of `etag`, when known: read with it, or carried from the `known`
+   * a conditional write started from (an If-Match write changes the tags only).
+   */
+  readonly image?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -194,7 +199,7 @@ export async function writeTags(
     if (!sameTags(known.tags, next)) {
       try {
         const written = await compute.scaleSets.requestChange(scaleSet, { tags: next, ifMatch: known.etag });
-        return { tags: next, ...definedOnly({ etag: written.etag }) };
+        return { tags: next, ...definedOnly({ etag: written.etag, image: known.image }) };
       } catch (error) {
         if (!isConcurrentChange(error)) throw error;
       }
@@ -203,13 +208,14 @@ export async function writeTags(
   for (let attempt = 1; ; attempt++) {
     const model = await compute.scaleSets.get(scaleSet);
     const next = change(model.tags);
-    if (sameTags(model.tags, next)) return { tags: model.tags, ...definedOnly({ etag: model.etag }) };
+    const image = model.imageReferenceFields ?? {};
+    if (sameTags(model.tags, next)) return { tags: model.tags, image, ...definedOnly({ etag: model.etag }) };
     try {
       const written = await compute.scaleSets.requestChange(scaleSet, {
         tags: next,
         ...definedOnly({ ifMatch: model.etag }),
       });
-      return { tags: next, ...definedOnly({ etag: written.etag }) };
+      return { tags: next, image, ...definedOnly({ etag: written.etag }) };
     } catch (error) {
       if (!isConcurrentChange(error) || attempt >= 3) throw error;
     }

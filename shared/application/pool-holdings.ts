@@ -73,8 +73,12 @@ export interface PoolHoldingsView {
    * tags in the pool's resource group: a dead run's is given back like its canary record.
    */
   readonly canaryScaleSets?: readonly CanaryScaleSetHolding[];
-  /** The scale set's tags and etag as read: the run's stop record is written from them, unread. */
-  readonly scaleSetTags?: { readonly tags: Readonly<Record<string, string>>; readonly etag: string };
+  /** The scale set's tags, etag and image as read: the run's stop record is written from them, unread. */
+  readonly scaleSetTags?: {
+    readonly tags: Readonly<Record<string, string>>;
+    readonly etag: string;
+    readonly image?: Readonly<Record<string, string>>;
+  };
 }
 
 /** A canary scale set of the pool: its name and the run that made it. */
@@ -294,7 +298,15 @@ export async function readPoolHoldings(
     ...(definitionAbsent ? { definitionAbsent } : {}),
     ...definedOnly({ capzCanaryPools }),
     ...(canaryScaleSets.length === 0 ? {} : { canaryScaleSets }),
-    ...(scaleSet.etag === undefined ? {} : { scaleSetTags: { tags: scaleSet.tags, etag: scaleSet.etag } }),
+    ...(scaleSet.etag === undefined
+      ? {}
+      : {
+          scaleSetTags: {
+            tags: scaleSet.tags,
+            etag: scaleSet.etag,
+            ...definedOnly({ image: scaleSet.imageReferenceFields }),
+          },
+        }),
     ...(canary.kind === 'none'
       ? {}
       : { canaryRecord: canary.kind === 'damaged' ? 'damaged' : { run: canary.record.run } }),

@@ -7,6 +7,7 @@
  * conditional on the lease's resourceVersion, like every lease record (pool-lease.ts writeLeaseRecord).
  */
 import { isConcurrentChange } from '../domain/errors.js';
+import { definedOnly } from '../domain/optional.js';
 import { LEASE_ANNOTATIONS } from '../domain/ownership.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { StopRecord } from '../domain/stop-record.js';
@@ -49,7 +50,7 @@ export async function recordStop(
  * Removes the record once the VM runs again (or is gone); with `runId`, only that run's record (the run
  * giving its own donor back), without it whatever run wrote it (the reaper, which judged that run dead).
  * With `written` (what `recordStop` returned), the tags are rewritten from it, conditional on its etag:
- * a scale set written since (412) is read again.
+ * a scale set written since (412) is read again. Returns what it wrote, as recordStop does.
  */
 export async function clearStopRecord(
   compute: ComputePorts,
@@ -57,17 +58,18 @@ export async function clearStopRecord(
   instanceId: string,
   runId?: string,
   written?: WrittenTags,
-): Promise<void> {
+): Promise<WrittenTags> {
   const change = (tags: Readonly<Record<string, string>>) => withoutStopRecord(tags, instanceId, runId);
   if (written?.etag !== undefined) {
+    const tags = change(written.tags);
     try {
-      await compute.scaleSets.requestChange(scaleSet, { tags: change(written.tags), ifMatch: written.etag });
-      return;
+      const answered = await compute.scaleSets.requestChange(scaleSet, { tags, ifMatch: written.etag });
+      return { tags, ...definedOnly({ etag: answered.etag, image: written.image }) };
     } catch (error) {
       if (!isConcurrentChange(error)) throw error;
     }
   }
-  await writeTags(compute, scaleSet, change);
+  return writeTags(compute, scaleSet, change);
 }
 
 /**

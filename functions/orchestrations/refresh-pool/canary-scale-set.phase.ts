@@ -46,6 +46,8 @@ export function* canaryScaleSetPhase<Published>(
   const progress: CanaryProgress = newCanaryProgress();
   let verdict: CanaryVerdict | undefined;
   let failure: StepFailure | undefined;
+  // The create answered: the scale set of this run's name is its own (asked to delete unread).
+  let created = false;
   try {
     const step = 'adding-canary-scale-set';
     setStatus(run, step, `canary scale set ${scaleSet.name}, ${policy.instances} instance(s)`);
@@ -65,6 +67,7 @@ export function* canaryScaleSetPhase<Published>(
       },
       { step },
     );
+    created = true;
     const seen = yield* pollUntil(context, {
       step,
       // The instances are listed with the scale set as soon as ARM accepted the PUT.
@@ -103,7 +106,7 @@ export function* canaryScaleSetPhase<Published>(
     failure = asStepFailure('testing-canaries', error);
   }
   // The canary scale set goes whatever happened (never interrupted by a cancel).
-  yield* shielded(context, removeCanaryScaleSet(run, scaleSet, progress));
+  yield* shielded(context, removeCanaryScaleSet(run, scaleSet, progress, created));
   const seconds = Math.round((context.df.currentUtcDateTime.getTime() - startedAtMs) / 1000);
   return yield* concludeSeparateCanary(run, version, publish, {
     verdict,
@@ -114,11 +117,15 @@ export function* canaryScaleSetPhase<Published>(
   });
 }
 
-/** Drains the canaries' nodes, then deletes the canary scale set and waits until it is gone. */
+/**
+ * Drains the canaries' nodes, then deletes the canary scale set and waits until it is gone. `created`:
+ * the run's create was answered, so the first request is made without reading the scale set's tags.
+ */
 function* removeCanaryScaleSet(
   run: RefreshRun,
   scaleSet: ScaleSetRef,
   progress: CanaryProgress,
+  created: boolean,
 ): Generator<Task, void, unknown> {
   const { context, cluster } = run;
   const step = 'removing-canary-scale-set';
@@ -126,21 +133,21 @@ function* removeCanaryScaleSet(
   yield* deleteCheckPods(run, progress);
   // Deleting the scale set deletes its instances without a drain: the run drains their nodes first.
   yield* drainCanaryNodes(run, progress, step);
-  const remove = () =>
+  const remove = (unread = false) =>
     call(
       context,
       activities.deleteCanaryScaleSet,
-      { cluster, scaleSet, runId: run.runId },
+      { cluster, scaleSet, runId: run.runId, ...(unread ? { created: true as const } : {}) },
       { step, retry: RESTORE_RETRY },
     );
-  const asked = yield* remove();
+  const asked = yield* remove(created);
   if (!asked.gone) {
     // Its instances shut down and go together: read where most deletions are done (EXPECTED), then later.
     yield* pollUntil(context, {
       step,
       ...EXPECTED.instanceDeletion,
       timeoutSeconds: POLL.instanceDeletion.timeout,
-      read: remove,
+      read: () => remove(),
       done: (result) => result.gone,
       describe: () => `canary scale set ${scaleSet.name} is being deleted`,
     });

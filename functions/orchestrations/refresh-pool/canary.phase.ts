@@ -123,7 +123,7 @@ export function* canaryPhase<Published extends PointedModel>(
       // The canaries kept, the pool's model is as the record left it: its update is written from that
       // (If-Match; a model written since is read again), with the version the canary pinned as its image.
       if (instancesNow === 'kept' && progress.recorded !== undefined) {
-        run.modelSeen = { ...progress.recorded, imageId: version.id };
+        run.modelSeen = { ...progress.recorded, image: { id: version.id } };
       }
       const published = yield* publish();
       if (policy.afterPass !== 'keep-size') return { verdict: 'passed', ...base, instancesNow, published };
@@ -198,6 +198,8 @@ function* pinVersion(
   const { context, cluster, plan } = run;
   const scaleSet = scaleSetRefOf(run);
   const step = 'pinning-canary-version';
+  // The pin writes the model: what an earlier write left is stale from here (the record's is kept below).
+  run.modelSeen = undefined;
   let firstImage: Readonly<Record<string, string>> | undefined;
   for (let attempt = 1; ; attempt++) {
     const baseline = yield* call(

@@ -207,7 +207,7 @@ function* captureDisk(
         ? { place: 'pool-lease' as const }
         : run.scaleSetTags === undefined
           ? {}
-          : { known: { tags: { ...run.scaleSetTags.tags }, etag: run.scaleSetTags.etag } }),
+          : { known: { ...run.scaleSetTags, tags: { ...run.scaleSetTags.tags } } }),
     },
     { step: 'preparing-disk' },
   );

@@ -124,14 +124,16 @@ function* giveBack(run: RefreshRun, input: GiveBackInput): Generator<Task, GiveB
     // the reaper finds the VM running and removes it.
     try {
       const written = run.stopRecord;
-      yield* call(
+      const cleared = yield* call(
         context,
         activities.clearInstanceStop,
         {
           ...instance,
           runId: run.runId,
           // From what the record's write left (one conditional write, no read), when ARM gave its etag.
-          ...(written?.etag === undefined ? {} : { written: { tags: written.tags, etag: written.etag } }),
+          ...(written?.etag === undefined
+            ? {}
+            : { written: { ...written, tags: { ...written.tags }, etag: written.etag } }),
           // A CAPZ pool's record is on the pool lease (capture.phase.ts).
           ...(plan.capz === undefined
             ? {}
@@ -139,6 +141,10 @@ function* giveBack(run: RefreshRun, input: GiveBackInput): Generator<Task, GiveB
         },
         { step },
       );
+      // The model as that write left it, its image known: the image update is written from it, unread.
+      if (cleared?.etag !== undefined && cleared.image !== undefined) {
+        run.modelSeen = { tags: cleared.tags, etag: cleared.etag, image: cleared.image };
+      }
     } catch {
       // kept for the reaper
     }

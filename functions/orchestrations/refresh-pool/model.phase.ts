@@ -106,9 +106,7 @@ function* pointModel(run: RefreshRun, version: BuiltVersion): Generator<Task, Po
       imageId: targetImageId,
       fence: run.fence,
       ...(newNodesOf(plan) === 'run-pool-bootstrap' ? { keepCustomData: true } : {}),
-      ...(run.modelSeen === undefined
-        ? {}
-        : { known: { ...run.modelSeen, tags: { ...run.modelSeen.tags } } }),
+      ...definedOnly({ known: modelKnown(run) }),
       expectedImages: [
         ...(plan.modelImage === undefined ? [] : [{ ...plan.modelImage }]),
         { id: version.id },
@@ -166,6 +164,21 @@ function* pointModel(run: RefreshRun, version: BuiltVersion): Generator<Task, Po
       ? {}
       : { model: { ...definedOnly({ capacity: updated.capacity }), tags: updated.tags } }),
   };
+}
+
+/**
+ * The model as the run's last write to it left it (run.modelSeen), or as the leftovers' read saw it when
+ * the run has not written it since (no stop record: live capture): the image update is written from it.
+ */
+function modelKnown(run: RefreshRun) {
+  const seen =
+    run.modelSeen ??
+    (run.stopRecord === undefined && run.scaleSetTags?.image !== undefined
+      ? { ...run.scaleSetTags, image: run.scaleSetTags.image }
+      : undefined);
+  return seen === undefined
+    ? undefined
+    : { tags: { ...seen.tags }, etag: seen.etag, image: { ...seen.image } };
 }
 
 /** After the model points at the version: remove the bootstrap extensions and prune old versions. */

@@ -36,15 +36,25 @@ export interface RefreshRun {
   /** The scale set's instances before the canary added its own (canary.phase.ts). */
   canaryBaseline?: readonly string[];
   /** What the stop record's write left (tags, etag): give-back.ts removes the record from it, no read. */
-  stopRecord?: { readonly tags: Readonly<Record<string, string>>; readonly etag?: string };
+  stopRecord?: ScaleSetWritten;
   /** The scale set's tags and etag the leftovers' read saw (give-back-leftovers.ts): the stop record starts from them. */
-  scaleSetTags?: { readonly tags: Readonly<Record<string, string>>; readonly etag: string };
-  /** The model as the canary's last write left it (canary.phase.ts): the image update starts from it. */
+  scaleSetTags?: ScaleSetWritten & { readonly etag: string };
+  /**
+   * The model as the run's last write left it (the stop record's removal, give-back.ts; the canary's
+   * record, canary.phase.ts): the image update starts from it (model.phase.ts).
+   */
   modelSeen?: {
     readonly tags: Readonly<Record<string, string>>;
     readonly etag: string;
-    readonly imageId: string;
+    readonly image: Readonly<Record<string, string>>;
   };
+}
+
+/** The scale set's tags as a write left them, the etag then and, when known, the model's image then. */
+export interface ScaleSetWritten {
+  readonly tags: Readonly<Record<string, string>>;
+  readonly etag?: string;
+  readonly image?: Readonly<Record<string, string>>;
 }
 
 /** Publishes the run's current step (custom status, ≤ 16 KB, no secrets). */

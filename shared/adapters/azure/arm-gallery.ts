@@ -13,6 +13,7 @@ import type {
 } from '../../domain/compute.js';
 import { ignoreNotFound } from '../../domain/errors.js';
 import { definedOnly } from '../../domain/optional.js';
+import { galleryImageResourceId } from '../../domain/resource-id.js';
 import type { GalleryPort } from '../../ports/compute/gallery.js';
 import type { ArmClients } from './arm-clients.js';
 import { withArmErrors } from './errors.js';
@@ -87,16 +88,18 @@ export class ArmGallery implements GalleryPort {
         ? {}
         : { features: [{ name: 'SecurityType', value: spec.securityType }] }),
     };
-    const created = await withArmErrors(action, () =>
-      client.galleryImages.beginCreateOrUpdateAndWait(
-        ref.resourceGroup,
-        ref.galleryName,
-        ref.imageName,
-        body,
-        this.clients.pollOptions(),
-      ),
+    // Asked for, not waited for: the run's next use of the definition is its version's request, minutes
+    // later, which ARM refuses if the definition is not there (a creation that failed fails it).
+    await withArmErrors(action, () =>
+      client.galleryImages.beginCreateOrUpdate(ref.resourceGroup, ref.galleryName, ref.imageName, body),
     );
-    return toImageDefinition(created, ref);
+    return {
+      id: galleryImageResourceId(ref),
+      ref,
+      location,
+      provisioningState: 'Creating',
+      spec: { ...spec, identifier: { ...spec.identifier }, tags: { ...spec.tags } },
+    };
   }
 }
 

@@ -61,10 +61,16 @@ const readCanaryScaleSetActivity = defineActivity(
  */
 const deleteCanaryScaleSetActivity = defineActivity(
   'deleteCanaryScaleSet',
-  ScaleSetInput.extend({ runId: Name }),
+  ScaleSetInput.extend({
+    runId: Name,
+    /** The run created it (deleteCanaryScaleSet): the deletion is asked for without a read first. */
+    created: z.literal(true).optional(),
+  }),
   async (deps, input): Promise<{ readonly gone: boolean }> => {
     const { compute } = await deps.cluster(input.cluster);
-    return deleteCanaryScaleSet(compute, input.scaleSet, input.runId);
+    return deleteCanaryScaleSet(compute, input.scaleSet, input.runId, {
+      ...(input.created === true ? { created: true } : {}),
+    });
   },
 );
 

@@ -7,12 +7,42 @@ import { isNotFound } from '../../domain/errors.js';
 import { definedOnly } from '../../domain/optional.js';
 import { snapshotResourceId } from '../../domain/resource-id.js';
 import { checkFence } from '../pool-lease.js';
-import { clearLeaseStopRecord, clearStopRecord, recordStop, recordStopOnLease } from '../stop-record.js';
+import {
+  clearLeaseStopRecord,
+  clearStopRecord,
+  recordStop,
+  recordStopOnLease,
+  type WrittenTags,
+} from '../stop-record.js';
 import { defineActivity } from './activity.js';
 import { ClusterInput, FenceInput, InstanceInput, LeaseInput, Name, NewNameInput, Tags } from './inputs.js';
 
 /** Where a stopped-VM record is kept (domain/stop-record.ts StopRecordPlace). */
 const StopRecordPlaceInput = z.enum(['scale-set', 'pool-lease']);
+
+/**
+ * The scale set's tags as a run's write left them, the etag then and, when known, the model's image then
+ * (stop-record.ts WrittenTags): the next write starts from them, conditional on the etag.
+ */
+const WrittenInput = z.object({
+  tags: Tags,
+  etag: z.string().min(1),
+  image: z.record(z.string(), z.string()).optional(),
+});
+
+interface WrittenOutput {
+  tags: Record<string, string>;
+  etag?: string;
+  image?: Record<string, string>;
+}
+
+function writtenOutput(written: WrittenTags): WrittenOutput {
+  return {
+    tags: { ...written.tags },
+    ...definedOnly({ etag: written.etag }),
+    ...(written.image === undefined ? {} : { image: { ...written.image } }),
+  };
+}
 
 /** Powering a held donor off or on again: only while the pool lease names the run. */
 const FencedInstanceInput = InstanceInput.extend({ fence: FenceInput });
@@ -158,10 +188,13 @@ const recordInstanceStop = defineActivity(
   FencedInstanceInput.extend({
     runId: Name,
     place: StopRecordPlaceInput.optional(),
-    /** The scale set's tags and etag as the run last read them: the record is written from them, unread. */
-    known: z.object({ tags: Tags, etag: z.string().min(1) }).optional(),
+    /**
+     * The scale set's tags and etag as the run last read them (and its image then): the record is written
+     * from them, unread.
+     */
+    known: WrittenInput.optional(),
   }),
-  async (deps, input): Promise<{ tags: Record<string, string>; etag?: string } | undefined> => {
+  async (deps, input): Promise<WrittenOutput | undefined> => {
     const { compute, kube } = await deps.cluster(input.cluster);
     const record = { instanceId: input.instanceId, runId: input.runId };
     if (input.place === 'pool-lease') {
@@ -169,8 +202,7 @@ const recordInstanceStop = defineActivity(
       return undefined;
     }
     await checkFence(kube, input.fence, `recording the stop of instance ${input.instanceId}`, deps.now());
-    const written = await recordStop(compute, input.scaleSet, record, input.known);
-    return { tags: { ...written.tags }, ...definedOnly({ etag: written.etag }) };
+    return writtenOutput(await recordStop(compute, input.scaleSet, record, input.known));
   },
 );
 
@@ -184,16 +216,19 @@ const clearInstanceStop = defineActivity(
   'clearInstanceStop',
   InstanceInput.extend({
     runId: Name.optional(),
-    written: z.object({ tags: Tags, etag: z.string().min(1) }).optional(),
+    written: WrittenInput.optional(),
     lease: LeaseInput.optional(),
   }),
-  async (deps, input) => {
+  async (deps, input): Promise<WrittenOutput | undefined> => {
     const { compute, kube } = await deps.cluster(input.cluster);
     if (input.lease !== undefined) {
       await clearLeaseStopRecord(kube, input.lease, input.instanceId, deps.now(), input.runId);
-      return;
+      return undefined;
     }
-    await clearStopRecord(compute, input.scaleSet, input.instanceId, input.runId, input.written);
+    // What it wrote: the model's image update starts from it (model.phase.ts), unread.
+    return writtenOutput(
+      await clearStopRecord(compute, input.scaleSet, input.instanceId, input.runId, input.written),
+    );
   },
 );
 

@@ -60,7 +60,15 @@ const requestScaleSetImageUpdate = defineActivity(
      * The model as the run's last write left it (its tags, the etag then, the image it pinned): the
      * update is written from it with If-Match, unread; a model written since (412) is read as without.
      */
-    known: z.object({ tags: Tags, etag: z.string().min(1), imageId: z.string().min(1) }).optional(),
+    known: z
+      .object({
+        tags: Tags,
+        etag: z.string().min(1),
+        /** The model's image reference fields then (`imageId`: only its id, a gallery version's). */
+        image: z.record(z.string(), z.string()).optional(),
+        imageId: z.string().min(1).optional(),
+      })
+      .optional(),
   }),
   async (deps, input): Promise<ScaleSetImageUpdateResult> => {
     const { compute, kube } = await deps.cluster(input.cluster);
@@ -72,9 +80,11 @@ const requestScaleSetImageUpdate = defineActivity(
     );
     if (input.known !== undefined) {
       const { known } = input;
-      const decided = decideImageUpdate(input, { id: known.imageId }, known.tags, undefined);
+      const image = known.image ?? (known.imageId === undefined ? undefined : { id: known.imageId });
+      const decided =
+        image === undefined ? undefined : decideImageUpdate(input, image, known.tags, undefined);
       // Only a write is worth trying unread: whether a model already pointed is settled needs its state.
-      if (decided.kind === 'write') {
+      if (decided?.kind === 'write') {
         try {
           await compute.scaleSets.requestImageUpdate(input.scaleSet, {
             ...decided.update,

@@ -20,8 +20,10 @@ export interface GalleryPort {
   ): Promise<void>;
   getImageDefinition(ref: ImageDefinitionRef): Promise<ImageDefinition>;
   /**
-   * Creates the definition when absent and waits (seconds). Never changes an existing one. `knownAbsent`:
-   * the caller has just seen it missing, so it is created without reading it again.
+   * Creates the definition when absent, without waiting for ARM to finish (seconds): the one that is
+   * returned then is the spec asked for, `Creating`; the version's request, the run's next use of it,
+   * fails if the creation did. Never changes an existing one. `knownAbsent`: the caller has just seen it
+   * missing, so it is created without reading it again.
    */
   ensureImageDefinition(
     ref: ImageDefinitionRef,

@@ -301,7 +301,7 @@ void describe('armCompute against the simulated ARM', () => {
       );
     });
 
-    void it('ensures the gallery and the image definition once, waiting for them', async () => {
+    void it('ensures the gallery (waiting for it) and the image definition (not waiting) once', async () => {
       await world.settle(gateway.gallery.ensure(gallery, 'westeurope', { 'managed-by': 'vmss-prototype' }));
       await gateway.gallery.ensure(gallery, 'westeurope', {});
 
@@ -315,7 +315,8 @@ void describe('armCompute against the simulated ARM', () => {
 
       assert.equal(served(world, 'Microsoft.Compute/galleries/write'), 1);
       assert.equal(served(world, 'Microsoft.Compute/galleries/images/write'), 1);
-      assert.equal(created.provisioningState, 'Succeeded');
+      assert.equal(created.provisioningState, 'Creating', 'asked for, not waited for');
+      assert.deepEqual(world.log.statuses('Microsoft.Compute/galleries/images/write'), [201]);
       assert.deepEqual(created.spec, spec);
       assert.deepEqual(again.spec, spec, 'an existing definition is returned unchanged');
       assert.deepEqual((await gateway.gallery.getImageDefinition(definition)).spec, spec);
