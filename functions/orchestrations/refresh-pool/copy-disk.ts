@@ -9,21 +9,12 @@ import { pollUntil } from '../waits.js';
 import type { RefreshRun } from './run.js';
 import { setStatus } from './run.js';
 
-/**
- * Deletes the copy disk and waits until it is gone; a no-op when it never existed. No cancel interrupts
- * it. `confirm: false` (the version was built from it, and the run goes on for minutes): the deletion is
- * asked for and not waited for; one that ARM fails leaves a disk tagged with the run, which the pool's next
- * run finds among its holdings and gives back.
- */
-export function deleteCopyDisk(
-  run: RefreshRun,
-  diskName: string,
-  options: { readonly confirm?: boolean } = {},
-): Generator<Task, void, unknown> {
-  return shielded(run.context, deletion(run, diskName, options.confirm ?? true));
+/** Deletes the copy disk and waits until it is gone; a no-op when it never existed. No cancel interrupts it. */
+export function deleteCopyDisk(run: RefreshRun, diskName: string): Generator<Task, void, unknown> {
+  return shielded(run.context, deletion(run, diskName));
 }
 
-function* deletion(run: RefreshRun, diskName: string, confirm: boolean): Generator<Task, void, unknown> {
+function* deletion(run: RefreshRun, diskName: string): Generator<Task, void, unknown> {
   const { context, plan } = run;
   const where = {
     cluster: run.cluster,
@@ -34,10 +25,6 @@ function* deletion(run: RefreshRun, diskName: string, confirm: boolean): Generat
   const step = 'deleting-copy-disk';
   setStatus(run, step);
   yield* call(context, activities.requestCopyDiskDeletion, where, { step });
-  if (!confirm) {
-    noteGivenBack(context, `copy disk ${diskName} (deletion asked)`);
-    return;
-  }
   yield* pollUntil(context, {
     step,
     ...EXPECTED.diskDeletion,

@@ -96,32 +96,26 @@ export interface ImagePhaseInput {
  */
 export function* imagePhase(run: RefreshRun, input: ImagePhaseInput): Generator<Task, BuiltVersion, unknown> {
   const progress = { requested: false };
-  // Once the version is built, the source's deletion is asked for and not waited for (the run goes on
-  // for minutes; a failed one is a leftover tagged with the run): on a failure path it is confirmed.
-  let built = false;
   try {
-    let version: BuiltVersion;
     if (input.source.kind === 'snapshot' && input.snapshotPendingSinceMs !== undefined) {
       const snapshot = yield* awaitSnapshot(run, {
         snapshotName: input.source.name,
         requestedAtMs: input.snapshotPendingSinceMs,
         step: 'awaiting-snapshot',
       });
-      version = yield* buildImageVersion(
+      return yield* buildImageVersion(
         run,
         { ...input, source: { ...input.source, id: snapshot.id } },
         progress,
       );
-    } else version = yield* buildImageVersion(run, input, progress);
-    built = true;
-    return version;
+    }
+    return yield* buildImageVersion(run, input, progress);
   } catch (error) {
     if (isCancel(error) && progress.requested) yield* deleteImageVersion(run, input.ref);
     throw error;
   } finally {
-    const confirm = !built;
-    if (input.source.kind === 'disk') yield* deleteCopyDisk(run, input.source.name, { confirm });
-    else yield* deleteSnapshot(run, input.source.name, { confirm });
+    if (input.source.kind === 'disk') yield* deleteCopyDisk(run, input.source.name);
+    else yield* deleteSnapshot(run, input.source.name);
   }
 }
 

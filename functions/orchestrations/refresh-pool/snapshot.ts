@@ -69,15 +69,11 @@ export function* awaitSnapshot(
  * Deletes the snapshot and waits until it is gone; a no-op when it never existed. `asked`: the run
  * already asked for its deletion, so it is read first and only asked again while it is still there. No
  * cancel interrupts it.
- *
- * `confirm: false` (the version was built from it, and the run goes on for minutes): the deletion is
- * asked for (unless `asked`) and not waited for. One that ARM fails leaves a snapshot tagged with the
- * run, which the pool's next run finds among its holdings and gives back.
  */
 export function deleteSnapshot(
   run: RefreshRun,
   snapshotName: string,
-  options: { readonly asked?: boolean; readonly confirm?: boolean } = {},
+  options: { readonly asked?: boolean } = {},
 ): Generator<Task, void, unknown> {
   return shielded(run.context, deletion(run, snapshotName, options));
 }
@@ -85,17 +81,12 @@ export function deleteSnapshot(
 function* deletion(
   run: RefreshRun,
   snapshotName: string,
-  { asked = false, confirm = true }: { readonly asked?: boolean; readonly confirm?: boolean },
+  { asked = false }: { readonly asked?: boolean },
 ): Generator<Task, void, unknown> {
   const { context } = run;
   const where = snapshotWhere(run, snapshotName);
   const step = 'deleting-snapshot';
   setStatus(run, step);
-  if (!confirm) {
-    if (!asked) yield* call(context, activities.requestSnapshotDeletion, where, { step });
-    noteGivenBack(context, `snapshot ${snapshotName} (deletion asked)`);
-    return;
-  }
   if (asked && !(yield* call(context, activities.readSnapshot, where, { step })).exists) {
     noteGivenBack(context, `snapshot ${snapshotName} (deleted)`);
     return;

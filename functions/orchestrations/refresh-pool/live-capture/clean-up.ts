@@ -1,8 +1,8 @@
 /**
  * Live capture's clean-up: undoes what the run made, in the order that keeps the donor safe: thaw (the
  * freeze pod), stop the scrub (its trap unmounts), detach, then delete the copy and the snapshot. On
- * success only the snapshot is left, its deletion asked already and not confirmed (the copy goes after the
- * image version). Failures are collected, not thrown.
+ * success only the snapshot is left to confirm gone (the copy goes after the image version). Failures
+ * are collected, not thrown.
  */
 import type { Task } from 'durable-functions';
 
@@ -84,9 +84,7 @@ export function* cleanUpLiveCapture(
   }
   if (made.snapshot) {
     const asked = made.snapshotDeletionAsked === true;
-    // On success the copy holds the image now: a snapshot whose deletion was asked is not read again.
-    const confirm = !(succeeded && asked);
-    yield* attempt('deleting-snapshot', () => deleteSnapshot(run, input.snapshotName, { asked, confirm }));
+    yield* attempt('deleting-snapshot', () => deleteSnapshot(run, input.snapshotName, { asked }));
   }
   return failures;
 }
