@@ -8,12 +8,12 @@
 // - Every other file runs in a process of its own, as `node --test` runs it, the longest first: the order
 //   comes from the checked-in times of the last full run (tests/test-times.json, `npm run test:times`
 //   updates it); a file without a time (new) starts first.
-// - As many processes run at once as keep the CPUs busy and no more: each job's share of a CPU is its CPU
-//   seconds over its wall seconds in that file (the real-engine files and the crash files spend most of
-//   their time waiting on an engine's queues or on processes they kill and restart; an explorer shard
-//   computes all the time), and the next job starts while the running jobs' shares and its own add up to
-//   at most the machine's CPUs (a job without a time counts as one CPU), up to two processes more than
-//   CPUs. TEST_CONCURRENCY=<n> runs exactly n at a time instead.
+// - As many processes run at once as keep the CPUs busy and no more: one per CPU always, and up to three
+//   more while the machine's CPUs are not all in use (Linux /proc/stat, read every second or two): the
+//   real-engine files and the crash files spend most of their time waiting on an engine's queues or on
+//   processes they kill and restart, and their waits are filled by files that compute. Where /proc/stat
+//   is missing, each job's checked-in share of a CPU (CPU seconds over wall seconds) decides instead.
+//   TEST_CONCURRENCY=<n> runs exactly n at a time.
 //
 // The processes' temporary files (simulator output, runner state dirs with their fsyncs, the real shell's
 // sandbox trees) go to a directory of their own on /dev/shm when the machine has it writable and TMPDIR is
@@ -22,13 +22,20 @@
 // compile cache there (NODE_COMPILE_CACHE, unless it is set or disabled): each loads the same SDKs, and a
 // cached compilation cuts the CPU of loading them.
 //
+// With --checks (`npm test`), the checks that follow the build (lint, format check, dependency rules: the
+// package.json scripts CHECKS names) run as jobs of the same schedule, first, rather than one after the other
+// before it: each uses about one CPU for a minute or two, and the test files fill the other. A failed check
+// fails the run as a failed test does.
+//
 // Each process's TAP stream is printed whole when the process ends (so that streams do not interleave),
 // then the time table (the 15 slowest files and the total), the test counts per tier and, last, every
 // failed test with its file, line and error (tests/failure-summary.mjs). The measured times are written
 // to dist/test-times.json for the budget check (tests/check-budget.mjs) and `npm run test:times`.
 // Exits non-zero when a test fails or a process ends badly.
 //
-//   node tests/run-tiers.mjs            run everything
+//   node tests/run-tiers.mjs            run every test file
+//   node tests/run-tiers.mjs --checks   and, as jobs beside them, the checks that need only the build
+//                                      (CHECKS: lint, format, dependency rules): `npm test` runs this
 //   node tests/run-tiers.mjs --list     print the jobs in their start order and exit
 //   node tests/run-tiers.mjs chaos/ e2e/refresh   only the files whose key starts so (and no fast tier
 //                                      unless FAST_KEY's `fast` is given)
@@ -56,11 +63,21 @@ import { allTestFiles, fastTestFiles, keyOf, ROOT } from './test-files.mjs';
 const FIXED =
   process.env['TEST_CONCURRENCY'] === undefined ? undefined : Number(process.env['TEST_CONCURRENCY']);
 const CPUS = availableParallelism();
-/** The most processes at a time when the CPU shares decide. */
-const MOST = CPUS + 2;
+/** The most processes at a time when the machine's idle CPUs decide. */
+const MOST = CPUS + 3;
+/**
+ * One more process starts while the machine's CPUs in use stay at least this far below all of them over
+ * the last reading (one CPU's share), and no sooner than START_GAP_MS after the last start (a new process
+ * needs a moment before its use shows).
+ */
+const IDLE_TO_ADD = 0.6;
+const START_GAP_MS = 3000;
+const METER_MS = 1500;
 /** How far the running shares may go past the CPUs (a share is an average; a job's is never exact). */
 const SLACK = 0.2;
 const FAST_KEY = 'fast tier';
+/** The package.json scripts `--checks` runs as jobs (`npm run check` runs them after the build, one by one). */
+const CHECKS = ['lint', 'format:check', 'depcruise'];
 const TIMES_FILE = join(ROOT, 'tests', 'test-times.json');
 const MEASURED_FILE = join(ROOT, 'dist', 'test-times.json');
 const WORK = join(ROOT, 'dist', 'test-run');
@@ -157,7 +174,10 @@ function jobs() {
     ...groupsOf(grouped, times),
   ];
   const weight = (job) => times[job.key] ?? job.seconds ?? Number.POSITIVE_INFINITY;
-  return list.sort((a, b) => weight(b) - weight(a) || a.key.localeCompare(b.key));
+  const checks = process.argv.includes('--checks')
+    ? CHECKS.map((script) => ({ key: `check/${script}`, tier: 'check', files: [], script }))
+    : [];
+  return [...checks, ...list.sort((a, b) => weight(b) - weight(a) || a.key.localeCompare(b.key))];
 }
 
 const running = new Set();
@@ -200,7 +220,7 @@ function childCpuSeconds() {
 }
 let cpuRead = childCpuSeconds();
 
-function runJob(job, index) {
+function runJob(job, index, startedAt) {
   const base = join(WORK, String(index));
   const summary = `${base}.summary.txt`;
   const tier = `${base}.tier.json`;
@@ -217,8 +237,15 @@ function runJob(job, index) {
     ...job.files.map((file) => relative(ROOT, file)),
   ];
   const started = performance.now();
+  // A check is its package.json script, run by the npm that runs this (npm_execpath) or the one on PATH.
+  const [command, commandArgs] =
+    job.tier === 'check'
+      ? process.env['npm_execpath'] === undefined
+        ? ['npm', ['run', '--silent', job.script]]
+        : [process.execPath, [process.env['npm_execpath'], 'run', '--silent', job.script]]
+      : [process.execPath, args];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, {
+    const child = spawn(command, commandArgs, {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: childEnv(),
@@ -235,13 +262,15 @@ function runJob(job, index) {
       const cpu = cpuNow - cpuRead;
       cpuRead = cpuNow;
       const what =
-        job.tier === 'fast'
-          ? `${job.files.length} fast files in one process`
-          : job.tier === 'group'
-            ? `${job.key} (${job.files.length} files in one process)`
-            : job.key;
+        job.tier === 'check'
+          ? `npm run ${job.script}`
+          : job.tier === 'fast'
+            ? `${job.files.length} fast files in one process`
+            : job.tier === 'group'
+              ? `${job.key} (${job.files.length} files in one process)`
+              : job.key;
       process.stdout.write(
-        `# ---- ${what}: exit ${signal ?? code} in ${seconds.toFixed(1)} s (${cpu.toFixed(1)} s CPU)\n`,
+        `# ---- ${what}: exit ${signal ?? code} in ${seconds.toFixed(1)} s (${cpu.toFixed(1)} s CPU), started at +${startedAt.toFixed(0)} s\n`,
       );
       process.stdout.write(Buffer.concat(out));
       process.stderr.write(Buffer.concat(err));
@@ -261,20 +290,65 @@ function runJob(job, index) {
 }
 
 /**
- * Runs the jobs in their order: a fixed number at a time, or (the default) the next one as soon as the
- * running jobs' CPU shares leave room for its own (always when nothing runs).
+ * The machine's CPUs in use since the previous call (Linux /proc/stat: every CPU's time that was neither
+ * idle nor waiting on I/O; time stolen by the hypervisor counts as used: this machine could not have it),
+ * or undefined where /proc/stat cannot be read.
+ */
+function cpuMeter() {
+  const read = () => {
+    try {
+      const fields = readFileSync('/proc/stat', 'utf8')
+        .split('\n', 1)[0]
+        .trim()
+        .split(/\s+/)
+        .slice(1, 9)
+        .map(Number);
+      if (fields.length < 8 || fields.some((value) => !Number.isFinite(value))) return undefined;
+      return { total: fields.reduce((sum, value) => sum + value, 0), idle: fields[3] + fields[4] };
+    } catch {
+      return undefined;
+    }
+  };
+  let previous = read();
+  if (previous === undefined) return undefined;
+  return () => {
+    const current = read();
+    if (current === undefined || previous === undefined) return undefined;
+    const total = current.total - previous.total;
+    const idle = current.idle - previous.idle;
+    previous = current;
+    return total > 0 ? (CPUS * (total - idle)) / total : undefined;
+  };
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(() => resolve(undefined), ms));
+
+/**
+ * Runs the jobs in their order: a fixed number at a time (TEST_CONCURRENCY), or (the default) one per CPU
+ * and more while the machine's CPUs are not all in use; without /proc/stat, the next one as soon as the
+ * running jobs' checked-in CPU shares leave room for its own. Always one when nothing runs.
  */
 async function runAll(list) {
   const shares = cpuShares();
   const shareOf = (job) => shares[job.key] ?? 1;
+  const meter = FIXED === undefined ? cpuMeter() : undefined;
   const results = [];
   const active = new Map();
   let next = 0;
   let load = 0;
+  let lastStart = 0;
+  let inUse;
   const fits = (job) => {
     if (active.size === 0) return true;
     if (FIXED !== undefined) return active.size < FIXED;
-    return active.size < MOST && load + shareOf(job) <= CPUS + SLACK;
+    if (meter === undefined) return active.size < MOST && load + shareOf(job) <= CPUS + SLACK;
+    if (active.size < CPUS) return true;
+    return (
+      active.size < MOST &&
+      inUse !== undefined &&
+      inUse <= CPUS - IDLE_TO_ADD &&
+      performance.now() - lastStart >= START_GAP_MS
+    );
   };
   while (next < list.length || active.size > 0) {
     while (next < list.length && fits(list[next])) {
@@ -282,13 +356,22 @@ async function runAll(list) {
       const job = list[index];
       next += 1;
       load += shareOf(job);
+      lastStart = performance.now();
+      // The next reading starts now: what a new process uses shows only after it.
+      inUse = undefined;
+      meter?.();
       peak = Math.max(peak, active.size + 1);
       active.set(
         index,
-        runJob(job, index).then((result) => ({ index, result })),
+        runJob(job, index, (lastStart - started) / 1000).then((result) => ({ index, result })),
       );
     }
-    const { index, result } = await Promise.race(active.values());
+    const waitForRoom =
+      meter !== undefined && next < list.length && active.size >= CPUS && active.size < MOST;
+    const ended = await Promise.race([...active.values(), ...(waitForRoom ? [sleep(METER_MS)] : [])]);
+    if (meter !== undefined) inUse = meter();
+    if (ended === undefined) continue;
+    const { index, result } = ended;
     active.delete(index);
     load -= shareOf(result.job);
     results.push(result);
@@ -317,6 +400,7 @@ function fileSeconds(results) {
 function tierCounts(results) {
   const tiers = {};
   for (const result of results) {
+    if (result.job.tier === 'check') continue;
     const row = (tiers[result.job.tier] ??= {
       files: 0,
       processes: 0,
@@ -366,11 +450,18 @@ function report(results, totalSeconds) {
       `#   (${files} short files in ${groups.length} shared processes: ${wall.toFixed(1)} s wall, ${used.toFixed(1)} s CPU in all)`,
     );
   }
+  const checks = results.filter((result) => result.job.tier === 'check');
+  if (checks.length > 0) {
+    const each = checks.map(
+      (result) => `${result.job.script} ${result.seconds.toFixed(1)} s (${result.cpu.toFixed(1)} s CPU)`,
+    );
+    lines.push(`#   (the checks beside them: ${each.join(', ')})`);
+  }
   const cpuTotal = results.reduce((sum, result) => sum + result.cpu, 0);
   lines.push(
     `# total: ${totalSeconds.toFixed(1)} s wall, ${cpuTotal.toFixed(1)} s CPU, ` +
       (FIXED === undefined
-        ? `up to ${peak} processes at a time (their CPU shares within ${CPUS} CPUs)`
+        ? `up to ${peak} processes at a time (one per CPU, more while CPUs idle; ${CPUS} CPUs)`
         : `${FIXED} processes at a time`),
   );
   lines.push('# tests per tier:');
@@ -398,7 +489,13 @@ function failureSummary(results) {
   for (const result of failed) {
     lines.push(`# ---- ${result.job.key} (exit ${result.exit})`);
     const text = result.summary.trim();
-    lines.push(text === '' ? '#   the process ended before its tests reported (see its stderr above)' : text);
+    lines.push(
+      result.job.tier === 'check'
+        ? `#   npm run ${result.job.script} failed: its output is above`
+        : text === ''
+          ? '#   the process ended before its tests reported (see its stderr above)'
+          : text,
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -422,10 +519,10 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
+const started = performance.now();
 rmSync(WORK, { recursive: true, force: true });
 mkdirSync(WORK, { recursive: true });
 scratch = scratchDir();
-const started = performance.now();
 const results = await runAll(list);
 const totalSeconds = (performance.now() - started) / 1000;
 if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
@@ -435,7 +532,7 @@ writeFileSync(
   `${JSON.stringify(
     {
       totalSeconds,
-      concurrency: FIXED ?? `cpu shares within ${CPUS} CPUs, up to ${peak} processes`,
+      concurrency: FIXED ?? `one per CPU, more while CPUs idle: ${CPUS} CPUs, up to ${peak} processes`,
       jobs: Object.fromEntries(results.map((result) => [result.job.key, result.seconds])),
       cpu: Object.fromEntries(results.map((result) => [result.job.key, result.cpu])),
       files: table.seconds,
