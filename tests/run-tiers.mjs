@@ -55,6 +55,7 @@ import {
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 import { allTestFiles, fastTestFiles, keyOf, ROOT } from './test-files.mjs';
@@ -320,8 +321,6 @@ function cpuMeter() {
     return total > 0 ? (CPUS * (total - idle)) / total : undefined;
   };
 }
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(() => resolve(undefined), ms));
 
 /**
  * Runs the jobs in their order: a fixed number at a time (TEST_CONCURRENCY), or (the default) one per CPU
