@@ -160,12 +160,25 @@ function lineOf(result: PoolRetirementResult, node: string): RetirementNodeLine 
   return line;
 }
 
-/** The next `hour`:10 UTC strictly after the clock's now, in ms. */
-function nextWindowStart(nowMs: number): number {
+/** The next `hour`:`minute` UTC strictly after `nowMs`, in ms. */
+function nextTimeOfDay(nowMs: number, hour: number, minute: number): number {
   const at = new Date(nowMs);
-  at.setUTCHours(WINDOW_HOUR, 10, 0, 0);
+  at.setUTCHours(hour, minute, 0, 0);
   while (at.getTime() <= nowMs) at.setUTCDate(at.getUTCDate() + 1);
   return at.getTime();
+}
+
+/** Ten minutes into the next window. */
+function nextWindowStart(nowMs: number): number {
+  return nextTimeOfDay(nowMs, WINDOW_HOUR, 10);
+}
+
+/**
+ * The next moment an hour after the window closed. Computed forward from now: the scaled clock's
+ * setup can end anywhere in the day (inside the window under load), and the clock never goes back.
+ */
+function nextClosedTime(nowMs: number): number {
+  return nextTimeOfDay(nowMs, WINDOW_HOUR + 5, 0);
 }
 
 void describe('retirement of older generations on the simulator', { concurrency: false }, () => {
@@ -226,7 +239,7 @@ void describe('retirement of older generations on the simulator', { concurrency:
       const original = new Set(poolNodes(harness).map((node) => node.metadata.name));
 
       // Outside a window nothing happens.
-      world.clock.advanceTo(nextWindowStart(world.clock.nowMs()) - 5 * 3600 * 1000);
+      world.clock.advanceTo(nextClosedTime(world.clock.nowMs()));
       const closed = await retire(harness);
       assert.equal(closed.outcome, 'closed', closed.reason);
       assert.ok(closed.nextWindowAt, 'names the next window');
