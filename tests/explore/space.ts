@@ -249,7 +249,35 @@ export const GIVE_BACK_VARIANTS: readonly Variant[] = [
   },
 ];
 
-export const VARIANTS: readonly Variant[] = [...REFRESH_VARIANTS, ...GIVE_BACK_VARIANTS, ...POLICY_VARIANTS];
+/**
+ * The variant on a deployment that manages the explored pool alone (the cluster's `pools` narrowed to
+ * it). With every pool managed, unattended recovery's timer run also refreshed the sample's other stale
+ * pool: the same fault-free refresh at every point, after every injected fault had ended, that no
+ * invariant of the explored pool reads: a third of a refresh point's CPU (shard 1: 42.9 → 29.3 s).
+ */
+function managingOnly(variant: Variant): Variant {
+  const settings = variant.harness.settings;
+  return {
+    ...variant,
+    harness: {
+      ...variant.harness,
+      settings: (cluster) => {
+        settings?.(cluster);
+        const pools = cluster['pools'];
+        const kept = Array.isArray(pools)
+          ? pools.filter((pool) => (pool as { name?: unknown }).name === variant.pool)
+          : [];
+        cluster['pools'] = kept.length > 0 ? kept : [{ name: variant.pool }];
+      },
+    },
+  };
+}
+
+export const VARIANTS: readonly Variant[] = [
+  ...REFRESH_VARIANTS,
+  ...GIVE_BACK_VARIANTS,
+  ...POLICY_VARIANTS,
+].map(managingOnly);
 
 export type FaultKind =
   | 'kill'
