@@ -17,7 +17,7 @@ import type { FaultKind, Variant } from './space.js';
 import { FAULT_KINDS, VARIANTS } from './space.js';
 
 /** How many test files the sample is split into (sample-1.test.ts … sample-<n>.test.ts). */
-export const SAMPLE_SHARDS = 6;
+export const SAMPLE_SHARDS = 8;
 
 export interface SamplePair {
   readonly variant: string;

@@ -1,0 +1,4 @@
+// Shard 8 of the explorer's sample (sample.ts says how the sample is split).
+import { describeSampleShard } from './sample.js';
+
+describeSampleShard(8);
