@@ -12,6 +12,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -21,6 +22,24 @@ import { writeConnectionFile } from '../../sim/connection.js';
 import { POOL1, sampleScenario } from '../e2e/harness.js';
 
 const CLI = fileURLToPath(new URL('../../../cli/vmss-prototype.cjs', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+
+/** The launcher's choice (cli/bundle-cli.cjs `cliEntry`), read the way the launcher reads it. */
+const { cliEntry } = createRequire(import.meta.url)('../../../cli/bundle-cli.cjs') as {
+  cliEntry: (root: string, env?: NodeJS.ProcessEnv) => string;
+};
+
+/**
+ * What the CLI child loaded: the bundle, or the ~1 800 compiled modules when the bundle is missing or older
+ * than the last `tsc -b`. The modules cost about twice the bundle's CPU (1.9–2.1 s against 0.93–1.15 s for
+ * the same refresh on a quiet machine, docs/scale.md): a figure measured on them is not what a user's
+ * command costs after `npm run build`.
+ */
+export type CliEntryKind = 'bundle' | 'compiled modules';
+
+export function cliEntryKind(env: NodeJS.ProcessEnv = process.env): CliEntryKind {
+  return cliEntry(ROOT, env).endsWith(join('dist', 'cli', 'main.js')) ? 'compiled modules' : 'bundle';
+}
 
 // Appends `{"user":µs,"system":µs}` to the file named by VMSSP_BENCH_CPU_FILE when the process exits.
 const REPORTER = `import { appendFileSync } from 'node:fs';
@@ -37,6 +56,8 @@ export interface ClientCpuFigures {
   /** User + system CPU of the CLI's whole process tree, from outside (`cpuSource`). */
   readonly clientCpuS: number;
   readonly cpuSource: ClientCpuSource;
+  /** What the launcher loaded (cliEntryKind): only `bundle` is what a built install runs. */
+  readonly cliEntry: CliEntryKind;
   /** What the CLI process counted itself at its `exit` event (`process.cpuUsage()`): no exit, no children. */
   readonly exitEventCpuS: number;
   readonly exitCode: number | null;
@@ -118,6 +139,7 @@ export async function measureClientCpu(compileCache: string): Promise<ClientCpuF
       cpuSource === '/usr/bin/time'
         ? [GNU_TIME, ['-f', '%U %S', '-o', timeFile, process.execPath, ...cli]]
         : [process.execPath, cli];
+    const entry = cliEntryKind();
     const childrenBefore = childrenCpuS();
     sim.running.log.reset();
     const start = performance.now();
@@ -156,6 +178,7 @@ export async function measureClientCpu(compileCache: string): Promise<ClientCpuF
     return {
       clientCpuS: Number(treeCpuS.toFixed(2)),
       cpuSource,
+      cliEntry: entry,
       exitEventCpuS: Number((micros / 1e6).toFixed(2)),
       exitCode,
       wallS: Number(wallS.toFixed(1)),

@@ -71,8 +71,14 @@ const clientCpuBench: Bench = {
         `\none CLI refresh, ${label} (child process tree, start-up to exit): ${figures.clientCpuS} s CPU ` +
           `(user + system, ${figures.cpuSource}; the process's own count at its exit event ${figures.exitEventCpuS} s), ` +
           `${figures.wallS} s wall, exit ${String(figures.exitCode)}; ` +
-          `requests ARM ${figures.requests.arm}, Kubernetes ${figures.requests.kube}`,
+          `requests ARM ${figures.requests.arm}, Kubernetes ${figures.requests.kube}; the CLI ran its ${figures.cliEntry}`,
       );
+      if (figures.cliEntry !== 'bundle') {
+        console.log(
+          '  not what a built install costs: the CLI bundle is missing or older than the last tsc -b ' +
+            '(npm run build makes it; the compiled modules cost about twice its CPU, docs/scale.md)',
+        );
+      }
     }
   },
   figures: () => measureClientCpuColdAndWarm(),
