@@ -25,8 +25,10 @@ const CLI = fileURLToPath(new URL('../../../cli/vmss-prototype.cjs', import.meta
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
 /** The launcher's choice (cli/bundle-cli.cjs `cliEntry`), read the way the launcher reads it. */
-const { cliEntry } = createRequire(import.meta.url)('../../../cli/bundle-cli.cjs') as {
-  cliEntry: (root: string, env?: NodeJS.ProcessEnv) => string;
+const bundleCli = createRequire(import.meta.url)('../../../cli/bundle-cli.cjs') as {
+  cliEntry: (root: string) => string;
+  BUNDLE_DIR: string;
+  ENTRY: string;
 };
 
 /**
@@ -37,8 +39,9 @@ const { cliEntry } = createRequire(import.meta.url)('../../../cli/bundle-cli.cjs
  */
 export type CliEntryKind = 'bundle' | 'compiled modules';
 
-export function cliEntryKind(env: NodeJS.ProcessEnv = process.env): CliEntryKind {
-  return cliEntry(ROOT, env).endsWith(join('dist', 'cli', 'main.js')) ? 'compiled modules' : 'bundle';
+export function cliEntryKind(): CliEntryKind {
+  const bundle = join(ROOT, bundleCli.BUNDLE_DIR, bundleCli.ENTRY);
+  return bundleCli.cliEntry(ROOT) === bundle ? 'bundle' : 'compiled modules';
 }
 
 // Appends `{"user":µs,"system":µs}` to the file named by VMSSP_BENCH_CPU_FILE when the process exits.
