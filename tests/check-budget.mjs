@@ -5,8 +5,8 @@
 //
 //   node tests/check-budget.mjs [--report-only] [times.json]
 //
-// --report-only prints the same problems and exits 0: CI uses it while the suite is still over the budget
-// (docs/conventions.md, "Test time budget"), so that the figures are in every log without failing it.
+// --report-only prints the same problems and exits 0 (CI used it until the suite fit the budget; a local
+// run over a loaded machine may want it). CI runs it without (docs/conventions.md, "The suite's time budget").
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
