@@ -40,7 +40,7 @@ import type { PodSummary } from '../ports/kubernetes/pods.js';
 import { instanceOfNode } from './image-facts.js';
 import { keptNodes, suggestedPoolLabel } from './node-scan.js';
 import type { LeaseRef } from './pool-lease.js';
-import { findPool, findPoolModel } from './pool-lookup.js';
+import { findPool, findPoolModelInGroup } from './pool-lookup.js';
 import type { ClusterHandle, ConfiguredPool } from './refresh-dependencies.js';
 
 /** Where a pool's runs live: its scale set, its lease, its prep namespace and its image definition. */
@@ -188,13 +188,31 @@ export async function poolScope(handle: ClusterHandle, poolName: string): Promis
   return scopeOfPool(handle, await findPool(handle, poolName));
 }
 
-/** The pool's scope and its scale set's model, read once (findPoolModel): for readPoolHoldings. */
+/**
+ * The pool's scope, its scale set's model and the listings to read its holdings with, the model read once
+ * (findPoolModelInGroup: from the listing of its resource group's scale sets, which the holdings then
+ * reuse to find canary scale sets, instead of a read of the model and a listing beside it).
+ */
 export async function poolScopeAndModel(
   handle: ClusterHandle,
   poolName: string,
-): Promise<{ readonly scope: PoolScope; readonly model: ScaleSet }> {
-  const { pool, model } = await findPoolModel(handle, poolName);
-  return { scope: scopeOfPool(handle, pool), model };
+): Promise<{ readonly scope: PoolScope; readonly model: ScaleSet; readonly listings: SharedListings }> {
+  const { pool, model, groupScaleSets } = await findPoolModelInGroup(handle, poolName);
+  const scope = scopeOfPool(handle, pool);
+  const own = ownListings(handle, scope.lease.name);
+  const group = `${pool.scaleSet.subscriptionId}/${pool.scaleSet.resourceGroup}`.toLowerCase();
+  const listings: SharedListings =
+    groupScaleSets === undefined
+      ? own
+      : {
+          ...own,
+          // Azure compares resource groups case-insensitively; another group is listed as before.
+          scaleSets: (subscriptionId, resourceGroup) =>
+            `${subscriptionId}/${resourceGroup}`.toLowerCase() === group
+              ? Promise.resolve([...groupScaleSets])
+              : own.scaleSets(subscriptionId, resourceGroup),
+        };
+  return { scope, model, listings };
 }
 
 /** The scope of a pool the caller has found already (findPoolModel). */

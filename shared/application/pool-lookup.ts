@@ -93,6 +93,41 @@ export async function findPoolModel(
 }
 
 /**
+ * The pool named `poolName`, its scale set's model and the other scale sets of its resource group, from one
+ * listing of that group where the pool's group is known before any read (a configured pool; with `all`,
+ * the cluster's own group): the group's listing carries every model in it, etag included, so reading the
+ * pool's model apart as well would read it twice (readPoolHoldings needs the listing for canary scale
+ * sets). A pool not in that listing is looked for as findPoolModel does, without a group listing.
+ */
+export async function findPoolModelInGroup(
+  handle: ClusterHandle,
+  poolName: string,
+): Promise<{
+  readonly pool: ConfiguredPool;
+  readonly model: ScaleSet;
+  readonly groupScaleSets?: readonly ScaleSet[];
+}> {
+  const configured = handle.configuration.pools;
+  const known =
+    configured === 'all'
+      ? ownGroupPool(handle, poolName)
+      : configured.find((candidate) => candidate.name === poolName);
+  if (known !== undefined) {
+    const { subscriptionId, resourceGroup, name } = known.scaleSet;
+    const groupScaleSets = await handle.compute.scaleSets.list(subscriptionId, resourceGroup);
+    const model = groupScaleSets.find((scaleSet) => scaleSet.name.toLowerCase() === name.toLowerCase());
+    if (model !== undefined) {
+      return {
+        pool: { name: poolName, scaleSet: { ...known.scaleSet, name: model.name } },
+        model,
+        groupScaleSets,
+      };
+    }
+  }
+  return findPoolModel(handle, poolName);
+}
+
+/**
  * The pool named `poolName` if the cluster has it, else undefined: a configured pool by its name; with
  * `all`, a scale set of that name in the cluster's own resource group (one ARM read, as findPoolModel),
  * otherwise the pools discovered from the cluster's nodes. For a check that the pool an operator named

@@ -68,9 +68,10 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
     // and the holdings' listing of the resource group's scale sets on every refresh: 46 and 34. The image
     // definition asked for and not waited for (the version's request uses it), the run's own canary scale
     // set deleted without a read first, and the model's update written from what the stop record's
-    // removal left: 40 and 31.
-    assert.ok(first.armRequests.total <= 40, `ARM requests: ${first.armRequests.total}`);
-    assert.ok(first.armRequests.again <= 31, `ARM requests of the next refresh: ${first.armRequests.again}`);
+    // removal left: 40 and 31. The holdings' read taking the pool's model from its listing of the resource
+    // group's scale sets (which carries it) instead of reading it apart as well: 39 and 30.
+    assert.ok(first.armRequests.total <= 39, `ARM requests: ${first.armRequests.total}`);
+    assert.ok(first.armRequests.again <= 30, `ARM requests of the next refresh: ${first.armRequests.again}`);
     assert.equal(
       first.armByOperation['galleries/images/read'],
       undefined,
@@ -105,9 +106,9 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
     // The stop record's removal writes from what its write left: no model read of its own (8 with one).
     // The canary scale set's reads and the holdings' scale-set listing count here too (same RBAC action).
     // The model's update starts from what the removal wrote, and the canary scale set's deletion from
-    // the run's own create: 7 (9 before).
+    // the run's own create: 7 (9 before); 6 with the holdings' model from their group's listing.
     const modelReads = first.armByOperation['virtualMachineScaleSets/read'] ?? 0;
-    assert.ok(modelReads <= 7, `scale set model reads: ${modelReads}`);
+    assert.ok(modelReads <= 6, `scale set model reads: ${modelReads}`);
   });
 
   void it('keeps a fixed-size pool at its size under keep-size, at a bounded cost over keep', async () => {

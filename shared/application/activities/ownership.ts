@@ -55,8 +55,8 @@ const readPoolHoldingsActivity = defineActivity(
   ClusterInput.extend({ pool: Name }),
   async (deps, input) => {
     const handle = await deps.cluster(input.cluster);
-    const { scope, model } = await poolScopeAndModel(handle, input.pool);
-    return readPoolHoldings(handle, scope, model);
+    const { scope, model, listings } = await poolScopeAndModel(handle, input.pool);
+    return readPoolHoldings(handle, scope, model, undefined, undefined, listings);
   },
 );
 
