@@ -4,8 +4,9 @@
  * field by field (image, customData, extensions by name, publisher, type, version and settings), with the
  * model the run published. The instance's model is the one the simulator keeps per instance, as Azure
  * does (`getInstanceBootModel`), not the scale set's at some later moment. An aks-engine pool (the
- * sample's) in each capture mode and a k3s pool, whose published models drop their bootstrap, and a kubeadm
- * pool in each of its modes, whose published model keeps it (new nodes still run `kubeadm join`).
+ * sample's) in each capture mode, a k3s pool (drain-and-stop and live) and an rke2 pool, whose published
+ * models drop their bootstrap, and a kubeadm pool in each of its modes, whose published model keeps it
+ * (new nodes still run `kubeadm join`).
  *
  * A pool whose published model drops the bootstrap tests its first version in a temporary canary scale set
  * made from the model as publication will leave it (docs/design.md#canary): its instances are the canaries,
@@ -119,6 +120,28 @@ const FLAVOURS: readonly Flavour[] = [
       const pool = scenario.clusters[0]?.scaleSets.find((scaleSet) => scaleSet['name'] === POOL2);
       assert.ok(pool);
       pool['bootstrapFlavour'] = 'k3s';
+    },
+    ownScaleSet: true,
+  },
+  {
+    name: 'k3s, live',
+    pool: POOL2,
+    mode: 'live',
+    scenario: (scenario) => {
+      const pool = scenario.clusters[0]?.scaleSets.find((scaleSet) => scaleSet['name'] === POOL2);
+      assert.ok(pool);
+      pool['bootstrapFlavour'] = 'k3s';
+    },
+    ownScaleSet: true,
+  },
+  {
+    name: 'rke2, drain-and-stop',
+    pool: POOL2,
+    mode: 'drain-and-stop',
+    scenario: (scenario) => {
+      const pool = scenario.clusters[0]?.scaleSets.find((scaleSet) => scaleSet['name'] === POOL2);
+      assert.ok(pool);
+      pool['bootstrapFlavour'] = 'rke2';
     },
     ownScaleSet: true,
   },
