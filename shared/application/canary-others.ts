@@ -5,6 +5,7 @@
  * retried activity, a resumed run or a later one finds the same ones; named by the node each registered
  * as (its computer name until it joined), and told on the node itself with an Event.
  */
+import { isBeingDeleted } from '../domain/compute.js';
 import { ignoreNotFound } from '../domain/errors.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import { sameResourceId } from '../domain/resource-id.js';
@@ -41,6 +42,8 @@ export async function findOthersFromVersion(
   const instances = (await handle.compute.instances.list(scaleSet)).filter(
     (instance) =>
       !skip.has(instance.instanceId.toLowerCase()) &&
+      // One being deleted (the autoscaler's scale-in, an earlier attempt's replacement) is going already.
+      !isBeingDeleted(instance) &&
       instance.imageId !== undefined &&
       sameResourceId(instance.imageId, input.versionId),
   );

@@ -62,6 +62,24 @@ void describe('findOthersFromVersion', () => {
     ]);
   });
 
+  void it('leaves out one ARM is deleting: it is going already, not to be replaced', async () => {
+    const { handle, compute, nodes } = world();
+    compute.addInstance(SCALE_SET, '2', {
+      computerName: nodes.outside.toUpperCase(),
+      imageId: VERSION_ID,
+      provisioningState: 'Deleting',
+    });
+    const others = await findOthersFromVersion(handle, SCALE_SET, {
+      versionId: VERSION_ID,
+      canaries: ['1'],
+      baseline: ['0'],
+    });
+    assert.deepEqual(
+      others.map((other) => other.instanceId),
+      ['3'],
+    );
+  });
+
   void it('finds none when no instance was built from the version', async () => {
     const { handle } = world();
     const others = await findOthersFromVersion(handle, SCALE_SET, {
