@@ -60,6 +60,19 @@ export async function findOthersFromVersion(
   return others;
 }
 
+/** A node named `node` registered for the instance (its provider id names it); false when either is gone. */
+export async function hasJoinedAs(
+  handle: { readonly compute: ComputePorts; readonly kube: KubernetesPorts },
+  scaleSet: ScaleSetRef,
+  instanceId: string,
+  node: string,
+): Promise<boolean> {
+  const instance = await handle.compute.instances.get(scaleSet, instanceId).catch(ignoreNotFound);
+  if (instance === undefined) return false;
+  const registered = await handle.kube.nodes.get(node).catch(ignoreNotFound);
+  return registered !== undefined && sameResourceId(resourceIdOfNode(registered), instance.resourceId);
+}
+
 /**
  * A Warning Event on each joined node, naming the version and why it was not published (once per node and
  * version, however often asked).

@@ -42,6 +42,12 @@ export interface PlannedRetiree {
   readonly instanceId: string;
   readonly generation: string;
   readonly why: string;
+  /**
+   * False for an instance no node registered for (one an outside scale-out built from a rejected version,
+   * as broken as its canary): `node` is its computer name, and it goes without a drain once its replacement
+   * is Ready, unless a node registered for it meanwhile (then it is drained like any).
+   */
+  readonly joined?: false;
 }
 
 export interface PoolRetirementPlan {
