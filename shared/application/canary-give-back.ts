@@ -5,6 +5,7 @@
  * reaper may call it again until it reports nothing left to do.
  */
 import { decideCanaryGiveBack, parseCanaryRecord, restoringImageReference } from '../domain/canary-record.js';
+import { isBeingDeleted } from '../domain/compute.js';
 import {
   CONCURRENT_CHANGE,
   isConcurrentChange,
@@ -73,7 +74,10 @@ export async function giveBackDeadCanary(
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }
-  const instances = await handle.compute.instances.list(pool.scaleSet);
+  // A canary ARM is deleting already (asked before the run died) is given back: not asked again.
+  const instances = (await handle.compute.instances.list(pool.scaleSet)).filter(
+    (instance) => !isBeingDeleted(instance),
+  );
   const decision = decideCanaryGiveBack({
     record,
     deadRun,

@@ -5,6 +5,7 @@
  * retried activity, a resumed run or a later one finds the same ones; named by the node each registered
  * as (its computer name until it joined), and told on the node itself with an Event.
  */
+import { isBeingDeleted } from '../domain/compute.js';
 import { ignoreNotFound } from '../domain/errors.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import { sameResourceId } from '../domain/resource-id.js';
@@ -41,6 +42,8 @@ export async function findOthersFromVersion(
   const instances = (await handle.compute.instances.list(scaleSet)).filter(
     (instance) =>
       !skip.has(instance.instanceId.toLowerCase()) &&
+      // One being deleted (the autoscaler's scale-in, an earlier attempt's replacement) is going already.
+      !isBeingDeleted(instance) &&
       instance.imageId !== undefined &&
       sameResourceId(instance.imageId, input.versionId),
   );
@@ -55,6 +58,19 @@ export async function findOthersFromVersion(
     others.push({ instanceId: instance.instanceId, node: name, joined });
   }
   return others;
+}
+
+/** A node named `node` registered for the instance (its provider id names it); false when either is gone. */
+export async function hasJoinedAs(
+  handle: { readonly compute: ComputePorts; readonly kube: KubernetesPorts },
+  scaleSet: ScaleSetRef,
+  instanceId: string,
+  node: string,
+): Promise<boolean> {
+  const instance = await handle.compute.instances.get(scaleSet, instanceId).catch(ignoreNotFound);
+  if (instance === undefined) return false;
+  const registered = await handle.kube.nodes.get(node).catch(ignoreNotFound);
+  return registered !== undefined && sameResourceId(resourceIdOfNode(registered), instance.resourceId);
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import type { ClusterNode } from '../domain/cluster-node.js';
 import type { ImageVersion, ScaleSetInstance } from '../domain/compute.js';
+import { isBeingDeleted } from '../domain/compute.js';
 import { isNotFound } from '../domain/errors.js';
 import { IMAGE_VERSION_LABEL, instanceGeneration, UNKNOWN_GENERATION } from '../domain/generations.js';
 import { compareImageVersions } from '../domain/image-version.js';
@@ -41,6 +42,12 @@ export interface PlannedRetiree {
   readonly instanceId: string;
   readonly generation: string;
   readonly why: string;
+  /**
+   * False for an instance no node registered for (one an outside scale-out built from a rejected version,
+   * as broken as its canary): `node` is its computer name, and it goes without a drain once its replacement
+   * is Ready, unless a node registered for it meanwhile (then it is drained like any).
+   */
+  readonly joined?: false;
 }
 
 export interface PoolRetirementPlan {
@@ -200,9 +207,12 @@ export async function planPoolRetirement(
   }
 
   const instanceOf = new Map<string, string>();
+  // The node of an instance ARM is deleting is leaving already: not retired (deleted) again.
+  const deleting = new Set(instances.filter(isBeingDeleted).map((instance) => instance.instanceId));
   const members = (await poolMemberNodes(handle.kube, instances)).filter((node) => {
     const instanceId = instanceOfNode(node.providerId, pool.scaleSet);
     if (instanceId === undefined || !base.instanceIds.includes(instanceId)) return false;
+    if (deleting.has(instanceId)) return false;
     instanceOf.set(node.name, instanceId);
     return true;
   });

@@ -4,6 +4,7 @@
  * retired. Each step is idempotent: a retried activity or a resumed run finds what the first try did.
  */
 import type { ScaleSetInstance } from '../domain/compute.js';
+import { isBeingDeleted } from '../domain/compute.js';
 import {
   CONCURRENT_CHANGE,
   isConcurrentChange,
@@ -221,12 +222,16 @@ export async function readRetirementLeftover(
   if (record === undefined || record === 'damaged') return record;
   if (record.run === holder) return undefined;
   const instances = await handle.compute.instances.list(scaleSet);
-  const retiredInstanceExists = instances.some((instance) => instance.instanceId === record.instanceId);
+  // One ARM is deleting is gone already: the retired node's (the surge is then its replacement, it stays)
+  // and the surge's (its give-back was asked, not to be asked again).
+  const retiredInstanceExists = instances.some(
+    (instance) => instance.instanceId === record.instanceId && !isBeingDeleted(instance),
+  );
   const surgeInstance =
     record.surgeInstanceId !== undefined
       ? instances.find((instance) => instance.instanceId === record.surgeInstanceId)
       : unnotedSurge(record, instances);
-  if (surgeInstance === undefined) return { record, retiredInstanceExists };
+  if (surgeInstance === undefined || isBeingDeleted(surgeInstance)) return { record, retiredInstanceExists };
   const [node] = await poolMemberNodes(handle.kube, instances, [surgeInstance]);
   return {
     record,

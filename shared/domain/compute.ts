@@ -52,6 +52,15 @@ export interface ScaleSetInstance {
 }
 
 /**
+ * ARM accepted the instance's deletion: it shows `Deleting` until it is gone (the scale set's capacity
+ * drops then). It is given back already: no donor, no canary, no member of the pool's size, not to be
+ * deleted or replaced again.
+ */
+export function isBeingDeleted(instance: Pick<ScaleSetInstance, 'provisioningState'>): boolean {
+  return instance.provisioningState === 'Deleting';
+}
+
+/**
  * What a power request needs to know of an instance: where it is, whether it is a Uniform instance or a
  * Flexible member VM (its resource id says), and the power state it was last seen in (a request that
  * would change nothing is not sent).

@@ -10,7 +10,8 @@
  *   `getDisk`, `listSnapshots`, `getSnapshot`, `getGallery`, `getImageDefinition`, `listImageVersions`,
  *   `getImageVersion`, `regionCapabilities`, `runCommandHistory`
  * - world-driven operations: `powerOffInstance` (cause 'guest' for a prep pod), `deallocateInstance`,
- *   `startInstance`, `restartInstance`, `scaleOut`, `deleteInstance`, `deleteScaleSet`; disks: `createDiskFromSnapshot`,
+ *   `startInstance`, `restartInstance`, `scaleOut`, `deleteInstance` (at once), `requestInstanceDelete`
+ *   (ARM's DELETE: `Deleting`, then gone), `deleteScaleSet`; disks: `createDiskFromSnapshot`,
  *   `deleteDisk`, `changeDataDisks` (attach/detach), `setCopyObserver` (the world judges snapshots)
  * - events: `subscribe(listener)` → instance power changes, instance created / deleted, model changes.
  * Long-running changes take an optional `onComplete` and `failure` check (asked when the change would
@@ -85,6 +86,7 @@ export class ComputeState {
   readonly restartInstance: InstanceState['restartInstance'];
   readonly scaleOut: InstanceState['scaleOut'];
   readonly deleteInstance: InstanceState['deleteInstance'];
+  readonly requestInstanceDelete: InstanceState['requestInstanceDelete'];
   readonly runCommand: InstanceState['runCommand'];
   readonly runCommandHistory: InstanceState['runCommandHistory'];
   // Disks and snapshots.
@@ -181,6 +183,7 @@ export class ComputeState {
     this.restartInstance = instances.restartInstance.bind(instances);
     this.scaleOut = instances.scaleOut.bind(instances);
     this.deleteInstance = instances.deleteInstance.bind(instances);
+    this.requestInstanceDelete = instances.requestInstanceDelete.bind(instances);
     this.runCommand = instances.runCommand.bind(instances);
     this.runCommandHistory = instances.runCommandHistory.bind(instances);
 

@@ -108,6 +108,7 @@ export class InstanceState extends ComputeCore {
    */
   powerOffInstance(id: string, options: PowerOptions & { skipShutdown?: boolean } = {}): void {
     const record = this.requireInstance(id);
+    if (this.whileDeleting(record, 'powerOff', options)) return;
     if (
       record.powerState === 'stopped' ||
       record.powerState === 'deallocated' ||
@@ -132,6 +133,7 @@ export class InstanceState extends ComputeCore {
   /** Deallocates an instance: `deallocating`, then `deallocated` after `instanceDeallocateSeconds`. */
   deallocateInstance(id: string, options: PowerOptions = {}): void {
     const record = this.requireInstance(id);
+    if (this.whileDeleting(record, 'deallocate', options)) return;
     if (record.ephemeralPlacement) {
       throw new ComputeError(
         409,
@@ -156,6 +158,7 @@ export class InstanceState extends ComputeCore {
   /** Starts a stopped or deallocated instance: `starting`, then `running` after `instanceStartSeconds`. */
   startInstance(id: string, options: PowerOptions = {}): void {
     const record = this.requireInstance(id);
+    if (this.whileDeleting(record, 'start', options)) return;
     if (record.powerState === 'running') {
       options.onComplete?.({ status: 'Succeeded' });
       return;
@@ -173,6 +176,7 @@ export class InstanceState extends ComputeCore {
   /** Restarts a running instance (goes through `starting`); refused when the instance is not running. */
   restartInstance(id: string, options: PowerOptions = {}): void {
     const record = this.requireInstance(id);
+    if (this.whileDeleting(record, 'restart', options)) return;
     if (record.powerState !== 'running' && record.powerState !== 'starting') {
       throw new ComputeError(
         409,
@@ -188,6 +192,18 @@ export class InstanceState extends ComputeCore {
       durationOf(this.latency, 'instanceStartSeconds'),
       options,
     );
+  }
+
+  /**
+   * An instance being deleted takes no other operation: ARM refuses one asked through the API (409, its
+   * message); the guest or the world (a shutdown inside the VM, a reboot daemon) changes nothing on a
+   * machine that is going away. True when the operation is not to run.
+   */
+  private whileDeleting(record: InstanceRecord, operation: string, options: PowerOptions): boolean {
+    if (record.provisioningState !== 'Deleting') return false;
+    if ((options.cause ?? 'api') === 'api') throw refusedWhileDeleting(record, operation);
+    options.onComplete?.({ status: 'Succeeded' });
+    return true;
   }
 
   private transition(
@@ -216,7 +232,8 @@ export class InstanceState extends ComputeCore {
         onComplete?.({ status: 'Failed', error });
         return;
       }
-      record.provisioningState = 'Succeeded';
+      // A world-driven transition (a guest shutdown) may end while a deletion is under way: still Deleting.
+      if (record.provisioningState !== 'Deleting') record.provisioningState = 'Succeeded';
       this.setPower(record, target, cause);
       onComplete?.({ status: 'Succeeded' });
     });
@@ -277,12 +294,62 @@ export class InstanceState extends ComputeCore {
   }
 
   /**
-   * Removes an instance and its OS disk at once (the world's "node deleted mid-run"). Data disks stay,
-   * detached (their `deleteOption` is `Detach`, ARM's default).
+   * ARM's DELETE of one instance: `Deleting` at once (a GET or list shows it, as ARM does from the
+   * moment it accepted the request), then after `instanceStopSeconds` gone with its OS disk (deleteInstance).
+   * A DELETE of an instance already `Deleting` joins that deletion: ARM accepts it again and it ends with
+   * the first. A `failure` leaves the instance, `Failed`, as a failed delete in Azure (a scale set's too).
+   */
+  requestInstanceDelete(id: string, onComplete?: Completion, failure?: FailureCheck): void {
+    const record = this.requireInstance(id);
+    const ongoing = record.pending;
+    if (record.provisioningState === 'Deleting' && ongoing?.kind === 'delete') {
+      const earlier = ongoing.onComplete;
+      ongoing.onComplete = (outcome) => {
+        earlier?.(outcome);
+        onComplete?.(outcome);
+      };
+      return;
+    }
+    this.preempt(record.pending, 'delete');
+    record.pending = undefined;
+    this.preempt(record.diskPending, 'delete');
+    record.diskPending = undefined;
+    record.provisioningState = 'Deleting';
+    const pending: PendingTransition = { kind: 'delete', cancel: () => undefined };
+    if (onComplete) pending.onComplete = onComplete;
+    pending.cancel = this.scheduler.after(
+      durationOf(this.latency, 'instanceStopSeconds'),
+      `delete ${record.name}`,
+      () => {
+        if (record.pending !== pending) return;
+        record.pending = undefined;
+        const error = failure?.();
+        if (error) {
+          record.provisioningState = 'Failed';
+          pending.onComplete?.({ status: 'Failed', error });
+          return;
+        }
+        if (this.instances.get(idKey(id)) === record) this.deleteInstance(id);
+        pending.onComplete?.({ status: 'Succeeded' });
+      },
+    );
+    record.pending = pending;
+  }
+
+  /**
+   * Removes an instance and its OS disk at once (the world's "node deleted mid-run", a scale-in, the end
+   * of a requested deletion). Data disks stay, detached (their `deleteOption` is `Detach`, ARM's default).
+   * A requested deletion still under way ends with it, succeeded.
    */
   deleteInstance(id: string): void {
     const record = this.requireInstance(id);
-    this.preempt(record.pending, 'delete');
+    const requested = record.pending?.kind === 'delete' ? record.pending : undefined;
+    if (requested) {
+      requested.cancel();
+      requested.onComplete?.({ status: 'Succeeded' });
+    } else {
+      this.preempt(record.pending, 'delete');
+    }
     record.pending = undefined;
     this.preempt(record.diskPending, 'delete');
     record.diskPending = undefined;
@@ -408,6 +475,7 @@ export class InstanceState extends ComputeCore {
     options: { onComplete?: Completion; failure?: FailureCheck } = {},
   ): InstanceInfo {
     const record = this.requireInstance(instanceId);
+    if (record.provisioningState === 'Deleting') throw refusedWhileDeleting(record, 'attachDetachDataDisks');
     if (record.diskPending) {
       throw new ComputeError(
         409,
@@ -534,6 +602,7 @@ export class InstanceState extends ComputeCore {
     failure?: FailureCheck,
   ): void {
     const record = this.requireInstance(instanceId);
+    if (record.provisioningState === 'Deleting') throw refusedWhileDeleting(record, 'runCommand');
     if (record.powerState !== 'running') {
       throw new ComputeError(
         409,
@@ -635,4 +704,14 @@ function bootModelOf(profile: JsonObject): InstanceBootModel {
     ...(customData === undefined ? {} : { customData }),
     extensions: Array.isArray(extensions) ? deepCopy(extensions.filter(isObject)) : [],
   };
+}
+
+/** ARM's answer to an operation on a VM it is deleting: 409, only the delete may be asked again. */
+function refusedWhileDeleting(record: InstanceRecord, operation: string): ComputeError {
+  return new ComputeError(
+    409,
+    'OperationNotAllowed',
+    `Operation '${operation}' is not allowed on VM '${record.name}' since the VM is marked for deletion. ` +
+      'You can only retry the Delete operation (or wait for an ongoing one to complete).',
+  );
 }

@@ -6,7 +6,6 @@
  */
 import { z } from 'zod';
 
-import { durationOf } from '../contracts.js';
 import {
   expandIncludes,
   HttpError,
@@ -247,8 +246,9 @@ export class VirtualMachineRoutes extends ArmRoutes {
   }
 
   /**
-   * Deletes an instance (scale-in of that one machine): the operation runs for as long as a shutdown,
-   * then the instance and its OS disk are gone and the scale set's capacity is one less.
+   * Deletes an instance (scale-in of that one machine): `Deleting` from the moment ARM accepts the
+   * request, and after a shutdown's time the instance and its OS disk are gone and the scale set's
+   * capacity is one less. A DELETE of an instance already `Deleting` is accepted again.
    */
   private deleteVm(context: RequestContext, id: string | undefined): Reply {
     if (id === undefined) return { status: 204 };
@@ -259,16 +259,7 @@ export class VirtualMachineRoutes extends ArmRoutes {
       instance?.location ?? '',
       this.options.latency.instanceStopSeconds,
     );
-    const seconds = durationOf(this.options.latency, 'instanceStopSeconds');
-    this.options.scheduler.after(seconds, `delete ${instance?.name ?? id}`, () => {
-      const error = failure();
-      if (error) {
-        done({ status: 'Failed', error });
-        return;
-      }
-      if (this.state.getInstance(id)) this.state.deleteInstance(id);
-      done({ status: 'Succeeded' });
-    });
+    this.state.requestInstanceDelete(id, done, failure);
     return { status: 202, headers: this.operationHeaders(context, operation, true) };
   }
 
@@ -390,7 +381,12 @@ export class VirtualMachineRoutes extends ArmRoutes {
     const scaleSet = this.state.getScaleSet(scaleSetId);
     const instances = this.state.listInstances(scaleSetId);
     const input = context.body === undefined ? {} : parseBody(InstanceIds, context.body);
-    const wanted = input.instanceIds ?? instances.map((instance) => instance.instanceId);
+    // Without instanceIds: every instance but those being deleted (named, one is refused like a VM's own).
+    const wanted =
+      input.instanceIds ??
+      instances
+        .filter((instance) => instance.provisioningState !== 'Deleting')
+        .map((instance) => instance.instanceId);
     const targets = wanted.map((instanceId) => {
       const found = instances.find(
         (instance) => instance.instanceId.toLowerCase() === instanceId.toLowerCase(),

@@ -37,4 +37,10 @@ export const FINDINGS: readonly Finding[] = [
   // while it waits for it): the surge is an instance the run created, and the pool ends at its demand.
   { variant: 'retire', boundary: 'startRetirementSurge#1', fault: 'outside-scale-out' },
   { variant: 'retire', boundary: 'observeRetirementSurge#1', fault: 'outside-scale-out' },
+  // Found by `--per-fault 3`. A dead run's canary whose deletion was asked must read as given back (ARM
+  // shows it Deleting at once; the simulator left it Succeeded and running until it was gone).
+  { variant: 'canary fail pinned kubeadm', boundary: 'findOthersFromVersion#1', fault: 'clock-behind' },
+  // An outsider's instance built from the rejected version that never registers (as broken as its canary):
+  // replaced like the others, a replacement Ready first, then deleted without a drain.
+  { variant: 'canary fail pinned kubeadm', boundary: 'restoreCanaryModel#1', fault: 'outside-scale-out' },
 ];

@@ -149,10 +149,15 @@ export function checkExploreInvariants(
     );
     const capacityBefore = before.capacities.get(scaleSet.id.toLowerCase());
     const added = outsideAdded.get(scaleSet.id.toLowerCase()) ?? 0;
+    // An instance ARM is deleting is given back: it leaves the capacity when the deletion ends.
+    const deleting = compute
+      .listInstances(scaleSet.id)
+      .filter((vm) => vm.provisioningState === 'Deleting').length;
+    const capacity = scaleSet.capacity - deleting;
     check(
       `${where}: the pool keeps its size`,
-      capacityBefore === undefined || scaleSet.capacity === capacityBefore + added,
-      `capacity ${scaleSet.capacity}, was ${capacityBefore ?? '?'}` +
+      capacityBefore === undefined || capacity === capacityBefore + added,
+      `capacity ${capacity}${deleting === 0 ? '' : ` (${deleting} more being deleted)`}, was ${capacityBefore ?? '?'}` +
         (added === 0 ? '' : ` and an outsider added ${added} during the run`),
     );
     const canaryTags = Object.keys(scaleSet.tags).filter((key) => key.startsWith(CANARY_TAG_PREFIX));
@@ -164,6 +169,7 @@ export function checkExploreInvariants(
     const onUnpublished = compute
       .listInstances(scaleSet.id)
       .filter((vm) => !before.instances.has(`${scaleSet.id.toLowerCase()}|${vm.instanceId}`))
+      .filter((vm) => vm.provisioningState !== 'Deleting')
       .filter((vm) => {
         const image = typeof vm.imageReference['id'] === 'string' ? vm.imageReference['id'] : '';
         return /\/versions\/[^/]+$/i.test(image) && !isPublished(running, image);

@@ -14,6 +14,7 @@
 import type { Task } from 'durable-functions';
 
 import type { OtherFromVersion } from '../../../shared/application/canary-others.js';
+import type { PlannedRetiree } from '../../../shared/application/pool-retirement.js';
 import { activities } from '../../activities.js';
 import { call } from '../call.js';
 import { isCancel } from '../cancel.js';
@@ -132,11 +133,24 @@ function* replaceOthers(
     plan,
     priorCapacity: plan.capacity,
   };
+  // One no node registered for (as broken as its canary, or still booting) is in no plan line: with a
+  // surge it goes once its replacement is Ready, drained first if a node registers for it meanwhile.
+  const unjoined: PlannedRetiree[] = plan.surge
+    ? others
+        .filter((other) => !plan.lines.some((line) => line.node === other.node))
+        .map((other) => ({
+          node: other.node,
+          instanceId: other.instanceId,
+          generation: version.versionName,
+          why: `built from rejected version ${version.versionName} by an outside scale-out; no node registered for it`,
+          joined: false,
+        }))
+    : [];
   const replaced: string[] = [];
   const givenBack: string[] = [];
-  let room = plan.retire.length;
+  let room = plan.retire.length + unjoined.length;
   try {
-    for (const retiree of [...plan.retire, ...plan.next]) {
+    for (const retiree of [...plan.retire, ...unjoined, ...plan.next]) {
       if (room === 0) break;
       const done = yield* retireNode(retireRun, retiree);
       if (done.kind === 'retired') {
@@ -188,13 +202,18 @@ function* replaceOthers(
     )
     .map((line) => `${line.node} (${line.detail})`);
   const missing = others.filter(
-    (other) => !plan.lines.some((line) => line.node === other.node) && !other.joined,
+    (other) => !plan.lines.some((line) => line.node === other.node) && !replaced.includes(other.node),
   );
   const parts = [
     ...(replaced.length === 0 ? [] : [`replaced ${replaced.join(', ')}`]),
     ...(givenBack.length === 0 ? [] : [`gave back ${givenBack.join('; ')}`]),
     ...(kept.length === 0 ? [] : [`not replaced: ${kept.join('; ')}`]),
-    ...(missing.length === 0 ? [] : [`not joined yet: ${missing.map((other) => other.node).join(', ')}`]),
+    ...(missing.length === 0
+      ? []
+      : [
+          `not joined${plan.surge ? '' : ' (surge is off: a node-less instance goes only after its replacement)'}: ` +
+            missing.map((other) => other.node).join(', '),
+        ]),
   ];
   const left = others.length - replaced.length;
   return {

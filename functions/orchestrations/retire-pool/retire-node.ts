@@ -139,6 +139,9 @@ export function* retireNode(
     }
   }
 
+  if (retiree.joined === false && (yield* deleteUnjoined(run, retiree))) {
+    return { kind: 'retired', ...(replacement === undefined ? {} : { replacement }) };
+  }
   retireStatus(run, 'retiring-node', retiree.node);
   const prior = yield* call(
     context,
@@ -248,6 +251,35 @@ export function* retireNode(
   delete run.current;
   yield* call(context, activities.clearRetirement, { cluster, fence }, { step: 'deleting-retired-instance' });
   return { kind: 'retired', ...(replacement === undefined ? {} : { replacement }) };
+}
+
+/**
+ * An instance no node registered for: nothing runs there to drain, so it goes once its replacement is
+ * Ready. False when a node registered for it meanwhile: the caller then drains it like any node.
+ */
+function* deleteUnjoined(run: RetireRun, retiree: PlannedRetiree): Generator<Task, boolean, unknown> {
+  const { context, input, plan, fence } = run;
+  const { cluster } = input;
+  const step = 'deleting-retired-instance';
+  retireStatus(run, step, `${retiree.node} (instance ${retiree.instanceId}, no node registered)`);
+  const asked = yield* call(
+    context,
+    activities.requestInstanceDeletion,
+    { cluster, scaleSet: plan.scaleSet, instanceId: retiree.instanceId, fence, unlessJoinedAs: retiree.node },
+    { step },
+  );
+  if (asked === 'joined') return false;
+  if (run.current !== undefined) run.current.deletionRequested = true;
+  yield* waitForInstanceGone(context, {
+    cluster,
+    scaleSet: plan.scaleSet,
+    instanceId: retiree.instanceId,
+    step,
+  });
+  delete run.spare;
+  delete run.current;
+  yield* call(context, activities.clearRetirement, { cluster, fence }, { step });
+  return true;
 }
 
 /** The run's custom status: the step and what it acts on. */

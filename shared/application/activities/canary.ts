@@ -18,7 +18,7 @@ import {
 } from '../canary.js';
 import { giveBackDeadCanary } from '../canary-give-back.js';
 import type { OtherFromVersion } from '../canary-others.js';
-import { findOthersFromVersion, tellOthersFromVersion } from '../canary-others.js';
+import { findOthersFromVersion, hasJoinedAs, tellOthersFromVersion } from '../canary-others.js';
 import { checkFence } from '../pool-lease.js';
 import { redactText } from '../sensitive-text.js';
 import { defineActivity } from './activity.js';
@@ -186,13 +186,24 @@ const clearCanaryRecordActivity = defineActivity(
   },
 );
 
+/**
+ * `unlessJoinedAs`: the instance had no node (it never registered) and is deleted without a drain, unless a
+ * node of that name registered for it since: then nothing is asked (`joined`) and the caller drains it first.
+ */
 const requestInstanceDeletion = defineActivity(
   'requestInstanceDeletion',
-  ScaleSetInput.extend({ instanceId: Name, fence: FenceInput }),
-  async (deps, input) => {
-    const { compute, kube } = await deps.cluster(input.cluster);
-    await checkFence(kube, input.fence, `deleting instance ${input.instanceId}`, deps.now());
-    await compute.instances.requestDeletion(input.scaleSet, input.instanceId);
+  ScaleSetInput.extend({ instanceId: Name, fence: FenceInput, unlessJoinedAs: Name.optional() }),
+  async (deps, input): Promise<'requested' | 'joined'> => {
+    const handle = await deps.cluster(input.cluster);
+    await checkFence(handle.kube, input.fence, `deleting instance ${input.instanceId}`, deps.now());
+    if (
+      input.unlessJoinedAs !== undefined &&
+      (await hasJoinedAs(handle, input.scaleSet, input.instanceId, input.unlessJoinedAs))
+    ) {
+      return 'joined';
+    }
+    await handle.compute.instances.requestDeletion(input.scaleSet, input.instanceId);
+    return 'requested';
   },
 );
 

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import {
   BUILT_FROM_REJECTED_REASON,
   findOthersFromVersion,
+  hasJoinedAs,
   tellOthersFromVersion,
 } from '../../../shared/application/canary-others.js';
 import type { ScaleSetRef } from '../../../shared/domain/resource-id.js';
@@ -62,6 +63,24 @@ void describe('findOthersFromVersion', () => {
     ]);
   });
 
+  void it('leaves out one ARM is deleting: it is going already, not to be replaced', async () => {
+    const { handle, compute, nodes } = world();
+    compute.addInstance(SCALE_SET, '2', {
+      computerName: nodes.outside.toUpperCase(),
+      imageId: VERSION_ID,
+      provisioningState: 'Deleting',
+    });
+    const others = await findOthersFromVersion(handle, SCALE_SET, {
+      versionId: VERSION_ID,
+      canaries: ['1'],
+      baseline: ['0'],
+    });
+    assert.deepEqual(
+      others.map((other) => other.instanceId),
+      ['3'],
+    );
+  });
+
   void it('finds none when no instance was built from the version', async () => {
     const { handle } = world();
     const others = await findOthersFromVersion(handle, SCALE_SET, {
@@ -70,6 +89,17 @@ void describe('findOthersFromVersion', () => {
       baseline: [],
     });
     assert.deepEqual(others, []);
+  });
+});
+
+void describe('hasJoinedAs', () => {
+  void it('says whether a node of that name registered for the instance', async () => {
+    const { handle, nodes } = world();
+    assert.equal(await hasJoinedAs(handle, SCALE_SET, '2', nodes.outside), true);
+    assert.equal(await hasJoinedAs(handle, SCALE_SET, '3', nodes.booting), false);
+    // A node of that name for another instance is not its node; a gone instance has none.
+    assert.equal(await hasJoinedAs(handle, SCALE_SET, '3', nodes.outside), false);
+    assert.equal(await hasJoinedAs(handle, SCALE_SET, '9', nodes.outside), false);
   });
 });
 

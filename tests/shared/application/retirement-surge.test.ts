@@ -156,9 +156,16 @@ void describe('startSurge', () => {
 });
 
 void describe("readRetirementLeftover: a dead run's surge", () => {
-  async function leftover(record: RetirementRecord, extra: readonly string[]) {
+  async function leftover(
+    record: RetirementRecord,
+    extra: readonly string[],
+    deleting: readonly string[] = [],
+  ) {
     const { kube, compute, handle } = await world('run-2');
     for (const id of extra) compute.addInstance(SCALE_SET, id, { createdAt: NOW.toISOString() });
+    for (const id of deleting) {
+      compute.addInstance(SCALE_SET, id, { createdAt: NOW.toISOString(), provisioningState: 'Deleting' });
+    }
     const lease = await kube.leases.get(LEASE.namespace, LEASE.name);
     assert.ok(lease);
     await kube.leases.replace(
@@ -190,5 +197,27 @@ void describe("readRetirementLeftover: a dead run's surge", () => {
     );
     assert.ok(typeof found === 'object');
     assert.equal(found.surge?.instanceId, '3');
+  });
+
+  void it("the retired node's instance being deleted: the surge is its replacement, not given back", async () => {
+    const found = await leftover(
+      { ...RECORD, baseline: ['0', '1', '2'], capacityAsked: 4, surgeInstanceId: '3' },
+      ['3'],
+      ['0'],
+    );
+    assert.ok(typeof found === 'object');
+    assert.equal(found.retiredInstanceExists, false);
+    assert.equal(found.surge?.instanceId, '3');
+  });
+
+  void it('a surge being deleted already is not named to give back again', async () => {
+    const found = await leftover(
+      { ...RECORD, baseline: ['0', '1', '2'], capacityAsked: 4, surgeInstanceId: '3' },
+      [],
+      ['3'],
+    );
+    assert.ok(typeof found === 'object');
+    assert.equal(found.retiredInstanceExists, true);
+    assert.equal(found.surge, undefined);
   });
 });

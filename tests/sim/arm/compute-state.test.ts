@@ -210,6 +210,55 @@ describe('ComputeState', () => {
     assert.equal(state.getScaleSet(VMSS_ID)?.capacity, 2);
   });
 
+  it('shows an instance Deleting from the moment its deletion is asked, and refuses other operations', () => {
+    const id = `${VMSS_ID}/virtualMachines/0`;
+    const outcomes: OperationOutcome[] = [];
+    state.requestInstanceDelete(id, (outcome) => outcomes.push(outcome));
+
+    assert.equal(state.getInstance(id)?.provisioningState, 'Deleting');
+    assert.equal(state.getScaleSet(VMSS_ID)?.capacity, 3);
+    assert.throws(
+      () => state.startInstance(id),
+      (error: unknown) =>
+        error instanceof ComputeError && error.status === 409 && /marked for deletion/.test(error.message),
+    );
+    assert.throws(
+      () =>
+        state.runCommand(
+          id,
+          { commandId: 'RunShellScript', script: ['true'], parameters: [] },
+          () => undefined,
+        ),
+      /marked for deletion/,
+    );
+    // The guest shutting down changes nothing on a machine that is going.
+    state.powerOffInstance(id, { cause: 'guest' });
+    // ARM accepts the DELETE again; both end with the one deletion.
+    state.requestInstanceDelete(id, (outcome) => outcomes.push(outcome));
+    clock.advance(KAMINO_OBSERVED.instanceStopSeconds);
+
+    assert.equal(state.getInstance(id), undefined);
+    assert.equal(state.getScaleSet(VMSS_ID)?.capacity, 2);
+    assert.deepEqual(outcomes, [{ status: 'Succeeded' }, { status: 'Succeeded' }]);
+  });
+
+  it('leaves an instance Failed when its deletion fails, and deletes it when asked again', () => {
+    const id = `${VMSS_ID}/virtualMachines/0`;
+    const outcomes: OperationOutcome[] = [];
+    state.requestInstanceDelete(
+      id,
+      (outcome) => outcomes.push(outcome),
+      () => ({ code: 'InternalExecutionError', message: 'boom' }),
+    );
+    clock.advance(KAMINO_OBSERVED.instanceStopSeconds);
+
+    assert.equal(state.getInstance(id)?.provisioningState, 'Failed');
+    assert.equal(outcomes[0]?.status, 'Failed');
+    state.requestInstanceDelete(id);
+    clock.advance(KAMINO_OBSERVED.instanceStopSeconds);
+    assert.equal(state.getInstance(id), undefined);
+  });
+
   it('refuses run commands on an instance that is not running', () => {
     assert.throws(
       () =>
