@@ -93,6 +93,12 @@ export interface Engine {
   historyRows(instanceId: string): Promise<{ EventType: string }[]>;
   /** Ends the .NET host at once (SIGKILL), as a crash would. */
   killHost(): Promise<void>;
+  /**
+   * Why the host is gone when it exited without killHost or stop asking (a crash, its files rewritten
+   * under it); undefined while it runs. A scenario waiting on the engine fails at once on it instead of
+   * waiting out its deadline on a host that will never answer.
+   */
+  hostGone(): string | undefined;
   startHost(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -161,8 +167,22 @@ export async function startEngine(options: EngineOptions = {}): Promise<Engine> 
   }
   const { process: azurite, blob, queue, table } = started;
   let host: ChildProcess | undefined;
+  let hostGone: string | undefined;
+  let killing = false;
+  // A test process ended by a signal (a runner's timeout, Ctrl-C) runs no after hook: the host and Azurite
+  // would outlive it. Stopped here, synchronously, then the process ends as the signal would have ended it.
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (host !== undefined && host.exitCode === null) host.kill('SIGKILL');
+    if (azurite.exitCode === null) azurite.kill('SIGTERM');
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
   const bridge = await startBridge();
   const stopAll = async (): Promise<void> => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    killing = true;
     if (host !== undefined && host.exitCode === null) {
       const exited = new Promise((done) => host?.once('exit', done));
       host.kill('SIGKILL');
@@ -200,10 +220,16 @@ export async function startEngine(options: EngineOptions = {}): Promise<Engine> 
     let client: df.DurableClient | undefined;
     const startHost = async (): Promise<void> => {
       rmSync(clientFile, { force: true });
-      host = spawn('dotnet', [HOST_DLL, manifest], {
+      killing = false;
+      hostGone = undefined;
+      const started = spawn('dotnet', [HOST_DLL, manifest], {
         stdio: ['pipe', 'pipe', 'pipe'],
         env: { ...process.env, DOTNET_NOLOGO: '1', DOTNET_CLI_TELEMETRY_OPTOUT: '1', ...HOST_RUNTIME },
       });
+      started.once('exit', (code, signal) => {
+        if (!killing) hostGone = `the real-engine host exited on its own (${String(code ?? signal)})`;
+      });
+      host = started;
       await waitForLine(host, /^real-engine: ready/, 'real-engine host', 120_000);
       // The binding names the host's local RPC endpoint, which moves off 17071 when that port is still
       // taken (a killed host's): read again at every start.
@@ -223,8 +249,10 @@ export async function startEngine(options: EngineOptions = {}): Promise<Engine> 
         return client;
       },
       historyRows: (instanceId) => historyRows(`${base}:${table}`, instanceId),
+      hostGone: () => hostGone,
       killHost: async () => {
         if (host === undefined || host.exitCode !== null) return;
+        killing = true;
         const exited = new Promise((done) => host?.once('exit', done));
         host.kill('SIGKILL');
         await exited;

@@ -57,7 +57,9 @@ export function engineSide(engine: Engine, sim: SimulatorSession, timeoutMs: num
       const deadline = Date.now() + timeoutMs;
       let told = Date.now();
       for (;;) {
-        const status = await engine.client.getStatus(instanceId);
+        const gone = engine.hostGone();
+        if (gone !== undefined) throw new Error(`${instanceId}: ${gone}`);
+        const status = await withinSeconds(engine.client.getStatus(instanceId), 60, `${instanceId}: status`);
         if (process.env['REAL_ENGINE_VERBOSE'] === '1' && Date.now() - told > 5_000) {
           told = Date.now();
           console.log(
@@ -178,6 +180,22 @@ export function runnerSide(sim: SimulatorSession, env: Readonly<Record<string, s
       return ((await runner.getHistory(instanceId)) ?? []).map((event) => historyEventName(event.EventType));
     },
   };
+}
+
+/** The promise's value, or a failure naming `what` when it has not settled within `seconds`. */
+async function withinSeconds<T>(promise: Promise<T>, seconds: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, fail) => {
+    timer = setTimeout(
+      () => fail(new Error(`${what}: no answer from the engine in ${seconds} s`)),
+      seconds * 1000,
+    );
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Waits (bounded) until `running()` says no activity runs. */
