@@ -8,6 +8,7 @@ import type { OrchestrationContext, Task } from 'durable-functions';
 
 import { deadCanaryScaleSets, deadCapzCanaryPools } from '../../shared/application/leftovers.js';
 import type { PoolHoldingsView, PoolScope } from '../../shared/application/pool-holdings.js';
+import type { PoolPlan } from '../../shared/application/pool-plan.js';
 import { messageOf } from '../../shared/domain/errors.js';
 import type { Kept, ReapAction, ReapPlan } from '../../shared/domain/reaper.js';
 import { describeReapAction, planReaping } from '../../shared/domain/reaper.js';
@@ -44,14 +45,27 @@ export interface LeftoversOutcome {
 
 const STEP = 'giving-back-leftovers';
 
-/** Reads what the pool's runs left and gives back whatever is not the holding run's own. */
+/**
+ * Reads what the pool's runs left and gives back whatever is not the holding run's own. `listedVersions`:
+ * the definition's versions as the run's plan listed them (PoolPlan): the first read takes them.
+ */
 export function* giveBackLeftovers(
   context: OrchestrationContext,
   hold: PoolHold,
+  listedVersions?: PoolPlan['listedVersions'],
 ): Generator<Task, LeftoversOutcome, unknown> {
-  const read = () =>
-    call(context, activities.readPoolHoldings, { cluster: hold.cluster, pool: hold.pool }, { step: STEP });
-  let view = yield* read();
+  const read = (known?: PoolPlan['listedVersions']) =>
+    call(
+      context,
+      activities.readPoolHoldings,
+      {
+        cluster: hold.cluster,
+        pool: hold.pool,
+        ...(known === undefined ? {} : { listedVersions: known === 'absent' ? known : [...known] }),
+      },
+      { step: STEP },
+    );
+  let view = yield* read(listedVersions);
   // A dead run's canary first: the model goes back to its prior image before the reaper
   // judges the versions (it keeps the one a model pins), and the canary instances go; then what is left
   // is read again.

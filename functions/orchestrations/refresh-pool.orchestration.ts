@@ -258,7 +258,7 @@ function* refreshHeldPool(
   setStatus({ context, input, runId: hold.runId }, 'giving-back-leftovers');
   report.clock.enter('giving-back-leftovers');
   // Giving back is never interrupted: a cancel meanwhile is acted on at the next boundary after it.
-  const leftovers = yield* shielded(context, giveBackLeftovers(context, hold));
+  const leftovers = yield* shielded(context, giveBackLeftovers(context, hold, firstPlan.listedVersions));
   const gaveBack = leftovers.gaveBack.length === 0 ? {} : { gaveBack: leftovers.gaveBack };
   // Giving back changed the world (a node schedulable again may be the better donor): plan again.
   const plan = leftovers.gaveBack.length === 0 ? firstPlan : yield* planOnce();

@@ -29,7 +29,7 @@ import { flexibleMemberIds } from './pool-membership.js';
 import type { NodeVerdictView, PoolDecision, PoolPlan } from './pool-plan.js';
 import { policyRefusalOf } from './pool-policies.js';
 import type { ClusterHandle, ConfiguredPool, PoolConfiguration } from './refresh-dependencies.js';
-import { rejectedBuildsOfPool } from './rejected-builds.js';
+import { listDefinitionVersions, rejectedBuildsOfVersions } from './rejected-builds.js';
 
 /** Facts about the image the model points at, when it is one of our gallery versions. */
 export async function currentImageFacts(
@@ -104,6 +104,8 @@ export interface PreparedPool {
   readonly rejectedBuilds: readonly RejectedBuild[];
   /** A CAPZ pool: its MachinePool and what CAPZ will do with a new image. */
   readonly capz?: PlannedCapzPool;
+  /** The definition's versions as planning listed them (`absent`: no definition yet). */
+  readonly listedVersions?: readonly ImageVersion[] | 'absent';
 }
 
 /**
@@ -144,10 +146,14 @@ export async function preparePool(
   if (!eligibility.eligible) {
     return { pool, configuration, scaleSet, eligibility, rejectedBuilds: [], ...definedOnly({ capz }) };
   }
-  const image = await currentImageFacts(handle, scaleSet, configuration);
+  // Listed once: the image's facts and the rejected builds read the same list, and a refresh hands it to
+  // its leftovers' read (readPoolHoldings) instead of listing again after the lease.
+  const listedVersions = await listDefinitionVersions(handle, configuration);
+  const listed = listedVersions === 'absent' ? [] : listedVersions;
+  const image = await currentImageFacts(handle, scaleSet, configuration, listed);
   const flexibleMembers = await flexibleMemberIds(handle.compute, scaleSet);
   // Donors and patches whose versions were rejected (canary, rollback) are not built from again.
-  const rejectedBuilds = await rejectedBuildsOfPool(handle, configuration, image);
+  const rejectedBuilds = rejectedBuildsOfVersions(listed);
   return {
     pool,
     configuration,
@@ -156,6 +162,7 @@ export async function preparePool(
     image,
     ...definedOnly({ flexibleMembers, capz }),
     rejectedBuilds,
+    listedVersions,
   };
 }
 
@@ -315,6 +322,9 @@ export async function planFromSelection(
     ...(image?.version === undefined ? {} : { currentImageId: image.version.id }),
     ...definedOnly({ modelImage: scaleSet.imageReferenceFields }),
     ...(canaryScaleSet ? { canaryScaleSet: true as const } : {}),
+    ...(decision.kind === 'refresh' && prepared.listedVersions !== undefined
+      ? { listedVersions: prepared.listedVersions }
+      : {}),
     ...(canary.kind === 'none'
       ? {}
       : {

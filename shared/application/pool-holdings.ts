@@ -10,7 +10,7 @@ import { parseCanaryRecord } from '../domain/canary-record.js';
 import { CANARY_SCALE_SET_TAGS, isCanaryScaleSetOf } from '../domain/canary-scale-set.js';
 import { CANARY_OF_LABEL } from '../domain/cluster-api-labels.js';
 import { CAPTURE_RUN_ANNOTATION, type ClusterNode } from '../domain/cluster-node.js';
-import type { ImageDefinitionRef, ManagedDisk, Snapshot } from '../domain/compute.js';
+import type { ImageDefinitionRef, ImageVersion, ManagedDisk, Snapshot } from '../domain/compute.js';
 import { ignoreNotFound, isNotFound } from '../domain/errors.js';
 import { IMAGE_VERSION_TAG_KEYS, parseImageVersionTags } from '../domain/image-version.js';
 import {
@@ -130,6 +130,11 @@ export interface SharedListings {
   prepPods(namespace: string): Promise<PodSummary[]>;
   /** A resource group's scale sets (to find canary scale sets by their tags). */
   scaleSets(subscriptionId: string, resourceGroup: string): Promise<ScaleSet[]>;
+  /**
+   * The pool's definition's versions as the caller listed them moments ago (`absent`: no definition):
+   * not listed again. Absent: listed.
+   */
+  readonly definitionVersions?: readonly ImageVersion[] | 'absent';
 }
 
 /** Listings read on first use and shared after (a failed one fails every pool that asks for it). */
@@ -253,6 +258,19 @@ export async function readPoolHoldings(
 ): Promise<PoolHoldingsView> {
   const { kube, compute } = handle;
   let definitionAbsent = false;
+  const listVersions = async (): Promise<ImageVersion[]> => {
+    const known = listings.definitionVersions;
+    if (known === 'absent') {
+      definitionAbsent = true;
+      return [];
+    }
+    if (known !== undefined) return [...known];
+    return compute.imageVersions.list(scope.definition).catch((error: unknown) => {
+      if (!isNotFound(error)) throw error;
+      definitionAbsent = true;
+      return [];
+    });
+  };
   const [lease, nodes, prepPods, snapshots, disks, versions, scaleSet, groupScaleSets] = await Promise.all([
     kube.leases.get(scope.lease.namespace, scope.lease.name),
     // Only the nodes carrying a run's marker matter here: kept page by page, never the whole list.
@@ -263,11 +281,7 @@ export async function readPoolHoldings(
     listings.snapshots(scope.scaleSet.subscriptionId, scope.scaleSet.resourceGroup),
     // Live capture makes its copy disk in the scale set's resource group, tagged like its snapshot.
     listings.disks(scope.scaleSet.subscriptionId, scope.scaleSet.resourceGroup),
-    compute.imageVersions.list(scope.definition).catch((error: unknown) => {
-      if (!isNotFound(error)) throw error;
-      definitionAbsent = true;
-      return [];
-    }),
+    listVersions(),
     model ?? compute.scaleSets.get(scope.scaleSet),
     // Canary scale sets are made beside the pool's, in its resource group.
     listings.scaleSets(scope.scaleSet.subscriptionId, scope.scaleSet.resourceGroup),

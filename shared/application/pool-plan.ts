@@ -4,7 +4,7 @@
  */
 import type { BootstrapFlavour, NewNodeBootstrap } from '../domain/bootstrap-flavour.js';
 import type { CaptureMode, ScrubbedDisk } from '../domain/capture-mode.js';
-import type { ImageDefinitionRef, ImageDefinitionSpec } from '../domain/compute.js';
+import type { ImageDefinitionRef, ImageDefinitionSpec, ImageVersion } from '../domain/compute.js';
 import type { ScaleSetRef } from '../domain/resource-id.js';
 import type { PlannedCapzPool } from './capz-pool.js';
 import type { PoolRunSettings } from './refresh-dependencies.js';
@@ -123,6 +123,12 @@ export interface PoolPlan extends PoolTarget {
    * boots in a temporary scale set of its own (canary-scale-set.phase.ts, docs/design.md#canary).
    */
   readonly canaryScaleSet?: true;
+  /**
+   * Present when the decision is `refresh`: the definition's versions as planning listed them (`absent`:
+   * no definition yet). The run's leftovers' read takes them instead of listing again: the lease refuses
+   * a plan another run made stale (ownership.ts `superseded`), so no run of ours changed them since.
+   */
+  readonly listedVersions?: readonly ImageVersion[] | 'absent';
 }
 
 /** The disk a run de-identifies (a plan recorded before `scrubbed` existed: the live path's copy, else the donor). */

@@ -9,7 +9,7 @@ import { surveyClusterHoldings } from '../cluster-holdings.js';
 import { poolScopeAndModel, readPoolHoldings } from '../pool-holdings.js';
 import { acquirePoolLease, releasePoolLease, renewPoolLease } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
-import { ClusterInput, LeaseInput, Name, ScaleSetRefInput } from './inputs.js';
+import { ClusterInput, ImageVersionInput, LeaseInput, Name, ScaleSetRefInput } from './inputs.js';
 
 const LeaseRunInput = ClusterInput.extend({ lease: LeaseInput, runId: Name });
 
@@ -52,11 +52,18 @@ const releasePoolLeaseActivity = defineActivity('releasePoolLease', LeaseRunInpu
 /** Where the pool lives and what its runs hold or left: lease, held nodes, prep pods, snapshots, versions. */
 const readPoolHoldingsActivity = defineActivity(
   'readPoolHoldings',
-  ClusterInput.extend({ pool: Name }),
+  ClusterInput.extend({
+    pool: Name,
+    /** The definition's versions as the run's plan listed them (`absent`: none yet): not listed again. */
+    listedVersions: z.union([z.array(ImageVersionInput), z.literal('absent')]).optional(),
+  }),
   async (deps, input) => {
     const handle = await deps.cluster(input.cluster);
     const { scope, model, listings } = await poolScopeAndModel(handle, input.pool);
-    return readPoolHoldings(handle, scope, model, undefined, undefined, listings);
+    return readPoolHoldings(handle, scope, model, undefined, undefined, {
+      ...listings,
+      ...definedOnly({ definitionVersions: input.listedVersions }),
+    });
   },
 );
 
