@@ -67,6 +67,9 @@ export function isBeingDeleted(instance: Pick<ScaleSetInstance, 'provisioningSta
  */
 export type PowerTarget = Pick<ScaleSetInstance, 'scaleSet' | 'instanceId' | 'resourceId' | 'powerState'>;
 
+/** What a data disk attach or detach needs of the instance: where it is and its data disks as seen. */
+export type DataDiskTarget = Pick<ScaleSetInstance, 'scaleSet' | 'instanceId' | 'resourceId' | 'dataDisks'>;
+
 /** A data disk in an instance's storage profile. */
 export interface AttachedDataDisk {
   readonly lun: number;
@@ -175,6 +178,11 @@ export interface ImageVersion {
   readonly sourceId?: string;
   readonly publishedAt?: string;
   readonly tags: Readonly<Record<string, string>>;
+  /**
+   * Whether a target region carries an `excludeFromLatest` of its own (it overrides the version's), when
+   * the reader knew (the ARM adapter does): a publication that knows there is none need not read first.
+   */
+  readonly regionalExclusion?: boolean;
 }
 
 export interface ScaleSetExtension {

@@ -16,6 +16,7 @@ import {
   PATCHED_AT_BASIS_TAG,
   RUN_TIMELINE_TAG_KEYS,
 } from '../../../shared/domain/image-version.js';
+import { definedOnly } from '../../../shared/domain/optional.js';
 import { secondsToFinish } from '../../../shared/domain/progress-estimate.js';
 import type { ActivityOutput } from '../../activities.js';
 import { activities } from '../../activities.js';
@@ -36,6 +37,12 @@ export type ImageVersionVisibilityView = ActivityOutput<'requestImageVersionExcl
 export type BuiltVersion = ImageVersionRef & {
   readonly id: string;
   readonly storageAccountType: StorageAccountType;
+  /**
+   * Its tags as the read that saw it built gave them, when no target region has a flag of its own: its
+   * publication is asked for without a read first. Nothing of the run changes them before (a rejection's
+   * mark ends the run unpublished); another tool's change in between would be written over.
+   */
+  readonly tags?: Readonly<Record<string, string>>;
 };
 
 /**
@@ -225,7 +232,7 @@ function* buildImageVersion(
       );
     }
     // Hidden from `latest` until it is published (after its canary passed, when the gate is on).
-    return { ...ref, id: built.id, storageAccountType };
+    return { ...ref, id: built.id, storageAccountType, ...definedOnly({ tags: built.tags }) };
   }
   throw StepFailure.terminal(
     'building-image-version',
@@ -255,6 +262,7 @@ export function* requestPublication(
       excludeFromLatest: false,
       inLatestAt: isoNow(run),
       fence: run.fence,
+      ...(version.tags === undefined ? {} : { knownTags: { ...version.tags } }),
     },
     { step },
   );

@@ -82,8 +82,18 @@ export class ArmImageVersions implements ImageVersionsPort {
     ref: ImageVersionRef,
     excludeFromLatest: boolean,
     addTags: Readonly<Record<string, string>> = {},
+    knownTags?: Readonly<Record<string, string>>,
   ): Promise<ImageVersionVisibility | undefined> {
     const action = `requesting ${excludeFromLatest ? 'exclusion from' : 'inclusion in'} latest of image version ${describeVersion(ref)}`;
+    if (knownTags !== undefined) {
+      // The caller read the version (no target region with a flag of its own) and knows its tags: the
+      // PATCH names the version's flag alone, which ARM merges into the publishing profile (its target
+      // regions untouched), and the tags as a whole. Sent again as is, it changes nothing.
+      return this.#update(ref, action, {
+        publishingProfile: { excludeFromLatest },
+        ...(Object.keys(addTags).length === 0 ? {} : { tags: { ...knownTags, ...addTags } }),
+      });
+    }
     const version = await this.#read(ref, action);
     const regions = version.publishingProfile?.targetRegions ?? [];
     const settled =

@@ -104,6 +104,9 @@ export function toImageVersion(version: GalleryImageVersion, ref: ImageVersionRe
     }),
     ...definedOnly({ sourceId, publishedAt }),
     tags: { ...version.tags },
+    regionalExclusion: (publishing?.targetRegions ?? []).some(
+      (target) => target.excludeFromLatest !== undefined,
+    ),
   };
 }
 

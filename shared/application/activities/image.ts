@@ -42,6 +42,11 @@ export interface ImageVersionView {
    * Nothing will ever appear there: a wait for it fails at once (ImageDefinitionMissing).
    */
   readonly definitionMissing?: true;
+  /**
+   * Its tags, when no target region carries an `excludeFromLatest` of its own: its publication is then
+   * asked for without reading it again (requestImageVersionExclusion `knownTags`).
+   */
+  readonly tags?: Readonly<Record<string, string>>;
 }
 
 /** A version's state as the publication's (or hiding's) own answer gave it; empty when it gave none. */
@@ -179,6 +184,7 @@ const readImageVersion = defineActivity(
         ...(version.replicationProgress === undefined
           ? {}
           : { replicationProgress: version.replicationProgress }),
+        ...(version.regionalExclusion === false ? { tags: { ...version.tags } } : {}),
       };
     } catch (error) {
       if (!isNotFound(error)) throw error;
@@ -202,6 +208,8 @@ const requestImageVersionExclusion = defineActivity(
     excludeFromLatest: z.boolean(),
     /** Publication time, recorded in the version's tags with the change (pool-history.ts). */
     inLatestAt: z.string().min(1).optional(),
+    /** The version's tags as the run's last read gave them (ImageVersionView `tags`): not read again. */
+    knownTags: Tags.optional(),
     /** Publishing or hiding is fenced: a run that lost its lease changes no version's visibility. */
     fence: FenceInput,
   }),
@@ -217,6 +225,7 @@ const requestImageVersionExclusion = defineActivity(
       input.ref,
       input.excludeFromLatest,
       input.inLatestAt === undefined ? {} : { [RUN_TIMELINE_TAG_KEYS.inLatestAt]: input.inLatestAt },
+      input.knownTags,
     );
     // What ARM answered: a wait for the change need not read the version when it is already done.
     const view: ImageVersionVisibilityView =

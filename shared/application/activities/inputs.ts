@@ -38,6 +38,7 @@ export const ImageVersionInput = z.object({
   sourceId: z.string().optional(),
   publishedAt: z.string().optional(),
   tags: Tags,
+  regionalExclusion: z.boolean().optional(),
 });
 
 /** Every activity names the cluster whose configuration and credentials it runs with. */

@@ -40,11 +40,14 @@ export interface ImageVersionsPort {
    * written when the version already says so. Returns what ARM answered about the version: the PATCH's
    * response, or the read that found nothing to change (undefined when the answer carried neither field).
    * A caller waiting for the change need not read again when it says Succeeded with the wanted flag.
+   * `knownTags`: the version's tags as the caller read them, with no target region carrying a flag of its
+   * own: the PATCH is sent without reading the version first (see the ARM adapter).
    */
   requestExclusion(
     ref: ImageVersionRef,
     excludeFromLatest: boolean,
     addTags?: Readonly<Record<string, string>>,
+    knownTags?: Readonly<Record<string, string>>,
   ): Promise<ImageVersionVisibility | undefined>;
   /** Replaces a version's tags as a whole (PATCH). */
   requestTags(ref: ImageVersionRef, tags: Readonly<Record<string, string>>): Promise<void>;

@@ -98,6 +98,8 @@ export class FakeImageVersions implements ImageVersionsPort {
     ref: ImageVersionRef,
     excludeFromLatest: boolean,
     addTags: Readonly<Record<string, string>> = {},
+    // The fake holds the version itself: what the caller knows of its tags changes nothing here.
+    _knownTags?: Readonly<Record<string, string>>,
   ): Promise<ImageVersionVisibility | undefined> {
     return this.log.call('imageVersions.requestExclusion', [ref, excludeFromLatest, addTags], () => {
       const key = versionKey(ref);

@@ -354,8 +354,39 @@ void describe('armCompute against the simulated ARM', () => {
       );
     });
 
+    void it('with the tags the caller read: one PATCH and no read, the target regions kept', async () => {
+      const read = await gateway.imageVersions.get(versionRef);
+      assert.equal(read.regionalExclusion, false, 'no target region carries a flag of its own');
+      const id = read.id;
+      const regionsBefore = JSON.stringify(world.state.getImageVersionRecord(id));
+      const reads = served(world, 'Microsoft.Compute/galleries/images/versions/read');
+      const writes = served(world, 'Microsoft.Compute/galleries/images/versions/write');
+      const added = { 'vmss-prototype.note': 'published unread' };
+      const answered = await gateway.imageVersions.requestExclusion(versionRef, false, added, read.tags);
+      assert.deepEqual(answered, { provisioningState: 'Succeeded', excludeFromLatest: false });
+      assert.equal(served(world, 'Microsoft.Compute/galleries/images/versions/read'), reads, 'no read');
+      assert.equal(served(world, 'Microsoft.Compute/galleries/images/versions/write'), writes + 1);
+      const after = await gateway.imageVersions.get(versionRef);
+      assert.equal(after.excludeFromLatest, false);
+      assert.deepEqual(after.tags, { ...read.tags, ...added });
+      const record = world.state.getImageVersionRecord(id) as unknown as {
+        properties: { publishingProfile: { targetRegions: unknown } };
+      };
+      const before = JSON.parse(regionsBefore) as typeof record;
+      assert.deepEqual(
+        record.properties.publishingProfile.targetRegions,
+        before.properties.publishingProfile.targetRegions,
+        'the merge left the target regions as they were',
+      );
+      // Hidden again, with its tags as they were, for the tests after this one.
+      await gateway.imageVersions.requestExclusion(versionRef, true, {}, after.tags);
+      await gateway.imageVersions.requestTags(versionRef, read.tags);
+      assert.equal((await gateway.imageVersions.get(versionRef)).excludeFromLatest, true);
+    });
+
     void it('flips excludeFromLatest with one PATCH carrying the added tags, and not again once settled', async () => {
       const added = { 'vmss-prototype.in-latest-at': '2026-11-22T10:30:00Z' };
+      const writes = served(world, 'Microsoft.Compute/galleries/images/versions/write');
       const written = await gateway.imageVersions.requestExclusion(versionRef, false, added);
       // The PATCH's own answer: ARM applied it at once, so a wait for it has nothing left to read.
       assert.deepEqual(written, { provisioningState: 'Succeeded', excludeFromLatest: false });
@@ -363,7 +394,7 @@ void describe('armCompute against the simulated ARM', () => {
       const settled = await gateway.imageVersions.requestExclusion(versionRef, false, added);
       assert.deepEqual(settled, { provisioningState: 'Succeeded', excludeFromLatest: false }, 'as read');
 
-      assert.equal(served(world, 'Microsoft.Compute/galleries/images/versions/write'), 2);
+      assert.equal(served(world, 'Microsoft.Compute/galleries/images/versions/write'), writes + 1);
       const published = await gateway.imageVersions.get(versionRef);
       assert.equal(published.excludeFromLatest, false);
       assert.deepEqual(published.tags, { 'vmss-prototype/snapshot': snapshotName, ...added }, 'tags kept');

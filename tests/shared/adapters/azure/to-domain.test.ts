@@ -459,8 +459,21 @@ void describe('snapshots, images, extensions', () => {
       sourceId: `/subscriptions/${SUBSCRIPTION}/resourceGroups/rg-k8s-prod/providers/Microsoft.Compute/snapshots/snap-vmss-pool-a-3-20261122t0710`,
       publishedAt: '2026-11-22T07:12:05.987Z',
       tags: { 'vmss-prototype/source-vm-id': '7c9e6679-7425-40de-944b-e07fc1f90ae7' },
+      // Its target regions carry no excludeFromLatest of their own: a publication need not read it first.
+      regionalExclusion: false,
     };
     assert.deepEqual(toImageVersion(version, ref), expected);
+    // A region with a flag of its own (it overrides the version's): a publication must read it first.
+    const flagged = {
+      ...version,
+      publishingProfile: {
+        ...version.publishingProfile,
+        targetRegions: (version.publishingProfile?.targetRegions ?? []).map((region, index) =>
+          index === 0 ? { ...region, excludeFromLatest: false } : region,
+        ),
+      },
+    };
+    assert.equal(toImageVersion(flagged, ref).regionalExclusion, true);
   });
 
   void it('listed versions: replication from the regional summary, source from storageProfile.source', async () => {
