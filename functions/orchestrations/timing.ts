@@ -116,8 +116,6 @@ export const EXPECTED = {
    * then 13 s later.
    */
   snapshot: { expectedSeconds: 65, intervalSeconds: 5, lateShare: 0.2, backoffToSeconds: 15 },
-  /** Snapshot deletion asked → gone (seconds): read once it is surely done, nothing waits for it. */
-  snapshotDeletion: { expectedSeconds: 10, intervalSeconds: 5 },
   /**
    * Start asked → running (kamino's one start: 30 s; the simulator's spread 24–39 s; ARM's Retry-After
    * for it says the usual 30 s): read at 31 s, then every 4 s to 45 s, then a fifth of the wait (at most
@@ -153,12 +151,12 @@ export const EXPECTED = {
   /** A scale-out asked → the new instance's node Ready: provisioning, boot and join (minutes). */
   surgeReady: { expectedSeconds: 120, intervalSeconds: 15 },
   /**
-   * Live capture's copy disk asked (from the snapshot) → Succeeded, and its deletion asked → gone: no
-   * published figure (the simulator's guess is 10 s, sim/README.md). Read first at 10 s, then every 5 s
-   * (LIVE_POLL): before, from 5 s, a read that never found it done. Nothing is out of service meanwhile.
+   * Live capture's copy disk asked (from the snapshot) → Succeeded: no published figure (the simulator's
+   * guess is 10 s, sim/README.md). Read first at 10 s, then every 5 s (LIVE_POLL): before, from 5 s, a
+   * read that never found it done. Nothing is out of service meanwhile. (Its deletion, as the snapshot's,
+   * is asked for and not waited for: refresh-pool/copy-disk.ts.)
    */
   copyDisk: { expectedSeconds: 10, intervalSeconds: 5 },
-  diskDeletion: { expectedSeconds: 10, intervalSeconds: 5 },
   /**
    * The copy's attach to the running donor, and its detach, asked → settled (the simulator's guess 15 s):
    * read first at 15 s, then every 5 s. The donor stays in service (live capture): a late read costs the

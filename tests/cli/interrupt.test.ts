@@ -250,7 +250,7 @@ void describe('Ctrl-C in a running refresh', () => {
       const result = JSON.parse(stdout) as { failures: { message: string }[] };
       assert.match(
         result.failures[0]?.message ?? '',
-        /^[a-z-]+: cancelled: Ctrl-C; gave back (?=.*snapshot \S+ \(deleted\))(?=.*node \S+ \(uncordoned, our annotations removed, its VM started\)).*; the pool's lease was released$/,
+        /^[a-z-]+: cancelled: Ctrl-C; gave back (?=.*snapshot \S+ \(deletion accepted\))(?=.*node \S+ \(uncordoned, our annotations removed, its VM started\)).*; the pool's lease was released$/,
       );
       assert.match(
         stderr,

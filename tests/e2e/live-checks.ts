@@ -13,7 +13,9 @@ export function liveCaptureLeftovers(
   const world = running.world;
   const leftovers: string[] = [];
   for (const disk of world.compute.listDisks(scaleSet.subscriptionId, scaleSet.resourceGroup)) {
-    if (disk.createOption === 'Copy') leftovers.push(`copy disk ${disk.name} (${disk.provisioningState})`);
+    // One ARM is deleting is given back (the run asks and does not wait: refresh-pool/copy-disk.ts).
+    if (disk.createOption === 'Copy' && disk.provisioningState !== 'Deleting')
+      leftovers.push(`copy disk ${disk.name} (${disk.provisioningState})`);
   }
   for (const instance of world.compute.listInstances(scaleSet.id)) {
     for (const disk of instance.dataDisks) {

@@ -66,9 +66,14 @@ export function* awaitSnapshot(
 }
 
 /**
- * Deletes the snapshot and waits until it is gone; a no-op when it never existed. `asked`: the run
- * already asked for its deletion, so it is read first and only asked again while it is still there. No
- * cancel interrupts it.
+ * Asks for the snapshot's deletion (a no-op for ARM when it never existed). `asked`: ARM accepted the
+ * run's request for it already: nothing is asked again. No cancel interrupts it.
+ *
+ * The deletion is not waited for: once ARM accepted it the snapshot shows `Deleting` until it is gone, and
+ * nothing of the run depends on it going (the image version was built from it already). A run that waited
+ * spent an ARM read or two on every refresh for nothing. A deletion that failed after it was accepted
+ * leaves the snapshot as it was, tagged with its run: the next run's leftovers' read and the reaper delete
+ * it again (domain/reaper.ts keeps one still `Deleting`).
  */
 export function deleteSnapshot(
   run: RefreshRun,
@@ -87,18 +92,7 @@ function* deletion(
   const where = snapshotWhere(run, snapshotName);
   const step = 'deleting-snapshot';
   setStatus(run, step);
-  if (asked && !(yield* call(context, activities.readSnapshot, where, { step })).exists) {
-    noteGivenBack(context, `snapshot ${snapshotName} (deleted)`);
-    return;
-  }
-  yield* call(context, activities.requestSnapshotDeletion, where, { step });
-  yield* pollUntil(context, {
-    step,
-    ...EXPECTED.snapshotDeletion,
-    timeoutSeconds: POLL.snapshot.timeout,
-    read: () => call(context, activities.readSnapshot, where, { step }),
-    done: (view) => !view.exists,
-    describe: (view) => `snapshot ${snapshotName} ${view.provisioningState ?? 'deleting'}`,
-  });
-  noteGivenBack(context, `snapshot ${snapshotName} (deleted)`);
+  // ARM accepted that deletion already (live capture asks as soon as its copy disk is made).
+  if (!asked) yield* call(context, activities.requestSnapshotDeletion, where, { step });
+  noteGivenBack(context, `snapshot ${snapshotName} (deletion accepted)`);
 }

@@ -285,7 +285,7 @@ void describe('pool ownership', () => {
     assert.equal(world.compute.instanceState(poolRef(POOL), '0')?.powerState, 'running');
     // The cordoned node is not chosen; another one is, and nothing of the dead run is left.
     assert.notEqual(result.donor, DONOR);
-    assert.deepEqual(world.compute.snapshotsNow(), []);
+    assert.deepEqual(world.compute.snapshotsLeft(), []);
     assert.deepEqual(
       world.compute.imageVersionsNow(definitionRef(POOL)).map((v) => v.ref.versionName),
       [result.version?.versionName],

@@ -122,7 +122,7 @@ void describe('refreshPool on the port fakes', () => {
       versions.map((v) => [v.ref.versionName, v.provisioningState, v.excludeFromLatest]),
       [[result.version?.versionName, 'Succeeded', false]],
     );
-    assert.deepEqual(world.compute.snapshotsNow(), []);
+    assert.deepEqual(world.compute.snapshotsLeft(), []);
     assert.deepEqual(
       world.kube.pods.podsOn(DONOR).map((pod) => pod.name),
       ['agent-pool1-0'],
@@ -153,6 +153,11 @@ void describe('refreshPool on the port fakes', () => {
     settle();
 
     assert.equal(status.runtimeStatus, 'Completed', failureOf(status));
+    // The plan listed the definition's versions: the leftovers' read under the lease takes its list.
+    const listings = [...(byStep.get('planning') ?? []), ...(byStep.get('giving-back-leftovers') ?? [])];
+    assert.equal(listings.filter((method) => method === 'imageVersions.list').length, 1, listings.join(', '));
+    // The snapshot's deletion is asked for, not waited for (it shows Deleting until gone).
+    assert.deepEqual(byStep.get('deleting-snapshot'), ['snapshots.requestDeletion']);
     // The holdings saw the definition missing: it is created unread.
     assert.deepEqual(
       byStep.get('ensuring-image-definition')?.filter((method) => method !== 'gallery.ensure'),
@@ -529,7 +534,8 @@ void describe('refreshPool on the port fakes', () => {
         assert.equal(callTimes(world, row.target, row.method).length - armedAt(), 1, 'exactly one attempt');
         if (row.vmStopped === true) assertDonorKeptForReaper(world);
         else assertDonorGivenBack(world);
-        if (row.snapshotLeft !== true) assert.deepEqual(world.compute.snapshotsNow(), [], 'no snapshot left');
+        if (row.snapshotLeft !== true)
+          assert.deepEqual(world.compute.snapshotsLeft(), [], 'no snapshot left');
       });
     }
   });
@@ -576,7 +582,7 @@ void describe('refreshPool on the port fakes', () => {
         /^awaiting-snapshot: reading snapshot: server error \(still failing after 6 attempts in 2m15s\)/,
       );
       assertDonorGivenBack(world);
-      assert.deepEqual(world.compute.snapshotsNow(), []);
+      assert.deepEqual(world.compute.snapshotsLeft(), []);
     });
 
     void it('an error thrown by the host (not a failure value) is treated as transient', async () => {
@@ -699,7 +705,7 @@ void describe('refreshPool on the port fakes', () => {
       );
       assert.match(failureOf(status), new RegExp(`node ${DONOR} is kept cordoned and marked`));
       assertDonorKeptForReaper(world);
-      assert.deepEqual(world.compute.snapshotsNow(), [], 'the captured snapshot is deleted');
+      assert.deepEqual(world.compute.snapshotsLeft(), [], 'the captured snapshot is deleted');
     });
 
     void it('restoring the node outlasts an API server outage longer than one step retries', async () => {
@@ -754,7 +760,7 @@ void describe('refreshPool on the port fakes', () => {
         failureOf(status),
         /^building-image-version: image version .* failed \(Standard_LRS\); it was deleted, and so was the snapshot — see the gallery's activity log/,
       );
-      assert.deepEqual(world.compute.snapshotsNow(), []);
+      assert.deepEqual(world.compute.snapshotsLeft(), []);
       assert.deepEqual(world.compute.imageVersionsNow(definitionRef(POOL)), []);
       assertDonorGivenBack(world);
     });

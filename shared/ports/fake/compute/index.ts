@@ -167,6 +167,16 @@ export class FakeCompute extends RecordingFake<ComputeMethod> implements Compute
     });
   }
 
+  /** Snapshots a run left: those that exist now, less those ARM is deleting (given back: runs do not wait). */
+  snapshotsLeft(): Snapshot[] {
+    return this.snapshotsNow().filter((snapshot) => snapshot.provisioningState !== 'Deleting');
+  }
+
+  /** Managed disks a run left: those that exist now, less those ARM is deleting (as snapshotsLeft). */
+  disksLeft(): ManagedDisk[] {
+    return this.disksNow().filter((disk) => disk.provisioningState !== 'Deleting');
+  }
+
   /** Managed disks that exist now (deletions applied once due). */
   disksNow(): ManagedDisk[] {
     for (const record of this.estate.instances.values()) this.estate.settleInstance(record);

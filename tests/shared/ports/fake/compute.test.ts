@@ -68,7 +68,7 @@ void describe('FakeCompute', () => {
     await compute.snapshots.requestDeletion('s', 'rg', 'snap');
     await assert.rejects(compute.snapshots.request(request), isTransient);
     advance(15_000);
-    assert.deepEqual(compute.snapshotsNow(), []);
+    assert.deepEqual(compute.snapshotsLeft(), []);
   });
 
   void it('image versions: created hidden, published, refused as ZRS where the region has no zones', async () => {
