@@ -71,7 +71,7 @@ function* scrubTakenCopy(
   yield* installCopyGuard(scope, plannedLun);
   const attached = yield* attachCopy(scope, copyId, plannedLun);
   yield* scrubCopy(scope, attached);
-  yield* detachScrubbedCopy(scope, copyId, attached.readySince);
+  yield* detachScrubbedCopy(scope, copyId, attached.readySince, attached.seen);
   return {
     source: { kind: 'disk', id: copyId, name: input.copyDiskName },
     ...definedOnly({ vmId: taken.vmId }),

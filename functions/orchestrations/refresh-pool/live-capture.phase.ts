@@ -47,9 +47,9 @@ function* captureLive(
   // 2. A managed disk of the snapshot; the snapshot's deletion is asked at once.
   const copyId = yield* copySnapshotToDisk(scope, disks, snapshot);
   // 3. Attach, scrub, detach: the window in which the donor carries a second copy of its root.
-  const attached = yield* attachCopy(scope, copyId, disks.plannedLun);
+  const attached = yield* attachCopy(scope, copyId, disks.plannedLun, disks.donor);
   yield* scrubCopy(scope, attached);
-  yield* detachScrubbedCopy(scope, copyId, attached.readySince);
+  yield* detachScrubbedCopy(scope, copyId, attached.readySince, attached.seen);
   return {
     source: { kind: 'disk', id: copyId, name: input.copyDiskName },
     ...definedOnly({ vmId: disks.donor.vmId }),

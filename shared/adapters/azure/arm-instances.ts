@@ -6,7 +6,7 @@
  */
 import type { AttachDetachDataDisksRequest } from '@azure/arm-compute';
 
-import type { PowerState, PowerTarget, ScaleSetInstance } from '../../domain/compute.js';
+import type { DataDiskTarget, PowerState, PowerTarget, ScaleSetInstance } from '../../domain/compute.js';
 import { ignoreNotFound, NotFoundError } from '../../domain/errors.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
 import {
@@ -149,14 +149,14 @@ export class ArmInstances implements InstancesPort {
    * POST …/attachDetachDataDisks (Uniform instance or Flexible VM): names only the disk, so nothing else
    * of the instance model is re-submitted (a PUT of the model would also carry its network profile).
    */
-  async requestDataDiskAttach(instance: ScaleSetInstance, diskId: string, lun: number): Promise<void> {
+  async requestDataDiskAttach(instance: DataDiskTarget, diskId: string, lun: number): Promise<void> {
     const action = `requesting attach of disk ${lastSegment(diskId)} to instance ${instance.instanceId} of scale set ${describeScaleSet(instance.scaleSet)}`;
-    // Judged on the instance as the caller just read it: no second read.
+    // Judged on the instance as the caller read it (just now, or a past view it judges again on refusal).
     if ((instance.dataDisks ?? []).some((disk) => sameResourceId(disk.diskId, diskId))) return;
     await this.#attachDetach(instance, action, { dataDisksToAttach: [{ diskId, lun, caching: 'None' }] });
   }
 
-  async requestDataDiskDetach(instance: ScaleSetInstance, diskId: string): Promise<void> {
+  async requestDataDiskDetach(instance: DataDiskTarget, diskId: string): Promise<void> {
     const action = `requesting detach of disk ${lastSegment(diskId)} from instance ${instance.instanceId} of scale set ${describeScaleSet(instance.scaleSet)}`;
     const attached = (instance.dataDisks ?? []).find((disk) => sameResourceId(disk.diskId, diskId));
     if (attached === undefined || attached.toBeDetached === true) return;
@@ -164,7 +164,7 @@ export class ArmInstances implements InstancesPort {
   }
 
   async #attachDetach(
-    instance: ScaleSetInstance,
+    instance: DataDiskTarget,
     action: string,
     request: AttachDetachDataDisksRequest,
   ): Promise<void> {

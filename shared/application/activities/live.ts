@@ -5,11 +5,13 @@
  */
 import { z } from 'zod';
 
-import type { PowerState, ProvisioningState } from '../../domain/compute.js';
-import { isNotFound } from '../../domain/errors.js';
+import type { DataDiskTarget, PowerState, ProvisioningState } from '../../domain/compute.js';
+import { isNotFound, isTransient } from '../../domain/errors.js';
 import { LIVE_POD_COMPONENT_LABEL } from '../../domain/live-leftovers.js';
 import { definedOnly } from '../../domain/optional.js';
 import { runPodLabels } from '../../domain/ownership.js';
+import type { ScaleSetRef } from '../../domain/resource-id.js';
+import type { ComputePorts } from '../../ports/compute/index.js';
 import { checkFence } from '../pool-lease.js';
 import { defineActivity } from './activity.js';
 import { ClusterInput, FenceInput, InstanceInput, Name, NewNameInput, Tags } from './inputs.js';
@@ -22,6 +24,8 @@ export interface DonorDisksView {
   readonly provisioningState: ProvisioningState;
   readonly osDiskId?: string;
   readonly vmId?: string;
+  /** Its ARM id (a Uniform instance's or a Flexible member's): an attach or detach names it. */
+  readonly resourceId?: string;
   readonly location: string;
   /** The instance's zone: the copy must be created in it to be attachable. */
   readonly zone?: string;
@@ -56,6 +60,7 @@ const readDonorDisks = defineActivity(
         powerState: instance.powerState,
         provisioningState: instance.provisioningState,
         ...definedOnly({ osDiskId: instance.osDiskId, vmId: instance.vmId }),
+        resourceId: instance.resourceId,
         location: instance.location,
         ...definedOnly({ zone }),
         dataDisks: (instance.dataDisks ?? []).map((disk) => ({
@@ -128,25 +133,88 @@ const requestCopyDiskDeletion = defineActivity('requestCopyDiskDeletion', DiskIn
   await compute.disks.requestDeletion(input.subscriptionId, input.resourceGroup, input.name);
 });
 
+/**
+ * The donor as the run's last readDonorDisks saw it: an attach or detach judged on it is asked for without
+ * reading the instance again. Being a past view, a refusal of the request (a retry whose first attempt went
+ * through, a disk detached meanwhile) is judged again on a fresh read (attachOrDetach).
+ */
+const SeenDisksInput = z.object({
+  resourceId: z.string().min(1),
+  dataDisks: z.array(
+    z.object({ lun: z.number().int(), diskId: z.string().optional(), detaching: z.boolean() }),
+  ),
+});
+
+type SeenDisks = z.infer<typeof SeenDisksInput>;
+
+function seenInstance(
+  input: { readonly scaleSet: ScaleSetRef; readonly instanceId: string },
+  seen: SeenDisks,
+): DataDiskTarget {
+  return {
+    scaleSet: input.scaleSet,
+    instanceId: input.instanceId,
+    resourceId: seen.resourceId,
+    dataDisks: seen.dataDisks.map((disk) => ({
+      lun: disk.lun,
+      name: disk.diskId?.split('/').at(-1) ?? `lun-${disk.lun}`,
+      ...definedOnly({ diskId: disk.diskId }),
+      ...(disk.detaching ? { toBeDetached: true } : {}),
+    })),
+  };
+}
+
+/**
+ * Asks for a data disk change judged on `seen` when given, else on a fresh read. A change refused on a
+ * seen view is judged again on a read: an earlier attempt may have made it already (then nothing is asked),
+ * or it is asked once more and a refusal then is the step's. Transient failures are the retry's to handle.
+ */
+async function attachOrDetach(
+  compute: ComputePorts,
+  input: {
+    readonly scaleSet: ScaleSetRef;
+    readonly instanceId: string;
+    readonly seen?: SeenDisks | undefined;
+  },
+  change: (instance: DataDiskTarget) => Promise<void>,
+): Promise<void> {
+  if (input.seen !== undefined) {
+    try {
+      await change(seenInstance(input, input.seen));
+      return;
+    } catch (error) {
+      if (isTransient(error)) throw error;
+    }
+  }
+  await change(await compute.instances.get(input.scaleSet, input.instanceId));
+}
+
 const requestCopyAttach = defineActivity(
   'requestCopyAttach',
-  InstanceInput.extend({ diskId: DiskIdInput, lun: z.number().int().min(0).max(63), fence: FenceInput }),
+  InstanceInput.extend({
+    diskId: DiskIdInput,
+    lun: z.number().int().min(0).max(63),
+    fence: FenceInput,
+    seen: SeenDisksInput.optional(),
+  }),
   async (deps, input) => {
     const { compute, kube } = await deps.cluster(input.cluster);
     await checkFence(kube, input.fence, `attaching a disk to instance ${input.instanceId}`, deps.now());
-    const instance = await compute.instances.get(input.scaleSet, input.instanceId);
-    await compute.instances.requestDataDiskAttach(instance, input.diskId, input.lun);
+    await attachOrDetach(compute, input, (instance) =>
+      compute.instances.requestDataDiskAttach(instance, input.diskId, input.lun),
+    );
   },
 );
 
 const requestCopyDetach = defineActivity(
   'requestCopyDetach',
-  InstanceInput.extend({ diskId: DiskIdInput }),
+  InstanceInput.extend({ diskId: DiskIdInput, seen: SeenDisksInput.optional() }),
   async (deps, input) => {
     const { compute } = await deps.cluster(input.cluster);
     try {
-      const instance = await compute.instances.get(input.scaleSet, input.instanceId);
-      await compute.instances.requestDataDiskDetach(instance, input.diskId);
+      await attachOrDetach(compute, input, (instance) =>
+        compute.instances.requestDataDiskDetach(instance, input.diskId),
+      );
     } catch (error) {
       // Scaled in with the copy attached: the copy was detached with it (deleteOption Detach).
       if (!isNotFound(error)) throw error;

@@ -1,5 +1,5 @@
 /** The port to a scale set's members: Uniform instances and Flexible member VMs (contract: index.ts). */
-import type { PowerTarget, ScaleSetInstance } from '../../domain/compute.js';
+import type { DataDiskTarget, PowerTarget, ScaleSetInstance } from '../../domain/compute.js';
 import type { ScaleSetRef } from '../../domain/resource-id.js';
 
 export interface InstancesPort {
@@ -22,9 +22,9 @@ export interface InstancesPort {
    * get-modify-put of the instance model). No-op when the disk is attached to the instance already,
    * judged on `instance` as `get` just returned it (not read again).
    */
-  requestDataDiskAttach(instance: ScaleSetInstance, diskId: string, lun: number): Promise<void>;
+  requestDataDiskAttach(instance: DataDiskTarget, diskId: string, lun: number): Promise<void>;
   /** Detaches a data disk; no-op when it is not attached to the instance (judged on `instance`). */
-  requestDataDiskDetach(instance: ScaleSetInstance, diskId: string): Promise<void>;
+  requestDataDiskDetach(instance: DataDiskTarget, diskId: string): Promise<void>;
   /** Deletes one instance (and its OS disk); a no-op when it is already gone. */
   requestDeletion(scaleSet: ScaleSetRef, instanceId: string): Promise<void>;
 }

@@ -2,6 +2,7 @@
 import type { Task } from 'durable-functions';
 
 import { sameResourceId } from '../../../../shared/domain/resource-id.js';
+import type { ActivityOutput } from '../../../activities.js';
 import { activities } from '../../../activities.js';
 import { call } from '../../call.js';
 import { StepFailure } from '../../step-failure.js';
@@ -10,18 +11,44 @@ import { pollUntil } from '../../waits.js';
 import { setStatus } from '../run.js';
 import { donorGone, type LiveScope, type ReadySince } from './scope.js';
 
+type DonorDisksView = ActivityOutput<'readDonorDisks'>;
+
 export interface AttachedCopy {
   /** When the node was last Ready before the attach: a change later means it rebooted with the copy. */
   readonly readySince: ReadySince;
   /** The LUN the copy really has. */
   readonly lun: number;
+  /** The donor's disks as the read that saw the attach done listed them (the detach is judged on it). */
+  readonly seen?: SeenDisks;
 }
 
-/** Attaches the copy at the planned LUN and waits until the instance lists it. */
+/** The donor's disks as a readDonorDisks saw them, for an attach or detach asked without a read first. */
+export interface SeenDisks {
+  resourceId: string;
+  dataDisks: { lun: number; diskId?: string; detaching: boolean }[];
+}
+
+/** `seen` of a view that names its instance (a history recorded before views carried the id: none). */
+export function seenOf(view: DonorDisksView): { seen?: SeenDisks } {
+  return view.resourceId === undefined
+    ? {}
+    : {
+        seen: {
+          resourceId: view.resourceId,
+          dataDisks: view.dataDisks.map((disk) => ({ ...disk })),
+        },
+      };
+}
+
+/**
+ * Attaches the copy at the planned LUN and waits until the instance lists it. `donor`: the donor's disks as
+ * the run read them when it chose the LUN: the attach is asked for without reading them again.
+ */
 export function* attachCopy(
   scope: LiveScope,
   copyId: string,
   plannedLun: number,
+  donor?: DonorDisksView,
 ): Generator<Task, AttachedCopy, unknown> {
   const { run, input, made, instance } = scope;
   const { context, cluster } = run;
@@ -37,7 +64,13 @@ export function* attachCopy(
   yield* call(
     context,
     activities.requestCopyAttach,
-    { ...instance, diskId: copyId, lun: plannedLun, fence: run.fence },
+    {
+      ...instance,
+      diskId: copyId,
+      lun: plannedLun,
+      fence: run.fence,
+      ...(donor === undefined ? {} : seenOf(donor)),
+    },
     {
       step: 'attaching-copy',
       advice: 'set capture.mode to drain-and-stop if the VM size has no data disk left',
@@ -65,5 +98,5 @@ export function* attachCopy(
   });
   // The LUN the copy really has (a resumed run may find it attached by an earlier attempt).
   const lun = attached.dataDisks.find((disk) => sameResourceId(disk.diskId, copyId))?.lun ?? plannedLun;
-  return { readySince, lun };
+  return { readySince, lun, ...seenOf(attached) };
 }

@@ -1,5 +1,5 @@
 /** The fake instances port: power state and data disks change when asked, once due on the estate's clock. */
-import type { PowerTarget, ScaleSetInstance } from '../../../domain/compute.js';
+import type { DataDiskTarget, PowerTarget, ScaleSetInstance } from '../../../domain/compute.js';
 import { NotFoundError, TerminalError } from '../../../domain/errors.js';
 import type { ScaleSetRef } from '../../../domain/resource-id.js';
 import { describeScaleSet, sameResourceId, scaleSetKey } from '../../../domain/resource-id.js';
@@ -49,7 +49,7 @@ export class FakeInstances implements InstancesPort {
     });
   }
 
-  requestDataDiskAttach(instance: ScaleSetInstance, diskId: string, lun: number): Promise<void> {
+  requestDataDiskAttach(instance: DataDiskTarget, diskId: string, lun: number): Promise<void> {
     return this.log.call('instances.requestDataDiskAttach', [instance, diskId, lun], () => {
       const action = `attaching disk ${lastSegment(diskId)} to instance ${instance.instanceId}`;
       const record = this.estate.instanceRecord(instance.scaleSet, instance.instanceId);
@@ -80,7 +80,7 @@ export class FakeInstances implements InstancesPort {
     });
   }
 
-  requestDataDiskDetach(instance: ScaleSetInstance, diskId: string): Promise<void> {
+  requestDataDiskDetach(instance: DataDiskTarget, diskId: string): Promise<void> {
     return this.log.call('instances.requestDataDiskDetach', [instance, diskId], () => {
       const record = this.estate.instanceRecord(instance.scaleSet, instance.instanceId);
       const current = this.estate.settleInstance(record);
