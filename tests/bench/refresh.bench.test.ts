@@ -69,9 +69,12 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
     // definition asked for and not waited for (the version's request uses it), the run's own canary scale
     // set deleted without a read first, and the model's update written from what the stop record's
     // removal left: 40 and 31. The holdings' read taking the pool's model from its listing of the resource
-    // group's scale sets (which carries it) instead of reading it apart as well: 39 and 30.
-    assert.ok(first.armRequests.total <= 39, `ARM requests: ${first.armRequests.total}`);
-    assert.ok(first.armRequests.again <= 30, `ARM requests of the next refresh: ${first.armRequests.again}`);
+    // group's scale sets (which carries it) instead of reading it apart as well: 39 and 30. The leftovers'
+    // read taking the definition's versions the plan listed, the publication's PATCH sent with the tags the
+    // build's last read gave (no read before it), and the snapshot's deletion asked for and not waited for
+    // (it shows Deleting until gone; the reaper keeps one that is): 36 and 27.
+    assert.ok(first.armRequests.total <= 36, `ARM requests: ${first.armRequests.total}`);
+    assert.ok(first.armRequests.again <= 27, `ARM requests of the next refresh: ${first.armRequests.again}`);
     assert.equal(
       first.armByOperation['galleries/images/read'],
       undefined,
@@ -79,8 +82,8 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
     );
     const snapshotReads = first.armByOperation['snapshots/read'] ?? 0;
     assert.ok(
-      snapshotReads <= 3,
-      `snapshot reads: ${snapshotReads} (the holdings' list, the wait and the deletion's; none before the request)`,
+      snapshotReads <= 2,
+      `snapshot reads: ${snapshotReads} (the holdings' list and the wait; none before the request, none after the deletion)`,
     );
     assert.equal(first.armByOperationAgain['galleries/write'], undefined, 'the gallery exists');
     assert.equal(
@@ -146,8 +149,11 @@ void describe('refresh benchmark on the manual clock', { timeout: 600_000 }, () 
     // and the definition's listing under the lease spared their reads; 48 and 38 before the first
     // refresh's canary scale set and the holdings' scale-set listing; 51 and 39 before the definition, the
     // canary scale set's deletion and the model's update spared their reads (refresh above): 46 and 37.
-    assert.ok(live.armRequests.total <= 46, `ARM requests: ${live.armRequests.total}`);
-    assert.ok(live.armRequests.again <= 37, `ARM requests of the next refresh: ${live.armRequests.again}`);
+    // The versions' listing, the publication's read and the snapshot's deletion wait spared as above, the
+    // copy disk's deletion not waited for either, and the attach and detach asked for from the run's last
+    // view of the donor's disks (judged again on a read only when ARM refuses): 39 and 30.
+    assert.ok(live.armRequests.total <= 39, `ARM requests: ${live.armRequests.total}`);
+    assert.ok(live.armRequests.again <= 30, `ARM requests of the next refresh: ${live.armRequests.again}`);
   });
 });
 
