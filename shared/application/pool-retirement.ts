@@ -77,6 +77,11 @@ export interface PoolRetirementPlan {
   readonly deleteEmptyDirData: boolean;
   /** Instance ids of the scale set when planned: a surge's new instance is the one not among them. */
   readonly instanceIds: readonly string[];
+  /**
+   * A refresh's keep-size plan (inPlaceOfCanaries): the definition's versions as listed for it, which the
+   * refresh's pruning takes instead of listing them again moments later.
+   */
+  readonly versions?: readonly ImageVersion[];
 }
 
 /**
@@ -276,6 +281,7 @@ export async function planPoolRetirement(
     ...base,
     newest,
     budget,
+    ...(inPlace === undefined ? {} : { versions }),
     ...definedOnly({ window, nextWindowAt: next?.toISOString() }),
   };
   if (decision.kind === 'closed') {

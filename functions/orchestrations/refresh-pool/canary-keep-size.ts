@@ -83,6 +83,8 @@ function* retireInPlaceOf(
     },
     { step: 'planning-retirement' },
   );
+  // Listed after the publication: what the pruning would list again (model.phase.ts).
+  if (plan.versions !== undefined) run.versionsListed = plan.versions;
   if (plan.refused !== undefined) return { retired: [], removedCanaries: false, detail: plan.refused };
   const retireRun: RetireRun = {
     context,

@@ -212,6 +212,7 @@ export function* modelPhase(
       history: settings.history,
       keep: [version.versionName],
       modelImageId: targetImageId,
+      ...(run.versionsListed === undefined ? {} : { listed: [...run.versionsListed] }),
     },
     { step: 'pruning-versions' },
   );

@@ -11,6 +11,7 @@ import type {
   RefreshStep,
 } from '../../../shared/application/refresh-contracts.js';
 import type { BootstrapFlavour } from '../../../shared/domain/bootstrap-flavour.js';
+import type { ImageVersion } from '../../../shared/domain/compute.js';
 import { fnv1a32Hex } from '../../../shared/domain/gallery-naming.js';
 import { definedOnly } from '../../../shared/domain/optional.js';
 
@@ -48,6 +49,12 @@ export interface RefreshRun {
     readonly etag: string;
     readonly image: Readonly<Record<string, string>>;
   };
+  /**
+   * The definition's versions as the keep-size retirement's plan listed them, after the publication
+   * (canary-keep-size.ts): the pruning takes them instead of listing again (model.phase.ts). Nothing of
+   * the run changes a version between the two.
+   */
+  versionsListed?: readonly ImageVersion[];
 }
 
 /** The scale set's tags as a write left them, the etag then and, when known, the model's image then. */

@@ -22,6 +22,7 @@ import {
   ClusterInput,
   DefinitionRefInput,
   FenceInput,
+  ImageVersionInput,
   Name,
   NewNameInput,
   StorageAccountTypeInput,
@@ -259,10 +260,12 @@ const pruneImageVersions = defineActivity(
     history: z.number().int().min(1).max(50),
     keep: z.array(Name),
     modelImageId: z.string().min(1),
+    /** The versions as the run listed them moments ago under the same lease: not listed again. */
+    listed: z.array(ImageVersionInput).optional(),
   }),
   async (deps, input): Promise<PruneOutcome> => {
     const { compute } = await deps.cluster(input.cluster);
-    const versions = await compute.imageVersions.list(input.definition);
+    const versions = input.listed ?? (await compute.imageVersions.list(input.definition));
     const pinnedVersion = parseGalleryImageId(input.modelImageId)?.versionName;
     // The one-step undo: what `rollback` would go back to from the version new nodes get now.
     const current = pinnedVersion ?? newestUsableVersion(versions)?.ref.versionName;
