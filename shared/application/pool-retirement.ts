@@ -7,7 +7,6 @@
 import type { ClusterNode } from '../domain/cluster-node.js';
 import type { ImageVersion, ScaleSetInstance } from '../domain/compute.js';
 import { isBeingDeleted } from '../domain/compute.js';
-import { isNotFound } from '../domain/errors.js';
 import { IMAGE_VERSION_LABEL, instanceGeneration, UNKNOWN_GENERATION } from '../domain/generations.js';
 import { compareImageVersions } from '../domain/image-version.js';
 import { definedOnly } from '../domain/optional.js';
@@ -27,6 +26,7 @@ import type { LeaseRef } from './pool-lease.js';
 import { findPoolModel, listPoolsOfCluster } from './pool-lookup.js';
 import { policyAwareHandle, policyAwareHandleFor, policyRefusalOf } from './pool-policies.js';
 import type { ClusterHandle } from './refresh-dependencies.js';
+import { listDefinitionVersions } from './rejected-builds.js';
 import type { RetirementNodeLine } from './retirement-contracts.js';
 
 /** What retirement reads of the pool's model: handed over by a caller that has just read it. */
@@ -178,7 +178,8 @@ export async function planPoolRetirement(
     );
   }
 
-  const versions = await listVersions(handle, configuration.gallery);
+  const definitionVersions = await listDefinitionVersions(handle, configuration);
+  const versions = definitionVersions === 'absent' ? [] : definitionVersions;
   const newestVersion = newestUsableVersion(versions);
   const usable = versions
     .filter((version) => version.provisioningState === 'Succeeded')
@@ -355,28 +356,6 @@ function generationOf(nodes: readonly RetirementNode[], name: string): string {
 
 function isReady(node: ClusterNode): boolean {
   return node.conditions.some((condition) => condition.type === 'Ready' && condition.status === 'True');
-}
-
-async function listVersions(
-  handle: ClusterHandle,
-  gallery: {
-    subscriptionId: string;
-    resourceGroup: string;
-    galleryName: string;
-    imageDefinitionName: string;
-  },
-): Promise<ImageVersion[]> {
-  try {
-    return await handle.compute.imageVersions.list({
-      subscriptionId: gallery.subscriptionId,
-      resourceGroup: gallery.resourceGroup,
-      galleryName: gallery.galleryName,
-      imageName: gallery.imageDefinitionName,
-    });
-  } catch (error) {
-    if (isNotFound(error)) return [];
-    throw error;
-  }
 }
 
 /**

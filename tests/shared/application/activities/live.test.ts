@@ -49,6 +49,19 @@ function methodsSince(compute: FakeCompute, from: number): string[] {
     .filter((method) => method.startsWith('instances.'));
 }
 
+/** The attach of the copy at LUN 0, with the run's view of the donor's disks when given. */
+function attachInput(seen?: { resourceId: string; dataDisks: [] }) {
+  return {
+    cluster: 'c1',
+    scaleSet: REF,
+    instanceId: '1',
+    diskId: DISK,
+    lun: 0,
+    fence: FENCE,
+    ...(seen === undefined ? {} : { seen }),
+  };
+}
+
 const refused = (): TerminalError => new TerminalError('OperationNotAllowed', 'already attached to the VM');
 
 void describe('requestCopyAttach and requestCopyDetach', () => {
@@ -57,15 +70,7 @@ void describe('requestCopyAttach and requestCopyDetach', () => {
     const from = compute.calls.length;
     compute.nextError('instances.requestDataDiskAttach', new TransientError('Throttled', 'throttled'));
     await assert.rejects(
-      LIVE_ACTIVITIES.requestCopyAttach.run(deps, {
-        cluster: 'c1',
-        scaleSet: REF,
-        instanceId: '1',
-        diskId: DISK,
-        lun: 0,
-        fence: FENCE,
-        seen: { resourceId, dataDisks: [] },
-      }),
+      LIVE_ACTIVITIES.requestCopyAttach.run(deps, attachInput({ resourceId, dataDisks: [] })),
       TransientError,
     );
     // A transient failure goes to the activity's retry: nothing read in between.
@@ -77,15 +82,7 @@ void describe('requestCopyAttach and requestCopyDetach', () => {
     const from = compute.calls.length;
     compute.nextError('instances.requestDataDiskAttach', refused(), refused());
     await assert.rejects(
-      LIVE_ACTIVITIES.requestCopyAttach.run(deps, {
-        cluster: 'c1',
-        scaleSet: REF,
-        instanceId: '1',
-        diskId: DISK,
-        lun: 0,
-        fence: FENCE,
-        seen: { resourceId, dataDisks: [] },
-      }),
+      LIVE_ACTIVITIES.requestCopyAttach.run(deps, attachInput({ resourceId, dataDisks: [] })),
       /already attached/,
     );
     assert.deepEqual(methodsSince(compute, from), [
@@ -99,17 +96,7 @@ void describe('requestCopyAttach and requestCopyDetach', () => {
     const { compute, deps } = await world();
     const from = compute.calls.length;
     compute.nextError('instances.requestDataDiskAttach', refused());
-    await assert.rejects(
-      LIVE_ACTIVITIES.requestCopyAttach.run(deps, {
-        cluster: 'c1',
-        scaleSet: REF,
-        instanceId: '1',
-        diskId: DISK,
-        lun: 0,
-        fence: FENCE,
-      }),
-      /already attached/,
-    );
+    await assert.rejects(LIVE_ACTIVITIES.requestCopyAttach.run(deps, attachInput()), /already attached/);
     assert.deepEqual(methodsSince(compute, from), ['instances.get', 'instances.requestDataDiskAttach']);
   });
 
